@@ -1,0 +1,558 @@
+//! [`HistoryBuilder`]: collects sessions, transactions and operations in any interleaving,
+//! resolves every read to its writer, validates, and lays the history out densely.
+
+use rustc_hash::FxHashMap;
+
+use super::{
+    Csr, History, KeyId, OpId, OpKind, Operation, Session, SessionId, Timestamps, Transaction,
+    TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
+};
+use crate::error::InputError;
+
+/// How a read names the write it observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadFrom {
+    /// The write of this value to the read's key (formats with unique values: Plume, AWDIT…).
+    Value(u64),
+    /// The last write of the read's key by this builder transaction (formats that carry the
+    /// writer: IsoPredict traces, the recording store). If that transaction never writes the
+    /// key, a write at its end is implied. If it is the reader's own transaction, the read
+    /// observes the own write that precedes it (or, failing that, a later one: a future read).
+    Txn(BuilderTxn),
+    /// The initial transaction's write of the key.
+    Initial,
+    /// The input names no writer.
+    Unknown,
+}
+
+/// A transaction while the history is being built (not yet its final [`TxnId`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BuilderTxn(u32);
+
+impl BuilderTxn {
+    /// The initial transaction.
+    pub const INITIAL: BuilderTxn = BuilderTxn(0);
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PendingOp {
+    txn: u32,
+    key: KeyId,
+    kind: OpKind,
+    value: Option<u64>,
+    from: ReadFrom,
+    line: u32,
+}
+
+#[derive(Debug, Clone)]
+struct PendingTxn {
+    session: SessionId,
+    status: TxnStatus,
+    external_id: Option<u64>,
+    timestamps: Option<Timestamps>,
+    line: u32,
+}
+
+/// Builds a [`History`]. Transactions and operations may arrive interleaved; operations of one
+/// transaction must arrive in program order, transactions of one session in session order.
+///
+/// ```
+/// use isopredict::history::{HistoryBuilder, ReadFrom};
+/// let mut b = HistoryBuilder::new("example");
+/// let x = b.key("x");
+/// let s = b.session(None);
+/// let t1 = b.begin(s, None);
+/// b.write(t1, x, Some(1), 1);
+/// let t2 = b.begin(s, None);
+/// b.read(t2, x, Some(1), ReadFrom::Value(1), 2);
+/// let h = b.build().unwrap();
+/// assert_eq!(h.txn_count(), 3); // the initial transaction and t1, t2
+/// ```
+#[derive(Debug)]
+pub struct HistoryBuilder {
+    source: String,
+    key_ids: FxHashMap<Box<str>, KeyId>,
+    key_names: Vec<String>,
+    session_ids: FxHashMap<u64, SessionId>,
+    session_external: Vec<Option<u64>>,
+    txns: Vec<PendingTxn>,
+    ops: Vec<PendingOp>,
+    initial_value: Option<u64>,
+    allow_duplicates: bool,
+}
+
+impl HistoryBuilder {
+    /// A builder for the input named `source` (used in error messages).
+    pub fn new(source: impl Into<String>) -> Self {
+        HistoryBuilder {
+            source: source.into(),
+            key_ids: FxHashMap::default(),
+            key_names: Vec::new(),
+            session_ids: FxHashMap::default(),
+            session_external: Vec::new(),
+            txns: vec![PendingTxn {
+                session: NO_SESSION,
+                status: TxnStatus::Committed,
+                external_id: None,
+                timestamps: None,
+                line: 0,
+            }],
+            ops: Vec::new(),
+            initial_value: None,
+            allow_duplicates: false,
+        }
+    }
+
+    /// The source name given to [`HistoryBuilder::new`].
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Declares the value the initial transaction writes to every key (Plume's 0): a read of
+    /// that value resolves to the initial write, and any other write of it is an input error.
+    pub fn initial_value(&mut self, value: u64) -> &mut Self {
+        self.initial_value = Some(value);
+        self
+    }
+
+    /// Accept several writes of one value to one key; reads of such a value are left
+    /// unresolved as [`Unresolved::Ambiguous`] instead of failing the build.
+    pub fn allow_duplicate_writes(&mut self, allow: bool) -> &mut Self {
+        self.allow_duplicates = allow;
+        self
+    }
+
+    /// Interns a key name.
+    pub fn key(&mut self, name: &str) -> KeyId {
+        if let Some(&id) = self.key_ids.get(name) {
+            return id;
+        }
+        let id = self.key_names.len() as KeyId;
+        self.key_ids.insert(name.into(), id);
+        self.key_names.push(name.to_string());
+        id
+    }
+
+    /// Number of keys interned so far.
+    pub fn key_count(&self) -> usize {
+        self.key_names.len()
+    }
+
+    /// The session with this external id (created on first use), or a new anonymous session
+    /// for `None`. Sessions are numbered in order of creation.
+    pub fn session(&mut self, external_id: Option<u64>) -> SessionId {
+        if let Some(e) = external_id {
+            if let Some(&s) = self.session_ids.get(&e) {
+                return s;
+            }
+        }
+        let s = self.session_external.len() as SessionId;
+        self.session_external.push(external_id);
+        if let Some(e) = external_id {
+            self.session_ids.insert(e, s);
+        }
+        s
+    }
+
+    /// Number of sessions created so far.
+    pub fn session_count(&self) -> usize {
+        self.session_external.len()
+    }
+
+    /// Starts a new transaction at the end of `session` (committed unless aborted later).
+    pub fn begin(&mut self, session: SessionId, external_id: Option<u64>) -> BuilderTxn {
+        self.begin_at(session, external_id, 0)
+    }
+
+    /// Like [`HistoryBuilder::begin`], remembering the input line that started it.
+    pub fn begin_at(
+        &mut self,
+        session: SessionId,
+        external_id: Option<u64>,
+        line: u32,
+    ) -> BuilderTxn {
+        assert!(
+            (session as usize) < self.session_external.len(),
+            "begin: session {session} was never created"
+        );
+        let id = BuilderTxn(self.txns.len() as u32);
+        self.txns.push(PendingTxn {
+            session,
+            status: TxnStatus::Committed,
+            external_id,
+            timestamps: None,
+            line,
+        });
+        id
+    }
+
+    /// Number of transactions begun so far, the initial one included.
+    pub fn txn_count(&self) -> usize {
+        self.txns.len()
+    }
+
+    /// Marks a transaction aborted.
+    pub fn abort(&mut self, txn: BuilderTxn) {
+        self.txns[txn.0 as usize].status = TxnStatus::Aborted;
+    }
+
+    /// Marks a transaction committed (the default).
+    pub fn commit(&mut self, txn: BuilderTxn) {
+        self.txns[txn.0 as usize].status = TxnStatus::Committed;
+    }
+
+    /// Whether a transaction is currently marked aborted.
+    pub fn is_aborted(&self, txn: BuilderTxn) -> bool {
+        self.txns[txn.0 as usize].status == TxnStatus::Aborted
+    }
+
+    /// Records start and commit timestamps of a transaction.
+    pub fn set_timestamps(&mut self, txn: BuilderTxn, timestamps: Timestamps) {
+        self.txns[txn.0 as usize].timestamps = Some(timestamps);
+    }
+
+    /// Appends a write to a transaction ([`BuilderTxn::INITIAL`] for an explicit initial write).
+    pub fn write(&mut self, txn: BuilderTxn, key: KeyId, value: Option<u64>, line: u32) {
+        self.ops.push(PendingOp {
+            txn: txn.0,
+            key,
+            kind: OpKind::Write,
+            value,
+            from: ReadFrom::Unknown,
+            line,
+        });
+    }
+
+    /// Appends a read to a transaction.
+    pub fn read(
+        &mut self,
+        txn: BuilderTxn,
+        key: KeyId,
+        value: Option<u64>,
+        from: ReadFrom,
+        line: u32,
+    ) {
+        self.ops.push(PendingOp {
+            txn: txn.0,
+            key,
+            kind: OpKind::Read,
+            value,
+            from,
+            line,
+        });
+    }
+
+    /// Number of operations added so far.
+    pub fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    fn error(&self, line: u32, message: impl Into<String>) -> InputError {
+        InputError::new(self.source.clone(), line, message)
+    }
+
+    /// Validates, resolves every read and lays the history out.
+    ///
+    /// Errors: two writes of one value to one key (unless allowed), a write of the declared
+    /// initial value, timestamps whose start is after their commit.
+    pub fn build(self) -> Result<History, InputError> {
+        let txn_total = self.txns.len();
+        if txn_total > (u32::MAX - 1) as usize || self.ops.len() > (u32::MAX - 1) as usize / 2 {
+            return Err(self.error(
+                0,
+                "history too large: more than 2^31 operations or transactions",
+            ));
+        }
+        for t in &self.txns {
+            if let Some(ts) = t.timestamps {
+                if ts.start > ts.commit {
+                    return Err(self.error(
+                        t.line,
+                        format!(
+                            "transaction starts at {} after it commits at {}",
+                            ts.start, ts.commit
+                        ),
+                    ));
+                }
+            }
+        }
+
+        // 1. Final transaction ids: the initial one, then session by session, begin order.
+        let session_total = self.session_external.len();
+        let mut session_start = vec![0u32; session_total + 1];
+        for t in &self.txns[1..] {
+            session_start[t.session as usize + 1] += 1;
+        }
+        for s in 0..session_total {
+            session_start[s + 1] += session_start[s];
+        }
+        let mut final_id = vec![0u32; txn_total];
+        let mut index_in_session = vec![0u32; txn_total];
+        {
+            let mut cursor = session_start.clone();
+            for (b, t) in self.txns.iter().enumerate().skip(1) {
+                let s = t.session as usize;
+                index_in_session[b] = cursor[s] - session_start[s];
+                final_id[b] = 1 + cursor[s];
+                cursor[s] += 1;
+            }
+        }
+
+        // 2. Writes implied by `ReadFrom::Txn` naming a transaction that never writes the key,
+        //    and the keys the initial transaction must write implicitly.
+        let mut writes_key: FxHashMap<(u32, KeyId), ()> = FxHashMap::default();
+        for op in &self.ops {
+            if op.kind == OpKind::Write {
+                writes_key.insert((final_id[op.txn as usize], op.key), ());
+            }
+        }
+        let mut implied: Vec<(u32, KeyId, u32)> = Vec::new(); // (final txn, key, line)
+        for op in &self.ops {
+            if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, op.from) {
+                let writer = final_id[w.0 as usize];
+                if writer != INITIAL_TXN && writes_key.insert((writer, op.key), ()).is_none() {
+                    implied.push((writer, op.key, 0));
+                }
+            }
+        }
+        let mut initially_written = vec![false; self.key_names.len()];
+        for op in &self.ops {
+            if op.txn == 0 && op.kind == OpKind::Write {
+                initially_written[op.key as usize] = true;
+            }
+        }
+        let implicit_initial: Vec<KeyId> = (0..self.key_names.len() as KeyId)
+            .filter(|&k| !initially_written[k as usize])
+            .collect();
+
+        // 3. Lay operations out transaction by transaction (counting sort, stable).
+        let mut op_count = vec![0u32; txn_total + 1];
+        for op in &self.ops {
+            op_count[final_id[op.txn as usize] as usize + 1] += 1;
+        }
+        for &(t, _, _) in &implied {
+            op_count[t as usize + 1] += 1;
+        }
+        op_count[1] += implicit_initial.len() as u32;
+        for t in 0..txn_total {
+            op_count[t + 1] += op_count[t];
+        }
+        let total_ops = op_count[txn_total] as usize;
+        let placeholder = Operation {
+            kind: OpKind::Write,
+            key: 0,
+            txn: 0,
+            value: None,
+            line: 0,
+        };
+        let mut ops = vec![placeholder; total_ops];
+        let mut from = vec![ReadFrom::Unknown; total_ops];
+        let mut cursor = op_count.clone();
+        for op in &self.ops {
+            let t = final_id[op.txn as usize];
+            let slot = cursor[t as usize] as usize;
+            cursor[t as usize] += 1;
+            ops[slot] = Operation {
+                kind: op.kind,
+                key: op.key,
+                txn: t,
+                value: op.value,
+                line: op.line,
+            };
+            from[slot] = op.from;
+        }
+        for &(t, key, line) in &implied {
+            let slot = cursor[t as usize] as usize;
+            cursor[t as usize] += 1;
+            ops[slot] = Operation {
+                kind: OpKind::Write,
+                key,
+                txn: t,
+                value: None,
+                line,
+            };
+        }
+        for &key in &implicit_initial {
+            let slot = cursor[0] as usize;
+            cursor[0] += 1;
+            ops[slot] = Operation {
+                kind: OpKind::Write,
+                key,
+                txn: INITIAL_TXN,
+                value: self.initial_value,
+                line: 0,
+            };
+        }
+
+        // 4. Indexes for resolution: the last write of each (txn, key); each (key, value).
+        let mut last_write: FxHashMap<(u32, KeyId), OpId> = FxHashMap::default();
+        let mut by_value: FxHashMap<(KeyId, u64), OpId> = FxHashMap::default();
+        let mut duplicated: FxHashMap<(KeyId, u64), ()> = FxHashMap::default();
+        for (i, op) in ops.iter().enumerate() {
+            if op.kind != OpKind::Write {
+                continue;
+            }
+            last_write.insert((op.txn, op.key), i as OpId);
+            let Some(v) = op.value else { continue };
+            if op.txn != INITIAL_TXN && Some(v) == self.initial_value {
+                return Err(self.error(
+                    op.line,
+                    format!(
+                        "write of {v} to key {}: {v} is the initial value of every key in this format",
+                        self.key_names[op.key as usize]
+                    ),
+                ));
+            }
+            if let Some(&first) = by_value.get(&(op.key, v)) {
+                if !self.allow_duplicates {
+                    let first_line = ops[first as usize].line;
+                    return Err(self.error(
+                        op.line,
+                        format!(
+                            "duplicate write of value {v} to key {} (first written{}); \
+                             reads could not tell the writes apart",
+                            self.key_names[op.key as usize],
+                            if first_line == 0 {
+                                String::new()
+                            } else {
+                                format!(" at line {first_line}")
+                            }
+                        ),
+                    ));
+                }
+                duplicated.insert((op.key, v), ());
+            } else {
+                by_value.insert((op.key, v), i as OpId);
+            }
+        }
+
+        // 5. Resolve reads.
+        let mut read_from = vec![NO_WRITER; total_ops];
+        let mut unresolved = Vec::new();
+        let mut own_last: FxHashMap<KeyId, OpId> = FxHashMap::default();
+        let mut current_txn = u32::MAX;
+        for i in 0..total_ops {
+            let op = ops[i];
+            if op.txn != current_txn {
+                current_txn = op.txn;
+                own_last.clear();
+            }
+            match op.kind {
+                OpKind::Write => {
+                    own_last.insert(op.key, i as OpId);
+                }
+                OpKind::Read => {
+                    let resolved = match from[i] {
+                        ReadFrom::Value(v) => match by_value.get(&(op.key, v)) {
+                            _ if duplicated.contains_key(&(op.key, v)) => {
+                                Err(Unresolved::Ambiguous)
+                            }
+                            Some(&w) => Ok(w),
+                            None if Some(v) == self.initial_value => {
+                                Ok(last_write[&(INITIAL_TXN, op.key)])
+                            }
+                            None => Err(Unresolved::NoSuchWrite),
+                        },
+                        ReadFrom::Txn(w) => {
+                            let writer = final_id[w.0 as usize];
+                            if writer == op.txn {
+                                match own_last.get(&op.key) {
+                                    Some(&w) => Ok(w),
+                                    None => Ok(last_write[&(writer, op.key)]),
+                                }
+                            } else {
+                                Ok(last_write[&(writer, op.key)])
+                            }
+                        }
+                        ReadFrom::Initial => Ok(last_write[&(INITIAL_TXN, op.key)]),
+                        ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
+                    };
+                    match resolved {
+                        Ok(w) => read_from[i] = w,
+                        Err(reason) => unresolved.push((i as OpId, reason)),
+                    }
+                }
+            }
+        }
+
+        // 6. Sessions, transactions, timestamps.
+        let sessions: Vec<Session> = (0..session_total)
+            .map(|s| Session {
+                external_id: self.session_external[s],
+                txns_start: 1 + session_start[s],
+                txns_end: 1 + session_start[s + 1],
+            })
+            .collect();
+        let mut txns = vec![
+            Transaction {
+                session: NO_SESSION,
+                index_in_session: 0,
+                status: TxnStatus::Committed,
+                external_id: None,
+                ops_start: 0,
+                ops_end: 0,
+            };
+            txn_total
+        ];
+        let mut timestamps: Option<Vec<Option<Timestamps>>> = None;
+        for (b, t) in self.txns.iter().enumerate() {
+            let f = final_id[b] as usize;
+            txns[f] = Transaction {
+                session: t.session,
+                index_in_session: index_in_session[b],
+                status: t.status,
+                external_id: t.external_id,
+                ops_start: op_count[f],
+                ops_end: op_count[f + 1],
+            };
+            if let Some(ts) = t.timestamps {
+                timestamps.get_or_insert_with(|| vec![None; txn_total])[f] = Some(ts);
+            }
+        }
+
+        // 7. Per-key and per-transaction indexes.
+        let key_total = self.key_names.len();
+        let mut writer_pairs = Vec::new();
+        let mut reader_pairs = Vec::new();
+        let mut written_pairs = Vec::new();
+        let mut read_pairs = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            match op.kind {
+                OpKind::Write => {
+                    writer_pairs.push((op.key, op.txn));
+                    written_pairs.push((op.txn, op.key));
+                }
+                OpKind::Read => {
+                    read_pairs.push((op.txn, op.key));
+                    let w = read_from[i];
+                    if w == NO_WRITER || ops[w as usize].txn != op.txn {
+                        reader_pairs.push((op.key, op.txn));
+                    }
+                }
+            }
+        }
+        let key_writers = Csr::from_pairs(key_total, &writer_pairs);
+        drop(writer_pairs);
+        let key_readers = Csr::from_pairs(key_total, &reader_pairs);
+        drop(reader_pairs);
+        let txn_keys_written = Csr::from_pairs(txn_total, &written_pairs);
+        drop(written_pairs);
+        let txn_keys_read = Csr::from_pairs(txn_total, &read_pairs);
+
+        Ok(History {
+            source: self.source,
+            key_names: self.key_names,
+            sessions,
+            txns,
+            ops,
+            read_from,
+            unresolved,
+            timestamps,
+            implicit_initial_writes: implicit_initial.len() as u32,
+            key_writers,
+            key_readers,
+            txn_keys_written,
+            txn_keys_read,
+        })
+    }
+}

@@ -1,0 +1,200 @@
+use super::*;
+
+fn two_sessions() -> History {
+    let mut b = HistoryBuilder::new("test");
+    let x = b.key("x");
+    let y = b.key("y");
+    let s1 = b.session(Some(7));
+    let s2 = b.session(Some(9));
+    // Interleaved on purpose: the builder groups by session.
+    let t1 = b.begin(s1, Some(100));
+    let t3 = b.begin(s2, Some(300));
+    b.write(t1, x, Some(1), 1);
+    b.read(t3, x, Some(1), ReadFrom::Value(1), 2);
+    b.write(t3, y, Some(5), 3);
+    b.read(t3, y, Some(5), ReadFrom::Value(5), 4);
+    let t2 = b.begin(s1, Some(200));
+    b.read(t2, y, None, ReadFrom::Initial, 5);
+    b.read(t2, x, Some(42), ReadFrom::Value(42), 6);
+    b.abort(t2);
+    b.build().unwrap()
+}
+
+#[test]
+fn layout_is_session_major() {
+    let h = two_sessions();
+    assert_eq!(h.txn_count(), 4);
+    assert_eq!(h.sessions().len(), 2);
+    assert_eq!(h.sessions()[0].txns(), 1..3);
+    assert_eq!(h.sessions()[1].txns(), 3..4);
+    assert_eq!(h.txn(1).external_id, Some(100));
+    assert_eq!(h.txn(2).external_id, Some(200));
+    assert_eq!(h.txn(2).status, TxnStatus::Aborted);
+    assert_eq!(h.txn(3).external_id, Some(300));
+    assert_eq!(h.txn(2).index_in_session, 1);
+    assert!(h.so_before(0, 3));
+    assert!(h.so_before(1, 2));
+    assert!(!h.so_before(2, 1));
+    assert!(!h.so_before(1, 3));
+    assert_eq!(h.so_predecessor(1), Some(0));
+    assert_eq!(h.so_predecessor(2), Some(1));
+}
+
+#[test]
+fn reads_resolve() {
+    let h = two_sessions();
+    // t0 writes x and y implicitly.
+    assert_eq!(h.txn_ops(0).len(), 2);
+    assert_eq!(h.implicit_initial_writes(), 2);
+    let t3 = h.txn(3).ops();
+    let r_x = t3.start;
+    let r_y = t3.start + 2;
+    assert_eq!(h.writer_txn(r_x), Some(1));
+    assert!(h.is_external_read(r_x));
+    assert!(h.is_internal_read(r_y));
+    let t2 = h.txn(2).ops();
+    assert_eq!(h.writer_txn(t2.start), Some(0));
+    assert_eq!(h.read_from(t2.start + 1), None);
+    assert_eq!(
+        h.unresolved_reason(t2.start + 1),
+        Some(Unresolved::NoSuchWrite)
+    );
+    let edges: Vec<_> = h.wr_edges().collect();
+    assert_eq!(edges, vec![(0, 2, 1), (1, 3, 0)]);
+}
+
+#[test]
+fn indexes() {
+    let h = two_sessions();
+    assert_eq!(h.writers_of(0), &[0, 1]);
+    assert_eq!(h.writers_of(1), &[0, 3]);
+    assert_eq!(h.readers_of(0), &[2, 3]); // t2's unresolved read counts
+    assert_eq!(h.readers_of(1), &[2]); // t3's read of y is internal
+    assert_eq!(h.keys_written(3), &[1]);
+    assert_eq!(h.keys_read(3), &[0, 1]);
+    assert_eq!(h.last_write(1, 0), Some(h.txn(1).ops().start));
+    let s = h.stats();
+    assert_eq!(
+        (s.committed, s.aborted, s.reads, s.writes, s.keys),
+        (2, 1, 4, 2, 2)
+    );
+    assert_eq!(s.internal_reads, 1);
+    assert_eq!(s.unresolved_reads, 1);
+}
+
+#[test]
+fn duplicate_write_is_an_error_with_line() {
+    let mut b = HistoryBuilder::new("dup.txt");
+    let x = b.key("x");
+    let s = b.session(None);
+    let t1 = b.begin(s, None);
+    b.write(t1, x, Some(3), 4);
+    let t2 = b.begin(s, None);
+    b.write(t2, x, Some(3), 9);
+    let e = b.build().unwrap_err();
+    assert_eq!(e.line(), 9);
+    assert!(
+        e.to_string().starts_with("dup.txt:9: duplicate write"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("line 4"), "{e}");
+}
+
+#[test]
+fn duplicates_allowed_are_ambiguous() {
+    let mut b = HistoryBuilder::new("dup");
+    b.allow_duplicate_writes(true);
+    let x = b.key("x");
+    let s = b.session(None);
+    let t1 = b.begin(s, None);
+    b.write(t1, x, Some(3), 1);
+    b.write(t1, x, Some(3), 2);
+    let t2 = b.begin(s, None);
+    b.read(t2, x, Some(3), ReadFrom::Value(3), 3);
+    let h = b.build().unwrap();
+    assert_eq!(h.unresolved(), &[(2 + 1, Unresolved::Ambiguous)]);
+}
+
+#[test]
+fn initial_value_resolves_and_is_reserved() {
+    let mut b = HistoryBuilder::new("plume");
+    b.initial_value(0);
+    let x = b.key("x");
+    let s = b.session(None);
+    let t = b.begin(s, None);
+    b.read(t, x, Some(0), ReadFrom::Value(0), 1);
+    let h = b.build().unwrap();
+    assert_eq!(h.writer_txn(h.txn(1).ops().start), Some(INITIAL_TXN));
+
+    let mut b = HistoryBuilder::new("plume");
+    b.initial_value(0);
+    let x = b.key("x");
+    let s = b.session(None);
+    let t = b.begin(s, None);
+    b.write(t, x, Some(0), 5);
+    assert_eq!(b.build().unwrap_err().line(), 5);
+}
+
+#[test]
+fn read_from_txn_implies_write_and_handles_local_reads() {
+    let mut b = HistoryBuilder::new("trace");
+    let x = b.key("x");
+    let y = b.key("y");
+    let s1 = b.session(Some(1));
+    let s2 = b.session(Some(2));
+    let t1 = b.begin(s1, Some(0));
+    b.write(t1, x, None, 1);
+    let t2 = b.begin(s2, Some(0));
+    b.read(t2, y, None, ReadFrom::Txn(t1), 2); // t1 never wrote y: implied
+    b.write(t2, x, None, 3);
+    b.read(t2, x, None, ReadFrom::Txn(t2), 4); // local read
+    b.read(t2, x, None, ReadFrom::Txn(BuilderTxn::INITIAL), 5);
+    let h = b.build().unwrap();
+    assert_eq!(h.txn_ops(1).len(), 2);
+    let implied = h.txn(1).ops().start + 1;
+    assert_eq!(h.op(implied).key, y);
+    assert_eq!(h.op(implied).line, 0);
+    let t2ops = h.txn(2).ops().start;
+    assert_eq!(h.read_from(t2ops), Some(implied));
+    assert_eq!(h.read_from(t2ops + 2), Some(t2ops + 1));
+    assert_eq!(h.writer_txn(t2ops + 3), Some(0));
+    assert_eq!(h.writers_of(y), &[0, 1]);
+}
+
+#[test]
+fn timestamps_validated() {
+    let mut b = HistoryBuilder::new("ts");
+    let s = b.session(None);
+    let t = b.begin_at(s, None, 12);
+    b.set_timestamps(
+        t,
+        Timestamps {
+            start: 5,
+            commit: 3,
+        },
+    );
+    assert_eq!(b.build().unwrap_err().line(), 12);
+}
+
+#[test]
+fn same_content_ignores_lines_and_initial_explicitness() {
+    let h = two_sessions();
+    let mut b = HistoryBuilder::new("other");
+    let x = b.key("x");
+    let y = b.key("y");
+    b.write(BuilderTxn::INITIAL, y, None, 1);
+    let s1 = b.session(Some(7));
+    let s2 = b.session(Some(9));
+    let t1 = b.begin(s1, Some(100));
+    b.write(t1, x, Some(1), 11);
+    let t2 = b.begin(s1, Some(200));
+    b.read(t2, y, None, ReadFrom::Initial, 12);
+    b.read(t2, x, Some(42), ReadFrom::Value(42), 13);
+    b.abort(t2);
+    let t3 = b.begin(s2, Some(300));
+    b.read(t3, x, Some(1), ReadFrom::Value(1), 14);
+    b.write(t3, y, Some(5), 15);
+    b.read(t3, y, Some(5), ReadFrom::Value(5), 16);
+    let g = b.build().unwrap();
+    h.same_content(&g).unwrap();
+}

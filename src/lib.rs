@@ -1,0 +1,19 @@
+//! # isopredict
+//!
+//! Predicts the isolation anomalies an application could hit on a weakly isolated data store,
+//! from a run in which it hit none.
+//!
+//! Pipeline (see DESIGN.md): input → formats → [`history::History`] → checkers →
+//! predictor → re-verification → replay on the embedded store.
+//!
+//! Modules:
+//! - [`history`]: the data model and its validating builder.
+//! - [`error`]: input errors that name the file, the line and the problem.
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod history;
+
+pub use error::InputError;
+pub use history::{History, HistoryBuilder};
