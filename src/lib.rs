@@ -9,9 +9,11 @@
 //! Modules:
 //! - [`history`]: the data model and its validating builder.
 //! - [`error`]: input errors that name the file, the line and the problem.
+//! - [`check`]: isolation levels and the checkers.
 
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod error;
 pub mod history;
 

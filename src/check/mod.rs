@@ -1,0 +1,7 @@
+//! Checking a history against an isolation level.
+//!
+//! - [`Level`]: the levels and their strength.
+
+mod level;
+
+pub use level::Level;
