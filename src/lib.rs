@@ -10,12 +10,14 @@
 //! - [`history`]: the data model and its validating builder.
 //! - [`error`]: input errors that name the file, the line and the problem.
 //! - [`check`]: isolation levels and the checkers.
+//! - [`ser`]: SER / SI / PC engines (the SMT serializability check).
 
 #![warn(missing_docs)]
 
 pub mod check;
 pub mod error;
 pub mod history;
+pub mod ser;
 
 pub use error::InputError;
 pub use history::{History, HistoryBuilder};
