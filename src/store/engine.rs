@@ -52,6 +52,8 @@ struct Current {
     written: Vec<KeyId>,
     own_inserts: Vec<(u64, u64)>,
     external_reads: u32,
+    /// Divergences found so far; they count only if the transaction commits.
+    divergences: Vec<Divergence>,
 }
 
 #[derive(Debug)]
@@ -308,7 +310,8 @@ impl Store {
         }
         if let Some(reason) = reason {
             let external = self.data.sessions[session as usize].external_id;
-            self.divergences.push(Divergence {
+            let cur = self.current.as_mut().expect("no transaction is running");
+            cur.divergences.push(Divergence {
                 session: external,
                 txn: pos as u32,
                 read: Some(read_index),
@@ -317,6 +320,7 @@ impl Store {
             });
         }
         // The latest valid writer (the floor itself is always valid).
+        let tracker = self.tracker.as_ref().expect("replay policy has a tracker");
         let versions = self.data.versions(key);
         versions
             .iter()
@@ -364,6 +368,7 @@ impl Store {
         }
         let seq = self.data.txns.len() as Seq;
         let pos = self.data.sessions[session].txns.len() as u32;
+        self.divergences.extend(cur.divergences);
         if let Some(r) = &self.replay {
             if let Some(planned) =
                 r.planned[session].and_then(|i| r.plan.sessions[i].txns.get(pos as usize))

@@ -35,7 +35,7 @@ pub use data::{
     Event, EventKind, KeyId, Seq, SessionRecord, Source, StoreData, TxnRecord, Version,
     INITIAL_SESSION,
 };
-pub use driver::{run_clients, run_one, Client, Outcome, Schedule};
+pub use driver::{interleave_attempts, run_clients, run_one, Attempt, Client, Outcome, Schedule};
 pub use engine::{Committed, Loader, SessionId, Snapshot, Store, StoreError, Tx};
 pub use key::KeyRef;
 pub use policy::{supported, ReadPolicy};

@@ -8,7 +8,8 @@
 use crate::error::InputError;
 use crate::history::{History, TxnId};
 use crate::store::{
-    run_clients, Client, Divergence, Outcome, ReadPolicy, Schedule, Store, StoreError, Tx,
+    interleave_attempts, run_clients, Attempt, Client, Divergence, Outcome, ReadPolicy, Schedule,
+    Store, StoreError, Tx,
 };
 
 use super::java_random::JavaRandom;
@@ -66,6 +67,11 @@ pub struct RunConfig {
     pub policy: ReadPolicy,
     /// Seed of the session scheduler (ignored when replaying, which follows the plan).
     pub schedule_seed: u64,
+    /// When replaying: the transactions the observed run ran ([`Run::attempts`]), so that
+    /// rolled-back and empty ones run where they ran then (see
+    /// [`crate::store::interleave_attempts`]); without them, they run just before their
+    /// session's next committed transaction.
+    pub observed_attempts: Option<Vec<Attempt>>,
 }
 
 impl RunConfig {
@@ -77,6 +83,7 @@ impl RunConfig {
             terminals: 3,
             policy: ReadPolicy::Latest,
             schedule_seed: seed,
+            observed_attempts: None,
         }
     }
 
@@ -101,6 +108,8 @@ pub struct Run {
     pub divergences: Vec<Divergence>,
     /// Per procedure: (calls that committed, calls that rolled back).
     pub calls: Vec<(&'static str, usize, usize)>,
+    /// Every transaction that ran, in order (clients are terminals).
+    pub attempts: Vec<Attempt>,
 }
 
 impl Run {
@@ -200,21 +209,28 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
         })
         .collect();
     let schedule = match &config.policy {
-        ReadPolicy::Replay { plan, .. } => Schedule::Turns(
-            plan.turns
+        ReadPolicy::Replay { plan, .. } => {
+            let turns: Vec<usize> = plan
+                .turns
                 .iter()
                 .filter_map(|&s| s.checked_sub(workload.first_session()))
                 .map(|t| t as usize)
                 .filter(|&t| t < config.terminals)
-                .collect(),
-        ),
+                .collect();
+            match &config.observed_attempts {
+                Some(observed) => {
+                    Schedule::Steps(interleave_attempts(&turns, observed, config.terminals))
+                }
+                None => Schedule::Turns(turns),
+            }
+        }
         _ => Schedule::Seeded(config.schedule_seed),
     };
-    {
+    let attempts = {
         let mut refs: Vec<&mut dyn Client> =
             clients.iter_mut().map(|c| c as &mut dyn Client).collect();
-        run_clients(&mut store, &sessions, &mut refs, &schedule);
-    }
+        run_clients(&mut store, &sessions, &mut refs, &schedule)
+    };
     store.finish_replay();
     let name = format!(
         "{}_{}_{}",
@@ -243,5 +259,6 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
         invariants,
         divergences,
         calls,
+        attempts,
     })
 }
