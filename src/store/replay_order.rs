@@ -51,6 +51,22 @@ impl Bits {
 /// Committed non-initial transactions of `history` in an order that is a linear extension of
 /// hb ∪ ww_level (see the module docs).
 pub fn commit_order(history: &History, level: Level, preferred: Option<&[TxnId]>) -> Vec<TxnId> {
+    saturated_order(history, level, preferred).0
+}
+
+/// Whether hb ∪ ww_level is acyclic, i.e. whether `history` satisfies `level` (causal, read
+/// atomic or read committed; exact for these levels by Biswas & Enea's saturation theorem).
+/// Reads must all have writers; this is the replay's own quadratic-memory test, not the
+/// optimal checkers of `check`.
+pub fn satisfies_by_saturation(history: &History, level: Level) -> bool {
+    saturated_order(history, level, None).1
+}
+
+fn saturated_order(
+    history: &History,
+    level: Level,
+    preferred: Option<&[TxnId]>,
+) -> (Vec<TxnId>, bool) {
     let n = history.txn_count();
     let committed: Vec<TxnId> = history
         .committed_txns()
@@ -101,7 +117,7 @@ pub fn commit_order(history: &History, level: Level, preferred: Option<&[TxnId]>
             }
         } else {
             // Transitive closure in a topological order of so ∪ wr (ids may not be one).
-            for t in topological(history, &committed, &edges, preferred) {
+            for t in topological(history, &committed, &edges, preferred).0 {
                 for &p in &preds[t as usize] {
                     before.set(t as usize, p as usize);
                     before.or_row(t as usize, p as usize);
@@ -141,8 +157,12 @@ pub fn commit_order(history: &History, level: Level, preferred: Option<&[TxnId]>
             }
         }
     }
+    // An edge into the initial transaction (a read of the initial state by a transaction
+    // that must see a later write) is a cycle through t0: it makes the history invalid.
+    let through_initial = ww.iter().any(|&(_, b)| b == INITIAL_TXN);
     edges.extend(ww.into_iter().filter(|&(_, b)| b != INITIAL_TXN));
-    topological(history, &committed, &edges, preferred)
+    let (order, acyclic) = topological(history, &committed, &edges, preferred);
+    (order, acyclic && !through_initial)
 }
 
 /// Kahn's algorithm with priorities; on a cycle, falls back to session order (module docs).
@@ -151,8 +171,9 @@ fn topological(
     committed: &[TxnId],
     edges: &[(TxnId, TxnId)],
     preferred: Option<&[TxnId]>,
-) -> Vec<TxnId> {
+) -> (Vec<TxnId>, bool) {
     let n = history.txn_count();
+    let mut acyclic = true;
     let mut rank = vec![u64::MAX; n];
     if let Some(p) = preferred {
         for (i, &t) in p.iter().enumerate() {
@@ -185,6 +206,7 @@ fn topological(
         let t = match ready.pop_first() {
             Some((_, t)) => t,
             None => {
+                acyclic = false;
                 // A cycle: take the earliest remaining transaction whose session predecessors
                 // are all done.
                 let t = committed
@@ -214,5 +236,5 @@ fn topological(
             }
         }
     }
-    order
+    (order, acyclic)
 }

@@ -10,18 +10,23 @@
 //!   seed means what it meant in the paper: `--seed N` is the paper's run N (Java seed N·10000),
 //!   terminal t draws its procedure types from `Random(N·10000 + t)`.
 //! - [`counts`]: the paper's Table 3 counting (reads, writes, transactions).
+//! - [`validate`]: replay a predicted history and decide Validated / Diverged.
 
 mod counts;
 mod distributions;
 mod harness;
 mod java_random;
 pub mod smallbank;
+mod validate;
 pub mod voter;
 
 pub use counts::{counts, Counts};
 pub use distributions::{next_long_below, Flat, FlatHistogram, Zipf};
 pub use harness::{run, Run, RunConfig, RunError, Size};
 pub use java_random::JavaRandom;
+pub use validate::{
+    serializable_by_prefixes, validate, SaturationVerifier, Validation, Verdict, Verifier,
+};
 
 use crate::store::{Loader, Outcome, Snapshot, Tx};
 
