@@ -83,6 +83,12 @@ pub trait Workload: Sync {
     fn load(&self, loader: &mut Loader<'_>);
     /// The state of terminal `id` (0-based) before its first call.
     fn terminal(&self, id: usize) -> Box<dyn Terminal>;
+    /// The `count` terminals of one run, in order. By default `terminal(0)`, …,
+    /// `terminal(count − 1)`; workloads override it when terminals depend on how many there
+    /// are (TPC-C's district ranges) or share state (Wikipedia's shared generator).
+    fn terminals(&self, count: usize) -> Vec<Box<dyn Terminal>> {
+        (0..count).map(|t| self.terminal(t)).collect()
+    }
     /// Evaluates the invariants on the final state.
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck>;
 }
