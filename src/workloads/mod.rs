@@ -17,6 +17,7 @@ mod distributions;
 mod harness;
 mod java_random;
 pub mod smallbank;
+pub mod tpcc;
 mod validate;
 pub mod voter;
 
@@ -95,7 +96,7 @@ pub trait Workload: Sync {
 
 /// Every workload, in the paper's order.
 pub fn all() -> Vec<&'static dyn Workload> {
-    vec![&smallbank::Smallbank, &voter::Voter]
+    vec![&smallbank::Smallbank, &voter::Voter, &tpcc::Tpcc]
 }
 
 /// The workload with this name.
