@@ -20,6 +20,7 @@ pub mod smallbank;
 pub mod tpcc;
 mod validate;
 pub mod voter;
+pub mod wikipedia;
 
 pub use counts::{counts, Counts};
 pub use distributions::{next_long_below, Flat, FlatHistogram, Zipf};
@@ -96,7 +97,12 @@ pub trait Workload: Sync {
 
 /// Every workload, in the paper's order.
 pub fn all() -> Vec<&'static dyn Workload> {
-    vec![&smallbank::Smallbank, &voter::Voter, &tpcc::Tpcc]
+    vec![
+        &smallbank::Smallbank,
+        &voter::Voter,
+        &tpcc::Tpcc,
+        &wikipedia::Wikipedia,
+    ]
 }
 
 /// The workload with this name.
