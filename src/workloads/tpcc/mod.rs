@@ -28,15 +28,14 @@
 //! and merge it into the session's next call; here the call rolls back instead. Serial runs
 //! never take these paths.
 //!
-//! Invariants A1–A12 (MonkeyDB's `tpcc_cr` checker) on the final state: see [`Tpcc`]'s
-//! `invariants` and docs/workloads.md.
-
-use std::collections::BTreeMap;
+//! Invariants A1–A12 (MonkeyDB's `tpcc_cr` checker) on the final state: `invariants.rs`.
 
 use crate::store::{Assign, CmpOp, Loader, Outcome, Pred, Projection, Snapshot, Table, Tx, Value};
 
 use super::java_random::JavaRandom;
 use super::{InvariantCheck, Procedure, Step, Terminal, Workload};
+
+mod invariants;
 
 /// Warehouses (scale factor 1).
 pub const WAREHOUSES: i64 = 1;
@@ -561,7 +560,7 @@ impl Workload for Tpcc {
     }
 
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
-        invariants(&tables(), state)
+        invariants::invariants(&tables(), state)
     }
 }
 
@@ -585,6 +584,34 @@ struct Customer {
     balance: f64,
     ytd_payment: f64,
     payment_cnt: i64,
+}
+
+/// How Payment and OrderStatus name their customer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CustomerRef {
+    /// By C_ID.
+    ById(i64),
+    /// By C_LAST (the middle one by first name).
+    ByName(&'static str),
+}
+
+/// NewOrder's parameters: district, customer, lines (item, supplying warehouse, quantity).
+#[derive(Debug, Clone, PartialEq)]
+struct NewOrderParams {
+    d: i64,
+    c: i64,
+    lines: Vec<(i64, i64, i64)>,
+    all_local: i64,
+}
+
+/// Payment's parameters.
+#[derive(Debug, Clone, PartialEq)]
+struct PaymentParams {
+    d: i64,
+    c_d: i64,
+    c_w: i64,
+    customer: CustomerRef,
+    amount: f64,
 }
 
 struct Line {
@@ -665,28 +692,46 @@ impl TpccTerminal {
         })
     }
 
-    fn new_order(&mut self, tx: &mut Tx<'_>) -> Step {
+    /// NewOrder's parameters, drawn as OLTP-Bench draws them.
+    fn draw_new_order(&mut self) -> NewOrderParams {
         let w = self.w_id;
         let d = self.district();
         let c = customer_id(&mut self.gen);
         let n = rnd(&mut self.gen, 5, 15);
-        let mut items = Vec::with_capacity(n as usize);
-        let mut supply = Vec::with_capacity(n as usize);
-        let mut quantities = Vec::with_capacity(n as usize);
+        let mut lines = Vec::with_capacity(n as usize);
         let mut all_local = 1;
         for _ in 0..n {
-            items.push(item_id(&mut self.gen));
-            if rnd(&mut self.gen, 1, 100) > 1 {
-                supply.push(w);
+            let item = item_id(&mut self.gen);
+            let supply_w_id = if rnd(&mut self.gen, 1, 100) > 1 {
+                w
             } else {
-                supply.push(self.other_warehouse());
                 all_local = 0;
-            }
-            quantities.push(rnd(&mut self.gen, 1, 10));
+                self.other_warehouse()
+            };
+            let quantity = rnd(&mut self.gen, 1, 10);
+            lines.push((item, supply_w_id, quantity));
         }
         if rnd(&mut self.gen, 1, 100) == 1 {
-            items[n as usize - 1] = INVALID_ITEM_ID;
+            lines[n as usize - 1].0 = INVALID_ITEM_ID;
         }
+        NewOrderParams {
+            d,
+            c,
+            lines,
+            all_local,
+        }
+    }
+
+    fn customer(&self, tx: &mut Tx<'_>, w: i64, d: i64, by: CustomerRef) -> Option<Customer> {
+        match by {
+            CustomerRef::ById(c) => self.customer_by_id(tx, w, d, c),
+            CustomerRef::ByName(last) => self.customer_by_name(tx, w, d, last),
+        }
+    }
+
+    fn new_order(&self, tx: &mut Tx<'_>, p: &NewOrderParams) -> Step {
+        let w = self.w_id;
+        let (d, c, n, all_local) = (p.d, p.c, p.lines.len() as i64, p.all_local);
         let t = &self.t;
         let cust = t.customer.select(
             tx,
@@ -742,11 +787,11 @@ impl TpccTerminal {
         let mut stock_columns = vec!["S_QUANTITY", "S_DATA"];
         stock_columns.extend_from_slice(&STOCK_DIST);
         let mut lines = Vec::with_capacity(n as usize);
-        for i in 0..n as usize {
+        for &(item_id, supply_w_id, quantity) in &p.lines {
             let item = t.item.select(
                 tx,
                 Projection::Columns(&["I_PRICE", "I_NAME", "I_DATA"]),
-                &Pred::eq("I_ID", items[i]),
+                &Pred::eq("I_ID", item_id),
             );
             let Some(price) = item.first().map(|r| real(&r[0])) else {
                 // The expected 1 % rollback (UserAbortException).
@@ -755,24 +800,24 @@ impl TpccTerminal {
             let stock = t.stock.select(
                 tx,
                 Projection::Columns(&stock_columns),
-                &Pred::eq("S_I_ID", items[i]).and(Pred::eq("S_W_ID", supply[i])),
+                &Pred::eq("S_I_ID", item_id).and(Pred::eq("S_W_ID", supply_w_id)),
             );
             let Some(stock) = stock.first() else {
                 return ROLLBACK;
             };
             let s_quantity = int(&stock[0]);
-            let new_s_quantity = if s_quantity - quantities[i] >= 10 {
-                s_quantity - quantities[i]
+            let new_s_quantity = if s_quantity - quantity >= 10 {
+                s_quantity - quantity
             } else {
-                s_quantity - quantities[i] + 91
+                s_quantity - quantity + 91
             };
             lines.push(Line {
-                item: items[i],
-                supply_w_id: supply[i],
-                quantity: quantities[i],
+                item: item_id,
+                supply_w_id,
+                quantity,
                 new_s_quantity,
-                remote: i64::from(supply[i] != w),
-                amount: quantities[i] as f64 * price,
+                remote: i64::from(supply_w_id != w),
+                amount: quantity as f64 * price,
                 dist_info: stock[1 + d as usize].clone(),
             });
         }
@@ -807,7 +852,8 @@ impl TpccTerminal {
         COMMIT
     }
 
-    fn payment(&mut self, tx: &mut Tx<'_>) -> Step {
+    /// Payment's parameters, drawn as OLTP-Bench draws them.
+    fn draw_payment(&mut self) -> PaymentParams {
         let w = self.w_id;
         let d = self.district();
         customer_id(&mut self.gen);
@@ -819,12 +865,24 @@ impl TpccTerminal {
             (c_d, self.other_warehouse())
         };
         let y = rnd(&mut self.gen, 1, 100);
-        let by = if y <= 60 {
-            Err(last_name(&mut self.gen))
+        let customer = if y <= 60 {
+            CustomerRef::ByName(last_name(&mut self.gen))
         } else {
-            Ok(customer_id(&mut self.gen))
+            CustomerRef::ById(customer_id(&mut self.gen))
         };
         let amount = rnd(&mut self.gen, 100, 500_000) as f64 / 100.0;
+        PaymentParams {
+            d,
+            c_d,
+            c_w,
+            customer,
+            amount,
+        }
+    }
+
+    fn payment(&self, tx: &mut Tx<'_>, p: &PaymentParams) -> Step {
+        let w = self.w_id;
+        let (d, c_d, c_w, amount) = (p.d, p.c_d, p.c_w, p.amount);
         let t = &self.t;
         let warehouse = Pred::eq("W_ID", w);
         if t.warehouse
@@ -878,10 +936,7 @@ impl TpccTerminal {
         else {
             return ROLLBACK;
         };
-        let customer = match by {
-            Err(last) => self.customer_by_name(tx, c_w, c_d, last),
-            Ok(c) => self.customer_by_id(tx, c_w, c_d, c),
-        };
+        let customer = self.customer(tx, c_w, c_d, p.customer);
         let Some(c) = customer else {
             return ROLLBACK;
         };
@@ -929,17 +984,21 @@ impl TpccTerminal {
         COMMIT
     }
 
-    fn order_status(&mut self, tx: &mut Tx<'_>) -> Step {
-        let w = self.w_id;
+    /// OrderStatus's parameters: the district and the customer.
+    fn draw_order_status(&mut self) -> (i64, CustomerRef) {
         let d = self.district();
         let y = rnd(&mut self.gen, 1, 100);
         let customer = if y <= 60 {
-            let last = last_name(&mut self.gen);
-            self.customer_by_name(tx, w, d, last)
+            CustomerRef::ByName(last_name(&mut self.gen))
         } else {
-            let c = customer_id(&mut self.gen);
-            self.customer_by_id(tx, w, d, c)
+            CustomerRef::ById(customer_id(&mut self.gen))
         };
+        (d, customer)
+    }
+
+    fn order_status(&self, tx: &mut Tx<'_>, d: i64, customer: CustomerRef) -> Step {
+        let w = self.w_id;
+        let customer = self.customer(tx, w, d, customer);
         let Some(c) = customer else {
             return ROLLBACK;
         };
@@ -971,9 +1030,8 @@ impl TpccTerminal {
         COMMIT
     }
 
-    fn delivery(&mut self, tx: &mut Tx<'_>) -> Step {
+    fn delivery(&self, tx: &mut Tx<'_>, carrier: i64) -> Step {
         let w = self.w_id;
-        let carrier = rnd(&mut self.gen, 1, 10);
         let t = &self.t;
         for d in 1..=self.d_upper {
             let Some(o) = t
@@ -1039,10 +1097,14 @@ impl TpccTerminal {
         COMMIT
     }
 
-    fn stock_level(&mut self, tx: &mut Tx<'_>) -> Step {
-        let w = self.w_id;
+    /// StockLevel's parameters: the threshold, then the district.
+    fn draw_stock_level(&mut self) -> (i64, i64) {
         let threshold = rnd(&mut self.gen, 10, 20);
-        let d = self.district();
+        (threshold, self.district())
+    }
+
+    fn stock_level(&self, tx: &mut Tx<'_>, threshold: i64, d: i64) -> Step {
+        let w = self.w_id;
         let t = &self.t;
         let Some(next) = t
             .district
@@ -1081,400 +1143,211 @@ impl TpccTerminal {
 impl Terminal for TpccTerminal {
     fn run(&mut self, procedure: usize, _step: u32, tx: &mut Tx<'_>) -> Step {
         match procedure {
-            0 => self.new_order(tx),
-            1 => self.payment(tx),
-            2 => self.order_status(tx),
-            3 => self.delivery(tx),
-            _ => self.stock_level(tx),
-        }
-    }
-}
-
-/// Amounts are compared to the cent.
-const EPSILON: f64 = 0.005;
-
-fn check(id: &'static str, description: &'static str, failures: Vec<String>) -> InvariantCheck {
-    InvariantCheck {
-        id,
-        description,
-        holds: failures.is_empty(),
-        detail: failures.join("; "),
-    }
-}
-
-/// The final state, read without recording.
-struct State {
-    w_ytd: BTreeMap<i64, f64>,
-    /// (w, d) → (D_YTD, D_NEXT_O_ID).
-    districts: BTreeMap<(i64, i64), (f64, i64)>,
-    /// (w, d, c) → (C_BALANCE, C_YTD_PAYMENT).
-    customers: BTreeMap<(i64, i64, i64), (f64, f64)>,
-    /// (H_W_ID, H_D_ID, H_C_W_ID, H_C_D_ID, H_C_ID, H_AMOUNT).
-    history: Vec<(i64, i64, i64, i64, i64, f64)>,
-    /// (w, d, o) → (O_C_ID, carrier set, O_OL_CNT).
-    orders: BTreeMap<(i64, i64, i64), (i64, bool, i64)>,
-    /// (w, d) → NO_O_IDs.
-    new_orders: BTreeMap<(i64, i64), Vec<i64>>,
-    /// (w, d, o) → (line count, Σ OL_AMOUNT of delivered lines, last line delivered).
-    lines: BTreeMap<(i64, i64, i64), (i64, f64, bool)>,
-}
-
-fn read_state(t: &Tables, s: &mut Snapshot<'_>) -> State {
-    let mut state = State {
-        w_ytd: BTreeMap::new(),
-        districts: BTreeMap::new(),
-        customers: BTreeMap::new(),
-        history: Vec::new(),
-        orders: BTreeMap::new(),
-        new_orders: BTreeMap::new(),
-        lines: BTreeMap::new(),
-    };
-    let all = &Pred::All;
-    for r in t
-        .warehouse
-        .select(s, Projection::Columns(&["W_ID", "W_YTD"]), all)
-    {
-        state.w_ytd.insert(int(&r[0]), real(&r[1]));
-    }
-    for r in t.district.select(
-        s,
-        Projection::Columns(&["D_W_ID", "D_ID", "D_YTD", "D_NEXT_O_ID"]),
-        all,
-    ) {
-        state
-            .districts
-            .insert((int(&r[0]), int(&r[1])), (real(&r[2]), int(&r[3])));
-    }
-    for r in t.customer.select(
-        s,
-        Projection::Columns(&["C_W_ID", "C_D_ID", "C_ID", "C_BALANCE", "C_YTD_PAYMENT"]),
-        all,
-    ) {
-        state.customers.insert(
-            (int(&r[0]), int(&r[1]), int(&r[2])),
-            (real(&r[3]), real(&r[4])),
-        );
-    }
-    for r in t.history.select(
-        s,
-        Projection::Columns(&[
-            "H_W_ID", "H_D_ID", "H_C_W_ID", "H_C_D_ID", "H_C_ID", "H_AMOUNT",
-        ]),
-        all,
-    ) {
-        state.history.push((
-            int(&r[0]),
-            int(&r[1]),
-            int(&r[2]),
-            int(&r[3]),
-            int(&r[4]),
-            real(&r[5]),
-        ));
-    }
-    for r in t.oorder.select(
-        s,
-        Projection::Columns(&[
-            "O_W_ID",
-            "O_D_ID",
-            "O_ID",
-            "O_C_ID",
-            "O_CARRIER_ID",
-            "O_OL_CNT",
-        ]),
-        all,
-    ) {
-        state.orders.insert(
-            (int(&r[0]), int(&r[1]), int(&r[2])),
-            (int(&r[3]), !r[4].is_null(), int(&r[5])),
-        );
-    }
-    for r in t.new_order.select(
-        s,
-        Projection::Columns(&["NO_W_ID", "NO_D_ID", "NO_O_ID"]),
-        all,
-    ) {
-        state
-            .new_orders
-            .entry((int(&r[0]), int(&r[1])))
-            .or_default()
-            .push(int(&r[2]));
-    }
-    for r in t.order_line.select(
-        s,
-        Projection::Columns(&[
-            "OL_W_ID",
-            "OL_D_ID",
-            "OL_O_ID",
-            "OL_DELIVERY_D",
-            "OL_AMOUNT",
-        ]),
-        all,
-    ) {
-        let delivered = !r[3].is_null();
-        let entry = state
-            .lines
-            .entry((int(&r[0]), int(&r[1]), int(&r[2])))
-            .or_insert((0, 0.0, false));
-        entry.0 += 1;
-        if delivered {
-            entry.1 += real(&r[4]);
-        }
-        entry.2 = delivered;
-    }
-    state
-}
-
-/// MonkeyDB's `tpcc_cr` assertions A1–A12 on the final state.
-fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
-    let st = read_state(t, s);
-    let close = |a: f64, b: f64| (a - b).abs() < EPSILON;
-    let mut out = Vec::new();
-
-    // A1
-    let mut fails = Vec::new();
-    for (&w, &ytd) in &st.w_ytd {
-        let sum: f64 = st
-            .districts
-            .iter()
-            .filter(|(k, _)| k.0 == w)
-            .map(|(_, v)| v.0)
-            .sum();
-        if !close(ytd, sum) {
-            fails.push(format!("warehouse {w}: W_YTD {ytd} but Σ D_YTD {sum}"));
-        }
-    }
-    out.push(check(
-        "A1",
-        "W_YTD equals the sum of its districts' D_YTD",
-        fails,
-    ));
-
-    // A2
-    let mut fails = Vec::new();
-    for (&(w, d), &(_, next)) in &st.districts {
-        let max_o = st
-            .orders
-            .keys()
-            .filter(|k| k.0 == w && k.1 == d)
-            .map(|k| k.2)
-            .max()
-            .unwrap_or(0);
-        if next - 1 != max_o {
-            fails.push(format!(
-                "district {d}: D_NEXT_O_ID − 1 = {} but max O_ID {max_o}",
-                next - 1
-            ));
-        }
-        if let Some(max_no) = st.new_orders.get(&(w, d)).and_then(|v| v.iter().max()) {
-            if *max_no != max_o {
-                fails.push(format!(
-                    "district {d}: max O_ID {max_o} but max NO_O_ID {max_no}"
-                ));
+            0 => {
+                let p = self.draw_new_order();
+                self.new_order(tx, &p)
+            }
+            1 => {
+                let p = self.draw_payment();
+                self.payment(tx, &p)
+            }
+            2 => {
+                let (d, customer) = self.draw_order_status();
+                self.order_status(tx, d, customer)
+            }
+            3 => {
+                let carrier = rnd(&mut self.gen, 1, 10);
+                self.delivery(tx, carrier)
+            }
+            _ => {
+                let (threshold, d) = self.draw_stock_level();
+                self.stock_level(tx, threshold, d)
             }
         }
     }
-    out.push(check(
-        "A2",
-        "D_NEXT_O_ID − 1 equals the district's max O_ID, which equals its max NO_O_ID",
-        fails,
-    ));
-
-    // A3
-    let mut fails = Vec::new();
-    for (&(_, d), ids) in &st.new_orders {
-        let (min, max) = (
-            ids.iter().min().copied().unwrap_or(0),
-            ids.iter().max().copied().unwrap_or(0),
-        );
-        if max - min + 1 != ids.len() as i64 {
-            fails.push(format!(
-                "district {d}: NEW_ORDER ids {min}..{max} but {} rows",
-                ids.len()
-            ));
-        }
-    }
-    out.push(check(
-        "A3",
-        "each district's NEW_ORDER ids are contiguous",
-        fails,
-    ));
-
-    // A4
-    let mut fails = Vec::new();
-    for &(w, d) in st.districts.keys() {
-        let ol_cnt: i64 = st
-            .orders
-            .iter()
-            .filter(|(k, _)| k.0 == w && k.1 == d)
-            .map(|(_, v)| v.2)
-            .sum();
-        let lines: i64 = st
-            .lines
-            .iter()
-            .filter(|(k, _)| k.0 == w && k.1 == d)
-            .map(|(_, v)| v.0)
-            .sum();
-        if ol_cnt != lines {
-            fails.push(format!(
-                "district {d}: Σ O_OL_CNT {ol_cnt} but {lines} ORDER_LINE rows"
-            ));
-        }
-    }
-    out.push(check(
-        "A4",
-        "each district's Σ O_OL_CNT equals its number of ORDER_LINE rows",
-        fails,
-    ));
-
-    // A5
-    let mut fails = Vec::new();
-    for (&(w, d), ids) in &st.new_orders {
-        for &o in ids {
-            if st.orders.get(&(w, d, o)).is_some_and(|v| v.1) {
-                fails.push(format!(
-                    "order {o} of district {d} has a carrier but is still new"
-                ));
-            }
-        }
-    }
-    out.push(check(
-        "A5",
-        "no order both has a carrier and is still in NEW_ORDER",
-        fails,
-    ));
-
-    // A6
-    let mut fails = Vec::new();
-    for (&(w, d, o), &(_, _, ol_cnt)) in &st.orders {
-        let lines = st.lines.get(&(w, d, o)).map_or(0, |v| v.0);
-        if lines != ol_cnt {
-            fails.push(format!(
-                "order {o} of district {d}: O_OL_CNT {ol_cnt} but {lines} lines"
-            ));
-        }
-    }
-    out.push(check(
-        "A6",
-        "each order's O_OL_CNT equals its number of lines",
-        fails,
-    ));
-
-    // A7
-    let mut fails = Vec::new();
-    for (&(w, d, o), &(_, carrier, _)) in &st.orders {
-        if let Some(&(_, _, delivered)) = st.lines.get(&(w, d, o)) {
-            if carrier != delivered {
-                fails.push(format!(
-                    "order {o} of district {d}: carrier {} but delivery date {}",
-                    if carrier { "set" } else { "NULL" },
-                    if delivered { "set" } else { "NULL" }
-                ));
-            }
-        }
-    }
-    out.push(check(
-        "A7",
-        "an order has a carrier iff its (last) line has a delivery date",
-        fails,
-    ));
-
-    // A8
-    let mut fails = Vec::new();
-    for (&w, &ytd) in &st.w_ytd {
-        let sum: f64 = st.history.iter().filter(|h| h.0 == w).map(|h| h.5).sum();
-        if !close(ytd, sum) {
-            fails.push(format!("warehouse {w}: W_YTD {ytd} but Σ H_AMOUNT {sum}"));
-        }
-    }
-    out.push(check(
-        "A8",
-        "W_YTD equals the sum of the warehouse's H_AMOUNT",
-        fails,
-    ));
-
-    // A9
-    let mut fails = Vec::new();
-    for (&(w, d), &(ytd, _)) in &st.districts {
-        let sum: f64 = st
-            .history
-            .iter()
-            .filter(|h| h.0 == w && h.1 == d)
-            .map(|h| h.5)
-            .sum();
-        if !close(ytd, sum) {
-            fails.push(format!("district {d}: D_YTD {ytd} but Σ H_AMOUNT {sum}"));
-        }
-    }
-    out.push(check(
-        "A9",
-        "D_YTD equals the sum of the district's H_AMOUNT",
-        fails,
-    ));
-
-    // A10, A12
-    let delivered = |w: i64, d: i64, c: i64| -> f64 {
-        st.orders
-            .iter()
-            .filter(|(k, v)| k.0 == w && k.1 == d && v.0 == c)
-            .map(|(k, _)| st.lines.get(k).map_or(0.0, |l| l.1))
-            .sum()
-    };
-    let mut fails10 = Vec::new();
-    let mut fails12 = Vec::new();
-    for (&(w, d, c), &(balance, ytd)) in &st.customers {
-        let paid: f64 = st
-            .history
-            .iter()
-            .filter(|h| h.2 == w && h.3 == d && h.4 == c)
-            .map(|h| h.5)
-            .sum();
-        let owed = delivered(w, d, c);
-        if !close(balance + paid, owed) {
-            fails10.push(format!(
-                "customer {c} of district {d}: C_BALANCE {balance} + Σ H_AMOUNT {paid} ≠ \
-                 delivered Σ OL_AMOUNT {owed}"
-            ));
-        }
-        if !close(balance + ytd, owed) {
-            fails12.push(format!(
-                "customer {c} of district {d}: C_BALANCE {balance} + C_YTD_PAYMENT {ytd} ≠ \
-                 delivered Σ OL_AMOUNT {owed}"
-            ));
-        }
-    }
-    out.push(check(
-        "A10",
-        "C_BALANCE + Σ H_AMOUNT equals the Σ OL_AMOUNT of the customer's delivered lines",
-        fails10,
-    ));
-
-    // A11
-    let mut fails = Vec::new();
-    for &(w, d) in st.districts.keys() {
-        let orders = st.orders.keys().filter(|k| k.0 == w && k.1 == d).count();
-        let new = st.new_orders.get(&(w, d)).map_or(0, Vec::len);
-        if orders < new + 2 {
-            fails.push(format!(
-                "district {d}: {orders} orders but {new} new orders"
-            ));
-        }
-    }
-    out.push(check(
-        "A11",
-        "each district has at least 2 more orders than new orders",
-        fails,
-    ));
-    out.push(check(
-        "A12",
-        "C_BALANCE + C_YTD_PAYMENT equals the Σ OL_AMOUNT of the customer's delivered lines",
-        fails12,
-    ));
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{ReadPolicy, Store};
+    use crate::workloads::{counts, Counts};
+
+    /// Loads TPC-C, runs `f` as one transaction of terminal `t` (of 3) and returns the
+    /// Table 3 counts of the run (`None` if `f` rolled back) and the invariants after it.
+    fn one_txn(
+        t: usize,
+        f: impl FnOnce(&TpccTerminal, &mut Tx<'_>) -> Step,
+    ) -> (Option<Counts>, Vec<InvariantCheck>) {
+        let mut store = Store::new(ReadPolicy::Latest).unwrap();
+        Tpcc.load(&mut store.loader());
+        let s = store.open_session(8);
+        let (lower, upper) = district_range(t, 3);
+        let term = TpccTerminal::new(t, lower, upper);
+        let mut tx = store.begin(s);
+        let committed = match f(&term, &mut tx) {
+            Step::Done(Outcome::Commit) => {
+                tx.commit();
+                true
+            }
+            _ => {
+                tx.rollback();
+                false
+            }
+        };
+        let c = counts(&store.history("tpcc").unwrap());
+        let inv = Tpcc.invariants(&mut store.snapshot());
+        (committed.then_some(c), inv)
+    }
+
+    fn failing(inv: &[InvariantCheck]) -> Vec<&'static str> {
+        inv.iter().filter(|i| !i.holds).map(|i| i.id).collect()
+    }
+
+    fn new_order(n: usize, last_item: i64) -> NewOrderParams {
+        let mut lines = vec![(1, 1, 3); n];
+        lines[n - 1].0 = last_item;
+        NewOrderParams {
+            d: 1,
+            c: 2,
+            lines,
+            all_local: 1,
+        }
+    }
+
+    #[test]
+    fn new_order_costs_58_plus_27n_reads_and_20_plus_10n_writes() {
+        for n in [5usize, 9, 15] {
+            let (c, inv) = one_txn(1, |term, tx| term.new_order(tx, &new_order(n, 1)));
+            let c = c.expect("commits");
+            assert_eq!((c.reads, c.writes), (58 + 27 * n, 20 + 10 * n), "n = {n}");
+            assert!(failing(&inv).is_empty(), "{inv:?}");
+        }
+        // The 1 % rollback: an invalid last item aborts after the reads.
+        let (c, inv) = one_txn(1, |term, tx| {
+            term.new_order(tx, &new_order(7, INVALID_ITEM_ID))
+        });
+        assert!(c.is_none());
+        assert!(failing(&inv).is_empty());
+    }
+
+    fn payment(customer: CustomerRef, d: i64) -> PaymentParams {
+        PaymentParams {
+            d,
+            c_d: d,
+            c_w: 1,
+            customer,
+            amount: 1234.56,
+        }
+    }
+
+    #[test]
+    fn payment_costs_99_or_131_reads_and_14_writes() {
+        let (c, inv) = one_txn(1, |term, tx| {
+            term.payment(tx, &payment(CustomerRef::ById(2), 1))
+        });
+        let c = c.unwrap();
+        assert_eq!((c.reads, c.writes), (99, 14));
+        assert!(failing(&inv).is_empty(), "{inv:?}");
+        let (c, _) = one_txn(2, |term, tx| {
+            term.payment(tx, &payment(CustomerRef::ByName(LAST_NAME), 2))
+        });
+        let c = c.unwrap();
+        assert_eq!((c.reads, c.writes), (131, 14));
+    }
+
+    #[test]
+    fn by_name_lookups_pick_the_middle_customer_by_first_name() {
+        let mut store = Store::new(ReadPolicy::Latest).unwrap();
+        Tpcc.load(&mut store.loader());
+        let s = store.open_session(8);
+        let term = TpccTerminal::new(1, 1, 1);
+        let mut tx = store.begin(s);
+        let ids: Vec<i64> = (1..=2)
+            .map(|d| term.customer_by_name(&mut tx, 1, d, LAST_NAME).unwrap().id)
+            .collect();
+        tx.rollback();
+        assert_eq!(ids, [3, 2]);
+    }
+
+    #[test]
+    fn delivery_writes_4_plus_the_lines_of_each_district_it_serves() {
+        // t1 serves district 1 (order 3: 7 lines), t2 districts 1 and 2 (7 and 6 lines).
+        let (c, inv) = one_txn(1, |term, tx| term.delivery(tx, 5));
+        assert_eq!(c.unwrap().writes, 4 + 7);
+        assert!(failing(&inv).is_empty(), "{inv:?}");
+        let (c, inv) = one_txn(2, |term, tx| term.delivery(tx, 5));
+        assert_eq!(c.unwrap().writes, 4 + 7 + 4 + 6);
+        assert!(failing(&inv).is_empty(), "{inv:?}");
+        // t0 serves no district: an empty transaction.
+        let (c, _) = one_txn(0, |term, tx| term.delivery(tx, 5));
+        assert_eq!(c.unwrap(), Counts::default());
+    }
+
+    #[test]
+    fn read_only_procedures_cost_their_scans() {
+        // StockLevel: 8 for D_NEXT_O_ID, then the empty window's ORDER_LINE scan (53 rows).
+        let (c, _) = one_txn(1, |term, tx| term.stock_level(tx, 15, 1));
+        let c = c.unwrap();
+        assert_eq!((c.reads, c.writes), (9 + 4 * 53, 0));
+        // OrderStatus by id of customer 1 in district 1, whose newest order is order 3:
+        // customer 41, its orders 6 + 1 + 3·6 + 3, the order's 7 lines 53 + 1 + 3·53 + 5·7.
+        let (c, _) = one_txn(1, |term, tx| term.order_status(tx, 1, CustomerRef::ById(1)));
+        let c = c.unwrap();
+        assert_eq!((c.reads, c.writes), (41 + 28 + 53 + 1 + 3 * 53 + 5 * 7, 0));
+    }
+
+    #[test]
+    fn invariants_catch_lost_and_fractured_updates() {
+        let t = tables();
+        // A W_YTD increment without its district and history: A1 and A8.
+        let (_, inv) = one_txn(1, |_, tx| {
+            t.warehouse
+                .update(tx, &[Assign::add("W_YTD", 5.0)], &Pred::eq("W_ID", 1));
+            COMMIT
+        });
+        assert_eq!(failing(&inv), ["A1", "A8"]);
+        // An extra line on a delivered order: A4, A6 (A7 looks at the last line by row id).
+        let (_, inv) = one_txn(1, |_, tx| {
+            t.order_line.insert(
+                tx,
+                &[
+                    ("OL_W_ID", Value::Int(1)),
+                    ("OL_D_ID", Value::Int(1)),
+                    ("OL_O_ID", Value::Int(1)),
+                    ("OL_NUMBER", Value::Int(99)),
+                    ("OL_AMOUNT", Value::Real(0.0)),
+                ],
+            );
+            COMMIT
+        });
+        assert_eq!(failing(&inv), ["A4", "A6"]);
+        // A delivered order still in NEW_ORDER, and D_NEXT_O_ID moved without its order.
+        let (_, inv) = one_txn(1, |_, tx| {
+            t.oorder.update(
+                tx,
+                &[Assign::set("O_CARRIER_ID", 3i64)],
+                &eq3("O_W_ID", 1, "O_D_ID", 2, "O_ID", 3),
+            );
+            t.district.update(
+                tx,
+                &[Assign::add("D_NEXT_O_ID", 1i64)],
+                &Pred::eq("D_W_ID", 1).and(Pred::eq("D_ID", 1)),
+            );
+            COMMIT
+        });
+        assert_eq!(failing(&inv), ["A2", "A5", "A7"]);
+        // A customer's balance changed alone: A10 and A12.
+        let (_, inv) = one_txn(1, |_, tx| {
+            t.customer.update(
+                tx,
+                &[Assign::add("C_BALANCE", 1.0)],
+                &eq3("C_W_ID", 1, "C_D_ID", 1, "C_ID", 1),
+            );
+            COMMIT
+        });
+        assert_eq!(failing(&inv), ["A10", "A12"]);
+    }
 
     #[test]
     fn terminals_split_the_districts_like_oltp_bench() {
