@@ -861,6 +861,112 @@ fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{ReadPolicy, Store};
+    use crate::workloads::{counts, Counts};
+
+    /// Loads Wikipedia and runs `steps` as consecutive transactions of one terminal; the
+    /// Table 3 counts of the run and the invariants after it. Every step must commit.
+    #[allow(clippy::type_complexity)]
+    fn run_txns(
+        steps: Vec<Box<dyn FnOnce(&mut WikipediaTerminal, &mut Tx<'_>) -> Step + '_>>,
+    ) -> (Counts, Vec<InvariantCheck>) {
+        let mut store = Store::new(ReadPolicy::Latest).unwrap();
+        Wikipedia.load(&mut store.loader());
+        let s = store.open_session(10);
+        let mut term = WikipediaTerminal::new(Arc::default());
+        for f in steps {
+            let mut tx = store.begin(s);
+            let step = f(&mut term, &mut tx);
+            assert_ne!(step, ROLLBACK);
+            tx.commit();
+        }
+        let c = counts(&store.history("wikipedia").unwrap());
+        (c, Wikipedia.invariants(&mut store.snapshot()))
+    }
+
+    fn holds(inv: &[InvariantCheck]) -> Vec<bool> {
+        inv.iter().map(|i| i.holds).collect()
+    }
+
+    #[test]
+    fn procedures_cost_what_the_spec_says() {
+        let gpa = |term: &mut WikipediaTerminal, tx: &mut Tx<'_>| {
+            term.get_page(tx, None).map_or(ROLLBACK, |_| COMMIT)
+        };
+        let (c, _) = run_txns(vec![Box::new(gpa)]);
+        assert_eq!((c.reads, c.writes), (115, 0));
+        let (c, _) = run_txns(vec![Box::new(|term, tx| {
+            term.get_page_authenticated(tx, 1)
+        })]);
+        assert_eq!((c.reads, c.writes), (137, 0));
+        let (c, inv) = run_txns(vec![Box::new(|term, tx| term.add_watch_list(tx, 1))]);
+        assert_eq!((c.reads, c.writes), (9, 12));
+        assert_eq!(holds(&inv), [true; 3]);
+        let (c, _) = run_txns(vec![Box::new(|term, tx| term.remove_watch_list(tx, 1))]);
+        assert_eq!((c.reads, c.writes), (4, 1));
+        // UpdatePage: A reads the page (115), B writes the edit (26 reads, 60 writes).
+        let (c, inv) = run_txns(vec![
+            Box::new(|term, tx| term.update_page(0, tx)),
+            Box::new(|term, tx| term.update_page(1, tx)),
+        ]);
+        assert_eq!((c.reads, c.writes, c.txns), (115 + 26, 60, 2));
+        assert_eq!(holds(&inv), [true; 3]);
+        // Each edit adds a revision and a text: GetPageAnonymous then costs 15 + 2 more.
+        let (c, _) = run_txns(vec![
+            Box::new(|term, tx| term.update_page(0, tx)),
+            Box::new(|term, tx| term.update_page(1, tx)),
+            Box::new(gpa),
+        ]);
+        assert_eq!(c.reads, 115 + 26 + 132);
+    }
+
+    #[test]
+    fn an_anonymous_edit_updates_no_account_and_a_watched_page_splits_the_edit() {
+        let shared: Arc<Mutex<SharedGenerator>> = Arc::default();
+        shared.lock().unwrap().after_revision_of_text_1 = true;
+        let (c, inv) = run_txns(vec![
+            Box::new(|term, tx| {
+                term.shared = shared.clone();
+                term.update_page(0, tx)
+            }),
+            Box::new(|term, tx| term.update_page(1, tx)),
+        ]);
+        assert_eq!((c.reads, c.writes), (115 + 25, 58));
+        assert_eq!(holds(&inv), [true; 3]);
+        // User 1 watches the page; an anonymous edit notifies them in C and logs in D.
+        let (c, inv) = run_txns(vec![
+            Box::new(|term, tx| term.add_watch_list(tx, 1)),
+            Box::new(|term, tx| {
+                term.shared = shared.clone();
+                term.shared.lock().unwrap().after_revision_of_text_1 = true;
+                term.update_page(0, tx)
+            }),
+            Box::new(|term, tx| term.update_page(1, tx)),
+            Box::new(|term, tx| term.update_page(2, tx)),
+            Box::new(|term, tx| term.update_page(3, tx)),
+        ]);
+        assert_eq!(c.txns, 5);
+        assert_eq!(holds(&inv), [true; 3]);
+    }
+
+    #[test]
+    fn invariants_catch_counts_without_their_rows() {
+        let t = tables();
+        let (_, inv) = run_txns(vec![Box::new(|_, tx| {
+            t.useracct.update(
+                tx,
+                &[Assign::add("user_editcount", 1i64)],
+                &Pred::eq("user_id", 1),
+            );
+            COMMIT
+        })]);
+        assert_eq!(holds(&inv), [false, false, true]);
+        let (_, inv) = run_txns(vec![Box::new(|_, tx| {
+            t.logging.insert(tx, &[("log_user", Value::Int(2))]);
+            COMMIT
+        })]);
+        assert_eq!(holds(&inv), [true, true, false]);
+    }
 
     #[test]
     fn only_an_update_after_an_edit_of_text_1_is_anonymous() {
