@@ -249,3 +249,31 @@ fn random_runs_complete_and_record_every_level() {
         }
     }
 }
+
+#[test]
+fn random_exploration_breaks_invariants() {
+    // MonkeyDB's exploration (random reads at the level) reaches anomalies that break the
+    // invariants: Smallbank's lost updates (A13) and Voter's double votes (A14).
+    for (name, level) in [
+        ("smallbank", Level::Causal),
+        ("voter", Level::Causal),
+        ("voter", Level::ReadCommitted),
+    ] {
+        let failures = (0..20u64)
+            .filter(|&seed| {
+                let config = RunConfig {
+                    policy: ReadPolicy::Random { level, seed },
+                    schedule_seed: seed,
+                    ..RunConfig::paper(1 + seed % 10, Size::Small)
+                };
+                !run(by_name(name).unwrap(), &config)
+                    .unwrap()
+                    .invariants_hold()
+            })
+            .count();
+        assert!(
+            failures > 0,
+            "{name} {level}: no invariant failure in 20 runs"
+        );
+    }
+}
