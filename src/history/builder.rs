@@ -19,6 +19,11 @@ pub enum ReadFrom {
     /// key, a write at its end is implied. If it is the reader's own transaction, the read
     /// observes the own write that precedes it (or, failing that, a later one: a future read).
     Txn(BuilderTxn),
+    /// Exactly this operation: the `index`-th operation (0-based, in the order they were
+    /// added) of transaction `txn`, which must be a write of the read's key. For formats that
+    /// name the exact writing operation (the native JSON format), so that any writer —
+    /// including an intermediate or overwritten write — round-trips exactly.
+    Op(BuilderTxn, u32),
     /// The initial transaction's write of the key.
     Initial,
     /// The input names no writer.
@@ -426,6 +431,12 @@ impl HistoryBuilder {
             }
         }
 
+        // Operations added to each final transaction (they come first in its range).
+        let mut explicit_ops = vec![0u32; txn_total];
+        for op in &self.ops {
+            explicit_ops[final_id[op.txn as usize] as usize] += 1;
+        }
+
         // 5. Resolve reads.
         let mut read_from = vec![NO_WRITER; total_ops];
         let mut unresolved = Vec::new();
@@ -463,6 +474,32 @@ impl HistoryBuilder {
                             } else {
                                 Ok(last_write[&(writer, op.key)])
                             }
+                        }
+                        ReadFrom::Op(w, index) => {
+                            let writer = final_id[w.0 as usize] as usize;
+                            if index >= explicit_ops[writer] {
+                                return Err(self.error(
+                                    op.line,
+                                    format!(
+                                        "read of key {} names operation {index} of a transaction \
+                                         that has {} operations",
+                                        self.key_names[op.key as usize], explicit_ops[writer]
+                                    ),
+                                ));
+                            }
+                            let w = op_count[writer] + index;
+                            let target = &ops[w as usize];
+                            if target.kind != OpKind::Write || target.key != op.key {
+                                return Err(self.error(
+                                    op.line,
+                                    format!(
+                                        "read of key {} names operation {index} of its writer, \
+                                         which is not a write of that key",
+                                        self.key_names[op.key as usize]
+                                    ),
+                                ));
+                            }
+                            Ok(w)
                         }
                         ReadFrom::Initial => Ok(last_write[&(INITIAL_TXN, op.key)]),
                         ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
