@@ -226,10 +226,16 @@ pub fn write_file(history: &History, path: &Path, format: Format) -> Result<(), 
         source,
     };
     let mut file = std::fs::File::create(path).map_err(file_error)?;
-    match write_to(history, format, &mut file) {
+    let result = match write_to(history, format, &mut file) {
         Err(FormatError::Io(e)) => Err(file_error(e)),
         other => other,
+    };
+    if result.is_err() {
+        // Leave no partial file behind.
+        drop(file);
+        let _ = std::fs::remove_file(path);
     }
+    result
 }
 
 /// What writing `history` in `format` would lose without changing which write any read

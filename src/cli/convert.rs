@@ -1,0 +1,43 @@
+//! `isopredict convert IN OUT`: converts a history between formats.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use isopredict::formats::{self, Format};
+
+use super::{read_input, InputFormat};
+
+/// Arguments of `isopredict convert`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The input file (`-` reads standard input).
+    input: PathBuf,
+    /// The output file (`-` writes standard output).
+    output: PathBuf,
+    /// The input format.
+    #[arg(long, value_enum, default_value = "auto")]
+    from: InputFormat,
+    /// The output format [default: from OUT's extension (.json, .isopredict, .plume,
+    /// .awdit), else json].
+    #[arg(long, value_enum)]
+    to: Option<Format>,
+}
+
+/// Converts; prints a `note:` line on standard error for everything the output format
+/// drops. Exit code 0.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (history, _) = read_input(&args.input, args.from.0)?;
+    let to = args
+        .to
+        .or_else(|| Format::from_extension(&args.output))
+        .unwrap_or(Format::Json);
+    for note in formats::conversion_notes(&history, to) {
+        eprintln!("note: {note}");
+    }
+    if args.output == Path::new("-") {
+        formats::write_to(&history, to, &mut std::io::stdout().lock())?;
+    } else {
+        formats::write_file(&history, &args.output, to)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
