@@ -39,14 +39,65 @@ impl BuilderTxn {
     pub const INITIAL: BuilderTxn = BuilderTxn(0);
 }
 
+/// An operation as added, packed into 32 bytes (the builder holds one per operation until
+/// [`HistoryBuilder::build`] lays them out): the value and the [`ReadFrom`] payload are plain
+/// `u64`s with their tags in spare bytes.
 #[derive(Debug, Clone, Copy)]
 struct PendingOp {
     txn: u32,
     key: KeyId,
-    kind: OpKind,
-    value: Option<u64>,
-    from: ReadFrom,
     line: u32,
+    kind: OpKind,
+    has_value: bool,
+    from_tag: u8,
+    value: u64,
+    from_payload: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<PendingOp>() == 32);
+
+impl PendingOp {
+    fn new(
+        txn: BuilderTxn,
+        key: KeyId,
+        kind: OpKind,
+        value: Option<u64>,
+        from: ReadFrom,
+        line: u32,
+    ) -> Self {
+        let (from_tag, from_payload) = match from {
+            ReadFrom::Unknown => (0, 0),
+            ReadFrom::Initial => (1, 0),
+            ReadFrom::Value(v) => (2, v),
+            ReadFrom::Txn(t) => (3, u64::from(t.0)),
+            ReadFrom::Op(t, i) => (4, u64::from(t.0) << 32 | u64::from(i)),
+        };
+        PendingOp {
+            txn: txn.0,
+            key,
+            line,
+            kind,
+            has_value: value.is_some(),
+            from_tag,
+            value: value.unwrap_or(0),
+            from_payload,
+        }
+    }
+
+    fn value(&self) -> Option<u64> {
+        self.has_value.then_some(self.value)
+    }
+
+    fn from(&self) -> ReadFrom {
+        let p = self.from_payload;
+        match self.from_tag {
+            1 => ReadFrom::Initial,
+            2 => ReadFrom::Value(p),
+            3 => ReadFrom::Txn(BuilderTxn(p as u32)),
+            4 => ReadFrom::Op(BuilderTxn((p >> 32) as u32), p as u32),
+            _ => ReadFrom::Unknown,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -218,14 +269,14 @@ impl HistoryBuilder {
 
     /// Appends a write to a transaction ([`BuilderTxn::INITIAL`] for an explicit initial write).
     pub fn write(&mut self, txn: BuilderTxn, key: KeyId, value: Option<u64>, line: u32) {
-        self.ops.push(PendingOp {
-            txn: txn.0,
+        self.ops.push(PendingOp::new(
+            txn,
             key,
-            kind: OpKind::Write,
+            OpKind::Write,
             value,
-            from: ReadFrom::Unknown,
+            ReadFrom::Unknown,
             line,
-        });
+        ));
     }
 
     /// Appends a read to a transaction.
@@ -237,14 +288,8 @@ impl HistoryBuilder {
         from: ReadFrom,
         line: u32,
     ) {
-        self.ops.push(PendingOp {
-            txn: txn.0,
-            key,
-            kind: OpKind::Read,
-            value,
-            from,
-            line,
-        });
+        self.ops
+            .push(PendingOp::new(txn, key, OpKind::Read, value, from, line));
     }
 
     /// Number of operations added so far.
@@ -260,7 +305,7 @@ impl HistoryBuilder {
     ///
     /// Errors: two writes of one value to one key (unless allowed), a write of the declared
     /// initial value, timestamps whose start is after their commit.
-    pub fn build(self) -> Result<History, InputError> {
+    pub fn build(mut self) -> Result<History, InputError> {
         let txn_total = self.txns.len();
         if txn_total > (u32::MAX - 1) as usize || self.ops.len() > (u32::MAX - 1) as usize / 2 {
             return Err(self.error(
@@ -313,7 +358,7 @@ impl HistoryBuilder {
         }
         let mut implied: Vec<(u32, KeyId, u32)> = Vec::new(); // (final txn, key, line)
         for op in &self.ops {
-            if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, op.from) {
+            if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, op.from()) {
                 let writer = final_id[w.0 as usize];
                 if writer != INITIAL_TXN && writes_key.insert((writer, op.key), ()).is_none() {
                     implied.push((writer, op.key, 0));
@@ -361,11 +406,15 @@ impl HistoryBuilder {
                 kind: op.kind,
                 key: op.key,
                 txn: t,
-                value: op.value,
+                value: op.value(),
                 line: op.line,
             };
-            from[slot] = op.from;
+            from[slot] = op.from();
         }
+        // Operations added to each final transaction (they come first in its range).
+        let explicit_ops: Vec<u32> = (0..txn_total).map(|t| cursor[t] - op_count[t]).collect();
+        // The pending operations are laid out; free them before building the indexes.
+        drop(std::mem::take(&mut self.ops));
         for &(t, key, line) in &implied {
             let slot = cursor[t as usize] as usize;
             cursor[t as usize] += 1;
@@ -429,12 +478,6 @@ impl HistoryBuilder {
             } else {
                 by_value.insert((op.key, v), i as OpId);
             }
-        }
-
-        // Operations added to each final transaction (they come first in its range).
-        let mut explicit_ops = vec![0u32; txn_total];
-        for op in &self.ops {
-            explicit_ops[final_id[op.txn as usize] as usize] += 1;
         }
 
         // 5. Resolve reads.
@@ -511,6 +554,9 @@ impl HistoryBuilder {
                 }
             }
         }
+
+        // The resolution indexes are done with; free them before building the others.
+        drop((from, writes_key, last_write, by_value, duplicated, own_last));
 
         // 6. Sessions, transactions, timestamps.
         let sessions: Vec<Session> = (0..session_total)
