@@ -27,7 +27,8 @@
 //!
 //! Writing emits the explicit initial writes, then whole transactions in an order that
 //! respects session order and puts writers before their readers where possible (ties follow
-//! the input's line order, so a trace reads back and writes out unchanged).
+//! commit timestamps, then the input's line order, so a trace reads back and writes out
+//! unchanged).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -372,12 +373,15 @@ fn check_reads(h: &History, written: &[bool]) -> Result<(), FormatError> {
 }
 
 /// The order to write transactions in: session order always; writers before readers and
-/// sessions by their first transaction where possible; ties by first input line, then id.
+/// sessions by their first transaction where possible; otherwise by commit timestamp, first
+/// input line, then id (so a trace read from a file writes back in its own order).
 fn write_order(h: &History, written: &[bool]) -> Vec<TxnId> {
     let n = h.txn_count();
-    let priority = |t: TxnId| -> (u32, TxnId) {
+    // Commit timestamp (when known), then first input line (when known), then id.
+    let priority = |t: TxnId| -> (u64, u32, TxnId) {
+        let commit = h.timestamps(t).map_or(u64::MAX, |ts| ts.commit);
         let line = h.txn_ops(t).first().map_or(0, |o| o.line);
-        (if line == 0 { u32::MAX } else { line }, t)
+        (commit, if line == 0 { u32::MAX } else { line }, t)
     };
     let mut successors: Vec<Vec<TxnId>> = vec![Vec::new(); n];
     let mut indegree = vec![0u32; n];
@@ -429,12 +433,12 @@ fn write_order(h: &History, written: &[bool]) -> Vec<TxnId> {
     let mut order = Vec::with_capacity(total);
     while order.len() < total {
         let t = match heap.pop() {
-            Some(Reverse((_, t))) if emitted[t as usize] => continue,
-            Some(Reverse((_, t))) => t,
+            Some(Reverse((_, _, t))) if emitted[t as usize] => continue,
+            Some(Reverse((_, _, t))) => t,
             None => {
                 // A write–read cycle: emit the best session head whose session order (and
                 // session-first order) is satisfied, ignoring its write–read predecessors.
-                let mut best: Option<(u32, TxnId)> = None;
+                let mut best: Option<(u64, u32, TxnId)> = None;
                 for (k, txns) in sessions.iter().enumerate() {
                     let Some(&head) = txns.get(cursor[k]) else {
                         continue;
@@ -449,7 +453,7 @@ fn write_order(h: &History, written: &[bool]) -> Vec<TxnId> {
                     }
                 }
                 match best {
-                    Some((_, t)) => t,
+                    Some((_, _, t)) => t,
                     None => break, // unreachable: the lowest unfinished session qualifies
                 }
             }
@@ -645,6 +649,43 @@ CONTAINS[5] in Set[7] From(9, 1) Txn(8, 1)
         let expected = TRACE.replace("DELETE[5] from", "INSERT[5] to");
         assert_eq!(String::from_utf8(out).unwrap(), expected);
         assert!(notes(&h).is_empty());
+    }
+
+    #[test]
+    fn write_read_cycles_use_forward_references() {
+        let awdit = b"r 1 1\n-----\nw 0 0\n=====\nr 0 0\n-----\nw 1 1\n";
+        let h = crate::formats::awdit::read(awdit, "a").unwrap();
+        let mut out = Vec::new();
+        write(&h, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out.clone()).unwrap(),
+            "READ KEY[1] Txn(1, 0) From(2, 1)\nWRITE KEY[0] Txn(1, 1)\n\
+             READ KEY[0] Txn(2, 0) From(1, 1)\nWRITE KEY[1] Txn(2, 1)\n"
+        );
+        h.same_content(&read(&out, "t").unwrap()).unwrap();
+    }
+
+    #[test]
+    fn order_follows_commit_timestamps() {
+        use crate::history::Timestamps;
+        let mut b = HistoryBuilder::new("ts");
+        let x = b.key("x");
+        let s1 = b.session(Some(1));
+        let s2 = b.session(Some(2));
+        let t1 = b.begin(s1, None);
+        let t2 = b.begin(s1, None);
+        let t3 = b.begin(s2, None);
+        for (t, commit) in [(t1, 1), (t2, 9), (t3, 5)] {
+            b.write(t, x, None, 0);
+            b.set_timestamps(t, Timestamps { start: 0, commit });
+        }
+        let h = b.build().unwrap();
+        let mut out = Vec::new();
+        write(&h, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "WRITE KEY[x] Txn(1, 0)\nWRITE KEY[x] Txn(2, 0)\nWRITE KEY[x] Txn(1, 1)\n"
+        );
     }
 
     #[test]
