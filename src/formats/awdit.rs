@@ -190,8 +190,11 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
 /// What writing `h` in the AWDIT test format drops (see [`super::conversion_notes`]).
 pub(crate) fn notes(h: &History) -> Vec<String> {
     let mut notes = Vec::new();
-    if !common::integer_keys(h).1 {
-        notes.push("awdit keys are integers; keys are replaced by their numbers 0, 1, …".into());
+    let renamed = common::integer_keys(h).1;
+    if renamed > 0 {
+        notes.push(format!(
+            "awdit keys are integers; {renamed} key name(s) that are not get unused numbers"
+        ));
     }
     if let Ok(plan) = common::plan_values(h, InitialValues::Unique) {
         notes.extend(common::values_note(h, plan.synthesized, "awdit"));

@@ -54,14 +54,29 @@ pub(crate) fn txn_ids(
     ids
 }
 
-/// Integer names of the keys: their own names when all are canonical `u64`s (`true`), else
-/// their [`KeyId`]s (`false`).
-pub(crate) fn integer_keys(h: &History) -> (Vec<u64>, bool) {
-    let own: Option<Vec<u64>> = h.key_names().iter().map(|n| canonical_u64(n)).collect();
-    match own {
-        Some(keys) => (keys, true),
-        None => ((0..h.key_count() as u64).collect(), false),
+/// Integer names of the keys: a key named by a canonical `u64` keeps it; the others get the
+/// smallest numbers no key is named by. Returns the numbers and how many keys were renamed.
+pub(crate) fn integer_keys(h: &History) -> (Vec<u64>, usize) {
+    let own: Vec<Option<u64>> = h.key_names().iter().map(|n| canonical_u64(n)).collect();
+    let renamed = own.iter().filter(|k| k.is_none()).count();
+    if renamed == 0 {
+        return (own.into_iter().flatten().collect(), 0);
     }
+    let used: FxHashSet<u64> = own.iter().flatten().copied().collect();
+    let mut next = 0u64;
+    let keys = own
+        .into_iter()
+        .map(|k| {
+            k.unwrap_or_else(|| {
+                while used.contains(&next) {
+                    next += 1;
+                }
+                next += 1;
+                next - 1
+            })
+        })
+        .collect();
+    (keys, renamed)
 }
 
 /// How the initial transaction's writes get values.
@@ -264,4 +279,20 @@ pub(crate) fn committed_read_of_aborted(h: &History) -> Option<(u32, TxnId)> {
         let w = h.writer_txn(i as u32)?;
         (w != op.txn && !h.txn(w).is_committed()).then_some((i as u32, w))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::HistoryBuilder;
+
+    #[test]
+    fn integer_keys_rename_only_what_they_must() {
+        let mut b = HistoryBuilder::new("k");
+        for name in ["1", "Set(3:4)", "0", "x", "007"] {
+            b.key(name);
+        }
+        let h = b.build().unwrap();
+        assert_eq!(integer_keys(&h), (vec![1, 2, 0, 3, 4], 3));
+    }
 }
