@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use isopredict::formats::{self, Format};
+use isopredict::formats::{self, Format, FormatError};
 
 use super::{read_input, InputFormat};
 
@@ -23,21 +23,26 @@ pub struct Args {
     to: Option<Format>,
 }
 
-/// Converts; prints a `note:` line on standard error for everything the output format
-/// drops. Exit code 0.
+/// Converts, then prints a `note:` line on standard error for everything the output format
+/// dropped. Exit code 0.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (history, _) = read_input(&args.input, args.from.0)?;
     let to = args
         .to
         .or_else(|| Format::from_extension(&args.output))
         .unwrap_or(Format::Json);
+    let written = if args.output == Path::new("-") {
+        match formats::write_to(&history, to, &mut std::io::stdout().lock()) {
+            // The reader went away (`| head`): not an error of ours.
+            Err(FormatError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    } else {
+        formats::write_file(&history, &args.output, to)
+    };
+    written?;
     for note in formats::conversion_notes(&history, to) {
         eprintln!("note: {note}");
-    }
-    if args.output == Path::new("-") {
-        formats::write_to(&history, to, &mut std::io::stdout().lock())?;
-    } else {
-        formats::write_file(&history, &args.output, to)?;
     }
     Ok(ExitCode::SUCCESS)
 }

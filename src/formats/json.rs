@@ -24,7 +24,7 @@
 //! }
 //! ```
 //!
-//! - `keys` lists every key name (in [`KeyId`](crate::history::KeyId) order); operations name
+//! - `keys` lists every key name (in [`KeyId`] order); operations name
 //!   keys by name.
 //! - Transactions are numbered `t` = 1, 2, … in file order (session by session); 0 is the
 //!   initial transaction. `t` is optional when reading, and checked when present.

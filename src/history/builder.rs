@@ -30,7 +30,7 @@ pub enum ReadFrom {
     Unknown,
 }
 
-/// A transaction while the history is being built (not yet its final [`TxnId`]).
+/// A transaction while the history is being built (not yet its final [`TxnId`](super::TxnId)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BuilderTxn(u32);
 
