@@ -399,3 +399,29 @@ fn replaying_the_artifacts_traces_reproduces_them_exactly() {
         assert_eq!(shape(&ours).0, shape(&text).0, "{file}: initial state");
     }
 }
+
+#[test]
+fn the_store_trace_reads_back_as_the_recorded_history() {
+    // The store's MonkeyDB-style log, parsed by the IsoPredict format reader, is the history
+    // the store recorded (random runs, so reads have varied writers).
+    for w in all() {
+        for level in [Level::Causal, Level::ReadCommitted] {
+            let r = run(
+                w,
+                &RunConfig {
+                    policy: ReadPolicy::Random { level, seed: 11 },
+                    ..RunConfig::paper(2, Size::Large)
+                },
+            )
+            .unwrap();
+            let parsed =
+                isopredict::formats::read_str(&trace_of(&r), "trace", Some(Format::IsoPredict))
+                    .unwrap();
+            assert!(
+                by_external_ids(&parsed) == by_external_ids(&r.history),
+                "{} {level}",
+                w.name()
+            );
+        }
+    }
+}
