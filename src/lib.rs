@@ -10,6 +10,7 @@
 //! - [`history`]: the data model and its validating builder.
 //! - [`error`]: input errors that name the file, the line and the problem.
 //! - [`check`]: isolation levels and the checkers.
+//! - [`formats`]: reading, writing and detecting history formats.
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
 
@@ -17,6 +18,7 @@
 
 pub mod check;
 pub mod error;
+pub mod formats;
 pub mod history;
 pub mod store;
 pub mod workloads;

@@ -12,6 +12,25 @@
 //!   [`Store::write_trace`] (the IsoPredict trace format), [`Store::commit_order`].
 //! - [`Table`]: MonkeyDB's relational layer (key layout and statement translation), so runs
 //!   have the paper's trace shape; [`StableHasher`] derives MonkeyDB's exact keys.
+//!
+//! ```
+//! use isopredict::store::{KvRead, KvWrite, ReadPolicy, Store, Value};
+//! let mut store = Store::new(ReadPolicy::Latest).unwrap();
+//! store.loader().put(42, Value::Int(100)); // initial state
+//! let alice = store.open_session(1);
+//! let bob = store.open_session(2);
+//! for (s, amount) in [(alice, 50), (bob, 60)] {
+//!     let mut tx = store.begin(s); // one transaction at a time
+//!     let balance = tx.get(42).and_then(|v| v.as_i64()).unwrap_or(0);
+//!     tx.put(42, Value::Int(balance + amount));
+//!     tx.commit();
+//! }
+//! let history = store.history("deposits").unwrap();
+//! assert_eq!(history.txn_count(), 3);
+//! let mut trace = Vec::new();
+//! store.write_trace(&mut trace).unwrap();
+//! assert!(String::from_utf8(trace).unwrap().contains("READ KEY[42] Txn(2, 0) From(1, 0)"));
+//! ```
 
 mod access;
 mod causal;

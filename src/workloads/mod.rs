@@ -11,6 +11,50 @@
 //!   terminal t draws its procedure types from `Random(N·10000 + t)`.
 //! - [`counts`]: the paper's Table 3 counting (reads, writes, transactions).
 //! - [`validate`]: replay a predicted history and decide Validated / Diverged.
+//!
+//! A workload of your own (docs/workloads.md, "Writing a workload"):
+//!
+//! ```
+//! use isopredict::store::{Assign, Loader, Outcome, Pred, Projection, Snapshot, Table, Tx, Value};
+//! use isopredict::workloads::{run, InvariantCheck, Procedure, RunConfig, Size, Step, Terminal, Workload};
+//!
+//! struct Bank;
+//! const PROCS: &[Procedure] = &[Procedure { name: "Deposit", weight: 100 }];
+//! fn accounts() -> Table {
+//!     Table::new("ACCOUNTS", &["id", "bal"], Some(&["id"]))
+//! }
+//! impl Workload for Bank {
+//!     fn name(&self) -> &'static str { "bank" }
+//!     fn procedures(&self) -> &'static [Procedure] { PROCS }
+//!     fn first_session(&self) -> u64 { 1 }
+//!     fn load(&self, l: &mut Loader<'_>) {
+//!         let t = accounts();
+//!         t.create(l);
+//!         t.insert(l, &[("id", Value::Int(0)), ("bal", Value::Real(100.0))]);
+//!     }
+//!     fn terminal(&self, _id: usize) -> Box<dyn Terminal> { Box::new(Teller(accounts())) }
+//!     fn invariants(&self, s: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
+//!         let rows = accounts().select(s, Projection::Columns(&["bal"]), &Pred::All);
+//!         let ok = rows.iter().all(|r| r[0].as_f64().unwrap_or(0.0) >= 0.0);
+//!         vec![InvariantCheck { id: "B1", description: "no negative balance", holds: ok,
+//!                               detail: String::new() }]
+//!     }
+//! }
+//! struct Teller(Table);
+//! impl Terminal for Teller {
+//!     fn run(&mut self, _procedure: usize, _step: u32, tx: &mut Tx<'_>) -> Step {
+//!         let bal = self.0.select(tx, Projection::Columns(&["bal"]), &Pred::eq("id", 0));
+//!         if bal.is_empty() {
+//!             return Step::Done(Outcome::Rollback);
+//!         }
+//!         self.0.update(tx, &[Assign::add("bal", 10.0)], &Pred::eq("id", 0));
+//!         Step::Done(Outcome::Commit)
+//!     }
+//! }
+//! let r = run(&Bank, &RunConfig::paper(1, Size::Small)).unwrap();
+//! assert!(r.invariants_hold());
+//! assert_eq!(isopredict::workloads::counts(&r.history).txns, 12);
+//! ```
 
 mod counts;
 mod distributions;

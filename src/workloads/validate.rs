@@ -244,3 +244,97 @@ pub fn serializable_by_prefixes(history: &History, max_states: usize) -> Option<
         stack.push(0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{OpKind, INITIAL_TXN};
+    use crate::store::{KvRead, KvWrite, SplitMix64, Store, Value};
+
+    /// Serializability by trying every order of the committed transactions.
+    fn serializable_brute_force(h: &History) -> bool {
+        let txns: Vec<TxnId> = h.committed_txns().filter(|&t| t != INITIAL_TXN).collect();
+        fn permute(h: &History, rest: &mut Vec<TxnId>, order: &mut Vec<TxnId>) -> bool {
+            if rest.is_empty() {
+                return valid(h, order);
+            }
+            for i in 0..rest.len() {
+                let t = rest.remove(i);
+                order.push(t);
+                if permute(h, rest, order) {
+                    return true;
+                }
+                order.pop();
+                rest.insert(i, t);
+            }
+            false
+        }
+        fn valid(h: &History, order: &[TxnId]) -> bool {
+            let pos = |t: TxnId| order.iter().position(|&u| u == t).unwrap();
+            for &t in order {
+                if let Some(p) = h.so_predecessor(t) {
+                    if p != INITIAL_TXN && pos(p) > pos(t) {
+                        return false;
+                    }
+                }
+                for op in h.txn(t).ops() {
+                    let o = h.op(op);
+                    if o.kind != OpKind::Read || h.is_internal_read(op) {
+                        continue;
+                    }
+                    let w = h.writer_txn(op).unwrap();
+                    let last = order[..pos(t)]
+                        .iter()
+                        .rev()
+                        .find(|&&u| h.keys_written(u).contains(&o.key))
+                        .copied()
+                        .unwrap_or(INITIAL_TXN);
+                    if last != w {
+                        return false;
+                    }
+                }
+            }
+            true
+        }
+        permute(h, &mut txns.clone(), &mut Vec::new())
+    }
+
+    #[test]
+    fn prefix_search_agrees_with_brute_force() {
+        let (mut yes, mut no) = (0, 0);
+        for seed in 0..300u64 {
+            let mut store = Store::new(crate::store::ReadPolicy::Random {
+                level: Level::ReadCommitted,
+                seed,
+            })
+            .unwrap();
+            let sessions: Vec<_> = (0..3).map(|s| store.open_session(s)).collect();
+            let mut rng = SplitMix64::new(seed);
+            for _ in 0..6 {
+                let mut tx = store.begin(sessions[rng.below(3)]);
+                for _ in 0..1 + rng.below(3) {
+                    let key = rng.below(3) as u64;
+                    if rng.below(2) == 0 {
+                        tx.get(key);
+                    } else {
+                        tx.put(key, Value::Int(1));
+                    }
+                }
+                tx.commit();
+            }
+            let h = store.history("random").unwrap();
+            let expected = serializable_brute_force(&h);
+            assert_eq!(
+                serializable_by_prefixes(&h, 1_000_000),
+                Some(expected),
+                "seed {seed}"
+            );
+            if expected {
+                yes += 1;
+            } else {
+                no += 1;
+            }
+        }
+        assert!(yes > 10 && no > 10, "{yes} serializable, {no} not");
+    }
+}
