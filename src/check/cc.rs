@@ -1,0 +1,152 @@
+//! Causal consistency saturation: AWDIT (Møldrup & Pavlogiannis, PLDI'25) §3.3, Algorithm 3
+//! "CheckCC" with "ComputeHB", O(n·k); the axiom is Biswas & Enea's Causal (OOPSLA'19 Fig. 2):
+//!
+//! t1 ≠ t2 ∧ t1 →wr_x t3 ∧ t2 writes x ∧ t2 →(so ∪ wr)⁺ t3 ⇒ t2 →co t1.
+//!
+//! Happens-before vector clocks are computed in a topological order of so ∪ wr (which must be
+//! acyclic: a cycle is a CyclicCO). A clock holds, per session, the latest transaction that
+//! happens before (or is) its owner; ids are session-contiguous, so a clock entry is a
+//! transaction id and the join is an integer max. The writer itself is joined into the
+//! reader's clock (the off-by-one of the paper's pseudocode; AWDIT's artifact does the same).
+//!
+//! For each external read of x from t1 in t3 and each session s′, only the so-latest writer t2
+//! of x in s′ that happens before t3 needs an edge t2 → t1 (its session predecessors follow
+//! by so). We look it up by binary search in the key's writer list, and only in the sessions
+//! where t3's clock is ahead of t1's: elsewhere t2 happens before t1 and the edge is implied.
+//! A clock is kept only while some reader of its transaction has not been processed, so the
+//! memory is the number of live clocks times k (AWDIT §5 frees clocks the same way).
+
+use super::graph::{CommitGraph, EdgeList, SESSION_ORDER};
+use super::read_consistency::NONE;
+use crate::history::{History, OpId, TxnId, INITIAL_TXN};
+
+/// Adds to `out` the edges t2 → t1 (cause: t3's read of x from t1) that saturate the commit
+/// order for Causal consistency. `order` is a complete topological order of so ∪ wr.
+pub(crate) fn saturate(
+    history: &History,
+    external_writer: &[TxnId],
+    graph: &CommitGraph,
+    order: &[TxnId],
+    out: &mut EdgeList,
+) {
+    let k = history.sessions().len();
+    let n = history.txn_count();
+    let txns = history.txns();
+    let ops = history.ops();
+    let session_start: Vec<TxnId> = history.sessions().iter().map(|s| s.txns().start).collect();
+
+    // Readers still to be processed, per writer (one per distinct reader transaction).
+    let mut pending = vec![0u32; n];
+    for (v, count) in pending.iter_mut().enumerate() {
+        let (_, causes) = graph.base_edges(v as TxnId);
+        *count = causes.iter().filter(|&&c| c != SESSION_ORDER).count() as u32;
+    }
+    let mut session_clock = vec![0u32; k * k];
+    let mut slot_of = vec![NONE; n];
+    let mut pool: Vec<u32> = Vec::new();
+    let mut free: Vec<u32> = Vec::new();
+    let zeros = vec![0u32; k];
+    let mut clock = vec![0u32; k];
+    let mut reads: Vec<(TxnId, OpId)> = Vec::new();
+    let mut ahead: Vec<u32> = Vec::new();
+    let mut key_stamp = vec![NONE; history.key_count()];
+    let mut key_writer = vec![NONE; history.key_count()];
+
+    for &t3 in order {
+        let txn = &txns[t3 as usize];
+        if t3 == INITIAL_TXN || !txn.is_committed() {
+            continue;
+        }
+        let s = txn.session as usize;
+        clock.copy_from_slice(&session_clock[s * k..(s + 1) * k]);
+        reads.clear();
+        for op in txn.ops() {
+            let w = external_writer[op as usize];
+            if w != NONE {
+                reads.push((w, op));
+            }
+        }
+        reads.sort_unstable();
+        // HB_t3 = HB of its session predecessor ⊔ the clocks of its writers (writer included).
+        let mut previous = NONE;
+        for &(w, _) in &reads {
+            if w != previous && w != INITIAL_TXN {
+                let slot = slot_of[w as usize] as usize;
+                for (c, &v) in clock.iter_mut().zip(&pool[slot * k..(slot + 1) * k]) {
+                    *c = (*c).max(v);
+                }
+            }
+            previous = w;
+        }
+        // Saturation, one group of reads per writer t1.
+        let mut i = 0;
+        while i < reads.len() {
+            let t1 = reads[i].0;
+            let mut end = i;
+            while end < reads.len() && reads[end].0 == t1 {
+                end += 1;
+            }
+            let t1_clock: &[u32] = if t1 == INITIAL_TXN {
+                &zeros
+            } else {
+                let slot = slot_of[t1 as usize] as usize;
+                &pool[slot * k..(slot + 1) * k]
+            };
+            ahead.clear();
+            ahead.extend((0..k as u32).filter(|&s2| clock[s2 as usize] > t1_clock[s2 as usize]));
+            if !ahead.is_empty() {
+                for &(_, op) in &reads[i..end] {
+                    let x = ops[op as usize].key as usize;
+                    if key_stamp[x] == t3 && key_writer[x] == t1 {
+                        continue; // already handled this key from this writer
+                    }
+                    key_stamp[x] = t3;
+                    key_writer[x] = t1;
+                    let writers = history.writers_of(x as u32);
+                    for &s2 in &ahead {
+                        let (hi, lo) = (clock[s2 as usize], t1_clock[s2 as usize]);
+                        let floor = lo.max(session_start[s2 as usize].saturating_sub(1));
+                        let mut j = writers.partition_point(|&w| w <= hi);
+                        while j > 0 {
+                            let t2 = writers[j - 1];
+                            if t2 <= floor {
+                                break;
+                            }
+                            if txns[t2 as usize].is_committed() {
+                                out.push(t2, t1, op);
+                                break;
+                            }
+                            j -= 1;
+                        }
+                    }
+                }
+            }
+            i = end;
+        }
+        // Release the clocks of writers whose readers are all processed.
+        let mut previous = NONE;
+        for &(w, _) in &reads {
+            if w != previous && w != INITIAL_TXN {
+                pending[w as usize] -= 1;
+                if pending[w as usize] == 0 {
+                    free.push(slot_of[w as usize]);
+                    slot_of[w as usize] = NONE;
+                }
+            }
+            previous = w;
+        }
+        clock[s] = t3;
+        session_clock[s * k..(s + 1) * k].copy_from_slice(&clock);
+        if pending[t3 as usize] > 0 {
+            let slot = match free.pop() {
+                Some(slot) => slot,
+                None => {
+                    pool.extend_from_slice(&zeros);
+                    (pool.len() / k - 1) as u32
+                }
+            };
+            slot_of[t3 as usize] = slot;
+            pool[slot as usize * k..(slot as usize + 1) * k].copy_from_slice(&clock);
+        }
+    }
+}
