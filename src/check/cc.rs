@@ -11,14 +11,20 @@
 //!
 //! For each external read of x from t1 in t3 and each session s′, only the so-latest writer t2
 //! of x in s′ that happens before t3 needs an edge t2 → t1 (its session predecessors follow
-//! by so). We look it up by binary search in the key's writer list, and only in the sessions
-//! where t3's clock is ahead of t1's: elsewhere t2 happens before t1 and the edge is implied.
+//! by so), and only if it does not happen before t1 already (then the edge is implied). The
+//! key's writer list is sorted by id, hence grouped by session in session order: a short list
+//! is scanned backwards once; a long one is binary searched in each session where t3's clock
+//! is ahead of t1's.
 //! A clock is kept only while some reader of its transaction has not been processed, so the
 //! memory is the number of live clocks times k (AWDIT §5 frees clocks the same way).
 
 use super::graph::{CommitGraph, EdgeList, SESSION_ORDER};
 use super::read_consistency::NONE;
 use crate::history::{History, OpId, TxnId, INITIAL_TXN};
+
+/// A key with at most this many writers per session is scanned linearly instead of binary
+/// searched session by session.
+const LINEAR_SCAN_FACTOR: usize = 4;
 
 /// Adds to `out` the edges t2 → t1 (cause: t3's read of x from t1) that saturate the commit
 /// order for Causal consistency. `order` is a complete topological order of so ∪ wr.
@@ -51,6 +57,35 @@ pub(crate) fn saturate(
     let mut ahead: Vec<u32> = Vec::new();
     let mut key_stamp = vec![NONE; history.key_count()];
     let mut key_writer = vec![NONE; history.key_count()];
+    // Session of each committed transaction; NONE for aborted ones and the initial one.
+    let session_of: Vec<u32> = txns
+        .iter()
+        .enumerate()
+        .map(|(t, txn)| {
+            if t as TxnId != INITIAL_TXN && txn.is_committed() {
+                txn.session
+            } else {
+                NONE
+            }
+        })
+        .collect();
+    // Per key, its committed writers other than the initial transaction, with their sessions,
+    // ascending (a compact copy of `History::writers_of` for the backward scans).
+    let mut writer_offsets = Vec::with_capacity(history.key_count() + 1);
+    let mut writer_list: Vec<(TxnId, u32)> = Vec::new();
+    writer_offsets.push(0usize);
+    for x in 0..history.key_count() {
+        writer_list.extend(
+            history
+                .writers_of(x as u32)
+                .iter()
+                .filter(|&&w| session_of[w as usize] != NONE)
+                .map(|&w| (w, session_of[w as usize])),
+        );
+        writer_offsets.push(writer_list.len());
+    }
+    let mut done = vec![0u32; k];
+    let mut done_mark = 0u32;
 
     for &t3 in order {
         let txn = &txns[t3 as usize];
@@ -93,31 +128,47 @@ pub(crate) fn saturate(
                 &pool[slot * k..(slot + 1) * k]
             };
             ahead.clear();
-            ahead.extend((0..k as u32).filter(|&s2| clock[s2 as usize] > t1_clock[s2 as usize]));
-            if !ahead.is_empty() {
-                for &(_, op) in &reads[i..end] {
-                    let x = ops[op as usize].key as usize;
-                    if key_stamp[x] == t3 && key_writer[x] == t1 {
-                        continue; // already handled this key from this writer
+            let mut ahead_known = false;
+            for &(_, op) in &reads[i..end] {
+                let x = ops[op as usize].key as usize;
+                if key_stamp[x] == t3 && key_writer[x] == t1 {
+                    continue; // already handled this key from this writer
+                }
+                key_stamp[x] = t3;
+                key_writer[x] = t1;
+                let writers = &writer_list[writer_offsets[x]..writer_offsets[x + 1]];
+                if writers.len() <= LINEAR_SCAN_FACTOR * k {
+                    // Few writers: one backward scan finds, per session, the latest writer
+                    // that happens before t3.
+                    done_mark = done_mark.wrapping_add(1);
+                    if done_mark == 0 {
+                        done.fill(0);
+                        done_mark = 1;
                     }
-                    key_stamp[x] = t3;
-                    key_writer[x] = t1;
-                    let writers = history.writers_of(x as u32);
-                    for &s2 in &ahead {
-                        let (hi, lo) = (clock[s2 as usize], t1_clock[s2 as usize]);
-                        let floor = lo.max(session_start[s2 as usize].saturating_sub(1));
-                        let mut j = writers.partition_point(|&w| w <= hi);
-                        while j > 0 {
-                            let t2 = writers[j - 1];
-                            if t2 <= floor {
-                                break;
-                            }
-                            if txns[t2 as usize].is_committed() {
-                                out.push(t2, t1, op);
-                                break;
-                            }
-                            j -= 1;
+                    for &(t2, s2) in writers.iter().rev() {
+                        if done[s2 as usize] == done_mark || t2 > clock[s2 as usize] {
+                            continue;
                         }
+                        done[s2 as usize] = done_mark;
+                        if t2 > t1_clock[s2 as usize] {
+                            out.push(t2, t1, op);
+                        }
+                    }
+                    continue;
+                }
+                // Many writers: binary search in each session where t3 knows more than t1.
+                if !ahead_known {
+                    ahead.extend(
+                        (0..k as u32).filter(|&s2| clock[s2 as usize] > t1_clock[s2 as usize]),
+                    );
+                    ahead_known = true;
+                }
+                for &s2 in &ahead {
+                    let (hi, lo) = (clock[s2 as usize], t1_clock[s2 as usize]);
+                    let floor = lo.max(session_start[s2 as usize].saturating_sub(1));
+                    let j = writers.partition_point(|&(w, _)| w <= hi);
+                    if j > 0 && writers[j - 1].0 > floor {
+                        out.push(writers[j - 1].0, t1, op);
                     }
                 }
             }
