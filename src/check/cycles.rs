@@ -26,12 +26,25 @@ use super::read_consistency::NONE;
 use super::scc::{components, Components};
 use crate::history::{History, TxnId};
 
-/// Most clock entries (transactions × sessions) computed to find a CO pattern in one component.
-const CLOCK_BUDGET: usize = 1 << 24;
-/// Edge visits spent on shortest-cycle searches from further start nodes in one component.
-const BFS_BUDGET: usize = 1 << 22;
-/// Candidate instances classified per component.
-const CANDIDATE_BUDGET: usize = 256;
+/// Bounds on the work spent explaining one component.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budgets {
+    /// Most clock entries (transactions × sessions) computed to find a CO pattern.
+    pub clock_entries: usize,
+    /// Edge visits spent on shortest-cycle searches from further start nodes.
+    pub bfs_edge_visits: usize,
+    /// Candidate instances classified.
+    pub candidates: usize,
+}
+
+impl Budgets {
+    /// The bounds `check` uses.
+    pub const DEFAULT: Budgets = Budgets {
+        clock_entries: 1 << 24,
+        bfs_edge_visits: 1 << 22,
+        candidates: 256,
+    };
+}
 
 /// A cycle, each inferred edge with the instance that inferred it.
 #[derive(Debug, Clone)]
@@ -56,6 +69,7 @@ pub(crate) fn analyze(
     external_writer: &[TxnId],
     graph: &CommitGraph,
     max_cycles: usize,
+    budgets: Budgets,
 ) -> Analysis {
     let (order, complete) = graph.topological_order(false);
     if complete {
@@ -108,6 +122,7 @@ pub(crate) fn analyze(
             &mut search,
             &all,
             cid as u32,
+            budgets,
         ));
     }
     Analysis {
@@ -124,10 +139,18 @@ fn explain_component(
     search: &mut Search,
     comps: &Components,
     cid: u32,
+    budgets: Budgets,
 ) -> FoundCycle {
     let graph = search.graph;
     let members = &comps.members[cid as usize];
-    let reach = CausalReach::compute(history, graph, comps, cid, &mut search.local);
+    let reach = CausalReach::compute(
+        history,
+        graph,
+        comps,
+        cid,
+        &mut search.local,
+        budgets.clock_entries,
+    );
 
     // A CO pattern: an inferred edge t2 → t1 with t1 →(so ∪ wr)⁺ t2.
     if let Some(reach) = &reach {
@@ -148,7 +171,7 @@ fn explain_component(
                     best = Some((e, instance));
                 }
                 classified += 1;
-                if instance.anomaly == Anomaly::NonMonoReadCo || classified >= CANDIDATE_BUDGET {
+                if instance.anomaly == Anomaly::NonMonoReadCo || classified >= budgets.candidates {
                     break 'members;
                 }
             }
@@ -170,7 +193,7 @@ fn explain_component(
     // Otherwise a shortest cycle; its instances are CM patterns (unless the clocks were too
     // large to compute and the cycle happens to have a single inferred edge).
     let cycle = search
-        .shortest_cycle(comps, cid, false, BFS_BUDGET)
+        .shortest_cycle(comps, cid, false, budgets.bfs_edge_visits)
         .expect("a strongly connected component has a cycle");
     let inferred = cycle.iter().filter(|e| e.inferred).count();
     let mut edges: Vec<(Edge, Option<Instance>)> = cycle
@@ -219,6 +242,7 @@ impl CausalReach {
         comps: &Components,
         cid: u32,
         local: &mut [u32],
+        budget: usize,
     ) -> Option<CausalReach> {
         let members = &comps.members[cid as usize];
         let mut sessions: FxHashMap<u32, u32> = FxHashMap::default();
@@ -229,7 +253,7 @@ impl CausalReach {
             local[v as usize] = i as u32;
         }
         let width = sessions.len();
-        if members.len().saturating_mul(width) > CLOCK_BUDGET {
+        if members.len().saturating_mul(width) > budget {
             return None;
         }
         let inside = |w: TxnId| comps.component_of[w as usize] == cid;

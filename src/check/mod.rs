@@ -102,6 +102,16 @@ pub fn check(
     level: Level,
     options: &CheckOptions,
 ) -> Result<CheckReport, CheckError> {
+    check_with_budgets(history, level, options, cycles::Budgets::DEFAULT)
+}
+
+/// [`check`] with explicit bounds on the work spent explaining each cycle.
+fn check_with_budgets(
+    history: &History,
+    level: Level,
+    options: &CheckOptions,
+    budgets: cycles::Budgets,
+) -> Result<CheckReport, CheckError> {
     if !matches!(
         level,
         Level::ReadCommitted | Level::CutIsolation | Level::ReadAtomic | Level::Causal
@@ -134,6 +144,7 @@ pub fn check(
         &reads.external_writer,
         &graph,
         options.max_violations,
+        budgets,
     );
     Ok(report::build(
         history, level, options, &reads, &graph, analysis,

@@ -38,6 +38,31 @@ fn h(spec: &str) -> History {
 
 fn run(history: &History, level: Level) -> CheckReport {
     let report = check(history, level, &CheckOptions::default()).unwrap();
+    // With no budget for exhaustive searches, the verdict and the counts are the same, and
+    // the cycles are still cycles with the same kinds of names.
+    let frugal = check_with_budgets(
+        history,
+        level,
+        &CheckOptions::default(),
+        cycles::Budgets {
+            clock_entries: 0,
+            bfs_edge_visits: 0,
+            candidates: 0,
+        },
+    )
+    .unwrap();
+    assert_eq!(frugal.consistent, report.consistent);
+    assert_eq!(frugal.read_violations, report.read_violations);
+    assert_eq!(frugal.cycle_count, report.cycle_count);
+    for (a, b) in frugal.cycles.iter().zip(&report.cycles) {
+        for (x, y) in a.edges.iter().zip(a.edges.iter().cycle().skip(1)) {
+            assert_eq!(x.to, y.from);
+        }
+        assert_eq!(
+            a.anomaly == Anomaly::CyclicCo,
+            b.anomaly == Anomaly::CyclicCo
+        );
+    }
     // The JSON output round-trips.
     let json = serde_json::to_string(&report).unwrap();
     let back: CheckReport = serde_json::from_str(&json).unwrap();
@@ -470,4 +495,40 @@ fn check_all_picks_the_strongest() {
     let none = check_all(&h("rx1 wy1 | ry1 wx1"), &CheckOptions::default()).unwrap();
     assert_eq!(none.strongest, None);
     assert!(!none.cut_isolation);
+}
+
+#[test]
+fn one_cycle_per_component() {
+    let hist = h("wx1 / wx2 / rx1 | wy1 / wy2 / ry1");
+    let r = run(&hist, Level::ReadAtomic);
+    assert_eq!(r.cycle_count, 2);
+    let names: Vec<_> = r.cycles.iter().map(|c| c.anomaly).collect();
+    assert_eq!(names, vec![Anomaly::FracturedReadCo; 2]);
+    let options = CheckOptions {
+        max_violations: 1,
+        ..CheckOptions::default()
+    };
+    let r = check(&hist, Level::ReadAtomic, &options).unwrap();
+    assert_eq!((r.cycles.len(), r.cycle_count), (1, 2));
+}
+
+#[test]
+fn empty_and_aborted_only_histories_are_consistent() {
+    let empty = HistoryBuilder::new("empty").build().unwrap();
+    let aborted = h("wx1 rx1 ! | rx7 !");
+    for level in ALL {
+        for hist in [&empty, &aborted] {
+            let r = check(
+                hist,
+                level,
+                &CheckOptions {
+                    witness: true,
+                    ..CheckOptions::default()
+                },
+            )
+            .unwrap();
+            assert!(r.consistent);
+            assert_eq!(r.witness, Some(vec![0]));
+        }
+    }
 }
