@@ -229,9 +229,9 @@ pub struct CycleReport {
 pub struct CheckSummary {
     /// Sessions.
     pub sessions: usize,
-    /// Transactions, the initial one included.
+    /// Transactions (committed and aborted), the initial one excluded.
     pub transactions: usize,
-    /// Operations.
+    /// Operations, the initial transaction's writes excluded.
     pub operations: usize,
     /// Session-order and write–read edges of the commit-order graph.
     pub base_edges: usize,
@@ -285,7 +285,7 @@ impl CheckReport {
             self.level,
             self.source,
             self.summary.sessions,
-            self.summary.transactions.saturating_sub(1),
+            self.summary.transactions,
             self.summary.operations,
         );
         if !self.read_violations.is_empty() {
@@ -393,12 +393,14 @@ impl CheckReport {
                         t3,
                         key,
                         relation,
+                        read_y,
                         ..
                     } = a.as_ref();
-                    let rel = match relation {
-                        Relation::SessionOrder => "so",
-                        Relation::WriteRead => "wr",
-                        Relation::HappensBefore => "hb",
+                    let rel = match (relation, read_y) {
+                        (Relation::SessionOrder, _) => "so".to_string(),
+                        (Relation::WriteRead, Some(r)) => format!("wr({})", r.key),
+                        (Relation::WriteRead, None) => "wr".to_string(),
+                        (Relation::HappensBefore, _) => "hb".to_string(),
                     };
                     let _ = writeln!(
                         out,
@@ -410,7 +412,7 @@ impl CheckReport {
                         out,
                         "    c{i}_t{t2} -> c{i}_t{} [label={}, style=dashed, color=gray40, fontcolor=gray40];",
                         t3.id,
-                        quote(rel)
+                        quote(&rel)
                     );
                 }
             }
@@ -470,6 +472,7 @@ fn quote(s: &str) -> String {
 
 fn dot_label(t: &TxnRef) -> String {
     match t.lines {
+        Some((a, b)) if a == b => format!("{}\nline {a}", t.label),
         Some((a, b)) => format!("{}\nlines {a}-{b}", t.label),
         None => t.label.clone(),
     }
@@ -567,8 +570,8 @@ pub(crate) fn build(
         source: history.source().to_string(),
         summary: CheckSummary {
             sessions: history.sessions().len(),
-            transactions: history.txn_count(),
-            operations: history.ops().len(),
+            transactions: history.txn_count() - 1,
+            operations: history.ops().len() - history.txn_ops(INITIAL_TXN).len(),
             base_edges: graph.base_edge_count(),
             inferred_edges: graph.inferred_edge_count(),
         },
