@@ -105,11 +105,11 @@ impl OpRef {
 impl fmt::Display for OpRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match self.kind {
-            OpKind::Read => "r",
-            OpKind::Write => "w",
+            OpKind::Read => "R",
+            OpKind::Write => "W",
         };
         match self.value {
-            Some(v) => write!(f, "{kind}({}={v})", self.key)?,
+            Some(v) => write!(f, "{kind}({},{v})", self.key)?,
             None => write!(f, "{kind}({})", self.key)?,
         }
         if self.line != 0 {

@@ -135,7 +135,7 @@ fn thin_air_read() {
         let r = run(&hist, level);
         assert_eq!(reads(&r), vec![(Anomaly::ThinAirRead, 2, 0)]);
         assert!(r.cycles.is_empty());
-        assert!(r.read_violations[0].explanation.contains("x=5"));
+        assert!(r.read_violations[0].explanation.contains("R(x,5)"));
     }
 }
 
@@ -453,8 +453,8 @@ fn text_names_transactions_and_lines() {
     assert!(text.contains("VIOLATED"), "{text}");
     assert!(text.contains("NonMonoReadCO (TAP h)"), "{text}");
     assert!(text.contains("t3(s1 #0) [lines 4-5]"), "{text}");
-    assert!(text.contains("r(x=1) at line 5"), "{text}");
-    assert!(text.contains("w(x=2) at line 2"), "{text}");
+    assert!(text.contains("R(x,1) at line 5"), "{text}");
+    assert!(text.contains("W(x,2) at line 2"), "{text}");
     let dot = run(&hist, Level::ReadCommitted).render_dot().unwrap();
     assert!(dot.starts_with("digraph"));
     assert!(dot.contains("c0_t2 -> c0_t1"), "{dot}");
