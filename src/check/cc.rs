@@ -201,3 +201,44 @@ pub(crate) fn saturate(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::read_consistency;
+    use crate::check::test_util::h;
+
+    fn edges(spec: &str) -> Vec<(TxnId, TxnId)> {
+        let hist = h(spec);
+        let reads = read_consistency::check(&hist, true);
+        let graph = CommitGraph::base(&hist, &reads.external_writer).unwrap();
+        let (order, acyclic) = graph.topological_order(true);
+        assert!(acyclic);
+        let mut out = EdgeList::default();
+        saturate(&hist, &reads.external_writer, &graph, &order, &mut out);
+        out.pairs()
+    }
+
+    #[test]
+    fn the_writer_itself_joins_the_readers_clock() {
+        // t2 →wr t3 →wr t4 and t4 reads x from t1: t2 (a writer of x) happens before t4.
+        // Without t3 itself in t4's clock (AWDIT's off-by-one) nothing would be inferred.
+        assert_eq!(edges("wx1 / wx2 wy2 | ry2 wz1 | rz1 rx1"), vec![(2, 1)]);
+        // Directly read writer: t3 reads y from t2, which writes x.
+        assert_eq!(edges("wx1 | wx2 wy2 | ry2 rx1"), vec![(2, 1)]);
+    }
+
+    #[test]
+    fn only_the_latest_happens_before_writer_per_session_and_no_implied_edges() {
+        // t1, t2, t3 write x in one session; t4 reads x from t1 after t3 (via y): t3 → t1
+        // only (t2 → t1 follows by so).
+        assert_eq!(edges("wx1 / wx2 / wx3 wy3 | ry3 rx1"), vec![(3, 1)]);
+        // A writer that happens before t1 already needs no edge.
+        assert!(edges("wx1 / wy2 | ry2 wx3 | rx3 ry2").is_empty());
+    }
+
+    #[test]
+    fn initial_value_read_after_a_causally_earlier_write() {
+        assert_eq!(edges("wx1 | rx1 / rx0"), vec![(1, 0)]);
+    }
+}

@@ -27,6 +27,15 @@ impl EdgeList {
     pub fn push(&mut self, from: TxnId, to: TxnId, cause: OpId) {
         self.edges.push((from, to, cause));
     }
+
+    /// The distinct `(from, to)` pairs, sorted.
+    #[cfg(test)]
+    pub fn pairs(&self) -> Vec<(TxnId, TxnId)> {
+        let mut p: Vec<_> = self.edges.iter().map(|&(a, b, _)| (a, b)).collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    }
 }
 
 /// A history too large for the checkers' 32-bit edge indexes.

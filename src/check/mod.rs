@@ -232,4 +232,6 @@ pub fn check_all(history: &History, options: &CheckOptions) -> Result<LevelsRepo
 }
 
 #[cfg(test)]
+mod test_util;
+#[cfg(test)]
 mod tests;

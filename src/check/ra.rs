@@ -98,3 +98,37 @@ pub(crate) fn saturate(history: &History, external_writer: &[TxnId], out: &mut E
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::read_consistency;
+    use crate::check::test_util::h;
+
+    fn edges(spec: &str) -> Vec<(TxnId, TxnId)> {
+        let hist = h(spec);
+        let reads = read_consistency::check(&hist, true);
+        let mut out = EdgeList::default();
+        saturate(&hist, &reads.external_writer, &mut out);
+        out.pairs()
+    }
+
+    #[test]
+    fn session_case_uses_the_latest_earlier_writer() {
+        // Session: t1 W(x), t2 W(x), t3 R(x) from t1: only t2 → t1 (t1's session
+        // predecessors follow by so).
+        assert_eq!(edges("wx1 / wx2 / rx1"), vec![(2, 1)]);
+        assert_eq!(edges("wx1 / wx2 / wy3 / rx1"), vec![(2, 1)]);
+        // Initial value after a session write: t1 → init.
+        assert_eq!(edges("wx1 / rx0"), vec![(1, 0)]);
+    }
+
+    #[test]
+    fn write_read_case_iterates_the_intersection() {
+        // t3 reads y from t2 and x from t1; t2 writes x and y: t2 → t1, in either order.
+        assert_eq!(edges("wx1 | wx2 wy2 | rx1 ry2"), vec![(2, 1)]);
+        assert_eq!(edges("wx1 | wx2 wy2 | ry2 rx1"), vec![(2, 1)]);
+        // One step only: t2 →wr tm →wr t3 is not an RA premise.
+        assert!(edges("wx1 / wx2 wy2 | ry2 wz1 | rz1 rx1").is_empty());
+    }
+}

@@ -114,3 +114,48 @@ pub(crate) fn saturate(history: &History, external_writer: &[TxnId], out: &mut E
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::read_consistency;
+    use crate::check::test_util::h;
+
+    fn edges(spec: &str) -> Vec<(TxnId, TxnId)> {
+        let hist = h(spec);
+        let reads = read_consistency::check(&hist, false);
+        let mut out = EdgeList::default();
+        saturate(&hist, &reads.external_writer, &mut out);
+        out.pairs()
+    }
+
+    #[test]
+    fn monotonic_reads_inside_a_transaction() {
+        // t4 reads from t1, t2, t3 in turn, each writing x: t1 → t2 → t3 (and t1 → t3 only
+        // by transitivity: the nearest later writer suffices).
+        assert_eq!(edges("wx1 | wx2 | wx3 | rx1 rx2 rx3"), vec![(1, 2), (2, 3)]);
+        // Another key first: t4 reads y from t2, then x from t1; t2 writes x.
+        assert_eq!(edges("wx1 | wx2 wy2 | ry2 rx1"), vec![(2, 1)]);
+        // No edge when the earlier writer does not write the later key.
+        assert!(edges("wx1 | wy2 | ry2 rx1").is_empty());
+    }
+
+    #[test]
+    fn second_slot_when_the_nearest_later_read_is_from_the_same_writer() {
+        // t3: R(y) from t2, R(x) from t2, R(x) from t1 — t2 → t1 comes from the second slot.
+        assert_eq!(edges("wx1 | wy2 wx2 | ry2 rx2 rx1"), vec![(2, 1)]);
+    }
+
+    #[test]
+    fn initial_writer_as_t1_but_never_as_t2() {
+        // Reading x initially after reading t1's x: t1 → init. Reading from init first adds
+        // nothing (init comes first anyway).
+        assert_eq!(edges("wx1 | rx1 rx0"), vec![(1, 0)]);
+        assert!(edges("wx1 | rx0 rx1").is_empty());
+    }
+
+    #[test]
+    fn internal_reads_are_not_write_read_edges() {
+        assert!(edges("wx1 | wy2 ry2 rx1").is_empty());
+    }
+}
