@@ -104,3 +104,18 @@ fn hand_made_histories_are_named() {
     assert_eq!(r.cycles.len(), 1);
     assert_eq!(r.cycles[0].anomaly, Anomaly::CoConflictCm);
 }
+
+#[test]
+fn observed_isopredict_traces_are_causal() {
+    // The IsoPredict artifact's store ran transactions one at a time (serializable), so
+    // every observed trace satisfies every level we check.
+    let dir = common::testdata_dir().join("isopredict-traces");
+    let mut files = Vec::new();
+    files_under(&dir, &mut files);
+    assert_eq!(files.len(), 16);
+    for path in files {
+        let history = read_file(&path, Some(Format::IsoPredict)).unwrap_or_else(|e| panic!("{e}"));
+        let all = check_all(&history, &CheckOptions::default()).unwrap();
+        assert!(all.is_consistent(), "{}:\n{all}", path.display());
+    }
+}
