@@ -90,12 +90,13 @@ pub(crate) fn analyze(
 
     let causal = components(graph, &scope, true);
     for (cid, members) in causal.members.iter().enumerate() {
+        // (budgets.bfs_edge_visits bounds the searches from further start nodes)
         cycle_count += 1;
         if cycles.len() >= max_cycles {
             continue;
         }
         let cycle = search
-            .shortest_cycle(&causal, cid as u32, true, usize::MAX)
+            .shortest_cycle(&causal, cid as u32, true, budgets.bfs_edge_visits)
             .expect("a strongly connected component has a cycle");
         cycles.push(FoundCycle {
             anomaly: Anomaly::CyclicCo,

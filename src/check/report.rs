@@ -7,6 +7,8 @@
 
 use std::fmt::{self, Write as _};
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use super::anomaly::Anomaly;
 use super::classify::{Instance, Relation};
 use super::cycles::{Analysis, FoundCycle};
@@ -317,10 +319,11 @@ impl CheckReport {
                     c.anomaly.description(),
                     c.component_size
                 );
+                let by_id: FxHashMap<TxnId, &TxnRef> =
+                    c.transactions.iter().map(|t| (t.id, t)).collect();
                 let label = |id: TxnId| {
-                    c.transactions
-                        .iter()
-                        .find(|t| t.id == id)
+                    by_id
+                        .get(&id)
                         .map_or_else(|| format!("t{id}"), |t| t.to_string())
                 };
                 for e in &c.edges {
@@ -637,14 +640,15 @@ fn cycle_report(history: &History, level: Level, cycle: &FoundCycle) -> CycleRep
         _ => "causal",
     };
     let mut involved: Vec<TxnId> = Vec::new();
+    let mut seen: FxHashSet<TxnId> = FxHashSet::default();
     for (e, _) in &cycle.edges {
-        if !involved.contains(&e.from) {
+        if seen.insert(e.from) {
             involved.push(e.from);
         }
     }
     for (_, inst) in &cycle.edges {
         if let Some(inst) = inst {
-            if !involved.contains(&inst.t3) {
+            if seen.insert(inst.t3) {
                 involved.push(inst.t3);
             }
         }

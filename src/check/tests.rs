@@ -2,7 +2,7 @@
 
 use super::test_util::h;
 use super::*;
-use crate::history::HistoryBuilder;
+use crate::history::{HistoryBuilder, ReadFrom};
 
 fn run(history: &History, level: Level) -> CheckReport {
     let report = check(history, level, &CheckOptions::default()).unwrap();
@@ -498,5 +498,31 @@ fn empty_and_aborted_only_histories_are_consistent() {
             assert!(r.consistent);
             assert_eq!(r.witness, Some(vec![0]));
         }
+    }
+}
+
+#[test]
+fn a_long_causality_cycle_is_reported_in_full() {
+    // One session t1 … tn, each writing its own key; t1 reads tn's write: a cycle through
+    // every transaction, whose shortest cycle has n edges.
+    let n = 100_000u32;
+    let mut b = HistoryBuilder::new("long");
+    let s = b.session(None);
+    let keys: Vec<_> = (0..n).map(|i| b.key(&i.to_string())).collect();
+    let first = b.begin(s, None);
+    b.read(first, keys[n as usize - 1], Some(1), ReadFrom::Value(1), 1);
+    for i in 1..n {
+        let t = b.begin(s, None);
+        b.write(t, keys[i as usize], Some(1), i + 1);
+    }
+    let hist = b.build().unwrap();
+    // (Quadratic work here — a BFS from every member, or list lookups per edge — would not
+    // finish in any reasonable time.)
+    for level in ALL {
+        let r = check(&hist, level, &CheckOptions::default()).unwrap();
+        assert_eq!(r.cycles.len(), 1);
+        assert_eq!(r.cycles[0].anomaly, Anomaly::CyclicCo);
+        assert_eq!(r.cycles[0].edges.len(), n as usize);
+        assert!(!r.render_text().is_empty());
     }
 }
