@@ -14,6 +14,8 @@
 //! pitfall 1). Plume requires y ≠ x for h/i; we also name t3 reading x from t2 and later from
 //! t1 a non-monotonic read, since Biswas & Enea's Read Committed axiom forbids it.
 
+use rustc_hash::FxHashMap;
+
 use super::anomaly::Anomaly;
 use super::read_consistency::NONE;
 use crate::history::{History, KeyId, OpId, TxnId};
@@ -45,76 +47,84 @@ pub(crate) struct Instance {
     pub anomaly: Anomaly,
 }
 
-/// Classifies the instance behind the inferred edge `t2 → writer(read_x)`. `causal` says
-/// whether t1 →(so ∪ wr)⁺ t2.
-pub(crate) fn classify(
-    history: &History,
-    external_writer: &[TxnId],
-    t2: TxnId,
-    read_x: OpId,
-    causal: bool,
-) -> Instance {
-    let ops = history.ops();
-    let t3 = ops[read_x as usize].txn;
-    let t1 = external_writer[read_x as usize];
-    let key = ops[read_x as usize].key;
-    let (mut before_other_key, mut before_same_key, mut any) = (NONE, NONE, NONE);
-    for op in history.txn(t3).ops() {
-        if external_writer[op as usize] != t2 {
-            continue;
-        }
-        if any == NONE {
-            any = op;
-        }
-        if op < read_x {
-            if ops[op as usize].key != key {
-                if before_other_key == NONE {
-                    before_other_key = op;
-                }
-            } else if before_same_key == NONE {
-                before_same_key = op;
-            }
+/// Classifies axiom instances, remembering for each reader t3 it has seen which reads t3 makes
+/// from each writer (so a huge reader is scanned once, not once per instance).
+pub(crate) struct Classifier<'h> {
+    history: &'h History,
+    external_writer: &'h [TxnId],
+    reads_by_writer: FxHashMap<TxnId, FxHashMap<TxnId, Vec<OpId>>>,
+}
+
+impl<'h> Classifier<'h> {
+    pub fn new(history: &'h History, external_writer: &'h [TxnId]) -> Self {
+        Classifier {
+            history,
+            external_writer,
+            reads_by_writer: FxHashMap::default(),
         }
     }
-    let pick = |co: Anomaly, cm: Anomaly| if causal { co } else { cm };
-    let (read_y, relation, anomaly) = if before_other_key != NONE || before_same_key != NONE {
-        let r = if before_other_key != NONE {
-            before_other_key
+
+    /// Classifies the instance behind the inferred edge `t2 → writer(read_x)`. `causal` says
+    /// whether t1 →(so ∪ wr)⁺ t2.
+    pub fn classify(&mut self, t2: TxnId, read_x: OpId, causal: bool) -> Instance {
+        let (history, external_writer) = (self.history, self.external_writer);
+        let ops = history.ops();
+        let t3 = ops[read_x as usize].txn;
+        let t1 = external_writer[read_x as usize];
+        let key = ops[read_x as usize].key;
+        let by_writer = self.reads_by_writer.entry(t3).or_insert_with(|| {
+            let mut map: FxHashMap<TxnId, Vec<OpId>> = FxHashMap::default();
+            for op in history.txn(t3).ops() {
+                let w = external_writer[op as usize];
+                if w != NONE {
+                    map.entry(w).or_default().push(op);
+                }
+            }
+            map
+        });
+        let from_t2: &[OpId] = by_writer.get(&t2).map_or(&[], |v| v.as_slice());
+        let any = from_t2.first().copied().unwrap_or(NONE);
+        let before = &from_t2[..from_t2.partition_point(|&op| op < read_x)];
+        let before_read = before
+            .iter()
+            .copied()
+            .find(|&op| ops[op as usize].key != key)
+            .or_else(|| before.first().copied());
+        let pick = |co: Anomaly, cm: Anomaly| if causal { co } else { cm };
+        let (read_y, relation, anomaly) = if let Some(r) = before_read {
+            (
+                r,
+                Relation::WriteRead,
+                pick(Anomaly::NonMonoReadCo, Anomaly::NonMonoReadCm),
+            )
+        } else if history.so_before(t2, t3) {
+            (
+                NONE,
+                Relation::SessionOrder,
+                pick(Anomaly::FracturedReadCo, Anomaly::FracturedReadCm),
+            )
+        } else if any != NONE {
+            (
+                any,
+                Relation::WriteRead,
+                pick(Anomaly::FracturedReadCo, Anomaly::FracturedReadCm),
+            )
         } else {
-            before_same_key
+            (
+                NONE,
+                Relation::HappensBefore,
+                pick(Anomaly::CoConflictCm, Anomaly::ConflictCm),
+            )
         };
-        (
-            r,
-            Relation::WriteRead,
-            pick(Anomaly::NonMonoReadCo, Anomaly::NonMonoReadCm),
-        )
-    } else if history.so_before(t2, t3) {
-        (
-            NONE,
-            Relation::SessionOrder,
-            pick(Anomaly::FracturedReadCo, Anomaly::FracturedReadCm),
-        )
-    } else if any != NONE {
-        (
-            any,
-            Relation::WriteRead,
-            pick(Anomaly::FracturedReadCo, Anomaly::FracturedReadCm),
-        )
-    } else {
-        (
-            NONE,
-            Relation::HappensBefore,
-            pick(Anomaly::CoConflictCm, Anomaly::ConflictCm),
-        )
-    };
-    Instance {
-        t1,
-        t2,
-        t3,
-        key,
-        read_x,
-        read_y,
-        relation,
-        anomaly,
+        Instance {
+            t1,
+            t2,
+            t3,
+            key,
+            read_x,
+            read_y,
+            relation,
+            anomaly,
+        }
     }
 }

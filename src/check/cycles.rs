@@ -20,7 +20,7 @@
 use rustc_hash::FxHashMap;
 
 use super::anomaly::Anomaly;
-use super::classify::{classify, Instance};
+use super::classify::{Classifier, Instance};
 use super::graph::{CommitGraph, Edge};
 use super::read_consistency::NONE;
 use super::scc::{components, Components};
@@ -85,12 +85,12 @@ pub(crate) fn analyze(
     }
     drop(order);
     let mut search = Search::new(graph);
+    let mut classifier = Classifier::new(history, external_writer);
     let mut cycles = Vec::new();
     let mut cycle_count = 0;
 
     let causal = components(graph, &scope, true);
     for (cid, members) in causal.members.iter().enumerate() {
-        // (budgets.bfs_edge_visits bounds the searches from further start nodes)
         cycle_count += 1;
         if cycles.len() >= max_cycles {
             continue;
@@ -119,7 +119,7 @@ pub(crate) fn analyze(
         }
         cycles.push(explain_component(
             history,
-            external_writer,
+            &mut classifier,
             &mut search,
             &all,
             cid as u32,
@@ -136,7 +136,7 @@ pub(crate) fn analyze(
 /// One cycle for a component of the whole graph that holds no causality cycle.
 fn explain_component(
     history: &History,
-    external_writer: &[TxnId],
+    classifier: &mut Classifier,
     search: &mut Search,
     comps: &Components,
     cid: u32,
@@ -163,7 +163,7 @@ fn explain_component(
                 if comps.component_of[e.to as usize] != cid || !reach.reaches(e.to, t2) {
                     continue;
                 }
-                let instance = classify(history, external_writer, t2, e.cause, true);
+                let instance = classifier.classify(t2, e.cause, true);
                 let better = match &best {
                     None => true,
                     Some((_, b)) => instance.anomaly.specificity() < b.anomaly.specificity(),
@@ -205,7 +205,7 @@ fn explain_component(
                     Some(reach) => reach.reaches(e.to, e.from),
                     None => inferred == 1,
                 };
-                classify(history, external_writer, e.from, e.cause, causal)
+                classifier.classify(e.from, e.cause, causal)
             });
             (e, instance)
         })

@@ -545,16 +545,17 @@ pub(crate) fn build(
     graph: &CommitGraph,
     analysis: Analysis,
 ) -> CheckReport {
+    let mut txn_refs = TxnRefs::new(history);
     let read_violations: Vec<ReadViolation> = reads
         .issues
         .iter()
         .take(options.max_violations)
-        .map(|issue| read_violation(history, issue))
+        .map(|issue| read_violation(history, &mut txn_refs, issue))
         .collect();
     let cycles: Vec<CycleReport> = analysis
         .cycles
         .iter()
-        .map(|c| cycle_report(history, level, c))
+        .map(|c| cycle_report(history, &mut txn_refs, level, c))
         .collect();
     let consistent = reads.issues.is_empty() && analysis.cycle_count == 0;
     let witness = match (&analysis.order, options.witness && consistent) {
@@ -586,13 +587,41 @@ pub(crate) fn build(
     }
 }
 
-fn read_violation(history: &History, issue: &ReadIssue) -> ReadViolation {
+/// [`TxnRef`]s made once per transaction (making one scans the transaction's operations).
+struct TxnRefs<'h> {
+    history: &'h History,
+    made: FxHashMap<TxnId, TxnRef>,
+}
+
+impl<'h> TxnRefs<'h> {
+    fn new(history: &'h History) -> Self {
+        TxnRefs {
+            history,
+            made: FxHashMap::default(),
+        }
+    }
+
+    fn get(&mut self, t: TxnId) -> TxnRef {
+        let history = self.history;
+        self.made
+            .entry(t)
+            .or_insert_with(|| TxnRef::new(history, t))
+            .clone()
+    }
+}
+
+fn read_violation(history: &History, txn_refs: &mut TxnRefs, issue: &ReadIssue) -> ReadViolation {
     let read = OpRef::new(history, issue.read);
-    let txn = TxnRef::new(history, read.txn);
+    let txn = txn_refs.get(read.txn);
     let write_op = history.read_from(issue.read);
     let write = write_op.map(|w| OpRef::new(history, w));
-    let writer = write.as_ref().map(|w| TxnRef::new(history, w.txn));
-    let related = OpRef::maybe(history, issue.related);
+    let writer = write.as_ref().map(|w| txn_refs.get(w.txn));
+    let related = match (issue.anomaly, write_op) {
+        (Anomaly::IntermediateRead, Some(w)) => history
+            .last_write(history.op(w).txn, history.op(w).key)
+            .map(|f| OpRef::new(history, f)),
+        _ => OpRef::maybe(history, issue.related),
+    };
     let rel = related.as_ref().map_or_else(String::new, |r| r.to_string());
     let w = write.as_ref().map_or_else(String::new, |w| w.to_string());
     let wt = writer.as_ref().map_or_else(String::new, |w| w.to_string());
@@ -633,7 +662,12 @@ fn read_violation(history: &History, issue: &ReadIssue) -> ReadViolation {
     }
 }
 
-fn cycle_report(history: &History, level: Level, cycle: &FoundCycle) -> CycleReport {
+fn cycle_report(
+    history: &History,
+    txn_refs: &mut TxnRefs,
+    level: Level,
+    cycle: &FoundCycle,
+) -> CycleReport {
     let axiom = match level {
         Level::ReadCommitted => "read-committed",
         Level::ReadAtomic => "read-atomic",
@@ -660,7 +694,7 @@ fn cycle_report(history: &History, level: Level, cycle: &FoundCycle) -> CycleRep
             from: e.from,
             to: e.to,
             reason: match inst {
-                Some(inst) => axiom_reason(history, axiom, inst),
+                Some(inst) => axiom_reason(history, txn_refs, axiom, inst),
                 None if e.cause == SESSION_ORDER => EdgeReason::SessionOrder,
                 None => {
                     let read = OpRef::new(history, e.cause);
@@ -683,12 +717,17 @@ fn cycle_report(history: &History, level: Level, cycle: &FoundCycle) -> CycleRep
         anomaly: cycle.anomaly,
         tap: cycle.anomaly.tap(),
         component_size: cycle.component_size,
-        transactions: involved.iter().map(|&t| TxnRef::new(history, t)).collect(),
+        transactions: involved.iter().map(|&t| txn_refs.get(t)).collect(),
         edges,
     }
 }
 
-fn axiom_reason(history: &History, axiom: &str, inst: &Instance) -> EdgeReason {
+fn axiom_reason(
+    history: &History,
+    txn_refs: &mut TxnRefs,
+    axiom: &str,
+    inst: &Instance,
+) -> EdgeReason {
     let read_x = OpRef::new(history, inst.read_x);
     let write_x = OpRef::new(
         history,
@@ -702,7 +741,7 @@ fn axiom_reason(history: &History, axiom: &str, inst: &Instance) -> EdgeReason {
         tap: inst.anomaly.tap(),
         t1: inst.t1,
         t2: inst.t2,
-        t3: TxnRef::new(history, inst.t3),
+        t3: txn_refs.get(inst.t3),
         key: history.key_name(inst.key).to_string(),
         relation: inst.relation,
         read_x,
