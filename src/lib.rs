@@ -11,6 +11,8 @@
 //! - [`error`]: input errors that name the file, the line and the problem.
 //! - [`check`]: isolation levels and the checkers.
 //! - [`formats`]: reading, writing and detecting history formats.
+//! - [`store`]: the recording transactional key–value store and its table layer.
+//! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
 
 #![warn(missing_docs)]
 
@@ -18,6 +20,8 @@ pub mod check;
 pub mod error;
 pub mod formats;
 pub mod history;
+pub mod store;
+pub mod workloads;
 
 pub use error::InputError;
 pub use history::{History, HistoryBuilder};
