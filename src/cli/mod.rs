@@ -15,6 +15,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use isopredict::formats::{self, Format};
 use isopredict::{History, InputError};
 
+mod check;
 mod convert;
 mod stats;
 
@@ -37,6 +38,8 @@ pub enum Command {
     Stats(stats::Args),
     /// Convert a history from one format to another.
     Convert(convert::Args),
+    /// Check a history against an isolation level (rc, ra, cc, ci, or all).
+    Check(check::Args),
 }
 
 /// Parses the arguments, runs the command, and maps errors to exit code 2.
@@ -55,6 +58,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Check(args) => check::run(args),
     };
     match result {
         Ok(code) => code,
