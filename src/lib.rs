@@ -10,14 +10,20 @@
 //! - [`history`]: the data model and its validating builder.
 //! - [`error`]: input errors that name the file, the line and the problem.
 //! - [`check`]: isolation levels and the checkers.
+//! - [`formats`]: reading, writing and detecting history formats.
 //! - [`ser`]: SER / SI / PC engines (the SMT serializability check).
+//! - [`store`]: the recording transactional key–value store and its table layer.
+//! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
 
 #![warn(missing_docs)]
 
 pub mod check;
 pub mod error;
+pub mod formats;
 pub mod history;
 pub mod ser;
+pub mod store;
+pub mod workloads;
 
 pub use error::InputError;
 pub use history::{History, HistoryBuilder};
