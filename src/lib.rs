@@ -12,6 +12,7 @@
 //! - [`check`]: isolation levels and the checkers.
 //! - [`formats`]: reading, writing and detecting history formats.
 //! - [`ser`]: SER / SI / PC engines (the SMT serializability check).
+//! - [`predict`]: IsoPredict's predictive analysis with Z3.
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
 
@@ -21,6 +22,7 @@ pub mod check;
 pub mod error;
 pub mod formats;
 pub mod history;
+pub mod predict;
 pub mod ser;
 pub mod store;
 pub mod workloads;
