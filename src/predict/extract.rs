@@ -159,13 +159,20 @@ pub(crate) fn build(space: &Space, a: &Assignment) -> Result<Built, String> {
     }
 
     let mut builder = HistoryBuilder::new(format!("prediction from {}", h.source()));
-    for k in 0..h.key_count() {
-        builder.key(h.key_name(k as u32));
-    }
+    // Keys are interned as the prediction uses them: keys only excluded events touch are not
+    // part of it.
+    let mut key_of = vec![u32::MAX; h.key_count()];
+    let mut key = |builder: &mut HistoryBuilder, k: u32| {
+        if key_of[k as usize] == u32::MAX {
+            key_of[k as usize] = builder.key(h.key_name(k));
+        }
+        key_of[k as usize]
+    };
     for o in h.txn(INITIAL_TXN).ops() {
         if !h.is_implicit_initial_write(o) {
             let op = h.op(o);
-            builder.write(BuilderTxn::INITIAL, op.key, op.value, op.line);
+            let k = key(&mut builder, op.key);
+            builder.write(BuilderTxn::INITIAL, k, op.value, op.line);
         }
     }
     // Sessions and transactions first (reads may name writers of later sessions).
@@ -196,13 +203,14 @@ pub(crate) fn build(space: &Space, a: &Assignment) -> Result<Built, String> {
             let bt = builder_txn[t as usize].expect("begun");
             for o in h.txn(t).ops().start..end {
                 let op = h.op(o);
+                let k = key(&mut builder, op.key);
                 if op.kind == OpKind::Write {
-                    builder.write(bt, op.key, op.value, op.line);
+                    builder.write(bt, k, op.value, op.line);
                     continue;
                 }
                 let observed = h.writer_txn(o);
                 if observed == Some(t) {
-                    builder.read(bt, op.key, op.value, ReadFrom::Txn(bt), op.line);
+                    builder.read(bt, k, op.value, ReadFrom::Txn(bt), op.line);
                     continue;
                 }
                 let observed =
@@ -237,7 +245,7 @@ pub(crate) fn build(space: &Space, a: &Assignment) -> Result<Built, String> {
                         ));
                     }
                 };
-                builder.read(bt, op.key, value, from, op.line);
+                builder.read(bt, k, value, from, op.line);
             }
         }
     }

@@ -30,6 +30,7 @@ mod formula;
 mod isolation;
 mod ranked;
 mod reach;
+mod render;
 mod space;
 
 use std::fmt;

@@ -550,3 +550,31 @@ mod random {
         }
     }
 }
+
+#[test]
+fn an_exhausted_timeout_is_unknown() {
+    let h = deposits();
+    let options = PredictOptions::new(Level::Causal, Strategy::ApproxRelaxed)
+        .with_timeout(Some(Duration::ZERO));
+    let out = predict(&h, &options).unwrap();
+    assert_eq!(out.verdict, Verdict::Unknown);
+    assert_eq!(out.reason.as_deref(), Some("timeout"));
+    assert!(out.prediction.is_none());
+}
+
+#[test]
+fn text_and_json_renderings() {
+    let out = run(&deposits(), Level::Causal, Strategy::ApproxRelaxed);
+    let text = out.to_string();
+    assert!(text.contains("PREDICTED"), "{text}");
+    assert!(text.contains("reads acct from t0(init)"), "{text}");
+    let json = out.to_json();
+    assert_eq!(json["verdict"], "predicted");
+    assert_eq!(json["prediction"]["changed_reads"][0]["key"], "acct");
+    assert!(json["prediction"]["history"].is_object());
+    let dot = dot::prediction_dot(&deposits(), out.prediction.as_ref().unwrap());
+    assert!(
+        dot.contains("t0 -> t2 [label=\"wr acct\", color=blue"),
+        "{dot}"
+    );
+}
