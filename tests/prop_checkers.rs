@@ -125,8 +125,8 @@ fn build(specs: &[TxnSpec], earlier_only: bool) -> History {
             }
             let own_latest = writes
                 .iter()
-                .filter(|w| w.0 == t && w.1 < o && w.2 == op.key)
-                .last()
+                .rev()
+                .find(|w| w.0 == t && w.1 < o && w.2 == op.key)
                 .map(|w| w.3);
             let mut candidates: Vec<u64> = vec![0];
             if op.wild {
