@@ -10,12 +10,14 @@
 //! - [`history`]: the data model and its validating builder.
 //! - [`error`]: input errors that name the file, the line and the problem.
 //! - [`check`]: isolation levels and the checkers.
+//! - [`formats`]: reading, writing and detecting history formats.
 //! - [`generate`]: random histories, optionally consistent at a chosen level.
 
 #![warn(missing_docs)]
 
 pub mod check;
 pub mod error;
+pub mod formats;
 pub mod generate;
 pub mod history;
 

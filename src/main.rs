@@ -1,9 +1,7 @@
-//! The `isopredict` command line: parses arguments and calls the library.
+//! The `isopredict` command line: parses arguments and calls the library (see `cli`).
 
-fn main() {
-    eprintln!(
-        "isopredict {}: commands arrive with the formats module",
-        env!("CARGO_PKG_VERSION")
-    );
-    std::process::exit(2);
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
 }

@@ -19,13 +19,18 @@ pub enum ReadFrom {
     /// key, a write at its end is implied. If it is the reader's own transaction, the read
     /// observes the own write that precedes it (or, failing that, a later one: a future read).
     Txn(BuilderTxn),
+    /// Exactly this operation: the `index`-th operation (0-based, in the order they were
+    /// added) of transaction `txn`, which must be a write of the read's key. For formats that
+    /// name the exact writing operation (the native JSON format), so that any writer —
+    /// including an intermediate or overwritten write — round-trips exactly.
+    Op(BuilderTxn, u32),
     /// The initial transaction's write of the key.
     Initial,
     /// The input names no writer.
     Unknown,
 }
 
-/// A transaction while the history is being built (not yet its final [`TxnId`]).
+/// A transaction while the history is being built (not yet its final [`TxnId`](super::TxnId)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BuilderTxn(u32);
 
@@ -34,14 +39,65 @@ impl BuilderTxn {
     pub const INITIAL: BuilderTxn = BuilderTxn(0);
 }
 
+/// An operation as added, packed into 32 bytes (the builder holds one per operation until
+/// [`HistoryBuilder::build`] lays them out): the value and the [`ReadFrom`] payload are plain
+/// `u64`s with their tags in spare bytes.
 #[derive(Debug, Clone, Copy)]
 struct PendingOp {
     txn: u32,
     key: KeyId,
-    kind: OpKind,
-    value: Option<u64>,
-    from: ReadFrom,
     line: u32,
+    kind: OpKind,
+    has_value: bool,
+    from_tag: u8,
+    value: u64,
+    from_payload: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<PendingOp>() == 32);
+
+impl PendingOp {
+    fn new(
+        txn: BuilderTxn,
+        key: KeyId,
+        kind: OpKind,
+        value: Option<u64>,
+        from: ReadFrom,
+        line: u32,
+    ) -> Self {
+        let (from_tag, from_payload) = match from {
+            ReadFrom::Unknown => (0, 0),
+            ReadFrom::Initial => (1, 0),
+            ReadFrom::Value(v) => (2, v),
+            ReadFrom::Txn(t) => (3, u64::from(t.0)),
+            ReadFrom::Op(t, i) => (4, u64::from(t.0) << 32 | u64::from(i)),
+        };
+        PendingOp {
+            txn: txn.0,
+            key,
+            line,
+            kind,
+            has_value: value.is_some(),
+            from_tag,
+            value: value.unwrap_or(0),
+            from_payload,
+        }
+    }
+
+    fn value(&self) -> Option<u64> {
+        self.has_value.then_some(self.value)
+    }
+
+    fn from(&self) -> ReadFrom {
+        let p = self.from_payload;
+        match self.from_tag {
+            1 => ReadFrom::Initial,
+            2 => ReadFrom::Value(p),
+            3 => ReadFrom::Txn(BuilderTxn(p as u32)),
+            4 => ReadFrom::Op(BuilderTxn((p >> 32) as u32), p as u32),
+            _ => ReadFrom::Unknown,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -213,14 +269,14 @@ impl HistoryBuilder {
 
     /// Appends a write to a transaction ([`BuilderTxn::INITIAL`] for an explicit initial write).
     pub fn write(&mut self, txn: BuilderTxn, key: KeyId, value: Option<u64>, line: u32) {
-        self.ops.push(PendingOp {
-            txn: txn.0,
+        self.ops.push(PendingOp::new(
+            txn,
             key,
-            kind: OpKind::Write,
+            OpKind::Write,
             value,
-            from: ReadFrom::Unknown,
+            ReadFrom::Unknown,
             line,
-        });
+        ));
     }
 
     /// Appends a read to a transaction.
@@ -232,14 +288,8 @@ impl HistoryBuilder {
         from: ReadFrom,
         line: u32,
     ) {
-        self.ops.push(PendingOp {
-            txn: txn.0,
-            key,
-            kind: OpKind::Read,
-            value,
-            from,
-            line,
-        });
+        self.ops
+            .push(PendingOp::new(txn, key, OpKind::Read, value, from, line));
     }
 
     /// Number of operations added so far.
@@ -255,7 +305,7 @@ impl HistoryBuilder {
     ///
     /// Errors: two writes of one value to one key (unless allowed), a write of the declared
     /// initial value, timestamps whose start is after their commit.
-    pub fn build(self) -> Result<History, InputError> {
+    pub fn build(mut self) -> Result<History, InputError> {
         let txn_total = self.txns.len();
         if txn_total > (u32::MAX - 1) as usize || self.ops.len() > (u32::MAX - 1) as usize / 2 {
             return Err(self.error(
@@ -308,7 +358,7 @@ impl HistoryBuilder {
         }
         let mut implied: Vec<(u32, KeyId, u32)> = Vec::new(); // (final txn, key, line)
         for op in &self.ops {
-            if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, op.from) {
+            if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, op.from()) {
                 let writer = final_id[w.0 as usize];
                 if writer != INITIAL_TXN && writes_key.insert((writer, op.key), ()).is_none() {
                     implied.push((writer, op.key, 0));
@@ -356,11 +406,15 @@ impl HistoryBuilder {
                 kind: op.kind,
                 key: op.key,
                 txn: t,
-                value: op.value,
+                value: op.value(),
                 line: op.line,
             };
-            from[slot] = op.from;
+            from[slot] = op.from();
         }
+        // Operations added to each final transaction (they come first in its range).
+        let explicit_ops: Vec<u32> = (0..txn_total).map(|t| cursor[t] - op_count[t]).collect();
+        // The pending operations are laid out; free them before building the indexes.
+        drop(std::mem::take(&mut self.ops));
         for &(t, key, line) in &implied {
             let slot = cursor[t as usize] as usize;
             cursor[t as usize] += 1;
@@ -464,6 +518,32 @@ impl HistoryBuilder {
                                 Ok(last_write[&(writer, op.key)])
                             }
                         }
+                        ReadFrom::Op(w, index) => {
+                            let writer = final_id[w.0 as usize] as usize;
+                            if index >= explicit_ops[writer] {
+                                return Err(self.error(
+                                    op.line,
+                                    format!(
+                                        "read of key {} names operation {index} of a transaction \
+                                         that has {} operations",
+                                        self.key_names[op.key as usize], explicit_ops[writer]
+                                    ),
+                                ));
+                            }
+                            let w = op_count[writer] + index;
+                            let target = &ops[w as usize];
+                            if target.kind != OpKind::Write || target.key != op.key {
+                                return Err(self.error(
+                                    op.line,
+                                    format!(
+                                        "read of key {} names operation {index} of its writer, \
+                                         which is not a write of that key",
+                                        self.key_names[op.key as usize]
+                                    ),
+                                ));
+                            }
+                            Ok(w)
+                        }
                         ReadFrom::Initial => Ok(last_write[&(INITIAL_TXN, op.key)]),
                         ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
                     };
@@ -474,6 +554,9 @@ impl HistoryBuilder {
                 }
             }
         }
+
+        // The resolution indexes are done with; free them before building the others.
+        drop((from, writes_key, last_write, by_value, duplicated, own_last));
 
         // 6. Sessions, transactions, timestamps.
         let sessions: Vec<Session> = (0..session_total)

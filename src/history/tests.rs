@@ -198,3 +198,39 @@ fn same_content_ignores_lines_and_initial_explicitness() {
     let g = b.build().unwrap();
     h.same_content(&g).unwrap();
 }
+
+#[test]
+fn read_from_op_names_the_exact_write() {
+    let mut b = HistoryBuilder::new("json");
+    let x = b.key("x");
+    let s = b.session(None);
+    let t1 = b.begin(s, None);
+    b.write(t1, x, None, 1);
+    b.write(t1, x, None, 2);
+    let t2 = b.begin(s, None);
+    b.read(t2, x, None, ReadFrom::Op(t1, 0), 3); // the overwritten (intermediate) write
+    b.write(t2, x, None, 4);
+    b.read(t2, x, None, ReadFrom::Op(t1, 1), 5);
+    let h = b.build().unwrap();
+    let t1ops = h.txn(1).ops().start;
+    let t2ops = h.txn(2).ops().start;
+    assert_eq!(h.read_from(t2ops), Some(t1ops));
+    assert_eq!(h.read_from(t2ops + 2), Some(t1ops + 1));
+
+    // Out of range, and not a write of the key: input errors at the read's line.
+    let mut b = HistoryBuilder::new("json");
+    let x = b.key("x");
+    let s = b.session(None);
+    let t1 = b.begin(s, None);
+    b.write(t1, x, None, 1);
+    b.read(t1, x, None, ReadFrom::Op(t1, 3), 2);
+    assert_eq!(b.build().unwrap_err().line(), 2);
+    let mut b = HistoryBuilder::new("json");
+    let x = b.key("x");
+    let y = b.key("y");
+    let s = b.session(None);
+    let t1 = b.begin(s, None);
+    b.write(t1, y, None, 1);
+    b.read(t1, x, None, ReadFrom::Op(t1, 0), 2);
+    assert_eq!(b.build().unwrap_err().line(), 2);
+}

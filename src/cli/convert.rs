@@ -1,0 +1,48 @@
+//! `isopredict convert IN OUT`: converts a history between formats.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use isopredict::formats::{self, Format, FormatError};
+
+use super::{read_input, InputFormat};
+
+/// Arguments of `isopredict convert`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The input file (`-` reads standard input).
+    input: PathBuf,
+    /// The output file (`-` writes standard output).
+    output: PathBuf,
+    /// The input format.
+    #[arg(long, value_enum, default_value = "auto")]
+    from: InputFormat,
+    /// The output format [default: from OUT's extension (.json, .isopredict, .plume,
+    /// .awdit), else json].
+    #[arg(long, value_enum)]
+    to: Option<Format>,
+}
+
+/// Converts, then prints a `note:` line on standard error for everything the output format
+/// dropped. Exit code 0.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (history, _) = read_input(&args.input, args.from.0)?;
+    let to = args
+        .to
+        .or_else(|| Format::from_extension(&args.output))
+        .unwrap_or(Format::Json);
+    let written = if args.output == Path::new("-") {
+        match formats::write_to(&history, to, &mut std::io::stdout().lock()) {
+            // The reader went away (`| head`): not an error of ours.
+            Err(FormatError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    } else {
+        formats::write_file(&history, &args.output, to)
+    };
+    written?;
+    for note in formats::conversion_notes(&history, to) {
+        eprintln!("note: {note}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,268 @@
+//! Byte-level helpers shared by the line-oriented readers: line iteration, a token cursor and
+//! integer parsing without allocation.
+
+use crate::error::InputError;
+
+/// Iterates over the lines of a byte buffer as `(1-based line number, line)`, without the
+/// line terminator (`\n` or `\r\n`).
+pub(crate) struct Lines<'a> {
+    rest: &'a [u8],
+    line: u32,
+    done: bool,
+}
+
+impl<'a> Lines<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Lines {
+            rest: bytes,
+            line: 0,
+            done: false,
+        }
+    }
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = (u32, &'a [u8]);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        self.line = self.line.saturating_add(1);
+        let (line, rest) = match self.rest.iter().position(|&b| b == b'\n') {
+            Some(i) => (&self.rest[..i], &self.rest[i + 1..]),
+            None => {
+                self.done = true;
+                if self.rest.is_empty() {
+                    return None;
+                }
+                (self.rest, &self.rest[self.rest.len()..])
+            }
+        };
+        self.rest = rest;
+        let line = match line.last() {
+            Some(b'\r') => &line[..line.len() - 1],
+            _ => line,
+        };
+        Some((self.line, line))
+    }
+}
+
+/// Strips ASCII spaces and tabs (and a stray `\r`) from both ends.
+#[inline]
+pub(crate) fn trim(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t' | b'\r', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t' | b'\r'] = s {
+        s = rest;
+    }
+    s
+}
+
+/// Whether a (trimmed) line carries nothing: empty, or a `#` comment.
+#[inline]
+pub(crate) fn is_blank_or_comment(trimmed: &[u8]) -> bool {
+    trimmed.is_empty() || trimmed[0] == b'#'
+}
+
+/// Skips a UTF-8 byte order mark.
+pub(crate) fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// Shows a piece of input in an error message: at most 40 characters, lossy UTF-8.
+pub(crate) fn excerpt(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    let mut out: String = s.chars().take(40).collect();
+    if s.chars().count() > 40 {
+        out.push('…');
+    }
+    out
+}
+
+/// A cursor over one line, for hand-written parsers. Errors are plain strings (the caller
+/// adds file and line).
+pub(crate) struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    #[inline]
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Cursor { bytes, pos: 0 }
+    }
+
+    /// The unconsumed rest.
+    #[inline]
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        &self.bytes[self.pos..]
+    }
+
+    #[inline]
+    pub(crate) fn skip_spaces(&mut self) {
+        while let Some(b' ' | b'\t') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// Consumes `literal` (after optional spaces) or fails naming what was expected.
+    #[inline]
+    pub(crate) fn expect(&mut self, literal: &[u8]) -> Result<(), String> {
+        self.skip_spaces();
+        if self.rest().starts_with(literal) {
+            self.pos += literal.len();
+            Ok(())
+        } else {
+            Err(self.expected(&format!("`{}`", String::from_utf8_lossy(literal))))
+        }
+    }
+
+    /// Consumes `literal` if it comes next (after optional spaces).
+    #[inline]
+    pub(crate) fn eat(&mut self, literal: &[u8]) -> bool {
+        self.skip_spaces();
+        if self.rest().starts_with(literal) {
+            self.pos += literal.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A message "expected X, found Y".
+    pub(crate) fn expected(&self, what: &str) -> String {
+        let rest = self.rest();
+        if rest.is_empty() {
+            format!("expected {what} but the line ends")
+        } else {
+            format!("expected {what}, found `{}`", excerpt(rest))
+        }
+    }
+
+    /// Parses an unsigned decimal integer (after optional spaces).
+    #[inline]
+    pub(crate) fn u64(&mut self, what: &str) -> Result<u64, String> {
+        self.skip_spaces();
+        let start = self.pos;
+        let mut value: u64 = 0;
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            value = match value
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(b - b'0')))
+            {
+                Some(v) => v,
+                None => {
+                    self.pos = start;
+                    return Err(format!("{what} does not fit in 64 bits"));
+                }
+            };
+            self.pos += 1;
+        }
+        if self.pos == start {
+            return Err(self.expected(what));
+        }
+        Ok(value)
+    }
+
+    /// Consumes bytes up to (not including) `stop`, which must occur; the slice must be
+    /// non-empty.
+    #[inline]
+    pub(crate) fn until(&mut self, stop: u8, what: &str) -> Result<&'a [u8], String> {
+        let rest = self.rest();
+        match rest.iter().position(|&b| b == stop) {
+            Some(0) => Err(format!("empty {what}")),
+            Some(i) => {
+                self.pos += i;
+                Ok(&rest[..i])
+            }
+            None => Err(format!(
+                "{what} is not closed by `{}`: `{}`",
+                stop as char,
+                excerpt(rest)
+            )),
+        }
+    }
+
+    /// Fails unless only spaces remain.
+    #[inline]
+    pub(crate) fn end(&mut self) -> Result<(), String> {
+        self.skip_spaces();
+        if self.pos == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(format!(
+                "unexpected `{}` at the end of the line",
+                excerpt(self.rest())
+            ))
+        }
+    }
+}
+
+/// The error for `source:line`.
+pub(crate) fn error(source: &str, line: u32, message: impl Into<String>) -> InputError {
+    InputError::new(source, line, message)
+}
+
+/// Whether `name` is the canonical decimal form of a `u64` (no sign, no leading zeros), so
+/// that writing it as an integer and reading it back gives the same name.
+pub(crate) fn canonical_u64(name: &str) -> Option<u64> {
+    let b = name.as_bytes();
+    if b.is_empty() || b.len() > 20 || (b.len() > 1 && b[0] == b'0') {
+        return None;
+    }
+    if !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    name.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_strip_terminators() {
+        let v: Vec<_> = Lines::new(b"a\r\nb\n\nc").collect();
+        assert_eq!(
+            v,
+            vec![
+                (1, &b"a"[..]),
+                (2, &b"b"[..]),
+                (3, &b""[..]),
+                (4, &b"c"[..])
+            ]
+        );
+        assert_eq!(Lines::new(b"x\n").count(), 1);
+        assert_eq!(Lines::new(b"").count(), 0);
+    }
+
+    #[test]
+    fn cursor_parses_numbers_and_reports() {
+        let mut c = Cursor::new(b" 12 ,18446744073709551615)");
+        assert_eq!(c.u64("key"), Ok(12));
+        c.expect(b",").unwrap();
+        assert_eq!(c.u64("value"), Ok(u64::MAX));
+        assert!(c.expect(b",").unwrap_err().contains("expected `,`"));
+        let mut c = Cursor::new(b"18446744073709551616");
+        assert!(c.u64("key").unwrap_err().contains("64 bits"));
+        let mut c = Cursor::new(b"x");
+        assert!(c.u64("key").unwrap_err().contains("expected key"));
+    }
+
+    #[test]
+    fn canonical_integers() {
+        assert_eq!(canonical_u64("0"), Some(0));
+        assert_eq!(canonical_u64("18446744073709551615"), Some(u64::MAX));
+        assert_eq!(canonical_u64("18446744073709551616"), None);
+        assert_eq!(canonical_u64("007"), None);
+        assert_eq!(canonical_u64("-1"), None);
+        assert_eq!(canonical_u64(""), None);
+        assert_eq!(canonical_u64("Set(1:2)"), None);
+    }
+}
