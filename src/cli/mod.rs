@@ -16,6 +16,7 @@ use isopredict::formats::{self, Format};
 use isopredict::{History, InputError};
 
 mod convert;
+mod generate;
 mod stats;
 
 /// Exit code for bad input or usage.
@@ -37,6 +38,8 @@ pub enum Command {
     Stats(stats::Args),
     /// Convert a history from one format to another.
     Convert(convert::Args),
+    /// Generate a random history, optionally consistent at a level (simulating a store).
+    Generate(generate::Args),
 }
 
 /// Parses the arguments, runs the command, and maps errors to exit code 2.
@@ -55,6 +58,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Generate(args) => generate::run(args),
     };
     match result {
         Ok(code) => code,
