@@ -12,6 +12,8 @@
 //! - [`check`]: isolation levels and the checkers.
 //! - [`formats`]: reading, writing and detecting history formats.
 //! - [`generate`]: random histories, optionally consistent at a chosen level.
+//! - [`store`]: the recording transactional key–value store and its table layer.
+//! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
 
 #![warn(missing_docs)]
 
@@ -20,6 +22,8 @@ pub mod error;
 pub mod formats;
 pub mod generate;
 pub mod history;
+pub mod store;
+pub mod workloads;
 
 pub use error::InputError;
 pub use history::{History, HistoryBuilder};

@@ -143,3 +143,50 @@ fn bad_arguments_exit_2_with_a_message() {
         assert!(output.stdout.is_empty(), "{args:?}");
     }
 }
+
+#[test]
+fn check_accepts_consistent_output_and_rejects_random_output() {
+    let scratch = Scratch::new("check");
+    for (mode, level, expected) in [
+        ("cc", "cc", 0),
+        ("ra", "ra", 0),
+        ("rc", "rc", 0),
+        ("ser", "cc", 0),
+        ("none", "rc", 1),
+    ] {
+        let out = scratch.path(&format!("{mode}.plume"));
+        run_generate(
+            &[
+                "--sessions",
+                "20",
+                "--txns",
+                "100",
+                "--ops",
+                "10",
+                "--keys",
+                "50",
+                "--dist",
+                "hotspot",
+                "--seed",
+                "5",
+                "--format",
+                "plume",
+                "--consistent",
+                mode,
+            ],
+            &out,
+        );
+        let output = bin()
+            .arg("check")
+            .arg(&out)
+            .args(["--level", level])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(expected),
+            "{mode} checked at {level}: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+    }
+}

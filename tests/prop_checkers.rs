@@ -6,7 +6,7 @@
 //! (CI sets `PROPTEST_CASES=256`; the agreement tests need more to cover the rare anomalies).
 
 use isopredict::check::oracle::{satisfies, MAX_COMMITTED_TXNS};
-use isopredict::check::Level;
+use isopredict::check::{check, CheckOptions, Level};
 use isopredict::generate::{generate, Consistency, GenerateParams, KeyDistribution};
 use isopredict::history::{History, HistoryBuilder, ReadFrom};
 use proptest::prelude::*;
@@ -217,6 +217,49 @@ fn tiny_history() -> impl Strategy<Value = History> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The checkers agree with the oracle.
+
+fn agrees_with_oracle(level: Level) {
+    let mut runner = TestRunner::new(config());
+    let options = CheckOptions::default();
+    runner
+        .run(&tiny_history(), |h| {
+            let report = check(&h, level, &options).expect("supported level");
+            let expected = satisfies(&h, level).expect("tiny history");
+            prop_assert_eq!(
+                report.is_consistent(),
+                expected,
+                "{} on this history (oracle says {}): {:#?}",
+                level,
+                expected,
+                report
+            );
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn read_committed_agrees_with_oracle() {
+    agrees_with_oracle(Level::ReadCommitted);
+}
+
+#[test]
+fn read_atomic_agrees_with_oracle() {
+    agrees_with_oracle(Level::ReadAtomic);
+}
+
+#[test]
+fn causal_agrees_with_oracle() {
+    agrees_with_oracle(Level::Causal);
+}
+
+#[test]
+fn cut_isolation_agrees_with_oracle() {
+    agrees_with_oracle(Level::CutIsolation);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Oracle-only properties.
 
 #[test]
@@ -266,6 +309,80 @@ fn generated_histories_satisfy_their_level_per_oracle() {
                 let h = generate(&params).unwrap();
                 let level = consistency.level().unwrap();
                 prop_assert_eq!(satisfies(&h, level), Some(true));
+                Ok(())
+            },
+        )
+        .unwrap();
+}
+
+/// Larger generated histories (up to ~50,000 events) satisfy their mode's level, and every
+/// weaker level the checkers decide, per the checkers.
+#[test]
+fn generated_histories_satisfy_their_level_per_checker() {
+    let options = CheckOptions::default();
+    let checked = [
+        Level::ReadCommitted,
+        Level::CutIsolation,
+        Level::ReadAtomic,
+        Level::Causal,
+    ];
+    let mut runner = TestRunner::new(Config {
+        cases: (cases() / 20).max(50),
+        ..config()
+    });
+    let distribution = prop_oneof![
+        Just(KeyDistribution::Uniform),
+        Just(KeyDistribution::Zipf { exponent: 1.0 }),
+        Just(KeyDistribution::Hotspot {
+            hot_keys: 0.2,
+            hot_ops: 0.8,
+        }),
+    ];
+    let modes = prop::sample::select(vec![
+        Consistency::Serializable,
+        Consistency::Causal,
+        Consistency::ReadAtomic,
+        Consistency::ReadCommitted,
+    ]);
+    runner
+        .run(
+            &(
+                modes,
+                distribution,
+                1u32..40,
+                1u32..100,
+                1u32..12,
+                1u32..200,
+                0.0f64..0.2,
+                any::<u64>(),
+            ),
+            |(consistency, distribution, sessions, txns, ops, keys, abort_ratio, seed)| {
+                let params = GenerateParams {
+                    sessions,
+                    txns_per_session: txns,
+                    ops_per_txn: ops,
+                    keys,
+                    read_ratio: 0.5,
+                    distribution,
+                    abort_ratio,
+                    consistency,
+                    seed,
+                };
+                let h = generate(&params).unwrap();
+                let guaranteed = consistency.level().unwrap();
+                for level in checked {
+                    if guaranteed.implies(level) {
+                        let report = check(&h, level, &options).unwrap();
+                        prop_assert!(
+                            report.is_consistent(),
+                            "{:?} fails {}: {:?} {:?}",
+                            params,
+                            level,
+                            report.read_violations.first(),
+                            report.cycles.first()
+                        );
+                    }
+                }
                 Ok(())
             },
         )

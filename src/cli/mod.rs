@@ -15,6 +15,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use isopredict::formats::{self, Format};
 use isopredict::{History, InputError};
 
+mod check;
 mod convert;
 mod generate;
 mod stats;
@@ -38,6 +39,8 @@ pub enum Command {
     Stats(stats::Args),
     /// Convert a history from one format to another.
     Convert(convert::Args),
+    /// Check a history against an isolation level (rc, ra, cc, ci, or all).
+    Check(check::Args),
     /// Generate a random history, optionally consistent at a level (simulating a store).
     Generate(generate::Args),
 }
@@ -58,6 +61,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Check(args) => check::run(args),
         Command::Generate(args) => generate::run(args),
     };
     match result {

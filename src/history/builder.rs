@@ -483,18 +483,16 @@ impl HistoryBuilder {
         // 5. Resolve reads.
         let mut read_from = vec![NO_WRITER; total_ops];
         let mut unresolved = Vec::new();
-        let mut own_last: FxHashMap<KeyId, OpId> = FxHashMap::default();
         let mut current_txn = u32::MAX;
+        let mut txn_start = 0usize;
         for i in 0..total_ops {
             let op = ops[i];
             if op.txn != current_txn {
                 current_txn = op.txn;
-                own_last.clear();
+                txn_start = i;
             }
             match op.kind {
-                OpKind::Write => {
-                    own_last.insert(op.key, i as OpId);
-                }
+                OpKind::Write => {}
                 OpKind::Read => {
                     let resolved = match from[i] {
                         ReadFrom::Value(v) => match by_value.get(&(op.key, v)) {
@@ -510,8 +508,13 @@ impl HistoryBuilder {
                         ReadFrom::Txn(w) => {
                             let writer = final_id[w.0 as usize];
                             if writer == op.txn {
-                                match own_last.get(&op.key) {
-                                    Some(&w) => Ok(w),
+                                // A local read: the own write just before it (rare, so a
+                                // backward scan of the transaction beats a per-op index).
+                                let own_before = (txn_start..i).rev().find(|&o| {
+                                    ops[o].kind == OpKind::Write && ops[o].key == op.key
+                                });
+                                match own_before {
+                                    Some(w) => Ok(w as OpId),
                                     None => Ok(last_write[&(writer, op.key)]),
                                 }
                             } else {
@@ -556,7 +559,7 @@ impl HistoryBuilder {
         }
 
         // The resolution indexes are done with; free them before building the others.
-        drop((from, writes_key, last_write, by_value, duplicated, own_last));
+        drop((from, writes_key, last_write, by_value, duplicated));
 
         // 6. Sessions, transactions, timestamps.
         let sessions: Vec<Session> = (0..session_total)

@@ -1,0 +1,244 @@
+//! Causal consistency saturation: AWDIT (Møldrup & Pavlogiannis, PLDI'25) §3.3, Algorithm 3
+//! "CheckCC" with "ComputeHB", O(n·k); the axiom is Biswas & Enea's Causal (OOPSLA'19 Fig. 2):
+//!
+//! t1 ≠ t2 ∧ t1 →wr_x t3 ∧ t2 writes x ∧ t2 →(so ∪ wr)⁺ t3 ⇒ t2 →co t1.
+//!
+//! Happens-before vector clocks are computed in a topological order of so ∪ wr (which must be
+//! acyclic: a cycle is a CyclicCO). A clock holds, per session, the latest transaction that
+//! happens before (or is) its owner; ids are session-contiguous, so a clock entry is a
+//! transaction id and the join is an integer max. The writer itself is joined into the
+//! reader's clock (the off-by-one of the paper's pseudocode; AWDIT's artifact does the same).
+//!
+//! For each external read of x from t1 in t3 and each session s′, only the so-latest writer t2
+//! of x in s′ that happens before t3 needs an edge t2 → t1 (its session predecessors follow
+//! by so), and only if it does not happen before t1 already (then the edge is implied). The
+//! key's writer list is sorted by id, hence grouped by session in session order: a short list
+//! is scanned backwards once; a long one is binary searched in each session where t3's clock
+//! is ahead of t1's.
+//! A clock is kept only while some reader of its transaction has not been processed, so the
+//! memory is the number of live clocks times k (AWDIT §5 frees clocks the same way).
+
+use super::graph::{CommitGraph, EdgeList, SESSION_ORDER};
+use super::read_consistency::NONE;
+use crate::history::{History, OpId, TxnId, INITIAL_TXN};
+
+/// A key with at most this many writers per session is scanned linearly instead of binary
+/// searched session by session.
+const LINEAR_SCAN_FACTOR: usize = 4;
+
+/// Adds to `out` the edges t2 → t1 (cause: t3's read of x from t1) that saturate the commit
+/// order for Causal consistency. `order` is a complete topological order of so ∪ wr.
+pub(crate) fn saturate(
+    history: &History,
+    external_writer: &[TxnId],
+    graph: &CommitGraph,
+    order: &[TxnId],
+    out: &mut EdgeList,
+) {
+    let k = history.sessions().len();
+    let n = history.txn_count();
+    let txns = history.txns();
+    let ops = history.ops();
+    let session_start: Vec<TxnId> = history.sessions().iter().map(|s| s.txns().start).collect();
+
+    // Readers still to be processed, per writer (one per distinct reader transaction).
+    let mut pending = vec![0u32; n];
+    for (v, count) in pending.iter_mut().enumerate() {
+        let (_, causes) = graph.base_edges(v as TxnId);
+        *count = causes.iter().filter(|&&c| c != SESSION_ORDER).count() as u32;
+    }
+    let mut session_clock = vec![0u32; k * k];
+    let mut slot_of = vec![NONE; n];
+    let mut pool: Vec<u32> = Vec::new();
+    let mut free: Vec<u32> = Vec::new();
+    let zeros = vec![0u32; k];
+    let mut clock = vec![0u32; k];
+    let mut reads: Vec<(TxnId, OpId)> = Vec::new();
+    let mut ahead: Vec<u32> = Vec::new();
+    let mut key_stamp = vec![NONE; history.key_count()];
+    let mut key_writer = vec![NONE; history.key_count()];
+    // Session of each committed transaction; NONE for aborted ones and the initial one.
+    let session_of: Vec<u32> = txns
+        .iter()
+        .enumerate()
+        .map(|(t, txn)| {
+            if t as TxnId != INITIAL_TXN && txn.is_committed() {
+                txn.session
+            } else {
+                NONE
+            }
+        })
+        .collect();
+    // Per key, its committed writers other than the initial transaction, with their sessions,
+    // ascending (a compact copy of `History::writers_of` for the backward scans).
+    let mut writer_offsets = Vec::with_capacity(history.key_count() + 1);
+    let mut writer_list: Vec<(TxnId, u32)> = Vec::new();
+    writer_offsets.push(0usize);
+    for x in 0..history.key_count() {
+        writer_list.extend(
+            history
+                .writers_of(x as u32)
+                .iter()
+                .filter(|&&w| session_of[w as usize] != NONE)
+                .map(|&w| (w, session_of[w as usize])),
+        );
+        writer_offsets.push(writer_list.len());
+    }
+    let mut done = vec![0u32; k];
+    let mut done_mark = 0u32;
+
+    for &t3 in order {
+        let txn = &txns[t3 as usize];
+        if t3 == INITIAL_TXN || !txn.is_committed() {
+            continue;
+        }
+        let s = txn.session as usize;
+        clock.copy_from_slice(&session_clock[s * k..(s + 1) * k]);
+        reads.clear();
+        for op in txn.ops() {
+            let w = external_writer[op as usize];
+            if w != NONE {
+                reads.push((w, op));
+            }
+        }
+        reads.sort_unstable();
+        // HB_t3 = HB of its session predecessor ⊔ the clocks of its writers (writer included).
+        let mut previous = NONE;
+        for &(w, _) in &reads {
+            if w != previous && w != INITIAL_TXN {
+                let slot = slot_of[w as usize] as usize;
+                for (c, &v) in clock.iter_mut().zip(&pool[slot * k..(slot + 1) * k]) {
+                    *c = (*c).max(v);
+                }
+            }
+            previous = w;
+        }
+        // Saturation, one group of reads per writer t1.
+        let mut i = 0;
+        while i < reads.len() {
+            let t1 = reads[i].0;
+            let mut end = i;
+            while end < reads.len() && reads[end].0 == t1 {
+                end += 1;
+            }
+            let t1_clock: &[u32] = if t1 == INITIAL_TXN {
+                &zeros
+            } else {
+                let slot = slot_of[t1 as usize] as usize;
+                &pool[slot * k..(slot + 1) * k]
+            };
+            ahead.clear();
+            let mut ahead_known = false;
+            for &(_, op) in &reads[i..end] {
+                let x = ops[op as usize].key as usize;
+                if key_stamp[x] == t3 && key_writer[x] == t1 {
+                    continue; // already handled this key from this writer
+                }
+                key_stamp[x] = t3;
+                key_writer[x] = t1;
+                let writers = &writer_list[writer_offsets[x]..writer_offsets[x + 1]];
+                if writers.len() <= LINEAR_SCAN_FACTOR * k {
+                    // Few writers: one backward scan finds, per session, the latest writer
+                    // that happens before t3.
+                    done_mark = done_mark.wrapping_add(1);
+                    if done_mark == 0 {
+                        done.fill(0);
+                        done_mark = 1;
+                    }
+                    for &(t2, s2) in writers.iter().rev() {
+                        if done[s2 as usize] == done_mark || t2 > clock[s2 as usize] {
+                            continue;
+                        }
+                        done[s2 as usize] = done_mark;
+                        if t2 > t1_clock[s2 as usize] {
+                            out.push(t2, t1, op);
+                        }
+                    }
+                    continue;
+                }
+                // Many writers: binary search in each session where t3 knows more than t1.
+                if !ahead_known {
+                    ahead.extend(
+                        (0..k as u32).filter(|&s2| clock[s2 as usize] > t1_clock[s2 as usize]),
+                    );
+                    ahead_known = true;
+                }
+                for &s2 in &ahead {
+                    let (hi, lo) = (clock[s2 as usize], t1_clock[s2 as usize]);
+                    let floor = lo.max(session_start[s2 as usize].saturating_sub(1));
+                    let j = writers.partition_point(|&(w, _)| w <= hi);
+                    if j > 0 && writers[j - 1].0 > floor {
+                        out.push(writers[j - 1].0, t1, op);
+                    }
+                }
+            }
+            i = end;
+        }
+        // Release the clocks of writers whose readers are all processed.
+        let mut previous = NONE;
+        for &(w, _) in &reads {
+            if w != previous && w != INITIAL_TXN {
+                pending[w as usize] -= 1;
+                if pending[w as usize] == 0 {
+                    free.push(slot_of[w as usize]);
+                    slot_of[w as usize] = NONE;
+                }
+            }
+            previous = w;
+        }
+        clock[s] = t3;
+        session_clock[s * k..(s + 1) * k].copy_from_slice(&clock);
+        if pending[t3 as usize] > 0 {
+            let slot = match free.pop() {
+                Some(slot) => slot,
+                None => {
+                    pool.extend_from_slice(&zeros);
+                    (pool.len() / k - 1) as u32
+                }
+            };
+            slot_of[t3 as usize] = slot;
+            pool[slot as usize * k..(slot as usize + 1) * k].copy_from_slice(&clock);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::read_consistency;
+    use crate::check::test_util::h;
+
+    fn edges(spec: &str) -> Vec<(TxnId, TxnId)> {
+        let hist = h(spec);
+        let reads = read_consistency::check(&hist, true);
+        let graph = CommitGraph::base(&hist, &reads.external_writer).unwrap();
+        let (order, acyclic) = graph.topological_order(true);
+        assert!(acyclic);
+        let mut out = EdgeList::default();
+        saturate(&hist, &reads.external_writer, &graph, &order, &mut out);
+        out.pairs()
+    }
+
+    #[test]
+    fn the_writer_itself_joins_the_readers_clock() {
+        // t2 →wr t3 →wr t4 and t4 reads x from t1: t2 (a writer of x) happens before t4.
+        // Without t3 itself in t4's clock (AWDIT's off-by-one) nothing would be inferred.
+        assert_eq!(edges("wx1 / wx2 wy2 | ry2 wz1 | rz1 rx1"), vec![(2, 1)]);
+        // Directly read writer: t3 reads y from t2, which writes x.
+        assert_eq!(edges("wx1 | wx2 wy2 | ry2 rx1"), vec![(2, 1)]);
+    }
+
+    #[test]
+    fn only_the_latest_happens_before_writer_per_session_and_no_implied_edges() {
+        // t1, t2, t3 write x in one session; t4 reads x from t1 after t3 (via y): t3 → t1
+        // only (t2 → t1 follows by so).
+        assert_eq!(edges("wx1 / wx2 / wx3 wy3 | ry3 rx1"), vec![(3, 1)]);
+        // A writer that happens before t1 already needs no edge.
+        assert!(edges("wx1 / wy2 | ry2 wx3 | rx3 ry2").is_empty());
+    }
+
+    #[test]
+    fn initial_value_read_after_a_causally_earlier_write() {
+        assert_eq!(edges("wx1 | rx1 / rx0"), vec![(1, 0)]);
+    }
+}

@@ -1,0 +1,754 @@
+//! The result of a check — [`CheckReport`], the stable `--json` output (schema in
+//! docs/checking.md) — and its text and DOT renderings.
+//!
+//! Everything a person needs to find the transactions and reads in their own log is in the
+//! report itself: transaction labels (`History::txn_label`), the input line range of every
+//! transaction, and the key, value and input line of every operation involved.
+
+use std::fmt::{self, Write as _};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::anomaly::Anomaly;
+use super::classify::{Instance, Relation};
+use super::cycles::{Analysis, FoundCycle};
+use super::graph::{CommitGraph, SESSION_ORDER};
+use super::read_consistency::{ReadCheck, ReadIssue, NONE};
+use super::{CheckOptions, Level};
+use crate::history::{History, OpId, OpKind, TxnId, Unresolved, INITIAL_TXN, NO_SESSION};
+
+/// A transaction as reports name it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TxnRef {
+    /// isopredict's dense id (0 is the initial transaction).
+    pub id: TxnId,
+    /// `t0(init)` or `t<id>(s<session> #<position>[ id <input id>])`.
+    pub label: String,
+    /// Its session (isopredict's 0-based index); `None` for the initial transaction.
+    pub session: Option<u32>,
+    /// 0-based position in its session.
+    pub position: u32,
+    /// The transaction's id in the input, when the format has one.
+    pub external_id: Option<u64>,
+    /// First and last input line of its operations, when known.
+    pub lines: Option<(u32, u32)>,
+}
+
+impl TxnRef {
+    /// Describes transaction `t` of `history`.
+    pub fn new(history: &History, t: TxnId) -> TxnRef {
+        let txn = history.txn(t);
+        let mut lines: Option<(u32, u32)> = None;
+        for op in history.txn_ops(t) {
+            if op.line != 0 {
+                lines = Some(match lines {
+                    None => (op.line, op.line),
+                    Some((a, b)) => (a.min(op.line), b.max(op.line)),
+                });
+            }
+        }
+        TxnRef {
+            id: t,
+            label: history.txn_label(t),
+            session: (txn.session != NO_SESSION).then_some(txn.session),
+            position: txn.index_in_session,
+            external_id: txn.external_id,
+            lines,
+        }
+    }
+}
+
+impl fmt::Display for TxnRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.lines {
+            Some((a, b)) if a == b => write!(f, "{} [line {a}]", self.label),
+            Some((a, b)) => write!(f, "{} [lines {a}-{b}]", self.label),
+            None => f.write_str(&self.label),
+        }
+    }
+}
+
+/// An operation as reports name it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OpRef {
+    /// isopredict's dense operation id.
+    pub id: OpId,
+    /// The transaction it belongs to.
+    pub txn: TxnId,
+    /// Read or write.
+    pub kind: OpKind,
+    /// The key's name as in the input.
+    pub key: String,
+    /// The value read or written, when the format carries values.
+    pub value: Option<u64>,
+    /// Its 1-based input line; 0 when it has none (implicit initial write, built in memory).
+    pub line: u32,
+}
+
+impl OpRef {
+    /// Describes operation `op` of `history`.
+    pub fn new(history: &History, op: OpId) -> OpRef {
+        let o = history.op(op);
+        OpRef {
+            id: op,
+            txn: o.txn,
+            kind: o.kind,
+            key: history.key_name(o.key).to_string(),
+            value: o.value,
+            line: o.line,
+        }
+    }
+
+    fn maybe(history: &History, op: OpId) -> Option<OpRef> {
+        (op != NONE).then(|| OpRef::new(history, op))
+    }
+}
+
+impl fmt::Display for OpRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            OpKind::Read => "R",
+            OpKind::Write => "W",
+        };
+        match self.value {
+            Some(v) => write!(f, "{kind}({},{v})", self.key)?,
+            None => write!(f, "{kind}({})", self.key)?,
+        }
+        if self.line != 0 {
+            write!(f, " at line {}", self.line)
+        } else if self.txn == INITIAL_TXN {
+            f.write_str(" (initial value)")
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A read that violates read consistency (TAP a–f) or repeatable reads (TAP j).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReadViolation {
+    /// The pattern.
+    pub anomaly: Anomaly,
+    /// Its Plume TAP letter.
+    pub tap: char,
+    /// The reading transaction.
+    pub txn: TxnRef,
+    /// The read.
+    pub read: OpRef,
+    /// The write it observed (none for a ThinAirRead).
+    pub write: Option<OpRef>,
+    /// The transaction of that write.
+    pub writer: Option<TxnRef>,
+    /// The operation that makes it a violation: NotMyOwnWrite → the reader's own earlier
+    /// write; NotMyLastWrite → the own write that overwrote the one read; IntermediateRead →
+    /// the writer's final write of the key; NonRepeatableRead → the earlier read of the key
+    /// from another transaction. None otherwise.
+    pub related: Option<OpRef>,
+    /// The violation in words.
+    pub explanation: String,
+}
+
+/// Why an edge of a reported cycle is in the commit order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum EdgeReason {
+    /// `from` comes before `to` in a session (or `from` is the initial transaction).
+    SessionOrder,
+    /// `to` reads `key` from `from`.
+    WriteRead {
+        /// The key.
+        key: String,
+        /// The read in `to`.
+        read: OpRef,
+        /// The write in `from` it observed.
+        write: OpRef,
+    },
+    /// An isolation axiom instance inferred `from → to` (t2 → t1).
+    Axiom(Box<AxiomInstance>),
+}
+
+/// An isolation axiom instance (t1, t2, t3, key) that inferred `t2 → t1`: t3 reads `key` from
+/// t1, t2 writes `key`, and t2 is visible to t3.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AxiomInstance {
+    /// The axiom: `read-committed`, `read-atomic` or `causal` (Biswas & Enea).
+    pub axiom: String,
+    /// The Plume pattern this instance forms with the rest of the cycle.
+    pub anomaly: Anomaly,
+    /// Its TAP letter.
+    pub tap: char,
+    /// The writer t3 reads `key` from (the edge's target).
+    pub t1: TxnId,
+    /// The other writer of `key` (the edge's source).
+    pub t2: TxnId,
+    /// The reader.
+    pub t3: TxnRef,
+    /// The key.
+    pub key: String,
+    /// How t2 reaches t3: `session-order`, `write-read` or `happens-before`.
+    pub relation: Relation,
+    /// t3's read of `key` from t1.
+    pub read_x: OpRef,
+    /// t1's write that `read_x` observed.
+    pub write_x: OpRef,
+    /// t2's (last) write of `key`.
+    pub t2_write_x: Option<OpRef>,
+    /// A read of t3 from t2: for NonMonoRead the one before `read_x`.
+    pub read_y: Option<OpRef>,
+}
+
+/// One edge of a reported cycle.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CycleEdge {
+    /// Source transaction id.
+    pub from: TxnId,
+    /// Target transaction id.
+    pub to: TxnId,
+    /// Why the edge is there.
+    pub reason: EdgeReason,
+}
+
+/// A cycle in the commit order the level forces: the history violates the level.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CycleReport {
+    /// The most specific Plume pattern among the cycle's axiom instances (CyclicCO for a cycle
+    /// of session order and write–read edges alone).
+    pub anomaly: Anomaly,
+    /// Its TAP letter.
+    pub tap: char,
+    /// How many transactions are in the strongly connected component the cycle lies in.
+    pub component_size: usize,
+    /// The transactions involved: those on the cycle, then the readers t3 of its axiom
+    /// instances.
+    pub transactions: Vec<TxnRef>,
+    /// The cycle, in order: each edge's `to` is the next edge's `from`; the last edge returns
+    /// to the first edge's `from`.
+    pub edges: Vec<CycleEdge>,
+}
+
+/// Sizes of what was checked.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CheckSummary {
+    /// Sessions.
+    pub sessions: usize,
+    /// Transactions (committed and aborted), the initial one excluded.
+    pub transactions: usize,
+    /// Operations, the initial transaction's writes excluded.
+    pub operations: usize,
+    /// Session-order and write–read edges of the commit-order graph.
+    pub base_edges: usize,
+    /// Edges the level's axiom inferred.
+    pub inferred_edges: usize,
+}
+
+/// The result of checking a history against one level: the stable `--json` output.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CheckReport {
+    /// The level checked.
+    pub level: Level,
+    /// Whether the history satisfies it.
+    pub consistent: bool,
+    /// The input's name.
+    pub source: String,
+    /// Sizes.
+    pub summary: CheckSummary,
+    /// Violating reads (at most `CheckOptions::max_violations`), in operation order.
+    pub read_violations: Vec<ReadViolation>,
+    /// How many violating reads there are in all.
+    pub read_violation_count: usize,
+    /// One cycle per strongly connected component of the commit order (at most
+    /// `CheckOptions::max_violations`).
+    pub cycles: Vec<CycleReport>,
+    /// How many such components there are in all.
+    pub cycle_count: usize,
+    /// When consistent and asked for: a commit order satisfying the level (transaction ids,
+    /// committed transactions only, the initial transaction first).
+    pub witness: Option<Vec<TxnId>>,
+}
+
+impl CheckReport {
+    /// Whether the history satisfies the level.
+    pub fn is_consistent(&self) -> bool {
+        self.consistent
+    }
+
+    /// The report in words, for a person with the input file at hand.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let verdict = if self.consistent {
+            "consistent"
+        } else {
+            "VIOLATED"
+        };
+        let _ = writeln!(
+            out,
+            "{} ({}): {verdict} — {}: {} sessions, {} transactions, {} operations",
+            self.level.full_name(),
+            self.level,
+            self.source,
+            self.summary.sessions,
+            self.summary.transactions,
+            self.summary.operations,
+        );
+        if !self.read_violations.is_empty() {
+            let _ = writeln!(out, "{} violating read(s):", self.read_violation_count);
+            for v in &self.read_violations {
+                let _ = writeln!(out, "  {} (TAP {}): {}", v.anomaly, v.tap, v.explanation);
+            }
+            if self.read_violation_count > self.read_violations.len() {
+                let _ = writeln!(
+                    out,
+                    "  … and {} more",
+                    self.read_violation_count - self.read_violations.len()
+                );
+            }
+        }
+        if !self.cycles.is_empty() {
+            let _ = writeln!(
+                out,
+                "{} cycle(s) in the commit order {} forces:",
+                self.cycle_count, self.level
+            );
+            for (i, c) in self.cycles.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "  cycle {}: {} (TAP {}) — {}; {} transactions in its component",
+                    i + 1,
+                    c.anomaly,
+                    c.tap,
+                    c.anomaly.description(),
+                    c.component_size
+                );
+                let by_id: FxHashMap<TxnId, &TxnRef> =
+                    c.transactions.iter().map(|t| (t.id, t)).collect();
+                let label = |id: TxnId| {
+                    by_id
+                        .get(&id)
+                        .map_or_else(|| format!("t{id}"), |t| t.to_string())
+                };
+                for e in &c.edges {
+                    let _ = writeln!(
+                        out,
+                        "    {} -> {}: {}",
+                        label(e.from),
+                        label(e.to),
+                        reason_text(&e.reason, e.from, e.to)
+                    );
+                }
+            }
+            if self.cycle_count > self.cycles.len() {
+                let _ = writeln!(out, "  … and {} more", self.cycle_count - self.cycles.len());
+            }
+        }
+        if let Some(w) = &self.witness {
+            let _ = writeln!(out, "witness commit order ({} transactions):", w.len());
+            for chunk in w.chunks(16) {
+                let ids: Vec<String> = chunk.iter().map(|t| format!("t{t}")).collect();
+                let _ = writeln!(out, "  {}", ids.join(" "));
+            }
+        }
+        out
+    }
+
+    /// The violations as a Graphviz digraph (one cluster per cycle, then the violating reads),
+    /// or `None` when there are none.
+    pub fn render_dot(&self) -> Option<String> {
+        if self.consistent {
+            return None;
+        }
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "digraph violations {{\n  label={};\n  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];",
+            quote(&format!("{}: {} violated", self.source, self.level.full_name()))
+        );
+        for (i, c) in self.cycles.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "  subgraph cluster_{i} {{\n    label={};",
+                quote(&format!("cycle {}: {} (TAP {})", i + 1, c.anomaly, c.tap))
+            );
+            for t in &c.transactions {
+                let _ = writeln!(out, "    c{i}_t{} [label={}];", t.id, quote(&dot_label(t)));
+            }
+            for e in &c.edges {
+                let (label, style) = match &e.reason {
+                    EdgeReason::SessionOrder => ("so".to_string(), "color=black"),
+                    EdgeReason::WriteRead { key, .. } => {
+                        (format!("wr({key})"), "color=blue, fontcolor=blue")
+                    }
+                    EdgeReason::Axiom(a) => (
+                        format!("{}: {} read by t{}", a.anomaly, a.key, a.t3.id),
+                        "color=red, fontcolor=red, style=bold",
+                    ),
+                };
+                let _ = writeln!(
+                    out,
+                    "    c{i}_t{} -> c{i}_t{} [label={}, {style}];",
+                    e.from,
+                    e.to,
+                    quote(&label)
+                );
+                if let EdgeReason::Axiom(a) = &e.reason {
+                    let AxiomInstance {
+                        t1,
+                        t2,
+                        t3,
+                        key,
+                        relation,
+                        read_y,
+                        ..
+                    } = a.as_ref();
+                    let rel = match (relation, read_y) {
+                        (Relation::SessionOrder, _) => "so".to_string(),
+                        (Relation::WriteRead, Some(r)) => format!("wr({})", r.key),
+                        (Relation::WriteRead, None) => "wr".to_string(),
+                        (Relation::HappensBefore, _) => "hb".to_string(),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "    c{i}_t{t1} -> c{i}_t{} [label={}, style=dashed, color=gray40, fontcolor=gray40];",
+                        t3.id,
+                        quote(&format!("wr({key})"))
+                    );
+                    let _ = writeln!(
+                        out,
+                        "    c{i}_t{t2} -> c{i}_t{} [label={}, style=dashed, color=gray40, fontcolor=gray40];",
+                        t3.id,
+                        quote(&rel)
+                    );
+                }
+            }
+            let _ = writeln!(out, "  }}");
+        }
+        for (i, v) in self.read_violations.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "  subgraph cluster_read_{i} {{\n    label={};",
+                quote(&format!("{} (TAP {})", v.anomaly, v.tap))
+            );
+            let _ = writeln!(
+                out,
+                "    r{i}_t{} [label={}];",
+                v.txn.id,
+                quote(&dot_label(&v.txn))
+            );
+            if let Some(w) = &v.writer {
+                if w.id != v.txn.id {
+                    let _ = writeln!(out, "    r{i}_t{} [label={}];", w.id, quote(&dot_label(w)));
+                }
+                let _ = writeln!(
+                    out,
+                    "    r{i}_t{} -> r{i}_t{} [label={}, color=red, fontcolor=red];",
+                    w.id,
+                    v.txn.id,
+                    quote(&v.read.to_string())
+                );
+            }
+            let _ = writeln!(out, "  }}");
+        }
+        out.push_str("}\n");
+        Some(out)
+    }
+}
+
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render_text())
+    }
+}
+
+fn quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+fn dot_label(t: &TxnRef) -> String {
+    match t.lines {
+        Some((a, b)) if a == b => format!("{}\nline {a}", t.label),
+        Some((a, b)) => format!("{}\nlines {a}-{b}", t.label),
+        None => t.label.clone(),
+    }
+}
+
+fn reason_text(reason: &EdgeReason, from: TxnId, to: TxnId) -> String {
+    match reason {
+        EdgeReason::SessionOrder if from == INITIAL_TXN => {
+            "the initial transaction comes first".to_string()
+        }
+        EdgeReason::SessionOrder => "session order".to_string(),
+        EdgeReason::WriteRead { read, write, .. } => {
+            format!("t{to} reads {read} written by {write} (write-read)")
+        }
+        EdgeReason::Axiom(a) => {
+            let AxiomInstance {
+                axiom,
+                anomaly,
+                tap,
+                t1,
+                t2,
+                t3,
+                key,
+                relation,
+                read_x,
+                t2_write_x,
+                read_y,
+                ..
+            } = a.as_ref();
+            let visible = match (relation, read_y) {
+                (Relation::WriteRead, Some(r))
+                    if *anomaly == Anomaly::NonMonoReadCo || *anomaly == Anomaly::NonMonoReadCm =>
+                {
+                    format!(
+                        "{} first reads {r} from t{t2}, then {read_x} from t{t1}",
+                        t3
+                    )
+                }
+                (Relation::WriteRead, Some(r)) => {
+                    format!("{} reads {read_x} from t{t1} and {r} from t{t2}", t3)
+                }
+                (Relation::SessionOrder, _) => format!(
+                    "{} reads {read_x} from t{t1}, and t{t2} precedes it in its session",
+                    t3
+                ),
+                _ => format!(
+                    "{} reads {read_x} from t{t1}, and t{t2} happens before it",
+                    t3
+                ),
+            };
+            let write = t2_write_x
+                .as_ref()
+                .map_or_else(String::new, |w| format!(" ({w})"));
+            format!(
+                "{axiom} axiom, {anomaly} (TAP {tap}): {visible}; t{t2} also writes {key}{write}, so t{t2} must commit before t{t1}"
+            )
+        }
+    }
+}
+
+/// Assembles the report.
+pub(crate) fn build(
+    history: &History,
+    level: Level,
+    options: &CheckOptions,
+    reads: &ReadCheck,
+    graph: &CommitGraph,
+    analysis: Analysis,
+) -> CheckReport {
+    let mut txn_refs = TxnRefs::new(history);
+    let read_violations: Vec<ReadViolation> = reads
+        .issues
+        .iter()
+        .take(options.max_violations)
+        .map(|issue| read_violation(history, &mut txn_refs, issue))
+        .collect();
+    let cycles: Vec<CycleReport> = analysis
+        .cycles
+        .iter()
+        .map(|c| cycle_report(history, &mut txn_refs, level, c))
+        .collect();
+    let consistent = reads.issues.is_empty() && analysis.cycle_count == 0;
+    let witness = match (&analysis.order, options.witness && consistent) {
+        (Some(order), true) => Some(
+            order
+                .iter()
+                .copied()
+                .filter(|&t| history.txn(t).is_committed())
+                .collect(),
+        ),
+        _ => None,
+    };
+    CheckReport {
+        level,
+        consistent,
+        source: history.source().to_string(),
+        summary: CheckSummary {
+            sessions: history.sessions().len(),
+            transactions: history.txn_count() - 1,
+            operations: history.ops().len() - history.txn_ops(INITIAL_TXN).len(),
+            base_edges: graph.base_edge_count(),
+            inferred_edges: graph.inferred_edge_count(),
+        },
+        read_violations,
+        read_violation_count: reads.issues.len(),
+        cycles,
+        cycle_count: analysis.cycle_count,
+        witness,
+    }
+}
+
+/// [`TxnRef`]s made once per transaction (making one scans the transaction's operations).
+struct TxnRefs<'h> {
+    history: &'h History,
+    made: FxHashMap<TxnId, TxnRef>,
+}
+
+impl<'h> TxnRefs<'h> {
+    fn new(history: &'h History) -> Self {
+        TxnRefs {
+            history,
+            made: FxHashMap::default(),
+        }
+    }
+
+    fn get(&mut self, t: TxnId) -> TxnRef {
+        let history = self.history;
+        self.made
+            .entry(t)
+            .or_insert_with(|| TxnRef::new(history, t))
+            .clone()
+    }
+}
+
+fn read_violation(history: &History, txn_refs: &mut TxnRefs, issue: &ReadIssue) -> ReadViolation {
+    let read = OpRef::new(history, issue.read);
+    let txn = txn_refs.get(read.txn);
+    let write_op = history.read_from(issue.read);
+    let write = write_op.map(|w| OpRef::new(history, w));
+    let writer = write.as_ref().map(|w| txn_refs.get(w.txn));
+    let related = match (issue.anomaly, write_op) {
+        (Anomaly::IntermediateRead, Some(w)) => history
+            .last_write(history.op(w).txn, history.op(w).key)
+            .map(|f| OpRef::new(history, f)),
+        _ => OpRef::maybe(history, issue.related),
+    };
+    let rel = related.as_ref().map_or_else(String::new, |r| r.to_string());
+    let w = write.as_ref().map_or_else(String::new, |w| w.to_string());
+    let wt = writer.as_ref().map_or_else(String::new, |w| w.to_string());
+    let explanation = match issue.anomaly {
+        Anomaly::ThinAirRead => match history.unresolved_reason(issue.read) {
+            Some(Unresolved::Ambiguous) => format!(
+                "{txn} reads {read}, a value several transactions write, so its writer is unknown"
+            ),
+            _ => format!("{txn} reads {read}, a value no transaction writes"),
+        },
+        Anomaly::AbortedRead => format!("{txn} reads {read}, written by {w} of aborted {wt}"),
+        Anomaly::FutureRead => {
+            format!("{txn} reads {read}, written by its own later {w}")
+        }
+        Anomaly::NotMyOwnWrite => format!(
+            "{txn} reads {read} from {wt} ({w}) although it wrote the key itself before: {rel}"
+        ),
+        Anomaly::NotMyLastWrite => format!(
+            "{txn} reads {read} from its own {w}, which its {rel} had overwritten"
+        ),
+        Anomaly::IntermediateRead => format!(
+            "{txn} reads {read} from {wt}: {w} is not that transaction's final write of the key ({rel})"
+        ),
+        Anomaly::NonRepeatableRead => format!(
+            "{txn} reads {read} from {wt}, after reading the key from another transaction: {rel}"
+        ),
+        other => format!("{txn}: {other} at {read}"),
+    };
+    ReadViolation {
+        anomaly: issue.anomaly,
+        tap: issue.anomaly.tap(),
+        txn,
+        read,
+        write,
+        writer,
+        related,
+        explanation,
+    }
+}
+
+fn cycle_report(
+    history: &History,
+    txn_refs: &mut TxnRefs,
+    level: Level,
+    cycle: &FoundCycle,
+) -> CycleReport {
+    let axiom = match level {
+        Level::ReadCommitted => "read-committed",
+        Level::ReadAtomic => "read-atomic",
+        _ => "causal",
+    };
+    let mut involved: Vec<TxnId> = Vec::new();
+    let mut seen: FxHashSet<TxnId> = FxHashSet::default();
+    for (e, _) in &cycle.edges {
+        if seen.insert(e.from) {
+            involved.push(e.from);
+        }
+    }
+    for (_, inst) in &cycle.edges {
+        if let Some(inst) = inst {
+            if seen.insert(inst.t3) {
+                involved.push(inst.t3);
+            }
+        }
+    }
+    let edges = cycle
+        .edges
+        .iter()
+        .map(|(e, inst)| CycleEdge {
+            from: e.from,
+            to: e.to,
+            reason: match inst {
+                Some(inst) => axiom_reason(history, txn_refs, axiom, inst),
+                None if e.cause == SESSION_ORDER => EdgeReason::SessionOrder,
+                None => {
+                    let read = OpRef::new(history, e.cause);
+                    let write = OpRef::new(
+                        history,
+                        history
+                            .read_from(e.cause)
+                            .expect("a write-read edge's read has a writer"),
+                    );
+                    EdgeReason::WriteRead {
+                        key: read.key.clone(),
+                        read,
+                        write,
+                    }
+                }
+            },
+        })
+        .collect();
+    CycleReport {
+        anomaly: cycle.anomaly,
+        tap: cycle.anomaly.tap(),
+        component_size: cycle.component_size,
+        transactions: involved.iter().map(|&t| txn_refs.get(t)).collect(),
+        edges,
+    }
+}
+
+fn axiom_reason(
+    history: &History,
+    txn_refs: &mut TxnRefs,
+    axiom: &str,
+    inst: &Instance,
+) -> EdgeReason {
+    let read_x = OpRef::new(history, inst.read_x);
+    let write_x = OpRef::new(
+        history,
+        history
+            .read_from(inst.read_x)
+            .expect("an axiom instance's read has a writer"),
+    );
+    EdgeReason::Axiom(Box::new(AxiomInstance {
+        axiom: axiom.to_string(),
+        anomaly: inst.anomaly,
+        tap: inst.anomaly.tap(),
+        t1: inst.t1,
+        t2: inst.t2,
+        t3: txn_refs.get(inst.t3),
+        key: history.key_name(inst.key).to_string(),
+        relation: inst.relation,
+        read_x,
+        write_x,
+        t2_write_x: history
+            .last_write(inst.t2, inst.key)
+            .map(|w| OpRef::new(history, w)),
+        read_y: OpRef::maybe(history, inst.read_y),
+    }))
+}

@@ -1,0 +1,31 @@
+//! The key–value interface the table layer and applications program against.
+//!
+//! [`KvRead`] is implemented by a running transaction ([`super::Tx`], recorded), the loader
+//! ([`super::Loader`], the initial state) and a snapshot of the latest state
+//! ([`super::Snapshot`], unrecorded, for invariants); [`KvWrite`] by the first two.
+
+use super::value::Value;
+
+/// Reads: plain keys and set membership.
+pub trait KvRead {
+    /// The value of a plain key; `None` if absent (nobody wrote it).
+    fn get(&mut self, key: u64) -> Option<Value>;
+    /// Whether `elem` is a member of set `set`.
+    fn set_contains(&mut self, set: u64, elem: u64) -> bool;
+    /// Every element ever inserted into `set` by a committed transaction, the loader or the
+    /// running transaction — deleted ones included — ascending. Not a recorded read: it is
+    /// what MonkeyDB scans with one CONTAINS per element.
+    fn set_ever_inserted(&mut self, set: u64) -> Vec<u64>;
+}
+
+/// Writes: plain keys and set membership.
+pub trait KvWrite: KvRead {
+    /// Writes a plain key.
+    fn put(&mut self, key: u64, value: Value);
+    /// Inserts `elem` into set `set`.
+    fn set_insert(&mut self, set: u64, elem: u64);
+    /// Deletes `elem` from set `set`.
+    fn set_delete(&mut self, set: u64, elem: u64);
+    /// The next value of the store's non-transactional row counter.
+    fn next_row_counter(&mut self) -> u64;
+}

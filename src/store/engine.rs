@@ -1,0 +1,621 @@
+//! The transactional key–value store: sessions, transactions run one at a time, reads resolved
+//! by the read policy, every event recorded with its exact writer.
+//!
+//! This plays MonkeyDB's role (Biswas et al., OOPSLA'21; IsoPredict PLDI'24 §6): plain keys
+//! with get/put, sets with insert/delete/contains, commit and rollback. Conventions taken from
+//! MonkeyDB so recorded runs look like the paper's traces:
+//! - a transaction is identified by `(session, k)`, where `k` counts the session's commits so
+//!   far, empty ones included; rolled-back transactions leave no events and do not advance `k`;
+//! - a read of a key the transaction already wrote returns that write (a local read, recorded
+//!   with the transaction itself as writer); other reads are resolved by the policy;
+//! - a key nobody wrote reads as absent from the initial state;
+//! - the loader's writes become the initial transaction `(0, 0)`;
+//! - the per-table row counter of tables without a primary key is not transactional.
+
+use rustc_hash::FxHashMap;
+
+use super::access::{KvRead, KvWrite};
+use super::data::{Event, EventKind, KeyId, Seq, Source, StoreData, TxnRecord, Version};
+use super::key::KeyRef;
+use super::policy::{supported, ReadPolicy, Tracker};
+use super::prng::SplitMix64;
+use super::replay::{Divergence, DivergenceReason, PlannedWriter, ReplayPlan};
+use super::value::Value;
+use crate::check::Level;
+use std::sync::Arc;
+
+/// Index of a session in the store (creation order).
+pub type SessionId = u32;
+
+/// Misuse of the store API or an unsupported configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The read policy asks for a level the store cannot keep valid.
+    #[error("the store keeps runs valid at causal, ra or rc, not {0}")]
+    UnsupportedLevel(Level),
+}
+
+/// What a commit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Committed {
+    /// The transaction had no events: it only advanced the session's commit count.
+    Empty,
+    /// The transaction committed at this position of the execution order.
+    At(Seq),
+}
+
+#[derive(Debug, Default)]
+struct Current {
+    session: SessionId,
+    events: Vec<Event>,
+    own: FxHashMap<KeyId, Value>,
+    written: Vec<KeyId>,
+    own_inserts: Vec<(u64, u64)>,
+    external_reads: u32,
+    /// Divergences found so far; they count only if the transaction commits.
+    divergences: Vec<Divergence>,
+}
+
+#[derive(Debug)]
+struct Replay {
+    plan: Arc<ReplayPlan>,
+    /// Store session → index of its planned session.
+    planned: Vec<Option<usize>>,
+}
+
+/// The store. See the module documentation.
+#[derive(Debug)]
+pub struct Store {
+    data: StoreData,
+    policy: ReadPolicy,
+    tracker: Option<Tracker>,
+    rng: SplitMix64,
+    replay: Option<Replay>,
+    current: Option<Current>,
+    row_counter: u64,
+    divergences: Vec<Divergence>,
+    scratch: Vec<Seq>,
+}
+
+impl Store {
+    /// An empty store whose reads follow `policy`.
+    pub fn new(policy: ReadPolicy) -> Result<Store, StoreError> {
+        let tracker = match policy.level() {
+            None => None,
+            Some(level) if supported(level) => Tracker::new(level),
+            Some(level) => return Err(StoreError::UnsupportedLevel(level)),
+        };
+        let seed = match &policy {
+            ReadPolicy::Random { seed, .. } => *seed,
+            _ => 0,
+        };
+        let replay = match &policy {
+            ReadPolicy::Replay { plan, .. } => Some(Replay {
+                plan: plan.clone(),
+                planned: Vec::new(),
+            }),
+            _ => None,
+        };
+        Ok(Store {
+            data: StoreData::new(),
+            policy,
+            tracker,
+            rng: SplitMix64::new(seed),
+            replay,
+            current: None,
+            row_counter: 0,
+            divergences: Vec::new(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The read policy.
+    pub fn policy(&self) -> &ReadPolicy {
+        &self.policy
+    }
+
+    /// Opens a session named `external_id` (MonkeyDB's connection number, printed as `s` in
+    /// `Txn(s, k)`).
+    pub fn open_session(&mut self, external_id: u64) -> SessionId {
+        let id = self.data.sessions.len() as SessionId;
+        self.data.sessions.push(super::data::SessionRecord {
+            external_id,
+            commits: 0,
+            txns: Vec::new(),
+        });
+        if let Some(r) = &mut self.replay {
+            r.planned.push(
+                r.plan
+                    .sessions
+                    .iter()
+                    .position(|s| s.external_id == external_id),
+            );
+        }
+        id
+    }
+
+    /// The committed state (versions, transactions, events).
+    pub fn data(&self) -> &StoreData {
+        &self.data
+    }
+
+    /// Where the run left the prediction (replay policy only), in the order found.
+    pub fn divergences(&self) -> &[Divergence] {
+        &self.divergences
+    }
+
+    /// Loads the initial state: everything written through the loader becomes the initial
+    /// transaction's state. Reads through it see the loaded state and are not recorded.
+    ///
+    /// # Panics
+    /// If a transaction has already committed (loading comes first).
+    pub fn loader(&mut self) -> Loader<'_> {
+        assert!(
+            self.data.txns.len() == 1 && self.current.is_none(),
+            "Store::loader: load the initial state before running transactions"
+        );
+        Loader { store: self }
+    }
+
+    /// The latest committed state, read-only and unrecorded (for invariants).
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        Snapshot { store: self }
+    }
+
+    /// Begins a transaction on `session`. Transactions run one at a time: the returned handle
+    /// borrows the store until it commits or rolls back (dropping it rolls back).
+    pub fn begin(&mut self, session: SessionId) -> Tx<'_> {
+        assert!(
+            (session as usize) < self.data.sessions.len(),
+            "Store::begin: unknown session {session}"
+        );
+        if let Some(t) = &mut self.tracker {
+            t.begin(&self.data, session);
+        }
+        self.current = Some(Current {
+            session,
+            ..Default::default()
+        });
+        Tx { store: self }
+    }
+
+    /// Takes the next value of the non-transactional row counter (row ids of tables without
+    /// a primary key; MonkeyDB's global counter, never rolled back).
+    pub fn next_row_counter(&mut self) -> u64 {
+        self.row_counter += 1;
+        self.row_counter
+    }
+
+    fn cur(&mut self) -> &mut Current {
+        self.current.as_mut().expect("no transaction is running")
+    }
+
+    fn version_value(&self, key: KeyId, seq: Seq) -> Option<Value> {
+        let versions = self.data.versions(key);
+        let i = versions
+            .binary_search_by_key(&seq, |v| v.seq)
+            .expect("chosen writer has a version");
+        versions[i].value.clone()
+    }
+
+    fn read(&mut self, key: KeyRef, kind: EventKind) -> Option<Value> {
+        let id = self.data.intern(key);
+        let cur = self.current.as_mut().expect("no transaction is running");
+        if let Some(v) = cur.own.get(&id) {
+            let v = v.clone();
+            cur.events.push(Event {
+                kind,
+                key: id,
+                source: Some(Source::Own),
+            });
+            return Some(v);
+        }
+        let seq = self.choose(id);
+        if let Some(t) = &mut self.tracker {
+            t.observe(&self.data, id, seq);
+        }
+        let cur = self.cur();
+        cur.external_reads += 1;
+        cur.events.push(Event {
+            kind,
+            key: id,
+            source: Some(Source::Committed(seq)),
+        });
+        self.version_value(id, seq)
+    }
+
+    fn choose(&mut self, key: KeyId) -> Seq {
+        match &self.policy {
+            ReadPolicy::Latest => self.data.versions(key).last().map_or(0, |v| v.seq),
+            ReadPolicy::Random { .. } => {
+                let tracker = self.tracker.as_ref().expect("random policy has a tracker");
+                let mut valid = std::mem::take(&mut self.scratch);
+                tracker.valid_writers(&self.data, key, &mut valid);
+                let chosen = self.choose_like_monkeydb(&valid);
+                self.scratch = valid;
+                chosen
+            }
+            ReadPolicy::Replay { .. } => self.choose_replayed(key),
+        }
+    }
+
+    /// MonkeyDB's `choose_one_op`: a session uniformly among those with a valid writer (the
+    /// initial state counts as a session), then one of its valid writers uniformly.
+    fn choose_like_monkeydb(&mut self, valid: &[Seq]) -> Seq {
+        let session_of = |seq: Seq| self.data.txns[seq as usize].session;
+        let mut sessions: Vec<u32> = valid.iter().map(|&s| session_of(s)).collect();
+        sessions.sort_unstable();
+        sessions.dedup();
+        let s = sessions[self.rng.below(sessions.len())];
+        let members: Vec<Seq> = valid
+            .iter()
+            .copied()
+            .filter(|&v| session_of(v) == s)
+            .collect();
+        members[self.rng.below(members.len())]
+    }
+
+    fn choose_replayed(&mut self, key: KeyId) -> Seq {
+        let tracker = self.tracker.as_ref().expect("replay policy has a tracker");
+        let floor = tracker.floor(&self.data, key);
+        let cur = self.current.as_ref().expect("no transaction is running");
+        let session = cur.session;
+        let read_index = cur.external_reads;
+        let pos = self.data.sessions[session as usize].txns.len();
+        let replay = self.replay.as_ref().expect("replay policy has a plan");
+        let planned_session = replay.planned[session as usize].map(|i| &replay.plan.sessions[i]);
+        let planned_txn = planned_session.and_then(|s| s.txns.get(pos));
+        let is_last = planned_session.is_some_and(|s| pos + 1 >= s.txns.len());
+        let expected = planned_txn.and_then(|t| t.reads.get(read_index as usize));
+        let key_ref = self.data.key(key);
+        let mut reason = None;
+        if let Some(expected) = expected {
+            if expected.key != Some(key_ref) {
+                reason = Some(DivergenceReason::OtherKey {
+                    expected: expected.key.map(|k| k.name()),
+                });
+            } else {
+                let writer = match expected.writer {
+                    PlannedWriter::Initial => Ok(0),
+                    PlannedWriter::Unknown => Err(DivergenceReason::UnknownWriter),
+                    PlannedWriter::Txn { session, pos } => self
+                        .data
+                        .sessions
+                        .iter()
+                        .find(|s| s.external_id == session)
+                        .and_then(|s| s.txns.get(pos as usize).copied())
+                        .ok_or(DivergenceReason::WriterMissing),
+                };
+                match writer {
+                    Err(r) => reason = Some(r),
+                    Ok(w) => {
+                        let wrote = w == 0
+                            || self
+                                .data
+                                .versions(key)
+                                .binary_search_by_key(&w, |v| v.seq)
+                                .is_ok();
+                        if !wrote {
+                            reason = Some(DivergenceReason::WriterDidNotWrite);
+                        } else if !tracker.valid(&self.data, floor, w) {
+                            reason = Some(DivergenceReason::LevelInvalid);
+                        } else {
+                            return w;
+                        }
+                    }
+                }
+            }
+        } else if planned_txn.is_some() && !is_last {
+            reason = Some(DivergenceReason::ExtraRead);
+        }
+        if let Some(reason) = reason {
+            let external = self.data.sessions[session as usize].external_id;
+            let cur = self.current.as_mut().expect("no transaction is running");
+            cur.divergences.push(Divergence {
+                session: external,
+                txn: pos as u32,
+                read: Some(read_index),
+                key: Some(key_ref.name()),
+                reason,
+            });
+        }
+        // The latest valid writer (the floor itself is always valid).
+        let tracker = self.tracker.as_ref().expect("replay policy has a tracker");
+        let versions = self.data.versions(key);
+        versions
+            .iter()
+            .rev()
+            .map(|v| v.seq)
+            .find(|&c| tracker.valid(&self.data, floor, c))
+            .unwrap_or(floor)
+    }
+
+    fn write(&mut self, key: KeyRef, kind: EventKind, value: Value) {
+        let id = self.data.intern(key);
+        let cur = self.cur();
+        cur.events.push(Event {
+            kind,
+            key: id,
+            source: None,
+        });
+        if cur.own.insert(id, value).is_none() {
+            cur.written.push(id);
+        }
+    }
+
+    fn ever_inserted(&self, set: u64) -> Vec<u64> {
+        let mut rows: Vec<u64> = self.data.sets_ever.get(&set).cloned().unwrap_or_default();
+        if let Some(cur) = &self.current {
+            rows.extend(
+                cur.own_inserts
+                    .iter()
+                    .filter(|&&(s, _)| s == set)
+                    .map(|&(_, e)| e),
+            );
+            rows.sort_unstable();
+            rows.dedup();
+        }
+        rows
+    }
+
+    fn commit(&mut self) -> Committed {
+        let cur = self.current.take().expect("no transaction is running");
+        let session = cur.session as usize;
+        let k = self.data.sessions[session].commits;
+        self.data.sessions[session].commits += 1;
+        if cur.events.is_empty() {
+            return Committed::Empty;
+        }
+        let seq = self.data.txns.len() as Seq;
+        let pos = self.data.sessions[session].txns.len() as u32;
+        self.divergences.extend(cur.divergences);
+        if let Some(r) = &self.replay {
+            if let Some(planned) =
+                r.planned[session].and_then(|i| r.plan.sessions[i].txns.get(pos as usize))
+            {
+                if (cur.external_reads as usize) < planned.reads.len() {
+                    self.divergences.push(Divergence {
+                        session: self.data.sessions[session].external_id,
+                        txn: pos,
+                        read: None,
+                        key: None,
+                        reason: DivergenceReason::MissingReads {
+                            expected: planned.reads.len(),
+                            made: cur.external_reads as usize,
+                        },
+                    });
+                }
+            }
+        }
+        let e0 = self.data.events.len() as u32;
+        self.data.events.extend_from_slice(&cur.events);
+        let w0 = self.data.write_keys.len() as u32;
+        self.data.write_keys.extend_from_slice(&cur.written);
+        let mut own = cur.own;
+        for &key in &cur.written {
+            let value = own.remove(&key);
+            self.data.versions[key as usize].push(Version { seq, value });
+        }
+        for &(set, elem) in &cur.own_inserts {
+            let rows = self.data.sets_ever.entry(set).or_default();
+            if let Err(i) = rows.binary_search(&elem) {
+                rows.insert(i, elem);
+            }
+        }
+        let clock = match &self.tracker {
+            Some(t) if t.is_causal() => t.commit_clock(cur.session, pos),
+            _ => Box::new([]),
+        };
+        self.data.txns.push(TxnRecord {
+            session: cur.session,
+            pos,
+            k,
+            events: (e0, self.data.events.len() as u32),
+            writes: (w0, self.data.write_keys.len() as u32),
+            clock,
+        });
+        self.data.sessions[session].txns.push(seq);
+        Committed::At(seq)
+    }
+
+    /// Records, for the replay policy, every predicted transaction that never committed.
+    /// Call once the run is over.
+    pub fn finish_replay(&mut self) {
+        let Some(r) = &self.replay else { return };
+        for planned in &r.plan.sessions {
+            let made = self
+                .data
+                .sessions
+                .iter()
+                .find(|s| s.external_id == planned.external_id)
+                .map_or(0, |s| s.txns.len());
+            for pos in made..planned.txns.len() {
+                self.divergences.push(Divergence {
+                    session: planned.external_id,
+                    txn: pos as u32,
+                    read: None,
+                    key: None,
+                    reason: DivergenceReason::MissingTransaction,
+                });
+            }
+        }
+    }
+}
+
+/// A running transaction. Commit or roll back explicitly; dropping it rolls back.
+#[derive(Debug)]
+pub struct Tx<'a> {
+    store: &'a mut Store,
+}
+
+impl Tx<'_> {
+    /// The session running this transaction.
+    pub fn session(&self) -> SessionId {
+        self.store.current.as_ref().map_or(0, |c| c.session)
+    }
+
+    /// Number of events recorded so far in this transaction.
+    pub fn event_count(&self) -> usize {
+        self.store.current.as_ref().map_or(0, |c| c.events.len())
+    }
+
+    /// Commits.
+    pub fn commit(self) -> Committed {
+        self.store.commit()
+    }
+
+    /// Rolls back: the transaction leaves no trace.
+    pub fn rollback(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        // After a commit there is no current transaction; otherwise this rolls back.
+        self.store.current = None;
+    }
+}
+
+impl KvRead for Tx<'_> {
+    fn get(&mut self, key: u64) -> Option<Value> {
+        self.store.read(KeyRef::Plain(key), EventKind::Read)
+    }
+
+    fn set_contains(&mut self, set: u64, elem: u64) -> bool {
+        matches!(
+            self.store
+                .read(KeyRef::Member { set, elem }, EventKind::Contains),
+            Some(Value::Bool(true))
+        )
+    }
+
+    fn set_ever_inserted(&mut self, set: u64) -> Vec<u64> {
+        self.store.ever_inserted(set)
+    }
+}
+
+impl KvWrite for Tx<'_> {
+    fn put(&mut self, key: u64, value: Value) {
+        self.store
+            .write(KeyRef::Plain(key), EventKind::Write, value);
+    }
+
+    fn set_insert(&mut self, set: u64, elem: u64) {
+        self.store.write(
+            KeyRef::Member { set, elem },
+            EventKind::Insert,
+            Value::Bool(true),
+        );
+        self.store.cur().own_inserts.push((set, elem));
+    }
+
+    fn set_delete(&mut self, set: u64, elem: u64) {
+        self.store.write(
+            KeyRef::Member { set, elem },
+            EventKind::Delete,
+            Value::Bool(false),
+        );
+    }
+
+    fn next_row_counter(&mut self) -> u64 {
+        self.store.next_row_counter()
+    }
+}
+
+/// Writes the initial state (see [`Store::loader`]).
+#[derive(Debug)]
+pub struct Loader<'a> {
+    store: &'a mut Store,
+}
+
+impl Loader<'_> {
+    fn load(&mut self, key: KeyRef, value: Value) {
+        let data = &mut self.store.data;
+        let id = data.intern(key);
+        let initial = &mut data.versions[id as usize][0];
+        if initial.value.is_none() {
+            data.loaded.push(id);
+        }
+        initial.value = Some(value);
+    }
+
+    fn loaded(&self, key: KeyRef) -> Option<Value> {
+        let id = self.store.data.key_id(key)?;
+        self.store.data.versions(id)[0].value.clone()
+    }
+}
+
+impl KvRead for Loader<'_> {
+    fn get(&mut self, key: u64) -> Option<Value> {
+        self.loaded(KeyRef::Plain(key))
+    }
+
+    fn set_contains(&mut self, set: u64, elem: u64) -> bool {
+        matches!(
+            self.loaded(KeyRef::Member { set, elem }),
+            Some(Value::Bool(true))
+        )
+    }
+
+    fn set_ever_inserted(&mut self, set: u64) -> Vec<u64> {
+        self.store.ever_inserted(set)
+    }
+}
+
+impl KvWrite for Loader<'_> {
+    fn put(&mut self, key: u64, value: Value) {
+        self.load(KeyRef::Plain(key), value);
+    }
+
+    fn set_insert(&mut self, set: u64, elem: u64) {
+        self.load(KeyRef::Member { set, elem }, Value::Bool(true));
+        let rows = self.store.data.sets_ever.entry(set).or_default();
+        if let Err(i) = rows.binary_search(&elem) {
+            rows.insert(i, elem);
+        }
+    }
+
+    fn set_delete(&mut self, set: u64, elem: u64) {
+        self.load(KeyRef::Member { set, elem }, Value::Bool(false));
+    }
+
+    fn next_row_counter(&mut self) -> u64 {
+        self.store.next_row_counter()
+    }
+}
+
+/// The latest committed state, read-only; reads are not recorded (see [`Store::snapshot`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Snapshot<'a> {
+    store: &'a Store,
+}
+
+impl Snapshot<'_> {
+    fn latest(&self, key: KeyRef) -> Option<Value> {
+        let id = self.store.data.key_id(key)?;
+        self.store.data.versions(id).last()?.value.clone()
+    }
+}
+
+impl KvRead for Snapshot<'_> {
+    fn get(&mut self, key: u64) -> Option<Value> {
+        self.latest(KeyRef::Plain(key))
+    }
+
+    fn set_contains(&mut self, set: u64, elem: u64) -> bool {
+        matches!(
+            self.latest(KeyRef::Member { set, elem }),
+            Some(Value::Bool(true))
+        )
+    }
+
+    fn set_ever_inserted(&mut self, set: u64) -> Vec<u64> {
+        self.store
+            .data
+            .sets_ever
+            .get(&set)
+            .cloned()
+            .unwrap_or_default()
+    }
+}

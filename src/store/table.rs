@@ -1,0 +1,455 @@
+//! Tables over the key–value store with MonkeyDB's key layout and SQL translation
+//! (Biswas et al., OOPSLA'21; as extended for IsoPredict, PLDI'24 §6; notes/workloads.md §1.4),
+//! so that recorded runs have the shape and size of the paper's traces.
+//!
+//! Layout of a table `T` (all keys are [`StableHasher`] hashes, equal to MonkeyDB's):
+//! - metadata keys `(T, Columns)`, `(T, PrimaryKey)`, `(T, LastPrimaryKey)` (tags 0, 2, 3);
+//! - a membership set (id = hash of `T`) whose elements are row ids;
+//! - one key per cell `(T, ColumnKey, column, row id)` (tag 1).
+//!
+//! Row id: the hash of the `Vec<u64>` of primary-key values in key-definition order (integers
+//! as themselves, texts as their string hash; other values are left out, as MonkeyDB leaves
+//! out literals it cannot parse as integers); if the insert supplies no key column, the
+//! auto-increment value `LastPrimaryKey + 1`; for a table without a key, the store's
+//! non-transactional counter. (MonkeyDB takes the last UNIQUE constraint as the key of a
+//! table without PRIMARY KEY; pass that as `primary_key`.)
+//!
+//! Statement translation, events in this order:
+//! - SELECT: (only for `*`: read Columns); scan = one CONTAINS per row id ever inserted,
+//!   ascending; read Columns; for each present row: read each distinct WHERE column
+//!   (alphabetical) — a missing cell stops the whole scan — and, if the predicate holds, read
+//!   each projected column.
+//! - UPDATE: scan; for each present row: read the WHERE columns; if it matches, for each
+//!   assignment: read the column if the assignment adds to it, then write the cell.
+//! - DELETE: scan; read the WHERE columns of every present row; then one set DELETE per match
+//!   (cells stay).
+//! - INSERT: read Columns; read PrimaryKey; with a key: read and write LastPrimaryKey (always
+//!   incremented); write each supplied cell in the given order; if auto-incremented, read
+//!   LastPrimaryKey again and write the key cell; finally INSERT the row into the set. There
+//!   is no uniqueness check: inserting an existing key overwrites its cells.
+//!
+//! A missing WHERE cell stops the scan in UPDATE and DELETE too (MonkeyDB would fail there).
+
+use std::cmp::Ordering;
+
+use super::access::{KvRead, KvWrite};
+use super::siphash::{hash_str, hash_u64s, StableHasher};
+use super::value::Value;
+
+const TAG_COLUMNS: u64 = 0;
+const TAG_COLUMN_KEY: u64 = 1;
+const TAG_PRIMARY_KEY: u64 = 2;
+const TAG_LAST_PRIMARY_KEY: u64 = 3;
+
+/// A comparison in a WHERE clause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `=`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// A WHERE clause: comparisons of columns with values, combined with AND / OR.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pred {
+    /// No WHERE clause: every row matches, no column is read.
+    All,
+    /// `column op value`.
+    Cmp(String, CmpOp, Value),
+    /// Both hold.
+    And(Box<Pred>, Box<Pred>),
+    /// Either holds.
+    Or(Box<Pred>, Box<Pred>),
+}
+
+impl Pred {
+    /// `column = value`.
+    pub fn eq(column: &str, value: impl Into<Value>) -> Pred {
+        Pred::Cmp(column.to_string(), CmpOp::Eq, value.into())
+    }
+
+    /// `column op value`.
+    pub fn cmp(column: &str, op: CmpOp, value: impl Into<Value>) -> Pred {
+        Pred::Cmp(column.to_string(), op, value.into())
+    }
+
+    /// `self AND other`.
+    pub fn and(self, other: Pred) -> Pred {
+        Pred::And(Box::new(self), Box::new(other))
+    }
+
+    /// `self OR other`.
+    pub fn or(self, other: Pred) -> Pred {
+        Pred::Or(Box::new(self), Box::new(other))
+    }
+
+    fn columns<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Pred::All => {}
+            Pred::Cmp(c, _, _) => out.push(c),
+            Pred::And(a, b) | Pred::Or(a, b) => {
+                a.columns(out);
+                b.columns(out);
+            }
+        }
+    }
+
+    /// The distinct columns the clause reads, in the order MonkeyDB reads them (sorted).
+    pub fn read_columns(&self) -> Vec<&str> {
+        let mut cols = Vec::new();
+        self.columns(&mut cols);
+        cols.sort_unstable();
+        cols.dedup();
+        cols
+    }
+
+    fn eval(&self, names: &[&str], values: &[Value]) -> bool {
+        match self {
+            Pred::All => true,
+            Pred::Cmp(c, op, v) => {
+                let i = names.iter().position(|n| n == c).expect("column was read");
+                let x = &values[i];
+                match op {
+                    CmpOp::Eq => x.sql_eq(v),
+                    CmpOp::Ne => !x.sql_eq(v),
+                    CmpOp::Lt => x.sql_cmp(v) == Ordering::Less,
+                    CmpOp::Le => x.sql_cmp(v) != Ordering::Greater,
+                    CmpOp::Gt => x.sql_cmp(v) == Ordering::Greater,
+                    CmpOp::Ge => x.sql_cmp(v) != Ordering::Less,
+                }
+            }
+            Pred::And(a, b) => a.eval(names, values) && b.eval(names, values),
+            Pred::Or(a, b) => a.eval(names, values) || b.eval(names, values),
+        }
+    }
+}
+
+/// The SET part of an UPDATE.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Assign {
+    /// `column = value` (no read).
+    Set(String, Value),
+    /// `column = column + delta` (reads the column, then writes it).
+    Add(String, Value),
+}
+
+impl Assign {
+    /// `column = value`.
+    pub fn set(column: &str, value: impl Into<Value>) -> Assign {
+        Assign::Set(column.to_string(), value.into())
+    }
+
+    /// `column = column + delta` (use a negative delta for `-`).
+    pub fn add(column: &str, delta: impl Into<Value>) -> Assign {
+        Assign::Add(column.to_string(), delta.into())
+    }
+}
+
+/// What a SELECT returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Projection<'a> {
+    /// `*`: every column in table order (reads the Columns metadata first).
+    All,
+    /// These columns, in this order.
+    Columns(&'a [&'a str]),
+}
+
+/// A table. Cheap to share; build it once per workload.
+#[derive(Debug, Clone)]
+pub struct Table {
+    name: String,
+    columns: Vec<String>,
+    primary_key: Option<Vec<usize>>,
+    set: u64,
+    columns_key: u64,
+    primary_key_key: u64,
+    last_primary_key_key: u64,
+    cell_prefix: Vec<StableHasher>,
+}
+
+impl Table {
+    /// A table named `name` with `columns` and the key columns `primary_key` (`None` for a
+    /// table without key, whose rows get counter ids).
+    ///
+    /// # Panics
+    /// If a key column is not a column (a programming error in the schema).
+    pub fn new(name: &str, columns: &[&str], primary_key: Option<&[&str]>) -> Table {
+        let columns: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+        let primary_key = primary_key.map(|pk| {
+            pk.iter()
+                .map(|k| {
+                    columns
+                        .iter()
+                        .position(|c| c == k)
+                        .unwrap_or_else(|| panic!("table {name}: key column {k} is not a column"))
+                })
+                .collect()
+        });
+        let meta = |tag: u64| StableHasher::new().str(name).u64(tag).finish();
+        let cell_prefix = columns
+            .iter()
+            .map(|c| {
+                let mut h = StableHasher::new();
+                h.str(name).u64(TAG_COLUMN_KEY).str(c);
+                h
+            })
+            .collect();
+        Table {
+            set: hash_str(name),
+            columns_key: meta(TAG_COLUMNS),
+            primary_key_key: meta(TAG_PRIMARY_KEY),
+            last_primary_key_key: meta(TAG_LAST_PRIMARY_KEY),
+            name: name.to_string(),
+            columns,
+            primary_key,
+            cell_prefix,
+        }
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The columns, in table order.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// The index of a column.
+    ///
+    /// # Panics
+    /// If there is no such column (a programming error in a procedure).
+    pub fn column(&self, name: &str) -> usize {
+        self.columns
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("table {}: no column {name}", self.name))
+    }
+
+    /// The id of the table's membership set.
+    pub fn set_id(&self) -> u64 {
+        self.set
+    }
+
+    /// The key of the `(T, Columns)` metadata.
+    pub fn columns_key(&self) -> u64 {
+        self.columns_key
+    }
+
+    /// The key of the `(T, LastPrimaryKey)` metadata.
+    pub fn last_primary_key_key(&self) -> u64 {
+        self.last_primary_key_key
+    }
+
+    /// The key of one cell.
+    pub fn cell_key(&self, column: usize, row: u64) -> u64 {
+        let mut h = self.cell_prefix[column].clone();
+        h.u64(row);
+        h.finish()
+    }
+
+    /// The row id of a primary-key tuple (values in key-definition order).
+    pub fn row_id(&self, key_values: &[Value]) -> u64 {
+        let parts: Vec<u64> = key_values.iter().filter_map(key_component).collect();
+        hash_u64s(&parts)
+    }
+
+    /// CREATE TABLE (normally through the loader): writes the three metadata keys.
+    pub fn create(&self, kv: &mut impl KvWrite) {
+        kv.put(self.columns_key, Value::from(self.columns.join(",")));
+        kv.put(self.last_primary_key_key, Value::Int(0));
+        let pk = match &self.primary_key {
+            Some(cols) => Value::from(
+                cols.iter()
+                    .map(|&c| self.columns[c].as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            None => Value::Null,
+        };
+        kv.put(self.primary_key_key, pk);
+    }
+
+    /// Every row id ever inserted, with one CONTAINS each: the present ones, ascending.
+    fn scan(&self, kv: &mut impl KvRead) -> Vec<u64> {
+        let rows = kv.set_ever_inserted(self.set);
+        rows.into_iter()
+            .filter(|&r| kv.set_contains(self.set, r))
+            .collect()
+    }
+
+    /// Reads the WHERE columns of `row`; `None` if a cell is missing (stops the scan).
+    fn where_values(
+        &self,
+        kv: &mut impl KvRead,
+        cols: &[(usize, &str)],
+        row: u64,
+    ) -> Option<Vec<Value>> {
+        cols.iter()
+            .map(|&(c, _)| kv.get(self.cell_key(c, row)))
+            .collect()
+    }
+
+    fn where_columns<'p>(&self, pred: &'p Pred) -> (Vec<(usize, &'p str)>, Vec<&'p str>) {
+        let names = pred.read_columns();
+        let cols = names.iter().map(|&n| (self.column(n), n)).collect();
+        (cols, names)
+    }
+
+    /// SELECT `projection` FROM T WHERE `pred`: the matching rows' projected values (a missing
+    /// or NULL cell gives [`Value::Null`]).
+    pub fn select(
+        &self,
+        kv: &mut impl KvRead,
+        projection: Projection<'_>,
+        pred: &Pred,
+    ) -> Vec<Vec<Value>> {
+        let projected: Vec<usize> = match projection {
+            Projection::All => {
+                kv.get(self.columns_key);
+                (0..self.columns.len()).collect()
+            }
+            Projection::Columns(cols) => cols.iter().map(|c| self.column(c)).collect(),
+        };
+        let present = self.scan(kv);
+        kv.get(self.columns_key);
+        let (cols, names) = self.where_columns(pred);
+        let mut out = Vec::new();
+        for row in present {
+            let Some(values) = self.where_values(kv, &cols, row) else {
+                break;
+            };
+            if pred.eval(&names, &values) {
+                out.push(
+                    projected
+                        .iter()
+                        .map(|&c| kv.get(self.cell_key(c, row)).unwrap_or(Value::Null))
+                        .collect(),
+                );
+            }
+        }
+        out
+    }
+
+    /// UPDATE T SET `assignments` WHERE `pred`; returns the number of matched rows.
+    pub fn update(&self, kv: &mut impl KvWrite, assignments: &[Assign], pred: &Pred) -> usize {
+        let present = self.scan(kv);
+        let (cols, names) = self.where_columns(pred);
+        let targets: Vec<usize> = assignments
+            .iter()
+            .map(|a| match a {
+                Assign::Set(c, _) | Assign::Add(c, _) => self.column(c),
+            })
+            .collect();
+        let mut matched = 0;
+        for row in present {
+            let Some(values) = self.where_values(kv, &cols, row) else {
+                break;
+            };
+            if !pred.eval(&names, &values) {
+                continue;
+            }
+            matched += 1;
+            for (a, &c) in assignments.iter().zip(&targets) {
+                let key = self.cell_key(c, row);
+                let value = match a {
+                    Assign::Set(_, v) => v.clone(),
+                    Assign::Add(_, delta) => add(&kv.get(key).unwrap_or(Value::Null), delta),
+                };
+                kv.put(key, value);
+            }
+        }
+        matched
+    }
+
+    /// DELETE FROM T WHERE `pred`; returns the number of deleted rows.
+    pub fn delete(&self, kv: &mut impl KvWrite, pred: &Pred) -> usize {
+        let present = self.scan(kv);
+        let (cols, names) = self.where_columns(pred);
+        let mut matched = Vec::new();
+        for row in present {
+            let Some(values) = self.where_values(kv, &cols, row) else {
+                break;
+            };
+            if pred.eval(&names, &values) {
+                matched.push(row);
+            }
+        }
+        for &row in &matched {
+            kv.set_delete(self.set, row);
+        }
+        matched.len()
+    }
+
+    /// INSERT INTO T (columns) VALUES (values); returns the new row's id.
+    ///
+    /// # Panics
+    /// If a column is not in the table (a programming error in a procedure).
+    pub fn insert(&self, kv: &mut impl KvWrite, values: &[(&str, Value)]) -> u64 {
+        kv.get(self.columns_key);
+        kv.get(self.primary_key_key);
+        let supplied: Vec<usize> = values.iter().map(|(c, _)| self.column(c)).collect();
+        let mut auto = false;
+        let row = match &self.primary_key {
+            Some(pk) => {
+                let mut parts: Vec<u64> = pk
+                    .iter()
+                    .filter_map(|k| supplied.iter().position(|s| s == k))
+                    .filter_map(|i| key_component(&values[i].1))
+                    .collect();
+                let last = kv
+                    .get(self.last_primary_key_key)
+                    .and_then(|v| v.as_i64())
+                    .unwrap_or(0);
+                if parts.is_empty() {
+                    auto = true;
+                    parts.push((last + 1) as u64);
+                }
+                kv.put(self.last_primary_key_key, Value::Int(last + 1));
+                hash_u64s(&parts)
+            }
+            None => kv.next_row_counter(),
+        };
+        for (&c, (_, v)) in supplied.iter().zip(values) {
+            kv.put(self.cell_key(c, row), v.clone());
+        }
+        if auto {
+            let pk = self
+                .primary_key
+                .as_ref()
+                .expect("auto-increment needs a key")[0];
+            let id = kv.get(self.last_primary_key_key).unwrap_or(Value::Int(0));
+            kv.put(self.cell_key(pk, row), id);
+        }
+        kv.set_insert(self.set, row);
+        row
+    }
+}
+
+/// A key value as MonkeyDB hashes it into a row id: integers as themselves, texts by their
+/// hash; anything else is left out.
+fn key_component(v: &Value) -> Option<u64> {
+    match v {
+        Value::Int(i) => Some(*i as u64),
+        Value::Text(t) => Some(hash_str(t)),
+        _ => None,
+    }
+}
+
+/// `current + delta` as MonkeyDB computes `col + ?` (numerically; a missing value counts 0).
+fn add(current: &Value, delta: &Value) -> Value {
+    match (current, delta) {
+        (Value::Int(a), Value::Int(b)) => Value::Int(a.wrapping_add(*b)),
+        _ => Value::Real(current.as_f64().unwrap_or(0.0) + delta.as_f64().unwrap_or(0.0)),
+    }
+}

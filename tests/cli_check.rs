@@ -1,0 +1,161 @@
+//! End-to-end tests of `isopredict check`: exit codes, text naming lines, `--json` parsing
+//! into the library's report types, `--dot` writing a file, `--witness`.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use isopredict::check::{Anomaly, CheckReport, Level, LevelsReport};
+
+fn isopredict(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn awdit(relative: &str) -> String {
+    common::testdata_dir()
+        .join("awdit")
+        .join(relative)
+        .display()
+        .to_string()
+}
+
+/// A fresh scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("isopredict-check-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    Scratch(dir)
+}
+
+#[test]
+fn exit_codes_follow_the_verdict() {
+    let ra = awdit("read-atomic/test-ra.txt");
+    assert_eq!(
+        isopredict(&["check", &ra, "--level", "rc"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        isopredict(&["check", &ra, "--level", "ra"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        isopredict(&["check", &ra, "--level", "ci"]).status.code(),
+        Some(0)
+    );
+    let cc = isopredict(&["check", &ra, "--level", "cc"]);
+    assert_eq!(cc.status.code(), Some(1));
+    assert!(stdout(&cc).contains("VIOLATED"), "{}", stdout(&cc));
+    // --level all (the default) exits 1 unless every level holds.
+    assert_eq!(isopredict(&["check", &ra]).status.code(), Some(1));
+    let causal = awdit("causal/lost-update.txt");
+    let all = isopredict(&["check", &causal, "--format", "awdit"]);
+    assert_eq!(all.status.code(), Some(0));
+    assert!(stdout(&all).contains("strongest level satisfied: cc"));
+}
+
+#[test]
+fn bad_input_and_usage_exit_2() {
+    let dir = scratch("bad");
+    let bad = dir.0.join("bad.txt");
+    std::fs::write(&bad, "w 0 0\nr 0\n").unwrap();
+    let o = isopredict(&["check", bad.to_str().unwrap(), "--format", "awdit"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.txt:2"), "{err}");
+    let missing = dir.0.join("missing.txt");
+    assert_eq!(
+        isopredict(&["check", missing.to_str().unwrap()])
+            .status
+            .code(),
+        Some(2)
+    );
+    let ok = awdit("causal/lost-update.txt");
+    assert_eq!(
+        isopredict(&["check", &ok, "--level", "bogus"])
+            .status
+            .code(),
+        Some(2)
+    );
+    // Levels without a checker yet.
+    let o = isopredict(&["check", &ok, "--level", "ser"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not supported"));
+}
+
+#[test]
+fn text_names_the_anomaly_transactions_and_lines() {
+    let o = isopredict(&[
+        "check",
+        &awdit("read-atomic/biswas-enea.txt"),
+        "--level",
+        "cc",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(text.contains("COConflictCM (TAP m)"), "{text}");
+    // t4 = `r 0 1` (line 8) and `r 1 1` (line 9) in the file.
+    assert!(text.contains("[lines 8-9]"), "{text}");
+    assert!(text.contains("R(0,1) at line 8"), "{text}");
+}
+
+#[test]
+fn json_parses_into_the_report_types() {
+    let path = awdit("read-committed/test-rc.txt");
+    let o = isopredict(&["check", &path, "--level", "ra", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let report: CheckReport = serde_json::from_slice(&o.stdout).expect("a CheckReport");
+    assert_eq!(report.level, Level::ReadAtomic);
+    assert!(!report.consistent);
+    assert!(report
+        .read_violations
+        .iter()
+        .all(|v| v.anomaly == Anomaly::NonRepeatableRead));
+
+    let o = isopredict(&["check", &path, "--json"]);
+    let all: LevelsReport = serde_json::from_slice(&o.stdout).expect("a LevelsReport");
+    assert_eq!(all.strongest, Some(Level::ReadCommitted));
+    assert!(!all.cut_isolation);
+
+    let o = isopredict(&["check", &path, "--level", "rc", "--json", "--witness"]);
+    assert_eq!(o.status.code(), Some(0));
+    let report: CheckReport = serde_json::from_slice(&o.stdout).unwrap();
+    let witness = report.witness.expect("a witness on request");
+    assert_eq!(witness[0], 0);
+    assert_eq!(witness.len(), report.summary.transactions + 1);
+}
+
+#[test]
+fn dot_writes_the_violation() {
+    let dir = scratch("dot");
+    let out = dir.0.join("cycle.dot");
+    let o = isopredict(&[
+        "check",
+        &awdit("none/hb-cycle.txt"),
+        "--level",
+        "rc",
+        "--dot",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let dot = std::fs::read_to_string(&out).expect("the DOT file is written");
+    assert!(dot.starts_with("digraph"), "{dot}");
+    assert!(dot.contains("CyclicCO"), "{dot}");
+    assert_eq!(dot.matches(" -> ").count(), 4, "{dot}");
+}
