@@ -377,3 +377,5 @@ pub fn txt_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files.sort();
     files
 }
+
+pub mod shipped;
