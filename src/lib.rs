@@ -13,6 +13,7 @@
 //! - [`formats`]: reading, writing and detecting history formats.
 //! - [`ser`]: SER / SI / PC engines (the SMT serializability check).
 //! - [`predict`]: IsoPredict's predictive analysis with Z3.
+//! - [`generate`]: random histories, optionally consistent at a chosen level.
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
 
@@ -21,6 +22,7 @@
 pub mod check;
 pub mod error;
 pub mod formats;
+pub mod generate;
 pub mod history;
 pub mod predict;
 pub mod ser;

@@ -17,6 +17,7 @@ use isopredict::{History, InputError};
 
 mod check;
 mod convert;
+mod generate;
 mod predict;
 mod stats;
 
@@ -43,6 +44,8 @@ pub enum Command {
     Check(check::Args),
     /// Predict an unserializable execution that causal, ra or rc allows (IsoPredict).
     Predict(predict::Args),
+    /// Generate a random history, optionally consistent at a level (simulating a store).
+    Generate(generate::Args),
 }
 
 /// Parses the arguments, runs the command, and maps errors to exit code 2.
@@ -63,6 +66,7 @@ pub fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Check(args) => check::run(args),
         Command::Predict(args) => predict::run(args),
+        Command::Generate(args) => generate::run(args),
     };
     match result {
         Ok(code) => code,
