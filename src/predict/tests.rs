@@ -501,6 +501,14 @@ fn agree_with_brute_force(h: &History, level: Level) {
         expect(truth_relaxed),
         "approx-relaxed"
     );
+    let mut options = PredictOptions::new(level, Strategy::ExactStrict);
+    options.exact = ExactMethod::Quantifier;
+    let out = predict(h, &options).unwrap();
+    assert_eq!(
+        out.verdict,
+        expect(truth_exact),
+        "exact with Z3's quantifier"
+    );
     for strategy in [Strategy::ApproxStrict, Strategy::ApproxRelaxed] {
         let mut options = PredictOptions::new(level, strategy);
         options.ranks = RankEncoding::Integer;
@@ -616,4 +624,26 @@ fn text_and_json_renderings() {
         dot.contains("t0 -> t2 [label=\"wr acct\", color=blue"),
         "{dot}"
     );
+}
+
+#[test]
+fn too_many_contested_transactions_are_refused() {
+    use crate::generate::{generate, Consistency, GenerateParams};
+    let h = generate(&GenerateParams {
+        sessions: 10,
+        txns_per_session: 70,
+        ops_per_txn: 2,
+        keys: 3,
+        consistency: Consistency::Serializable,
+        seed: 1,
+        ..GenerateParams::default()
+    })
+    .unwrap();
+    match predict(
+        &h,
+        &PredictOptions::new(Level::Causal, Strategy::ApproxRelaxed),
+    ) {
+        Err(PredictError::TooLarge { nodes, max }) => assert!(nodes > max),
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
 }
