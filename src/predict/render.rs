@@ -128,18 +128,26 @@ impl fmt::Display for PredictOutcome {
             s.encoding.assertions,
             s.encoding.literals,
             match (s.rounds, s.instances) {
-                (Some(r), _) => format!(", {r} rounds of pco"),
-                (None, i) if i > 0 => format!(", {i} instances of the quantifier"),
+                (Some(r), _) => format!(", {}", plural(r, "round", "rounds") + " of pco"),
+                (None, i) if i > 0 =>
+                    format!(", {} of the quantifier", plural(i, "instance", "instances")),
                 _ => String::new(),
             }
         )?;
         writeln!(
             f,
-            "time: generation {:.1} ms, solving {:.1} ms ({} calls), re-verification {:.1} ms, \
-             {} rejected models",
-            s.generation_ms, s.solving_ms, s.solver_calls, s.verification_ms, s.rejected_models
+            "time: generation {:.1} ms, solving {:.1} ms ({}), re-verification {:.1} ms, {}",
+            s.generation_ms,
+            s.solving_ms,
+            plural(s.solver_calls, "call", "calls"),
+            s.verification_ms,
+            plural(s.rejected_models, "rejected model", "rejected models")
         )
     }
+}
+
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn boundary_name(o: &PredictOutcome) -> &'static str {
