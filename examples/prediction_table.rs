@@ -17,10 +17,7 @@ fn main() {
     let timeout: u64 = args.next().map_or(60, |t| t.parse().expect("seconds"));
     let mut traces: Vec<PathBuf> = args.map(PathBuf::from).collect();
     if traces.is_empty() {
-        let dir = std::env::var_os("ISOPREDICT_TESTDATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata"))
-            .join("isopredict-traces");
+        let dir = testdata().join("isopredict-traces");
         traces = std::fs::read_dir(&dir)
             .expect("the trace directory")
             .map(|e| e.unwrap().path())
@@ -59,4 +56,18 @@ fn main() {
             }
         }
     }
+}
+
+/// The shared test data: `ISOPREDICT_TESTDATA`, else `shared/testdata` one or two levels above
+/// the crate.
+fn testdata() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ISOPREDICT_TESTDATA") {
+        return dir.into();
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    ["..", "../.."]
+        .iter()
+        .map(|up| manifest.join(up).join("shared/testdata"))
+        .find(|d| d.is_dir())
+        .expect("../shared/testdata (or set ISOPREDICT_TESTDATA)")
 }
