@@ -197,9 +197,12 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
     let sessions: Vec<_> = (0..config.terminals)
         .map(|t| store.open_session(workload.first_session() + t as u64))
         .collect();
-    let mut clients: Vec<TerminalClient> = (0..config.terminals)
-        .map(|t| TerminalClient {
-            terminal: workload.terminal(t),
+    let mut clients: Vec<TerminalClient> = workload
+        .terminals(config.terminals)
+        .into_iter()
+        .enumerate()
+        .map(|(t, terminal)| TerminalClient {
+            terminal,
             types: JavaRandom::new(config.java_seed().wrapping_add(t as i64)),
             procedures,
             total_weight,

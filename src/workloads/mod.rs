@@ -61,8 +61,10 @@ mod distributions;
 mod harness;
 mod java_random;
 pub mod smallbank;
+pub mod tpcc;
 mod validate;
 pub mod voter;
+pub mod wikipedia;
 
 pub use counts::{counts, Counts};
 pub use distributions::{next_long_below, Flat, FlatHistogram, Zipf};
@@ -127,13 +129,24 @@ pub trait Workload: Sync {
     fn load(&self, loader: &mut Loader<'_>);
     /// The state of terminal `id` (0-based) before its first call.
     fn terminal(&self, id: usize) -> Box<dyn Terminal>;
+    /// The `count` terminals of one run, in order. By default `terminal(0)`, …,
+    /// `terminal(count − 1)`; workloads override it when terminals depend on how many there
+    /// are (TPC-C's district ranges) or share state (Wikipedia's shared generator).
+    fn terminals(&self, count: usize) -> Vec<Box<dyn Terminal>> {
+        (0..count).map(|t| self.terminal(t)).collect()
+    }
     /// Evaluates the invariants on the final state.
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck>;
 }
 
 /// Every workload, in the paper's order.
 pub fn all() -> Vec<&'static dyn Workload> {
-    vec![&smallbank::Smallbank, &voter::Voter]
+    vec![
+        &smallbank::Smallbank,
+        &voter::Voter,
+        &tpcc::Tpcc,
+        &wikipedia::Wikipedia,
+    ]
 }
 
 /// The workload with this name.

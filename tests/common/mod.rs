@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod shipped;
+
 use isopredict::formats::{self, Format};
 use isopredict::history::{
     BuilderTxn, History, HistoryBuilder, KeyId, ReadFrom, SessionId, Timestamps, TxnId,
