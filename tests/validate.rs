@@ -3,10 +3,11 @@
 
 use isopredict::check::Level;
 use isopredict::history::{History, HistoryBuilder, ReadFrom};
+use isopredict::ser::{check_serializable, SerVerdict};
 use isopredict::store::{KvRead, KvWrite, Loader, Outcome, Snapshot, Tx, Value};
 use isopredict::workloads::{
-    by_name, run, serializable_by_prefixes, validate, InvariantCheck, Procedure, RunConfig,
-    SaturationVerifier, Size, Step, Terminal, Verdict, Workload,
+    by_name, run, validate, InvariantCheck, Procedure, RunConfig, Size, Step, Terminal, Verdict,
+    Workload,
 };
 
 const ACCOUNT: u64 = 42;
@@ -105,10 +106,10 @@ fn deposit_prediction(observed: &History, second_reads_from_first: bool) -> Hist
 fn the_deposit_lost_update_is_validated() {
     let observed = run(&Deposit, &config()).unwrap();
     assert!(observed.invariants_hold());
-    assert_eq!(
-        serializable_by_prefixes(&observed.history, 1_000_000),
-        Some(true)
-    );
+    assert!(matches!(
+        check_serializable(&observed.history, None),
+        Ok(SerVerdict::Serializable { .. })
+    ));
     let predicted = deposit_prediction(&observed.history, false);
     let v = validate(
         &Deposit,
@@ -116,7 +117,7 @@ fn the_deposit_lost_update_is_validated() {
         Some(&observed),
         &predicted,
         Level::Causal,
-        &SaturationVerifier::default(),
+        None,
     )
     .unwrap();
     assert_eq!(v.verdict, Verdict::Validated);
@@ -136,7 +137,7 @@ fn a_serial_prediction_is_not_validated() {
         Some(&observed),
         &predicted,
         Level::Causal,
-        &SaturationVerifier::default(),
+        None,
     )
     .unwrap();
     assert_eq!(v.verdict, Verdict::Serializable);
@@ -164,7 +165,7 @@ fn a_prediction_of_another_read_diverges() {
         Some(&observed),
         &predicted,
         Level::Causal,
-        &SaturationVerifier::default(),
+        None,
     )
     .unwrap();
     assert!(v.diverged());
@@ -188,7 +189,7 @@ fn replaying_an_observed_smallbank_run_is_serializable_and_follows_it() {
         Some(&observed),
         &observed.history,
         Level::Causal,
-        &SaturationVerifier::default(),
+        None,
     )
     .unwrap();
     assert!(!v.diverged(), "{:?}", v.divergences);

@@ -63,7 +63,7 @@ pub use replay::{
     Divergence, DivergenceReason, PlannedRead, PlannedSession, PlannedTxn, PlannedWriter,
     ReplayPlan,
 };
-pub use replay_order::{commit_order, satisfies_by_saturation};
+pub use replay_order::commit_order;
 pub use siphash::{hash_str, hash_u64s, StableHasher};
 pub use table::{Assign, CmpOp, Pred, Projection, Table};
 pub use value::Value;

@@ -70,9 +70,7 @@ pub use counts::{counts, Counts};
 pub use distributions::{next_long_below, Flat, FlatHistogram, Zipf};
 pub use harness::{run, Run, RunConfig, RunError, Size};
 pub use java_random::JavaRandom;
-pub use validate::{
-    serializable_by_prefixes, validate, SaturationVerifier, Validation, Verdict, Verifier,
-};
+pub use validate::{judge, validate, Validation, Verdict};
 
 use crate::store::{Loader, Outcome, Snapshot, Tx};
 
