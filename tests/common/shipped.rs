@@ -137,7 +137,7 @@ pub fn initial_lines(trace: &str) -> Vec<&str> {
 pub fn run_lines(trace: &str) -> Vec<&str> {
     trace
         .lines()
-        .filter(|l| !(l.ends_with("Txn(0, 0)") && !l.contains("From")))
+        .filter(|l| !l.ends_with("Txn(0, 0)") || l.contains("From"))
         .collect()
 }
 
