@@ -408,6 +408,24 @@ impl Workload for Wikipedia {
             .collect()
     }
 
+    fn tables(&self) -> Vec<Table> {
+        let t = tables();
+        vec![
+            t.ipblocks,
+            t.logging,
+            t.page,
+            t.page_backup,
+            t.page_restrictions,
+            t.recentchanges,
+            t.revision,
+            t.text,
+            t.useracct,
+            t.user_groups,
+            t.value_backup,
+            t.watchlist,
+        ]
+    }
+
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
         invariants(&tables(), state)
     }

@@ -559,6 +559,21 @@ impl Workload for Tpcc {
             .collect()
     }
 
+    fn tables(&self) -> Vec<Table> {
+        let t = tables();
+        vec![
+            t.warehouse,
+            t.district,
+            t.customer,
+            t.history,
+            t.item,
+            t.new_order,
+            t.oorder,
+            t.order_line,
+            t.stock,
+        ]
+    }
+
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
         invariants::invariants(&tables(), state)
     }
