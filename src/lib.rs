@@ -11,6 +11,7 @@
 //! - [`error`]: input errors that name the file, the line and the problem.
 //! - [`check`]: isolation levels and the checkers.
 //! - [`formats`]: reading, writing and detecting history formats.
+//! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.
 //! - [`ser`]: SER / SI / PC engines (the SMT serializability check).
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
@@ -21,6 +22,7 @@ pub mod check;
 pub mod error;
 pub mod formats;
 pub mod history;
+pub mod report;
 pub mod ser;
 pub mod store;
 pub mod workloads;
