@@ -11,8 +11,9 @@
 //! - [`error`]: input errors that name the file, the line and the problem.
 //! - [`check`]: isolation levels and the checkers.
 //! - [`formats`]: reading, writing and detecting history formats.
-//! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.
 //! - [`ser`]: SER / SI / PC engines (the SMT serializability check).
+//! - [`predict`]: IsoPredict's predictive analysis with Z3.
+//! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
 
@@ -22,6 +23,7 @@ pub mod check;
 pub mod error;
 pub mod formats;
 pub mod history;
+pub mod predict;
 pub mod report;
 pub mod ser;
 pub mod store;

@@ -17,6 +17,7 @@ use isopredict::{History, InputError};
 
 mod check;
 mod convert;
+mod predict;
 mod stats;
 
 /// Exit code for bad input or usage.
@@ -40,6 +41,8 @@ pub enum Command {
     Convert(convert::Args),
     /// Check a history against an isolation level (rc, ra, cc, ci, or all).
     Check(check::Args),
+    /// Predict an unserializable execution that causal, ra or rc allows (IsoPredict).
+    Predict(predict::Args),
 }
 
 /// Parses the arguments, runs the command, and maps errors to exit code 2.
@@ -59,6 +62,7 @@ pub fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Check(args) => check::run(args),
+        Command::Predict(args) => predict::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,28 +1,21 @@
 //! The artifact's shipped traces (shared/testdata/isopredict-traces): reading them into
-//! histories (a minimal reader of the IsoPredict trace format, notes/isopredict.md §6) and
-//! replaying them against our workloads.
+//! histories with their commit order, replaying them against our workloads, comparing traces.
 
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use isopredict::check::Level;
-use isopredict::history::{BuilderTxn, History, HistoryBuilder, ReadFrom, TxnId};
+use isopredict::formats::{read_str, Format};
+use isopredict::history::{History, TxnId};
 use isopredict::store::{ReadPolicy, ReplayPlan};
 use isopredict::workloads::{run, Run, RunConfig, Size, Workload};
 
 /// The text of a shipped trace.
 pub fn shipped(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/testdata/isopredict-traces")
-        .join(name);
-    std::fs::read_to_string(&path)
-        .or_else(|_| {
-            std::fs::read_to_string(format!("/work/shared/testdata/isopredict-traces/{name}"))
-        })
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    let path = super::testdata_dir().join("isopredict-traces").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The trace text a run writes.
@@ -32,71 +25,32 @@ pub fn trace_of(r: &Run) -> String {
     String::from_utf8(out).unwrap()
 }
 
-fn between<'a>(line: &'a str, open: &str, close: char) -> Option<&'a str> {
-    let i = line.find(open)? + open.len();
-    let j = i + line[i..].find(close)?;
-    Some(&line[i..j])
+/// The `(session, k)` of a trace line's transaction.
+fn txn_of(line: &str) -> (u64, u64) {
+    let at = line.rfind("Txn(").expect("Txn(..)") + 4;
+    let inner = &line[at..at + line[at..].find(')').expect(")")];
+    let (s, k) = inner.split_once(", ").expect("(s, k)");
+    (s.parse().unwrap(), k.parse().unwrap())
 }
 
-fn pair(s: &str) -> (u64, u64) {
-    let (a, b) = s.split_once(", ").expect("(s, n)");
-    (a.parse().unwrap(), b.parse().unwrap())
-}
-
-/// A trace as a history (named like the store names keys), with its transactions in trace
+/// A trace as a history (formats' IsoPredict reader), with its transactions in trace
 /// (= commit) order.
 pub fn parse(trace: &str, source: &str) -> (History, Vec<TxnId>) {
-    let mut b = HistoryBuilder::new(source);
-    let mut txns: HashMap<(u64, u64), BuilderTxn> = HashMap::new();
-    let mut order: Vec<(u64, u64)> = Vec::new();
-    for (i, line) in trace.lines().enumerate() {
-        let line_no = i as u32 + 1;
-        let txn = pair(between(line, "Txn(", ')').expect("Txn(..)"));
-        let from = between(line, "From(", ')').map(pair);
-        let key = if let Some(elem) = between(line, "[", ']').filter(|_| !line.contains("KEY[")) {
-            let set = between(line, "Set[", ']').expect("Set[..]");
-            format!("Set({set}:{elem})")
-        } else {
-            between(line, "KEY[", ']').expect("KEY[..]").to_string()
-        };
-        let key = b.key(&key);
-        let is_read = line.starts_with("READ") || line.starts_with("CONTAINS");
-        if txn == (0, 0) {
-            assert!(
-                !is_read,
-                "line {line_no}: a read by the initial transaction"
-            );
-            b.write(BuilderTxn::INITIAL, key, None, line_no);
-            continue;
-        }
-        let bt = *txns.entry(txn).or_insert_with(|| {
-            order.push(txn);
-            let s = b.session(Some(txn.0));
-            b.begin_at(s, Some(txn.1), line_no)
-        });
-        if is_read {
-            let from = from.expect("a read names its writer");
-            let rf = if from == (0, 0) {
-                ReadFrom::Initial
-            } else if from == txn {
-                ReadFrom::Txn(bt)
-            } else {
-                ReadFrom::Txn(txns[&from])
-            };
-            b.read(bt, key, None, rf, line_no);
-        } else {
-            b.write(bt, key, None, line_no);
-        }
-    }
-    let history = b.build().expect("a shipped trace builds");
+    let history = read_str(trace, source, Some(Format::IsoPredict)).expect("a shipped trace");
     let mut id_of: HashMap<(u64, u64), TxnId> = HashMap::new();
     for t in 1..history.txn_count() as TxnId {
         let tx = history.txn(t);
         let s = history.sessions()[tx.session as usize].external_id.unwrap();
         id_of.insert((s, tx.external_id.unwrap()), t);
     }
-    let commit_order = order.iter().map(|k| id_of[k]).collect();
-    (history, commit_order)
+    let mut order: Vec<TxnId> = Vec::new();
+    for line in trace.lines() {
+        let id = txn_of(line);
+        if id != (0, 0) && order.last() != Some(&id_of[&id]) {
+            order.push(id_of[&id]);
+        }
+    }
+    (history, order)
 }
 
 /// Replays `file` (a shipped trace of `workload`, run `seed`) against our implementation:
@@ -178,8 +132,7 @@ pub fn first_difference(ours: &str, theirs: &str) -> String {
 pub fn per_session(trace: &str) -> BTreeMap<u64, usize> {
     let mut m = BTreeMap::new();
     for (id, _) in txn_sizes(trace) {
-        let (s, _) = pair(&id[4..id.len() - 1]);
-        *m.entry(s).or_insert(0) += 1;
+        *m.entry(txn_of(&id).0).or_insert(0) += 1;
     }
     m
 }

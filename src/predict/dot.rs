@@ -1,0 +1,139 @@
+//! Graphviz DOT drawing of a prediction (after IsoPredict PLDI'24 Figs. 3, 7–10): one box per
+//! transaction of the predicted history, session order in grey, write–read order in black with
+//! the reads whose writer changed in blue, and the `pco` cycle that makes the prediction
+//! unserializable in red (ww/rw edges dashed). Boundary transactions are drawn bold.
+
+use std::fmt::Write as _;
+
+use super::Prediction;
+use crate::history::{History, OpKind, TxnId, INITIAL_TXN};
+
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            _ => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Renders `prediction` (made from `observed`) as a DOT digraph.
+pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {
+    let h = &prediction.history;
+    let origin = &prediction.txn_origin;
+    let mut out = String::from(
+        "digraph prediction {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n",
+    );
+    let boundary: Vec<TxnId> = prediction.boundaries.iter().filter_map(|b| b.txn).collect();
+    let changed: Vec<(TxnId, TxnId)> = prediction
+        .changed_reads
+        .iter()
+        .map(|c| (c.new_writer, c.txn))
+        .collect();
+    for t in h.committed_txns() {
+        let o = origin[t as usize];
+        let ops = h.txn_ops(t);
+        let reads = ops.iter().filter(|op| op.kind == OpKind::Read).count();
+        let label = format!(
+            "{}\n{} reads, {} writes",
+            observed.txn_label(o),
+            reads,
+            ops.len() - reads
+        );
+        let style = if boundary.contains(&o) {
+            ", style=bold"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "  t{o} [label={}{style}];", quote(&label));
+    }
+    // Session order (immediate predecessors).
+    for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+        let p = h.so_predecessor(t).unwrap_or(INITIAL_TXN);
+        if p == INITIAL_TXN && h.txn(t).index_in_session > 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  t{} -> t{} [label=\"so\", color=grey, fontcolor=grey];",
+            origin[p as usize], origin[t as usize]
+        );
+    }
+    // Write–read order, one edge per pair, labelled with (up to three of) its keys.
+    let mut pairs: Vec<(TxnId, TxnId, u32)> = h
+        .wr_edges()
+        .filter(|&(w, _, _)| w != INITIAL_TXN)
+        .map(|(w, r, k)| (origin[w as usize], origin[r as usize], k))
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut i = 0;
+    while i < pairs.len() {
+        let (w, r) = (pairs[i].0, pairs[i].1);
+        let mut j = i;
+        while j < pairs.len() && pairs[j].0 == w && pairs[j].1 == r {
+            j += 1;
+        }
+        let keys: Vec<&str> = pairs[i..j.min(i + 3)]
+            .iter()
+            .map(|&(_, _, k)| h.key_name(k))
+            .collect();
+        let more = if j - i > 3 {
+            format!(" (+{})", j - i - 3)
+        } else {
+            String::new()
+        };
+        let color = if changed.contains(&(w, r)) {
+            "blue"
+        } else {
+            "black"
+        };
+        let _ = writeln!(
+            out,
+            "  t{w} -> t{r} [label={}, color={color}, fontcolor={color}];",
+            quote(&format!("wr {}{more}", keys.join(", ")))
+        );
+        i = j;
+    }
+    // Changed reads from the initial state.
+    for c in &prediction.changed_reads {
+        if c.new_writer == INITIAL_TXN {
+            let _ = writeln!(
+                out,
+                "  t0 -> t{} [label={}, color=blue, fontcolor=blue];",
+                c.txn,
+                quote(&format!("wr {}", c.key))
+            );
+        }
+    }
+    if let Some(cycle) = &prediction.cycle {
+        for e in cycle {
+            let style = if e.kind == "ww" || e.kind == "rw" {
+                "dashed"
+            } else {
+                "solid"
+            };
+            let label = match &e.key {
+                Some(k) => format!("{} {k}", e.kind),
+                None => e.kind.to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "  t{} -> t{} [label={}, color=red, fontcolor=red, style={style}, penwidth=2];",
+                e.from,
+                e.to,
+                quote(&label)
+            );
+        }
+    }
+    out.push_str("}\n");
+    out
+}

@@ -1,0 +1,71 @@
+//! The exact unserializability encoding (IsoPredict PLDI'24 §4.2.1, appendix B.2.1):
+//! `∀co. ¬IsSerializable(co)` — no commit order explains the predicted history.
+//!
+//! `co` is a vector of integer positions bound by the quantifier (t0 fixed at 0). The body is
+//! the disjunction of the ways a position vector can fail to be a serial order:
+//! - session order violated: `co(pred(b)) ≥ co(b)`;
+//! - write–read order violated: `wr(a,b) ∧ co(a) ≥ co(b)`;
+//! - arbitration violated (appendix B.2.1, with the boundary conjunct on t1's write):
+//!   `wr_k(t2,t3) ∧ t1 writes k inside the boundary ∧ co(t1) ≤ co(t3) ∧ co(t1) ≥ co(t2)`.
+//!
+//! The paper's `IsSerializable` also requires `Distinct(co)`; here the arbitration antecedent
+//! is `≤` instead, which makes the two equivalent (see [`crate::ser::smt`]: a position vector
+//! with ties satisfying these constraints stays a serial order whatever way its ties are
+//! broken), and every atom is a difference constraint. Z3 solves the quantified formula by
+//! model-based quantifier instantiation.
+
+use super::feasibility::Encoding;
+use super::formula::{IntTerm, Lit, Name, F};
+
+/// Encodes `∀co. ¬IsSerializable(co)`.
+pub(crate) fn encode(e: &mut Encoding) {
+    let space = e.space;
+    let n = space.nodes();
+    let first = e.store.next_int_id();
+    let mut q = vec![IntTerm::Const(0)];
+    for a in 1..n as u32 {
+        q.push(e.store.int_var(Name::new("q", &[a])));
+    }
+    let vars = first..e.store.next_int_id();
+    let mut violations = Vec::new();
+    for b in 1..n as u32 {
+        let p = space.node_pred[b as usize];
+        violations.push(F::Lit(e.store.le(q[b as usize], q[p as usize])));
+    }
+    for a in 1..n as u32 {
+        for b in 1..n as u32 {
+            let wr = e.wr(a, b);
+            if wr != Lit::FALSE {
+                let back = e.store.le(q[b as usize], q[a as usize]);
+                violations.push(F::all(&[wr, back]));
+            }
+        }
+    }
+    for (slot, groups) in space.key_groups.iter().enumerate() {
+        for &g in groups {
+            let t3 = space.groups[g as usize].node;
+            let cands = space.groups[g as usize].cands.clone();
+            for ci in cands {
+                let t2 = space.group_cands[ci as usize];
+                let wrk = e.wrk[ci as usize];
+                for (w, writer) in space.key_writers[slot].iter().enumerate() {
+                    let t1 = writer.node;
+                    if t1 == t2 || t1 == t3 || t1 == 0 {
+                        continue; // t0 precedes t2 ≠ t0 in every order that keeps session order
+                    }
+                    if space.so(t1, t2) || space.so(t3, t1) {
+                        continue; // implied by a session-order violation
+                    }
+                    let inside = e.incw[slot][w];
+                    let before_reader = e.store.le(q[t1 as usize], q[t3 as usize]);
+                    let not_before_writer = e.store.le(q[t2 as usize], q[t1 as usize]);
+                    violations.push(F::all(&[wrk, inside, before_reader, not_before_writer]));
+                }
+            }
+        }
+    }
+    e.store.assert(F::Forall {
+        vars,
+        body: Box::new(F::or(violations)),
+    });
+}

@@ -1,0 +1,288 @@
+//! Reading a prediction out of a model (IsoPredict PLDI'24 §4.5: "the predicted execution
+//! history contains events only up to the prediction boundary"): each session's boundary,
+//! each included read's writer, and the predicted prefix as a [`History`].
+//!
+//! A model fixes the boundary only up to the thresholds the encoding uses: every value between
+//! two thresholds gives the same facts. The largest allowed value is taken, so the prefix
+//! keeps every event the encoding does not need to exclude (reads of keys nobody else writes,
+//! reads of a transaction's own writes). The predicted history keeps the observed sessions
+//! (those with an included transaction), transactions (committed ones, cut at the boundary),
+//! operations, values and input lines; a read reads its chosen writer's last included write.
+//! Aborted transactions are not part of an execution and are left out.
+
+use super::feasibility::Encoding;
+use super::formula::Lit;
+use super::space::{BoundaryKind, Space, NONE};
+use crate::history::{
+    BuilderTxn, History, HistoryBuilder, OpId, OpKind, ReadFrom, SessionId, TxnId, INITIAL_TXN,
+};
+
+/// The values a model gives to the boundaries and the read choices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Assignment {
+    /// Per session (index into `space.sessions`): the boundary value (`max` = ∞).
+    pub boundary: Vec<u32>,
+    /// Per unit: the chosen candidate index, or [`NONE`] when the unit is excluded.
+    pub choice: Vec<u32>,
+}
+
+/// Reads the assignment through `value`.
+pub(crate) fn read_assignment(e: &Encoding, value: impl Fn(Lit) -> bool) -> Assignment {
+    let space = e.space;
+    let boundary = (0..space.sessions.len() as u32)
+        .map(|s| {
+            let (lo, hi) = e.boundary_interval(s, &value);
+            let session = &space.sessions[s as usize];
+            (lo..hi.min(session.max + 1))
+                .rev()
+                .find(|&v| session.allowed[v as usize])
+                .expect("the encoding forbids intervals without an allowed value")
+        })
+        .collect();
+    let choice = (0..space.units.len() as u32)
+        .map(|u| {
+            if !value(e.inc(u)) {
+                return NONE;
+            }
+            let g = space.units[u as usize].group;
+            (0..space.cands(g).len() as u32)
+                .find(|&i| value(e.sel(u, i)))
+                .expect("an included unit chooses a writer")
+        })
+        .collect();
+    Assignment { boundary, choice }
+}
+
+/// The literals that pin down an assignment's predicted history: the boundary literals and
+/// the selectors of the included units. Their conjunction is what a blocking clause negates.
+pub(crate) fn assignment_literals(e: &Encoding, value: impl Fn(Lit) -> bool) -> Vec<Lit> {
+    let mut lits = Vec::new();
+    for ge in &e.ge {
+        for &l in ge {
+            lits.push(if value(l) { l } else { l.not() });
+        }
+    }
+    for u in 0..e.space.units.len() as u32 {
+        if value(e.inc(u)) {
+            let g = e.space.units[u as usize].group;
+            for i in 0..e.space.cands(g).len() as u32 {
+                let l = e.sel(u, i);
+                if l != Lit::TRUE && value(l) {
+                    lits.push(l);
+                }
+            }
+        }
+    }
+    lits
+}
+
+/// Where a session's prediction boundary is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BoundaryPoint {
+    /// The observed session.
+    pub session: SessionId,
+    /// `None`: no boundary (the whole session is included).
+    pub txn: Option<TxnId>,
+    /// Strict mode: the boundary read.
+    pub read: Option<OpId>,
+    /// Committed transactions of the session included (the boundary transaction counts).
+    pub included_txns: u32,
+}
+
+/// A predicted history with its relation to the observed one.
+#[derive(Debug, Clone)]
+pub(crate) struct Built {
+    pub history: History,
+    /// Predicted transaction id → observed transaction id.
+    pub origin: Vec<TxnId>,
+    /// Observed reads whose writer changed: (read op, observed writer, predicted writer),
+    /// transaction ids of the observed history.
+    pub changed: Vec<(OpId, TxnId, TxnId)>,
+    /// One per observed session.
+    pub boundaries: Vec<BoundaryPoint>,
+}
+
+/// Builds the predicted history of an assignment.
+pub(crate) fn build(space: &Space, a: &Assignment) -> Result<Built, String> {
+    let h = space.history;
+    // Writer of every read operation that belongs to a choice unit.
+    let mut chosen: Vec<TxnId> = vec![NONE; h.ops().len()];
+    for (u, unit) in space.units.iter().enumerate() {
+        let c = a.choice[u];
+        if c == NONE {
+            continue;
+        }
+        let writer = space.node_txn[space.cands(unit.group)[c as usize] as usize];
+        for &o in space.ops_of(u as u32) {
+            chosen[o as usize] = writer;
+        }
+    }
+    // Included operations per transaction: the end of each included transaction's op range.
+    let mut cut: Vec<OpId> = vec![NONE; h.txn_count()];
+    let mut boundaries = Vec::with_capacity(space.sessions.len());
+    for (s, session) in space.sessions.iter().enumerate() {
+        let b = a.boundary[s];
+        let mut point = BoundaryPoint {
+            session: session.session,
+            txn: None,
+            read: None,
+            included_txns: session.txns.len() as u32,
+        };
+        if b == session.max {
+            for &t in &session.txns {
+                cut[t as usize] = h.txn(t).ops().end;
+            }
+        } else {
+            match space.boundary {
+                BoundaryKind::Strict => {
+                    let read = session.reads[b as usize];
+                    let bt = h.op(read).txn;
+                    for &t in session.txns.iter().take_while(|&&t| t < bt) {
+                        cut[t as usize] = h.txn(t).ops().end;
+                    }
+                    cut[bt as usize] = read + 1;
+                    point.txn = Some(bt);
+                    point.read = Some(read);
+                    point.included_txns =
+                        session.txns.iter().position(|&t| t == bt).unwrap_or(0) as u32 + 1;
+                }
+                BoundaryKind::Relaxed => {
+                    for &t in &session.txns[..=b as usize] {
+                        cut[t as usize] = h.txn(t).ops().end;
+                    }
+                    point.txn = Some(session.txns[b as usize]);
+                    point.included_txns = b + 1;
+                }
+            }
+        }
+        boundaries.push(point);
+    }
+
+    let mut builder = HistoryBuilder::new(format!("prediction from {}", h.source()));
+    // Keys are interned as the prediction uses them: keys only excluded events touch are not
+    // part of it.
+    let mut key_of = vec![u32::MAX; h.key_count()];
+    let mut key = |builder: &mut HistoryBuilder, k: u32| {
+        if key_of[k as usize] == u32::MAX {
+            key_of[k as usize] = builder.key(h.key_name(k));
+        }
+        key_of[k as usize]
+    };
+    for o in h.txn(INITIAL_TXN).ops() {
+        if !h.is_implicit_initial_write(o) {
+            let op = h.op(o);
+            let k = key(&mut builder, op.key);
+            builder.write(BuilderTxn::INITIAL, k, op.value, op.line);
+        }
+    }
+    // Sessions and transactions first (reads may name writers of later sessions).
+    let mut builder_txn: Vec<Option<BuilderTxn>> = vec![None; h.txn_count()];
+    builder_txn[INITIAL_TXN as usize] = Some(BuilderTxn::INITIAL);
+    let mut origin = vec![INITIAL_TXN];
+    for session in &space.sessions {
+        if !session.txns.iter().any(|&t| cut[t as usize] != NONE) {
+            continue;
+        }
+        let ext = h.sessions()[session.session as usize].external_id;
+        let s = builder.session(ext);
+        for &t in &session.txns {
+            if cut[t as usize] != NONE {
+                let line = h.txn_ops(t).first().map_or(0, |op| op.line);
+                builder_txn[t as usize] = Some(builder.begin_at(s, h.txn(t).external_id, line));
+                origin.push(t);
+            }
+        }
+    }
+    let mut changed = Vec::new();
+    for session in &space.sessions {
+        for &t in &session.txns {
+            let end = cut[t as usize];
+            if end == NONE {
+                continue;
+            }
+            let bt = builder_txn[t as usize].expect("begun");
+            for o in h.txn(t).ops().start..end {
+                let op = h.op(o);
+                let k = key(&mut builder, op.key);
+                if op.kind == OpKind::Write {
+                    builder.write(bt, k, op.value, op.line);
+                    continue;
+                }
+                let observed = h.writer_txn(o);
+                if observed == Some(t) {
+                    builder.read(bt, k, op.value, ReadFrom::Txn(bt), op.line);
+                    continue;
+                }
+                let observed =
+                    observed.ok_or_else(|| format!("read op {o} has no observed writer"))?;
+                let writer = if chosen[o as usize] != NONE {
+                    chosen[o as usize]
+                } else {
+                    observed
+                };
+                let value = if writer == observed {
+                    op.value
+                } else {
+                    changed.push((o, observed, writer));
+                    last_included_value(h, writer, op.key, &cut)
+                };
+                let from = if writer == INITIAL_TXN {
+                    ReadFrom::Initial
+                } else {
+                    let w = builder_txn[writer as usize].ok_or_else(|| {
+                        format!(
+                            "read op {o} reads from {}, which is outside the prediction",
+                            h.txn_label(writer)
+                        )
+                    })?;
+                    if last_included_value_exists(h, writer, op.key, &cut) {
+                        ReadFrom::Txn(w)
+                    } else {
+                        return Err(format!(
+                            "read op {o} reads {} from {}, whose write is outside the prediction",
+                            h.key_name(op.key),
+                            h.txn_label(writer)
+                        ));
+                    }
+                };
+                builder.read(bt, k, value, from, op.line);
+            }
+        }
+    }
+    let history = builder.build().map_err(|e| e.to_string())?;
+    Ok(Built {
+        history,
+        origin,
+        changed,
+        boundaries,
+    })
+}
+
+fn included_writes<'a>(
+    h: &'a History,
+    t: TxnId,
+    key: u32,
+    cut: &[OpId],
+) -> impl Iterator<Item = OpId> + 'a {
+    let end = if t == INITIAL_TXN {
+        h.txn(t).ops().end
+    } else {
+        cut[t as usize]
+    };
+    let range = if end == NONE {
+        0..0
+    } else {
+        h.txn(t).ops().start..end
+    };
+    range.filter(move |&o| h.op(o).kind == OpKind::Write && h.op(o).key == key)
+}
+
+fn last_included_value_exists(h: &History, t: TxnId, key: u32, cut: &[OpId]) -> bool {
+    included_writes(h, t, key, cut).next().is_some()
+}
+
+fn last_included_value(h: &History, t: TxnId, key: u32, cut: &[OpId]) -> Option<u64> {
+    included_writes(h, t, key, cut)
+        .last()
+        .and_then(|o| h.op(o).value)
+}

@@ -1,0 +1,665 @@
+//! Predictive analysis (IsoPredict, Geng et al., PLDI 2024, §4 and appendix B): from one
+//! observed execution history, predict a *different* execution of the same program that a
+//! weakly isolated store (causal consistency, read atomic or read committed) may produce and
+//! that is not serializable — or show that none exists under the chosen encoding.
+//!
+//! Pipeline ([`predict`]):
+//! 1. check the observed history at the level (if it already violates it, report that);
+//! 2. build the prediction space ([`space`]: pruned read choices and boundary thresholds) and
+//!    generate the constraints: feasible prefix with boundary ([`feasibility`]), weak isolation
+//!    ([`isolation`]), unserializability — exact ([`exact`]) or approximate ([`approx`]);
+//! 3. solve with Z3 under the timeout;
+//! 4. read the model ([`extract`]): each session's boundary, the reads whose writer changed,
+//!    the predicted prefix history;
+//! 5. re-verify: the predicted history satisfies the level by [`crate::check::check`] and is
+//!    unserializable by the exact Z3 check [`crate::ser::smt`]. A model that fails is blocked
+//!    and the solver asked again (bounded); a prediction is only ever reported verified;
+//! 6. explain ([`explain`]): a cycle of the least `pco` of the prediction, each edge with its
+//!    reason; [`dot`] draws it.
+//!
+//! Strategies (the paper's Table 2): [`Strategy::ExactStrict`], [`Strategy::ApproxStrict`],
+//! [`Strategy::ApproxRelaxed`].
+
+mod approx;
+pub mod dot;
+mod exact;
+pub mod explain;
+mod extract;
+mod feasibility;
+mod formula;
+mod isolation;
+mod ranked;
+mod reach;
+mod render;
+mod space;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use z3::{Params, SatResult, Solver};
+
+use crate::check::{self, CheckError, CheckOptions, CheckReport, Level};
+use crate::history::{History, OpId, SessionId, TxnId};
+use crate::ser::{self, SerVerdict};
+
+pub use explain::{EdgeReason, PcoEdge};
+pub use formula::EncodingSize;
+
+use feasibility::Encoding;
+use space::{BoundaryKind, Space};
+
+/// A prediction strategy: encoding precision × prediction boundary (IsoPredict Table 2).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// Exact unserializability (`∀co. ¬IsSerializable(co)`), strict boundary.
+    ExactStrict,
+    /// Approximate unserializability (cyclic `pco`), strict boundary.
+    ApproxStrict,
+    /// Approximate unserializability, relaxed boundary.
+    ApproxRelaxed,
+}
+
+impl Strategy {
+    /// Every strategy.
+    pub const ALL: [Strategy; 3] = [
+        Strategy::ExactStrict,
+        Strategy::ApproxStrict,
+        Strategy::ApproxRelaxed,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::ExactStrict => "exact-strict",
+            Strategy::ApproxStrict => "approx-strict",
+            Strategy::ApproxRelaxed => "approx-relaxed",
+        }
+    }
+
+    fn boundary(self) -> BoundaryKind {
+        match self {
+            Strategy::ExactStrict | Strategy::ApproxStrict => BoundaryKind::Strict,
+            Strategy::ApproxRelaxed => BoundaryKind::Relaxed,
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Strategy, String> {
+        Strategy::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!("unknown strategy `{s}` (expected exact-strict, approx-strict or approx-relaxed)")
+            })
+    }
+}
+
+/// Options of [`predict`].
+#[derive(Debug, Clone)]
+pub struct PredictOptions {
+    /// The weak isolation level the prediction must satisfy: causal, read atomic or read
+    /// committed.
+    pub level: Level,
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Wall-clock budget for solving and re-verification (none: no limit).
+    pub timeout: Option<Duration>,
+    /// How many models may fail re-verification before giving up (reported as unknown).
+    pub max_rejected: u32,
+    /// How the approximate strategies encode the rank measure.
+    pub ranks: RankEncoding,
+}
+
+/// How the approximate encoding orders `pco` derivations (the rank measure of §4.2.2).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum RankEncoding {
+    /// Ranks are rounds of the fixpoint iteration, one Boolean copy of `pco` per round, added
+    /// until a cycle appears or no choice of reads grows `pco` any more.
+    #[default]
+    Rounds,
+    /// The paper's integer `rank(a, b)` per pair (slow for Z3 to refute).
+    Integer,
+}
+
+impl PredictOptions {
+    /// Options for `level` and `strategy`, no timeout, up to 8 rejected models.
+    pub fn new(level: Level, strategy: Strategy) -> PredictOptions {
+        PredictOptions {
+            level,
+            strategy,
+            timeout: None,
+            max_rejected: 8,
+            ranks: RankEncoding::Rounds,
+        }
+    }
+
+    /// With a timeout.
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> PredictOptions {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// What [`predict`] concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// A verified prediction: see [`PredictOutcome::prediction`].
+    Predicted,
+    /// The observed history itself violates the level: see [`PredictOutcome::observed`].
+    ObservedViolation,
+    /// No prediction exists under this strategy's encoding.
+    NoPrediction,
+    /// The solver gave up (timeout or resource limit), or no model survived re-verification.
+    Unknown,
+}
+
+/// Measurements of one prediction run.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PredictStats {
+    /// Transactions in the encoding (t0 included; transactions touching no contested key are
+    /// pruned).
+    pub nodes: usize,
+    /// Read choices (units): groups of reads of one key by one transaction, or single reads
+    /// under read committed.
+    pub choices: usize,
+    /// Read choices with more than one possible writer.
+    pub open_choices: usize,
+    /// Constraint size.
+    pub encoding: EncodingSize,
+    /// Time to build the space, generate the constraints and hand them to Z3 (ms).
+    pub generation_ms: f64,
+    /// Time in the solver, all calls (ms).
+    pub solving_ms: f64,
+    /// Time re-verifying models (ms).
+    pub verification_ms: f64,
+    /// Solver calls.
+    pub solver_calls: u32,
+    /// Models that failed re-verification and were blocked.
+    pub rejected_models: u32,
+    /// Approximate strategies with [`RankEncoding::Rounds`]: rounds of `pco` generated.
+    pub rounds: Option<u32>,
+}
+
+/// A changed read: it reads from a different transaction in the prediction.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ChangedRead {
+    /// The read (observed operation id).
+    pub op: OpId,
+    /// Its input line (0 if unknown).
+    pub line: u32,
+    /// The reading transaction (observed id) and its label.
+    pub txn: TxnId,
+    /// Label of the reading transaction.
+    pub txn_label: String,
+    /// The key.
+    pub key: String,
+    /// The writer in the observed history.
+    pub old_writer: TxnId,
+    /// Its label.
+    pub old_writer_label: String,
+    /// The writer in the prediction.
+    pub new_writer: TxnId,
+    /// Its label.
+    pub new_writer_label: String,
+}
+
+/// A session's prediction boundary.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SessionBoundary {
+    /// The observed session.
+    pub session: SessionId,
+    /// Its external id.
+    pub external_id: Option<u64>,
+    /// The boundary transaction (observed id); `None`: no boundary, the whole session is in.
+    pub txn: Option<TxnId>,
+    /// Its label.
+    pub txn_label: Option<String>,
+    /// Strict boundary: the boundary read (observed op id); events after it are excluded.
+    pub read: Option<OpId>,
+    /// The boundary read's input line.
+    pub line: Option<u32>,
+    /// Committed transactions of the session in the prediction (the boundary one included).
+    pub included_txns: u32,
+    /// Committed transactions of the session observed.
+    pub committed_txns: u32,
+}
+
+/// One edge of the explanation cycle, in observed transaction ids.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CycleEdge {
+    /// Source (observed id).
+    pub from: TxnId,
+    /// Its label.
+    pub from_label: String,
+    /// Target (observed id).
+    pub to: TxnId,
+    /// Its label.
+    pub to_label: String,
+    /// `so`, `wr`, `ww` or `rw`.
+    pub kind: &'static str,
+    /// The key of a wr/ww/rw edge.
+    pub key: Option<String>,
+    /// The reason in words.
+    pub reason: String,
+}
+
+/// A verified prediction.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Prediction {
+    /// Per observed session.
+    pub boundaries: Vec<SessionBoundary>,
+    /// The reads whose writer changed.
+    pub changed_reads: Vec<ChangedRead>,
+    /// A cycle of the least `pco` of the predicted history (why no serial order exists);
+    /// `None` when `pco` is acyclic (possible only for exact-strict predictions, which the
+    /// exact check alone proves unserializable).
+    pub cycle: Option<Vec<CycleEdge>>,
+    /// The predicted prefix history (write it with [`crate::formats`]).
+    #[serde(skip)]
+    pub history: History,
+    /// Predicted transaction id → observed transaction id.
+    pub txn_origin: Vec<TxnId>,
+}
+
+/// The result of [`predict`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PredictOutcome {
+    /// The level.
+    pub level: Level,
+    /// The strategy.
+    pub strategy: Strategy,
+    /// What was concluded.
+    pub verdict: Verdict,
+    /// Why the answer is unknown.
+    pub reason: Option<String>,
+    /// The level check of the observed history, when it fails.
+    pub observed: Option<CheckReport>,
+    /// The prediction, when one was made.
+    pub prediction: Option<Prediction>,
+    /// Measurements.
+    pub stats: PredictStats,
+}
+
+/// Why [`predict`] could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum PredictError {
+    /// Prediction is defined for causal, read atomic and read committed only.
+    #[error("prediction supports the levels causal, ra and rc, not {0}")]
+    UnsupportedLevel(Level),
+    /// The level checker failed.
+    #[error("checking the observed history: {0}")]
+    Check(#[from] CheckError),
+    /// The observed history cannot be modelled (a read the level check should have rejected).
+    #[error("the observed history is not a valid execution: op {op}: {message}")]
+    InvalidObservation {
+        /// The offending read.
+        op: OpId,
+        /// What is wrong.
+        message: String,
+    },
+    /// A bug: the model could not be turned into a history.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Predicts an unserializable execution of the program that produced `history`, valid at
+/// `options.level`, with `options.strategy`. See the module documentation for the pipeline.
+pub fn predict(
+    history: &History,
+    options: &PredictOptions,
+) -> Result<PredictOutcome, PredictError> {
+    let level = options.level;
+    if !matches!(
+        level,
+        Level::Causal | Level::ReadAtomic | Level::ReadCommitted
+    ) {
+        return Err(PredictError::UnsupportedLevel(level));
+    }
+    let start = Instant::now();
+    let deadline = options.timeout.map(|t| start + t);
+    let mut outcome = PredictOutcome {
+        level,
+        strategy: options.strategy,
+        verdict: Verdict::Unknown,
+        reason: None,
+        observed: None,
+        prediction: None,
+        stats: PredictStats::default(),
+    };
+
+    // 1. The observed history at the level.
+    let report = check::check(history, level, &CheckOptions::default())?;
+    if !report.is_consistent() {
+        outcome.verdict = Verdict::ObservedViolation;
+        outcome.observed = Some(report);
+        return Ok(outcome);
+    }
+
+    // 2. Space and constraints.
+    let generation = Instant::now();
+    let space = Space::new(
+        history,
+        options.strategy.boundary(),
+        level == Level::ReadCommitted,
+    )
+    .map_err(|e| PredictError::InvalidObservation {
+        op: e.op,
+        message: e.message,
+    })?;
+    let mut enc = Encoding::new(&space);
+    isolation::encode(&mut enc, level);
+    // Unserializability needs a changed read when the observed reads cannot make a cycle:
+    // every prefix of the observed history is then free of one too (the rules are monotone).
+    let observed_acyclic = match options.strategy {
+        Strategy::ExactStrict => matches!(
+            ser::check_serializable(history, remaining(deadline)),
+            Ok(SerVerdict::Serializable { .. })
+        ),
+        _ => explain::pco_cycle(history).is_none(),
+    };
+    if observed_acyclic {
+        enc.some_read_changes();
+    }
+    let mut rounds = None;
+    match (options.strategy, options.ranks) {
+        (Strategy::ExactStrict, _) => exact::encode(&mut enc),
+        (_, RankEncoding::Integer) => ranked::encode(&mut enc),
+        (_, RankEncoding::Rounds) => rounds = Some(approx::Rounds::new(&mut enc)),
+    }
+    // Approximate with rounds: first ask for a cycle in round 1; when there is none, whether
+    // some choice of reads grows pco in round 2 (then ask for a cycle there, and so on).
+    let mut round = 1;
+    let mut growing = false;
+    let mut goal = rounds.as_ref().map(|r| r.cyclic(&mut enc, round));
+    // Without integers (the approximate encodings, unless the commit order needs positions)
+    // the problem is propositional: Z3's SAT engine (logic QF_FD) is much faster on it.
+    let solver = if enc.store.size().int_vars == 0 {
+        Solver::new_for_logic("QF_FD").unwrap_or_default()
+    } else {
+        Solver::new()
+    };
+    let mut terms = enc.store.to_z3(&solver);
+    outcome.stats.nodes = space.nodes();
+    outcome.stats.choices = space.units.len();
+    outcome.stats.open_choices = space
+        .units
+        .iter()
+        .filter(|u| space.groups[u.group as usize].cands.len() > 1)
+        .count();
+    outcome.stats.generation_ms = ms(generation.elapsed());
+
+    // 3–5. Solve, read, re-verify; block models that fail.
+    loop {
+        outcome.stats.encoding = enc.store.size();
+        outcome.stats.rounds = rounds.as_ref().map(|r| r.last() as u32);
+        let remaining = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(r) if r > Duration::ZERO => Some(r),
+                _ => {
+                    outcome.reason = Some("timeout".to_string());
+                    return Ok(outcome);
+                }
+            },
+            None => None,
+        };
+        if let Some(r) = remaining {
+            let mut params = Params::new();
+            params.set_u32("timeout", r.as_millis().clamp(1, u32::MAX as u128) as u32);
+            solver.set_params(&params);
+        }
+        let solving = Instant::now();
+        let result = match goal {
+            Some(g) => solver.check_assumptions(&[terms.term(g).expect("goal literal")]),
+            None => solver.check(),
+        };
+        outcome.stats.solving_ms += ms(solving.elapsed());
+        outcome.stats.solver_calls += 1;
+        match result {
+            SatResult::Unknown => {
+                outcome.reason = Some(
+                    solver
+                        .get_reason_unknown()
+                        .unwrap_or_else(|| "unknown".to_string()),
+                );
+                return Ok(outcome);
+            }
+            SatResult::Unsat => match rounds.as_mut() {
+                Some(r) if !growing => {
+                    // No cycle by round `round`: does some choice of reads still grow pco?
+                    let more = Instant::now();
+                    if r.last() == round {
+                        r.add_round(&mut enc);
+                    }
+                    goal = Some(r.grows(&mut enc, round));
+                    growing = true;
+                    terms.sync(&enc.store, &solver);
+                    outcome.stats.generation_ms += ms(more.elapsed());
+                    continue;
+                }
+                _ => {
+                    // Exact and integer ranks: no prediction. Rounds: every choice of reads
+                    // has reached its least pco, acyclic.
+                    outcome.verdict = Verdict::NoPrediction;
+                    return Ok(outcome);
+                }
+            },
+            SatResult::Sat => {}
+        }
+        if growing {
+            // Some choice of reads needs another round: ask for a cycle there.
+            let more = Instant::now();
+            let r = rounds.as_mut().expect("growing only with rounds");
+            round += 1;
+            goal = Some(r.cyclic(&mut enc, round));
+            growing = false;
+            terms.sync(&enc.store, &solver);
+            outcome.stats.generation_ms += ms(more.elapsed());
+            continue;
+        }
+        let model = solver
+            .get_model()
+            .ok_or_else(|| PredictError::Internal("no model after sat".to_string()))?;
+        let verification = Instant::now();
+        let value = |l| terms.value(&model, l);
+        let assignment = extract::read_assignment(&enc, value);
+        let built = extract::build(&space, &assignment).map_err(PredictError::Internal)?;
+        let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let verdict = reverify(&built.history, level, remaining)?;
+        outcome.stats.verification_ms += ms(verification.elapsed());
+        match verdict {
+            Reverified::Yes => {
+                outcome.verdict = Verdict::Predicted;
+                outcome.prediction = Some(describe(history, built));
+                return Ok(outcome);
+            }
+            Reverified::Unknown(reason) => {
+                outcome.reason = Some(format!("re-verification: {reason}"));
+                return Ok(outcome);
+            }
+            Reverified::No => {
+                outcome.stats.rejected_models += 1;
+                if outcome.stats.rejected_models > options.max_rejected {
+                    outcome.reason = Some(format!(
+                        "{} models failed re-verification",
+                        outcome.stats.rejected_models
+                    ));
+                    return Ok(outcome);
+                }
+                let lits = extract::assignment_literals(&enc, value);
+                let negated: Vec<z3::ast::Bool> =
+                    lits.iter().filter_map(|&l| terms.term(l.not())).collect();
+                solver.assert(z3::ast::Bool::or(&negated));
+            }
+        }
+    }
+}
+
+enum Reverified {
+    Yes,
+    No,
+    Unknown(String),
+}
+
+/// The predicted history satisfies the level (checker) and is unserializable (exact check).
+fn reverify(
+    h: &History,
+    level: Level,
+    remaining: Option<Duration>,
+) -> Result<Reverified, PredictError> {
+    if !check::check(h, level, &CheckOptions::default())?.is_consistent() {
+        return Ok(Reverified::No);
+    }
+    match ser::check_serializable(h, remaining) {
+        Ok(SerVerdict::Unserializable) => Ok(Reverified::Yes),
+        Ok(SerVerdict::Serializable { .. }) => Ok(Reverified::No),
+        Ok(SerVerdict::Unknown { reason }) => Ok(Reverified::Unknown(reason)),
+        Err(e) => Err(PredictError::Internal(format!(
+            "predicted history is malformed: {e}"
+        ))),
+    }
+}
+
+/// The user-facing description of a verified prediction.
+fn describe(observed: &History, built: extract::Built) -> Prediction {
+    let h = observed;
+    let label = |t: TxnId| h.txn_label(t);
+    let changed_reads = built
+        .changed
+        .iter()
+        .map(|&(op, old, new)| {
+            let o = h.op(op);
+            ChangedRead {
+                op,
+                line: o.line,
+                txn: o.txn,
+                txn_label: label(o.txn),
+                key: h.key_name(o.key).to_string(),
+                old_writer: old,
+                old_writer_label: label(old),
+                new_writer: new,
+                new_writer_label: label(new),
+            }
+        })
+        .collect();
+    let boundaries = built
+        .boundaries
+        .iter()
+        .map(|b| SessionBoundary {
+            session: b.session,
+            external_id: h.sessions()[b.session as usize].external_id,
+            txn: b.txn,
+            txn_label: b.txn.map(label),
+            read: b.read,
+            line: b.read.map(|r| h.op(r).line),
+            included_txns: b.included_txns,
+            committed_txns: h.sessions()[b.session as usize]
+                .txns()
+                .filter(|&t| h.txn(t).is_committed())
+                .count() as u32,
+        })
+        .collect();
+    let origin = &built.origin;
+    let cycle = explain::pco_cycle(&built.history).map(|edges| {
+        edges
+            .iter()
+            .map(|e| {
+                let (from, to) = (origin[e.from as usize], origin[e.to as usize]);
+                let key = |k: u32| built.history.key_name(k).to_string();
+                let (kind, key_name, reason) = match e.reason {
+                    EdgeReason::So => (
+                        "so",
+                        None,
+                        format!("{} precedes {} in its session", label(from), label(to)),
+                    ),
+                    EdgeReason::Wr { key: k } => (
+                        "wr",
+                        Some(key(k)),
+                        format!("{} reads {} from {}", label(to), key(k), label(from)),
+                    ),
+                    EdgeReason::Ww { key: k, reader } => {
+                        let reader = origin[reader as usize];
+                        (
+                            "ww",
+                            Some(key(k)),
+                            format!(
+                                "{} reads {} from {}, and {} (which also writes {}) precedes {}",
+                                label(reader),
+                                key(k),
+                                label(to),
+                                label(from),
+                                key(k),
+                                label(reader)
+                            ),
+                        )
+                    }
+                    EdgeReason::Rw { key: k, writer } => {
+                        let writer = origin[writer as usize];
+                        (
+                            "rw",
+                            Some(key(k)),
+                            format!(
+                                "{} reads {} from {}, which precedes {} (which also writes {})",
+                                label(from),
+                                key(k),
+                                label(writer),
+                                label(to),
+                                key(k)
+                            ),
+                        )
+                    }
+                };
+                CycleEdge {
+                    from,
+                    from_label: label(from),
+                    to,
+                    to_label: label(to),
+                    kind,
+                    key: key_name,
+                    reason,
+                }
+            })
+            .collect()
+    });
+    Prediction {
+        boundaries,
+        changed_reads,
+        cycle,
+        history: built.history,
+        txn_origin: built.origin,
+    }
+}
+
+fn remaining(deadline: Option<Instant>) -> Option<Duration> {
+    deadline.map(|d| d.saturating_duration_since(Instant::now()))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod tests;

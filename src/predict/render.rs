@@ -1,0 +1,169 @@
+//! Text and JSON renderings of a [`PredictOutcome`] (the `isopredict predict` output;
+//! docs/prediction.md "Reading a prediction").
+
+use std::fmt;
+
+use super::{PredictOutcome, Verdict};
+use crate::formats::{self, Format};
+
+impl fmt::Display for PredictOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "prediction at {} ({}), strategy {}",
+            self.level.full_name(),
+            self.level,
+            self.strategy
+        )?;
+        match self.verdict {
+            Verdict::ObservedViolation => {
+                writeln!(
+                    f,
+                    "the observed history itself violates {}: nothing to predict",
+                    self.level.full_name()
+                )?;
+                if let Some(report) = &self.observed {
+                    write!(f, "{report}")?;
+                }
+                return Ok(());
+            }
+            Verdict::NoPrediction => writeln!(
+                f,
+                "no prediction: no feasible execution within the {} boundary is valid under {} \
+                 and {}",
+                boundary_name(self),
+                self.level.full_name(),
+                if self.strategy == super::Strategy::ExactStrict {
+                    "unserializable"
+                } else {
+                    "has a cyclic pco"
+                }
+            )?,
+            Verdict::Unknown => writeln!(
+                f,
+                "unknown: {}",
+                self.reason.as_deref().unwrap_or("the solver gave up")
+            )?,
+            Verdict::Predicted => {}
+        }
+        if let Some(p) = &self.prediction {
+            writeln!(
+                f,
+                "PREDICTED: an unserializable execution valid under {} (re-verified)",
+                self.level.full_name()
+            )?;
+            writeln!(f, "boundaries:")?;
+            for b in &p.boundaries {
+                let session = match b.external_id {
+                    Some(e) => format!("session {} (id {e})", b.session),
+                    None => format!("session {}", b.session),
+                };
+                match (&b.txn_label, b.read) {
+                    (None, _) => writeln!(
+                        f,
+                        "  {session}: none, all {} transactions",
+                        b.committed_txns
+                    )?,
+                    (Some(t), Some(_)) => writeln!(
+                        f,
+                        "  {session}: at the read of line {} in {t}; {} of {} transactions, \
+                         events after the read excluded",
+                        b.line.unwrap_or(0),
+                        b.included_txns,
+                        b.committed_txns
+                    )?,
+                    (Some(t), None) => writeln!(
+                        f,
+                        "  {session}: after {t}; {} of {} transactions",
+                        b.included_txns, b.committed_txns
+                    )?,
+                }
+            }
+            if p.changed_reads.is_empty() {
+                writeln!(
+                    f,
+                    "no read changed: the observed execution itself is unserializable"
+                )?;
+            } else {
+                writeln!(f, "changed reads:")?;
+            }
+            for c in &p.changed_reads {
+                writeln!(
+                    f,
+                    "  line {}: {} reads {} from {} (observed: from {})",
+                    c.line, c.txn_label, c.key, c.new_writer_label, c.old_writer_label
+                )?;
+            }
+            match &p.cycle {
+                Some(cycle) => {
+                    writeln!(f, "why no serial order exists (a cycle of pco):")?;
+                    for e in cycle {
+                        writeln!(
+                            f,
+                            "  {} -> {} [{}]: {}",
+                            e.from_label, e.to_label, e.kind, e.reason
+                        )?;
+                    }
+                }
+                None => writeln!(
+                    f,
+                    "pco is acyclic; the exact serializability check proves no serial order \
+                     exists"
+                )?,
+            }
+            let stats = p.history.stats();
+            writeln!(
+                f,
+                "predicted history: {} sessions, {} transactions, {} reads, {} writes",
+                stats.sessions, stats.committed, stats.reads, stats.writes
+            )?;
+        }
+        let s = &self.stats;
+        writeln!(
+            f,
+            "encoding: {} transactions, {} read choices ({} open), {} assertions, {} literals{}",
+            s.nodes,
+            s.choices,
+            s.open_choices,
+            s.encoding.assertions,
+            s.encoding.literals,
+            match s.rounds {
+                Some(r) => format!(", {r} rounds of pco"),
+                None => String::new(),
+            }
+        )?;
+        writeln!(
+            f,
+            "time: generation {:.1} ms, solving {:.1} ms ({} calls), re-verification {:.1} ms, \
+             {} rejected models",
+            s.generation_ms, s.solving_ms, s.solver_calls, s.verification_ms, s.rejected_models
+        )
+    }
+}
+
+fn boundary_name(o: &PredictOutcome) -> &'static str {
+    match o.strategy {
+        super::Strategy::ApproxRelaxed => "relaxed",
+        _ => "strict",
+    }
+}
+
+impl PredictOutcome {
+    /// The outcome as JSON (docs/prediction.md), with the predicted history embedded in the
+    /// native JSON format under `prediction.history`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).expect("the outcome serializes");
+        if let (Some(p), Some(obj)) = (
+            &self.prediction,
+            value.get_mut("prediction").and_then(|p| p.as_object_mut()),
+        ) {
+            let mut buf = Vec::new();
+            let history = formats::write_to(&p.history, Format::Json, &mut buf)
+                .ok()
+                .and_then(|_| serde_json::from_slice(&buf).ok())
+                .unwrap_or(serde_json::Value::Null);
+            obj.insert("history".to_string(), history);
+        }
+        value
+    }
+}

@@ -1,0 +1,467 @@
+//! The prediction space of an observed history: which transactions, reads and writes can take
+//! part in a prediction, which writers each read may choose, and where each session's
+//! prediction boundary may fall (IsoPredict PLDI'24 §4.1, §4.5 and appendix B.1).
+//!
+//! Model (IsoPredict §2.1): aborted transactions are not part of the execution; only the last
+//! write of a transaction to a key is visible to others; a read of the transaction's own
+//! write is not an event; the initial transaction t0 writes every key and precedes all.
+//!
+//! Pruning, all sound (it removes only what can never be related):
+//! - A key matters only if some committed transaction other than t0 writes it and some
+//!   committed transaction reads it from another transaction. Reads of other keys can only
+//!   read t0 (implied by session order) and create no arbitration or anti-dependency.
+//! - Transactions with no read or write of a key that matters are left out: they relate to
+//!   others only by session order, which is transitive, so no cycle and no constraint of
+//!   any level or of serializability passes through them.
+//! - A read may choose only committed writers of its key other than its own transaction and
+//!   not later in its own session (that would make session order and write–read order cyclic).
+//! - Reads are grouped by (transaction, key). Under causal and read atomic every read of a
+//!   group must read the same writer (Biswas & Enea Lemma 2.3: otherwise the level's own
+//!   arbitration is cyclic), so a group is one choice; under read committed each read is its
+//!   own choice.
+//!
+//! Boundary (appendix B): per session an integer `b` — in strict mode the index of the
+//! session's boundary read among its external reads, in relaxed mode the index of the
+//! boundary transaction among its committed transactions; the maximum value means "no
+//! boundary" (∞). A choice unit is *included* when `inc ≤ b` and *fixed* to its observed
+//! writer when `fix ≤ b`; a write is included when `thr ≤ b`. Only the thresholds that some
+//! unit or write uses matter, so `b` is encoded by one Boolean `b ≥ c` per threshold `c`.
+
+use std::ops::Range;
+
+use rustc_hash::FxHashMap;
+
+use crate::history::{History, KeyId, OpId, OpKind, SessionId, TxnId, INITIAL_TXN};
+
+/// "No such node".
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Which prediction boundary (IsoPredict Table 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BoundaryKind {
+    /// Only the boundary read may change writer; events after it are excluded.
+    Strict,
+    /// Every read of the boundary transaction may change writer; later transactions are
+    /// excluded.
+    Relaxed,
+}
+
+/// The reads of one transaction of one key, with the writers they may choose.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    /// The reading node.
+    pub node: u32,
+    /// The key.
+    pub key: KeyId,
+    /// Candidate writer nodes, ascending, in [`Space::group_cands`].
+    pub cands: Range<u32>,
+    /// Its choice units, in program order, as a range of [`Space::group_units`].
+    pub units: Range<u32>,
+}
+
+/// One read choice: a whole group (causal, read atomic) or one read (read committed).
+#[derive(Debug, Clone)]
+pub(crate) struct Unit {
+    /// Its group.
+    pub group: u32,
+    /// The observed writer, as an index into the group's candidates.
+    pub obs: u32,
+    /// The read operations it stands for, in program order, in [`Space::unit_ops`].
+    pub ops: Range<u32>,
+    /// Included when the session boundary is at least this.
+    pub inc: u32,
+    /// Fixed to the observed writer when the session boundary is at least this.
+    pub fix: u32,
+}
+
+/// A transaction that writes a key that matters, and when its write is inside the boundary.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyWriter {
+    /// The writing node.
+    pub node: u32,
+    /// Its write of the key is included when its session's boundary is at least this (0 for
+    /// t0). It is the threshold of the transaction's *first* write of the key: a transaction
+    /// writes the key inside the boundary as soon as any of its writes is inside.
+    pub thr: u32,
+}
+
+/// One session's boundary domain.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionSpace {
+    /// The session.
+    pub session: SessionId,
+    /// Its committed transactions, in order.
+    pub txns: Vec<TxnId>,
+    /// Strict mode: its external reads (of committed transactions), in order; boundary value
+    /// `j` is `reads[j]`. Empty in relaxed mode.
+    pub reads: Vec<OpId>,
+    /// The boundary value meaning ∞ (strict: `reads.len()`, relaxed: `txns.len()`).
+    pub max: u32,
+    /// Which values `0..=max` the boundary may take.
+    pub allowed: Vec<bool>,
+    /// The thresholds some unit or write uses, ascending, all in `1..=max`.
+    pub thresholds: Vec<u32>,
+}
+
+/// A problem with the observed history that makes it no valid history at the level (the
+/// level check should have reported it first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SpaceError {
+    pub op: OpId,
+    pub message: String,
+}
+
+/// The prediction space.
+#[derive(Debug)]
+pub(crate) struct Space<'h> {
+    pub history: &'h History,
+    pub boundary: BoundaryKind,
+    /// Node → transaction; node 0 is t0. Ascending in transaction id, so a session's nodes are
+    /// contiguous and session order between nodes is a comparison.
+    pub node_txn: Vec<TxnId>,
+    /// Node → index into [`Space::sessions`] ([`NONE`] for t0).
+    pub node_session: Vec<u32>,
+    /// Node → the previous node of its session (0 = t0 for the first).
+    pub node_pred: Vec<u32>,
+    /// Node → its choice units (contiguous, program order).
+    pub node_units: Vec<Range<u32>>,
+    pub groups: Vec<Group>,
+    pub group_cands: Vec<u32>,
+    /// Groups' units (see [`Group::units`]).
+    pub group_units: Vec<u32>,
+    pub units: Vec<Unit>,
+    pub unit_ops: Vec<OpId>,
+    /// Keys that matter, ascending.
+    pub keys: Vec<KeyId>,
+    /// Per key that matters (parallel to `keys`): its writers, ascending node, t0 first.
+    pub key_writers: Vec<Vec<KeyWriter>>,
+    /// Per key that matters (parallel to `keys`): the groups reading it.
+    pub key_groups: Vec<Vec<u32>>,
+    pub sessions: Vec<SessionSpace>,
+}
+
+impl<'h> Space<'h> {
+    /// Builds the space. `per_read`: one choice per read (read committed) instead of one per
+    /// (transaction, key).
+    pub fn new(
+        h: &'h History,
+        boundary: BoundaryKind,
+        per_read: bool,
+    ) -> Result<Space<'h>, SpaceError> {
+        let n_txn = h.txn_count();
+        let committed: Vec<bool> = h.txns().iter().map(|t| t.is_committed()).collect();
+        let external = |o: OpId| -> bool {
+            let op = h.op(o);
+            op.kind == OpKind::Read && h.writer_txn(o) != Some(op.txn)
+        };
+
+        // 1. Keys that matter.
+        let n_keys = h.key_count();
+        let mut written = vec![false; n_keys];
+        let mut read = vec![false; n_keys];
+        for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+            for o in h.txn(t).ops() {
+                let op = h.op(o);
+                match op.kind {
+                    OpKind::Write => written[op.key as usize] = true,
+                    OpKind::Read if external(o) => read[op.key as usize] = true,
+                    OpKind::Read => {}
+                }
+            }
+        }
+        let mut key_index = vec![NONE; n_keys];
+        let mut keys = Vec::new();
+        for k in 0..n_keys {
+            if written[k] && read[k] {
+                key_index[k] = keys.len() as u32;
+                keys.push(k as KeyId);
+            }
+        }
+        let matters = |k: KeyId| key_index[k as usize] != NONE;
+
+        // 2. Nodes: t0 and committed transactions touching a key that matters.
+        let mut txn_node = vec![NONE; n_txn];
+        let mut node_txn = vec![INITIAL_TXN];
+        txn_node[INITIAL_TXN as usize] = 0;
+        for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+            let touches = h.txn(t).ops().any(|o| {
+                let op = h.op(o);
+                matters(op.key) && (op.kind == OpKind::Write || external(o))
+            });
+            if touches {
+                txn_node[t as usize] = node_txn.len() as u32;
+                node_txn.push(t);
+            }
+        }
+        let n = node_txn.len();
+        let mut node_session = vec![NONE; n];
+        let mut node_pred = vec![0u32; n];
+
+        // 3. Sessions, positions, writers and read choices.
+        let mut sessions = Vec::with_capacity(h.sessions().len());
+        let mut key_writers: Vec<Vec<KeyWriter>> = keys
+            .iter()
+            .map(|_| vec![KeyWriter { node: 0, thr: 0 }])
+            .collect();
+        // (node, key) → group, while building.
+        let mut group_of: FxHashMap<(u32, KeyId), u32> = FxHashMap::default();
+        let mut groups: Vec<Group> = Vec::new();
+        let mut group_reads: Vec<Vec<OpId>> = Vec::new();
+        // Reads of keys that matter, in session order and program order: (group, op, inc).
+        let mut read_list: Vec<(u32, OpId, u32)> = Vec::new();
+
+        for (s, session) in h.sessions().iter().enumerate() {
+            let txns: Vec<TxnId> = session.txns().filter(|&t| committed[t as usize]).collect();
+            let mut reads = Vec::new();
+            let mut allowed = Vec::new();
+            let mut last_node = 0u32;
+            for (x, &t) in txns.iter().enumerate() {
+                let node = txn_node[t as usize];
+                if node != NONE {
+                    node_session[node as usize] = sessions.len() as u32;
+                    node_pred[node as usize] = last_node;
+                    last_node = node;
+                }
+                let mut has_read = false;
+                let mut first_writes: Vec<KeyId> = Vec::new();
+                for o in h.txn(t).ops() {
+                    let op = h.op(o);
+                    let position = match boundary {
+                        BoundaryKind::Strict => reads.len() as u32,
+                        BoundaryKind::Relaxed => x as u32,
+                    };
+                    match op.kind {
+                        OpKind::Write => {
+                            if matters(op.key) && !first_writes.contains(&op.key) {
+                                first_writes.push(op.key);
+                                key_writers[key_index[op.key as usize] as usize].push(KeyWriter {
+                                    node,
+                                    thr: position,
+                                });
+                            }
+                        }
+                        OpKind::Read if external(o) => {
+                            if boundary == BoundaryKind::Strict {
+                                allowed.push(true);
+                                reads.push(o);
+                            }
+                            has_read = true;
+                            if matters(op.key) {
+                                let g = *group_of.entry((node, op.key)).or_insert_with(|| {
+                                    groups.push(Group {
+                                        node,
+                                        key: op.key,
+                                        cands: 0..0,
+                                        units: 0..0,
+                                    });
+                                    group_reads.push(Vec::new());
+                                    (groups.len() - 1) as u32
+                                });
+                                group_reads[g as usize].push(o);
+                                read_list.push((g, o, position));
+                            }
+                        }
+                        OpKind::Read => {}
+                    }
+                }
+                if boundary == BoundaryKind::Relaxed {
+                    allowed.push(has_read);
+                }
+            }
+            allowed.push(true); // ∞
+            let max = (allowed.len() - 1) as u32;
+            sessions.push(SessionSpace {
+                session: s as SessionId,
+                txns,
+                reads,
+                max,
+                allowed,
+                thresholds: Vec::new(),
+            });
+        }
+
+        // 4. Candidates per group, then choice units in program order.
+        let mut group_cands = Vec::new();
+        for group in groups.iter_mut() {
+            let reader = node_txn[group.node as usize];
+            let reader_session = h.txn(reader).session;
+            let start = group_cands.len() as u32;
+            for w in &key_writers[key_index[group.key as usize] as usize] {
+                let wt = node_txn[w.node as usize];
+                if wt == reader || (h.txn(wt).session == reader_session && wt > reader) {
+                    continue;
+                }
+                group_cands.push(w.node);
+            }
+            group.cands = start..group_cands.len() as u32;
+        }
+        let obs_of = |g: u32, o: OpId| -> Result<u32, SpaceError> {
+            let group = &groups[g as usize];
+            let cands = &group_cands[group.cands.start as usize..group.cands.end as usize];
+            let w = h.writer_txn(o).map_or(NONE, |w| txn_node[w as usize]);
+            cands
+                .binary_search(&w)
+                .map(|i| i as u32)
+                .map_err(|_| SpaceError {
+                    op: o,
+                    message: format!(
+                        "{} reads {} from {}, which no valid execution allows",
+                        h.txn_label(node_txn[group.node as usize]),
+                        h.key_name(group.key),
+                        h.writer_txn(o)
+                            .map_or("no committed transaction".to_string(), |w| h.txn_label(w))
+                    ),
+                })
+        };
+        let mut units: Vec<Unit> = Vec::new();
+        let mut unit_ops: Vec<OpId> = Vec::new();
+        let mut group_has_unit = vec![false; groups.len()];
+        for &(g, o, inc) in &read_list {
+            if per_read {
+                unit_ops.push(o);
+                units.push(Unit {
+                    group: g,
+                    obs: obs_of(g, o)?,
+                    ops: unit_ops.len() as u32 - 1..unit_ops.len() as u32,
+                    inc,
+                    fix: inc + 1,
+                });
+            } else if !group_has_unit[g as usize] {
+                group_has_unit[g as usize] = true;
+                let reads = &group_reads[g as usize];
+                let obs = obs_of(g, o)?;
+                for &r in &reads[1..] {
+                    if obs_of(g, r)? != obs {
+                        return Err(SpaceError {
+                            op: r,
+                            message: format!(
+                                "{} reads {} from two different transactions (a non-repeatable \
+                                 read, which causal consistency and read atomic forbid)",
+                                h.txn_label(node_txn[groups[g as usize].node as usize]),
+                                h.key_name(groups[g as usize].key)
+                            ),
+                        });
+                    }
+                }
+                let ops_start = unit_ops.len() as u32;
+                unit_ops.extend_from_slice(reads);
+                units.push(Unit {
+                    group: g,
+                    obs,
+                    ops: ops_start..unit_ops.len() as u32,
+                    inc,
+                    fix: inc + 1,
+                });
+            }
+        }
+        // Node → its units (contiguous: reads come node by node); group → its units.
+        let mut node_units = vec![0..0; n];
+        let mut group_unit_count = vec![0u32; groups.len() + 1];
+        for (u, unit) in units.iter().enumerate() {
+            let node = groups[unit.group as usize].node as usize;
+            if node_units[node].is_empty() {
+                node_units[node] = u as u32..u as u32 + 1;
+            } else {
+                node_units[node].end = u as u32 + 1;
+            }
+            group_unit_count[unit.group as usize + 1] += 1;
+        }
+        for g in 0..groups.len() {
+            group_unit_count[g + 1] += group_unit_count[g];
+        }
+        let mut cursor = group_unit_count.clone();
+        let mut group_units = vec![0u32; units.len()];
+        for (u, unit) in units.iter().enumerate() {
+            let slot = &mut cursor[unit.group as usize];
+            group_units[*slot as usize] = u as u32;
+            *slot += 1;
+        }
+        for (g, group) in groups.iter_mut().enumerate() {
+            group.units = group_unit_count[g]..group_unit_count[g + 1];
+        }
+
+        // 5. Per-key reader groups, and the thresholds each session needs.
+        let mut key_groups: Vec<Vec<u32>> = vec![Vec::new(); keys.len()];
+        for (g, group) in groups.iter().enumerate() {
+            key_groups[key_index[group.key as usize] as usize].push(g as u32);
+        }
+        let mut thresholds: Vec<Vec<u32>> = vec![Vec::new(); sessions.len()];
+        for unit in &units {
+            let group = &groups[unit.group as usize];
+            let s = node_session[group.node as usize] as usize;
+            thresholds[s].push(unit.inc);
+            if group.cands.len() > 1 {
+                thresholds[s].push(unit.fix);
+            }
+        }
+        for writers in &key_writers {
+            for w in writers.iter().filter(|w| w.node != 0) {
+                thresholds[node_session[w.node as usize] as usize].push(w.thr);
+            }
+        }
+        for (s, mut t) in thresholds.into_iter().enumerate() {
+            t.retain(|&c| c > 0);
+            t.sort_unstable();
+            t.dedup();
+            debug_assert!(t.iter().all(|&c| c <= sessions[s].max));
+            sessions[s].thresholds = t;
+        }
+
+        Ok(Space {
+            history: h,
+            boundary,
+            node_txn,
+            node_session,
+            node_pred,
+            node_units,
+            groups,
+            group_cands,
+            group_units,
+            units,
+            unit_ops,
+            keys,
+            key_writers,
+            key_groups,
+            sessions,
+        })
+    }
+
+    /// Number of nodes (t0 included).
+    pub fn nodes(&self) -> usize {
+        self.node_txn.len()
+    }
+
+    /// Session order between nodes.
+    pub fn so(&self, a: u32, b: u32) -> bool {
+        if a == b {
+            return false;
+        }
+        if a == 0 {
+            return true;
+        }
+        b != 0 && self.node_session[a as usize] == self.node_session[b as usize] && a < b
+    }
+
+    /// A group's candidate writer nodes.
+    pub fn cands(&self, g: u32) -> &[u32] {
+        let r = &self.groups[g as usize].cands;
+        &self.group_cands[r.start as usize..r.end as usize]
+    }
+
+    /// A group's choice units, in program order.
+    pub fn units_of(&self, g: u32) -> &[u32] {
+        let r = &self.groups[g as usize].units;
+        &self.group_units[r.start as usize..r.end as usize]
+    }
+
+    /// A unit's read operations.
+    pub fn ops_of(&self, u: u32) -> &[OpId] {
+        let r = &self.units[u as usize].ops;
+        &self.unit_ops[r.start as usize..r.end as usize]
+    }
+
+    /// The index of a key that matters (`NONE` otherwise).
+    pub fn key_slot(&self, k: KeyId) -> u32 {
+        self.keys.binary_search(&k).map_or(NONE, |i| i as u32)
+    }
+}

@@ -1,0 +1,580 @@
+use super::space::NONE;
+use super::*;
+use crate::history::{BuilderTxn, HistoryBuilder, ReadFrom};
+
+/// An operation of a test history: read `key` from (session, transaction index) or from the
+/// initial state; write `key`.
+#[derive(Clone, Copy)]
+pub(super) enum Op {
+    R(&'static str, Option<(usize, usize)>),
+    W(&'static str),
+}
+use Op::{R, W};
+
+/// Builds a history from sessions of transactions of operations.
+pub(super) fn hist(sessions: &[&[&[Op]]]) -> History {
+    let mut b = HistoryBuilder::new("test");
+    let ss: Vec<_> = (0..sessions.len())
+        .map(|s| b.session(Some(s as u64 + 1)))
+        .collect();
+    let txns: Vec<Vec<BuilderTxn>> = sessions
+        .iter()
+        .enumerate()
+        .map(|(s, txns)| txns.iter().map(|_| b.begin(ss[s], None)).collect())
+        .collect();
+    for (s, t_ops) in sessions.iter().enumerate() {
+        for (t, ops) in t_ops.iter().enumerate() {
+            for op in ops.iter() {
+                match *op {
+                    W(k) => {
+                        let k = b.key(k);
+                        b.write(txns[s][t], k, None, 0);
+                    }
+                    R(k, from) => {
+                        let k = b.key(k);
+                        let from = match from {
+                            None => ReadFrom::Initial,
+                            Some((ws, wt)) => ReadFrom::Txn(txns[ws][wt]),
+                        };
+                        b.read(txns[s][t], k, None, from, 0);
+                    }
+                }
+            }
+        }
+    }
+    b.build().unwrap()
+}
+
+/// Runs a prediction and checks every claim it makes: a predicted history satisfies the level
+/// and is unserializable (independently of the pipeline), reads' changes are real, and an
+/// approximate prediction has a pco cycle.
+pub(super) fn run(h: &History, level: Level, strategy: Strategy) -> PredictOutcome {
+    let out = predict(h, &PredictOptions::new(level, strategy)).unwrap();
+    if let Some(p) = &out.prediction {
+        assert_eq!(out.verdict, Verdict::Predicted);
+        assert!(check::check(&p.history, level, &CheckOptions::default())
+            .unwrap()
+            .is_consistent());
+        assert_eq!(
+            ser::check_serializable(&p.history, None).unwrap(),
+            SerVerdict::Unserializable
+        );
+        assert!(
+            !p.changed_reads.is_empty(),
+            "a prediction changes some read"
+        );
+        for c in &p.changed_reads {
+            assert_ne!(c.old_writer, c.new_writer);
+            assert_eq!(h.writer_txn(c.op), Some(c.old_writer));
+        }
+        if strategy != Strategy::ExactStrict {
+            assert!(
+                p.cycle.is_some(),
+                "an approximate prediction has a pco cycle"
+            );
+        }
+        assert_eq!(p.txn_origin.len(), p.history.txn_count());
+    } else {
+        assert_ne!(out.verdict, Verdict::Predicted);
+    }
+    out
+}
+
+fn verdict(h: &History, level: Level, strategy: Strategy) -> Verdict {
+    run(h, level, strategy).verdict
+}
+
+/// IsoPredict Fig. 2a: two deposits, the second reads the first.
+fn deposits() -> History {
+    hist(&[
+        &[&[R("acct", None), W("acct")]],
+        &[&[R("acct", Some((0, 0))), W("acct")]],
+    ])
+}
+
+#[test]
+fn deposit_example_is_predicted_with_the_relaxed_boundary() {
+    let h = deposits();
+    for level in [Level::Causal, Level::ReadAtomic, Level::ReadCommitted] {
+        let out = run(&h, level, Strategy::ApproxRelaxed);
+        assert_eq!(out.verdict, Verdict::Predicted, "{level}");
+        let p = out.prediction.unwrap();
+        // Fig. 3a: the second deposit reads the initial balance.
+        assert_eq!(p.changed_reads.len(), 1);
+        assert_eq!(p.changed_reads[0].txn, 2);
+        assert_eq!(p.changed_reads[0].old_writer, 1);
+        assert_eq!(p.changed_reads[0].new_writer, 0);
+        // Fig. 5: the cycle is two anti-dependencies.
+        let cycle = p.cycle.unwrap();
+        assert_eq!(cycle.len(), 2);
+        assert!(cycle.iter().all(|e| e.kind == "rw"));
+    }
+}
+
+#[test]
+fn deposit_example_needs_the_relaxed_boundary() {
+    // Strict: the changed read is the last event of its session, so the second deposit's
+    // write is excluded and what is left is serializable.
+    let h = deposits();
+    for strategy in [Strategy::ExactStrict, Strategy::ApproxStrict] {
+        assert_eq!(verdict(&h, Level::Causal, strategy), Verdict::NoPrediction);
+    }
+}
+
+#[test]
+fn figure_9_relaxed_predicts_where_strict_does_not() {
+    // Fig. 9: deposit t1; withdraw t2 reads t1; t3 reads t2. Changing t2's read to t0 makes a
+    // lost update only if t2's own write stays: relaxed keeps it, strict cuts it.
+    let h = hist(&[
+        &[&[R("acct", None), W("acct")]],
+        &[&[R("acct", Some((0, 0))), W("acct")]],
+        &[&[R("acct", Some((1, 0)))]],
+    ]);
+    assert_eq!(
+        verdict(&h, Level::Causal, Strategy::ApproxRelaxed),
+        Verdict::Predicted
+    );
+    assert_eq!(
+        verdict(&h, Level::Causal, Strategy::ApproxStrict),
+        Verdict::NoPrediction
+    );
+    assert_eq!(
+        verdict(&h, Level::Causal, Strategy::ExactStrict),
+        Verdict::NoPrediction
+    );
+}
+
+#[test]
+fn write_skew_is_predicted_with_the_strict_boundary() {
+    // t1: r(x) w(y); t2: w(x) r(y), observed serially (t2 reads y from t1). Changing t2's
+    // read of y (its last event) to t0 gives write skew, which is causal.
+    let h = hist(&[
+        &[&[R("x", None), W("y")]],
+        &[&[W("x"), R("y", Some((0, 0)))]],
+    ]);
+    for level in [Level::Causal, Level::ReadAtomic, Level::ReadCommitted] {
+        for strategy in Strategy::ALL {
+            let out = run(&h, level, strategy);
+            assert_eq!(out.verdict, Verdict::Predicted, "{level} {strategy}");
+        }
+    }
+}
+
+/// Voter-like: one writing transaction; a later transaction of its session and one of
+/// another session read its write.
+fn single_writer() -> History {
+    hist(&[
+        &[&[R("votes", None), W("votes")], &[R("votes", Some((0, 0)))]],
+        &[&[R("votes", Some((0, 0)))]],
+    ])
+}
+
+#[test]
+fn single_writing_transaction_is_never_predicted_under_causal() {
+    let h = single_writer();
+    for strategy in Strategy::ALL {
+        assert_eq!(
+            verdict(&h, Level::Causal, strategy),
+            Verdict::NoPrediction,
+            "{strategy}"
+        );
+        assert_eq!(
+            verdict(&h, Level::ReadAtomic, strategy),
+            Verdict::NoPrediction,
+            "{strategy}"
+        );
+    }
+}
+
+#[test]
+fn single_writing_transaction_is_predicted_under_rc() {
+    // Read committed lets the writer's session successor read the initial state.
+    let h = single_writer();
+    for strategy in Strategy::ALL {
+        let out = run(&h, Level::ReadCommitted, strategy);
+        assert_eq!(out.verdict, Verdict::Predicted, "{strategy}");
+    }
+}
+
+#[test]
+fn read_only_histories_have_no_prediction() {
+    let h = hist(&[
+        &[&[R("x", None), R("y", None)], &[R("x", None)]],
+        &[&[R("y", None)]],
+    ]);
+    for level in [Level::Causal, Level::ReadAtomic, Level::ReadCommitted] {
+        for strategy in Strategy::ALL {
+            let out = run(&h, level, strategy);
+            assert_eq!(out.verdict, Verdict::NoPrediction, "{level} {strategy}");
+        }
+    }
+}
+
+#[test]
+fn fractured_read_is_rc_but_not_ra() {
+    // t1 writes x and y; t2 reads y then x from t1. Reading y from t0 instead is allowed by
+    // read committed (the older value is read first) but not by read atomic.
+    let h = hist(&[
+        &[&[W("x"), W("y")]],
+        &[&[R("y", Some((0, 0))), R("x", Some((0, 0)))]],
+    ]);
+    assert_eq!(
+        verdict(&h, Level::ReadCommitted, Strategy::ApproxRelaxed),
+        Verdict::Predicted
+    );
+    assert_eq!(
+        verdict(&h, Level::ReadAtomic, Strategy::ApproxRelaxed),
+        Verdict::NoPrediction
+    );
+    // Strict: the changed read must be the session's last event, but the read of x after it
+    // is what closes the cycle.
+    assert_eq!(
+        verdict(&h, Level::ReadCommitted, Strategy::ApproxStrict),
+        Verdict::NoPrediction
+    );
+}
+
+#[test]
+fn observed_violation_is_reported() {
+    // A fractured read violates read atomic and causal.
+    let h = hist(&[
+        &[&[W("x"), W("y")]],
+        &[&[R("x", Some((0, 0))), R("y", None)]],
+    ]);
+    let out = predict(
+        &h,
+        &PredictOptions::new(Level::Causal, Strategy::ApproxRelaxed),
+    )
+    .unwrap();
+    assert_eq!(out.verdict, Verdict::ObservedViolation);
+    assert!(out.observed.is_some());
+    assert!(out.prediction.is_none());
+}
+
+#[test]
+fn unsupported_levels_are_errors() {
+    let h = deposits();
+    assert!(matches!(
+        predict(
+            &h,
+            &PredictOptions::new(Level::Serializable, Strategy::ApproxRelaxed)
+        ),
+        Err(PredictError::UnsupportedLevel(Level::Serializable))
+    ));
+}
+
+#[test]
+fn aborted_transactions_are_not_part_of_the_prediction() {
+    let mut b = HistoryBuilder::new("abort");
+    let acct = b.key("acct");
+    let s1 = b.session(None);
+    let s2 = b.session(None);
+    let t1 = b.begin(s1, None);
+    b.read(t1, acct, None, ReadFrom::Initial, 0);
+    b.write(t1, acct, None, 0);
+    let ta = b.begin(s2, None);
+    b.read(ta, acct, None, ReadFrom::Txn(t1), 0);
+    b.write(ta, acct, None, 0);
+    b.abort(ta);
+    let t2 = b.begin(s2, None);
+    b.read(t2, acct, None, ReadFrom::Txn(t1), 0);
+    b.write(t2, acct, None, 0);
+    let h = b.build().unwrap();
+    let out = run(&h, Level::Causal, Strategy::ApproxRelaxed);
+    let p = out.prediction.expect("the deposit pattern");
+    assert_eq!(p.history.txn_count(), 3);
+    assert!(p.history.txns().iter().all(|t| t.is_committed()));
+}
+
+#[test]
+fn strict_boundary_cuts_the_boundary_transaction() {
+    let h = hist(&[
+        &[&[R("x", None), W("y")]],
+        &[
+            &[W("x"), R("y", Some((0, 0))), W("z")],
+            &[R("z", Some((1, 0)))],
+        ],
+    ]);
+    let out = run(&h, Level::Causal, Strategy::ApproxStrict);
+    let p = out.prediction.expect("write skew");
+    let b = &p.boundaries[1];
+    assert_eq!(b.txn, Some(2));
+    assert_eq!(b.included_txns, 1);
+    // Session 2's transaction keeps w(x) and the boundary read r(y), not w(z); its second
+    // transaction is gone.
+    let last = p.history.txn_count() as u32 - 1;
+    assert_eq!(p.history.txn_ops(last).len(), 2);
+    assert_eq!(p.history.txn_count(), 3);
+}
+
+#[test]
+fn stats_are_reported() {
+    let out = run(&deposits(), Level::Causal, Strategy::ApproxRelaxed);
+    let s = &out.stats;
+    assert_eq!(s.nodes, 3);
+    assert_eq!(s.choices, 2);
+    assert!(s.encoding.literals > 0 && s.encoding.assertions > 0);
+    assert!(s.solver_calls >= 1);
+    assert_eq!(s.rejected_models, 0);
+}
+
+/// Runs `program` (sessions of transactions of (is_write, key) operations) serially, one
+/// transaction at a time in the order `picks` chooses sessions, every read seeing the latest
+/// write: an observed history as the paper's modified MonkeyDB records it (serializable).
+pub(super) fn serial_run(program: &[Vec<Vec<(bool, u8)>>], picks: &[u8]) -> History {
+    let mut b = HistoryBuilder::new("serial");
+    let keys: Vec<_> = (0..3).map(|k| b.key(["x", "y", "z"][k])).collect();
+    let sessions: Vec<_> = (0..program.len())
+        .map(|s| b.session(Some(s as u64 + 1)))
+        .collect();
+    let mut next = vec![0usize; program.len()];
+    let mut last_writer: Vec<Option<BuilderTxn>> = vec![None; keys.len()];
+    let mut pick = picks.iter().cycle();
+    let total: usize = program.iter().map(|s| s.len()).sum();
+    for _ in 0..total {
+        let open: Vec<usize> = (0..program.len())
+            .filter(|&s| next[s] < program[s].len())
+            .collect();
+        let s = open[*pick.next().unwrap_or(&0) as usize % open.len()];
+        let t = b.begin(sessions[s], None);
+        let mut wrote = vec![false; keys.len()];
+        for &(write, k) in &program[s][next[s]] {
+            let k = k as usize;
+            if write {
+                b.write(t, keys[k], None, 0);
+                wrote[k] = true;
+            } else {
+                let from = if wrote[k] {
+                    ReadFrom::Txn(t)
+                } else {
+                    last_writer[k].map_or(ReadFrom::Initial, ReadFrom::Txn)
+                };
+                b.read(t, keys[k], None, from, 0);
+            }
+        }
+        for (k, &w) in wrote.iter().enumerate() {
+            if w {
+                last_writer[k] = Some(t);
+            }
+        }
+        next[s] += 1;
+    }
+    b.build().unwrap()
+}
+
+/// Ground truth by enumeration: every boundary of every session and every writer of every
+/// read the boundary lets change; `accept` judges each predicted history that satisfies the
+/// level.
+fn brute_force(
+    h: &History,
+    level: Level,
+    boundary: BoundaryKind,
+    accept: &dyn Fn(&History) -> bool,
+) -> bool {
+    let space = Space::new(h, boundary, level == Level::ReadCommitted).unwrap();
+    let sessions = &space.sessions;
+    let mut bvals = vec![0u32; sessions.len()];
+    loop {
+        if bvals
+            .iter()
+            .zip(sessions)
+            .all(|(&b, s)| s.allowed[b as usize])
+            && choices_exist(&space, &bvals, level, accept)
+        {
+            return true;
+        }
+        // Next boundary vector.
+        let mut i = 0;
+        loop {
+            if i == sessions.len() {
+                return false;
+            }
+            bvals[i] += 1;
+            if bvals[i] <= sessions[i].max {
+                break;
+            }
+            bvals[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+fn choices_exist(
+    space: &Space,
+    bvals: &[u32],
+    level: Level,
+    accept: &dyn Fn(&History) -> bool,
+) -> bool {
+    let n_units = space.units.len();
+    let session_of = |u: usize| {
+        space.node_session[space.groups[space.units[u].group as usize].node as usize] as usize
+    };
+    // Per unit: the candidate indices it may take (NONE = excluded).
+    let mut options: Vec<Vec<u32>> = Vec::with_capacity(n_units);
+    for (u, unit) in space.units.iter().enumerate() {
+        let b = bvals[session_of(u)];
+        options.push(if unit.inc > b {
+            vec![NONE]
+        } else if unit.fix <= b {
+            vec![unit.obs]
+        } else {
+            (0..space.cands(unit.group).len() as u32).collect()
+        });
+    }
+    let mut pick = vec![0usize; n_units];
+    loop {
+        let assignment = extract::Assignment {
+            boundary: bvals.to_vec(),
+            choice: (0..n_units).map(|u| options[u][pick[u]]).collect(),
+        };
+        // A read of a write outside the writer's boundary is infeasible: build rejects it.
+        if let Ok(built) = extract::build(space, &assignment) {
+            let p = &built.history;
+            if check::check(p, level, &CheckOptions::default())
+                .unwrap()
+                .is_consistent()
+                && accept(p)
+            {
+                return true;
+            }
+        }
+        let mut i = 0;
+        loop {
+            if i == n_units {
+                return false;
+            }
+            pick[i] += 1;
+            if pick[i] < options[i].len() {
+                break;
+            }
+            pick[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+fn unserializable(p: &History) -> bool {
+    ser::check_serializable(p, None).unwrap() == SerVerdict::Unserializable
+}
+
+fn pco_cyclic(p: &History) -> bool {
+    explain::pco_cycle(p).is_some()
+}
+
+/// Every strategy's verdict against the enumeration, and the integer-rank encoding against the
+/// rounds encoding.
+fn agree_with_brute_force(h: &History, level: Level) {
+    let truth_exact = brute_force(h, level, BoundaryKind::Strict, &unserializable);
+    let truth_strict = brute_force(h, level, BoundaryKind::Strict, &pco_cyclic);
+    let truth_relaxed = brute_force(h, level, BoundaryKind::Relaxed, &pco_cyclic);
+    let expect = |t: bool| {
+        if t {
+            Verdict::Predicted
+        } else {
+            Verdict::NoPrediction
+        }
+    };
+    assert_eq!(
+        verdict(h, level, Strategy::ExactStrict),
+        expect(truth_exact),
+        "exact"
+    );
+    assert_eq!(
+        verdict(h, level, Strategy::ApproxStrict),
+        expect(truth_strict),
+        "approx-strict"
+    );
+    assert_eq!(
+        verdict(h, level, Strategy::ApproxRelaxed),
+        expect(truth_relaxed),
+        "approx-relaxed"
+    );
+    for strategy in [Strategy::ApproxStrict, Strategy::ApproxRelaxed] {
+        let mut options = PredictOptions::new(level, strategy);
+        options.ranks = RankEncoding::Integer;
+        let out = predict(h, &options).unwrap();
+        assert_eq!(
+            out.verdict,
+            verdict(h, level, strategy),
+            "integer ranks, {strategy}"
+        );
+    }
+    // The approximation is sound: a cyclic pco is unserializable.
+    assert!(!truth_strict || truth_exact);
+}
+
+#[test]
+fn paper_examples_agree_with_brute_force() {
+    for h in [deposits(), single_writer()] {
+        for level in [Level::Causal, Level::ReadAtomic, Level::ReadCommitted] {
+            agree_with_brute_force(&h, level);
+        }
+    }
+}
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn program() -> impl proptest::strategy::Strategy<Value = Vec<Vec<Vec<(bool, u8)>>>> {
+        let op = (any::<bool>(), 0u8..3);
+        let txn = proptest::collection::vec(op, 1..=3);
+        let session = proptest::collection::vec(txn, 1..=2);
+        proptest::collection::vec(session, 2..=3)
+    }
+
+    fn level() -> impl proptest::strategy::Strategy<Value = Level> {
+        prop_oneof![
+            Just(Level::Causal),
+            Just(Level::ReadAtomic),
+            Just(Level::ReadCommitted)
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64),
+            ..ProptestConfig::default()
+        })]
+
+        /// On tiny serial runs every strategy answers exactly what enumerating all boundaries
+        /// and read choices answers, and every prediction re-verifies.
+        #[test]
+        fn strategies_agree_with_enumeration(
+            program in program(),
+            picks in proptest::collection::vec(0u8..3, 6),
+            level in level(),
+        ) {
+            let h = serial_run(&program, &picks);
+            agree_with_brute_force(&h, level);
+        }
+    }
+}
+
+#[test]
+fn an_exhausted_timeout_is_unknown() {
+    let h = deposits();
+    let options = PredictOptions::new(Level::Causal, Strategy::ApproxRelaxed)
+        .with_timeout(Some(Duration::ZERO));
+    let out = predict(&h, &options).unwrap();
+    assert_eq!(out.verdict, Verdict::Unknown);
+    assert_eq!(out.reason.as_deref(), Some("timeout"));
+    assert!(out.prediction.is_none());
+}
+
+#[test]
+fn text_and_json_renderings() {
+    let out = run(&deposits(), Level::Causal, Strategy::ApproxRelaxed);
+    let text = out.to_string();
+    assert!(text.contains("PREDICTED"), "{text}");
+    assert!(text.contains("reads acct from t0(init)"), "{text}");
+    let json = out.to_json();
+    assert_eq!(json["verdict"], "predicted");
+    assert_eq!(json["prediction"]["changed_reads"][0]["key"], "acct");
+    assert!(json["prediction"]["history"].is_object());
+    let dot = dot::prediction_dot(&deposits(), out.prediction.as_ref().unwrap());
+    assert!(
+        dot.contains("t0 -> t2 [label=\"wr acct\", color=blue"),
+        "{dot}"
+    );
+}

@@ -1,0 +1,181 @@
+//! End-to-end tests of `isopredict predict`: exit codes 0/1/2, the text report, `--out` in
+//! both formats, `--dot`, `--json`.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use isopredict::check::{check, CheckOptions, Level};
+use isopredict::formats::{self, Format};
+use isopredict::ser::{check_serializable, SerVerdict};
+
+fn isopredict(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    let dir =
+        std::env::temp_dir().join(format!("isopredict-predict-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    Scratch(dir)
+}
+
+fn trace(name: &str) -> String {
+    common::testdata_dir()
+        .join("isopredict-traces")
+        .join(format!("{name}.txt"))
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_prediction_exits_1_and_writes_its_history_and_graph() {
+    let dir = scratch("found");
+    let pred = dir.0.join("pred.txt");
+    let dot = dir.0.join("pred.dot");
+    let o = isopredict(&[
+        "predict",
+        &trace("smallbank_small_10000"),
+        "--level",
+        "causal",
+        "--out",
+        pred.to_str().unwrap(),
+        "--dot",
+        dot.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("PREDICTED"), "{out}");
+    assert!(out.contains("changed reads:"), "{out}");
+    assert!(out.contains("[rw]") || out.contains("[ww]"), "{out}");
+    // The predicted history is an IsoPredict trace (the input's format) that re-verifies.
+    let h = formats::read_file(&pred, Some(Format::IsoPredict)).unwrap();
+    assert!(check(&h, Level::Causal, &CheckOptions::default())
+        .unwrap()
+        .is_consistent());
+    assert_eq!(
+        check_serializable(&h, None).unwrap(),
+        SerVerdict::Unserializable
+    );
+    let graph = std::fs::read_to_string(&dot).unwrap();
+    assert!(graph.starts_with("digraph prediction"));
+    assert!(graph.contains("color=red"), "the cycle is drawn");
+}
+
+#[test]
+fn json_output_embeds_the_predicted_history() {
+    let dir = scratch("json");
+    let pred = dir.0.join("pred.json");
+    let o = isopredict(&[
+        "predict",
+        &trace("voter_small_10000"),
+        "--level",
+        "rc",
+        "--strategy",
+        "approx-strict",
+        "--json",
+        "--out",
+        pred.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["verdict"], "predicted");
+    assert_eq!(v["strategy"], "approx-strict");
+    assert!(v["stats"]["encoding"]["literals"].as_u64().unwrap() > 0);
+    assert!(!v["prediction"]["changed_reads"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let embedded = serde_json::to_string(&v["prediction"]["history"]).unwrap();
+    let from_json = formats::read_str(&embedded, "embedded", Some(Format::Json)).unwrap();
+    // --out with .json writes the native format, the same history.
+    let written = formats::read_file(&pred, Some(Format::Json)).unwrap();
+    written.same_content(&from_json).unwrap();
+}
+
+#[test]
+fn no_prediction_exits_0() {
+    let o = isopredict(&[
+        "predict",
+        &trace("voter_small_20000"),
+        "--level",
+        "causal",
+        "--strategy",
+        "exact-strict",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("no prediction"), "{}", stdout(&o));
+}
+
+#[test]
+fn an_observed_violation_exits_1_and_says_so() {
+    let dir = scratch("violation");
+    let path = dir.0.join("fractured.txt");
+    // t(1,0) writes x and y; t(2,0) reads y from the initial state, then x from t(1,0).
+    std::fs::write(
+        &path,
+        "WRITE KEY[x] Txn(1, 0)\nWRITE KEY[y] Txn(1, 0)\n\
+         READ KEY[y] Txn(2, 0) From(0, 0)\nREAD KEY[x] Txn(2, 0) From(1, 0)\n",
+    )
+    .unwrap();
+    let o = isopredict(&["predict", path.to_str().unwrap(), "--level", "ra"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("itself violates"), "{}", stdout(&o));
+    // Read committed allows this fractured read: the observed run is itself unserializable.
+    let o = isopredict(&["predict", path.to_str().unwrap(), "--level", "rc"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("the observed execution itself is unserializable"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn bad_input_and_usage_exit_2() {
+    let dir = scratch("bad");
+    let path = dir.0.join("bad.txt");
+    std::fs::write(&path, "WRITE KEY[x] Txn(1, 0)\nREAD KEY[x] Txn(2, 0)\n").unwrap();
+    let o = isopredict(&["predict", path.to_str().unwrap(), "--level", "causal"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.txt:2"), "{}", stderr(&o));
+    let good = trace("smallbank_small_10000");
+    for args in [
+        vec!["predict", good.as_str(), "--level", "ser"],
+        vec!["predict", good.as_str(), "--level", "nonsense"],
+        vec!["predict", good.as_str()],
+        vec![
+            "predict",
+            good.as_str(),
+            "--level",
+            "cc",
+            "--strategy",
+            "exact",
+        ],
+    ] {
+        let o = isopredict(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+}
