@@ -2,8 +2,8 @@
 //! transactions as boxes in session order, the reads whose writer changed in blue and the
 //! cycle that makes the execution unserializable in red (derived ww/rw edges dashed). One
 //! model, [`AnomalyGraph`], rendered as Graphviz DOT ([`AnomalyGraph::to_dot`]) and as a
-//! self-contained SVG with a simple deterministic layout ([`AnomalyGraph::to_svg`]), so no
-//! Graphviz is needed to look at it.
+//! self-contained SVG with a simple deterministic layout ([`AnomalyGraph::to_svg`], in
+//! `anomaly_svg.rs`), so no Graphviz is needed to look at it.
 
 use std::fmt::Write as _;
 
@@ -89,7 +89,7 @@ fn dot_quote(s: &str) -> String {
     out
 }
 
-fn xml_escape(s: &str) -> String {
+pub(crate) fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -105,7 +105,7 @@ fn xml_escape(s: &str) -> String {
 }
 
 /// `s` cut to `max` characters with an ellipsis.
-fn fit(s: &str, max: usize) -> String {
+pub(crate) fn fit(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
@@ -115,7 +115,7 @@ fn fit(s: &str, max: usize) -> String {
     }
 }
 
-fn color(kind: EdgeKind) -> &'static str {
+pub(crate) fn color(kind: EdgeKind) -> &'static str {
     match kind {
         EdgeKind::SessionOrder | EdgeKind::ReadFrom => "#9a9a9a",
         EdgeKind::ChangedRead => "#1f5fd1",
@@ -123,42 +123,9 @@ fn color(kind: EdgeKind) -> &'static str {
     }
 }
 
-// Layout constants (pixels).
-const COLUMN_WIDTH: f64 = 300.0;
-const COLUMN_GAP: f64 = 120.0;
-const BOX_WIDTH: f64 = 260.0;
-const LINE_HEIGHT: f64 = 15.0;
-const BOX_PAD: f64 = 8.0;
-const ROW_GAP: f64 = 44.0;
-const MARGIN: f64 = 30.0;
-const CHARS_PER_LINE: usize = 38;
-
-/// A placed box: its rectangle.
-#[derive(Debug, Clone, Copy)]
-struct Placed {
-    x: f64,
-    y: f64,
-    w: f64,
-    h: f64,
-    column: Option<usize>,
-}
-
-impl Placed {
-    fn cx(&self) -> f64 {
-        self.x + self.w / 2.0
-    }
-    fn cy(&self) -> f64 {
-        self.y + self.h / 2.0
-    }
-}
-
-fn box_height(b: &TxnBox) -> f64 {
-    BOX_PAD * 2.0 + LINE_HEIGHT * (1 + b.lines.len()) as f64
-}
-
 impl AnomalyGraph {
     /// Every box, the initial one first.
-    fn boxes(&self) -> impl Iterator<Item = &TxnBox> {
+    pub(crate) fn boxes(&self) -> impl Iterator<Item = &TxnBox> {
         self.initial
             .iter()
             .chain(self.sessions.iter().flat_map(|s| s.txns.iter()))
@@ -211,282 +178,6 @@ impl AnomalyGraph {
         out.push_str("}\n");
         out
     }
-
-    /// A self-contained SVG: sessions as columns left to right, transactions top to bottom in
-    /// session order, the initial state above; edges as curves with their labels, cycle edges
-    /// thick red, changed reads blue, derived edges dashed. Deterministic (same graph, same
-    /// bytes).
-    pub fn to_svg(&self) -> String {
-        // Place the boxes.
-        let mut placed: Vec<(u32, Placed)> = Vec::new();
-        let columns = self.sessions.len().max(1);
-        let width =
-            MARGIN * 2.0 + columns as f64 * COLUMN_WIDTH + (columns - 1) as f64 * COLUMN_GAP;
-        let mut top = MARGIN + 28.0; // title
-        if let Some(b) = &self.initial {
-            let h = box_height(b);
-            placed.push((
-                b.id,
-                Placed {
-                    x: (width - BOX_WIDTH) / 2.0,
-                    y: top,
-                    w: BOX_WIDTH,
-                    h,
-                    column: None,
-                },
-            ));
-            top += h + ROW_GAP * 1.5;
-        }
-        let header = top;
-        top += 24.0; // column titles
-                     // Rows are shared across columns so that boxes line up: row k is as tall as the
-                     // tallest k-th transaction.
-        let rows = self
-            .sessions
-            .iter()
-            .map(|s| s.txns.len())
-            .max()
-            .unwrap_or(0);
-        let mut row_y = Vec::with_capacity(rows);
-        let mut y = top;
-        for k in 0..rows {
-            row_y.push(y);
-            let h = self
-                .sessions
-                .iter()
-                .filter_map(|s| s.txns.get(k))
-                .map(box_height)
-                .fold(0.0, f64::max);
-            y += h + ROW_GAP;
-        }
-        let height = y - ROW_GAP + MARGIN + 10.0;
-        let column_x = |i: usize| MARGIN + i as f64 * (COLUMN_WIDTH + COLUMN_GAP);
-        for (i, s) in self.sessions.iter().enumerate() {
-            for (k, b) in s.txns.iter().enumerate() {
-                placed.push((
-                    b.id,
-                    Placed {
-                        x: column_x(i) + (COLUMN_WIDTH - BOX_WIDTH) / 2.0,
-                        y: row_y[k],
-                        w: BOX_WIDTH,
-                        h: box_height(b),
-                        column: Some(i),
-                    },
-                ));
-            }
-        }
-        let find = |id: u32| placed.iter().find(|(n, _)| *n == id).map(|(_, p)| *p);
-
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"monospace\" font-size=\"11\">"
-        );
-        out.push_str("<defs>\n");
-        for kind in [
-            EdgeKind::SessionOrder,
-            EdgeKind::ChangedRead,
-            EdgeKind::Cycle,
-        ] {
-            let _ = writeln!(
-                out,
-                "<marker id=\"arrow-{}\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"{}\"/></marker>",
-                marker_name(kind),
-                color(kind)
-            );
-        }
-        out.push_str("</defs>\n");
-        let _ = writeln!(
-            out,
-            "<rect x=\"0\" y=\"0\" width=\"{width:.0}\" height=\"{height:.0}\" fill=\"white\"/>"
-        );
-        let _ = writeln!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-            MARGIN,
-            MARGIN + 6.0,
-            xml_escape(&fit(&self.title, (width / 8.0) as usize))
-        );
-        for (i, s) in self.sessions.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" font-weight=\"bold\">{}</text>",
-                column_x(i) + COLUMN_WIDTH / 2.0,
-                header + 12.0,
-                xml_escape(&fit(&s.title, CHARS_PER_LINE))
-            );
-        }
-        // Boxes.
-        for b in self.boxes() {
-            let Some(p) = find(b.id) else { continue };
-            let stroke = if b.emphasized { 2.5 } else { 1.0 };
-            let _ = writeln!(
-                out,
-                "<g id=\"n{}\"><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"#f7f7f2\" stroke=\"#333\" stroke-width=\"{stroke}\"/>",
-                b.id, p.x, p.y, p.w, p.h
-            );
-            let mut ty = p.y + BOX_PAD + 11.0;
-            let _ = writeln!(
-                out,
-                "<text x=\"{:.1}\" y=\"{ty:.1}\" font-weight=\"bold\">{}</text>",
-                p.x + BOX_PAD,
-                xml_escape(&fit(&b.title, CHARS_PER_LINE))
-            );
-            for l in &b.lines {
-                ty += LINE_HEIGHT;
-                let _ = writeln!(
-                    out,
-                    "<text x=\"{:.1}\" y=\"{ty:.1}\">{}</text>",
-                    p.x + BOX_PAD,
-                    xml_escape(&fit(l, CHARS_PER_LINE))
-                );
-            }
-            out.push_str("</g>\n");
-        }
-        // Edges: grey ones first, the cycle on top. Parallel edges between the same boxes
-        // bend more and more.
-        let mut order: Vec<usize> = (0..self.edges.len()).collect();
-        order.sort_by_key(|&i| match self.edges[i].kind {
-            EdgeKind::SessionOrder | EdgeKind::ReadFrom => 0,
-            EdgeKind::ChangedRead => 1,
-            EdgeKind::Cycle => 2,
-        });
-        let mut seen_pairs: Vec<((u32, u32), u32)> = Vec::new();
-        for i in order {
-            let e = &self.edges[i];
-            let (Some(a), Some(b)) = (find(e.from), find(e.to)) else {
-                continue;
-            };
-            let pair = (e.from.min(e.to), e.from.max(e.to));
-            let nth = match seen_pairs.iter_mut().find(|(p, _)| *p == pair) {
-                Some((_, n)) => {
-                    *n += 1;
-                    *n
-                }
-                None => {
-                    seen_pairs.push((pair, 0));
-                    0
-                }
-            };
-            let (path, lx, ly) = edge_path(&a, &b, nth);
-            let c = color(e.kind);
-            let w = match e.kind {
-                EdgeKind::Cycle => 2.5,
-                EdgeKind::ChangedRead => 1.8,
-                _ => 1.0,
-            };
-            let dash = if e.dashed {
-                " stroke-dasharray=\"6 4\""
-            } else {
-                ""
-            };
-            let marker = match e.kind {
-                EdgeKind::ReadFrom => marker_name(EdgeKind::SessionOrder),
-                k => marker_name(k),
-            };
-            let _ = writeln!(
-                out,
-                "<path d=\"{path}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"{w}\"{dash} marker-end=\"url(#arrow-{marker})\"/>"
-            );
-            if !e.label.is_empty() {
-                let label = fit(&e.label, 44);
-                let lw = label.chars().count() as f64 * 6.6 + 6.0;
-                let _ = writeln!(
-                    out,
-                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{lw:.1}\" height=\"14\" fill=\"white\" fill-opacity=\"0.85\"/><text x=\"{lx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"{c}\">{}</text>",
-                    lx - lw / 2.0,
-                    ly - 10.0,
-                    ly,
-                    xml_escape(&label)
-                );
-            }
-        }
-        out.push_str("</svg>\n");
-        out
-    }
-}
-
-fn marker_name(kind: EdgeKind) -> &'static str {
-    match kind {
-        EdgeKind::SessionOrder | EdgeKind::ReadFrom => "grey",
-        EdgeKind::ChangedRead => "blue",
-        EdgeKind::Cycle => "red",
-    }
-}
-
-/// An SVG path from box `a` to box `b` (the `nth` edge between them) and its label position.
-fn edge_path(a: &Placed, b: &Placed, nth: u32) -> (String, f64, f64) {
-    let bend = 1.0 + nth as f64 * 0.6;
-    let same_column = a.column.is_some() && a.column == b.column;
-    if same_column {
-        // Along the column: straight down between neighbours, otherwise a bulge to the right.
-        let (x, y1, y2) = if a.y < b.y {
-            (a.x + a.w, a.y + a.h * 0.65, b.y + b.h * 0.35)
-        } else {
-            (a.x + a.w, a.y + a.h * 0.35, b.y + b.h * 0.65)
-        };
-        if nth == 0 && (b.y - (a.y + a.h)).abs() <= ROW_GAP + 1.0 {
-            let (sx, sy, ey) = (a.cx(), a.y + a.h, b.y);
-            return (
-                format!("M {sx:.1} {sy:.1} L {sx:.1} {ey:.1}"),
-                sx + 40.0,
-                (sy + ey) / 2.0 + 4.0,
-            );
-        }
-        let out = 36.0 * bend;
-        return (
-            format!(
-                "M {x:.1} {y1:.1} C {:.1} {y1:.1}, {:.1} {y2:.1}, {x:.1} {y2:.1}",
-                x + out,
-                x + out
-            ),
-            x + out * 0.75,
-            (y1 + y2) / 2.0,
-        );
-    }
-    // Across columns (or from the initial state): leave and enter by the facing sides.
-    let (sx, sy, ex, ey);
-    if a.column.is_none() || b.column.is_none() {
-        sx = a.cx();
-        sy = if a.cy() < b.cy() { a.y + a.h } else { a.y };
-        ex = b.cx();
-        ey = if a.cy() < b.cy() { b.y } else { b.y + b.h };
-        let dy = (ey - sy) * 0.5;
-        let off = 30.0 * nth as f64;
-        return (
-            format!(
-                "M {sx:.1} {sy:.1} C {:.1} {:.1}, {:.1} {:.1}, {ex:.1} {ey:.1}",
-                sx + off,
-                sy + dy,
-                ex + off,
-                ey - dy
-            ),
-            (sx + ex) / 2.0 + off,
-            (sy + ey) / 2.0,
-        );
-    }
-    if a.cx() < b.cx() {
-        sx = a.x + a.w;
-        ex = b.x;
-    } else {
-        sx = a.x;
-        ex = b.x + b.w;
-    }
-    sy = a.cy() + (nth as f64 * 6.0).min(a.h / 2.0 - 2.0);
-    ey = b.cy() + (nth as f64 * 6.0).min(b.h / 2.0 - 2.0);
-    let dx = (ex - sx) * 0.45;
-    let lift = 18.0 * nth as f64;
-    (
-        format!(
-            "M {sx:.1} {sy:.1} C {:.1} {:.1}, {:.1} {:.1}, {ex:.1} {ey:.1}",
-            sx + dx,
-            sy - lift,
-            ex - dx,
-            ey - lift
-        ),
-        (sx + ex) / 2.0,
-        (sy + ey) / 2.0 - lift * 0.75,
-    )
 }
 
 #[cfg(test)]

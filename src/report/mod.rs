@@ -8,7 +8,9 @@
 //! - [`chart`]: the ranking as an SVG bar chart.
 
 pub mod anomaly;
+mod anomaly_svg;
 pub mod chart;
+pub mod run_report;
 pub mod tables;
 
 pub use anomaly::{AnomalyGraph, EdgeKind, GraphEdge, SessionColumn, TxnBox};
