@@ -18,6 +18,8 @@ use isopredict::{History, InputError};
 mod check;
 mod convert;
 mod predict;
+mod rank;
+mod run;
 mod stats;
 
 /// Exit code for bad input or usage.
@@ -43,6 +45,11 @@ pub enum Command {
     Check(check::Args),
     /// Predict an unserializable execution that causal, ra or rc allows (IsoPredict).
     Predict(predict::Args),
+    /// Record a workload run, predict an anomaly, validate it by replay, and report it.
+    Run(run::Args),
+    /// Predict and validate over a grid of workload runs (or folders of histories): the
+    /// paper's Tables 4–7 and a risk ranking.
+    Rank(rank::Args),
 }
 
 /// Parses the arguments, runs the command, and maps errors to exit code 2.
@@ -63,6 +70,8 @@ pub fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Check(args) => check::run(args),
         Command::Predict(args) => predict::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Rank(args) => rank::run(args),
     };
     match result {
         Ok(code) => code,
