@@ -15,6 +15,7 @@
 //! - [`predict`]: IsoPredict's predictive analysis with Z3.
 //! - [`pipeline`]: `run` (record → check → predict → re-verify → validate → report) and `rank`.
 //! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.
+//! - [`generate`]: random histories, optionally consistent at a chosen level.
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
 
@@ -23,6 +24,7 @@
 pub mod check;
 pub mod error;
 pub mod formats;
+pub mod generate;
 pub mod history;
 pub mod pipeline;
 pub mod predict;

@@ -5,6 +5,7 @@
 //!   Plume (OOPSLA'24 Def. 3) — giving a [`CheckReport`] that names every violation by Plume's
 //!   patterns ([`Anomaly`]) and explains each cycle edge by edge.
 //! - [`check_all`]: the strongest of CC, RA, RC the history satisfies, and CI.
+//! - [`oracle`]: the brute-force ground truth over all commit orders (tiny histories only).
 //!
 //! Every level first checks read consistency (TAP a–f; and TAP j, repeatable reads, for CI, RA
 //! and CC), then builds the commit-order graph so ∪ wr (the initial transaction first),
@@ -20,6 +21,7 @@ mod classify;
 mod cycles;
 mod graph;
 mod level;
+pub mod oracle;
 mod ra;
 mod rc;
 mod read_consistency;

@@ -17,6 +17,7 @@ use isopredict::{History, InputError};
 
 mod check;
 mod convert;
+mod generate;
 mod predict;
 mod rank;
 mod run;
@@ -50,6 +51,8 @@ pub enum Command {
     /// Predict and validate over a grid of workload runs (or folders of histories): the
     /// paper's Tables 4–7 and a risk ranking.
     Rank(rank::Args),
+    /// Generate a random history, optionally consistent at a level (simulating a store).
+    Generate(generate::Args),
 }
 
 /// Parses the arguments, runs the command, and maps errors to exit code 2.
@@ -72,6 +75,7 @@ pub fn main() -> ExitCode {
         Command::Predict(args) => predict::run(args),
         Command::Run(args) => run::run(args),
         Command::Rank(args) => rank::run(args),
+        Command::Generate(args) => generate::run(args),
     };
     match result {
         Ok(code) => code,
