@@ -209,7 +209,7 @@ fn rank_on_a_tiny_grid_writes_tables_json_and_chart() {
         "{md}"
     );
     assert!(
-        md.contains("| voter | small | approx-relaxed | 0 (0) | 2 | 0 | – |"),
+        md.contains("| voter | small | approx-relaxed | 0 (0) | 2 | 0 | 0 (0) |"),
         "{md}"
     );
     assert!(

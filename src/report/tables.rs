@@ -112,7 +112,8 @@ pub struct PredictionRow {
     pub observed_violations: usize,
     /// Failed tasks.
     pub errors: usize,
-    /// Validated predictions (`None`: no prediction was replayed, e.g. user histories).
+    /// Validated predictions (`None`: some prediction could not be replayed, e.g. user
+    /// histories).
     pub validated: Option<usize>,
     /// Predictions whose replay diverged.
     pub diverged: Option<usize>,
@@ -270,6 +271,11 @@ pub fn prediction_rows(records: &[PredictionRecord]) -> Vec<PredictionRow> {
             let count = |o: PredictionOutcome| rs.iter().filter(|r| r.outcome == o).count();
             let replayed: Vec<&ValidationRecord> =
                 rs.iter().filter_map(|r| r.validation.as_ref()).collect();
+            // Every prediction was replayed (none were made counts too); user histories are
+            // never replayed.
+            let replayable = rs
+                .iter()
+                .all(|r| r.outcome != PredictionOutcome::Sat || r.validation.is_some());
             let generated = || {
                 rs.iter().filter(|r| {
                     !matches!(
@@ -293,10 +299,8 @@ pub fn prediction_rows(records: &[PredictionRecord]) -> Vec<PredictionRow> {
                 sat: count(PredictionOutcome::Sat),
                 observed_violations: count(PredictionOutcome::ObservedViolation),
                 errors: count(PredictionOutcome::Error),
-                validated: (!replayed.is_empty())
-                    .then(|| replayed.iter().filter(|v| v.validated).count()),
-                diverged: (!replayed.is_empty())
-                    .then(|| replayed.iter().filter(|v| v.diverged).count()),
+                validated: replayable.then(|| replayed.iter().filter(|v| v.validated).count()),
+                diverged: replayable.then(|| replayed.iter().filter(|v| v.diverged).count()),
                 mean_literals: mean(generated().map(|r| r.literals as f64)).unwrap_or(0.0),
                 mean_generation_s: mean(generated().map(|r| r.generation_s)).unwrap_or(0.0),
                 mean_solving_sat_s: mean(
@@ -658,6 +662,12 @@ mod tests {
         assert!(md.contains("#### Level causal"));
         assert!(md.contains("| bank | small | approx-relaxed | 1 (0) | 1 | 2 | 1 (1) | 2.5K | 0.50 s | 1.50 s | 3.00 s |"), "{md}");
         assert!(!md.contains("Observed violation"));
+        // Nothing predicted: 0 validated. A prediction without replay (a user history): –.
+        let none = prediction_rows(&[record("v", 1, "causal", "approx-relaxed", Unsat, None)]);
+        assert_eq!((none[0].validated, none[0].diverged), (Some(0), Some(0)));
+        let unreplayed = prediction_rows(&[record("h", 1, "causal", "approx-relaxed", Sat, None)]);
+        assert_eq!(unreplayed[0].validated, None);
+        assert!(prediction_markdown(&unreplayed).contains("| 1 | – |"));
     }
 
     #[test]
