@@ -427,7 +427,7 @@ fn the_store_trace_reads_back_as_the_recorded_history() {
 }
 
 /// Every committed transaction knows the procedure call that ran it, calls are numbered per
-/// terminal in order, and Smallbank and Voter report their parameters.
+/// terminal in order, and every workload reports the calls' parameters.
 #[test]
 fn transactions_know_their_procedure_calls() {
     for w in all() {
@@ -448,9 +448,7 @@ fn transactions_know_their_procedure_calls() {
                 last_call[session] = Some(call.call);
                 assert!(call.call < Size::Small.calls_per_terminal());
                 assert!(w.procedures().iter().any(|p| p.name == call.procedure));
-                if matches!(w.name(), "smallbank" | "voter") {
-                    assert!(call.parameters.is_some(), "{}", call.describe());
-                }
+                assert!(call.parameters.is_some(), "{}", call.describe());
             }
         }
     }

@@ -21,7 +21,7 @@ const LINE_HEIGHT: f64 = 15.0;
 const BOX_PAD: f64 = 8.0;
 const PORT_SPACING: f64 = 26.0;
 const ROW_GAP: f64 = 46.0;
-const CHARS_PER_LINE: usize = 38;
+const CHARS_PER_LINE: usize = 36;
 const LABEL_CHARS: usize = 28;
 const LABEL_CHAR_WIDTH: f64 = 5.8;
 const LABEL_LINE: f64 = 11.0;
@@ -192,8 +192,21 @@ impl AnomalyGraph {
 
         // Place the boxes.
         let columns = self.sessions.len().max(1);
-        let width = MARGIN_X * 2.0 + columns as f64 * BOX_WIDTH + (columns - 1) as f64 * COLUMN_GAP;
-        let column_x = |c: usize| MARGIN_X + c as f64 * (BOX_WIDTH + COLUMN_GAP);
+        // Labels of edges from the initial state into the first column sit left of it.
+        let into_first_column = self.edges.iter().zip(&routes).any(|(e, r)| {
+            *r == Some(Route::FromTop)
+                && [e.from, e.to]
+                    .iter()
+                    .any(|&n| position(n).is_some_and(|p| p.0 == Some(0)))
+        });
+        let margin_left = if into_first_column {
+            MARGIN_X + COLUMN_GAP - 60.0
+        } else {
+            MARGIN_X
+        };
+        let width =
+            margin_left + MARGIN_X + columns as f64 * BOX_WIDTH + (columns - 1) as f64 * COLUMN_GAP;
+        let column_x = |c: usize| margin_left + c as f64 * (BOX_WIDTH + COLUMN_GAP);
         let mut rects: Vec<(u32, Rect)> = Vec::new();
         let mut top = MARGIN_Y + 30.0;
         if let Some(b) = &self.initial {
