@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use isopredict::check::Level;
 use isopredict::formats::{self, Format};
-use isopredict::predict::{self, PredictOptions, RankEncoding, Strategy, Verdict};
+use isopredict::predict::{self, ExactMethod, PredictOptions, RankEncoding, Strategy, Verdict};
 
 use super::{read_input, InputFormat, EXIT_BAD_INPUT};
 
@@ -52,6 +52,9 @@ pub struct Args {
     /// How the approximate strategies encode the rank measure.
     #[arg(long, value_enum, default_value = "rounds")]
     ranks: RankEncoding,
+    /// How exact-strict solves its quantified formula.
+    #[arg(long, value_enum, default_value = "instances")]
+    exact: ExactMethod,
 }
 
 /// Predicts; exit code 1 when a prediction is made or the observed run already violates the
@@ -71,9 +74,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut options = PredictOptions::new(args.level, args.strategy)
         .with_timeout((args.timeout > 0).then(|| Duration::from_secs(args.timeout)));
     options.ranks = args.ranks;
+    options.exact = args.exact;
     let outcome = match predict::predict(&history, &options) {
         Ok(outcome) => outcome,
-        Err(e @ predict::PredictError::InvalidObservation { .. }) => {
+        Err(
+            e @ (predict::PredictError::InvalidObservation { .. }
+            | predict::PredictError::TooLarge { .. }),
+        ) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }

@@ -249,6 +249,20 @@ pub(crate) fn build(space: &Space, a: &Assignment) -> Result<Built, String> {
             }
         }
     }
+    // A boundary that cuts nothing and changes nothing is no boundary.
+    for (point, session) in boundaries.iter_mut().zip(&space.sessions) {
+        let everything = session
+            .txns
+            .iter()
+            .all(|&t| cut[t as usize] == h.txn(t).ops().end);
+        let changes = changed
+            .iter()
+            .any(|&(o, _, _)| h.txn(h.op(o).txn).session == session.session);
+        if everything && !changes {
+            point.txn = None;
+            point.read = None;
+        }
+    }
     let history = builder.build().map_err(|e| e.to_string())?;
     Ok(Built {
         history,

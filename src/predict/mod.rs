@@ -5,11 +5,13 @@
 //!
 //! Pipeline ([`predict`]):
 //! 1. check the observed history at the level (if it already violates it, report that);
-//! 2. build the prediction space ([`space`]: pruned read choices and boundary thresholds) and
-//!    generate the constraints: feasible prefix with boundary ([`feasibility`]), weak isolation
-//!    ([`isolation`]), unserializability — exact ([`exact`]) or approximate ([`approx`]);
+//! 2. build the prediction space (`space`: pruned read choices and boundary thresholds) and
+//!    generate the constraints: feasible prefix with boundary (`feasibility`), weak isolation
+//!    (`isolation`), unserializability — exact (`exact`: `∀co. ¬IsSerializable(co)`, by lazy
+//!    instantiation or Z3's quantifier engine) or approximate (`approx`: a cyclic `pco`, with
+//!    the rank measure as rounds; `ranked`: the paper's integer ranks);
 //! 3. solve with Z3 under the timeout;
-//! 4. read the model ([`extract`]): each session's boundary, the reads whose writer changed,
+//! 4. read the model (`extract`): each session's boundary, the reads whose writer changed,
 //!    the predicted prefix history;
 //! 5. re-verify: the predicted history satisfies the level by [`crate::check::check`] and is
 //!    unserializable by the exact Z3 check [`crate::ser::smt`]. A model that fails is blocked
@@ -48,6 +50,10 @@ pub use formula::EncodingSize;
 
 use feasibility::Encoding;
 use space::{BoundaryKind, Space};
+
+/// Most transactions (the initial one included) that may touch contested keys: the pair
+/// relations have `n²` variables and their closures `n³` clauses.
+pub const MAX_NODES: usize = 600;
 
 /// A prediction strategy: encoding precision × prediction boundary (IsoPredict Table 2).
 #[derive(
@@ -120,6 +126,31 @@ pub struct PredictOptions {
     pub max_rejected: u32,
     /// How the approximate strategies encode the rank measure.
     pub ranks: RankEncoding,
+    /// How the exact strategy solves its quantified formula.
+    pub exact: ExactMethod,
+}
+
+/// How the exact strategy decides `∀co. ¬IsSerializable(co)` (§4.2.1).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExactMethod {
+    /// Expand the quantifier lazily: each serializable candidate's serial order becomes a
+    /// ground instance (counterexample-guided instantiation; candidates by SAT, orders by the
+    /// exact serializability check).
+    #[default]
+    Instances,
+    /// Hand the quantified formula to Z3 (model-based quantifier instantiation).
+    Quantifier,
 }
 
 /// How the approximate encoding orders `pco` derivations (the rank measure of §4.2.2).
@@ -153,6 +184,7 @@ impl PredictOptions {
             timeout: None,
             max_rejected: 8,
             ranks: RankEncoding::Rounds,
+            exact: ExactMethod::Instances,
         }
     }
 
@@ -202,6 +234,9 @@ pub struct PredictStats {
     pub rejected_models: u32,
     /// Approximate strategies with [`RankEncoding::Rounds`]: rounds of `pco` generated.
     pub rounds: Option<u32>,
+    /// Exact strategy with [`ExactMethod::Instances`]: instances of the quantified formula
+    /// added (serializable candidates refuted).
+    pub instances: u32,
 }
 
 /// A changed read: it reads from a different transaction in the prediction.
@@ -321,6 +356,18 @@ pub enum PredictError {
         /// What is wrong.
         message: String,
     },
+    /// The encodings are cubic in the transactions that touch contested keys; beyond
+    /// [`MAX_NODES`] of them prediction is refused rather than exhausting memory.
+    #[error(
+        "{nodes} transactions touch keys that several transactions write and others read; \
+         prediction handles at most {max}"
+    )]
+    TooLarge {
+        /// Such transactions in the history.
+        nodes: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A bug: the model could not be turned into a history.
     #[error("internal error: {0}")]
     Internal(String),
@@ -370,6 +417,12 @@ pub fn predict(
         op: e.op,
         message: e.message,
     })?;
+    if space.nodes() > MAX_NODES {
+        return Err(PredictError::TooLarge {
+            nodes: space.nodes(),
+            max: MAX_NODES,
+        });
+    }
     let mut enc = Encoding::new(&space);
     isolation::encode(&mut enc, level);
     // Unserializability needs a changed read when the observed reads cannot make a cycle:
@@ -386,7 +439,11 @@ pub fn predict(
     }
     let mut rounds = None;
     match (options.strategy, options.ranks) {
-        (Strategy::ExactStrict, _) => exact::encode(&mut enc),
+        (Strategy::ExactStrict, _) if options.exact == ExactMethod::Quantifier => {
+            exact::encode(&mut enc)
+        }
+        (Strategy::ExactStrict, _) => {} // instances are added as candidates are refuted
+
         (_, RankEncoding::Integer) => ranked::encode(&mut enc),
         (_, RankEncoding::Rounds) => rounds = Some(approx::Rounds::new(&mut enc)),
     }
@@ -490,6 +547,19 @@ pub fn predict(
         let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         let verdict = reverify(&built.history, level, remaining)?;
         outcome.stats.verification_ms += ms(verification.elapsed());
+        if let (Reverified::Serializable(order), Strategy::ExactStrict, ExactMethod::Instances) =
+            (&verdict, options.strategy, options.exact)
+        {
+            // A serializable candidate: its serial order becomes an instance of the
+            // quantified formula, refuting every candidate it also explains.
+            let more = Instant::now();
+            let position = node_positions(&space, &built, order);
+            exact::instance(&mut enc, &position);
+            terms.sync(&enc.store, &solver);
+            outcome.stats.instances += 1;
+            outcome.stats.generation_ms += ms(more.elapsed());
+            continue;
+        }
         match verdict {
             Reverified::Yes => {
                 outcome.verdict = Verdict::Predicted;
@@ -500,7 +570,7 @@ pub fn predict(
                 outcome.reason = Some(format!("re-verification: {reason}"));
                 return Ok(outcome);
             }
-            Reverified::No => {
+            Reverified::LevelFails | Reverified::Serializable(_) => {
                 outcome.stats.rejected_models += 1;
                 if outcome.stats.rejected_models > options.max_rejected {
                     outcome.reason = Some(format!(
@@ -520,7 +590,8 @@ pub fn predict(
 
 enum Reverified {
     Yes,
-    No,
+    LevelFails,
+    Serializable(Vec<TxnId>),
     Unknown(String),
 }
 
@@ -531,11 +602,11 @@ fn reverify(
     remaining: Option<Duration>,
 ) -> Result<Reverified, PredictError> {
     if !check::check(h, level, &CheckOptions::default())?.is_consistent() {
-        return Ok(Reverified::No);
+        return Ok(Reverified::LevelFails);
     }
     match ser::check_serializable(h, remaining) {
         Ok(SerVerdict::Unserializable) => Ok(Reverified::Yes),
-        Ok(SerVerdict::Serializable { .. }) => Ok(Reverified::No),
+        Ok(SerVerdict::Serializable { order }) => Ok(Reverified::Serializable(order)),
         Ok(SerVerdict::Unknown { reason }) => Ok(Reverified::Unknown(reason)),
         Err(e) => Err(PredictError::Internal(format!(
             "predicted history is malformed: {e}"
@@ -651,6 +722,30 @@ fn describe(observed: &History, built: extract::Built) -> Prediction {
         history: built.history,
         txn_origin: built.origin,
     }
+}
+
+/// Positions of every node for an exact instance: the candidate's serial order (predicted
+/// transaction ids) mapped to nodes, then the nodes the candidate excludes, in session order.
+fn node_positions(space: &Space, built: &extract::Built, order: &[TxnId]) -> Vec<u32> {
+    let n = space.nodes();
+    let mut node_of_txn = vec![space::NONE; space.history.txn_count()];
+    for (node, &t) in space.node_txn.iter().enumerate() {
+        node_of_txn[t as usize] = node as u32;
+    }
+    let mut position = vec![u32::MAX; n];
+    let mut next = 0u32;
+    for &t in order {
+        let node = node_of_txn[built.origin[t as usize] as usize];
+        if node != space::NONE {
+            position[node as usize] = next;
+            next += 1;
+        }
+    }
+    for p in position.iter_mut().filter(|p| **p == u32::MAX) {
+        *p = next;
+        next += 1;
+    }
+    position
 }
 
 fn remaining(deadline: Option<Instant>) -> Option<Duration> {

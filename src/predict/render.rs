@@ -127,9 +127,10 @@ impl fmt::Display for PredictOutcome {
             s.open_choices,
             s.encoding.assertions,
             s.encoding.literals,
-            match s.rounds {
-                Some(r) => format!(", {r} rounds of pco"),
-                None => String::new(),
+            match (s.rounds, s.instances) {
+                (Some(r), _) => format!(", {r} rounds of pco"),
+                (None, i) if i > 0 => format!(", {i} instances of the quantifier"),
+                _ => String::new(),
             }
         )?;
         writeln!(

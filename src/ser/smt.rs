@@ -344,6 +344,52 @@ mod tests {
     }
 
     #[test]
+    fn agrees_with_the_oracle_on_generated_histories() {
+        use crate::check::{oracle, Level};
+        use crate::generate::{generate, Consistency, GenerateParams};
+        let mut unserializable = 0;
+        for seed in 0..600 {
+            let consistency = [
+                Consistency::None,
+                Consistency::Causal,
+                Consistency::Serializable,
+            ][seed as usize % 3];
+            let h = generate(&GenerateParams {
+                sessions: 3,
+                txns_per_session: 2,
+                ops_per_txn: 3,
+                keys: 3,
+                abort_ratio: 0.1,
+                consistency,
+                seed,
+                ..GenerateParams::default()
+            })
+            .unwrap();
+            let Ok(verdict) = check_serializable(&h, None) else {
+                // Reads of aborted or unwritten values: the oracle rejects them too.
+                assert_eq!(oracle::satisfies(&h, Level::Serializable), Some(false));
+                continue;
+            };
+            let expected = oracle::satisfies(&h, Level::Serializable).unwrap();
+            match verdict {
+                SerVerdict::Serializable { order } => {
+                    assert!(expected, "seed {seed}: oracle says unserializable");
+                    verify_serial_order(&h, &order).unwrap();
+                }
+                SerVerdict::Unserializable => {
+                    assert!(!expected, "seed {seed}: oracle says serializable");
+                    unserializable += 1;
+                }
+                SerVerdict::Unknown { reason } => panic!("seed {seed}: unknown: {reason}"),
+            }
+        }
+        assert!(
+            unserializable > 20,
+            "the sample has unserializable histories"
+        );
+    }
+
+    #[test]
     fn reads_of_aborted_writes_are_errors() {
         let mut b = HistoryBuilder::new("dirty");
         let x = b.key("x");
