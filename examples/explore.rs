@@ -4,8 +4,9 @@
 //! `cargo run --release --example explore -- 30`
 
 use isopredict::check::Level;
+use isopredict::ser::{check_serializable, SerVerdict};
 use isopredict::store::ReadPolicy;
-use isopredict::workloads::{all, run, serializable_by_prefixes, RunConfig, Size};
+use isopredict::workloads::{all, run, RunConfig, Size};
 
 fn main() {
     let trials: u64 = std::env::args()
@@ -25,8 +26,10 @@ fn main() {
                 };
                 let r = run(w, &config).expect("run");
                 failed += usize::from(!r.invariants_hold());
-                unser +=
-                    usize::from(serializable_by_prefixes(&r.history, 1_000_000) == Some(false));
+                unser += usize::from(matches!(
+                    check_serializable(&r.history, None),
+                    Ok(SerVerdict::Unserializable)
+                ));
             }
             println!(
                 "| {} | {} | {trials} | {:.0}% | {:.0}% |",

@@ -13,6 +13,8 @@
 //! - [`formats`]: reading, writing and detecting history formats.
 //! - [`ser`]: SER / SI / PC engines (the SMT serializability check).
 //! - [`predict`]: IsoPredict's predictive analysis with Z3.
+//! - [`pipeline`]: `run` (record → check → predict → re-verify → validate → report) and `rank`.
+//! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.
 //! - [`generate`]: random histories, optionally consistent at a chosen level.
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
@@ -24,7 +26,9 @@ pub mod error;
 pub mod formats;
 pub mod generate;
 pub mod history;
+pub mod pipeline;
 pub mod predict;
+pub mod report;
 pub mod ser;
 pub mod store;
 pub mod workloads;

@@ -425,3 +425,67 @@ fn the_store_trace_reads_back_as_the_recorded_history() {
         }
     }
 }
+
+/// Every committed transaction knows the procedure call that ran it, calls are numbered per
+/// terminal in order, and every workload reports the calls' parameters.
+#[test]
+fn transactions_know_their_procedure_calls() {
+    for w in all() {
+        for seed in 1..=3 {
+            let r = run(w, &RunConfig::paper(seed, Size::Small)).unwrap();
+            let h = &r.history;
+            assert_eq!(r.txn_calls.len(), h.txn_count());
+            assert!(r.txn_calls[0].is_none());
+            let mut last_call = [None; 3];
+            for t in h.committed_txns().skip(1) {
+                let call = r.txn_calls[t as usize]
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{} seed {seed}: t{t} has no call", w.name()));
+                // Transactions of a session are numbered in program order.
+                let session = h.txn(t).session as usize;
+                assert_eq!(call.terminal, session, "{} t{t}", w.name());
+                assert!(last_call[session] <= Some(call.call));
+                last_call[session] = Some(call.call);
+                assert!(call.call < Size::Small.calls_per_terminal());
+                assert!(w.procedures().iter().any(|p| p.name == call.procedure));
+                assert!(call.parameters.is_some(), "{}", call.describe());
+            }
+        }
+    }
+    let r = run(
+        by_name("smallbank").unwrap(),
+        &RunConfig::paper(1, Size::Small),
+    )
+    .unwrap();
+    let described: Vec<String> = r.txn_calls.iter().flatten().map(|c| c.describe()).collect();
+    assert!(
+        described
+            .iter()
+            .any(|d| d.starts_with("Amalgamate(custId0=") || d.starts_with("SendPayment(sendAcct=")),
+        "{described:?}"
+    );
+}
+
+/// The key directory names every key of a Smallbank or Voter run by table, column and row.
+#[test]
+fn key_directory_names_every_table_key() {
+    use isopredict::store::KeyDirectory;
+    for name in ["smallbank", "voter"] {
+        let w = by_name(name).unwrap();
+        let r = run(w, &RunConfig::paper(1, Size::Small)).unwrap();
+        let dir = KeyDirectory::new(&w.tables(), &r.history, &mut r.store.snapshot());
+        for k in r.history.key_names() {
+            assert!(dir.describe(k).is_some(), "{name}: key {k} is not named");
+        }
+    }
+    let w = by_name("smallbank").unwrap();
+    let r = run(w, &RunConfig::paper(1, Size::Small)).unwrap();
+    let dir = KeyDirectory::new(&w.tables(), &r.history, &mut r.store.snapshot());
+    let names: Vec<&str> = r
+        .history
+        .key_names()
+        .iter()
+        .filter_map(|k| dir.describe(k))
+        .collect();
+    assert!(names.contains(&"CHECKING.bal[custid=0]"), "{names:?}");
+}

@@ -19,6 +19,8 @@ mod check;
 mod convert;
 mod generate;
 mod predict;
+mod rank;
+mod run;
 mod stats;
 
 /// Exit code for bad input or usage.
@@ -44,6 +46,11 @@ pub enum Command {
     Check(check::Args),
     /// Predict an unserializable execution that causal, ra or rc allows (IsoPredict).
     Predict(predict::Args),
+    /// Record a workload run, predict an anomaly, validate it by replay, and report it.
+    Run(run::Args),
+    /// Predict and validate over a grid of workload runs (or folders of histories): the
+    /// paper's Tables 4–7 and a risk ranking.
+    Rank(rank::Args),
     /// Generate a random history, optionally consistent at a level (simulating a store).
     Generate(generate::Args),
 }
@@ -66,6 +73,8 @@ pub fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Check(args) => check::run(args),
         Command::Predict(args) => predict::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Rank(args) => rank::run(args),
         Command::Generate(args) => generate::run(args),
     };
     match result {

@@ -11,7 +11,8 @@
 //! - Recording: [`Store::history`] (a [`crate::history::History`] with exact writers),
 //!   [`Store::write_trace`] (the IsoPredict trace format), [`Store::commit_order`].
 //! - [`Table`]: MonkeyDB's relational layer (key layout and statement translation), so runs
-//!   have the paper's trace shape; [`StableHasher`] derives MonkeyDB's exact keys.
+//!   have the paper's trace shape; [`StableHasher`] derives MonkeyDB's exact keys;
+//!   [`KeyDirectory`] names keys back by table, column and row for reports.
 //!
 //! ```
 //! use isopredict::store::{KvRead, KvWrite, ReadPolicy, Store, Value};
@@ -38,6 +39,7 @@ mod data;
 mod driver;
 mod engine;
 mod key;
+mod key_directory;
 mod policy;
 mod prng;
 mod read_atomic;
@@ -57,13 +59,14 @@ pub use data::{
 pub use driver::{interleave_attempts, run_clients, run_one, Attempt, Client, Outcome, Schedule};
 pub use engine::{Committed, Loader, SessionId, Snapshot, Store, StoreError, Tx};
 pub use key::KeyRef;
+pub use key_directory::KeyDirectory;
 pub use policy::{supported, ReadPolicy};
 pub use prng::SplitMix64;
 pub use replay::{
     Divergence, DivergenceReason, PlannedRead, PlannedSession, PlannedTxn, PlannedWriter,
     ReplayPlan,
 };
-pub use replay_order::{commit_order, satisfies_by_saturation};
+pub use replay_order::commit_order;
 pub use siphash::{hash_str, hash_u64s, StableHasher};
 pub use table::{Assign, CmpOp, Pred, Projection, Table};
 pub use value::Value;

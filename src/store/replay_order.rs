@@ -49,24 +49,9 @@ impl Bits {
 }
 
 /// Committed non-initial transactions of `history` in an order that is a linear extension of
-/// hb ∪ ww_level (see the module docs).
+/// hb ∪ ww_level (see the module docs). Whether the history satisfies the level is decided
+/// by [`crate::check::check`], not here.
 pub fn commit_order(history: &History, level: Level, preferred: Option<&[TxnId]>) -> Vec<TxnId> {
-    saturated_order(history, level, preferred).0
-}
-
-/// Whether hb ∪ ww_level is acyclic, i.e. whether `history` satisfies `level` (causal, read
-/// atomic or read committed; exact for these levels by Biswas & Enea's saturation theorem).
-/// Reads must all have writers; this is the replay's own quadratic-memory test, not the
-/// optimal checkers of `check`.
-pub fn satisfies_by_saturation(history: &History, level: Level) -> bool {
-    saturated_order(history, level, None).1
-}
-
-fn saturated_order(
-    history: &History,
-    level: Level,
-    preferred: Option<&[TxnId]>,
-) -> (Vec<TxnId>, bool) {
     let n = history.txn_count();
     let committed: Vec<TxnId> = history
         .committed_txns()
@@ -117,7 +102,7 @@ fn saturated_order(
             }
         } else {
             // Transitive closure in a topological order of so ∪ wr (ids may not be one).
-            for t in topological(history, &committed, &edges, preferred).0 {
+            for t in topological(history, &committed, &edges, preferred) {
                 for &p in &preds[t as usize] {
                     before.set(t as usize, p as usize);
                     before.or_row(t as usize, p as usize);
@@ -158,11 +143,9 @@ fn saturated_order(
         }
     }
     // An edge into the initial transaction (a read of the initial state by a transaction
-    // that must see a later write) is a cycle through t0: it makes the history invalid.
-    let through_initial = ww.iter().any(|&(_, b)| b == INITIAL_TXN);
+    // that must see a later write) is a cycle through t0, an invalid prediction: dropped.
     edges.extend(ww.into_iter().filter(|&(_, b)| b != INITIAL_TXN));
-    let (order, acyclic) = topological(history, &committed, &edges, preferred);
-    (order, acyclic && !through_initial)
+    topological(history, &committed, &edges, preferred)
 }
 
 /// Kahn's algorithm with priorities; on a cycle, falls back to session order (module docs).
@@ -171,9 +154,8 @@ fn topological(
     committed: &[TxnId],
     edges: &[(TxnId, TxnId)],
     preferred: Option<&[TxnId]>,
-) -> (Vec<TxnId>, bool) {
+) -> Vec<TxnId> {
     let n = history.txn_count();
-    let mut acyclic = true;
     let mut rank = vec![u64::MAX; n];
     if let Some(p) = preferred {
         for (i, &t) in p.iter().enumerate() {
@@ -206,7 +188,6 @@ fn topological(
         let t = match ready.pop_first() {
             Some((_, t)) => t,
             None => {
-                acyclic = false;
                 // A cycle: take the earliest remaining transaction whose session predecessors
                 // are all done.
                 let t = committed
@@ -236,5 +217,5 @@ fn topological(
             }
         }
     }
-    (order, acyclic)
+    order
 }

@@ -246,6 +246,17 @@ impl Table {
         self.columns_key
     }
 
+    /// The key of the `(T, PrimaryKey)` metadata.
+    pub fn primary_key_key(&self) -> u64 {
+        self.primary_key_key
+    }
+
+    /// The primary-key columns (indexes into [`Table::columns`]), `None` for a table without
+    /// key.
+    pub fn primary_key_columns(&self) -> Option<&[usize]> {
+        self.primary_key.as_deref()
+    }
+
     /// The key of the `(T, LastPrimaryKey)` metadata.
     pub fn last_primary_key_key(&self) -> u64 {
         self.last_primary_key_key

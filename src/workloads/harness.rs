@@ -8,8 +8,8 @@
 use crate::error::InputError;
 use crate::history::{History, TxnId};
 use crate::store::{
-    interleave_attempts, run_clients, Attempt, Client, Divergence, Outcome, ReadPolicy, Schedule,
-    Store, StoreError, Tx,
+    interleave_attempts, run_clients, Attempt, Client, Committed, Divergence, Outcome, ReadPolicy,
+    Schedule, Store, StoreError, Tx,
 };
 
 use super::java_random::JavaRandom;
@@ -110,6 +110,42 @@ pub struct Run {
     pub calls: Vec<(&'static str, usize, usize)>,
     /// Every transaction that ran, in order (clients are terminals).
     pub attempts: Vec<Attempt>,
+    /// Per transaction of `history` (indexed by its id; `None` for the initial transaction):
+    /// the procedure call that ran it.
+    pub txn_calls: Vec<Option<TxnCall>>,
+}
+
+/// The procedure call (and step of it) a transaction belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TxnCall {
+    /// The terminal (0-based; its session's external id is the workload's
+    /// [`Workload::first_session`] + terminal).
+    pub terminal: usize,
+    /// The terminal's call number (0-based, counting rolled-back calls too).
+    pub call: usize,
+    /// The procedure's name.
+    pub procedure: &'static str,
+    /// The step of a call spanning several transactions (0 for the first).
+    pub step: u32,
+    /// The call's parameters in words, when the workload reports them
+    /// ([`Terminal::parameters`]).
+    pub parameters: Option<String>,
+}
+
+impl TxnCall {
+    /// `Procedure(parameters)` with ` step N` for later steps, e.g. `Amalgamate(custId0=1,
+    /// custId1=3)`.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{}({})",
+            self.procedure,
+            self.parameters.as_deref().unwrap_or("")
+        );
+        if self.step > 0 {
+            s.push_str(&format!(" step {}", self.step + 1));
+        }
+        s
+    }
 }
 
 impl Run {
@@ -138,6 +174,9 @@ struct TerminalClient<'w> {
     remaining: usize,
     call: Option<(usize, u32)>,
     calls: Vec<(usize, usize)>,
+    /// Per transaction run, in order: (call number, procedure, step, parameters).
+    log: Vec<(usize, usize, u32, Option<String>)>,
+    started: usize,
 }
 
 impl TerminalClient<'_> {
@@ -164,10 +203,18 @@ impl Client for TerminalClient<'_> {
             Some(c) => c,
             None => {
                 self.remaining -= 1;
+                self.started += 1;
                 (self.choose(), 0)
             }
         };
-        match self.terminal.run(procedure, step, tx) {
+        let result = self.terminal.run(procedure, step, tx);
+        self.log.push((
+            self.started - 1,
+            procedure,
+            step,
+            self.terminal.parameters(),
+        ));
+        match result {
             Step::Continue => {
                 self.call = Some((procedure, step + 1));
                 Outcome::Commit
@@ -209,6 +256,8 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
             remaining: config.size.calls_per_terminal(),
             call: None,
             calls: vec![(0, 0); procedures.len()],
+            log: Vec::new(),
+            started: 0,
         })
         .collect();
     let schedule = match &config.policy {
@@ -255,6 +304,30 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
         })
         .collect();
     let divergences = store.divergences().to_vec();
+    let mut txn_calls = vec![None; history.txn_count()];
+    let mut next_of = vec![0usize; clients.len()];
+    for a in &attempts {
+        let c = a.client;
+        let Some((call, procedure, step, parameters)) = clients[c].log.get(next_of[c]).cloned()
+        else {
+            continue;
+        };
+        next_of[c] += 1;
+        if let Some(Committed::At(seq)) = a.outcome {
+            if let Some(&t) = (seq as usize)
+                .checked_sub(1)
+                .and_then(|i| commit_order.get(i))
+            {
+                txn_calls[t as usize] = Some(TxnCall {
+                    terminal: c,
+                    call,
+                    procedure: procedures[procedure].name,
+                    step,
+                    parameters,
+                });
+            }
+        }
+    }
     Ok(Run {
         store,
         history,
@@ -263,5 +336,6 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
         divergences,
         calls,
         attempts,
+        txn_calls,
     })
 }

@@ -68,13 +68,11 @@ pub mod wikipedia;
 
 pub use counts::{counts, Counts};
 pub use distributions::{next_long_below, Flat, FlatHistogram, Zipf};
-pub use harness::{run, Run, RunConfig, RunError, Size};
+pub use harness::{run, Run, RunConfig, RunError, Size, TxnCall};
 pub use java_random::JavaRandom;
-pub use validate::{
-    serializable_by_prefixes, validate, SaturationVerifier, Validation, Verdict, Verifier,
-};
+pub use validate::{judge, validate, Validation, Verdict};
 
-use crate::store::{Loader, Outcome, Snapshot, Tx};
+use crate::store::{Loader, Outcome, Snapshot, Table, Tx};
 
 /// A procedure of a workload and its weight in the mix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +99,13 @@ pub trait Terminal: Send {
     /// index into [`Workload::procedures`]) on `tx`. Parameters are drawn when the call
     /// starts, as OLTP-Bench draws them before executing.
     fn run(&mut self, procedure: usize, step: u32, tx: &mut Tx<'_>) -> Step;
+
+    /// The parameters of the call the last [`Terminal::run`] belonged to, in words (e.g.
+    /// `custId0=1, custId1=3`), for reports; `None` (the default) when the workload does not
+    /// say.
+    fn parameters(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The verdict on one invariant of the final state.
@@ -137,6 +142,11 @@ pub trait Workload: Sync {
     }
     /// Evaluates the invariants on the final state.
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck>;
+    /// The tables the workload uses, so reports can name keys by table, column and row
+    /// ([`crate::store::KeyDirectory`]); none by default.
+    fn tables(&self) -> Vec<Table> {
+        Vec::new()
+    }
 }
 
 /// Every workload, in the paper's order.

@@ -124,7 +124,13 @@ impl Workload for Smallbank {
             rng: JavaRandom::new(id as i64),
             flat: Flat::new(0, NUM_ACCOUNTS),
             cust_ids: [-1, -1],
+            parameters: String::new(),
         })
+    }
+
+    fn tables(&self) -> Vec<Table> {
+        let t = tables();
+        vec![t.accounts, t.savings, t.checking]
     }
 
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
@@ -170,6 +176,8 @@ struct SmallbankTerminal {
     rng: JavaRandom,
     flat: Flat,
     cust_ids: [i64; 2],
+    /// The current call's parameters in words.
+    parameters: String,
 }
 
 /// `throw new UserAbortException(..)`: roll back.
@@ -222,6 +230,7 @@ impl SmallbankTerminal {
     fn amalgamate(&mut self, tx: &mut Tx<'_>) -> Step {
         self.generate_cust_ids(true);
         let [c0, c1] = self.cust_ids;
+        self.parameters = format!("custId0={c0}, custId1={c1}");
         if !self.account_by_id(tx, c0) || !self.account_by_id(tx, c1) {
             return ABORT;
         }
@@ -246,6 +255,7 @@ impl SmallbankTerminal {
     fn balance_call(&mut self, tx: &mut Tx<'_>) -> Step {
         self.generate_cust_ids(false);
         let name = customer_name(self.cust_ids[0]);
+        self.parameters = format!("custName=<name of {}>", self.cust_ids[0]);
         let Some(id) = self.account_by_name(tx, &name) else {
             return ABORT;
         };
@@ -261,6 +271,7 @@ impl SmallbankTerminal {
         self.generate_cust_ids(true);
         // OLTP-Bench passes the first id twice: a self-transfer.
         let (src, dst) = (self.cust_ids[0], self.cust_ids[0]);
+        self.parameters = format!("sendAcct={src}, destAcct={dst}, amount={SEND_PAYMENT_AMOUNT}");
         if !self.account_by_id(tx, src) || !self.account_by_id(tx, dst) {
             return ABORT;
         }
@@ -277,6 +288,10 @@ impl SmallbankTerminal {
 
     fn deposit_checking(&mut self, tx: &mut Tx<'_>) -> Step {
         self.generate_cust_ids(false);
+        self.parameters = format!(
+            "custName=<name of {}>, amount={}",
+            self.cust_ids[0], DEPOSIT_CHECKING_AMOUNT
+        );
         let Some(id) = self.account_by_name(tx, &customer_name(self.cust_ids[0])) else {
             return ABORT;
         };
@@ -286,6 +301,10 @@ impl SmallbankTerminal {
 
     fn transact_savings(&mut self, tx: &mut Tx<'_>) -> Step {
         self.generate_cust_ids(false);
+        self.parameters = format!(
+            "custName=<name of {}>, amount={}",
+            self.cust_ids[0], TRANSACT_SAVINGS_AMOUNT
+        );
         let Some(id) = self.account_by_name(tx, &customer_name(self.cust_ids[0])) else {
             return ABORT;
         };
@@ -301,6 +320,10 @@ impl SmallbankTerminal {
 
     fn write_check(&mut self, tx: &mut Tx<'_>) -> Step {
         self.generate_cust_ids(false);
+        self.parameters = format!(
+            "custName=<name of {}>, amount={}",
+            self.cust_ids[0], WRITE_CHECK_AMOUNT
+        );
         let Some(id) = self.account_by_name(tx, &customer_name(self.cust_ids[0])) else {
             return ABORT;
         };
@@ -330,5 +353,9 @@ impl Terminal for SmallbankTerminal {
             4 => self.transact_savings(tx),
             _ => self.write_check(tx),
         }
+    }
+
+    fn parameters(&self) -> Option<String> {
+        Some(self.parameters.clone())
     }
 }

@@ -113,6 +113,11 @@ impl Workload for Voter {
         })
     }
 
+    fn tables(&self) -> Vec<Table> {
+        let t = tables();
+        vec![t.contestants, t.area_code_state, t.votes]
+    }
+
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
         let t = tables();
         let phones = t
@@ -188,5 +193,13 @@ impl Terminal for VoterTerminal {
             ],
         );
         Step::Done(Outcome::Commit)
+    }
+
+    fn parameters(&self) -> Option<String> {
+        // The id of the call that just ran.
+        Some(format!(
+            "voteId={}, phoneNumber={PHONE}, contestantNumber={CONTESTANT}",
+            self.next_vote_id - 1
+        ))
     }
 }

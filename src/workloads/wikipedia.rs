@@ -408,6 +408,24 @@ impl Workload for Wikipedia {
             .collect()
     }
 
+    fn tables(&self) -> Vec<Table> {
+        let t = tables();
+        vec![
+            t.ipblocks,
+            t.logging,
+            t.page,
+            t.page_backup,
+            t.page_restrictions,
+            t.recentchanges,
+            t.revision,
+            t.text,
+            t.useracct,
+            t.user_groups,
+            t.value_backup,
+            t.watchlist,
+        ]
+    }
+
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
         invariants(&tables(), state)
     }
@@ -460,6 +478,8 @@ struct WikipediaTerminal {
     t: Tables,
     shared: Arc<Mutex<SharedGenerator>>,
     update: Option<Update>,
+    /// The current call's parameters in words (for reports).
+    parameters: String,
 }
 
 const ROLLBACK: Step = Step::Done(Outcome::Rollback);
@@ -471,6 +491,7 @@ impl WikipediaTerminal {
             t: tables(),
             shared,
             update: None,
+            parameters: String::new(),
         }
     }
 
@@ -770,9 +791,18 @@ impl WikipediaTerminal {
 impl Terminal for WikipediaTerminal {
     fn run(&mut self, procedure: usize, step: u32, tx: &mut Tx<'_>) -> Step {
         if procedure == UPDATE_PAGE {
-            return self.update_page(step, tx);
+            let result = self.update_page(step, tx);
+            if let Some(u) = &self.update {
+                self.parameters = format!("user_id={}", u.user);
+            }
+            return result;
         }
         let user = self.generator().call_user(procedure != GET_PAGE_ANONYMOUS);
+        self.parameters = if procedure == GET_PAGE_ANONYMOUS {
+            "anonymous".to_string()
+        } else {
+            format!("user_id={user}")
+        };
         match procedure {
             ADD_WATCH_LIST => self.add_watch_list(tx, user),
             REMOVE_WATCH_LIST => self.remove_watch_list(tx, user),
@@ -782,6 +812,10 @@ impl Terminal for WikipediaTerminal {
             },
             _ => self.get_page_authenticated(tx, user),
         }
+    }
+
+    fn parameters(&self) -> Option<String> {
+        Some(self.parameters.clone())
     }
 }
 

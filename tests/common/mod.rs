@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod shipped;
+
 use isopredict::formats::{self, Format};
 use isopredict::history::{
     BuilderTxn, History, HistoryBuilder, KeyId, ReadFrom, SessionId, Timestamps, TxnId,
@@ -377,5 +379,3 @@ pub fn txt_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files.sort();
     files
 }
-
-pub mod shipped;

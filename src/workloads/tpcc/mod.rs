@@ -559,6 +559,21 @@ impl Workload for Tpcc {
             .collect()
     }
 
+    fn tables(&self) -> Vec<Table> {
+        let t = tables();
+        vec![
+            t.warehouse,
+            t.district,
+            t.customer,
+            t.history,
+            t.item,
+            t.new_order,
+            t.oorder,
+            t.order_line,
+            t.stock,
+        ]
+    }
+
     fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
         invariants::invariants(&tables(), state)
     }
@@ -575,6 +590,8 @@ struct TpccTerminal {
     w_id: i64,
     d_lower: i64,
     d_upper: i64,
+    /// The current call's parameters in words (for reports).
+    parameters: String,
 }
 
 /// A customer as Payment and OrderStatus read it.
@@ -632,6 +649,7 @@ impl TpccTerminal {
             w_id: 1,
             d_lower,
             d_upper,
+            parameters: String::new(),
         }
     }
 
@@ -1142,28 +1160,68 @@ impl TpccTerminal {
 
 impl Terminal for TpccTerminal {
     fn run(&mut self, procedure: usize, _step: u32, tx: &mut Tx<'_>) -> Step {
+        let w = self.w_id;
         match procedure {
             0 => {
                 let p = self.draw_new_order();
+                let distinct = |f: fn(&(i64, i64, i64)) -> i64| {
+                    let mut v: Vec<i64> = p.lines.iter().map(f).collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")
+                };
+                let quantities: Vec<String> = p.lines.iter().map(|l| l.2.to_string()).collect();
+                self.parameters = format!(
+                    "w_id={w}, d_id={}, c_id={}, {} lines: items {}, supply w {}, quantities {}",
+                    p.d,
+                    p.c,
+                    p.lines.len(),
+                    distinct(|l| l.0),
+                    distinct(|l| l.1),
+                    quantities.join(" ")
+                );
                 self.new_order(tx, &p)
             }
             1 => {
                 let p = self.draw_payment();
+                self.parameters = format!(
+                    "w_id={w}, d_id={}, c_w_id={}, c_d_id={}, {}, amount={:.2}",
+                    p.d,
+                    p.c_w,
+                    p.c_d,
+                    describe_customer(p.customer),
+                    p.amount
+                );
                 self.payment(tx, &p)
             }
             2 => {
                 let (d, customer) = self.draw_order_status();
+                self.parameters = format!("w_id={w}, d_id={d}, {}", describe_customer(customer));
                 self.order_status(tx, d, customer)
             }
             3 => {
                 let carrier = rnd(&mut self.gen, 1, 10);
+                self.parameters = format!("w_id={w}, o_carrier_id={carrier}");
                 self.delivery(tx, carrier)
             }
             _ => {
                 let (threshold, d) = self.draw_stock_level();
+                self.parameters = format!("w_id={w}, d_id={d}, threshold={threshold}");
                 self.stock_level(tx, threshold, d)
             }
         }
+    }
+
+    fn parameters(&self) -> Option<String> {
+        Some(self.parameters.clone())
+    }
+}
+
+/// `c_id=N` or `c_last=NAME`.
+fn describe_customer(c: CustomerRef) -> String {
+    match c {
+        CustomerRef::ById(id) => format!("c_id={id}"),
+        CustomerRef::ByName(name) => format!("c_last={name}"),
     }
 }
 

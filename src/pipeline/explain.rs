@@ -1,0 +1,382 @@
+//! Explaining a prediction in the application's terms (IsoPredict PLDI'24 §4.4 and Figs. 7–10
+//! show predictions this way): transactions named as in the trace files (`Txn(2, 1)`) with
+//! the procedure call that ran them, keys named by table, column and row, and the drawing of
+//! the anomaly (sessions as columns; changed reads and the cycle highlighted).
+
+use crate::history::{History, TxnId, INITIAL_TXN};
+use crate::predict::Prediction;
+use crate::report::anomaly::{AnomalyGraph, EdgeKind, GraphEdge, SessionColumn, TxnBox};
+use crate::report::run_report::{CallLine, ChangedReadLine, CycleLine, PredictionSection};
+use crate::store::KeyDirectory;
+use crate::workloads::TxnCall;
+
+/// Names of an observed run's transactions, calls and keys.
+pub(crate) struct Explainer<'a> {
+    /// The observed history.
+    pub observed: &'a History,
+    /// Its transactions' procedure calls (indexed by transaction id).
+    pub calls: &'a [Option<TxnCall>],
+    /// Its keys' meanings.
+    pub keys: &'a KeyDirectory,
+}
+
+impl Explainer<'_> {
+    /// `Txn(session, k)` as in the trace files, or `initial state`.
+    pub fn label(&self, t: TxnId) -> String {
+        txn_name(self.observed, t)
+    }
+
+    /// The procedure call of `t`, in words.
+    pub fn call(&self, t: TxnId) -> Option<String> {
+        self.calls
+            .get(t as usize)
+            .and_then(|c| c.as_ref())
+            .map(TxnCall::describe)
+    }
+
+    /// The key's table/column/row, if known.
+    pub fn key_meaning(&self, key: &str) -> Option<String> {
+        self.keys.describe(key).map(str::to_string)
+    }
+
+    /// The key's meaning, or the key.
+    fn key_short(&self, key: &str) -> String {
+        self.key_meaning(key).unwrap_or_else(|| key.to_string())
+    }
+
+    /// The history's own labels (`t5(s2 #1 id 1)`) in `text` replaced by trace names, and
+    /// `key` (a whole word) by its meaning.
+    fn rename(&self, text: &str, key: Option<&str>) -> String {
+        let h = self.observed;
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(i) = rest.find('t') {
+            out.push_str(&rest[..i]);
+            let tail = &rest[i + 1..];
+            let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+            let replaced = (digits > 0)
+                .then(|| tail[..digits].parse::<TxnId>().ok())
+                .flatten()
+                .filter(|&t| (t as usize) < h.txn_count())
+                .and_then(|t| {
+                    let label = h.txn_label(t);
+                    rest[i..].starts_with(&label).then_some((label.len(), t))
+                });
+            match replaced {
+                Some((len, t)) => {
+                    out.push_str(&self.label(t));
+                    rest = &rest[i + len..];
+                }
+                None => {
+                    out.push('t');
+                    rest = tail;
+                }
+            }
+        }
+        out.push_str(rest);
+        match key.and_then(|k| self.key_meaning(k).map(|m| (k, m))) {
+            Some((k, m)) => replace_word(&out, k, &m),
+            None => out,
+        }
+    }
+
+    /// The report's prediction section.
+    pub fn prediction_section(
+        &self,
+        p: &Prediction,
+        reverified_level: bool,
+        reverified_unserializable: Option<bool>,
+    ) -> PredictionSection {
+        let h = self.observed;
+        // Roles of the transactions involved.
+        let mut roles: Vec<(TxnId, Vec<String>)> = Vec::new();
+        let mut add = |t: TxnId, role: String| {
+            if t == INITIAL_TXN {
+                return;
+            }
+            match roles.iter_mut().find(|(u, _)| *u == t) {
+                Some((_, r)) => {
+                    if !r.contains(&role) {
+                        r.push(role)
+                    }
+                }
+                None => roles.push((t, vec![role])),
+            }
+        };
+        for c in &p.changed_reads {
+            add(c.txn, "reads from a different writer".to_string());
+            add(
+                c.new_writer,
+                format!("its write is now read by {}", self.label(c.txn)),
+            );
+        }
+        for e in p.cycle.iter().flatten() {
+            add(e.from, "on the cycle".to_string());
+            add(e.to, "on the cycle".to_string());
+        }
+        for b in &p.boundaries {
+            if let Some(t) = b.txn {
+                add(
+                    t,
+                    "last transaction of its session in the prediction".to_string(),
+                );
+            }
+        }
+        roles.sort_by_key(|(t, _)| *t);
+        let calls = roles
+            .into_iter()
+            .map(|(t, r)| CallLine {
+                txn: self.label(t),
+                call: self.call(t),
+                role: r.join("; "),
+            })
+            .collect();
+        let mut changed_reads: Vec<ChangedReadLine> = Vec::new();
+        for c in &p.changed_reads {
+            let line = ChangedReadLine {
+                reader: self.label(c.txn),
+                key: c.key.clone(),
+                key_meaning: self.key_meaning(&c.key),
+                old_writer: self.label(c.old_writer),
+                new_writer: self.label(c.new_writer),
+                reads: 1,
+            };
+            let same = |l: &ChangedReadLine| {
+                (&l.reader, &l.key, &l.old_writer, &l.new_writer)
+                    == (&line.reader, &line.key, &line.old_writer, &line.new_writer)
+            };
+            match changed_reads.iter_mut().find(|l| same(l)) {
+                Some(l) => l.reads += 1,
+                None => changed_reads.push(line),
+            }
+        }
+        let cycle = p
+            .cycle
+            .iter()
+            .flatten()
+            .map(|e| CycleLine {
+                from: self.label(e.from),
+                to: self.label(e.to),
+                kind: e.kind.to_string(),
+                key: e.key.clone(),
+                key_meaning: e.key.as_deref().and_then(|k| self.key_meaning(k)),
+                reason: self.rename(&e.reason, e.key.as_deref()),
+            })
+            .collect();
+        let boundaries = p
+            .boundaries
+            .iter()
+            .map(|b| {
+                let session = b.external_id.unwrap_or(b.session as u64);
+                match b.txn {
+                    None => format!(
+                        "session {session}: all {} committed transactions",
+                        b.committed_txns
+                    ),
+                    Some(t) => {
+                        let call = self
+                            .call(t)
+                            .map(|c| format!(" ({c})"))
+                            .unwrap_or_default();
+                        let cut = match b.read {
+                            Some(op) => format!(
+                                ", stopping at its read of {}",
+                                self.key_short(h.key_name(h.op(op).key))
+                            ),
+                            None => String::new(),
+                        };
+                        format!(
+                            "session {session}: {} of {} committed transactions, up to {}{call}{cut}",
+                            b.included_txns,
+                            b.committed_txns,
+                            self.label(t)
+                        )
+                    }
+                }
+            })
+            .collect();
+        PredictionSection {
+            boundaries,
+            calls,
+            changed_reads,
+            cycle,
+            reverified_level,
+            reverified_unserializable,
+        }
+    }
+
+    /// The drawing of the prediction: its transactions by session, session order, changed
+    /// reads (new writer → reader, one edge per pair) and the cycle.
+    pub fn anomaly_graph(&self, p: &Prediction, title: String) -> AnomalyGraph {
+        let ph = &p.history;
+        let origin = &p.txn_origin;
+        let boundary: Vec<TxnId> = p.boundaries.iter().filter_map(|b| b.txn).collect();
+        let mut sessions = Vec::new();
+        let mut edges = Vec::new();
+        for s in ph.sessions() {
+            let txns: Vec<TxnId> = s
+                .txns()
+                .filter(|&t| ph.txn(t).is_committed())
+                .map(|t| origin[t as usize])
+                .collect();
+            if txns.is_empty() {
+                continue;
+            }
+            for w in txns.windows(2) {
+                edges.push(GraphEdge {
+                    from: w[0],
+                    to: w[1],
+                    label: String::new(),
+                    kind: EdgeKind::SessionOrder,
+                    dashed: false,
+                });
+            }
+            let external = s.external_id.map_or(String::new(), |e| format!(" {e}"));
+            sessions.push(SessionColumn {
+                title: format!("session{external}"),
+                txns: txns
+                    .iter()
+                    .map(|&t| TxnBox {
+                        id: t,
+                        title: self.label(t),
+                        lines: self
+                            .call(t)
+                            .into_iter()
+                            .chain(boundary.contains(&t).then(|| "(boundary)".to_string()))
+                            .collect(),
+                        emphasized: boundary.contains(&t),
+                    })
+                    .collect(),
+            });
+        }
+        // Changed reads, grouped by (new writer, reader).
+        let mut pairs: Vec<((TxnId, TxnId), Vec<&str>)> = Vec::new();
+        for c in &p.changed_reads {
+            let pair = (c.new_writer, c.txn);
+            match pairs.iter_mut().find(|(q, _)| *q == pair) {
+                Some((_, keys)) => keys.push(&c.key),
+                None => pairs.push((pair, vec![&c.key])),
+            }
+        }
+        for ((from, to), keys) in &pairs {
+            let more = if keys.len() > 1 {
+                format!(" (+{})", keys.len() - 1)
+            } else {
+                String::new()
+            };
+            edges.push(GraphEdge {
+                from: *from,
+                to: *to,
+                label: format!("wr {}{more}", self.key_short(keys[0])),
+                kind: EdgeKind::ChangedRead,
+                dashed: false,
+            });
+        }
+        for e in p.cycle.iter().flatten() {
+            let label = match &e.key {
+                Some(k) => format!("{} {}", e.kind, self.key_short(k)),
+                None => e.kind.to_string(),
+            };
+            edges.push(GraphEdge {
+                from: e.from,
+                to: e.to,
+                label,
+                kind: EdgeKind::Cycle,
+                dashed: matches!(e.kind, "ww" | "rw"),
+            });
+        }
+        let uses_initial = edges
+            .iter()
+            .any(|e| e.from == INITIAL_TXN || e.to == INITIAL_TXN);
+        AnomalyGraph {
+            title,
+            initial: uses_initial.then(|| TxnBox {
+                id: INITIAL_TXN,
+                title: "initial state".to_string(),
+                lines: vec![],
+                emphasized: false,
+            }),
+            sessions,
+            edges,
+        }
+    }
+}
+
+/// `text` with every occurrence of `word` that is not part of a longer alphanumeric word
+/// replaced by `by`.
+fn replace_word(text: &str, word: &str, by: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut prev: Option<char> = None;
+    while let Some(i) = rest.find(word) {
+        let before = rest[..i].chars().last().or(prev);
+        let after = rest[i + word.len()..].chars().next();
+        let boundary = |c: Option<char>| !c.is_some_and(|c| c.is_ascii_alphanumeric());
+        out.push_str(&rest[..i]);
+        if boundary(before) && boundary(after) {
+            out.push_str(by);
+        } else {
+            out.push_str(word);
+        }
+        prev = word.chars().last();
+        rest = &rest[i + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `Txn(session, k)` as MonkeyDB's traces name transactions (session external id, the
+/// transaction's external id), `initial state` for the initial transaction, the history's
+/// label when the ids are unknown.
+pub(crate) fn txn_name(h: &History, t: TxnId) -> String {
+    if t == INITIAL_TXN {
+        return "initial state".to_string();
+    }
+    let tx = h.txn(t);
+    match (
+        h.sessions()[tx.session as usize].external_id,
+        tx.external_id,
+    ) {
+        (Some(s), Some(k)) => format!("Txn({s}, {k})"),
+        _ => h.txn_label(t),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{HistoryBuilder, ReadFrom};
+
+    #[test]
+    fn history_labels_become_trace_names() {
+        let mut b = HistoryBuilder::new("t");
+        let x = b.key("42");
+        let s = b.session(Some(1));
+        let t1 = b.begin(s, Some(0));
+        b.write(t1, x, None, 0);
+        let t2 = b.begin(s, Some(1));
+        b.read(t2, x, None, ReadFrom::Initial, 0);
+        let h = b.build().unwrap();
+        let keys = KeyDirectory::default();
+        let ex = Explainer {
+            observed: &h,
+            calls: &[],
+            keys: &keys,
+        };
+        let text = format!(
+            "{} reads 42 from {}, which precedes {} (which also writes 42)",
+            h.txn_label(2),
+            h.txn_label(0),
+            h.txn_label(1)
+        );
+        assert_eq!(
+            ex.rename(&text, Some("42")),
+            "Txn(1, 1) reads 42 from initial state, which precedes Txn(1, 0) (which also writes 42)"
+        );
+        assert_eq!(ex.rename("the t-shirt t9", None), "the t-shirt t9");
+        assert_eq!(
+            replace_word("writes 42) 421 x42 (42", "42", "K"),
+            "writes K) 421 x42 (K"
+        );
+    }
+}

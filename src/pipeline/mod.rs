@@ -1,0 +1,53 @@
+//! The product's main job, end to end (IsoPredict PLDI'24 §4–5 and §7):
+//!
+//! - [`run`](run::run_workload): record a workload run on the store (reads see the latest
+//!   write) → check it at the level → predict an unserializable execution → re-verify it →
+//!   validate it by replaying the workload → a [`RunReport`](crate::report::run_report::RunReport)
+//!   in words, and files (histories, DOT/SVG of the anomaly, report.md).
+//! - [`rank`]: the same over a grid of workloads × sizes × seeds × levels × strategies (or
+//!   over folders of user histories) in parallel, plus MonkeyDB-style random exploration,
+//!   summarised as the paper's Tables 4–7 and a risk ranking of the programs.
+
+mod explain;
+pub mod rank;
+pub mod run;
+
+pub use rank::{
+    parse_seeds, progress_bar, rank, write_rank_files, RankGrid, RankInput, RankOutcome,
+};
+pub use run::{run_workload, write_run_files, PipelineError, RunOptions, RunOutcome};
+
+use crate::check::Level;
+
+/// The levels prediction supports, by their command-line names.
+pub const LEVELS: [Level; 3] = [Level::Causal, Level::ReadAtomic, Level::ReadCommitted];
+
+/// `causal`, `ra` or `rc` (other levels by their short name).
+pub fn level_name(level: Level) -> &'static str {
+    match level {
+        Level::Causal => "causal",
+        Level::ReadAtomic => "ra",
+        Level::ReadCommitted => "rc",
+        other => other.short_name(),
+    }
+}
+
+/// Parses `causal` (or `cc`), `ra` or `rc`.
+pub fn parse_level(s: &str) -> Result<Level, String> {
+    match s.parse::<Level>() {
+        Ok(l) if LEVELS.contains(&l) => Ok(l),
+        Ok(l) => Err(format!(
+            "prediction supports the levels causal, ra and rc, not {l}"
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// Runs `f` with a fresh Z3 context on this thread. The z3 crate keeps one context per thread,
+/// and Z3's answers (which model, hence which prediction) depend on what the context has seen
+/// before; a fresh context per task makes a task's result independent of the tasks that ran
+/// before it on the same thread (determinism across runs and thread schedules), and frees its
+/// memory when done.
+pub fn fresh_z3<R: Send + Sync>(f: impl FnOnce() -> R + Send + Sync) -> R {
+    z3::with_z3_config(&z3::Config::new(), f)
+}

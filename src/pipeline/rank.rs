@@ -1,0 +1,652 @@
+//! `isopredict rank`: IsoPredict's evaluation (PLDI'24 §7.2–7.3) over a grid, in parallel.
+//!
+//! Over workloads × sizes × seeds × levels × strategies, each task records the workload run
+//! (reads see the latest write), predicts, and validates a prediction by replay — the paper's
+//! Tables 4/5. Beside them, MonkeyDB-style random exploration (the paper's Tables 6/7): each
+//! workload × size × seed × level runs `explore` more times with reads choosing a random
+//! writer the level allows (store policy `random`), counting runs whose final state breaks an
+//! invariant and runs that are unserializable (exact Z3 check). Over a folder of user
+//! histories (one group per subfolder), each file is predicted at every level and strategy
+//! (no replay is possible). The records become the tables and the risk ranking
+//! ([`crate::report::tables`]); [`write_rank_files`] writes rank.md, rank.json and the chart.
+//!
+//! Tasks run on rayon's pool, the longest first; each task runs in a fresh Z3 context (the z3
+//! crate's context is thread-local; [`super::fresh_z3`]), so results do not depend on which
+//! thread ran what before.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::check::Level;
+use crate::formats;
+use crate::history::History;
+use crate::predict::{predict, PredictOptions, Strategy, Verdict};
+use crate::report::chart::risk_chart_svg;
+use crate::report::tables::{
+    exploration_markdown, exploration_rows, prediction_markdown, prediction_rows, risk_markdown,
+    risk_rows, ExplorationRecord, ExplorationRow, PredictionOutcome, PredictionRecord,
+    PredictionRow, RiskRow, ValidationRecord,
+};
+use crate::ser::{self, SerVerdict};
+use crate::store::ReadPolicy;
+use crate::workloads::{self, RunConfig, Size, Workload};
+
+use super::level_name;
+use super::run::verdict_name;
+
+/// What to rank.
+#[derive(Clone)]
+pub enum RankInput {
+    /// Workload runs.
+    Workloads {
+        /// The workloads.
+        workloads: Vec<&'static dyn Workload>,
+        /// The sizes.
+        sizes: Vec<Size>,
+        /// The seeds (the paper's run numbers).
+        seeds: Vec<u64>,
+        /// Random-exploration runs per workload × size × seed × level (0: none).
+        explore: u64,
+    },
+    /// User histories: every file in each subfolder of `dir` (a group, named after the
+    /// subfolder; files directly in `dir` form a group named after `dir`), any format.
+    Histories {
+        /// The folder.
+        dir: PathBuf,
+    },
+}
+
+/// A ranking grid.
+#[derive(Clone)]
+pub struct RankGrid {
+    /// What to rank.
+    pub input: RankInput,
+    /// Levels (causal, ra, rc).
+    pub levels: Vec<Level>,
+    /// Strategies.
+    pub strategies: Vec<Strategy>,
+    /// Budget per prediction (and per serializability check).
+    pub timeout: Option<Duration>,
+}
+
+impl RankGrid {
+    /// The grid in words (for the report's header).
+    pub fn describe(&self) -> String {
+        let levels: Vec<&str> = self.levels.iter().map(|&l| level_name(l)).collect();
+        let strategies: Vec<&str> = self.strategies.iter().map(|s| s.name()).collect();
+        let timeout = self
+            .timeout
+            .map_or("none".to_string(), |t| format!("{} s", t.as_secs_f64()));
+        match &self.input {
+            RankInput::Workloads {
+                workloads,
+                sizes,
+                seeds,
+                explore,
+            } => format!(
+                "workloads {}; sizes {}; seeds {}; levels {}; strategies {}; timeout {timeout}; random exploration {explore} run(s) per workload × size × seed × level",
+                workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(", "),
+                sizes.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
+                describe_seeds(seeds),
+                levels.join(", "),
+                strategies.join(", "),
+            ),
+            RankInput::Histories { dir } => format!(
+                "histories under {}; levels {}; strategies {}; timeout {timeout}",
+                dir.display(),
+                levels.join(", "),
+                strategies.join(", "),
+            ),
+        }
+    }
+}
+
+fn describe_seeds(seeds: &[u64]) -> String {
+    let contiguous = seeds.windows(2).all(|w| w[1] == w[0] + 1);
+    match (seeds.first(), seeds.last()) {
+        (Some(a), Some(b)) if contiguous && seeds.len() > 2 => format!("{a}..{b}"),
+        _ => seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// Parses seeds: `N`, `A..B` (inclusive), or a comma-separated list of those.
+pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
+    let mut seeds = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let number = |s: &str| {
+            s.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("bad seed `{s}` in `{text}` (expected N, A..B or a list)"))
+        };
+        match part.split_once("..") {
+            Some((a, b)) => {
+                let (a, b) = (number(a)?, number(b.trim_start_matches('='))?);
+                if a > b {
+                    return Err(format!("empty seed range `{part}`"));
+                }
+                if b - a > 100_000 {
+                    return Err(format!("seed range `{part}` is too long"));
+                }
+                seeds.extend(a..=b);
+            }
+            None => seeds.push(number(part)?),
+        }
+    }
+    if seeds.is_empty() {
+        return Err("no seeds given".to_string());
+    }
+    Ok(seeds)
+}
+
+/// The result of [`rank`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RankOutcome {
+    /// The grid in words.
+    pub grid: String,
+    /// Wall-clock time (s).
+    pub elapsed_s: f64,
+    /// Worker threads.
+    pub threads: usize,
+    /// One record per prediction task.
+    pub predictions: Vec<PredictionRecord>,
+    /// One record per random-exploration run.
+    pub exploration: Vec<ExplorationRecord>,
+    /// Tables 4/5.
+    pub prediction_table: Vec<PredictionRow>,
+    /// Tables 6/7.
+    pub exploration_table: Vec<ExplorationRow>,
+    /// The ranking, riskiest first.
+    pub ranking: Vec<RiskRow>,
+}
+
+/// A progress bar for `total` tasks on standard error; hidden when it is not a terminal.
+pub fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+enum Task {
+    Predict {
+        workload: &'static dyn Workload,
+        size: Size,
+        seed: u64,
+        level: Level,
+        strategy: Strategy,
+    },
+    Explore {
+        workload: &'static dyn Workload,
+        size: Size,
+        seed: u64,
+        level: Level,
+        trial: u64,
+    },
+    History {
+        group: String,
+        path: PathBuf,
+        level: Level,
+        strategy: Strategy,
+    },
+}
+
+enum Done {
+    Prediction(PredictionRecord),
+    Exploration(ExplorationRecord),
+}
+
+impl Task {
+    /// A rough cost, to start the longest tasks first.
+    fn cost(&self) -> u64 {
+        let size = |s: Size| s.calls_per_terminal() as u64;
+        match self {
+            Task::Predict {
+                workload, size: s, ..
+            } => size(*s) * if workload.name() == "tpcc" { 40 } else { 10 },
+            Task::Explore { size: s, .. } => size(*s),
+            Task::History { path, .. } => std::fs::metadata(path).map_or(0, |m| m.len() / 1000),
+        }
+    }
+}
+
+/// Lists the history files of `dir`: (group, path), sorted.
+fn history_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let read = |d: &Path| -> Result<Vec<PathBuf>, String> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(d)
+            .map_err(|e| format!("{}: {e}", d.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                !p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        entries.sort();
+        Ok(entries)
+    };
+    let top_name = dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut files = Vec::new();
+    for entry in read(dir)? {
+        if entry.is_dir() {
+            let group = entry
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            for f in read(&entry)? {
+                if f.is_file() {
+                    files.push((group.clone(), f));
+                }
+            }
+        } else if entry.is_file() {
+            files.push((top_name.clone(), entry));
+        }
+    }
+    if files.is_empty() {
+        return Err(format!("{}: no history files found", dir.display()));
+    }
+    Ok(files)
+}
+
+/// Runs the grid on rayon's pool, advancing `progress` per task (pass
+/// [`ProgressBar::hidden`] for none). Errors: only a bad grid (e.g. an unreadable folder);
+/// a task that fails is recorded as [`PredictionOutcome::Error`].
+pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, String> {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    match &grid.input {
+        RankInput::Workloads {
+            workloads,
+            sizes,
+            seeds,
+            explore,
+        } => {
+            for &workload in workloads {
+                for &size in sizes {
+                    for &seed in seeds {
+                        for &level in &grid.levels {
+                            for &strategy in &grid.strategies {
+                                tasks.push(Task::Predict {
+                                    workload,
+                                    size,
+                                    seed,
+                                    level,
+                                    strategy,
+                                });
+                            }
+                            for trial in 0..*explore {
+                                tasks.push(Task::Explore {
+                                    workload,
+                                    size,
+                                    seed,
+                                    level,
+                                    trial,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        RankInput::Histories { dir } => {
+            for (group, path) in history_files(dir)? {
+                for &level in &grid.levels {
+                    for &strategy in &grid.strategies {
+                        tasks.push(Task::History {
+                            group: group.clone(),
+                            path: path.clone(),
+                            level,
+                            strategy,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    // Longest first (stable: grid order among equals); results are put back in grid order.
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(tasks[i].cost()));
+    progress.set_length(tasks.len() as u64);
+    let timeout = grid.timeout;
+    let mut done: Vec<(usize, Done)> = order
+        .into_par_iter()
+        .map(|i| {
+            let result = super::fresh_z3(|| run_task(&tasks[i], timeout));
+            progress.inc(1);
+            (i, result)
+        })
+        .collect();
+    progress.finish_and_clear();
+    done.sort_by_key(|(i, _)| *i);
+    let mut predictions = Vec::new();
+    let mut exploration = Vec::new();
+    for (_, d) in done {
+        match d {
+            Done::Prediction(p) => predictions.push(p),
+            Done::Exploration(e) => exploration.push(e),
+        }
+    }
+    let prediction_table = prediction_rows(&predictions);
+    let exploration_table = exploration_rows(&exploration, &prediction_table);
+    let ranking = risk_rows(&predictions);
+    Ok(RankOutcome {
+        grid: grid.describe(),
+        elapsed_s: start.elapsed().as_secs_f64(),
+        threads: rayon::current_num_threads(),
+        predictions,
+        exploration,
+        prediction_table,
+        exploration_table,
+        ranking,
+    })
+}
+
+fn run_task(task: &Task, timeout: Option<Duration>) -> Done {
+    match task {
+        Task::Predict {
+            workload,
+            size,
+            seed,
+            level,
+            strategy,
+        } => Done::Prediction(predict_workload(
+            *workload, *size, *seed, *level, *strategy, timeout,
+        )),
+        Task::Explore {
+            workload,
+            size,
+            seed,
+            level,
+            trial,
+        } => Done::Exploration(explore(*workload, *size, *seed, *level, *trial, timeout)),
+        Task::History {
+            group,
+            path,
+            level,
+            strategy,
+        } => {
+            let run = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            let base = PredictionRecord {
+                program: group.clone(),
+                size: "-".to_string(),
+                run,
+                level: level_name(*level).to_string(),
+                strategy: strategy.name().to_string(),
+                outcome: PredictionOutcome::Error,
+                timed_out: false,
+                validation: None,
+                literals: 0,
+                generation_s: 0.0,
+                solving_s: 0.0,
+                detail: None,
+            };
+            match formats::read_file(path, None) {
+                Ok(h) => predict_history(&h, base, *level, *strategy, timeout).0,
+                Err(e) => PredictionRecord {
+                    detail: Some(e.to_string()),
+                    ..base
+                },
+            }
+            .into()
+        }
+    }
+}
+
+impl From<PredictionRecord> for Done {
+    fn from(r: PredictionRecord) -> Done {
+        Done::Prediction(r)
+    }
+}
+
+/// Predicts `h`, filling `record`; returns the prediction's history when one was made.
+fn predict_history(
+    h: &History,
+    record: PredictionRecord,
+    level: Level,
+    strategy: Strategy,
+    timeout: Option<Duration>,
+) -> (PredictionRecord, Option<History>) {
+    match predict(
+        h,
+        &PredictOptions::new(level, strategy).with_timeout(timeout),
+    ) {
+        Ok(o) => {
+            let outcome = match o.verdict {
+                Verdict::Predicted => PredictionOutcome::Sat,
+                Verdict::NoPrediction => PredictionOutcome::Unsat,
+                Verdict::ObservedViolation => PredictionOutcome::ObservedViolation,
+                Verdict::Unknown => PredictionOutcome::Unknown,
+            };
+            let timed_out = outcome == PredictionOutcome::Unknown
+                && o.reason
+                    .as_deref()
+                    .is_some_and(|r| r.contains("timeout") || r.contains("canceled"));
+            let record = PredictionRecord {
+                outcome,
+                timed_out,
+                literals: o.stats.encoding.literals,
+                generation_s: o.stats.generation_ms / 1000.0,
+                solving_s: o.stats.solving_ms / 1000.0,
+                detail: o.reason.clone(),
+                ..record
+            };
+            (record, o.prediction.map(|p| p.history))
+        }
+        Err(e) => (
+            PredictionRecord {
+                outcome: PredictionOutcome::Error,
+                detail: Some(e.to_string()),
+                ..record
+            },
+            None,
+        ),
+    }
+}
+
+/// One Tables 4/5 task: record, predict, validate.
+fn predict_workload(
+    workload: &dyn Workload,
+    size: Size,
+    seed: u64,
+    level: Level,
+    strategy: Strategy,
+    timeout: Option<Duration>,
+) -> PredictionRecord {
+    let base = PredictionRecord {
+        program: workload.name().to_string(),
+        size: size.name().to_string(),
+        run: format!("seed {seed}"),
+        level: level_name(level).to_string(),
+        strategy: strategy.name().to_string(),
+        outcome: PredictionOutcome::Error,
+        timed_out: false,
+        validation: None,
+        literals: 0,
+        generation_s: 0.0,
+        solving_s: 0.0,
+        detail: None,
+    };
+    let config = RunConfig::paper(seed, size);
+    let observed = match workloads::run(workload, &config) {
+        Ok(r) => r,
+        Err(e) => {
+            return PredictionRecord {
+                detail: Some(e.to_string()),
+                ..base
+            }
+        }
+    };
+    let (record, predicted) = predict_history(&observed.history, base, level, strategy, timeout);
+    let Some(predicted) = predicted else {
+        return record;
+    };
+    match workloads::validate(
+        workload,
+        &config,
+        Some(&observed),
+        &predicted,
+        level,
+        timeout,
+    ) {
+        Ok(v) => PredictionRecord {
+            validation: Some(ValidationRecord {
+                validated: v.verdict == workloads::Verdict::Validated,
+                diverged: v.diverged(),
+                failed_invariants: v.failed_invariants().map(|i| i.id.to_string()).collect(),
+                verdict: verdict_name(v.verdict).to_string(),
+            }),
+            ..record
+        },
+        Err(e) => PredictionRecord {
+            detail: Some(format!("validation: {e}")),
+            ..record
+        },
+    }
+}
+
+/// One Tables 6/7 run: reads choose a random writer the level allows.
+fn explore(
+    workload: &dyn Workload,
+    size: Size,
+    seed: u64,
+    level: Level,
+    trial: u64,
+    timeout: Option<Duration>,
+) -> ExplorationRecord {
+    let exploration_seed = seed.wrapping_mul(1_000_003).wrapping_add(trial);
+    let config = RunConfig {
+        policy: ReadPolicy::Random {
+            level,
+            seed: exploration_seed,
+        },
+        schedule_seed: exploration_seed,
+        ..RunConfig::paper(seed, size)
+    };
+    let (invariant_failed, unserializable) = match workloads::run(workload, &config) {
+        Ok(r) => (
+            !r.invariants_hold(),
+            match ser::check_serializable(&r.history, timeout) {
+                Ok(SerVerdict::Unserializable) => Some(true),
+                Ok(SerVerdict::Serializable { .. }) => Some(false),
+                _ => None,
+            },
+        ),
+        Err(_) => (false, None),
+    };
+    ExplorationRecord {
+        program: workload.name().to_string(),
+        size: size.name().to_string(),
+        seed,
+        level: level_name(level).to_string(),
+        trial,
+        invariant_failed,
+        unserializable,
+    }
+}
+
+impl RankOutcome {
+    /// The report as Markdown (rank.md).
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::from("# isopredict rank\n\n");
+        out.push_str(&format!(
+            "Grid: {}.\n\n{} prediction task(s), {} random-exploration run(s), {:.1} s on {} thread(s).\n\n",
+            self.grid,
+            self.predictions.len(),
+            self.exploration.len(),
+            self.elapsed_s,
+            self.threads
+        ));
+        if !self.ranking.is_empty() {
+            out.push_str("## Risk ranking\n\n");
+            out.push_str(&risk_markdown(&self.ranking));
+            out.push_str("\nScore: 100 × Σ_level w(level) · mean over runs of the best exposure among the strategies / Σ w, with w = 3 (causal), 2 (ra), 1 (rc) and exposure 1 (validated, an invariant broke), 0.6 (validated; or a verified prediction that cannot be replayed), 0.3 (predicted, replay not confirmed), 0 (none) — see docs/ranking.md. Chart: risk.svg.\n\n");
+        }
+        if !self.prediction_table.is_empty() {
+            out.push_str("## Prediction (the layout of IsoPredict's Tables 4 and 5)\n\n");
+            out.push_str("Unk (T/O): the solver gave up (of which: the time budget ran out). Validated (Diverged): predictions whose replay was unserializable (replays that left the prediction). Means per task; solving time separately for Sat and Unsat.\n\n");
+            out.push_str(&prediction_markdown(&self.prediction_table));
+        }
+        if !self.exploration_table.is_empty() {
+            out.push_str(
+                "## Random exploration beside prediction (the layout of Tables 6 and 7)\n\n",
+            );
+            out.push_str("Random runs: reads pick a random writer the level allows (MonkeyDB's approach). Fail: % of them whose final state breaks an invariant; Unser: % unserializable. Predicted / Validated: % of observed runs with a prediction / a validated one, for the strategy with the most validated predictions.\n\n");
+            out.push_str(&exploration_markdown(&self.exploration_table));
+        }
+        let errors: Vec<&PredictionRecord> = self
+            .predictions
+            .iter()
+            .filter(|r| r.outcome == PredictionOutcome::Error)
+            .collect();
+        if !errors.is_empty() {
+            out.push_str("## Errors\n\n");
+            for r in errors {
+                out.push_str(&format!(
+                    "- {} {} {} {}: {}\n",
+                    r.program,
+                    r.run,
+                    r.level,
+                    r.strategy,
+                    r.detail.as_deref().unwrap_or("")
+                ));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Writes rank.md, rank.json and risk.svg into `dir` (created if needed); returns their
+/// paths.
+pub fn write_rank_files(outcome: &RankOutcome, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let files = [
+        ("rank.md", outcome.to_markdown()),
+        ("rank.json", serde_json::to_string_pretty(outcome)? + "\n"),
+        (
+            "risk.svg",
+            risk_chart_svg(
+                &outcome.ranking,
+                "Risk of isolation anomalies (higher is riskier)",
+            ),
+        ),
+    ];
+    let mut paths = Vec::new();
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_parse_ranges_and_lists() {
+        assert_eq!(parse_seeds("1..3").unwrap(), vec![1, 2, 3]);
+        assert_eq!(parse_seeds("1..=2, 5").unwrap(), vec![1, 2, 5]);
+        assert_eq!(parse_seeds("7").unwrap(), vec![7]);
+        assert!(parse_seeds("3..1").is_err());
+        assert!(parse_seeds("x").is_err());
+        assert!(parse_seeds("").is_err());
+        assert_eq!(describe_seeds(&[1, 2, 3, 4]), "1..4");
+        assert_eq!(describe_seeds(&[1, 5]), "1, 5");
+    }
+}

@@ -1,0 +1,539 @@
+//! A deterministic SVG layout of an [`AnomalyGraph`] (the drawings of IsoPredict PLDI'24
+//! Figs. 1–3, 7–10, without Graphviz): sessions are columns left to right, transactions boxes
+//! top to bottom in session order, rows shared across columns; the initial state sits above.
+//!
+//! Edges are routed so they rarely cross boxes: consecutive session order is a short vertical
+//! line; other edges within a column bulge into the gap on its right; edges between columns
+//! leave and enter by the facing sides, at ports spread over the box's height (boxes grow to
+//! give each port room); edges from the initial state run down the gap left of the target's
+//! column and enter its left side. Edges are drawn under the boxes, labels (wrapped, on a
+//! white background) on top, next to the arrow head so each label sits by its edge's end.
+
+use std::fmt::Write as _;
+
+use super::anomaly::{color, fit, xml_escape, AnomalyGraph, EdgeKind, TxnBox};
+
+const BOX_WIDTH: f64 = 260.0;
+const COLUMN_GAP: f64 = 200.0;
+const MARGIN_X: f64 = 90.0;
+const MARGIN_Y: f64 = 24.0;
+const LINE_HEIGHT: f64 = 15.0;
+const BOX_PAD: f64 = 8.0;
+const PORT_SPACING: f64 = 26.0;
+const ROW_GAP: f64 = 46.0;
+const CHARS_PER_LINE: usize = 36;
+const LABEL_CHARS: usize = 28;
+const LABEL_CHAR_WIDTH: f64 = 5.8;
+const LABEL_LINE: f64 = 11.0;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Left,
+    Right,
+    Bottom,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Rect {
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+    /// `None` for the initial state's box.
+    column: Option<usize>,
+    /// Position in its column.
+    row: usize,
+}
+
+impl Rect {
+    fn cx(&self) -> f64 {
+        self.x + self.w / 2.0
+    }
+}
+
+/// How an edge is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// Consecutive boxes of one column: a vertical line.
+    Down,
+    /// Within a column: a bulge into the gap on the right.
+    Bulge,
+    /// Between columns: facing sides.
+    Across,
+    /// From (or to) the initial state: down the gap left of the other box's column.
+    FromTop,
+}
+
+struct Geometry {
+    path: String,
+    /// Label anchor (x, y of the last line's baseline) and whether it is right-aligned.
+    label: (f64, f64, bool),
+}
+
+fn text_height(b: &TxnBox) -> f64 {
+    BOX_PAD * 2.0 + LINE_HEIGHT * (1 + b.lines.len()) as f64
+}
+
+/// `label` wrapped into lines of at most [`LABEL_CHARS`] characters, breaking after spaces
+/// or before `[`; at most three lines.
+fn wrap(label: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut words: Vec<String> = Vec::new();
+    for w in label.split(' ') {
+        // Long words split before '[' (row keys).
+        match w.find('[') {
+            Some(i) if w.chars().count() > LABEL_CHARS && i > 0 => {
+                words.push(w[..i].to_string());
+                words.push(w[i..].to_string());
+            }
+            _ => words.push(w.to_string()),
+        }
+    }
+    for w in words {
+        let glue = if current.is_empty() || w.starts_with('[') {
+            ""
+        } else {
+            " "
+        };
+        if current.chars().count() + glue.len() + w.chars().count() > LABEL_CHARS
+            && !current.is_empty()
+        {
+            lines.push(std::mem::take(&mut current));
+            current = w;
+        } else {
+            current.push_str(glue);
+            current.push_str(&w);
+        }
+    }
+    if !current.is_empty() {
+        lines.push(current);
+    }
+    if lines.len() > 3 {
+        lines.truncate(3);
+        lines[2] = fit(&(lines[2].clone() + "…"), LABEL_CHARS);
+    }
+    lines.into_iter().map(|l| fit(&l, LABEL_CHARS)).collect()
+}
+
+impl AnomalyGraph {
+    /// A self-contained SVG of the graph (see the module documentation); the same graph
+    /// always gives the same bytes.
+    pub fn to_svg(&self) -> String {
+        // Index of each node id: (column or None, row).
+        let mut nodes: Vec<(u32, Option<usize>, usize)> = Vec::new();
+        if let Some(b) = &self.initial {
+            nodes.push((b.id, None, 0));
+        }
+        for (c, s) in self.sessions.iter().enumerate() {
+            for (r, b) in s.txns.iter().enumerate() {
+                nodes.push((b.id, Some(c), r));
+            }
+        }
+        let position = |id: u32| nodes.iter().find(|n| n.0 == id).map(|n| (n.1, n.2));
+        // Route every drawable edge.
+        let routes: Vec<Option<Route>> = self
+            .edges
+            .iter()
+            .map(|e| {
+                let (a, b) = (position(e.from)?, position(e.to)?);
+                Some(match (a.0, b.0) {
+                    (None, _) | (_, None) => Route::FromTop,
+                    (Some(x), Some(y)) if x != y => Route::Across,
+                    _ if e.kind == EdgeKind::SessionOrder && b.1 == a.1 + 1 => Route::Down,
+                    _ => Route::Bulge,
+                })
+            })
+            .collect();
+        // Ports: per (node, side), the edges attached, in edge order.
+        let mut ports: Vec<((u32, Side), Vec<usize>)> = Vec::new();
+        let mut attach = |node: u32, side: Side, edge: usize| match ports
+            .iter_mut()
+            .find(|(k, _)| *k == (node, side))
+        {
+            Some((_, v)) => v.push(edge),
+            None => ports.push(((node, side), vec![edge])),
+        };
+        for (i, (e, route)) in self.edges.iter().zip(&routes).enumerate() {
+            let Some(route) = route else { continue };
+            let (a, b) = (position(e.from).unwrap(), position(e.to).unwrap());
+            match route {
+                Route::Down => {}
+                Route::Bulge => {
+                    attach(e.from, Side::Right, i);
+                    attach(e.to, Side::Right, i);
+                }
+                Route::Across => {
+                    let rightward = a.0 < b.0;
+                    attach(e.from, if rightward { Side::Right } else { Side::Left }, i);
+                    attach(e.to, if rightward { Side::Left } else { Side::Right }, i);
+                }
+                Route::FromTop => {
+                    let (top, other) = if a.0.is_none() {
+                        (e.from, e.to)
+                    } else {
+                        (e.to, e.from)
+                    };
+                    attach(top, Side::Bottom, i);
+                    attach(other, Side::Left, i);
+                }
+            }
+        }
+        let port_count = |node: u32, side: Side| {
+            ports
+                .iter()
+                .find(|(k, _)| *k == (node, side))
+                .map_or(0, |(_, v)| v.len())
+        };
+        let box_height = |b: &TxnBox| {
+            let ports = port_count(b.id, Side::Left).max(port_count(b.id, Side::Right));
+            text_height(b).max((ports + 1) as f64 * PORT_SPACING)
+        };
+
+        // Place the boxes.
+        let columns = self.sessions.len().max(1);
+        // Labels of edges from the initial state into the first column sit left of it.
+        let into_first_column = self.edges.iter().zip(&routes).any(|(e, r)| {
+            *r == Some(Route::FromTop)
+                && [e.from, e.to]
+                    .iter()
+                    .any(|&n| position(n).is_some_and(|p| p.0 == Some(0)))
+        });
+        let margin_left = if into_first_column {
+            MARGIN_X + COLUMN_GAP - 60.0
+        } else {
+            MARGIN_X
+        };
+        let width =
+            margin_left + MARGIN_X + columns as f64 * BOX_WIDTH + (columns - 1) as f64 * COLUMN_GAP;
+        let column_x = |c: usize| margin_left + c as f64 * (BOX_WIDTH + COLUMN_GAP);
+        let mut rects: Vec<(u32, Rect)> = Vec::new();
+        let mut top = MARGIN_Y + 30.0;
+        if let Some(b) = &self.initial {
+            let w = BOX_WIDTH.max(20.0 * port_count(b.id, Side::Bottom) as f64);
+            rects.push((
+                b.id,
+                Rect {
+                    x: (width - w) / 2.0,
+                    y: top,
+                    w,
+                    h: text_height(b),
+                    column: None,
+                    row: 0,
+                },
+            ));
+            top += text_height(b) + ROW_GAP;
+        }
+        let header_y = top + 12.0;
+        top += 26.0;
+        let rows = self
+            .sessions
+            .iter()
+            .map(|s| s.txns.len())
+            .max()
+            .unwrap_or(0);
+        let mut row_y = Vec::with_capacity(rows);
+        let mut y = top;
+        for r in 0..rows {
+            row_y.push(y);
+            let h = self
+                .sessions
+                .iter()
+                .filter_map(|s| s.txns.get(r))
+                .map(box_height)
+                .fold(0.0, f64::max);
+            y += h + ROW_GAP;
+        }
+        let height = y - ROW_GAP + MARGIN_Y + 10.0;
+        for (c, s) in self.sessions.iter().enumerate() {
+            for (r, b) in s.txns.iter().enumerate() {
+                rects.push((
+                    b.id,
+                    Rect {
+                        x: column_x(c),
+                        y: row_y[r],
+                        w: BOX_WIDTH,
+                        h: box_height(b),
+                        column: Some(c),
+                        row: r,
+                    },
+                ));
+            }
+        }
+        let rect = |id: u32| rects.iter().find(|(n, _)| *n == id).map(|(_, r)| *r);
+        let port = |node: u32, side: Side, edge: usize| -> (f64, f64) {
+            let r = rect(node).expect("placed");
+            let list = ports
+                .iter()
+                .find(|(k, _)| *k == (node, side))
+                .map(|(_, v)| v.as_slice())
+                .unwrap_or(&[]);
+            let n = list.len().max(1) as f64;
+            let k = list.iter().position(|&e| e == edge).unwrap_or(0) as f64;
+            match side {
+                Side::Left => (r.x, r.y + r.h * (k + 1.0) / (n + 1.0)),
+                Side::Right => (r.x + r.w, r.y + r.h * (k + 1.0) / (n + 1.0)),
+                Side::Bottom => (r.x + r.w * (k + 1.0) / (n + 1.0), r.y + r.h),
+            }
+        };
+
+        // Geometry of each edge.
+        let mut bulges_in_column: Vec<usize> = vec![0; columns];
+        let mut from_top_in_gap: Vec<usize> = vec![0; columns];
+        let geometry: Vec<Option<Geometry>> = self
+            .edges
+            .iter()
+            .zip(&routes)
+            .enumerate()
+            .map(|(i, (e, route))| {
+                let route = (*route)?;
+                let (a, b) = (rect(e.from)?, rect(e.to)?);
+                Some(match route {
+                    Route::Down => {
+                        let x = a.cx();
+                        Geometry {
+                            path: format!("M {x:.1} {:.1} L {x:.1} {:.1}", a.y + a.h, b.y),
+                            label: (x + 6.0, (a.y + a.h + b.y) / 2.0 + 4.0, false),
+                        }
+                    }
+                    Route::Bulge => {
+                        let c = a.column.unwrap_or(0);
+                        let k = bulges_in_column[c];
+                        bulges_in_column[c] += 1;
+                        let (sx, sy) = port(e.from, Side::Right, i);
+                        let (ex, ey) = port(e.to, Side::Right, i);
+                        let out = sx + 34.0 + 22.0 * (k % 4) as f64;
+                        Geometry {
+                            path: format!(
+                                "M {sx:.1} {sy:.1} C {out:.1} {sy:.1}, {out:.1} {ey:.1}, {ex:.1} {ey:.1}"
+                            ),
+                            // Bulges between the same rows would share a midpoint: stagger.
+                            label: (
+                                out - 4.0,
+                                (sy + ey) / 2.0 + 4.0 + 26.0 * (k % 3) as f64 - 13.0,
+                                false,
+                            ),
+                        }
+                    }
+                    Route::Across => {
+                        let rightward = a.column < b.column;
+                        let (from_side, to_side) = if rightward {
+                            (Side::Right, Side::Left)
+                        } else {
+                            (Side::Left, Side::Right)
+                        };
+                        let (sx, sy) = port(e.from, from_side, i);
+                        let (ex, ey) = port(e.to, to_side, i);
+                        let dx = (ex - sx) * 0.5;
+                        let label = if rightward {
+                            (ex - 10.0, ey - 4.0, true)
+                        } else {
+                            (ex + 10.0, ey - 4.0, false)
+                        };
+                        Geometry {
+                            path: format!(
+                                "M {sx:.1} {sy:.1} C {:.1} {sy:.1}, {:.1} {ey:.1}, {ex:.1} {ey:.1}",
+                                sx + dx,
+                                ex - dx
+                            ),
+                            label,
+                        }
+                    }
+                    Route::FromTop => {
+                        let initial_first = a.column.is_none();
+                        let (top_id, other_id, other) = if initial_first {
+                            (e.from, e.to, b)
+                        } else {
+                            (e.to, e.from, a)
+                        };
+                        let (px, py) = port(top_id, Side::Bottom, i);
+                        let (tx, ty) = port(other_id, Side::Left, i);
+                        let gx = other.x - 30.0 - 6.0 * (other.row % 4) as f64;
+                        let turn = py + 24.0;
+                        let path = format!(
+                            "M {px:.1} {py:.1} C {px:.1} {turn:.1}, {gx:.1} {py:.1}, {gx:.1} {:.1} L {gx:.1} {:.1} Q {gx:.1} {ty:.1}, {tx:.1} {ty:.1}",
+                            turn + 20.0,
+                            (ty - 14.0).max(turn + 20.0),
+                        );
+                        // The label by the vertical run, near its top (the gap is free there).
+                        let k = from_top_in_gap[other.column.unwrap_or(0)];
+                        from_top_in_gap[other.column.unwrap_or(0)] += 1;
+                        Geometry {
+                            path,
+                            label: (gx - 4.0, turn + 40.0 + 26.0 * (k % 3) as f64, true),
+                        }
+                    }
+                })
+            })
+            .collect();
+
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"monospace\" font-size=\"11\">"
+        );
+        out.push_str("<defs>\n");
+        for kind in [
+            EdgeKind::SessionOrder,
+            EdgeKind::ChangedRead,
+            EdgeKind::Cycle,
+        ] {
+            let _ = writeln!(
+                out,
+                "<marker id=\"arrow-{}\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"{}\"/></marker>",
+                marker_name(kind),
+                color(kind)
+            );
+        }
+        out.push_str("</defs>\n");
+        let _ = writeln!(
+            out,
+            "<rect x=\"0\" y=\"0\" width=\"{width:.0}\" height=\"{height:.0}\" fill=\"white\"/>"
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+            MARGIN_Y,
+            MARGIN_Y + 8.0,
+            xml_escape(&fit(&self.title, (width / 8.5) as usize))
+        );
+        for (c, s) in self.sessions.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.1}\" y=\"{header_y:.1}\" text-anchor=\"middle\" font-size=\"12\" font-weight=\"bold\">{}</text>",
+                column_x(c) + BOX_WIDTH / 2.0,
+                xml_escape(&fit(&s.title, CHARS_PER_LINE))
+            );
+        }
+        // Edges under the boxes: grey first, the cycle last.
+        let mut order: Vec<usize> = (0..self.edges.len()).collect();
+        order.sort_by_key(|&i| kind_rank(self.edges[i].kind));
+        for &i in &order {
+            let (e, Some(g)) = (&self.edges[i], &geometry[i]) else {
+                continue;
+            };
+            let width = match e.kind {
+                EdgeKind::Cycle => 2.5,
+                EdgeKind::ChangedRead => 1.8,
+                _ => 1.0,
+            };
+            let dash = if e.dashed {
+                " stroke-dasharray=\"6 4\""
+            } else {
+                ""
+            };
+            // An edge into the initial state is drawn from it, arrow at its start.
+            let reversed = routes[i] == Some(Route::FromTop)
+                && rect(e.from).is_some_and(|r| r.column.is_some());
+            let marker = if reversed {
+                "marker-start"
+            } else {
+                "marker-end"
+            };
+            let _ = writeln!(
+                out,
+                "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{width}\"{dash} {marker}=\"url(#arrow-{})\"/>",
+                g.path,
+                color(e.kind),
+                marker_name(e.kind)
+            );
+        }
+        // Boxes.
+        for b in self.boxes() {
+            let Some(r) = rect(b.id) else { continue };
+            let stroke = if b.emphasized { 2.5 } else { 1.0 };
+            let _ = writeln!(
+                out,
+                "<g id=\"n{}\"><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"#f7f7f2\" stroke=\"#333\" stroke-width=\"{stroke}\"/>",
+                b.id, r.x, r.y, r.w, r.h
+            );
+            let mut ty = r.y + BOX_PAD + 11.0;
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.1}\" y=\"{ty:.1}\" font-weight=\"bold\">{}</text>",
+                r.x + BOX_PAD,
+                xml_escape(&fit(&b.title, CHARS_PER_LINE))
+            );
+            for l in &b.lines {
+                ty += LINE_HEIGHT;
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{:.1}\" y=\"{ty:.1}\">{}</text>",
+                    r.x + BOX_PAD,
+                    xml_escape(&fit(l, CHARS_PER_LINE))
+                );
+            }
+            out.push_str("</g>\n");
+        }
+        // Labels on top.
+        for &i in &order {
+            let (e, Some(g)) = (&self.edges[i], &geometry[i]) else {
+                continue;
+            };
+            if e.label.is_empty() {
+                continue;
+            }
+            let lines = wrap(&e.label);
+            let (x, y, right) = g.label;
+            let w = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64
+                * LABEL_CHAR_WIDTH
+                + 6.0;
+            let h = lines.len() as f64 * LABEL_LINE + 3.0;
+            let (bx, anchor) = if right {
+                (x - w + 3.0, "end")
+            } else {
+                (x - 3.0, "start")
+            };
+            let top = y - h + 3.0;
+            let _ = writeln!(
+                out,
+                "<rect x=\"{bx:.1}\" y=\"{top:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"white\" fill-opacity=\"0.9\"/>"
+            );
+            for (k, l) in lines.iter().enumerate() {
+                let ly = y - (lines.len() - 1 - k) as f64 * LABEL_LINE;
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{x:.1}\" y=\"{ly:.1}\" font-size=\"9.5\" text-anchor=\"{anchor}\" fill=\"{}\">{}</text>",
+                    color(e.kind),
+                    xml_escape(l)
+                );
+            }
+        }
+        out.push_str("</svg>\n");
+        out
+    }
+}
+
+fn kind_rank(kind: EdgeKind) -> u8 {
+    match kind {
+        EdgeKind::SessionOrder | EdgeKind::ReadFrom => 0,
+        EdgeKind::ChangedRead => 1,
+        EdgeKind::Cycle => 2,
+    }
+}
+
+fn marker_name(kind: EdgeKind) -> &'static str {
+    match kind {
+        EdgeKind::SessionOrder | EdgeKind::ReadFrom => "grey",
+        EdgeKind::ChangedRead => "blue",
+        EdgeKind::Cycle => "red",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_wrap_before_row_keys() {
+        assert_eq!(
+            wrap("wr CHECKING.bal[custid=1] (+1)"),
+            vec!["wr CHECKING.bal[custid=1]", "(+1)"]
+        );
+        assert_eq!(
+            wrap("rw ORDER_LINE.ol_delivery_d[ol_w_id=1, ol_d_id=2]"),
+            vec!["rw ORDER_LINE.ol_delivery_d", "[ol_w_id=1, ol_d_id=2]"]
+        );
+        assert_eq!(wrap("so"), vec!["so"]);
+    }
+}

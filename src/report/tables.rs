@@ -1,0 +1,798 @@
+//! The evaluation tables of IsoPredict (PLDI'24 §7.2–7.3) computed from per-run records:
+//! Tables 4/5 (per program × size × level × strategy: Unk, Unsat, Sat, Validated (Diverged),
+//! # literals, constraint generation time, solving time sat / unsat), Tables 6/7 (random
+//! exploration of weak reads, MonkeyDB's approach: % runs failing an invariant and %
+//! unserializable, beside % predicted and validated), and the risk ranking of programs
+//! ([`risk_rows`], docs/ranking.md), rendered as Markdown.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// What one prediction task concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PredictionOutcome {
+    /// A verified prediction (the paper's Sat).
+    Sat,
+    /// No prediction under the strategy's encoding (Unsat).
+    Unsat,
+    /// The solver gave up or timed out (Unk / T/O).
+    Unknown,
+    /// The observed history already violates the level (no prediction needed).
+    ObservedViolation,
+    /// The task failed (bad input); see the record's detail.
+    Error,
+}
+
+/// Validation of a prediction by replay.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ValidationRecord {
+    /// The validating execution satisfies the level and is unserializable.
+    pub validated: bool,
+    /// Some read could not follow the prediction.
+    pub diverged: bool,
+    /// Ids of the invariants the validating run's final state breaks.
+    pub failed_invariants: Vec<String>,
+    /// The verdict's name (`validated`, `serializable`, `level-violated`, `unknown`).
+    pub verdict: String,
+}
+
+/// One prediction task: a program's run (or a user history) predicted at a level with a
+/// strategy.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PredictionRecord {
+    /// The program: a workload name, or a history group (folder).
+    pub program: String,
+    /// `small` / `large` for workloads, `-` for user histories.
+    pub size: String,
+    /// `seed N`, or the history's file name.
+    pub run: String,
+    /// The level's name (`causal`, `ra`, `rc`).
+    pub level: String,
+    /// The strategy's name.
+    pub strategy: String,
+    /// What prediction concluded.
+    pub outcome: PredictionOutcome,
+    /// Unknown because the time budget ran out.
+    pub timed_out: bool,
+    /// Validation, for workload runs with a prediction.
+    pub validation: Option<ValidationRecord>,
+    /// Literals of the encoding (the paper's "# Literals").
+    pub literals: u64,
+    /// Constraint generation time (s).
+    pub generation_s: f64,
+    /// Solving time (s).
+    pub solving_s: f64,
+    /// Why unknown, or the error.
+    pub detail: Option<String>,
+}
+
+/// One random-exploration run (MonkeyDB's approach): a workload run whose reads pick a random
+/// writer the level allows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ExplorationRecord {
+    /// The workload.
+    pub program: String,
+    /// `small` / `large`.
+    pub size: String,
+    /// The benchmark seed.
+    pub seed: u64,
+    /// The level's name.
+    pub level: String,
+    /// The exploration trial (read choices and schedule seeded by it).
+    pub trial: u64,
+    /// Some invariant fails on the final state.
+    pub invariant_failed: bool,
+    /// The history is unserializable (`None`: the check gave up).
+    pub unserializable: Option<bool>,
+}
+
+/// A row of Tables 4/5.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PredictionRow {
+    /// The program.
+    pub program: String,
+    /// The size.
+    pub size: String,
+    /// The level.
+    pub level: String,
+    /// The strategy.
+    pub strategy: String,
+    /// Tasks.
+    pub runs: usize,
+    /// Unknown or timed out.
+    pub unknown: usize,
+    /// Of which timed out.
+    pub timed_out: usize,
+    /// No prediction.
+    pub unsat: usize,
+    /// Predictions.
+    pub sat: usize,
+    /// Observed histories that already violate the level.
+    pub observed_violations: usize,
+    /// Failed tasks.
+    pub errors: usize,
+    /// Validated predictions (`None`: some prediction could not be replayed, e.g. user
+    /// histories).
+    pub validated: Option<usize>,
+    /// Predictions whose replay diverged.
+    pub diverged: Option<usize>,
+    /// Mean literals over the tasks that generated constraints.
+    pub mean_literals: f64,
+    /// Mean constraint generation time (s).
+    pub mean_generation_s: f64,
+    /// Mean solving time of Sat tasks (s).
+    pub mean_solving_sat_s: Option<f64>,
+    /// Mean solving time of Unsat tasks (s).
+    pub mean_solving_unsat_s: Option<f64>,
+}
+
+/// A row of Tables 6/7.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ExplorationRow {
+    /// The program.
+    pub program: String,
+    /// The size.
+    pub size: String,
+    /// The level.
+    pub level: String,
+    /// Random runs.
+    pub random_runs: usize,
+    /// % of random runs failing an invariant.
+    pub fail_pct: f64,
+    /// % of random runs that are unserializable.
+    pub unser_pct: f64,
+    /// Random runs whose serializability check gave up.
+    pub unser_unknown: usize,
+    /// The strategy beside them (the one with the most validated predictions).
+    pub strategy: Option<String>,
+    /// % of observed runs with a prediction under it.
+    pub predicted_pct: Option<f64>,
+    /// % of observed runs with a validated prediction under it.
+    pub validated_pct: Option<f64>,
+}
+
+/// A program's risk (docs/ranking.md).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RiskRow {
+    /// The program.
+    pub program: String,
+    /// The score, 0–100.
+    pub score: f64,
+    /// Per level: (level, its contribution to the score).
+    pub by_level: Vec<(String, f64)>,
+    /// Observed runs × levels considered.
+    pub cases: usize,
+    /// Of which some strategy gave a validated (or, without replay, verified) prediction.
+    pub exposed: usize,
+    /// Of which the validating run broke an invariant.
+    pub invariant_broken: usize,
+}
+
+/// The weight of an anomaly found under `level`: the stronger the level the store promises,
+/// the more an anomaly it still allows matters (causal 3, read atomic 2, read committed 1).
+pub fn level_weight(level: &str) -> f64 {
+    match level {
+        "causal" | "cc" => 3.0,
+        "ra" => 2.0,
+        _ => 1.0,
+    }
+}
+
+/// The exposure of one (run, level, strategy) task: 1 for a validated prediction whose
+/// validating run broke an invariant, 0.6 for a validated one that broke none (or a verified
+/// prediction that could not be replayed: user histories), 0.3 for a prediction whose replay
+/// was serializable or undecided, 0 otherwise; an observed violation counts 0.6.
+pub fn exposure(r: &PredictionRecord) -> f64 {
+    match r.outcome {
+        PredictionOutcome::Sat => match &r.validation {
+            None => 0.6,
+            Some(v) if v.validated && !v.failed_invariants.is_empty() => 1.0,
+            Some(v) if v.validated => 0.6,
+            Some(_) => 0.3,
+        },
+        PredictionOutcome::ObservedViolation => 0.6,
+        _ => 0.0,
+    }
+}
+
+fn level_order(level: &str) -> u8 {
+    match level {
+        "causal" | "cc" => 0,
+        "ra" => 1,
+        "rc" => 2,
+        _ => 3,
+    }
+}
+
+fn size_order(size: &str) -> u8 {
+    match size {
+        "small" => 0,
+        "large" => 1,
+        _ => 2,
+    }
+}
+
+fn strategy_order(s: &str) -> u8 {
+    match s {
+        "exact-strict" => 0,
+        "approx-strict" => 1,
+        "approx-relaxed" => 2,
+        _ => 3,
+    }
+}
+
+/// Programs in first-appearance order (the grid's order).
+fn programs<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.iter().any(|p| p == n) {
+            out.push(n.to_string());
+        }
+    }
+    out
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (mut sum, mut n) = (0.0, 0usize);
+    for v in values {
+        sum += v;
+        n += 1;
+    }
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// Sort key of a Tables 4/5 row: program position, size, level, strategy (each with its
+/// rank first).
+type GroupKey = (usize, u8, String, u8, String, u8, String);
+
+/// Tables 4/5: one row per program × size × level × strategy, in grid order.
+pub fn prediction_rows(records: &[PredictionRecord]) -> Vec<PredictionRow> {
+    let order = programs(records.iter().map(|r| r.program.as_str()));
+    let mut groups: BTreeMap<GroupKey, Vec<&PredictionRecord>> = BTreeMap::new();
+    for r in records {
+        let p = order.iter().position(|p| *p == r.program).unwrap_or(0);
+        groups
+            .entry((
+                p,
+                size_order(&r.size),
+                r.size.clone(),
+                level_order(&r.level),
+                r.level.clone(),
+                strategy_order(&r.strategy),
+                r.strategy.clone(),
+            ))
+            .or_default()
+            .push(r);
+    }
+    groups
+        .into_iter()
+        .map(|((p, _, size, _, level, _, strategy), rs)| {
+            let count = |o: PredictionOutcome| rs.iter().filter(|r| r.outcome == o).count();
+            let replayed: Vec<&ValidationRecord> =
+                rs.iter().filter_map(|r| r.validation.as_ref()).collect();
+            // Every prediction was replayed (none were made counts too); user histories are
+            // never replayed.
+            let replayable = rs
+                .iter()
+                .all(|r| r.outcome != PredictionOutcome::Sat || r.validation.is_some());
+            let generated = || {
+                rs.iter().filter(|r| {
+                    !matches!(
+                        r.outcome,
+                        PredictionOutcome::ObservedViolation | PredictionOutcome::Error
+                    )
+                })
+            };
+            PredictionRow {
+                program: order[p].clone(),
+                size,
+                level,
+                strategy,
+                runs: rs.len(),
+                unknown: count(PredictionOutcome::Unknown),
+                timed_out: rs
+                    .iter()
+                    .filter(|r| r.outcome == PredictionOutcome::Unknown && r.timed_out)
+                    .count(),
+                unsat: count(PredictionOutcome::Unsat),
+                sat: count(PredictionOutcome::Sat),
+                observed_violations: count(PredictionOutcome::ObservedViolation),
+                errors: count(PredictionOutcome::Error),
+                validated: replayable.then(|| replayed.iter().filter(|v| v.validated).count()),
+                diverged: replayable.then(|| replayed.iter().filter(|v| v.diverged).count()),
+                mean_literals: mean(generated().map(|r| r.literals as f64)).unwrap_or(0.0),
+                mean_generation_s: mean(generated().map(|r| r.generation_s)).unwrap_or(0.0),
+                mean_solving_sat_s: mean(
+                    rs.iter()
+                        .filter(|r| r.outcome == PredictionOutcome::Sat)
+                        .map(|r| r.solving_s),
+                ),
+                mean_solving_unsat_s: mean(
+                    rs.iter()
+                        .filter(|r| r.outcome == PredictionOutcome::Unsat)
+                        .map(|r| r.solving_s),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// Tables 6/7: per program × size × level, the random runs beside the strategy with the
+/// most validated predictions (ties: most predictions, then the grid's first).
+pub fn exploration_rows(
+    exploration: &[ExplorationRecord],
+    predictions: &[PredictionRow],
+) -> Vec<ExplorationRow> {
+    let order = programs(exploration.iter().map(|r| r.program.as_str()));
+    let mut groups: BTreeMap<(usize, u8, String, u8, String), Vec<&ExplorationRecord>> =
+        BTreeMap::new();
+    for r in exploration {
+        let p = order.iter().position(|p| *p == r.program).unwrap_or(0);
+        groups
+            .entry((
+                p,
+                size_order(&r.size),
+                r.size.clone(),
+                level_order(&r.level),
+                r.level.clone(),
+            ))
+            .or_default()
+            .push(r);
+    }
+    groups
+        .into_iter()
+        .map(|((p, _, size, _, level), rs)| {
+            let program = order[p].clone();
+            let n = rs.len();
+            let pct = |k: usize| 100.0 * k as f64 / n.max(1) as f64;
+            let best = predictions
+                .iter()
+                .filter(|row| row.program == program && row.size == size && row.level == level)
+                .max_by(|a, b| {
+                    (a.validated.unwrap_or(a.sat), a.sat)
+                        .cmp(&(b.validated.unwrap_or(b.sat), b.sat))
+                        .then(strategy_order(&b.strategy).cmp(&strategy_order(&a.strategy)))
+                });
+            ExplorationRow {
+                random_runs: n,
+                fail_pct: pct(rs.iter().filter(|r| r.invariant_failed).count()),
+                unser_pct: pct(rs.iter().filter(|r| r.unserializable == Some(true)).count()),
+                unser_unknown: rs.iter().filter(|r| r.unserializable.is_none()).count(),
+                strategy: best.map(|b| b.strategy.clone()),
+                predicted_pct: best.map(|b| 100.0 * b.sat as f64 / b.runs.max(1) as f64),
+                validated_pct: best
+                    .and_then(|b| b.validated.map(|v| 100.0 * v as f64 / b.runs.max(1) as f64)),
+                program,
+                size,
+                level,
+            }
+        })
+        .collect()
+}
+
+/// The risk ranking, highest score first (ties by name). A program's score is
+/// `100 × Σ_level w(level) · mean_run max_strategy exposure / Σ_level w(level)` over the levels
+/// in the records, with [`level_weight`] and [`exposure`]; a run is one observed execution
+/// (workload seed × size, or a user history file).
+pub fn risk_rows(records: &[PredictionRecord]) -> Vec<RiskRow> {
+    let order = programs(records.iter().map(|r| r.program.as_str()));
+    let mut levels: Vec<String> = programs(records.iter().map(|r| r.level.as_str()));
+    levels.sort_by_key(|l| level_order(l));
+    let total_weight: f64 = levels.iter().map(|l| level_weight(l)).sum();
+    let mut rows: Vec<RiskRow> = order
+        .iter()
+        .map(|program| {
+            // (level, size, run) → best exposure and whether an invariant broke.
+            let mut cases: BTreeMap<(String, String, String), (f64, bool)> = BTreeMap::new();
+            for r in records.iter().filter(|r| &r.program == program) {
+                let e = exposure(r);
+                let broke = r.outcome == PredictionOutcome::Sat
+                    && r.validation
+                        .as_ref()
+                        .is_some_and(|v| v.validated && !v.failed_invariants.is_empty());
+                let slot = cases
+                    .entry((r.level.clone(), r.size.clone(), r.run.clone()))
+                    .or_insert((0.0, false));
+                slot.0 = slot.0.max(e);
+                slot.1 |= broke;
+            }
+            let by_level: Vec<(String, f64)> = levels
+                .iter()
+                .map(|l| {
+                    let m = mean(
+                        cases
+                            .iter()
+                            .filter(|((cl, _, _), _)| cl == l)
+                            .map(|(_, &(e, _))| e),
+                    )
+                    .unwrap_or(0.0);
+                    (l.clone(), 100.0 * level_weight(l) * m / total_weight)
+                })
+                .collect();
+            RiskRow {
+                program: program.clone(),
+                score: by_level.iter().map(|(_, c)| c).sum(),
+                by_level,
+                cases: cases.len(),
+                exposed: cases.values().filter(|(e, _)| *e >= 0.6).count(),
+                invariant_broken: cases.values().filter(|(_, b)| *b).count(),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.program.cmp(&b.program))
+    });
+    rows
+}
+
+/// A count of literals as the paper prints them (`366K`, `60.8M`).
+pub fn format_literals(n: f64) -> String {
+    if n < 1_000.0 {
+        format!("{n:.0}")
+    } else if n < 1_000_000.0 {
+        format!("{:.1}K", n / 1_000.0)
+    } else {
+        format!("{:.1}M", n / 1_000_000.0)
+    }
+}
+
+/// Seconds with a precision that suits their size.
+pub fn format_seconds(s: f64) -> String {
+    if s < 0.1 {
+        format!("{s:.3} s")
+    } else if s < 10.0 {
+        format!("{s:.2} s")
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+fn pct(p: f64) -> String {
+    format!("{p:.0}%")
+}
+
+/// Tables 4/5 as Markdown, one table per level.
+pub fn prediction_markdown(rows: &[PredictionRow]) -> String {
+    let mut out = String::new();
+    let show_viol = rows.iter().any(|r| r.observed_violations > 0);
+    let show_err = rows.iter().any(|r| r.errors > 0);
+    let mut levels: Vec<&str> = programs(rows.iter().map(|r| r.level.as_str()))
+        .into_iter()
+        .map(|l| rows.iter().find(|r| r.level == l).unwrap().level.as_str())
+        .collect();
+    levels.sort_by_key(|l| level_order(l));
+    for level in levels {
+        let _ = writeln!(out, "#### Level {level}\n");
+        let mut header = String::from("| Program | Size | Strategy | Unk (T/O) | Unsat | Sat |");
+        let mut rule = String::from("|---|---|---|---:|---:|---:|");
+        if show_viol {
+            header.push_str(" Observed violation |");
+            rule.push_str("---:|");
+        }
+        if show_err {
+            header.push_str(" Errors |");
+            rule.push_str("---:|");
+        }
+        header.push_str(
+            " Validated (Diverged) | # Literals | Generation | Solving Sat | Solving Unsat |",
+        );
+        rule.push_str("---:|---:|---:|---:|---:|");
+        let _ = writeln!(out, "{header}\n{rule}");
+        for r in rows.iter().filter(|r| r.level == level) {
+            let mut line = format!(
+                "| {} | {} | {} | {} ({}) | {} | {} |",
+                r.program, r.size, r.strategy, r.unknown, r.timed_out, r.unsat, r.sat
+            );
+            if show_viol {
+                let _ = write!(line, " {} |", r.observed_violations);
+            }
+            if show_err {
+                let _ = write!(line, " {} |", r.errors);
+            }
+            let validated = match (r.validated, r.diverged) {
+                (Some(v), Some(d)) => format!("{v} ({d})"),
+                _ => "–".to_string(),
+            };
+            let _ = writeln!(
+                line,
+                " {validated} | {} | {} | {} | {} |",
+                format_literals(r.mean_literals),
+                format_seconds(r.mean_generation_s),
+                r.mean_solving_sat_s.map_or("–".to_string(), format_seconds),
+                r.mean_solving_unsat_s
+                    .map_or("–".to_string(), format_seconds),
+            );
+            out.push_str(&line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Tables 6/7 as Markdown, one table per level.
+pub fn exploration_markdown(rows: &[ExplorationRow]) -> String {
+    let mut out = String::new();
+    let mut levels: Vec<String> = programs(rows.iter().map(|r| r.level.as_str()));
+    levels.sort_by_key(|l| level_order(l));
+    for level in levels {
+        let _ = writeln!(out, "#### Level {level}\n");
+        out.push_str("| Program | Size | Random runs | Fail | Unser | Strategy | Predicted | Validated |\n|---|---|---:|---:|---:|---|---:|---:|\n");
+        for r in rows.iter().filter(|r| r.level == level) {
+            let unser = if r.unser_unknown > 0 {
+                format!("{} ({} unknown)", pct(r.unser_pct), r.unser_unknown)
+            } else {
+                pct(r.unser_pct)
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {unser} | {} | {} | {} |",
+                r.program,
+                r.size,
+                r.random_runs,
+                pct(r.fail_pct),
+                r.strategy.as_deref().unwrap_or("–"),
+                r.predicted_pct.map_or("–".to_string(), pct),
+                r.validated_pct.map_or("–".to_string(), pct),
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The risk ranking as Markdown.
+pub fn risk_markdown(rows: &[RiskRow]) -> String {
+    let mut out = String::new();
+    let levels: Vec<&str> = rows
+        .first()
+        .map(|r| r.by_level.iter().map(|(l, _)| l.as_str()).collect())
+        .unwrap_or_default();
+    out.push_str("| Rank | Program | Score |");
+    for l in &levels {
+        let _ = write!(out, " from {l} |");
+    }
+    out.push_str(" Runs × levels | Exposed | Invariant broken |\n|---:|---|---:|");
+    for _ in &levels {
+        out.push_str("---:|");
+    }
+    out.push_str("---:|---:|---:|\n");
+    for (i, r) in rows.iter().enumerate() {
+        let _ = write!(out, "| {} | {} | {:.1} |", i + 1, r.program, r.score);
+        for (_, c) in &r.by_level {
+            let _ = write!(out, " {c:.1} |");
+        }
+        let _ = writeln!(
+            out,
+            " {} | {} | {} |",
+            r.cases, r.exposed, r.invariant_broken
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(
+        program: &str,
+        run: u32,
+        level: &str,
+        strategy: &str,
+        outcome: PredictionOutcome,
+        validated: Option<(bool, bool, bool)>,
+    ) -> PredictionRecord {
+        PredictionRecord {
+            program: program.to_string(),
+            size: "small".to_string(),
+            run: format!("seed {run}"),
+            level: level.to_string(),
+            strategy: strategy.to_string(),
+            outcome,
+            timed_out: false,
+            validation: validated.map(|(validated, diverged, broke)| ValidationRecord {
+                validated,
+                diverged,
+                failed_invariants: if broke {
+                    vec!["A13".to_string()]
+                } else {
+                    vec![]
+                },
+                verdict: if validated {
+                    "validated"
+                } else {
+                    "serializable"
+                }
+                .to_string(),
+            }),
+            literals: 1000 * run as u64,
+            generation_s: 0.5,
+            solving_s: run as f64,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn prediction_rows_count_and_average() {
+        use PredictionOutcome::*;
+        let records = vec![
+            record(
+                "bank",
+                1,
+                "causal",
+                "approx-relaxed",
+                Sat,
+                Some((true, false, true)),
+            ),
+            record(
+                "bank",
+                2,
+                "causal",
+                "approx-relaxed",
+                Sat,
+                Some((false, true, false)),
+            ),
+            record("bank", 3, "causal", "approx-relaxed", Unsat, None),
+            record("bank", 4, "causal", "approx-relaxed", Unknown, None),
+            record(
+                "bank",
+                1,
+                "rc",
+                "approx-relaxed",
+                Sat,
+                Some((true, true, false)),
+            ),
+        ];
+        let rows = prediction_rows(&records);
+        assert_eq!(rows.len(), 2);
+        let r = &rows[0];
+        assert_eq!(
+            (r.level.as_str(), r.runs, r.sat, r.unsat, r.unknown),
+            ("causal", 4, 2, 1, 1)
+        );
+        assert_eq!((r.validated, r.diverged), (Some(1), Some(1)));
+        assert_eq!(r.mean_literals, 2500.0);
+        assert_eq!(r.mean_solving_sat_s, Some(1.5));
+        assert_eq!(r.mean_solving_unsat_s, Some(3.0));
+        let md = prediction_markdown(&rows);
+        assert!(md.contains("#### Level causal"));
+        assert!(md.contains("| bank | small | approx-relaxed | 1 (0) | 1 | 2 | 1 (1) | 2.5K | 0.50 s | 1.50 s | 3.00 s |"), "{md}");
+        assert!(!md.contains("Observed violation"));
+        // Nothing predicted: 0 validated. A prediction without replay (a user history): –.
+        let none = prediction_rows(&[record("v", 1, "causal", "approx-relaxed", Unsat, None)]);
+        assert_eq!((none[0].validated, none[0].diverged), (Some(0), Some(0)));
+        let unreplayed = prediction_rows(&[record("h", 1, "causal", "approx-relaxed", Sat, None)]);
+        assert_eq!(unreplayed[0].validated, None);
+        assert!(prediction_markdown(&unreplayed).contains("| 1 | – |"));
+    }
+
+    #[test]
+    fn risk_weights_levels_and_invariants() {
+        use PredictionOutcome::*;
+        let records = vec![
+            // bank: causal run 1 validated with a broken invariant, run 2 nothing; rc both
+            // validated without invariant breakage.
+            record(
+                "bank",
+                1,
+                "causal",
+                "approx-relaxed",
+                Sat,
+                Some((true, false, true)),
+            ),
+            record("bank", 2, "causal", "approx-relaxed", Unsat, None),
+            record(
+                "bank",
+                1,
+                "rc",
+                "approx-relaxed",
+                Sat,
+                Some((true, false, false)),
+            ),
+            record(
+                "bank",
+                2,
+                "rc",
+                "approx-relaxed",
+                Sat,
+                Some((true, false, false)),
+            ),
+            // votes: only rc.
+            record("votes", 1, "causal", "approx-relaxed", Unsat, None),
+            record("votes", 2, "causal", "approx-relaxed", Unsat, None),
+            record(
+                "votes",
+                1,
+                "rc",
+                "approx-relaxed",
+                Sat,
+                Some((true, false, true)),
+            ),
+            record(
+                "votes",
+                2,
+                "rc",
+                "approx-relaxed",
+                Sat,
+                Some((true, false, true)),
+            ),
+        ];
+        let rows = risk_rows(&records);
+        // bank: (3 × 0.5 + 1 × 0.6) / 4 × 100 = 52.5; votes: (0 + 1 × 1) / 4 × 100 = 25.
+        assert_eq!(rows[0].program, "bank");
+        assert!((rows[0].score - 52.5).abs() < 1e-9, "{}", rows[0].score);
+        assert!((rows[1].score - 25.0).abs() < 1e-9);
+        assert_eq!(rows[0].by_level[0].0, "causal");
+        assert!((rows[0].by_level[0].1 - 37.5).abs() < 1e-9);
+        assert_eq!(
+            (rows[0].cases, rows[0].exposed, rows[0].invariant_broken),
+            (4, 3, 1)
+        );
+        let md = risk_markdown(&rows);
+        assert!(
+            md.contains("| 1 | bank | 52.5 | 37.5 | 15.0 | 4 | 3 | 1 |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn the_best_strategy_sits_beside_exploration() {
+        use PredictionOutcome::*;
+        let records = vec![
+            record(
+                "bank",
+                1,
+                "rc",
+                "approx-strict",
+                Sat,
+                Some((false, false, false)),
+            ),
+            record(
+                "bank",
+                1,
+                "rc",
+                "approx-relaxed",
+                Sat,
+                Some((true, false, false)),
+            ),
+        ];
+        let exploration: Vec<ExplorationRecord> = (0..4)
+            .map(|trial| ExplorationRecord {
+                program: "bank".to_string(),
+                size: "small".to_string(),
+                seed: 1,
+                level: "rc".to_string(),
+                trial,
+                invariant_failed: trial == 0,
+                unserializable: Some(trial < 2),
+            })
+            .collect();
+        let rows = exploration_rows(&exploration, &prediction_rows(&records));
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!((r.fail_pct, r.unser_pct), (25.0, 50.0));
+        assert_eq!(r.strategy.as_deref(), Some("approx-relaxed"));
+        assert_eq!(
+            (r.predicted_pct, r.validated_pct),
+            (Some(100.0), Some(100.0))
+        );
+        let md = exploration_markdown(&rows);
+        assert!(
+            md.contains("| bank | small | 4 | 25% | 50% | approx-relaxed | 100% | 100% |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn numbers_are_formatted_like_the_paper() {
+        assert_eq!(format_literals(366_400.0), "366.4K");
+        assert_eq!(format_literals(60_834_000.0), "60.8M");
+        assert_eq!(format_literals(512.0), "512");
+        assert_eq!(format_seconds(0.0123), "0.012 s");
+        assert_eq!(format_seconds(22.94), "22.9 s");
+    }
+}

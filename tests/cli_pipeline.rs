@@ -1,0 +1,289 @@
+//! End-to-end tests of `isopredict run` and `isopredict rank` through the built binary: exit
+//! codes (1 anomaly, 0 none, 3 unknown, 2 bad input), the files written, what the report
+//! says, determinism across processes, and rank's tables on a tiny grid and on user histories.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn isopredict(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh scratch directory for one test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+    fn arg(&self, name: &str) -> String {
+        self.join(name).display().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    let dir =
+        std::env::temp_dir().join(format!("isopredict-pipeline-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    Scratch(dir)
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn run_smallbank_reports_a_validated_anomaly_and_writes_its_files() {
+    let s = scratch("smallbank");
+    let out = s.arg("sb");
+    let o = isopredict(&["run", "smallbank", "--out", &out]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("Anomaly validated"), "{text}");
+    assert!(text.contains("## Reads that change writer"), "{text}");
+    assert!(text.contains("`CHECKING.bal[custid="), "{text}");
+    assert!(text.contains("Amalgamate(custId0="), "{text}");
+    assert!(
+        text.contains("A13") && text.contains("**BROKEN**"),
+        "{text}"
+    );
+    let dir = s.join("sb");
+    for f in [
+        "observed.json",
+        "observed.trace.txt",
+        "predicted.json",
+        "predicted.trace.txt",
+        "validating.json",
+        "validating.trace.txt",
+        "anomaly.dot",
+        "anomaly.svg",
+        "report.md",
+        "report.json",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} written");
+    }
+    assert_eq!(read(&dir.join("report.md")), text);
+    let svg = read(&dir.join("anomaly.svg"));
+    assert!(
+        svg.starts_with("<svg") && svg.contains("#d12a1f"),
+        "the cycle is drawn in red"
+    );
+    assert!(read(&dir.join("anomaly.dot")).starts_with("digraph anomaly {"));
+    let report: serde_json::Value = serde_json::from_str(&read(&dir.join("report.json"))).unwrap();
+    assert_eq!(report["verdict"], "anomaly-validated");
+    assert_eq!(report["validation"]["verdict"], "validated");
+    // The written histories read back, and the predicted one re-checks at causal.
+    let check = isopredict(&[
+        "check",
+        &dir.join("predicted.json").display().to_string(),
+        "--level",
+        "cc",
+    ]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    let stats = isopredict(&[
+        "stats",
+        &dir.join("observed.trace.txt").display().to_string(),
+    ]);
+    assert_eq!(stats.status.code(), Some(0), "{}", stderr(&stats));
+}
+
+#[test]
+fn run_exit_codes_none_unknown_and_bad_input() {
+    let s = scratch("codes");
+    // Voter under causal: nothing to predict.
+    let o = isopredict(&["run", "voter", "--level", "causal", "--out", &s.arg("v")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("No anomaly"));
+    assert!(s.join("v/observed.json").is_file() && s.join("v/report.md").is_file());
+    assert!(!s.join("v/anomaly.svg").exists());
+    // Under rc it has one.
+    let o = isopredict(&["run", "voter", "--level", "rc", "--out", &s.arg("vrc")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    // A budget too small to solve anything: unknown.
+    let o = isopredict(&[
+        "run",
+        "tpcc",
+        "--timeout",
+        "0.000001",
+        "--json",
+        "--out",
+        &s.arg("t"),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(report["verdict"], "unknown");
+    // Bad input.
+    for args in [
+        vec!["run", "nosuchworkload"],
+        vec!["run", "smallbank", "--level", "ser"],
+        vec!["run", "smallbank", "--size", "huge"],
+        vec!["run", "smallbank", "--strategy", "magic"],
+        vec!["run", "smallbank", "--timeout", "-1"],
+    ] {
+        let o = isopredict(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).is_empty());
+    }
+}
+
+#[test]
+fn run_is_deterministic_across_processes() {
+    let s = scratch("determinism");
+    let report = |dir: &str| -> serde_json::Value {
+        let o = isopredict(&[
+            "run",
+            "smallbank",
+            "--seed",
+            "3",
+            "--level",
+            "rc",
+            "--json",
+            "--out",
+            &s.arg(dir),
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        let mut v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v.as_object_mut().unwrap().remove("timings");
+        v.as_object_mut().unwrap().remove("files");
+        v
+    };
+    assert_eq!(report("a"), report("b"));
+    assert_eq!(
+        read(&s.join("a/anomaly.svg")),
+        read(&s.join("b/anomaly.svg"))
+    );
+    assert_eq!(
+        read(&s.join("a/validating.trace.txt")),
+        read(&s.join("b/validating.trace.txt"))
+    );
+}
+
+#[test]
+fn rank_on_a_tiny_grid_writes_tables_json_and_chart() {
+    let s = scratch("rank");
+    let o = isopredict(&[
+        "rank",
+        "--workloads",
+        "smallbank,voter",
+        "--seeds",
+        "1..2",
+        "--sizes",
+        "small",
+        "--levels",
+        "causal,rc",
+        "--explore",
+        "2",
+        "--out",
+        &s.arg("r"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let md = read(&s.join("r/rank.md"));
+    assert_eq!(stdout(&o), md);
+    assert!(stderr(&o).contains("rank.md"));
+    assert!(md.contains("## Risk ranking"));
+    assert!(md.contains("#### Level causal") && md.contains("#### Level rc"));
+    // Smallbank: 2 of 2 predicted and validated under causal; Voter: none under causal.
+    assert!(
+        md.contains("| smallbank | small | approx-relaxed | 0 (0) | 0 | 2 | 2 ("),
+        "{md}"
+    );
+    assert!(
+        md.contains("| voter | small | approx-relaxed | 0 (0) | 2 | 0 | 0 (0) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1 | smallbank |"),
+        "smallbank ranks first: {md}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&read(&s.join("r/rank.json"))).unwrap();
+    assert_eq!(json["predictions"].as_array().unwrap().len(), 2 * 2 * 2);
+    assert_eq!(json["exploration"].as_array().unwrap().len(), 2 * 2 * 2 * 2);
+    assert_eq!(json["ranking"].as_array().unwrap().len(), 2);
+    let svg = read(&s.join("r/risk.svg"));
+    assert!(svg.starts_with("<svg") && svg.contains(">smallbank</text>"));
+}
+
+#[test]
+fn rank_over_user_histories_groups_by_folder() {
+    let s = scratch("histories");
+    let traces = common::testdata_dir().join("isopredict-traces");
+    for (group, file) in [
+        ("bank", "smallbank_small_10000.txt"),
+        ("bank", "smallbank_small_20000.txt"),
+        ("votes", "voter_small_10000.txt"),
+    ] {
+        std::fs::create_dir_all(s.join(&format!("h/{group}"))).unwrap();
+        std::fs::copy(traces.join(file), s.join(&format!("h/{group}/{file}"))).unwrap();
+    }
+    std::fs::write(s.join("h/votes/broken.txt"), "this is not a history\n").unwrap();
+    let o = isopredict(&[
+        "rank",
+        "--histories",
+        &s.arg("h"),
+        "--levels",
+        "causal",
+        "--json",
+        "--out",
+        &s.arg("r"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let records = json["predictions"].as_array().unwrap();
+    assert_eq!(records.len(), 4);
+    let outcome = |run: &str| {
+        records
+            .iter()
+            .find(|r| r["run"] == run)
+            .map(|r| {
+                (
+                    r["program"].as_str().unwrap().to_string(),
+                    r["outcome"].clone(),
+                )
+            })
+            .unwrap()
+    };
+    assert_eq!(outcome("smallbank_small_10000.txt").0, "bank");
+    assert_eq!(outcome("smallbank_small_10000.txt").1, "sat");
+    assert_eq!(outcome("voter_small_10000.txt").1, "unsat");
+    assert_eq!(outcome("broken.txt").1, "error");
+    let md = read(&s.join("r/rank.md"));
+    assert!(
+        md.contains("## Errors") && md.contains("broken.txt"),
+        "{md}"
+    );
+    // No replay for user histories.
+    assert!(
+        md.contains("| bank | - | approx-relaxed | 0 (0) | 0 | 2 |"),
+        "{md}"
+    );
+    // Bad folder: exit 2.
+    let o = isopredict(&[
+        "rank",
+        "--histories",
+        &s.arg("missing"),
+        "--out",
+        &s.arg("x"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
