@@ -4,45 +4,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn isopredict(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh scratch directory for one test, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("isopredict-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
-}
+use common::cli::{isopredict, stderr, stdout, Scratch};
 
 fn trace() -> PathBuf {
     common::testdata_dir().join("isopredict-traces/smallbank_small_10000.txt")
@@ -89,7 +53,7 @@ fn stats_with_a_wrong_format_fails_with_line() {
 
 #[test]
 fn bad_input_exits_2_naming_file_and_line() {
-    let dir = scratch("bad");
+    let dir = Scratch::new("bad");
     let bad = dir.join("bad.txt");
     std::fs::write(&bad, "w(1,1,1,1)\n\nr(1,1,2,2\n").unwrap();
     let o = isopredict(&["stats", bad.to_str().unwrap()]);
@@ -141,7 +105,7 @@ fn usage_errors_exit_2_and_help_exits_0() {
 
 #[test]
 fn convert_round_trips_through_every_format() {
-    let dir = scratch("convert");
+    let dir = Scratch::new("convert");
     let input = trace();
     let original = isopredict::formats::read_file(&input, None).unwrap();
     // By extension: .json and .isopredict; by --to: plume.
@@ -207,7 +171,7 @@ fn convert_to_stdout_and_from_stdin() {
 
 #[test]
 fn unrepresentable_conversion_exits_2() {
-    let dir = scratch("unrep");
+    let dir = Scratch::new("unrep");
     let thin = dir.join("thin.txt");
     std::fs::write(&thin, "r(1,5,1,1)\n").unwrap();
     let out = dir.join("out.isopredict");

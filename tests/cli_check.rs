@@ -3,22 +3,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
 use isopredict::check::{Anomaly, CheckReport, Level, LevelsReport};
 
-fn isopredict(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::cli::{isopredict, stdout, Scratch};
 
 fn awdit(relative: &str) -> String {
     common::testdata_dir()
@@ -26,22 +13,6 @@ fn awdit(relative: &str) -> String {
         .join(relative)
         .display()
         .to_string()
-}
-
-/// A fresh scratch directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("isopredict-check-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
 }
 
 #[test]
@@ -72,14 +43,14 @@ fn exit_codes_follow_the_verdict() {
 
 #[test]
 fn bad_input_and_usage_exit_2() {
-    let dir = scratch("bad");
-    let bad = dir.0.join("bad.txt");
+    let dir = Scratch::new("bad");
+    let bad = dir.join("bad.txt");
     std::fs::write(&bad, "w 0 0\nr 0\n").unwrap();
     let o = isopredict(&["check", bad.to_str().unwrap(), "--format", "awdit"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.txt:2"), "{err}");
-    let missing = dir.0.join("missing.txt");
+    let missing = dir.join("missing.txt");
     assert_eq!(
         isopredict(&["check", missing.to_str().unwrap()])
             .status
@@ -143,8 +114,8 @@ fn json_parses_into_the_report_types() {
 
 #[test]
 fn dot_writes_the_violation() {
-    let dir = scratch("dot");
-    let out = dir.0.join("cycle.dot");
+    let dir = Scratch::new("dot");
+    let out = dir.join("cycle.dot");
     let o = isopredict(&[
         "check",
         &awdit("none/hb-cycle.txt"),

@@ -1,52 +1,22 @@
 //! End-to-end tests of `isopredict generate`: run the built binary, read its output back.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::Path;
 
 use isopredict::check::oracle::satisfies;
 use isopredict::check::Level;
 use isopredict::formats::{read_file, Format};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_isopredict"))
-}
+mod common;
 
-/// A scratch directory for one test, removed when dropped.
-struct Scratch(PathBuf);
+use common::cli::{isopredict, stderr, stdout, Scratch};
 
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "isopredict-cli-generate-{}-{test}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run_generate(args: &[&str], out: &PathBuf) {
-    let output = bin()
-        .arg("generate")
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
+fn run_generate(args: &[&str], out: &Path) {
+    let out = out.display().to_string();
+    let output = isopredict(&[&["generate"], args, &["--out", &out]].concat());
     assert!(
         output.status.success(),
         "generate {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
+        stderr(&output)
     );
 }
 
@@ -73,7 +43,7 @@ fn writes_every_format_and_the_level_survives_the_round_trip() {
         ("rc", Level::ReadCommitted),
     ] {
         for seed in ["1", "2", "3"] {
-            let json = scratch.path(&format!("{mode}-{seed}.json"));
+            let json = scratch.join(&format!("{mode}-{seed}.json"));
             let mut args = TINY.to_vec();
             args.extend(["--consistent", mode, "--seed", seed]);
             run_generate(&args, &json);
@@ -84,7 +54,7 @@ fn writes_every_format_and_the_level_survives_the_round_trip() {
             assert_eq!(stats.reads + stats.writes, 24);
             assert_eq!(satisfies(&reference, level), Some(true), "{mode} {seed}");
             for format in Format::ALL {
-                let out = scratch.path(&format!("{mode}-{seed}.{format}"));
+                let out = scratch.join(&format!("{mode}-{seed}.{format}"));
                 let mut with_format = args.clone();
                 with_format.extend(["--format", format.name()]);
                 run_generate(&with_format, &out);
@@ -103,11 +73,21 @@ fn writes_every_format_and_the_level_survives_the_round_trip() {
 #[test]
 fn same_seed_same_output_on_stdout() {
     let run = |seed: &str| {
-        let output = bin()
-            .args(["generate", "--sessions", "3", "--txns", "3", "--ops", "3"])
-            .args(["--seed", seed, "--abort-ratio", "0.3", "--dist", "hotspot"])
-            .output()
-            .unwrap();
+        let output = isopredict(&[
+            "generate",
+            "--sessions",
+            "3",
+            "--txns",
+            "3",
+            "--ops",
+            "3",
+            "--seed",
+            seed,
+            "--abort-ratio",
+            "0.3",
+            "--dist",
+            "hotspot",
+        ]);
         assert!(output.status.success());
         output.stdout
     };
@@ -137,7 +117,7 @@ fn bad_arguments_exit_2_with_a_message() {
             "1",
         ],
     ] {
-        let output = bin().args(&args).output().unwrap();
+        let output = isopredict(&args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(!output.stderr.is_empty(), "{args:?}");
         assert!(output.stdout.is_empty(), "{args:?}");
@@ -154,7 +134,7 @@ fn check_accepts_consistent_output_and_rejects_random_output() {
         ("ser", "cc", 0),
         ("none", "rc", 1),
     ] {
-        let out = scratch.path(&format!("{mode}.plume"));
+        let out = scratch.join(&format!("{mode}.plume"));
         run_generate(
             &[
                 "--sessions",
@@ -176,17 +156,12 @@ fn check_accepts_consistent_output_and_rejects_random_output() {
             ],
             &out,
         );
-        let output = bin()
-            .arg("check")
-            .arg(&out)
-            .args(["--level", level])
-            .output()
-            .unwrap();
+        let output = isopredict(&["check", &out.display().to_string(), "--level", level]);
         assert_eq!(
             output.status.code(),
             Some(expected),
             "{mode} checked at {level}: {}",
-            String::from_utf8_lossy(&output.stdout)
+            stdout(&output)
         );
     }
 }

@@ -4,50 +4,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
 
-fn isopredict(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh scratch directory for one test, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    fn arg(&self, name: &str) -> String {
-        self.join(name).display().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
-    let dir =
-        std::env::temp_dir().join(format!("isopredict-pipeline-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
-}
+use common::cli::{isopredict, stderr, stdout, Scratch};
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -55,7 +14,7 @@ fn read(path: &Path) -> String {
 
 #[test]
 fn run_smallbank_reports_a_validated_anomaly_and_writes_its_files() {
-    let s = scratch("smallbank");
+    let s = Scratch::new("smallbank");
     let out = s.arg("sb");
     let o = isopredict(&["run", "smallbank", "--out", &out]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
@@ -110,7 +69,7 @@ fn run_smallbank_reports_a_validated_anomaly_and_writes_its_files() {
 
 #[test]
 fn run_exit_codes_none_unknown_and_bad_input() {
-    let s = scratch("codes");
+    let s = Scratch::new("codes");
     // Voter under causal: nothing to predict.
     let o = isopredict(&["run", "voter", "--level", "causal", "--out", &s.arg("v")]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
@@ -149,7 +108,7 @@ fn run_exit_codes_none_unknown_and_bad_input() {
 
 #[test]
 fn run_is_deterministic_across_processes() {
-    let s = scratch("determinism");
+    let s = Scratch::new("determinism");
     let report = |dir: &str| -> serde_json::Value {
         let o = isopredict(&[
             "run",
@@ -181,7 +140,7 @@ fn run_is_deterministic_across_processes() {
 
 #[test]
 fn rank_on_a_tiny_grid_writes_tables_json_and_chart() {
-    let s = scratch("rank");
+    let s = Scratch::new("rank");
     let o = isopredict(&[
         "rank",
         "--workloads",
@@ -226,7 +185,7 @@ fn rank_on_a_tiny_grid_writes_tables_json_and_chart() {
 
 #[test]
 fn rank_over_user_histories_groups_by_folder() {
-    let s = scratch("histories");
+    let s = Scratch::new("histories");
     let traces = common::testdata_dir().join("isopredict-traces");
     for (group, file) in [
         ("bank", "smallbank_small_10000.txt"),

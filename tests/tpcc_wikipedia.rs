@@ -8,9 +8,10 @@ mod common;
 use common::shipped::{
     initial_lines, parse, per_session, replay_shipped, run_lines, shipped, trace_of, WithAborts,
 };
+use common::table3_average as average;
 use isopredict::check::{check, CheckOptions, Level};
 use isopredict::store::ReadPolicy;
-use isopredict::workloads::{by_name, counts, run, Counts, RunConfig, Size, Workload};
+use isopredict::workloads::{by_name, counts, run, RunConfig, Size, Workload};
 
 fn size_of(file: &str) -> Size {
     if file.contains("large") {
@@ -95,21 +96,6 @@ fn wikipedia_reproduces_the_shipped_traces_given_their_lost_calls() {
             "{file}: {ours:?} {theirs:?}"
         );
     }
-}
-
-fn average(w: &dyn Workload, size: Size) -> (f64, f64, f64) {
-    let mut total = Counts::default();
-    for seed in 1..=10 {
-        let c = counts(&run(w, &RunConfig::paper(seed, size)).unwrap().history);
-        total.reads += c.reads;
-        total.writes += c.writes;
-        total.txns += c.txns;
-    }
-    (
-        total.reads as f64 / 10.0,
-        total.writes as f64 / 10.0,
-        total.txns as f64 / 10.0,
-    )
 }
 
 fn within(a: f64, b: f64, fraction: f64) -> bool {

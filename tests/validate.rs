@@ -6,8 +6,8 @@ use isopredict::history::{History, HistoryBuilder, ReadFrom};
 use isopredict::ser::{check_serializable, SerVerdict};
 use isopredict::store::{KvRead, KvWrite, Loader, Outcome, Snapshot, Tx, Value};
 use isopredict::workloads::{
-    by_name, run, validate, InvariantCheck, Procedure, RunConfig, Size, Step, Terminal, Verdict,
-    Workload,
+    by_name, run, validate, InvariantCheck, Procedure, Run, RunConfig, Size, Step, Terminal,
+    Validation, Verdict, Workload,
 };
 
 const ACCOUNT: u64 = 42;
@@ -77,6 +77,19 @@ fn config() -> RunConfig {
     }
 }
 
+/// Replays the deposit program under causal consistency, following `predicted`.
+fn validate_deposit(observed: &Run, predicted: &History) -> Validation {
+    validate(
+        &Deposit,
+        &config(),
+        Some(observed),
+        predicted,
+        Level::Causal,
+        None,
+    )
+    .unwrap()
+}
+
 /// The first transaction of each session, both reading the balance from the initial state
 /// (Figure 3: the lost update causal consistency allows). `writer` overrides the second
 /// session's writer.
@@ -111,15 +124,7 @@ fn the_deposit_lost_update_is_validated() {
         Ok(SerVerdict::Serializable { .. })
     ));
     let predicted = deposit_prediction(&observed.history, false);
-    let v = validate(
-        &Deposit,
-        &config(),
-        Some(&observed),
-        &predicted,
-        Level::Causal,
-        None,
-    )
-    .unwrap();
+    let v = validate_deposit(&observed, &predicted);
     assert_eq!(v.verdict, Verdict::Validated);
     assert!(!v.diverged(), "{:?}", v.divergences);
     // One transaction per session ran, and the deposit of one was lost.
@@ -131,15 +136,7 @@ fn the_deposit_lost_update_is_validated() {
 fn a_serial_prediction_is_not_validated() {
     let observed = run(&Deposit, &config()).unwrap();
     let predicted = deposit_prediction(&observed.history, true);
-    let v = validate(
-        &Deposit,
-        &config(),
-        Some(&observed),
-        &predicted,
-        Level::Causal,
-        None,
-    )
-    .unwrap();
+    let v = validate_deposit(&observed, &predicted);
     assert_eq!(v.verdict, Verdict::Serializable);
     assert!(v.failed_invariants().next().is_none());
 }
@@ -159,15 +156,7 @@ fn a_prediction_of_another_read_diverges() {
     let t2 = b.begin(s2, Some(0));
     b.read(t2, other, None, ReadFrom::Initial, 0);
     let predicted = b.build().unwrap();
-    let v = validate(
-        &Deposit,
-        &config(),
-        Some(&observed),
-        &predicted,
-        Level::Causal,
-        None,
-    )
-    .unwrap();
+    let v = validate_deposit(&observed, &predicted);
     assert!(v.diverged());
     assert_eq!(v.divergences[0].session, 2);
     assert_eq!(v.divergences[0].key.as_deref(), Some("42"));
@@ -235,15 +224,7 @@ fn the_deposit_run_gives_a_validated_causal_prediction() {
             check_serializable(&prediction.history, None),
             Ok(SerVerdict::Unserializable)
         );
-        let v = validate(
-            &Deposit,
-            &config(),
-            Some(&observed),
-            &prediction.history,
-            Level::Causal,
-            None,
-        )
-        .unwrap();
+        let v = validate_deposit(&observed, &prediction.history);
         assert_eq!(v.verdict, Verdict::Validated, "{strategy}");
         let broken: Vec<&str> = v.failed_invariants().map(|i| i.id).collect();
         assert_eq!(broken, vec!["D1"], "{strategy}: a deposit is lost");

@@ -2,6 +2,8 @@
 //! serial runs, the paper's Table 3 counts, fidelity to the artifact's shipped traces, and
 //! replay of an unchanged observed history.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,35 +12,13 @@ use isopredict::check::Level;
 use isopredict::formats::{read_file, Format};
 use isopredict::history::{History, TxnId};
 use isopredict::store::{ReadPolicy, ReplayPlan};
-use isopredict::workloads::{all, by_name, counts, run, Counts, Run, RunConfig, Size, Workload};
+use isopredict::workloads::{all, by_name, counts, run, RunConfig, Size};
 
-fn trace_of(r: &Run) -> String {
-    let mut out = Vec::new();
-    r.store.write_trace(&mut out).unwrap();
-    String::from_utf8(out).unwrap()
-}
-
-/// The shared test data (`../shared/testdata` beside the repository); `ISOPREDICT_TESTDATA`
-/// overrides.
-fn testdata_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ISOPREDICT_TESTDATA") {
-        return dir.into();
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    ["..", "../.."]
-        .iter()
-        .map(|up| manifest.join(up).join("shared/testdata"))
-        .find(|d| d.is_dir())
-        .expect("test data: ../shared/testdata, or set ISOPREDICT_TESTDATA")
-}
+use common::shipped::{shipped, trace_of};
+use common::table3_average as average;
 
 fn shipped_path(name: &str) -> PathBuf {
-    testdata_dir().join("isopredict-traces").join(name)
-}
-
-fn shipped(name: &str) -> String {
-    let path = shipped_path(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    common::testdata_dir().join("isopredict-traces").join(name)
 }
 
 /// `line` without every `marker...)` group.
@@ -118,21 +98,6 @@ fn invariants_hold_on_serial_runs() {
             }
         }
     }
-}
-
-fn average(w: &dyn Workload, size: Size) -> (f64, f64, f64) {
-    let mut total = Counts::default();
-    for seed in 1..=10 {
-        let c = counts(&run(w, &RunConfig::paper(seed, size)).unwrap().history);
-        total.reads += c.reads;
-        total.writes += c.writes;
-        total.txns += c.txns;
-    }
-    (
-        total.reads as f64 / 10.0,
-        total.writes as f64 / 10.0,
-        total.txns as f64 / 10.0,
-    )
 }
 
 /// Table 3 of the paper (averages over runs 1..10): reads, writes, committed transactions.

@@ -189,20 +189,8 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
 
 /// What writing `h` in the AWDIT test format drops (see [`super::conversion_notes`]).
 pub(crate) fn notes(h: &History) -> Vec<String> {
-    let mut notes = Vec::new();
-    let renamed = common::integer_keys(h).1;
-    if renamed > 0 {
-        notes.push(format!(
-            "awdit keys are integers; {renamed} key name(s) that are not get unused numbers"
-        ));
-    }
-    if let Ok(plan) = common::plan_values(h, InitialValues::Unique) {
-        notes.extend(common::values_note(h, plan.synthesized, "awdit"));
-    }
-    common::structure_notes(h, &mut notes, "awdit");
-    let aborted = (1..h.txn_count() as u32)
-        .filter(|&t| !h.txn(t).is_committed() && !h.txn(t).ops().is_empty())
-        .count();
+    let mut notes = common::integer_format_notes(h, InitialValues::Unique, "awdit");
+    let aborted = common::aborted_with_ops(h);
     if aborted > 0 {
         notes.push(format!(
             "the awdit format has no aborted transactions; {aborted} are dropped"

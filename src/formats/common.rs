@@ -224,6 +224,35 @@ pub(crate) fn values_note(h: &History, plan_synthesized: bool, format: &str) -> 
     })
 }
 
+/// The notes of the formats whose keys and values are integers (Plume, AWDIT): key names
+/// replaced by numbers, values made up (the initial writes' values as `initial` says), then
+/// [`structure_notes`].
+pub(crate) fn integer_format_notes(
+    h: &History,
+    initial: InitialValues,
+    format: &str,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let renamed = integer_keys(h).1;
+    if renamed > 0 {
+        notes.push(format!(
+            "{format} keys are integers; {renamed} key name(s) that are not get unused numbers"
+        ));
+    }
+    if let Ok(plan) = plan_values(h, initial) {
+        notes.extend(values_note(h, plan.synthesized, format));
+    }
+    structure_notes(h, &mut notes, format);
+    notes
+}
+
+/// How many aborted transactions have operations (what a format without aborts drops).
+pub(crate) fn aborted_with_ops(h: &History) -> usize {
+    (1..h.txn_count() as TxnId)
+        .filter(|&t| !h.txn(t).is_committed() && !h.txn(t).ops().is_empty())
+        .count()
+}
+
 /// Notes shared by the text formats: timestamps, empty transactions and sessions.
 pub(crate) fn structure_notes(h: &History, notes: &mut Vec<String>, format: &str) {
     if h.has_timestamps() {

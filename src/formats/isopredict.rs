@@ -541,9 +541,7 @@ pub(crate) fn notes(h: &History) -> Vec<String> {
         notes.push("IsoPredict traces carry no values; they are dropped".into());
     }
     common::structure_notes(h, &mut notes, "an IsoPredict trace");
-    let aborted = (1..h.txn_count() as TxnId)
-        .filter(|&t| !h.txn(t).is_committed() && !h.txn(t).ops().is_empty())
-        .count();
+    let aborted = common::aborted_with_ops(h);
     if aborted > 0 {
         notes.push(format!(
             "IsoPredict traces have no aborted transactions; {aborted} are dropped"

@@ -241,17 +241,7 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
 
 /// What writing `h` as Plume text drops (see [`super::conversion_notes`]).
 pub(crate) fn notes(h: &History) -> Vec<String> {
-    let mut notes = Vec::new();
-    let renamed = common::integer_keys(h).1;
-    if renamed > 0 {
-        notes.push(format!(
-            "plume keys are integers; {renamed} key name(s) that are not get unused numbers"
-        ));
-    }
-    if let Ok(plan) = common::plan_values(h, InitialValues::Zero) {
-        notes.extend(common::values_note(h, plan.synthesized, "plume"));
-    }
-    common::structure_notes(h, &mut notes, "plume");
+    let mut notes = common::integer_format_notes(h, InitialValues::Zero, "plume");
     let mut seen = vec![false; h.key_count()];
     let repeated = h
         .txn(INITIAL_TXN)

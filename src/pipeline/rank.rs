@@ -379,20 +379,7 @@ fn run_task(task: &Task, timeout: Option<Duration>) -> Done {
                 || path.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
             );
-            let base = PredictionRecord {
-                program: group.clone(),
-                size: "-".to_string(),
-                run,
-                level: level_name(*level).to_string(),
-                strategy: strategy.name().to_string(),
-                outcome: PredictionOutcome::Error,
-                timed_out: false,
-                validation: None,
-                literals: 0,
-                generation_s: 0.0,
-                solving_s: 0.0,
-                detail: None,
-            };
+            let base = task_record(group.clone(), "-".to_string(), run, *level, *strategy);
             match formats::read_file(path, None) {
                 Ok(h) => predict_history(&h, base, *level, *strategy, timeout).0,
                 Err(e) => PredictionRecord {
@@ -408,6 +395,31 @@ fn run_task(task: &Task, timeout: Option<Duration>) -> Done {
 impl From<PredictionRecord> for Done {
     fn from(r: PredictionRecord) -> Done {
         Done::Prediction(r)
+    }
+}
+
+/// The record of a Tables 4/5 task before it runs: what it is, and an error outcome until the
+/// task fills in what it got.
+fn task_record(
+    program: String,
+    size: String,
+    run: String,
+    level: Level,
+    strategy: Strategy,
+) -> PredictionRecord {
+    PredictionRecord {
+        program,
+        size,
+        run,
+        level: level_name(level).to_string(),
+        strategy: strategy.name().to_string(),
+        outcome: PredictionOutcome::Error,
+        timed_out: false,
+        validation: None,
+        literals: 0,
+        generation_s: 0.0,
+        solving_s: 0.0,
+        detail: None,
     }
 }
 
@@ -465,20 +477,13 @@ fn predict_workload(
     strategy: Strategy,
     timeout: Option<Duration>,
 ) -> PredictionRecord {
-    let base = PredictionRecord {
-        program: workload.name().to_string(),
-        size: size.name().to_string(),
-        run: format!("seed {seed}"),
-        level: level_name(level).to_string(),
-        strategy: strategy.name().to_string(),
-        outcome: PredictionOutcome::Error,
-        timed_out: false,
-        validation: None,
-        literals: 0,
-        generation_s: 0.0,
-        solving_s: 0.0,
-        detail: None,
-    };
+    let base = task_record(
+        workload.name().to_string(),
+        size.name().to_string(),
+        format!("seed {seed}"),
+        level,
+        strategy,
+    );
     let config = RunConfig::paper(seed, size);
     let observed = match workloads::run(workload, &config) {
         Ok(r) => r,

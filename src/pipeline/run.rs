@@ -182,15 +182,7 @@ fn run_in_context(
             level_name(level)
         );
         report.observed_violation = Some(checked.render_text());
-        timings.total_ms = ms(start.elapsed());
-        report.timings = timings;
-        return Ok(RunOutcome {
-            report,
-            observed,
-            prediction: None,
-            validation: None,
-            anomaly: None,
-        });
+        return Ok(stopped_before_prediction(report, observed, timings, start));
     }
 
     // 3. Predict.
@@ -225,15 +217,7 @@ fn run_in_context(
                     outcome.reason.as_deref().unwrap_or("no reason given")
                 ),
             };
-            timings.total_ms = ms(start.elapsed());
-            report.timings = timings;
-            return Ok(RunOutcome {
-                report,
-                observed,
-                prediction: None,
-                validation: None,
-                anomaly: None,
-            });
+            return Ok(stopped_before_prediction(report, observed, timings, start));
         }
     };
 
@@ -339,6 +323,25 @@ fn run_in_context(
         validation: Some(validation),
         anomaly: Some(anomaly),
     })
+}
+
+/// The outcome of a run that stopped before a prediction was made (the observed run already
+/// violates the level, or the predictor found none or gave up): the report with its timings.
+fn stopped_before_prediction(
+    mut report: RunReport,
+    observed: Run,
+    mut timings: RunTimings,
+    start: Instant,
+) -> RunOutcome {
+    timings.total_ms = ms(start.elapsed());
+    report.timings = timings;
+    RunOutcome {
+        report,
+        observed,
+        prediction: None,
+        validation: None,
+        anomaly: None,
+    }
 }
 
 /// The name of a validation verdict (`validated`, `serializable`, `level-violated`,

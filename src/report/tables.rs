@@ -242,23 +242,38 @@ fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
 
-/// Sort key of a Tables 4/5 row: program position, size, level, strategy (each with its
-/// rank first).
-type GroupKey = (usize, u8, String, u8, String, u8, String);
+/// Levels in first-appearance order, then sorted strongest first.
+fn levels_in_order<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut levels = programs(names);
+    levels.sort_by_key(|l| level_order(l));
+    levels
+}
+
+/// Sort key of a program × size × level cell: the program's position in `order` (the grid's),
+/// then size and level, each with its rank first.
+type CellKey = (usize, u8, String, u8, String);
+
+fn cell_key(order: &[String], program: &str, size: &str, level: &str) -> CellKey {
+    (
+        order.iter().position(|p| p == program).unwrap_or(0),
+        size_order(size),
+        size.to_string(),
+        level_order(level),
+        level.to_string(),
+    )
+}
+
+/// Sort key of a Tables 4/5 row: its cell, then the strategy (with its rank first).
+type GroupKey = (CellKey, u8, String);
 
 /// Tables 4/5: one row per program × size × level × strategy, in grid order.
 pub fn prediction_rows(records: &[PredictionRecord]) -> Vec<PredictionRow> {
     let order = programs(records.iter().map(|r| r.program.as_str()));
     let mut groups: BTreeMap<GroupKey, Vec<&PredictionRecord>> = BTreeMap::new();
     for r in records {
-        let p = order.iter().position(|p| *p == r.program).unwrap_or(0);
         groups
             .entry((
-                p,
-                size_order(&r.size),
-                r.size.clone(),
-                level_order(&r.level),
-                r.level.clone(),
+                cell_key(&order, &r.program, &r.size, &r.level),
                 strategy_order(&r.strategy),
                 r.strategy.clone(),
             ))
@@ -267,7 +282,7 @@ pub fn prediction_rows(records: &[PredictionRecord]) -> Vec<PredictionRow> {
     }
     groups
         .into_iter()
-        .map(|((p, _, size, _, level, _, strategy), rs)| {
+        .map(|(((p, _, size, _, level), _, strategy), rs)| {
             let count = |o: PredictionOutcome| rs.iter().filter(|r| r.outcome == o).count();
             let replayed: Vec<&ValidationRecord> =
                 rs.iter().filter_map(|r| r.validation.as_ref()).collect();
@@ -325,18 +340,10 @@ pub fn exploration_rows(
     predictions: &[PredictionRow],
 ) -> Vec<ExplorationRow> {
     let order = programs(exploration.iter().map(|r| r.program.as_str()));
-    let mut groups: BTreeMap<(usize, u8, String, u8, String), Vec<&ExplorationRecord>> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<CellKey, Vec<&ExplorationRecord>> = BTreeMap::new();
     for r in exploration {
-        let p = order.iter().position(|p| *p == r.program).unwrap_or(0);
         groups
-            .entry((
-                p,
-                size_order(&r.size),
-                r.size.clone(),
-                level_order(&r.level),
-                r.level.clone(),
-            ))
+            .entry(cell_key(&order, &r.program, &r.size, &r.level))
             .or_default()
             .push(r);
     }
@@ -377,8 +384,7 @@ pub fn exploration_rows(
 /// (workload seed × size, or a user history file).
 pub fn risk_rows(records: &[PredictionRecord]) -> Vec<RiskRow> {
     let order = programs(records.iter().map(|r| r.program.as_str()));
-    let mut levels: Vec<String> = programs(records.iter().map(|r| r.level.as_str()));
-    levels.sort_by_key(|l| level_order(l));
+    let levels = levels_in_order(records.iter().map(|r| r.level.as_str()));
     let total_weight: f64 = levels.iter().map(|l| level_weight(l)).sum();
     let mut rows: Vec<RiskRow> = order
         .iter()
@@ -460,12 +466,7 @@ pub fn prediction_markdown(rows: &[PredictionRow]) -> String {
     let mut out = String::new();
     let show_viol = rows.iter().any(|r| r.observed_violations > 0);
     let show_err = rows.iter().any(|r| r.errors > 0);
-    let mut levels: Vec<&str> = programs(rows.iter().map(|r| r.level.as_str()))
-        .into_iter()
-        .map(|l| rows.iter().find(|r| r.level == l).unwrap().level.as_str())
-        .collect();
-    levels.sort_by_key(|l| level_order(l));
-    for level in levels {
+    for level in levels_in_order(rows.iter().map(|r| r.level.as_str())) {
         let _ = writeln!(out, "#### Level {level}\n");
         let mut header = String::from("| Program | Size | Strategy | Unk (T/O) | Unsat | Sat |");
         let mut rule = String::from("|---|---|---|---:|---:|---:|");
@@ -516,9 +517,7 @@ pub fn prediction_markdown(rows: &[PredictionRow]) -> String {
 /// Tables 6/7 as Markdown, one table per level.
 pub fn exploration_markdown(rows: &[ExplorationRow]) -> String {
     let mut out = String::new();
-    let mut levels: Vec<String> = programs(rows.iter().map(|r| r.level.as_str()));
-    levels.sort_by_key(|l| level_order(l));
-    for level in levels {
+    for level in levels_in_order(rows.iter().map(|r| r.level.as_str())) {
         let _ = writeln!(out, "#### Level {level}\n");
         out.push_str("| Program | Size | Random runs | Fail | Unser | Strategy | Predicted | Validated |\n|---|---|---:|---:|---:|---|---:|---:|\n");
         for r in rows.iter().filter(|r| r.level == level) {

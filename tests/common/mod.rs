@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod shipped;
 
 use isopredict::formats::{self, Format};
@@ -378,4 +379,25 @@ pub fn txt_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files.sort();
     files
+}
+
+/// The paper's Table 3 for `w` at `size`: reads, writes and committed transactions, averaged
+/// over runs 1..=10.
+pub fn table3_average(
+    w: &dyn isopredict::workloads::Workload,
+    size: isopredict::workloads::Size,
+) -> (f64, f64, f64) {
+    use isopredict::workloads::{counts, run, Counts, RunConfig};
+    let mut total = Counts::default();
+    for seed in 1..=10 {
+        let c = counts(&run(w, &RunConfig::paper(seed, size)).unwrap().history);
+        total.reads += c.reads;
+        total.writes += c.writes;
+        total.txns += c.txns;
+    }
+    (
+        total.reads as f64 / 10.0,
+        total.writes as f64 / 10.0,
+        total.txns as f64 / 10.0,
+    )
 }

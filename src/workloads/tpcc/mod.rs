@@ -102,7 +102,7 @@ const STOCK_DIST: [&str; 10] = [
 ];
 
 /// The columns Payment and OrderStatus read of a customer looked up by id.
-const CUSTOMER_BY_ID: &[&str] = &[
+const CUSTOMER_BY_ID: [&str; 16] = [
     "C_FIRST",
     "C_MIDDLE",
     "C_LAST",
@@ -121,25 +121,13 @@ const CUSTOMER_BY_ID: &[&str] = &[
     "C_SINCE",
 ];
 
-/// The columns read of customers looked up by last name (C_ID instead of C_LAST).
-const CUSTOMER_BY_NAME: &[&str] = &[
-    "C_FIRST",
-    "C_MIDDLE",
-    "C_ID",
-    "C_STREET_1",
-    "C_STREET_2",
-    "C_CITY",
-    "C_STATE",
-    "C_ZIP",
-    "C_PHONE",
-    "C_CREDIT",
-    "C_CREDIT_LIM",
-    "C_DISCOUNT",
-    "C_BALANCE",
-    "C_YTD_PAYMENT",
-    "C_PAYMENT_CNT",
-    "C_SINCE",
-];
+/// The columns read of customers looked up by last name: [`CUSTOMER_BY_ID`]'s with C_ID in
+/// C_LAST's place.
+const CUSTOMER_BY_NAME: [&str; 16] = {
+    let mut columns = CUSTOMER_BY_ID;
+    columns[2] = "C_ID";
+    columns
+};
 
 struct Tables {
     warehouse: Table,
@@ -670,7 +658,7 @@ impl TpccTerminal {
     fn customer_by_id(&self, tx: &mut Tx<'_>, w: i64, d: i64, c: i64) -> Option<Customer> {
         let rows = self.t.customer.select(
             tx,
-            Projection::Columns(CUSTOMER_BY_ID),
+            Projection::Columns(&CUSTOMER_BY_ID),
             &eq3("C_W_ID", w, "C_D_ID", d, "C_ID", c),
         );
         rows.first().map(|r| Customer {
@@ -687,7 +675,7 @@ impl TpccTerminal {
     fn customer_by_name(&self, tx: &mut Tx<'_>, w: i64, d: i64, last: &str) -> Option<Customer> {
         let mut rows = self.t.customer.select(
             tx,
-            Projection::Columns(CUSTOMER_BY_NAME),
+            Projection::Columns(&CUSTOMER_BY_NAME),
             &Pred::eq("C_W_ID", w)
                 .and(Pred::eq("C_D_ID", d))
                 .and(Pred::eq("C_LAST", last)),
