@@ -3,44 +3,10 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
+use common::cli::{isopredict, stderr, stdout, Scratch};
 use isopredict::check::{check, CheckOptions, Level};
 use isopredict::formats::{self, Format};
 use isopredict::ser::{check_serializable, SerVerdict};
-
-fn isopredict(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
-    let dir =
-        std::env::temp_dir().join(format!("isopredict-predict-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
-}
 
 fn trace(name: &str) -> String {
     common::testdata_dir()
@@ -52,9 +18,9 @@ fn trace(name: &str) -> String {
 
 #[test]
 fn a_prediction_exits_1_and_writes_its_history_and_graph() {
-    let dir = scratch("found");
-    let pred = dir.0.join("pred.txt");
-    let dot = dir.0.join("pred.dot");
+    let dir = Scratch::new("found");
+    let pred = dir.join("pred.txt");
+    let dot = dir.join("pred.dot");
     let o = isopredict(&[
         "predict",
         &trace("smallbank_small_10000"),
@@ -86,8 +52,8 @@ fn a_prediction_exits_1_and_writes_its_history_and_graph() {
 
 #[test]
 fn json_output_embeds_the_predicted_history() {
-    let dir = scratch("json");
-    let pred = dir.0.join("pred.json");
+    let dir = Scratch::new("json");
+    let pred = dir.join("pred.json");
     let o = isopredict(&[
         "predict",
         &trace("voter_small_10000"),
@@ -131,8 +97,8 @@ fn no_prediction_exits_0() {
 
 #[test]
 fn an_observed_violation_exits_1_and_says_so() {
-    let dir = scratch("violation");
-    let path = dir.0.join("fractured.txt");
+    let dir = Scratch::new("violation");
+    let path = dir.join("fractured.txt");
     // t(1,0) writes x and y; t(2,0) reads y from the initial state, then x from t(1,0).
     std::fs::write(
         &path,
@@ -155,8 +121,8 @@ fn an_observed_violation_exits_1_and_says_so() {
 
 #[test]
 fn bad_input_and_usage_exit_2() {
-    let dir = scratch("bad");
-    let path = dir.0.join("bad.txt");
+    let dir = Scratch::new("bad");
+    let path = dir.join("bad.txt");
     std::fs::write(&path, "WRITE KEY[x] Txn(1, 0)\nREAD KEY[x] Txn(2, 0)\n").unwrap();
     let o = isopredict(&["predict", path.to_str().unwrap(), "--level", "causal"]);
     assert_eq!(o.status.code(), Some(2));

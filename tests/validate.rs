@@ -91,8 +91,8 @@ fn validate_deposit(observed: &Run, predicted: &History) -> Validation {
 }
 
 /// The first transaction of each session, both reading the balance from the initial state
-/// (Figure 3: the lost update causal consistency allows). `writer` overrides the second
-/// session's writer.
+/// (Figure 3: the lost update causal consistency allows), or, with `second_reads_from_first`,
+/// the second session reading the first session's write instead (a serializable prediction).
 fn deposit_prediction(observed: &History, second_reads_from_first: bool) -> History {
     let mut b = HistoryBuilder::new("predicted");
     for k in observed.key_names() {
