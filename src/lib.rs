@@ -17,7 +17,8 @@
 //! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.
 //! - [`generate`]: random histories, optionally consistent at a chosen level.
 //! - [`store`]: the recording transactional key–value store and its table layer.
-//! - [`workloads`]: Smallbank, Voter (and more) written against the store; runs, seeds.
+//! - [`workloads`]: Smallbank, Voter, TPC-C and Wikipedia written against the store; runs,
+//!   seeds, replay validation.
 
 #![warn(missing_docs)]
 
