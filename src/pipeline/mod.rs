@@ -4,7 +4,7 @@
 //!   write) → check it at the level → predict an unserializable execution → re-verify it →
 //!   validate it by replaying the workload → a [`RunReport`](crate::report::run_report::RunReport)
 //!   in words, and files (histories, DOT/SVG of the anomaly, report.md).
-//! - [`rank`]: the same over a grid of workloads × sizes × seeds × levels × strategies (or
+//! - [`rank()`]: the same over a grid of workloads × sizes × seeds × levels × strategies (or
 //!   over folders of user histories) in parallel, plus MonkeyDB-style random exploration,
 //!   summarised as the paper's Tables 4–7 and a risk ranking of the programs.
 
