@@ -178,3 +178,26 @@ fn large_runs_are_answered() {
     assert_eq!(out.verdict, Verdict::Predicted);
     assert!(out.stats.nodes <= 25);
 }
+
+#[test]
+fn repeated_predictions_in_one_thread_are_identical() {
+    // The z3 crate's default context is thread-local and keeps state between solver calls;
+    // `predict` runs in a fresh context, so the same input gives the same prediction.
+    let observed = trace("tpcc_small_10000");
+    let options = PredictOptions::new(Level::Causal, Strategy::ApproxRelaxed)
+        .with_timeout(Some(Duration::from_secs(120)));
+    let describe = |out: PredictOutcome| {
+        let p = out.prediction.expect("TPC-C is predicted under causal");
+        let reads: Vec<_> = p
+            .changed_reads
+            .iter()
+            .map(|c| (c.op, c.old_writer, c.new_writer))
+            .collect();
+        let boundaries: Vec<_> = p.boundaries.iter().map(|b| (b.txn, b.read)).collect();
+        (reads, boundaries)
+    };
+    let first = describe(predict(&observed, &options).unwrap());
+    for _ in 0..3 {
+        assert_eq!(describe(predict(&observed, &options).unwrap()), first);
+    }
+}

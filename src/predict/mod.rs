@@ -375,7 +375,18 @@ pub enum PredictError {
 
 /// Predicts an unserializable execution of the program that produced `history`, valid at
 /// `options.level`, with `options.strategy`. See the module documentation for the pipeline.
+///
+/// Runs in a fresh Z3 context (the z3 crate's default context is thread-local and keeps
+/// state between calls), so the same input and options give the same prediction every time.
 pub fn predict(
+    history: &History,
+    options: &PredictOptions,
+) -> Result<PredictOutcome, PredictError> {
+    z3::with_z3_config(&z3::Config::new(), || predict_in_context(history, options))
+}
+
+/// [`predict`] in the calling thread's current Z3 context.
+fn predict_in_context(
     history: &History,
     options: &PredictOptions,
 ) -> Result<PredictOutcome, PredictError> {
