@@ -9,6 +9,7 @@
 //! Modules:
 //! - [`history`]: the data model and its validating builder.
 //! - [`error`]: input errors that name the file, the line and the problem.
+//! - [`dot`]: quoting shared by every DOT rendering.
 //! - [`check`]: isolation levels and the checkers.
 //! - [`formats`]: reading, writing and detecting history formats.
 //! - [`ser`]: SER / SI / PC engines (the SMT serializability check).
@@ -23,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
+pub mod dot;
 pub mod error;
 pub mod formats;
 pub mod generate;

@@ -5,6 +5,7 @@
 //! report itself: transaction labels (`History::txn_label`), the input line range of every
 //! transaction, and the key, value and input line of every operation involved.
 
+use crate::dot::quote;
 use std::fmt::{self, Write as _};
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -456,21 +457,6 @@ impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.render_text())
     }
-}
-
-fn quote(s: &str) -> String {
-    let mut q = String::with_capacity(s.len() + 2);
-    q.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => q.push_str("\\\""),
-            '\\' => q.push_str("\\\\"),
-            '\n' => q.push_str("\\n"),
-            c => q.push(c),
-        }
-    }
-    q.push('"');
-    q
 }
 
 fn dot_label(t: &TxnRef) -> String {

@@ -3,27 +3,11 @@
 //! the reads whose writer changed in blue, and the `pco` cycle that makes the prediction
 //! unserializable in red (ww/rw edges dashed). Boundary transactions are drawn bold.
 
+use crate::dot::quote;
 use std::fmt::Write as _;
 
 use super::Prediction;
 use crate::history::{History, OpKind, TxnId, INITIAL_TXN};
-
-fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' => out.push_str("\\n"),
-            _ => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
 
 /// Renders `prediction` (made from `observed`) as a DOT digraph.
 pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {

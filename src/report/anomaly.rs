@@ -5,6 +5,7 @@
 //! self-contained SVG with a simple deterministic layout ([`AnomalyGraph::to_svg`], in
 //! `anomaly_svg.rs`), so no Graphviz is needed to look at it.
 
+use crate::dot::quote;
 use std::fmt::Write as _;
 
 /// What an edge shows.
@@ -72,23 +73,6 @@ pub struct AnomalyGraph {
     pub edges: Vec<GraphEdge>,
 }
 
-fn dot_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' => out.push_str("\\n"),
-            _ => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 pub(crate) fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -134,7 +118,7 @@ impl AnomalyGraph {
     /// Graphviz DOT: one cluster per session.
     pub fn to_dot(&self) -> String {
         let mut out = String::from("digraph anomaly {\n");
-        let _ = writeln!(out, "  label={};", dot_quote(&self.title));
+        let _ = writeln!(out, "  label={};", quote(&self.title));
         out.push_str("  labelloc=t;\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n");
         let node = |out: &mut String, b: &TxnBox, indent: &str| {
             let mut label = b.title.clone();
@@ -143,19 +127,14 @@ impl AnomalyGraph {
                 label.push_str(l);
             }
             let style = if b.emphasized { ", style=bold" } else { "" };
-            let _ = writeln!(
-                out,
-                "{indent}n{} [label={}{style}];",
-                b.id,
-                dot_quote(&label)
-            );
+            let _ = writeln!(out, "{indent}n{} [label={}{style}];", b.id, quote(&label));
         };
         if let Some(b) = &self.initial {
             node(&mut out, b, "  ");
         }
         for (i, s) in self.sessions.iter().enumerate() {
             let _ = writeln!(out, "  subgraph cluster_{i} {{");
-            let _ = writeln!(out, "    label={};", dot_quote(&s.title));
+            let _ = writeln!(out, "    label={};", quote(&s.title));
             for b in &s.txns {
                 node(&mut out, b, "    ");
             }
@@ -165,7 +144,7 @@ impl AnomalyGraph {
             let c = color(e.kind);
             let mut attrs = format!(
                 "label={}, color=\"{c}\", fontcolor=\"{c}\"",
-                dot_quote(&e.label)
+                quote(&e.label)
             );
             if e.dashed {
                 attrs.push_str(", style=dashed");

@@ -2,18 +2,12 @@
 //! top, stacked by the levels' contributions (docs/ranking.md), with a legend. Deterministic
 //! and self-contained.
 
+use super::anomaly::xml_escape;
 use std::fmt::Write as _;
 
 use super::tables::RiskRow;
 
 const LEVEL_COLORS: [&str; 4] = ["#c0392b", "#e67e22", "#f1c40f", "#7f8c8d"];
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// The chart of `rows` (in their order), titled `title`.
 pub fn risk_chart_svg(rows: &[RiskRow], title: &str) -> String {
