@@ -16,6 +16,7 @@
 //! - [`predict`]: IsoPredict's predictive analysis with Z3.
 //! - [`pipeline`]: `run` (record → check → predict → re-verify → validate → report) and `rank`.
 //! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.
+//! - [`output`]: writing files and output folders atomically (never a cut or mixed output).
 //! - [`generate`]: random histories, optionally consistent at a chosen level.
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`workloads`]: Smallbank, Voter, TPC-C and Wikipedia written against the store; runs,
@@ -29,6 +30,7 @@ pub mod error;
 pub mod formats;
 pub mod generate;
 pub mod history;
+pub mod output;
 pub mod pipeline;
 pub mod predict;
 pub mod report;

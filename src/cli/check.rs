@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use isopredict::check::{check, check_all, CheckError, CheckOptions, Level};
 
 use super::{read_input, InputFormat, EXIT_BAD_INPUT};
@@ -66,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         witness: args.witness,
         max_violations: args.max_violations,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     let (consistent, dot) = match args.level {
         LevelArg::One(level) => {
             let report = match check(&history, level, &options) {
@@ -101,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.dot {
         let text = dot
             .unwrap_or_else(|| "digraph violations {\n  label=\"no violation\";\n}\n".to_string());
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        isopredict::output::write_file_atomically(path, |w| w.write_all(text.as_bytes()))?;
     }
     Ok(if consistent {
         ExitCode::SUCCESS

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use isopredict::formats::{self, Format, FormatError};
+use isopredict::formats::{self, Format};
 
 use super::{read_input, InputFormat};
 
@@ -32,11 +32,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .or_else(|| Format::from_extension(&args.output))
         .unwrap_or(Format::Json);
     let written = if args.output == Path::new("-") {
-        match formats::write_to(&history, to, &mut std::io::stdout().lock()) {
-            // The reader went away (`| head`): not an error of ours.
-            Err(FormatError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            other => other,
-        }
+        // A reader that went away (`| head`) is not an error of ours (see `super::stdout`).
+        formats::write_to(&history, to, &mut super::stdout())
     } else {
         formats::write_file(&history, &args.output, to)
     };

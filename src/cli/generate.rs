@@ -69,11 +69,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let history = generate(&params)?;
     match &args.out {
-        Some(path) => formats::write_file(&history, path, args.format)
-            .with_context(|| format!("writing {}", path.display()))?,
+        Some(path) => formats::write_file(&history, path, args.format)?,
         None => {
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::new(stdout.lock());
+            let mut out = std::io::BufWriter::new(super::stdout());
             formats::write_to(&history, args.format, &mut out)
                 .context("writing the history to standard output")?;
             out.flush()

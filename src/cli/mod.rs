@@ -57,6 +57,10 @@ pub enum Command {
 
 /// Parses the arguments, runs the command, and maps errors to exit code 2.
 pub fn main() -> ExitCode {
+    // A file size limit (`ulimit -f`) makes writes fail with an error the commands report,
+    // instead of killing the process half-way through a file.
+    // SAFETY: setting a signal's disposition to "ignore" before any thread starts.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -129,3 +133,71 @@ pub fn read_input(path: &Path, format: Option<Format>) -> Result<(History, Forma
         .unwrap_or(Format::Json);
     Ok((history, format))
 }
+
+/// Standard output, where a reader that went away (`isopredict check … | head`) is not an
+/// error: once a write fails with a broken pipe, this and every later write succeed without
+/// writing, and the command ends with the exit code its result calls for.
+pub struct Stdout {
+    inner: std::io::StdoutLock<'static>,
+    closed: bool,
+}
+
+/// The command's standard output (see [`Stdout`]).
+pub fn stdout() -> Stdout {
+    Stdout {
+        inner: std::io::stdout().lock(),
+        closed: false,
+    }
+}
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.inner.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
+/// The longest time limit accepted: 10⁹ seconds (about 31 years).
+const MAX_SECONDS: f64 = 1e9;
+
+/// Parses a `--timeout` (every command): a number of seconds, fractions allowed, from 0 (no
+/// limit) to 10⁹; anything else (negative, not a number, larger) is a usage error (exit 2).
+pub fn parse_timeout(s: &str) -> Result<Timeout, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !secs.is_finite() || !(0.0..=MAX_SECONDS).contains(&secs) {
+        return Err(format!(
+            "`{s}` is out of range: give 0 (no limit) to {MAX_SECONDS:e} seconds"
+        ));
+    }
+    Ok(Timeout(
+        (secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs)),
+    ))
+}
+
+/// A parsed `--timeout`: `None` for no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeout(pub Option<std::time::Duration>);

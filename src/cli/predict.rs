@@ -4,9 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::Context;
 use isopredict::check::Level;
 use isopredict::formats::{self, Format};
 use isopredict::predict::{self, ExactMethod, PredictOptions, RankEncoding, Strategy, Verdict};
@@ -32,10 +30,10 @@ pub struct Args {
     /// The strategy: exact or approximate unserializability, strict or relaxed boundary.
     #[arg(long, short, value_enum, default_value = "approx-relaxed")]
     strategy: Strategy,
-    /// Give up after this many seconds of solving and re-verification (0: no limit); the
-    /// answer is then "unknown" (exit code 3).
-    #[arg(long, default_value_t = 60, value_name = "SECS")]
-    timeout: u64,
+    /// Give up after this many seconds of solving and re-verification (fractions allowed; 0:
+    /// no limit; at most 1e9); the answer is then "unknown" (exit code 3).
+    #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
+    timeout: super::Timeout,
     /// Write the predicted history to this file (`-`: standard output).
     #[arg(long, value_name = "PRED")]
     out: Option<PathBuf>,
@@ -71,8 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     let (history, input_format) = read_input(&args.file, args.format.0)?;
-    let mut options = PredictOptions::new(args.level, args.strategy)
-        .with_timeout((args.timeout > 0).then(|| Duration::from_secs(args.timeout)));
+    let mut options = PredictOptions::new(args.level, args.strategy).with_timeout(args.timeout.0);
     options.ranks = args.ranks;
     options.exact = args.exact;
     let outcome = match predict::predict(&history, &options) {
@@ -93,10 +90,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .or_else(|| Format::from_extension(path))
             .unwrap_or(input_format);
         if path.as_os_str() == "-" {
-            formats::write_to(&p.history, format, &mut std::io::stdout().lock())?;
+            formats::write_to(&p.history, format, &mut super::stdout())?;
         } else {
-            formats::write_file(&p.history, path, format)
-                .with_context(|| format!("writing {}", path.display()))?;
+            formats::write_file(&p.history, path, format)?;
         }
     }
     if let Some(path) = &args.dot {
@@ -111,9 +107,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
             ),
         };
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        isopredict::output::write_file_atomically(path, |w| w.write_all(text.as_bytes()))?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &outcome.to_json())?;
         writeln!(out)?;

@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use isopredict::check::Level;
 use isopredict::pipeline::{
@@ -43,9 +42,9 @@ pub struct Args {
     /// observed history in any supported format).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["workloads", "seeds", "sizes", "explore"])]
     histories: Option<PathBuf>,
-    /// Time budget in seconds per prediction.
-    #[arg(long, default_value_t = 60.0, value_name = "SECS")]
-    timeout: f64,
+    /// Time budget in seconds per prediction; fractions allowed, 0: no limit, at most 1e9.
+    #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
+    timeout: super::Timeout,
     /// Output folder for rank.md, rank.json and risk.svg.
     #[arg(long, default_value = "out/rank", value_name = "DIR")]
     out: PathBuf,
@@ -63,9 +62,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("error: {message}");
         Ok(ExitCode::from(super::EXIT_BAD_INPUT))
     };
-    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
-        return bad("--timeout must be a positive number of seconds".to_string());
-    }
     let input = match args.histories {
         Some(dir) => RankInput::Histories { dir },
         None => {
@@ -104,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         input,
         levels: args.levels,
         strategies: args.strategies,
-        timeout: Some(Duration::from_secs_f64(args.timeout)),
+        timeout: args.timeout.0,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
@@ -120,11 +116,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         outcome.to_markdown()
     };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        other => other?,
-    }
+    let mut out = super::stdout();
+    out.write_all(text.as_bytes())?;
     eprintln!(
         "wrote {}",
         files

@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use isopredict::pipeline::{parse_level, run_workload, write_run_files, RunOptions};
 use isopredict::predict::Strategy;
@@ -27,9 +26,10 @@ pub struct Args {
     /// The prediction strategy.
     #[arg(long, value_enum, default_value = "approx-relaxed")]
     strategy: Strategy,
-    /// Time budget in seconds for prediction (and for each serializability check).
-    #[arg(long, default_value_t = 60.0, value_name = "SECS")]
-    timeout: f64,
+    /// Time budget in seconds for prediction (and for each serializability check); fractions
+    /// allowed, 0: no limit, at most 1e9.
+    #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
+    timeout: super::Timeout,
     /// Output folder [default: out/<workload>-<size>-<seed>-<level>].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -50,31 +50,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
     };
-    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
-        eprintln!("error: --timeout must be a positive number of seconds");
-        return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
-    }
     let options = RunOptions {
         seed: args.seed,
         size: args.size,
         level: args.level,
         strategy: args.strategy,
-        timeout: Some(Duration::from_secs_f64(args.timeout)),
+        timeout: args.timeout.0,
     };
     let dir = args
         .out
         .unwrap_or_else(|| options.default_out_dir(workload.name()));
     let mut outcome = run_workload(workload, &options)?;
     write_run_files(&mut outcome, &dir)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     let text = if args.json {
         serde_json::to_string_pretty(&outcome.report)? + "\n"
     } else {
         outcome.report.to_markdown()
     };
-    match out.write_all(text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        other => other?,
-    }
+    out.write_all(text.as_bytes())?;
     Ok(ExitCode::from(outcome.report.exit_code()))
 }

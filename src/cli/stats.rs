@@ -32,7 +32,7 @@ struct Report<'a> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (history, format) = read_input(&args.file, args.format.0)?;
     let stats = history.stats();
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     if args.json {
         let report = Report {
             file: history.source(),

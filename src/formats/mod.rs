@@ -219,23 +219,27 @@ pub fn write_to(history: &History, format: Format, out: &mut dyn Write) -> Resul
     Ok(())
 }
 
-/// Writes a history to a file in `format`.
+/// Writes a history to a file in `format`, atomically ([`crate::output`]): on any failure
+/// (or a refused conversion) whatever was at `path` is left as it was, and a `path` that is
+/// not a regular file (a device, a folder) is refused.
 pub fn write_file(history: &History, path: &Path, format: Format) -> Result<(), FormatError> {
-    let file_error = |source| FormatError::File {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut file = std::fs::File::create(path).map_err(file_error)?;
-    let result = match write_to(history, format, &mut file) {
-        Err(FormatError::Io(e)) => Err(file_error(e)),
-        other => other,
-    };
-    if result.is_err() {
-        // Leave no partial file behind.
-        drop(file);
-        let _ = std::fs::remove_file(path);
+    let mut refused = None;
+    let written =
+        crate::output::write_file_atomically(path, |out| match write_to(history, format, out) {
+            Ok(()) => Ok(()),
+            Err(FormatError::Io(e)) => Err(e),
+            Err(e) => {
+                refused = Some(e);
+                Err(std::io::Error::other("refused"))
+            }
+        });
+    if let Some(e) = refused {
+        return Err(e);
     }
-    result
+    written.map_err(|e| FormatError::File {
+        path: e.path,
+        source: e.source,
+    })
 }
 
 /// What writing `history` in `format` would lose without changing which write any read

@@ -615,10 +615,9 @@ impl RankOutcome {
 }
 
 /// Writes rank.md, rank.json and risk.svg into `dir` (created if needed); returns their
-/// paths.
+/// paths. Written atomically like `run`'s folder: complete or untouched, and a folder holding
+/// other files than [`RANK_FILES`] is refused.
 pub fn write_rank_files(outcome: &RankOutcome, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    use anyhow::Context;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let files = [
         ("rank.md", outcome.to_markdown()),
         ("rank.json", serde_json::to_string_pretty(outcome)? + "\n"),
@@ -630,14 +629,14 @@ pub fn write_rank_files(outcome: &RankOutcome, dir: &Path) -> anyhow::Result<Vec
             ),
         ),
     ];
-    let mut paths = Vec::new();
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-        paths.push(path);
-    }
-    Ok(paths)
+    let contents: Vec<(&str, &[u8])> = files.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
+    crate::output::write_folder_atomically(dir, &contents, RANK_FILES)?;
+    Ok(files.iter().map(|(name, _)| dir.join(name)).collect())
 }
+
+/// Every file `rank` writes into its output folder; a folder holding anything else is not
+/// replaced.
+pub const RANK_FILES: &[&str] = &["rank.md", "rank.json", "risk.svg"];
 
 #[cfg(test)]
 mod tests {

@@ -359,17 +359,12 @@ pub fn verdict_name(v: workloads::Verdict) -> &'static str {
 /// report: `observed.json` / `observed.trace.txt`, and with a prediction `predicted.json` /
 /// `predicted.trace.txt`, `validating.json` / `validating.trace.txt`, `anomaly.dot`,
 /// `anomaly.svg`; then `report.md` and `report.json`. Histories are in the native JSON format
-/// and the IsoPredict trace format.
+/// and the IsoPredict trace format. The folder is written atomically
+/// ([`crate::output::write_folder_atomically`]): complete, or untouched on failure; an earlier
+/// run's folder is replaced whole (no stale file stays), a folder holding files `run` does not
+/// write ([`RUN_FILES`]) is refused.
 pub fn write_run_files(outcome: &mut RunOutcome, dir: &Path) -> anyhow::Result<()> {
-    use anyhow::Context;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut files = Vec::new();
-    let mut write = |name: &str, text: &[u8]| -> anyhow::Result<()> {
-        let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-        files.push(path.display().to_string());
-        Ok(())
-    };
+    let mut files: Vec<(&str, Vec<u8>)> = Vec::new();
     let trace = |run: &Run| -> anyhow::Result<Vec<u8>> {
         let mut out = Vec::new();
         run.store.write_trace(&mut out)?;
@@ -380,31 +375,49 @@ pub fn write_run_files(outcome: &mut RunOutcome, dir: &Path) -> anyhow::Result<(
         formats::write_to(h, Format::Json, &mut out)?;
         Ok(out)
     };
-    write("observed.json", &json(&outcome.observed.history)?)?;
-    write("observed.trace.txt", &trace(&outcome.observed)?)?;
+    files.push(("observed.json", json(&outcome.observed.history)?));
+    files.push(("observed.trace.txt", trace(&outcome.observed)?));
     if let Some(p) = &outcome.prediction {
-        write("predicted.json", &json(&p.history)?)?;
+        files.push(("predicted.json", json(&p.history)?));
         let mut out = Vec::new();
         formats::write_to(&p.history, Format::IsoPredict, &mut out)?;
-        write("predicted.trace.txt", &out)?;
+        files.push(("predicted.trace.txt", out));
     }
     if let Some(v) = &outcome.validation {
-        write("validating.json", &json(&v.run.history)?)?;
-        write("validating.trace.txt", &trace(&v.run)?)?;
+        files.push(("validating.json", json(&v.run.history)?));
+        files.push(("validating.trace.txt", trace(&v.run)?));
     }
     if let Some(g) = &outcome.anomaly {
-        write("anomaly.dot", g.to_dot().as_bytes())?;
-        write("anomaly.svg", g.to_svg().as_bytes())?;
+        files.push(("anomaly.dot", g.to_dot().into_bytes()));
+        files.push(("anomaly.svg", g.to_svg().into_bytes()));
     }
-    let md = dir.join("report.md").display().to_string();
-    let js = dir.join("report.json").display().to_string();
-    files.push(md);
-    files.push(js);
-    outcome.report.files = files;
-    std::fs::write(dir.join("report.md"), outcome.report.to_markdown())
-        .with_context(|| format!("writing {}", dir.join("report.md").display()))?;
-    let json_text = serde_json::to_string_pretty(&outcome.report)?;
-    std::fs::write(dir.join("report.json"), json_text + "\n")
-        .with_context(|| format!("writing {}", dir.join("report.json").display()))?;
+    outcome.report.files = files
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(["report.md", "report.json"])
+        .map(|name| dir.join(name).display().to_string())
+        .collect();
+    files.push(("report.md", outcome.report.to_markdown().into_bytes()));
+    files.push((
+        "report.json",
+        (serde_json::to_string_pretty(&outcome.report)? + "\n").into_bytes(),
+    ));
+    let files: Vec<(&str, &[u8])> = files.iter().map(|(n, c)| (*n, c.as_slice())).collect();
+    crate::output::write_folder_atomically(dir, &files, RUN_FILES)?;
     Ok(())
 }
+
+/// Every file `run` may write into its output folder; a folder holding anything else is not
+/// replaced.
+pub const RUN_FILES: &[&str] = &[
+    "observed.json",
+    "observed.trace.txt",
+    "predicted.json",
+    "predicted.trace.txt",
+    "validating.json",
+    "validating.trace.txt",
+    "anomaly.dot",
+    "anomaly.svg",
+    "report.md",
+    "report.json",
+];

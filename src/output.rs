@@ -1,0 +1,398 @@
+//! Writing outputs without ever losing what was there.
+//!
+//! - A file ([`write_file_atomically`]) is written to a new temporary file in the target's
+//!   folder, flushed to disk (`fsync`) and renamed over the target: a reader sees the old
+//!   content or the new one, never a cut file, and a failed or refused write leaves the old file
+//!   as it was. A target that exists but is not a regular file (a device, a folder, a pipe) is
+//!   refused and left alone; a symbolic link is followed (the link stays, its target is
+//!   replaced).
+//! - A folder of outputs ([`write_folder_atomically`], for `run` and `rank`) is built as a
+//!   temporary sibling folder and swapped in under an exclusive lock on the parent folder
+//!   (`flock`), so two commands writing one folder at the same time never mix their files: the
+//!   folder holds one command's complete output. An existing folder is replaced only if it
+//!   holds nothing but files the command writes (an earlier run's, stale ones included);
+//!   otherwise the command refuses and names what is in the way.
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Writing an output failed or was refused; names the path.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct OutputError {
+    /// The output (file or folder) that could not be written.
+    pub path: PathBuf,
+    /// Why.
+    pub source: io::Error,
+}
+
+impl OutputError {
+    fn new(path: &Path, source: io::Error) -> Self {
+        OutputError {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn refused(path: &Path, message: String) -> Self {
+        OutputError::new(path, io::Error::other(message))
+    }
+}
+
+/// What kind of file system object `meta` describes, for messages.
+fn kind(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a folder"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a named pipe"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// A fresh name `.NAME.PID.N.tmp` beside `path` (unique within this process).
+fn temporary_sibling(path: &Path) -> PathBuf {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let mut name = OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(format!(
+        ".{}.{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    path.with_file_name(name)
+}
+
+/// The folder holding `path` (`.` for a bare file name).
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Flushes a folder's entries (new names, renames) to disk.
+fn sync_folder(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Writes a file atomically: `write` fills a temporary file in the same folder, which is then
+/// flushed to disk and renamed over `path`. On any failure (including an error returned by
+/// `write`) the temporary file is removed and whatever was at `path` is untouched. A `path`
+/// that exists and is not a regular file is refused.
+pub fn write_file_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), OutputError> {
+    if path.as_os_str().is_empty() {
+        return Err(OutputError::refused(path, "empty output path".to_string()));
+    }
+    let mut target = path.to_path_buf();
+    let mut permissions = None;
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            permissions = Some(meta.permissions());
+            if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                target = fs::canonicalize(path).map_err(|e| OutputError::new(path, e))?;
+            }
+        }
+        Ok(meta) => {
+            return Err(OutputError::refused(
+                path,
+                format!(
+                    "not a regular file ({}); refusing to write over it",
+                    kind(&meta)
+                ),
+            ))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(OutputError::new(path, e)),
+    }
+    let temp = temporary_sibling(&target);
+    let mut file = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .map_err(|e| OutputError::new(path, e))?;
+    let result = (|| {
+        {
+            let mut buffered = io::BufWriter::with_capacity(1 << 16, &mut file);
+            write(&mut buffered)?;
+            buffered.flush()?;
+        }
+        if let Some(p) = permissions {
+            file.set_permissions(p)?;
+        }
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temp, &target)?;
+        // The rename is done; a failure to flush the folder is not worth failing for.
+        let _ = sync_folder(parent_of(&target));
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&temp);
+        OutputError::new(path, e)
+    })
+}
+
+/// An exclusive `flock` on a folder, released when dropped.
+struct FolderLock(File);
+
+impl FolderLock {
+    fn take(dir: &Path) -> io::Result<FolderLock> {
+        use std::os::fd::AsRawFd;
+        let file = File::open(dir)?;
+        loop {
+            // SAFETY: flock on a file descriptor this struct owns.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                return Ok(FolderLock(file));
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: unlocking the descriptor locked in `take`.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Checks that `dir`, if it exists, is a folder holding only names in `ours`.
+fn check_replaceable(dir: &Path, ours: &[&str]) -> Result<bool, OutputError> {
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(OutputError::new(dir, e)),
+    };
+    if !meta.is_dir() {
+        let what = if meta.file_type().is_symlink() {
+            "a symbolic link"
+        } else {
+            kind(&meta)
+        };
+        return Err(OutputError::refused(
+            dir,
+            format!("exists and is {what}, not an output folder; refusing to replace it"),
+        ));
+    }
+    let mut foreign = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| OutputError::new(dir, e))? {
+        let entry = entry.map_err(|e| OutputError::new(dir, e))?;
+        let name = entry.file_name();
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if !is_file || !ours.iter().any(|o| name == **o) {
+            foreign.push(name.to_string_lossy().into_owned());
+        }
+    }
+    if !foreign.is_empty() {
+        foreign.sort();
+        let shown = foreign.len().min(5);
+        let more = if foreign.len() > shown {
+            format!(" and {} more", foreign.len() - shown)
+        } else {
+            String::new()
+        };
+        return Err(OutputError::refused(
+            dir,
+            format!(
+                "the folder holds {}{more}, which isopredict did not write; \
+                 refusing to replace it (choose another output folder or empty this one)",
+                foreign[..shown].join(", ")
+            ),
+        ));
+    }
+    Ok(true)
+}
+
+/// Swaps two paths atomically (Linux `renameat2(RENAME_EXCHANGE)`); `false` when the system
+/// cannot, and the caller falls back to two renames.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let a = std::ffi::CString::new(a.as_os_str().as_bytes())?;
+    let b = std::ffi::CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: two valid NUL-terminated paths relative to the working folder.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::ENOTSUP) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> io::Result<bool> {
+    Ok(false)
+}
+
+/// Writes a folder of outputs atomically: `files` (name, content) are written into a temporary
+/// sibling folder, flushed to disk, and swapped in for `dir` under an exclusive lock on the
+/// parent folder. An existing `dir` is replaced (an earlier run's stale files go with it) only
+/// if it holds nothing but files named in `ours`; otherwise nothing is written and the error
+/// names what is in the way. On any failure `dir` is untouched and the temporary folder is
+/// removed.
+pub fn write_folder_atomically(
+    dir: &Path,
+    files: &[(&str, &[u8])],
+    ours: &[&str],
+) -> Result<(), OutputError> {
+    if dir.file_name().is_none() {
+        return Err(OutputError::refused(
+            dir,
+            "not a folder name isopredict can replace (give a folder to create, such as out/run)"
+                .to_string(),
+        ));
+    }
+    check_replaceable(dir, ours)?;
+    let parent = parent_of(dir);
+    fs::create_dir_all(parent).map_err(|e| OutputError::new(parent, e))?;
+    let temp = temporary_sibling(dir);
+    fs::create_dir(&temp).map_err(|e| OutputError::new(dir, e))?;
+    let result = (|| -> Result<(), OutputError> {
+        for (name, content) in files {
+            let path = temp.join(name);
+            let fail = |e| OutputError::new(&dir.join(name), e);
+            let mut file = File::options()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(fail)?;
+            file.write_all(content).map_err(fail)?;
+            file.sync_all().map_err(fail)?;
+        }
+        sync_folder(&temp).map_err(|e| OutputError::new(dir, e))?;
+        let _lock = FolderLock::take(parent).map_err(|e| OutputError::new(parent, e))?;
+        // Another command may have written `dir` while this one was working.
+        let exists = check_replaceable(dir, ours)?;
+        if !exists {
+            fs::rename(&temp, dir).map_err(|e| OutputError::new(dir, e))?;
+        } else if exchange(&temp, dir).map_err(|e| OutputError::new(dir, e))? {
+            // `temp` now holds the old folder.
+            let _ = fs::remove_dir_all(&temp);
+        } else {
+            let old = temporary_sibling(dir);
+            fs::rename(dir, &old).map_err(|e| OutputError::new(dir, e))?;
+            if let Err(e) = fs::rename(&temp, dir) {
+                let _ = fs::rename(&old, dir);
+                return Err(OutputError::new(dir, e));
+            }
+            let _ = fs::remove_dir_all(&old);
+        }
+        let _ = sync_folder(parent);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&temp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("isopredict-output-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_old_file_and_leaves_no_temporary() {
+        let dir = scratch("file");
+        let path = dir.join("a.txt");
+        fs::write(&path, "old").unwrap();
+        let e = write_file_atomically(&path, |w| {
+            w.write_all(b"half")?;
+            Err(io::Error::other("disk full"))
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), format!("{}: disk full", path.display()));
+        assert_eq!(fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(names(&dir), ["a.txt"]);
+        write_file_atomically(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(names(&dir), ["a.txt"]);
+        // A symbolic link stays a link; its target gets the content.
+        std::os::unix::fs::symlink("a.txt", dir.join("link")).unwrap();
+        write_file_atomically(&dir.join("link"), |w| w.write_all(b"via link")).unwrap();
+        assert!(fs::symlink_metadata(dir.join("link"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read_to_string(&path).unwrap(), "via link");
+        // A folder is refused.
+        let e = write_file_atomically(&dir, |w| w.write_all(b"x")).unwrap_err();
+        assert!(
+            e.to_string().contains("not a regular file (a folder)"),
+            "{e}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_is_replaced_whole_or_not_at_all() {
+        let root = scratch("folder");
+        let out = root.join("run");
+        let ours = ["a", "b", "c"];
+        write_folder_atomically(&out, &[("a", b"1"), ("b", b"2")], &ours).unwrap();
+        assert_eq!(names(&out), ["a", "b"]);
+        // The new output has no `b`: the stale one goes.
+        write_folder_atomically(&out, &[("a", b"3"), ("c", b"4")], &ours).unwrap();
+        assert_eq!(names(&out), ["a", "c"]);
+        assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "3");
+        assert_eq!(names(&root), ["run"]);
+        // Something else in the folder: refused, nothing changes.
+        fs::write(out.join("mine.txt"), "keep").unwrap();
+        let e = write_folder_atomically(&out, &[("a", b"5")], &ours).unwrap_err();
+        assert!(e.to_string().contains("mine.txt"), "{e}");
+        assert_eq!(names(&out), ["a", "c", "mine.txt"]);
+        assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "3");
+        assert_eq!(names(&root), ["run"]);
+        // A file where the folder should be: refused.
+        fs::write(root.join("file"), "x").unwrap();
+        let e = write_folder_atomically(&root.join("file"), &[("a", b"5")], &ours).unwrap_err();
+        assert!(e.to_string().contains("not an output folder"), "{e}");
+        fs::remove_dir_all(&root).unwrap();
+    }
+}
