@@ -17,6 +17,15 @@
 //! is ahead of t1's.
 //! A clock is kept only while some reader of its transaction has not been processed, so the
 //! memory is the number of live clocks times k (AWDIT §5 frees clocks the same way).
+//!
+//! With many sessions (more than [`DENSE_SESSIONS`], e.g. one session per request) a dense
+//! clock of k entries per live transaction is quadratic in k, so clocks are then sparse: the
+//! sorted (session, transaction) pairs of the sessions that actually happen before, joined by
+//! merging; a session's clock is dropped after its last transaction. Per read, the cheaper of
+//! the backward scan (one binary search into the clock per writer) and the walk over the
+//! sessions where t3's clock is ahead of t1's is taken. Memory is the total size of the live
+//! clocks; beyond [`MAX_CLOCK_ENTRIES`] the check gives up ([`ClockMemoryLimit`]) instead of
+//! exhausting memory.
 
 use super::graph::{CommitGraph, EdgeList, SESSION_ORDER};
 use super::read_consistency::NONE;
@@ -26,6 +35,16 @@ use crate::history::{History, OpId, TxnId, INITIAL_TXN};
 /// searched session by session.
 const LINEAR_SCAN_FACTOR: usize = 4;
 
+/// Up to this many sessions clocks are dense arrays of one entry per session; beyond, sparse.
+pub(crate) const DENSE_SESSIONS: usize = 1024;
+
+/// The most clock entries kept at once (8 bytes each in sparse clocks: 512 MiB).
+pub(crate) const MAX_CLOCK_ENTRIES: usize = 64 << 20;
+
+/// The causal check would keep more than [`MAX_CLOCK_ENTRIES`] clock entries at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ClockMemoryLimit;
+
 /// Adds to `out` the edges t2 → t1 (cause: t3's read of x from t1) that saturate the commit
 /// order for Causal consistency. `order` is a complete topological order of so ∪ wr.
 pub(crate) fn saturate(
@@ -34,7 +53,29 @@ pub(crate) fn saturate(
     graph: &CommitGraph,
     order: &[TxnId],
     out: &mut EdgeList,
-) {
+) -> Result<(), ClockMemoryLimit> {
+    saturate_with(
+        history,
+        external_writer,
+        graph,
+        order,
+        out,
+        history.sessions().len() > DENSE_SESSIONS,
+    )
+}
+
+/// [`saturate`] with dense or sparse clocks as asked.
+fn saturate_with(
+    history: &History,
+    external_writer: &[TxnId],
+    graph: &CommitGraph,
+    order: &[TxnId],
+    out: &mut EdgeList,
+    sparse: bool,
+) -> Result<(), ClockMemoryLimit> {
+    if sparse {
+        return saturate_sparse(history, external_writer, graph, order, out);
+    }
     let k = history.sessions().len();
     let n = history.txn_count();
     let txns = history.txns();
@@ -192,6 +233,9 @@ pub(crate) fn saturate(
             let slot = match free.pop() {
                 Some(slot) => slot,
                 None => {
+                    if pool.len() + k > MAX_CLOCK_ENTRIES {
+                        return Err(ClockMemoryLimit);
+                    }
                     pool.extend_from_slice(&zeros);
                     (pool.len() / k - 1) as u32
                 }
@@ -200,6 +244,234 @@ pub(crate) fn saturate(
             pool[slot as usize * k..(slot as usize + 1) * k].copy_from_slice(&clock);
         }
     }
+    Ok(())
+}
+
+/// A sparse clock entry: a session and its latest transaction that happens before the owner.
+type Entry = (u32, TxnId);
+
+/// The clock's entry for session `s` (0: nothing of `s` happens before).
+fn entry(clock: &[Entry], s: u32) -> TxnId {
+    match clock.binary_search_by_key(&s, |&(session, _)| session) {
+        Ok(i) => clock[i].1,
+        Err(_) => 0,
+    }
+}
+
+/// `out` = the entrywise maximum of `a` and `b`.
+fn join(a: &[Entry], b: &[Entry], out: &mut Vec<Entry>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1.max(b[j].1)));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
+/// The sessions where `hi` is ahead of `lo`, with both entries.
+fn ahead_of(hi: &[Entry], lo: &[Entry], out: &mut Vec<(u32, TxnId, TxnId)>) {
+    out.clear();
+    let mut j = 0;
+    for &(s, h) in hi {
+        while j < lo.len() && lo[j].0 < s {
+            j += 1;
+        }
+        let l = if j < lo.len() && lo[j].0 == s {
+            lo[j].1
+        } else {
+            0
+        };
+        if h > l {
+            out.push((s, h, l));
+        }
+    }
+}
+
+/// [`saturate`] with sparse clocks (see the module documentation).
+fn saturate_sparse(
+    history: &History,
+    external_writer: &[TxnId],
+    graph: &CommitGraph,
+    order: &[TxnId],
+    out: &mut EdgeList,
+) -> Result<(), ClockMemoryLimit> {
+    let k = history.sessions().len();
+    let n = history.txn_count();
+    let txns = history.txns();
+    let ops = history.ops();
+    let session_start: Vec<TxnId> = history.sessions().iter().map(|s| s.txns().start).collect();
+    let mut pending = vec![0u32; n];
+    for (v, count) in pending.iter_mut().enumerate() {
+        let (_, causes) = graph.base_edges(v as TxnId);
+        *count = causes.iter().filter(|&&c| c != SESSION_ORDER).count() as u32;
+    }
+    let session_of: Vec<u32> = txns
+        .iter()
+        .enumerate()
+        .map(|(t, txn)| {
+            if t as TxnId != INITIAL_TXN && txn.is_committed() {
+                txn.session
+            } else {
+                NONE
+            }
+        })
+        .collect();
+    // The last committed transaction of each session: its clock is not needed by the session.
+    let mut last_committed = vec![NONE; k];
+    for (t, &s) in session_of.iter().enumerate() {
+        if s != NONE {
+            last_committed[s as usize] = t as TxnId;
+        }
+    }
+    let mut writer_offsets = Vec::with_capacity(history.key_count() + 1);
+    let mut writer_list: Vec<(TxnId, u32)> = Vec::new();
+    writer_offsets.push(0usize);
+    for x in 0..history.key_count() {
+        writer_list.extend(
+            history
+                .writers_of(x as u32)
+                .iter()
+                .filter(|&&w| session_of[w as usize] != NONE)
+                .map(|&w| (w, session_of[w as usize])),
+        );
+        writer_offsets.push(writer_list.len());
+    }
+    let mut session_clock: Vec<Vec<Entry>> = vec![Vec::new(); k];
+    let mut live: Vec<Vec<Entry>> = vec![Vec::new(); n];
+    let mut entries = 0usize;
+    let mut clock: Vec<Entry> = Vec::new();
+    let mut merged: Vec<Entry> = Vec::new();
+    let mut reads: Vec<(TxnId, OpId)> = Vec::new();
+    let mut ahead: Vec<(u32, TxnId, TxnId)> = Vec::new();
+    let mut key_stamp = vec![NONE; history.key_count()];
+    let mut key_writer = vec![NONE; history.key_count()];
+    let mut done = vec![0u32; k];
+    let mut done_mark = 0u32;
+
+    for &t3 in order {
+        let txn = &txns[t3 as usize];
+        if t3 == INITIAL_TXN || !txn.is_committed() {
+            continue;
+        }
+        let s = txn.session as usize;
+        clock.clear();
+        let previous_clock = std::mem::take(&mut session_clock[s]);
+        entries -= previous_clock.len();
+        clock.extend_from_slice(&previous_clock);
+        reads.clear();
+        for op in txn.ops() {
+            let w = external_writer[op as usize];
+            if w != NONE {
+                reads.push((w, op));
+            }
+        }
+        reads.sort_unstable();
+        let mut previous = NONE;
+        for &(w, _) in &reads {
+            if w != previous && w != INITIAL_TXN {
+                join(&clock, &live[w as usize], &mut merged);
+                std::mem::swap(&mut clock, &mut merged);
+            }
+            previous = w;
+        }
+        let mut i = 0;
+        while i < reads.len() {
+            let t1 = reads[i].0;
+            let mut end = i;
+            while end < reads.len() && reads[end].0 == t1 {
+                end += 1;
+            }
+            let t1_clock: &[Entry] = if t1 == INITIAL_TXN {
+                &[]
+            } else {
+                &live[t1 as usize]
+            };
+            let mut ahead_known = false;
+            for &(_, op) in &reads[i..end] {
+                let x = ops[op as usize].key as usize;
+                if key_stamp[x] == t3 && key_writer[x] == t1 {
+                    continue;
+                }
+                key_stamp[x] = t3;
+                key_writer[x] = t1;
+                let writers = &writer_list[writer_offsets[x]..writer_offsets[x + 1]];
+                if writers.len() <= clock.len() + t1_clock.len() {
+                    done_mark = done_mark.wrapping_add(1);
+                    if done_mark == 0 {
+                        done.fill(0);
+                        done_mark = 1;
+                    }
+                    for &(t2, s2) in writers.iter().rev() {
+                        if done[s2 as usize] == done_mark || t2 > entry(&clock, s2) {
+                            continue;
+                        }
+                        done[s2 as usize] = done_mark;
+                        if t2 > entry(t1_clock, s2) {
+                            out.push(t2, t1, op);
+                        }
+                    }
+                    continue;
+                }
+                if !ahead_known {
+                    ahead_of(&clock, t1_clock, &mut ahead);
+                    ahead_known = true;
+                }
+                for &(s2, hi, lo) in &ahead {
+                    let floor = lo.max(session_start[s2 as usize].saturating_sub(1));
+                    let j = writers.partition_point(|&(w, _)| w <= hi);
+                    if j > 0 && writers[j - 1].0 > floor {
+                        out.push(writers[j - 1].0, t1, op);
+                    }
+                }
+            }
+            i = end;
+        }
+        let mut previous = NONE;
+        for &(w, _) in &reads {
+            if w != previous && w != INITIAL_TXN {
+                pending[w as usize] -= 1;
+                if pending[w as usize] == 0 {
+                    entries -= live[w as usize].len();
+                    live[w as usize] = Vec::new();
+                }
+            }
+            previous = w;
+        }
+        match clock.binary_search_by_key(&(s as u32), |&(session, _)| session) {
+            Ok(j) => clock[j].1 = t3,
+            Err(j) => clock.insert(j, (s as u32, t3)),
+        }
+        if pending[t3 as usize] > 0 {
+            entries += clock.len();
+            live[t3 as usize] = clock.clone();
+        }
+        if last_committed[s] != t3 {
+            entries += clock.len();
+            let mut kept = previous_clock;
+            kept.clear();
+            kept.extend_from_slice(&clock);
+            session_clock[s] = kept;
+        }
+        if entries > MAX_CLOCK_ENTRIES {
+            return Err(ClockMemoryLimit);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -214,9 +486,82 @@ mod tests {
         let graph = CommitGraph::base(&hist, &reads.external_writer).unwrap();
         let (order, acyclic) = graph.topological_order(true);
         assert!(acyclic);
-        let mut out = EdgeList::default();
-        saturate(&hist, &reads.external_writer, &graph, &order, &mut out);
-        out.pairs()
+        let mut dense = EdgeList::default();
+        saturate_with(
+            &hist,
+            &reads.external_writer,
+            &graph,
+            &order,
+            &mut dense,
+            false,
+        )
+        .unwrap();
+        let mut sparse = EdgeList::default();
+        saturate_with(
+            &hist,
+            &reads.external_writer,
+            &graph,
+            &order,
+            &mut sparse,
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            dense.pairs(),
+            sparse.pairs(),
+            "dense and sparse clocks agree"
+        );
+        dense.pairs()
+    }
+
+    #[test]
+    fn sparse_clocks_infer_the_same_edges_as_dense_ones() {
+        use crate::generate::{generate, Consistency, GenerateParams, KeyDistribution};
+        let mut compared = 0;
+        for seed in 0..300u64 {
+            let params = GenerateParams {
+                sessions: 1 + (seed % 7) as u32,
+                txns_per_session: 1 + (seed % 5) as u32,
+                ops_per_txn: 4,
+                keys: 1 + (seed % 6) as u32,
+                read_ratio: 0.5,
+                distribution: KeyDistribution::Uniform,
+                abort_ratio: 0.1,
+                consistency: if seed % 2 == 0 {
+                    Consistency::None
+                } else {
+                    Consistency::Causal
+                },
+                seed,
+            };
+            let hist = generate(&params).unwrap();
+            let reads = read_consistency::check(&hist, true);
+            let Ok(graph) = CommitGraph::base(&hist, &reads.external_writer) else {
+                continue;
+            };
+            let (order, acyclic) = graph.topological_order(true);
+            if !acyclic {
+                continue;
+            }
+            let run = |sparse| {
+                let mut out = EdgeList::default();
+                saturate_with(
+                    &hist,
+                    &reads.external_writer,
+                    &graph,
+                    &order,
+                    &mut out,
+                    sparse,
+                )
+                .unwrap();
+                let mut pairs = out.pairs();
+                pairs.sort_unstable();
+                pairs
+            };
+            assert_eq!(run(false), run(true), "seed {seed}");
+            compared += 1;
+        }
+        assert!(compared > 200, "only {compared} histories compared");
     }
 
     #[test]

@@ -67,6 +67,14 @@ pub enum CheckError {
     /// The commit-order graph would have more edges than the checkers' 32-bit indexes allow.
     #[error("history too large to check: the commit-order graph would have {0} edges")]
     TooLarge(usize),
+    /// The causal check would keep more happens-before clock entries than its memory bound
+    /// (about 512 MiB): the verdict is unknown (exit code 3).
+    #[error(
+        "unknown: checking causal consistency would keep more than {} happens-before clock \
+         entries (memory limit)",
+        cc::MAX_CLOCK_ENTRIES
+    )]
+    MemoryLimit,
 }
 
 impl From<TooManyEdges> for CheckError {
@@ -135,7 +143,8 @@ fn check_with_budgets(
                     &graph,
                     &order,
                     &mut inferred,
-                );
+                )
+                .map_err(|cc::ClockMemoryLimit| CheckError::MemoryLimit)?;
             }
         }
         _ => {}

@@ -10,6 +10,8 @@ use super::{read_input, InputFormat, EXIT_BAD_INPUT};
 
 /// Exit code when a violation is found.
 const EXIT_VIOLATION: u8 = 1;
+/// Exit code when the check gave up (memory limit).
+const EXIT_UNKNOWN: u8 = 3;
 
 /// A level on the command line: one level, or `all`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +76,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     eprintln!("error: {e}");
                     return Ok(ExitCode::from(EXIT_BAD_INPUT));
                 }
+                Err(e @ CheckError::MemoryLimit) => {
+                    eprintln!("{e}");
+                    return Ok(ExitCode::from(EXIT_UNKNOWN));
+                }
                 Err(e) => return Err(e.into()),
             };
             if args.json {
@@ -85,7 +91,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (report.is_consistent(), report.render_dot())
         }
         LevelArg::All => {
-            let all = check_all(&history, &options)?;
+            let all = match check_all(&history, &options) {
+                Ok(all) => all,
+                Err(e @ CheckError::MemoryLimit) => {
+                    eprintln!("{e}");
+                    return Ok(ExitCode::from(EXIT_UNKNOWN));
+                }
+                Err(e) => return Err(e.into()),
+            };
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &all)?;
                 writeln!(out)?;

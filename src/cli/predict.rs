@@ -76,10 +76,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(outcome) => outcome,
         Err(
             e @ (predict::PredictError::InvalidObservation { .. }
-            | predict::PredictError::TooLarge { .. }),
+            | predict::PredictError::TooLarge { .. }
+            | predict::PredictError::TooManyTransactions { .. }),
         ) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        Err(e @ predict::PredictError::Check(isopredict::check::CheckError::MemoryLimit)) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(EXIT_UNKNOWN));
         }
         Err(e) => return Err(e.into()),
     };

@@ -55,6 +55,11 @@ use space::{BoundaryKind, Space};
 /// relations have `n²` variables and their closures `n³` clauses.
 pub const MAX_NODES: usize = 600;
 
+/// The most transactions a history given to [`predict`] may have: the explanation of a
+/// prediction ([`explain::pco_cycle`]) keeps one entry per pair of transactions (at this bound
+/// about 1 GB).
+pub const MAX_EXPLAINED_TXNS: usize = 8_000;
+
 /// A prediction strategy: encoding precision × prediction boundary (IsoPredict Table 2).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
@@ -368,6 +373,18 @@ pub enum PredictError {
         /// The limit.
         max: usize,
     },
+    /// Explaining a prediction keeps a table of one entry per pair of transactions; beyond
+    /// [`MAX_EXPLAINED_TXNS`] transactions prediction is refused rather than exhausting memory.
+    #[error(
+        "the history has {txns} transactions; prediction handles at most {max} \
+         (its explanation keeps one entry per pair of transactions)"
+    )]
+    TooManyTransactions {
+        /// Transactions in the history.
+        txns: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A bug: the model could not be turned into a history.
     #[error("internal error: {0}")]
     Internal(String),
@@ -415,6 +432,13 @@ fn predict_in_context(
         outcome.verdict = Verdict::ObservedViolation;
         outcome.observed = Some(report);
         return Ok(outcome);
+    }
+
+    if history.txn_count() > MAX_EXPLAINED_TXNS {
+        return Err(PredictError::TooManyTransactions {
+            txns: history.txn_count(),
+            max: MAX_EXPLAINED_TXNS,
+        });
     }
 
     // 2. Space and constraints.
