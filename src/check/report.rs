@@ -223,8 +223,16 @@ pub struct CycleReport {
     /// instances.
     pub transactions: Vec<TxnRef>,
     /// The cycle, in order: each edge's `to` is the next edge's `from`; the last edge returns
-    /// to the first edge's `from`.
+    /// to the first edge's `from` (unless the cycle was cut: see `edges_cut`).
     pub edges: Vec<CycleEdge>,
+    /// How many edges at the end of the cycle were left out by [`CheckReport::cut_cycles`]
+    /// (0: the cycle is complete).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub edges_cut: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Sizes of what was checked.
@@ -271,6 +279,31 @@ impl CheckReport {
     /// Whether the history satisfies the level.
     pub fn is_consistent(&self) -> bool {
         self.consistent
+    }
+
+    /// Keeps at most `max_edges` edges of each cycle (and the transactions they and their
+    /// axiom instances name), recording how many were left out in
+    /// [`CycleReport::edges_cut`], so that one very long cycle does not make the output huge.
+    pub fn cut_cycles(&mut self, max_edges: usize) {
+        for c in &mut self.cycles {
+            if c.edges.len() <= max_edges {
+                continue;
+            }
+            c.edges_cut += c.edges.len() - max_edges;
+            c.edges.truncate(max_edges);
+            let named: FxHashSet<TxnId> = c
+                .edges
+                .iter()
+                .flat_map(|e| {
+                    let t3 = match &e.reason {
+                        EdgeReason::Axiom(a) => Some(a.t3.id),
+                        _ => None,
+                    };
+                    [Some(e.from), Some(e.to), t3].into_iter().flatten()
+                })
+                .collect();
+            c.transactions.retain(|t| named.contains(&t.id));
+        }
     }
 
     /// The report in words, for a person with the input file at hand.
@@ -334,6 +367,14 @@ impl CheckReport {
                         label(e.from),
                         label(e.to),
                         reason_text(&e.reason, e.from, e.to)
+                    );
+                }
+                if c.edges_cut > 0 {
+                    let _ = writeln!(
+                        out,
+                        "    … cut: {} more edges of this cycle of {} edges not shown",
+                        c.edges_cut,
+                        c.edges.len() + c.edges_cut
                     );
                 }
             }
@@ -705,6 +746,7 @@ fn cycle_report(
         component_size: cycle.component_size,
         transactions: involved.iter().map(|&t| txn_refs.get(t)).collect(),
         edges,
+        edges_cut: 0,
     }
 }
 

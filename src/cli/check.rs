@@ -10,6 +10,8 @@ use super::{read_input, InputFormat, EXIT_BAD_INPUT};
 
 /// Exit code when a violation is found.
 const EXIT_VIOLATION: u8 = 1;
+/// The most edges of one cycle printed (text, JSON and DOT).
+const MAX_CYCLE_EDGES: usize = 100;
 /// Exit code when the check gave up (memory limit).
 const EXIT_UNKNOWN: u8 = 3;
 
@@ -54,7 +56,8 @@ pub struct Args {
     /// Write the violations as a Graphviz DOT file.
     #[arg(long, value_name = "OUT")]
     dot: Option<PathBuf>,
-    /// Describe at most this many violating reads and cycles (counts stay exact).
+    /// Describe at most this many violating reads and cycles (counts stay exact); each cycle
+    /// shows at most 100 edges and says how many more it has.
     #[arg(long, default_value_t = 1000, value_name = "N")]
     max_violations: usize,
 }
@@ -70,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = super::stdout();
     let (consistent, dot) = match args.level {
         LevelArg::One(level) => {
-            let report = match check(&history, level, &options) {
+            let mut report = match check(&history, level, &options) {
                 Ok(report) => report,
                 Err(e @ CheckError::Unsupported(_)) => {
                     eprintln!("error: {e}");
@@ -82,6 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => return Err(e.into()),
             };
+            report.cut_cycles(MAX_CYCLE_EDGES);
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &report)?;
                 writeln!(out)?;
@@ -91,7 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (report.is_consistent(), report.render_dot())
         }
         LevelArg::All => {
-            let all = match check_all(&history, &options) {
+            let mut all = match check_all(&history, &options) {
                 Ok(all) => all,
                 Err(e @ CheckError::MemoryLimit) => {
                     eprintln!("{e}");
@@ -99,6 +103,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => return Err(e.into()),
             };
+            for report in &mut all.reports {
+                report.cut_cycles(MAX_CYCLE_EDGES);
+            }
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &all)?;
                 writeln!(out)?;

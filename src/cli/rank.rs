@@ -12,6 +12,20 @@ use isopredict::pipeline::{
 use isopredict::predict::Strategy;
 use isopredict::workloads::{self, Size};
 
+/// The most random-exploration runs per case (`--explore`).
+const MAX_EXPLORE: u64 = 100_000;
+
+/// Keeps the first occurrence of each value (`--levels causal,cc` is one level).
+fn dedup<T: PartialEq>(values: &mut Vec<T>) {
+    let mut kept: Vec<T> = Vec::with_capacity(values.len());
+    for v in values.drain(..) {
+        if !kept.contains(&v) {
+            kept.push(v);
+        }
+    }
+    *values = kept;
+}
+
 /// Arguments of `isopredict rank`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -36,7 +50,8 @@ pub struct Args {
     )]
     strategies: Vec<Strategy>,
     /// Random-exploration runs per workload × size × seed × level (Tables 6/7; 0: none).
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_EXPLORE))]
     explore: u64,
     /// Rank the histories in this folder instead (one group per subfolder; each file an
     /// observed history in any supported format).
@@ -48,16 +63,20 @@ pub struct Args {
     /// Output folder for rank.md, rank.json and risk.svg.
     #[arg(long, default_value = "out/rank", value_name = "DIR")]
     out: PathBuf,
-    /// Worker threads [default: one per core].
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
+    /// Worker threads, 1 to 256 [default: one per core].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    threads: Option<u16>,
     /// Print rank.json instead of rank.md.
     #[arg(long)]
     json: bool,
 }
 
 /// Ranks; exit code 0 when done, 2 on bad input.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    dedup(&mut args.levels);
+    dedup(&mut args.strategies);
+    dedup(&mut args.sizes);
+    dedup(&mut args.workloads);
     let bad = |message: String| {
         eprintln!("error: {message}");
         Ok(ExitCode::from(super::EXIT_BAD_INPUT))
@@ -103,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         timeout: args.timeout.0,
     };
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
+        .num_threads(args.threads.map_or(0, usize::from))
         .build()?;
     let bar = progress_bar(0);
     let outcome = match pool.install(|| rank(&grid, &bar)) {

@@ -259,8 +259,9 @@ fn history_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
 }
 
 /// Runs the grid on rayon's pool, advancing `progress` per task (pass
-/// [`ProgressBar::hidden`] for none). Errors: only a bad grid (e.g. an unreadable folder);
-/// a task that fails is recorded as [`PredictionOutcome::Error`].
+/// [`ProgressBar::hidden`] for none). Errors: only a bad grid (e.g. an unreadable folder, or a
+/// file in a histories folder that is not a history); a task that fails is recorded as
+/// [`PredictionOutcome::Error`].
 pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, String> {
     let start = Instant::now();
     let mut tasks = Vec::new();
@@ -299,7 +300,18 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
             }
         }
         RankInput::Histories { dir } => {
-            for (group, path) in history_files(dir)? {
+            let files = history_files(dir)?;
+            // A file that does not parse would be scored as if nothing were found in it:
+            // refuse the whole folder up front, naming the file.
+            for (_, path) in &files {
+                if let Err(e) = formats::read_file(path, None) {
+                    return Err(format!(
+                        "{e} (every file under {} must be a history; move this one out)",
+                        dir.display()
+                    ));
+                }
+            }
+            for (group, path) in files {
                 for &level in &grid.levels {
                     for &strategy in &grid.strategies {
                         tasks.push(Task::History {
