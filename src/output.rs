@@ -21,19 +21,19 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Writing an output failed or was refused; names the path.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {source}", path.display())]
+#[error("{}: {error}", path.display())]
 pub struct OutputError {
     /// The output (file or folder) that could not be written.
     pub path: PathBuf,
-    /// Why.
-    pub source: io::Error,
+    /// Why (in the message, not repeated as a source).
+    pub error: io::Error,
 }
 
 impl OutputError {
-    fn new(path: &Path, source: io::Error) -> Self {
+    fn new(path: &Path, error: io::Error) -> Self {
         OutputError {
             path: path.to_path_buf(),
-            source,
+            error,
         }
     }
 

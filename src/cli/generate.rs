@@ -44,9 +44,10 @@ pub struct Args {
     /// Output file (standard output if absent).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Output format (default: json).
-    #[arg(long, default_value = "json")]
-    pub format: Format,
+    /// Output format [default: from the --out file's extension (.json, .isopredict, .plume,
+    /// .awdit), else json].
+    #[arg(long)]
+    pub format: Option<Format>,
 }
 
 /// Runs `isopredict generate`.
@@ -66,13 +67,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("error: {message}");
         return Ok(ExitCode::from(2));
     }
+    let format = args
+        .format
+        .or_else(|| args.out.as_deref().and_then(Format::from_extension))
+        .unwrap_or(Format::Json);
     let start = Instant::now();
     let history = generate(&params)?;
     match &args.out {
-        Some(path) => formats::write_file(&history, path, args.format)?,
+        Some(path) => formats::write_file(&history, path, format)?,
         None => {
             let mut out = std::io::BufWriter::new(super::stdout());
-            formats::write_to(&history, args.format, &mut out)
+            formats::write_to(&history, format, &mut out)
                 .context("writing the history to standard output")?;
             out.flush()
                 .context("writing the history to standard output")?;

@@ -142,6 +142,21 @@ fn json_error(source: &str, base_line: u32, e: &serde_json::Error) -> InputError
     let text = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let message = text.strip_suffix(&suffix).unwrap_or(&text);
+    // serde_json reads an integer beyond u64 (or a fraction) as a float and says "invalid type:
+    // floating point `1.1805916207174113e21`": say what is wrong instead.
+    let rewritten;
+    let message = match message.strip_prefix("invalid type: floating point `") {
+        Some(rest) => {
+            let expected = rest.split_once("`, ").map_or("", |(_, e)| e);
+            rewritten = format!(
+                "a number that is not an integer from 0 to 2^64 - 1 ({expected}; \
+                 the number was read as {})",
+                rest.split('`').next().unwrap_or("")
+            );
+            rewritten.as_str()
+        }
+        None => message,
+    };
     let line = if e.line() == 0 {
         base_line
     } else {
@@ -221,6 +236,13 @@ impl<'a> Parser<'a> {
                 self.source,
                 line,
                 "the initial transaction has no \"id\"",
+            ));
+        }
+        if session.is_none() && matches!(txn.status, Some(TxnStatus::Aborted)) {
+            return Err(InputError::new(
+                self.source,
+                line,
+                "the initial transaction cannot be aborted",
             ));
         }
         let mut ops = Vec::with_capacity(txn.ops.len());
@@ -633,6 +655,14 @@ mod tests {
             (bad("\"v\": 0}", "\"v\": 0"), 8, "invalid JSON"),
             (bad("\"v\": 1}", "\"v\": 0}"), 12, "initial value"),
             (bad("\"committed\"", "\"done\""), 11, "unknown variant"),
+            (
+                bad(
+                    "{\"w\": \"x\", \"v\": 1}",
+                    "{\"w\": \"x\", \"v\": 1180591620717411303424}",
+                ),
+                12,
+                "a number that is not an integer from 0 to 2^64 - 1",
+            ),
         ];
         for (text, line, message) in cases {
             let e = read_str(&text).unwrap_err();

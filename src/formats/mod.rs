@@ -100,12 +100,12 @@ pub enum FormatError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     /// Creating or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     File {
         /// The file.
         path: PathBuf,
-        /// What went wrong.
-        source: std::io::Error,
+        /// What went wrong (in the message, not repeated as a source).
+        error: std::io::Error,
     },
     /// The format cannot express something the history has that changes which write a read
     /// observes (e.g. a read without a writer in an IsoPredict trace).
@@ -238,7 +238,7 @@ pub fn write_file(history: &History, path: &Path, format: Format) -> Result<(), 
     }
     written.map_err(|e| FormatError::File {
         path: e.path,
-        source: e.source,
+        error: e.error,
     })
 }
 

@@ -75,7 +75,19 @@ pub(crate) fn strip_bom(bytes: &[u8]) -> &[u8] {
 /// Shows a piece of input in an error message: at most 40 characters, lossy UTF-8.
 pub(crate) fn excerpt(bytes: &[u8]) -> String {
     let s = String::from_utf8_lossy(bytes);
-    let mut out: String = s.chars().take(40).collect();
+    // Control characters (a NUL byte, a tab) are shown escaped, not printed raw.
+    let mut out: String = s
+        .chars()
+        .take(40)
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect();
     if s.chars().count() > 40 {
         out.push('…');
     }
@@ -225,6 +237,13 @@ pub(crate) fn canonical_u64(name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn excerpts_show_control_characters() {
+        assert_eq!(excerpt(b"\0"), "\\u{0}");
+        assert_eq!(excerpt(b"a\tb"), "a\\tb");
+        assert_eq!(excerpt(b"ok"), "ok");
+    }
 
     #[test]
     fn lines_strip_terminators() {

@@ -74,6 +74,7 @@ pub enum TxnStatus {
 
 /// Optional start and commit timestamps of a transaction (for timestamp-based checkers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Timestamps {
     /// When the transaction started (took its snapshot).
     pub start: u64,

@@ -39,11 +39,14 @@ impl fmt::Display for PredictOutcome {
                     "has a cyclic pco"
                 }
             )?,
-            Verdict::Unknown => writeln!(
-                f,
-                "unknown: {}",
-                self.reason.as_deref().unwrap_or("the solver gave up")
-            )?,
+            Verdict::Unknown => match self.reason.as_deref() {
+                Some("timeout") => writeln!(
+                    f,
+                    "unknown: timeout (the time limit ran out; give more with --timeout SECS, \
+                     0 for no limit)"
+                )?,
+                reason => writeln!(f, "unknown: {}", reason.unwrap_or("the solver gave up"))?,
+            },
             Verdict::Predicted => {}
         }
         if let Some(p) = &self.prediction {

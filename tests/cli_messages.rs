@@ -1,0 +1,82 @@
+//! End-to-end tests of smaller messages and defaults (issue 12, item 17).
+
+mod common;
+
+use common::cli::{isopredict, stderr, stdout, Scratch};
+
+#[test]
+fn a_write_error_names_the_path_once() {
+    let s = Scratch::new("once");
+    let path = s.arg("missing/g.json");
+    let o = isopredict(&["generate", "--sessions", "2", "--out", &path]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches(&path).count(), 1, "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("os error").count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn generate_takes_the_format_from_the_extension() {
+    let s = Scratch::new("ext");
+    let o = isopredict(&["generate", "--sessions", "2", "--out", &s.arg("g.plume")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(s.join("g.plume")).unwrap();
+    assert!(text.starts_with("w(") || text.starts_with("r("), "{text}");
+    let o = isopredict(&["stats", &s.arg("g.plume"), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["format"], "plume");
+}
+
+#[test]
+fn json_timestamps_and_the_initial_transaction_are_strict() {
+    let s = Scratch::new("strict");
+    let doc = |initial: &str, txn: &str| {
+        format!(
+            r#"{{"format": "isopredict-history", "version": 1, "initial": {initial},
+  "sessions": [{{"transactions": [{txn}]}}]}}"#
+        )
+    };
+    let cases = [
+        (
+            doc(
+                r#"{"t": 0, "ops": []}"#,
+                r#"{"t": 1, "timestamps": {"start": 1, "commit": 2, "extra": 3}, "ops": [{"w": "x", "v": 1}]}"#,
+            ),
+            "extra",
+        ),
+        (
+            doc(
+                r#"{"t": 0, "status": "aborted", "ops": []}"#,
+                r#"{"t": 1, "ops": [{"w": "x", "v": 1}]}"#,
+            ),
+            "initial transaction",
+        ),
+    ];
+    for (i, (text, needle)) in cases.iter().enumerate() {
+        let file = s.arg(&format!("h{i}.json"));
+        std::fs::write(&file, text).unwrap();
+        let o = isopredict(&["stats", &file]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stdout(&o));
+        assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn an_unknown_answer_after_a_timeout_suggests_the_option() {
+    // A prediction that cannot finish in a millisecond.
+    let input = common::testdata_dir()
+        .join("isopredict-traces/tpcc_large_10000.txt")
+        .display()
+        .to_string();
+    let o = isopredict(&[
+        "predict",
+        &input,
+        "--level",
+        "causal",
+        "--strategy",
+        "exact-strict",
+        "--timeout",
+        "0.001",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    assert!(stdout(&o).contains("--timeout"), "{}", stdout(&o));
+}
