@@ -344,23 +344,42 @@ pub fn assert_identical(a: &History, b: &History) {
 }
 
 /// The shared test data (`testdata/` next to the repository, as in `../shared/testdata`
-/// from the main checkout); `ISOPREDICT_TESTDATA` overrides.
+/// from the main checkout); `ISOPREDICT_TESTDATA` overrides. Panics with a message naming
+/// where it looked when the folder is missing.
 pub fn testdata_dir() -> std::path::PathBuf {
-    if let Some(dir) = std::env::var_os("ISOPREDICT_TESTDATA") {
-        return dir.into();
-    }
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    find_testdata(std::env::var_os("ISOPREDICT_TESTDATA"), manifest)
+        .unwrap_or_else(|message| panic!("{message}"))
+}
+
+/// Where the test data is: `override_dir` (`ISOPREDICT_TESTDATA`) if given, which must be a
+/// folder, else `shared/testdata` one or two folders above `manifest`; the error names the
+/// paths tried.
+pub fn find_testdata(
+    override_dir: Option<std::ffi::OsString>,
+    manifest: &std::path::Path,
+) -> Result<std::path::PathBuf, String> {
+    if let Some(dir) = override_dir {
+        let dir = std::path::PathBuf::from(dir);
+        if dir.is_dir() {
+            return Ok(dir);
+        }
+        return Err(format!(
+            "test data not found: ISOPREDICT_TESTDATA={} is not a folder",
+            dir.display()
+        ));
+    }
     for up in ["..", "../.."] {
         let dir = manifest.join(up).join("shared/testdata");
         if dir.is_dir() {
-            return dir;
+            return Ok(dir);
         }
     }
-    panic!(
+    Err(format!(
         "test data not found: expected ../shared/testdata (or ../../shared/testdata) next to {}, \
          or set ISOPREDICT_TESTDATA",
         manifest.display()
-    );
+    ))
 }
 
 /// Every `.txt` file under `dir`, sorted.
