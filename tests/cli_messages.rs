@@ -93,3 +93,19 @@ fn a_wrong_testdata_folder_is_named() {
     assert!(e.contains("/no/such/clone"), "{e}");
     assert!(common::find_testdata(None, std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).is_ok());
 }
+
+#[test]
+fn help_lists_the_exit_codes() {
+    for args in [
+        vec!["--help"],
+        vec!["check", "--help"],
+        vec!["predict", "--help"],
+        vec!["run", "--help"],
+    ] {
+        let o = isopredict(&args);
+        assert_eq!(o.status.code(), Some(0));
+        let help = stdout(&o);
+        assert!(help.contains("Exit codes"), "{args:?}: {help}");
+        assert!(help.contains("3 = unknown"), "{args:?}: {help}");
+    }
+}

@@ -23,13 +23,19 @@ mod rank;
 mod run;
 mod stats;
 
+/// The exit codes, shown after every `--help`.
+const EXIT_CODES: &str =
+    "Exit codes: 0 = consistent / nothing found; 1 = violation found or prediction \
+made (run: an anomaly); 2 = bad input or usage; 3 = unknown (solver unknown, time or memory \
+limit).";
+
 /// Exit code for bad input or usage.
 pub const EXIT_BAD_INPUT: u8 = 2;
 
 /// isopredict: predicts the isolation anomalies an application could hit on a weakly
 /// isolated data store, from a run in which it hit none.
 #[derive(Parser)]
-#[command(name = "isopredict", version, about, long_about = None)]
+#[command(name = "isopredict", version, about, long_about = None, after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -39,19 +45,26 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Print summary counts of a history (sessions, transactions, reads, writes, keys).
+    #[command(after_help = EXIT_CODES)]
     Stats(stats::Args),
     /// Convert a history from one format to another.
+    #[command(after_help = EXIT_CODES)]
     Convert(convert::Args),
     /// Check a history against an isolation level (rc, ra, cc, ci, or all).
+    #[command(after_help = EXIT_CODES)]
     Check(check::Args),
     /// Predict an unserializable execution that causal, ra or rc allows (IsoPredict).
+    #[command(after_help = EXIT_CODES)]
     Predict(predict::Args),
     /// Record a workload run, predict an anomaly, validate it by replay, and report it.
+    #[command(after_help = EXIT_CODES)]
     Run(run::Args),
     /// Predict and validate over a grid of workload runs (or folders of histories): the
     /// paper's Tables 4–7 and a risk ranking.
+    #[command(after_help = EXIT_CODES)]
     Rank(rank::Args),
     /// Generate a random history, optionally consistent at a level (simulating a store).
+    #[command(after_help = EXIT_CODES)]
     Generate(generate::Args),
 }
 
