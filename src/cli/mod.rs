@@ -18,6 +18,7 @@ use isopredict::{History, InputError};
 mod check;
 mod convert;
 mod generate;
+mod many;
 mod predict;
 mod rank;
 mod run;
@@ -108,21 +109,17 @@ impl ValueEnum for InputFormat {
     }
 }
 
-/// Reads a history from a file, or standard input for `-`; returns it with its format.
+/// Reads a history from a file or directory, or standard input for `-`; returns it with its
+/// format.
 pub fn read_input(path: &Path, format: Option<Format>) -> Result<(History, Format), InputError> {
-    let (bytes, source) = if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| InputError::new("<stdin>", 0, e.to_string()))?;
-        (bytes, "<stdin>".to_string())
-    } else {
-        let source = path.display().to_string();
-        let bytes =
-            std::fs::read(path).map_err(|e| InputError::new(source.clone(), 0, e.to_string()))?;
-        (bytes, source)
-    };
-    let history = formats::read_bytes(&bytes, &source, format)?;
+    if path != Path::new("-") {
+        return formats::read_path(path, format);
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::new("<stdin>", 0, e.to_string()))?;
+    let history = formats::read_bytes(&bytes, "<stdin>", format)?;
     // Reading succeeded, so detection (when asked for) found a format.
     let format = format
         .or_else(|| formats::detect(&bytes))

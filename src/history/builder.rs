@@ -250,6 +250,11 @@ impl HistoryBuilder {
         id
     }
 
+    /// The name of an interned key.
+    pub fn key_name(&self, key: KeyId) -> &str {
+        &self.key_names[key as usize]
+    }
+
     /// Number of keys interned so far.
     pub fn key_count(&self) -> usize {
         self.key_names.len()
