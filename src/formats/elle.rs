@@ -675,6 +675,15 @@ mod tests {
             .join("\n");
         let g = read_json(json.as_bytes(), "h.json").unwrap_or_else(|e| panic!("{e}\n{json}"));
         h.same_content(&g).unwrap();
+        // The native JSON format keeps the known write order; the others say they drop it.
+        let mut native = Vec::new();
+        super::super::json::write(&h, &mut native).unwrap();
+        let n = super::super::json::read(&native, "n.json").unwrap();
+        h.same_content(&n).unwrap();
+        assert!(super::super::conversion_notes(&h, Format::Json).is_empty());
+        assert!(super::super::conversion_notes(&h, Format::Elle)
+            .iter()
+            .any(|n| n.contains("known write order")));
     }
 
     #[test]

@@ -186,7 +186,7 @@ pub enum FormatError {
 
 /// Detects the format from the content. Binary content (a NUL byte among the first 64) is
 /// Cobra when it starts with a plausible `S` record, else dbcop-bincode. Otherwise the first
-/// line that is neither blank nor a `#` or `//` comment decides: `{:` or `[{:` → elle;
+/// line that is neither blank nor a `#`, `//` or `;` comment decides: `{:` or `[{:` → elle;
 /// `[[` → dbcop; `[` with anything else but `{` → dbcop-text; a JSON object or array of
 /// objects by its keys (`"events"` → dbcop, `"type"` with `"f"` or `"process"` → elle-json,
 /// `"value"` with a nested array → viper, else json); `r(`/`w(` → plume; `WRITE KEY[`,
@@ -206,7 +206,7 @@ fn detect_with_line(bytes: &[u8]) -> (Option<Format>, u32) {
     let mut dashes_line = None;
     for (line_no, line) in text::Lines::new(bytes) {
         let line = text::trim(line);
-        if text::is_blank_or_comment(line) || line.starts_with(b"//") {
+        if text::is_blank_or_comment(line) || line.starts_with(b"//") || line[0] == b';' {
             continue;
         }
         if line == b"---" && dashes_line.is_none() {
