@@ -29,6 +29,14 @@ const BAD: &[(Format, &str, u32, &str)] = &[
     (Format::Json, "{\"format\": \"isopredict-history\", \"version\": 1,\n \"keys\": [\"x\"],\n \"sessions\": [{\"transactions\": [{\"ops\": [\n  {\"w\": \"x\", \"v\": 1}\n]}, {\"ops\": [\n  {\"w\": \"x\", \"v\": 1}]}]}]}\n", 6, "duplicate write"),
     (Format::Json, "{\"format\": \"elle\", \"version\": 1}", 0, "\"format\" is \"elle\""),
     (Format::Json, "{\"format\": \"isopredict-history\",\n\"version\": 1,\n\"keys\": [\"x\",]}", 3, "invalid JSON"),
+    // dbcop, dbcop-text, elle, elle-json, viper
+    (Format::Dbcop, "[[{\"events\": [{\"Write\": {\"variable\": 0, \"version\": 1}}], \"committed\": true}],\n [{\"events\": [{\"Write\": {\"variable\": 0, \"version\": 1}}], \"committed\": true}]]", 2, "duplicate write"),
+    (Format::Dbcop, "{\"data\": [[{\"events\": [],\n \"committed\": 1}]]}", 2, "invalid JSON"),
+    (Format::DbcopText, "[x:=1]\n---\n[x=1]\n", 3, "expected `NAME:=VALUE`"),
+    (Format::Elle, "{:type :invoke, :f :txn, :value [[:w 1 1]], :process 0}\n{:type :ok, :f :txn, :value [[:w 1 1]], :process 0}\n{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 0}\n{:type :ok, :f :txn, :value [[:x 1 1]], :process 0}\n", 4, "micro-operation's f"),
+    (Format::Elle, "{:type :invoke, :f :txn, :value [], :process 0}\n\n{:type :ok, :f :txn, :value [] :process}\n", 3, "odd number"),
+    (Format::ElleJson, "{\"type\": \"invoke\", \"f\": \"txn\", \"value\": [], \"process\": 0}\n{\"type\": \"ok\", \"f\": \"txn\", \"value\": [[\"r\", \"x\", -1]], \"process\": 0}", 2, "unsigned integer"),
+    (Format::Viper, "{\"value\": [[\"w\", 1, 1, true]]}\n{\"value\": [[\"w\", 1, 1, true]]}", 2, "duplicate write"),
 ];
 
 #[test]
@@ -80,6 +88,12 @@ const SAMPLES: &[&str] = &[
   ]
 }
 "#,
+    include_str!("data/formats/dbcop.json"),
+    include_str!("data/formats/dbcop.txt"),
+    include_str!("data/formats/elle.edn"),
+    include_str!("data/formats/elle-append.edn"),
+    include_str!("data/formats/elle.json"),
+    include_str!("data/formats/viper/J0.log"),
 ];
 
 const ALPHABET: &[u8] = b"0123456789-=(),[]{}:\"\n #rwRWKEYTxnFromSetto-1\\\xff";

@@ -107,7 +107,7 @@ impl Anomaly {
             Anomaly::IntermediateRead => {
                 "a read of another transaction's write that it later overwrote"
             }
-            Anomaly::CyclicCo => "a cycle of session order and write-read edges",
+            Anomaly::CyclicCo => "a cycle of session order and write-read edges (and write-write edges the input revealed)",
             Anomaly::NonMonoReadCo => {
                 "non-monotonic reads in a transaction; the writers are causally ordered"
             }

@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 
 use super::anomaly::Anomaly;
 use super::classify::{Classifier, Instance};
-use super::graph::{CommitGraph, Edge};
+use super::graph::{is_known_ww, CommitGraph, Edge};
 use super::read_consistency::NONE;
 use super::scc::{components, Components};
 use crate::history::{History, TxnId};
@@ -160,7 +160,10 @@ fn explain_component(
         'members: for &t2 in members {
             for i in graph.degree(t2, true)..graph.degree(t2, false) {
                 let e = graph.edge(t2, i);
-                if comps.component_of[e.to as usize] != cid || !reach.reaches(e.to, t2) {
+                if comps.component_of[e.to as usize] != cid
+                    || !reach.reaches(e.to, t2)
+                    || is_known_ww(e.cause)
+                {
                     continue;
                 }
                 let instance = classifier.classify(t2, e.cause, true);
@@ -196,11 +199,14 @@ fn explain_component(
     let cycle = search
         .shortest_cycle(comps, cid, false, budgets.bfs_edge_visits)
         .expect("a strongly connected component has a cycle");
-    let inferred = cycle.iter().filter(|e| e.inferred).count();
+    let inferred = cycle
+        .iter()
+        .filter(|e| e.inferred && !is_known_ww(e.cause))
+        .count();
     let mut edges: Vec<(Edge, Option<Instance>)> = cycle
         .into_iter()
         .map(|e| {
-            let instance = e.inferred.then(|| {
+            let instance = (e.inferred && !is_known_ww(e.cause)).then(|| {
                 let causal = match &reach {
                     Some(reach) => reach.reaches(e.to, e.from),
                     None => inferred == 1,

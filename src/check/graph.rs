@@ -15,6 +15,31 @@ use crate::history::{History, OpId, TxnId, INITIAL_TXN};
 /// The cause of a session-order edge (it has no operation).
 pub(crate) const SESSION_ORDER: OpId = NONE;
 
+/// Flag on the cause of a known write–write edge (a fact from the input, e.g. an Elle
+/// list-append read; [`History::known_write_order`]): the low bits index that list. Operation
+/// ids stay below 2^31 (the builder's limit), so the flag never collides with one.
+pub(crate) const KNOWN_WW: OpId = 1 << 31;
+
+/// Whether an edge cause marks a known write–write edge; its pair is
+/// `history.known_write_order()[(cause & !KNOWN_WW) as usize]`.
+#[inline]
+pub(crate) fn is_known_ww(cause: OpId) -> bool {
+    cause != SESSION_ORDER && cause & KNOWN_WW != 0
+}
+
+/// Adds the known write–write facts between distinct committed transactions as commit-order
+/// edges. They are stored with the inferred edges (they are not so ∪ wr, so no causality
+/// goes through them) but carry a [`KNOWN_WW`] cause instead of an axiom instance. This is
+/// the one place the checkers learn the input's version order.
+pub(crate) fn add_known_write_order(history: &History, edges: &mut EdgeList) {
+    for (i, &(a, b)) in history.known_write_order().iter().enumerate() {
+        let (ta, tb) = (history.op(a).txn, history.op(b).txn);
+        if ta != tb && history.txn(ta).is_committed() && history.txn(tb).is_committed() {
+            edges.push(ta, tb, KNOWN_WW | i as OpId);
+        }
+    }
+}
+
 /// Edges collected before they are laid out: `(from, to, cause)`.
 #[derive(Debug, Default)]
 pub(crate) struct EdgeList {

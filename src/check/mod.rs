@@ -149,6 +149,7 @@ fn check_with_budgets(
         }
         _ => {}
     }
+    graph::add_known_write_order(history, &mut inferred);
     graph.set_inferred(inferred)?;
     let analysis = cycles::analyze(
         history,

@@ -21,6 +21,9 @@
 //!   | SI | Prefix ∧ Conflict | Conflict: ∃t4, y. co*(t2, t4) ∧ co(t4, t3) ∧ t4, t3 write y |
 //!   | SER | Serializability | co(t2, t3) |
 //!
+//!   When the input reveals a version order ([`History::known_write_order`], e.g. Elle
+//!   list-append reads), `co` must also extend those write–write pairs.
+//!
 //!   CI has no commit-order axiom, but like every level it needs `so ∪ wr` acyclic (some
 //!   commit order must exist), so it is searched the same way with no axiom to check.
 //!
@@ -146,6 +149,9 @@ struct Tiny {
     wr: Vec<Vec<bool>>,
     /// `hb[a][b]`: `(so ∪ wr)⁺`.
     hb: Vec<Vec<bool>>,
+    /// `ww[a][b]`: the input shows a write of `a` installed before one of `b`
+    /// ([`History::known_write_order`]); every commit order must respect it.
+    ww: Vec<Vec<bool>>,
 }
 
 impl Tiny {
@@ -199,8 +205,22 @@ impl Tiny {
                 }
             }
         }
+        let mut ww = vec![vec![false; n]; n];
+        for &(a, b) in history.known_write_order() {
+            let (ta, tb) = (history.op(a).txn, history.op(b).txn);
+            let (Some(la), Some(lb)) = (
+                ids.iter().position(|&u| u == ta),
+                ids.iter().position(|&u| u == tb),
+            ) else {
+                continue; // an aborted writer takes part in no order
+            };
+            if la != lb {
+                ww[la][lb] = true;
+            }
+        }
         Tiny {
             n,
+            ww,
             writes,
             reads,
             so,
@@ -230,8 +250,9 @@ impl Tiny {
             return self.axioms_hold(&pos, level);
         }
         for t in 0..self.n {
-            let ready =
-                !placed[t] && (0..self.n).all(|p| placed[p] || !(self.so[p][t] || self.wr[p][t]));
+            let ready = !placed[t]
+                && (0..self.n)
+                    .all(|p| placed[p] || !(self.so[p][t] || self.wr[p][t] || self.ww[p][t]));
             if !ready {
                 continue;
             }

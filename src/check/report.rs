@@ -13,7 +13,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::anomaly::Anomaly;
 use super::classify::{Instance, Relation};
 use super::cycles::{Analysis, FoundCycle};
-use super::graph::{CommitGraph, SESSION_ORDER};
+use super::graph::{is_known_ww, CommitGraph, KNOWN_WW, SESSION_ORDER};
 use super::read_consistency::{ReadCheck, ReadIssue, NONE};
 use super::{CheckOptions, Level};
 use crate::history::{History, OpId, OpKind, TxnId, Unresolved, INITIAL_TXN, NO_SESSION};
@@ -166,6 +166,16 @@ pub enum EdgeReason {
     },
     /// An isolation axiom instance inferred `from → to` (t2 → t1).
     Axiom(Box<AxiomInstance>),
+    /// The input shows that `from`'s write of `key` was installed before `to`'s (a known
+    /// version order, e.g. from an Elle list-append read).
+    WriteWrite {
+        /// The key.
+        key: String,
+        /// The earlier write, in `from`.
+        earlier: OpRef,
+        /// The later write, in `to`.
+        later: OpRef,
+    },
 }
 
 /// An isolation axiom instance (t1, t2, t3, key) that inferred `t2 → t1`: t3 reads `key` from
@@ -423,6 +433,9 @@ impl CheckReport {
                         format!("{}: {} read by t{}", a.anomaly, a.key, a.t3.id),
                         "color=red, fontcolor=red, style=bold",
                     ),
+                    EdgeReason::WriteWrite { key, .. } => {
+                        (format!("ww({key})"), "color=darkgreen, fontcolor=darkgreen")
+                    }
                 };
                 let _ = writeln!(
                     out,
@@ -516,6 +529,9 @@ fn reason_text(reason: &EdgeReason, from: TxnId, to: TxnId) -> String {
         EdgeReason::SessionOrder => "session order".to_string(),
         EdgeReason::WriteRead { read, write, .. } => {
             format!("t{to} reads {read} written by {write} (write-read)")
+        }
+        EdgeReason::WriteWrite { earlier, later, .. } => {
+            format!("{earlier} was installed before {later} (known write-write order)")
         }
         EdgeReason::Axiom(a) => {
             let AxiomInstance {
@@ -723,6 +739,15 @@ fn cycle_report(
             reason: match inst {
                 Some(inst) => axiom_reason(history, txn_refs, axiom, inst),
                 None if e.cause == SESSION_ORDER => EdgeReason::SessionOrder,
+                None if is_known_ww(e.cause) => {
+                    let (a, b) = history.known_write_order()[(e.cause & !KNOWN_WW) as usize];
+                    let (earlier, later) = (OpRef::new(history, a), OpRef::new(history, b));
+                    EdgeReason::WriteWrite {
+                        key: earlier.key.clone(),
+                        earlier,
+                        later,
+                    }
+                }
                 None => {
                     let read = OpRef::new(history, e.cause);
                     let write = OpRef::new(

@@ -38,8 +38,10 @@ impl std::str::FromStr for LevelArg {
 /// Arguments of `isopredict check`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The history file (`-` reads standard input).
-    file: PathBuf,
+    /// The history file or directory (`-` reads standard input). Several, or a directory of
+    /// histories, print one line per history and a summary; the exit code is the largest.
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
     /// The input format.
     #[arg(long, short, value_enum, default_value = "auto")]
     format: InputFormat,
@@ -65,11 +67,24 @@ pub struct Args {
 /// Checks; exit code 0 when consistent, 1 on a violation, 2 on bad input or an unsupported
 /// level.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (history, _format) = read_input(&args.file, args.format.0)?;
     let options = CheckOptions {
         witness: args.witness,
         max_violations: args.max_violations,
     };
+    let (files, many) = super::many::expand(&args.files, args.format.0)?;
+    if many {
+        if args.dot.is_some() || args.json || args.witness {
+            eprintln!("error: --dot, --json and --witness take a single history");
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        return super::many::run(&files, args.format.0, |h, format| {
+            one_line(h, format, args.level, &options)
+        });
+    }
+    let (history, _format) = read_input(&files[0], args.format.0)?;
+    for note in history.input_notes() {
+        eprintln!("note: {note}");
+    }
     let mut out = super::stdout();
     let (consistent, dot) = match args.level {
         LevelArg::One(level) => {
@@ -127,4 +142,70 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(EXIT_VIOLATION)
     })
+}
+
+/// The one-line verdict of a history in a batch.
+fn one_line(
+    history: &isopredict::History,
+    format: isopredict::formats::Format,
+    level: LevelArg,
+    options: &CheckOptions,
+) -> super::many::Outcome {
+    use super::many::Outcome;
+    let describe = |r: &isopredict::check::CheckReport| -> String {
+        if r.is_consistent() {
+            return format!("{} consistent", r.level);
+        }
+        let mut names: Vec<String> = r
+            .read_violations
+            .iter()
+            .map(|v| v.anomaly.to_string())
+            .chain(r.cycles.iter().map(|c| c.anomaly.to_string()))
+            .collect();
+        names.sort();
+        names.dedup();
+        format!(
+            "{} VIOLATED ({} read violation(s), {} cycle(s): {})",
+            r.level,
+            r.read_violation_count,
+            r.cycle_count,
+            names.join(", ")
+        )
+    };
+    let result = match level {
+        LevelArg::One(level) => {
+            check(history, level, options).map(|r| (r.is_consistent(), describe(&r)))
+        }
+        LevelArg::All => check_all(history, options).map(|all| {
+            let strongest = all.strongest.map_or("none".to_string(), |l| l.to_string());
+            let violated: Vec<String> = all
+                .reports
+                .iter()
+                .filter(|r| !r.is_consistent())
+                .map(describe)
+                .collect();
+            let mut line = format!(
+                "strongest {strongest}, ci {}",
+                if all.cut_isolation {
+                    "holds"
+                } else {
+                    "violated"
+                }
+            );
+            if let Some(v) = violated.first() {
+                line.push_str(&format!("; {v}"));
+            }
+            (all.is_consistent(), line)
+        }),
+    };
+    match result {
+        Ok((consistent, line)) => Outcome {
+            code: if consistent { 0 } else { EXIT_VIOLATION },
+            line: format!("[{format}] {line}"),
+        },
+        Err(e) => Outcome {
+            code: EXIT_BAD_INPUT,
+            line: format!("error: {e}"),
+        },
+    }
 }

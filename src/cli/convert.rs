@@ -18,7 +18,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "auto")]
     from: InputFormat,
     /// The output format [default: from OUT's extension (.json, .isopredict, .plume,
-    /// .awdit), else json].
+    /// .awdit, .dbcop, .edn, .bincode, …), else json]. cobra, viper and dbcop-bincode write a
+    /// directory.
     #[arg(long, value_enum)]
     to: Option<Format>,
 }
@@ -27,6 +28,9 @@ pub struct Args {
 /// dropped. Exit code 0.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (history, _) = read_input(&args.input, args.from.0)?;
+    for note in history.input_notes() {
+        eprintln!("note: {note}");
+    }
     let to = args
         .to
         .or_else(|| Format::from_extension(&args.output))

@@ -18,6 +18,7 @@ use isopredict::{History, InputError};
 mod check;
 mod convert;
 mod generate;
+mod many;
 mod predict;
 mod rank;
 mod run;
@@ -156,8 +157,8 @@ fn read_bounded(reader: impl Read, source: &str, limit: u64) -> Result<Vec<u8>, 
     Ok(bytes)
 }
 
-/// Reads a history from a file, or standard input for `-`; returns it with its format.
-/// Devices, folders and sockets are refused (a device such as `/dev/zero` never ends); pipes
+/// Reads a history from a file or a directory (cobra, viper, dbcop-bincode), or standard
+/// input for `-`; returns it with its format. Devices and sockets are refused (a device such as `/dev/zero` never ends); pipes
 /// and standard input are read up to the input bound (`ISOPREDICT_MAX_INPUT`, default 4 GiB).
 pub fn read_input(path: &Path, format: Option<Format>) -> Result<(History, Format), InputError> {
     let limit = max_input();
@@ -170,10 +171,11 @@ pub fn read_input(path: &Path, format: Option<Format>) -> Result<(History, Forma
         let fail = |e: std::io::Error| InputError::new(source.clone(), 0, e.to_string());
         let meta = std::fs::metadata(path).map_err(fail)?;
         let t = meta.file_type();
+        if t.is_dir() {
+            return formats::read_path(path, format);
+        }
         if !t.is_file() && !t.is_fifo() {
-            let what = if t.is_dir() {
-                "a folder"
-            } else if t.is_char_device() || t.is_block_device() {
+            let what = if t.is_char_device() || t.is_block_device() {
                 "a device"
             } else {
                 "not a regular file"

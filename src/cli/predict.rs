@@ -19,8 +19,11 @@ const EXIT_UNKNOWN: u8 = 3;
 /// Arguments of `isopredict predict`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The observed history (`-` reads standard input).
-    file: PathBuf,
+    /// The observed history, a file or directory (`-` reads standard input). Several, or a
+    /// directory of histories, print one line per history and a summary; the exit code is the
+    /// largest.
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
     /// The input format.
     #[arg(long, short, value_enum, default_value = "auto")]
     format: InputFormat,
@@ -68,10 +71,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
-    let (history, input_format) = read_input(&args.file, args.format.0)?;
     let mut options = PredictOptions::new(args.level, args.strategy).with_timeout(args.timeout.0);
     options.ranks = args.ranks;
     options.exact = args.exact;
+    let (files, many) = super::many::expand(&args.files, args.format.0)?;
+    if many {
+        if args.out.is_some() || args.dot.is_some() || args.json {
+            eprintln!("error: --out, --dot and --json take a single history");
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        return super::many::run(&files, args.format.0, |h, format| {
+            use super::many::Outcome;
+            match predict::predict(h, &options) {
+                Ok(outcome) => {
+                    let (code, word) = match outcome.verdict {
+                        Verdict::Predicted => (EXIT_FOUND, "predicted"),
+                        Verdict::ObservedViolation => (EXIT_FOUND, "observed violation"),
+                        Verdict::NoPrediction => (0, "no prediction"),
+                        Verdict::Unknown => (EXIT_UNKNOWN, "unknown"),
+                    };
+                    Outcome {
+                        code,
+                        line: format!("[{format}] {} {word}", args.level),
+                    }
+                }
+                Err(e) => Outcome {
+                    code: EXIT_BAD_INPUT,
+                    line: format!("error: {e}"),
+                },
+            }
+        });
+    }
+    let (history, input_format) = read_input(&files[0], args.format.0)?;
+    for note in history.input_notes() {
+        eprintln!("note: {note}");
+    }
     let outcome = match predict::predict(&history, &options) {
         Ok(outcome) => outcome,
         Err(

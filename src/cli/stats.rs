@@ -11,8 +11,10 @@ use super::{read_input, InputFormat};
 /// Arguments of `isopredict stats`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The history file (`-` reads standard input).
-    file: PathBuf,
+    /// The history file or directory (`-` reads standard input). Several, or a directory of
+    /// histories, print one line per history and a summary.
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
     /// The input format.
     #[arg(long, short, value_enum, default_value = "auto")]
     format: InputFormat,
@@ -30,7 +32,46 @@ struct Report<'a> {
 
 /// Prints the counts; exit code 0.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (history, format) = read_input(&args.file, args.format.0)?;
+    let (files, many) = super::many::expand(&args.files, args.format.0)?;
+    if many && !args.json {
+        return super::many::run(&files, args.format.0, |h, format| {
+            let s = h.stats();
+            super::many::Outcome {
+                code: 0,
+                line: format!(
+                    "[{format}] {} sessions, {} committed, {} aborted, {} reads, {} writes, {} keys",
+                    s.sessions, s.committed, s.aborted, s.reads, s.writes, s.keys
+                ),
+            }
+        });
+    }
+    if many {
+        // JSON lines, one report per history.
+        let mut out = std::io::stdout().lock();
+        let mut code = 0;
+        for file in &files {
+            match read_input(file, args.format.0) {
+                Ok((history, format)) => {
+                    let report = Report {
+                        file: history.source(),
+                        format: format.name(),
+                        stats: history.stats(),
+                    };
+                    serde_json::to_writer(&mut out, &report)?;
+                    writeln!(out)?;
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    code = super::EXIT_BAD_INPUT;
+                }
+            }
+        }
+        return Ok(ExitCode::from(code));
+    }
+    let (history, format) = read_input(&files[0], args.format.0)?;
+    for note in history.input_notes() {
+        eprintln!("note: {note}");
+    }
     let stats = history.stats();
     let mut out = super::stdout();
     if args.json {

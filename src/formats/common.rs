@@ -298,6 +298,19 @@ pub(crate) fn structure_notes(h: &History, notes: &mut Vec<String>, format: &str
     }
 }
 
+/// The note for keys that appear in no operation (formats without a key list drop them).
+pub(crate) fn unused_keys_note(h: &History, format: &str) -> Option<String> {
+    let mut used = vec![false; h.key_count()];
+    for (i, op) in h.ops().iter().enumerate() {
+        if !h.is_implicit_initial_write(i as u32) {
+            used[op.key as usize] = true;
+        }
+    }
+    let unused = used.iter().filter(|&&u| !u).count();
+    (unused > 0)
+        .then(|| format!("{unused} key(s) appear in no operation and are not written in {format}"))
+}
+
 /// The first read by a committed transaction of a write of an aborted transaction (other
 /// than its own), as `(read, writer txn)`.
 pub(crate) fn committed_read_of_aborted(h: &History) -> Option<(u32, TxnId)> {

@@ -34,6 +34,9 @@
 //!   transaction `t`; `"from": "initial"` is the initial transaction's (last) write of the key
 //!   (written for its implicit writes); `"unresolved": "no-such-write"` or `"ambiguous"` (which needs `v`) marks a read
 //!   without a writer.
+//! - `"write_order": [[[t, i], [u, j]], …]` (optional, last) lists the known write–write
+//!   facts ([`History::known_write_order`]): operation `i` of `t` was installed before
+//!   operation `j` of `u`.
 //! - Optional fields: `id` (the input's own session or transaction id), `status`
 //!   (`committed` by default, or `aborted`), `timestamps`, `v` (the value).
 //!
@@ -71,6 +74,8 @@ struct Doc<'a> {
     initial: Option<&'a RawValue>,
     #[serde(borrow, default)]
     sessions: Vec<&'a RawValue>,
+    #[serde(default)]
+    write_order: Vec<((u64, u32), (u64, u32))>,
 }
 
 #[derive(Deserialize)]
@@ -430,6 +435,21 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
             b.read(handle, op.key, op.value, from, op.line);
         }
     }
+    for &((ta, ia), (tb, ib)) in &doc.write_order {
+        let handle = |t: u64| {
+            handles.get(t as usize).copied().ok_or_else(|| {
+                InputError::new(
+                    source,
+                    0,
+                    format!(
+                        "\"write_order\" names transaction {t}, but there are only {}",
+                        handles.len() - 1
+                    ),
+                )
+            })
+        };
+        b.write_before((handle(ta)?, ia), (handle(tb)?, ib), 0);
+    }
     if !ambiguous.is_empty() {
         b.allow_duplicate_writes(true);
     }
@@ -562,11 +582,24 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
         }
     }
     if h.sessions().is_empty() {
-        writeln!(out, "]")?;
+        write!(out, "]")?;
     } else {
-        writeln!(out, "\n  ]")?;
+        write!(out, "\n  ]")?;
     }
-    writeln!(out, "}}")?;
+    if !h.known_write_order().is_empty() {
+        let at = |o: u32| {
+            let t = h.op(o).txn;
+            (t, o - h.txn(t).ops().start)
+        };
+        write!(out, ",\n  \"write_order\": [")?;
+        for (i, &(a, b)) in h.known_write_order().iter().enumerate() {
+            let ((ta, ia), (tb, ib)) = (at(a), at(b));
+            let sep = if i > 0 { ", " } else { "" };
+            write!(out, "{sep}[[{ta}, {ia}], [{tb}, {ib}]]")?;
+        }
+        write!(out, "]")?;
+    }
+    writeln!(out, "\n}}")?;
     Ok(())
 }
 

@@ -5,6 +5,16 @@
 //! - [`isopredict`]: traces of the IsoPredict artifact (PLDI'24), `WRITE KEY[k] Txn(s, i)` …
 //! - [`plume`]: Plume/PolySI text, `r(k,v,s,t)` / `w(k,v,s,t)`.
 //! - [`awdit`]: the AWDIT test format, `r k v` / `w k v` with `-----` and `=====` separators.
+//! - [`dbcop`]: dbcop's current JSON (`{"data": [sessions]}` or a bare array of sessions).
+//! - [`dbcop_text`]: dbcop's text DSL, `[x:=1 y==2 z==?]`, `---` between sessions.
+//! - [`dbcop_bincode`]: dbcop's 2019 binary `history.bincode` (PolySI, Plume, AWDIT).
+//! - [`elle`]: Elle/Jepsen histories in EDN or Jepsen's JSON rendering (rw-register and
+//!   list-append; list-append reads give the known version order).
+//! - [`cobra`]: Cobra's binary client logs (a directory of `*.log`).
+//! - [`viper`]: Viper's JSON-lines logs (a directory of `J*.log`).
+//!
+//! Directory formats (dbcop-bincode, cobra, viper) are read with [`read_path`], which also
+//! detects them; [`write_file`] writes them as a directory.
 //!
 //! Reading never panics: malformed input gives an [`InputError`] naming the file, the line
 //! and the problem. Writing refuses ([`FormatError::Unrepresentable`]) a history whose
@@ -12,11 +22,18 @@
 //! drops without changing which write each read observes (values, timestamps, …).
 
 pub mod awdit;
+pub mod cobra;
 mod common;
+pub mod dbcop;
+pub mod dbcop_bincode;
+pub mod dbcop_text;
+mod edn;
+pub mod elle;
 pub mod isopredict;
 pub mod json;
 pub mod plume;
 mod text;
+pub mod viper;
 
 use std::fmt;
 use std::io::Write;
@@ -41,15 +58,43 @@ pub enum Format {
     /// The AWDIT test format.
     #[value(name = "awdit")]
     Awdit,
+    /// dbcop's current JSON.
+    #[value(name = "dbcop")]
+    Dbcop,
+    /// dbcop's text DSL.
+    #[value(name = "dbcop-text")]
+    DbcopText,
+    /// dbcop's 2019 `history.bincode` (a directory holding it, or the file).
+    #[value(name = "dbcop-bincode")]
+    DbcopBincode,
+    /// Elle/Jepsen EDN.
+    #[value(name = "elle")]
+    Elle,
+    /// Jepsen's JSON rendering of an Elle history.
+    #[value(name = "elle-json")]
+    ElleJson,
+    /// Cobra binary client logs (a directory of `*.log`, or one log).
+    #[value(name = "cobra")]
+    Cobra,
+    /// Viper JSON-lines logs (a directory of `J*.log`, or one log).
+    #[value(name = "viper")]
+    Viper,
 }
 
 impl Format {
     /// Every format, in the order of the formats table.
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 11] = [
         Format::Json,
         Format::IsoPredict,
         Format::Plume,
         Format::Awdit,
+        Format::Dbcop,
+        Format::DbcopText,
+        Format::DbcopBincode,
+        Format::Elle,
+        Format::ElleJson,
+        Format::Cobra,
+        Format::Viper,
     ];
 
     /// The name used on the command line.
@@ -59,13 +104,31 @@ impl Format {
             Format::IsoPredict => "isopredict",
             Format::Plume => "plume",
             Format::Awdit => "awdit",
+            Format::Dbcop => "dbcop",
+            Format::DbcopText => "dbcop-text",
+            Format::DbcopBincode => "dbcop-bincode",
+            Format::Elle => "elle",
+            Format::ElleJson => "elle-json",
+            Format::Cobra => "cobra",
+            Format::Viper => "viper",
         }
     }
 
-    /// The format a file extension names (`json`, `isopredict`, `plume`, `awdit`), if any.
+    /// Whether the format is (usually) a directory of files: dbcop-bincode, cobra, viper.
+    pub fn is_directory(self) -> bool {
+        matches!(self, Format::DbcopBincode | Format::Cobra | Format::Viper)
+    }
+
+    /// The format a file extension names (`json`, `isopredict`, `plume`, `awdit`, `dbcop`,
+    /// `edn` for elle, `bincode` for dbcop-bincode, or any other format's name), if any.
     /// `.txt` names none: all three text formats use it.
     pub fn from_extension(path: &Path) -> Option<Format> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "edn" => return Some(Format::Elle),
+            "bincode" => return Some(Format::DbcopBincode),
+            _ => {}
+        }
         Format::ALL.into_iter().find(|f| f.name() == ext)
     }
 }
@@ -107,6 +170,9 @@ pub enum FormatError {
         /// What went wrong (in the message, not repeated as a source).
         error: std::io::Error,
     },
+    /// The format is a directory of files, which a single output stream cannot hold.
+    #[error("{0} is written as a directory of files; give an output directory, not a stream")]
+    NeedsDirectory(Format),
     /// The format cannot express something the history has that changes which write a read
     /// observes (e.g. a read without a writer in an IsoPredict trace).
     #[error("cannot write this history as {format}: {problem}")]
@@ -118,30 +184,104 @@ pub enum FormatError {
     },
 }
 
-/// Detects the format from the content: the first line that is neither blank nor a `#`
-/// comment decides (`{` → json; `r(`/`w(` → plume; `WRITE KEY[`, `READ KEY[`, `INSERT[`,
-/// `CONTAINS[`, `DELETE[` → isopredict; `r `/`w ` or a line of `-`/`=` → awdit). `None` when
-/// no line decides.
+/// Detects the format from the content. Binary content (a NUL byte among the first 64) is
+/// Cobra when it starts with a plausible `S` record, else dbcop-bincode. Otherwise the first
+/// line that is neither blank nor a `#`, `//` or `;` comment decides: `{:` or `[{:` → elle;
+/// `[[` → dbcop; `[` with anything else but `{` → dbcop-text; a JSON object or array of
+/// objects by its keys (`"events"` → dbcop, `"type"` with `"f"` or `"process"` → elle-json,
+/// `"value"` with a nested array → viper, else json); `r(`/`w(` → plume; `WRITE KEY[`,
+/// `READ KEY[`, `INSERT[`, `CONTAINS[`, `DELETE[` → isopredict; `r `/`w ` or a line of `-`/`=`
+/// → awdit (a line of exactly `---` followed by `[` lines → dbcop-text). `None` when nothing
+/// decides.
 pub fn detect(text: impl AsRef<[u8]>) -> Option<Format> {
     detect_with_line(text.as_ref()).0
 }
 
 /// The detected format and the line that decided (or the first significant line, or 0).
 fn detect_with_line(bytes: &[u8]) -> (Option<Format>, u32) {
-    for (line_no, line) in text::Lines::new(text::strip_bom(bytes)) {
+    if let Some(f) = detect_binary(bytes) {
+        return (Some(f), 1);
+    }
+    let bytes = text::strip_bom(bytes);
+    let mut dashes_line = None;
+    for (line_no, line) in text::Lines::new(bytes) {
         let line = text::trim(line);
-        if text::is_blank_or_comment(line) {
+        if text::is_blank_or_comment(line) || line.starts_with(b"//") || line[0] == b';' {
             continue;
         }
-        return (detect_line(line), line_no);
+        if line == b"---" && dashes_line.is_none() {
+            // dbcop-text's session separator, or an AWDIT transaction separator: the next
+            // significant line decides.
+            dashes_line = Some(line_no);
+            continue;
+        }
+        let found = match line[0] {
+            b'{' | b'[' => detect_structured(bytes, line),
+            _ => detect_line(line),
+        };
+        return match (found, dashes_line) {
+            (Some(Format::DbcopText), _) => (found, line_no),
+            (_, Some(d)) => (Some(Format::Awdit), d),
+            _ => (found, line_no),
+        };
     }
-    (None, 0)
+    match dashes_line {
+        Some(d) => (Some(Format::Awdit), d),
+        None => (None, 0),
+    }
+}
+
+/// Binary formats: a NUL byte among the first 64 bytes.
+fn detect_binary(bytes: &[u8]) -> Option<Format> {
+    let head = &bytes[..bytes.len().min(64)];
+    if !head.contains(&0) {
+        return None;
+    }
+    if cobra::looks_like(bytes) {
+        Some(Format::Cobra)
+    } else {
+        Some(Format::DbcopBincode)
+    }
+}
+
+/// `{…` or `[…`: EDN, dbcop JSON or text, Jepsen JSON, Viper or the native JSON.
+fn detect_structured(bytes: &[u8], line: &[u8]) -> Option<Format> {
+    // The first two significant bytes of the document from this line on.
+    let start = line.as_ptr() as usize - bytes.as_ptr() as usize;
+    let rest = &bytes[start..];
+    let mut significant = rest
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace() && *b != b',');
+    let first = significant.next()?;
+    let second = significant.next();
+    let third = significant.next();
+    if first == b'[' {
+        match second {
+            Some(b'[') => return Some(Format::Dbcop),
+            Some(b'{') if third == Some(b':') => return Some(Format::Elle),
+            Some(b'{') => {}
+            _ => return Some(Format::DbcopText),
+        }
+    } else if second == Some(b':') {
+        return Some(Format::Elle);
+    }
+    let head = &rest[..rest.len().min(4096)];
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    if has(b"\"isopredict-history\"") || has(b"\"sessions\"") {
+        Some(Format::Json)
+    } else if has(b"\"events\"") || has(b"\"data\"") {
+        Some(Format::Dbcop)
+    } else if has(b"\"type\"") && (has(b"\"f\"") || has(b"\"process\"")) {
+        Some(Format::ElleJson)
+    } else if has(b"\"value\"") && (has(b"[[") || has(b"isInitial")) {
+        Some(Format::Viper)
+    } else {
+        Some(Format::Json)
+    }
 }
 
 fn detect_line(line: &[u8]) -> Option<Format> {
-    if line[0] == b'{' {
-        return Some(Format::Json);
-    }
     if isopredict::looks_like(line) {
         return Some(Format::IsoPredict);
     }
@@ -152,6 +292,29 @@ fn detect_line(line: &[u8]) -> Option<Format> {
         return Some(Format::Awdit);
     }
     None
+}
+
+/// Detects a directory format from the directory's entries: `history.bincode` →
+/// dbcop-bincode; a `J*.log` file → viper; another `*.log` file → cobra. `None` for any other
+/// directory (e.g. a folder of histories).
+pub fn detect_dir(dir: &Path) -> Option<Format> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut found = None;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name == dbcop_bincode::FILE_NAME {
+            return Some(Format::DbcopBincode);
+        }
+        if name.ends_with(".log") && entry.path().is_file() {
+            if name.starts_with('J') && viper::looks_like_file(&entry.path()) {
+                found = Some(Format::Viper);
+            } else if found.is_none() {
+                found = Some(Format::Cobra);
+            }
+        }
+    }
+    found
 }
 
 /// Reads a history from bytes; `source` names the input in errors. `None` detects the format.
@@ -176,20 +339,128 @@ pub fn read_bytes(
                 return Err(InputError::new(
                     source,
                     line,
-                    "unknown format: expected `{` (json), `r(`/`w(` (plume), \
+                    "unknown format: expected `{` (json, dbcop, elle-json, viper), `{:` \
+                     (elle), `[` (dbcop, dbcop-text), `r(`/`w(` (plume), \
                      `WRITE KEY[`/`READ KEY[`/`INSERT[`/`CONTAINS[`/`DELETE[` (isopredict) \
-                     or `r `/`w `/`---`/`===` (awdit)",
+                     or `r `/`w `/`---`/`===` (awdit); name it with --format",
                 ))
             }
         },
     };
+    if format == Format::DbcopBincode {
+        return dbcop_bincode::read(bytes, source);
+    }
+    if format == Format::Cobra {
+        return cobra::read_logs(&[(source.to_string(), bytes)], source);
+    }
     let bytes = text::strip_bom(bytes);
     match format {
         Format::Json => json::read(bytes, source),
         Format::IsoPredict => isopredict::read(bytes, source),
         Format::Plume => plume::read(bytes, source),
         Format::Awdit => awdit::read(bytes, source),
+        Format::Dbcop => dbcop::read(bytes, source),
+        Format::DbcopText => dbcop_text::read(bytes, source),
+        Format::Elle => elle::read_edn(bytes, source),
+        Format::ElleJson => elle::read_json(bytes, source),
+        Format::Viper => viper::read_files(&[(source.to_string(), bytes)], source),
+        Format::DbcopBincode | Format::Cobra => unreachable!("handled above"),
     }
+}
+
+/// The histories a path names, for commands that take many: a file, or `-`, is one; a
+/// directory that holds a directory format (given as `format`, or detected by [`detect_dir`])
+/// is one; any other directory is walked (recursively, in name order, skipping hidden
+/// entries and the `.debug`/`.error` files Cobra leaves) for files and history directories.
+pub fn history_paths(path: &Path, format: Option<Format>) -> std::io::Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let is_history_dir = match format {
+        Some(f) => f.is_directory(),
+        None => detect_dir(path).is_some(),
+    };
+    if is_history_dir {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut found = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    !n.starts_with('.') && !n.ends_with(".debug") && !n.ends_with(".error")
+                })
+            })
+            .collect();
+        entries.sort();
+        let mut subdirs = Vec::new();
+        for p in entries {
+            if p.is_dir() {
+                let history = match format {
+                    Some(f) => f.is_directory() && p.is_dir(),
+                    None => detect_dir(&p).is_some(),
+                };
+                if history {
+                    found.push(p);
+                } else {
+                    subdirs.push(p);
+                }
+            } else {
+                found.push(p);
+            }
+        }
+        // Visit subdirectories in name order (the stack pops the last first).
+        stack.extend(subdirs.into_iter().rev());
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Reads a history from a file or a directory; returns it with its format. `None` detects
+/// the format (directories by their entries, [`detect_dir`]; files by their content). A
+/// directory that holds no directory format is an error.
+pub fn read_path(path: &Path, format: Option<Format>) -> Result<(History, Format), InputError> {
+    let source = path.display().to_string();
+    if path.is_dir() {
+        let format = match format.or_else(|| detect_dir(path)) {
+            Some(f) => f,
+            None => {
+                return Err(InputError::new(
+                    source,
+                    0,
+                    "a directory without history.bincode (dbcop-bincode) or *.log files \
+                     (cobra, viper)",
+                ))
+            }
+        };
+        let history = match format {
+            Format::DbcopBincode => {
+                let file = path.join(dbcop_bincode::FILE_NAME);
+                let file_source = file.display().to_string();
+                let bytes = std::fs::read(&file)
+                    .map_err(|e| InputError::new(file_source.clone(), 0, e.to_string()))?;
+                dbcop_bincode::read(&bytes, &file_source)?
+            }
+            Format::Cobra => cobra::read_dir(path)?,
+            Format::Viper => viper::read_dir(path)?,
+            other => {
+                return Err(InputError::new(
+                    source,
+                    0,
+                    format!("{other} is a single file, not a directory"),
+                ))
+            }
+        };
+        return Ok((history, format));
+    }
+    let bytes =
+        std::fs::read(path).map_err(|e| InputError::new(source.clone(), 0, e.to_string()))?;
+    let history = read_bytes(&bytes, &source, format)?;
+    // Reading succeeded, so detection (when asked for) found a format.
+    let format = format.or_else(|| detect(&bytes)).unwrap_or(Format::Json);
+    Ok((history, format))
 }
 
 /// Reads a history from text; `source` names the input in errors. `None` detects the format.
@@ -197,13 +468,10 @@ pub fn read_str(text: &str, source: &str, format: Option<Format>) -> Result<Hist
     read_bytes(text.as_bytes(), source, format)
 }
 
-/// Reads a history from a file. `None` detects the format. I/O errors become an
-/// [`InputError`] at line 0.
+/// Reads a history from a file or directory ([`read_path`]). `None` detects the format. I/O
+/// errors become an [`InputError`] at line 0.
 pub fn read_file(path: &Path, format: Option<Format>) -> Result<History, InputError> {
-    let source = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| InputError::new(source.clone(), 0, e.to_string()))?;
-    read_bytes(&bytes, &source, format)
+    read_path(path, format).map(|(h, _)| h)
 }
 
 /// Writes a history in `format`.
@@ -214,15 +482,82 @@ pub fn write_to(history: &History, format: Format, out: &mut dyn Write) -> Resul
         Format::IsoPredict => isopredict::write(history, &mut out)?,
         Format::Plume => plume::write(history, &mut out)?,
         Format::Awdit => awdit::write(history, &mut out)?,
+        Format::Dbcop => dbcop::write(history, &mut out)?,
+        Format::DbcopText => dbcop_text::write(history, &mut out)?,
+        Format::DbcopBincode => dbcop_bincode::write(history, &mut out)?,
+        Format::Elle => elle::write_edn(history, &mut out)?,
+        Format::ElleJson => elle::write_json(history, &mut out)?,
+        Format::Cobra | Format::Viper => return Err(FormatError::NeedsDirectory(format)),
     }
     out.flush()?;
     Ok(())
 }
 
+/// Writes a history in `format` as named files `(name, contents)`: one unnamed part (name
+/// `""`) for single-file formats, the directory's files for directory formats (cobra, viper,
+/// dbcop-bincode). With [`read_parts`], round trips of every format in memory.
+pub fn write_parts(
+    history: &History,
+    format: Format,
+) -> Result<Vec<(String, Vec<u8>)>, FormatError> {
+    match format {
+        Format::Cobra => cobra::write_files(history),
+        Format::Viper => viper::write_files(history),
+        _ => {
+            let mut bytes = Vec::new();
+            write_to(history, format, &mut bytes)?;
+            let name = if format == Format::DbcopBincode {
+                dbcop_bincode::FILE_NAME.to_string()
+            } else {
+                String::new()
+            };
+            Ok(vec![(name, bytes)])
+        }
+    }
+}
+
+/// Reads a history from named parts as [`write_parts`] produces them (for single-file formats,
+/// the first part); `source` names the input in errors.
+pub fn read_parts(
+    parts: &[(String, Vec<u8>)],
+    format: Format,
+    source: &str,
+) -> Result<History, InputError> {
+    let named: Vec<(String, &[u8])> = parts.iter().map(|(n, b)| (n.clone(), &b[..])).collect();
+    match format {
+        Format::Cobra => cobra::read_logs(&named, source),
+        Format::Viper => viper::read_files(&named, source),
+        _ => match parts.first() {
+            Some((_, bytes)) => read_bytes(bytes, source, Some(format)),
+            None => read_bytes(b"", source, Some(format)),
+        },
+    }
+}
+
 /// Writes a history to a file in `format`, atomically ([`crate::output`]): on any failure
 /// (or a refused conversion) whatever was at `path` is left as it was, and a `path` that is
-/// not a regular file (a device, a folder) is refused.
+/// not a regular file (a device, a folder) is refused. Directory formats (cobra, viper, and
+/// dbcop-bincode unless the path ends in `.bincode`) write the folder `path` atomically; an
+/// existing folder is replaced only if it holds nothing but the files this history writes.
 pub fn write_file(history: &History, path: &Path, format: Format) -> Result<(), FormatError> {
+    let bincode_file = format == Format::DbcopBincode
+        && path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("bincode"));
+    if format.is_directory() && !bincode_file {
+        let files = write_parts(history, format)?;
+        let named: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(|(n, b)| (n.as_str(), b.as_slice()))
+            .collect();
+        let ours: Vec<&str> = named.iter().map(|(n, _)| *n).collect();
+        return crate::output::write_folder_atomically(path, &named, &ours).map_err(|e| {
+            FormatError::File {
+                path: e.path,
+                error: e.error,
+            }
+        });
+    }
     let mut refused = None;
     let written =
         crate::output::write_file_atomically(path, |out| match write_to(history, format, out) {
@@ -247,11 +582,29 @@ pub fn write_file(history: &History, path: &Path, format: Format) -> Result<(), 
 /// sentence each; empty when reading the output back gives the same content
 /// ([`History::same_content`]). Problems that make writing fail are not listed here.
 pub fn conversion_notes(history: &History, format: Format) -> Vec<String> {
+    let mut notes = format_notes(history, format);
+    let known = history.known_write_order().len();
+    if known > 0 && format != Format::Json {
+        notes.push(format!(
+            "{format} cannot carry the known write order; its {known} write-write fact(s) are \
+             dropped (checking the output may find fewer anomalies)"
+        ));
+    }
+    notes
+}
+
+fn format_notes(history: &History, format: Format) -> Vec<String> {
     match format {
         Format::Json => Vec::new(),
         Format::IsoPredict => isopredict::notes(history),
         Format::Plume => plume::notes(history),
         Format::Awdit => awdit::notes(history),
+        Format::Dbcop => dbcop::notes(history),
+        Format::DbcopText => dbcop_text::notes(history),
+        Format::DbcopBincode => dbcop_bincode::notes(history),
+        Format::Elle | Format::ElleJson => elle::notes(history, format),
+        Format::Cobra => cobra::notes(history),
+        Format::Viper => viper::notes(history),
     }
 }
 
@@ -267,7 +620,11 @@ mod tests {
             let v = <Format as clap::ValueEnum>::to_possible_value(&f).unwrap();
             assert_eq!(v.get_name(), f.name());
         }
-        assert!("dbcop".parse::<Format>().is_err());
+        assert!("dbcop2".parse::<Format>().is_err());
+        assert_eq!(
+            Format::from_extension(Path::new("h.edn")),
+            Some(Format::Elle)
+        );
         assert_eq!(
             Format::from_extension(Path::new("a/b.JSON")),
             Some(Format::Json)

@@ -216,6 +216,118 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Maps byte offsets (or sub-slices) of a text to 1-based lines, moving forward cheaply.
+pub(crate) struct LineIndex<'a> {
+    text: &'a [u8],
+    pos: usize,
+    line: u32,
+}
+
+impl<'a> LineIndex<'a> {
+    pub(crate) fn new(text: &'a [u8]) -> Self {
+        LineIndex {
+            text,
+            pos: 0,
+            line: 1,
+        }
+    }
+
+    /// The line of byte `offset` (clamped to the text).
+    pub(crate) fn line_at(&mut self, offset: usize) -> u32 {
+        let offset = offset.min(self.text.len());
+        if offset < self.pos {
+            self.pos = 0;
+            self.line = 1;
+        }
+        let newlines = self.text[self.pos..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.line = self.line.saturating_add(newlines as u32);
+        self.pos = offset;
+        self.line
+    }
+
+    /// The line where `slice`, a part of the text, starts.
+    pub(crate) fn line_of(&mut self, slice: &[u8]) -> u32 {
+        let offset = (slice.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize);
+        self.line_at(offset)
+    }
+}
+
+/// An [`InputError`] from a serde_json error in a piece of text starting at `base_line`.
+pub(crate) fn json_error(source: &str, base_line: u32, e: &serde_json::Error) -> InputError {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = text.strip_suffix(&suffix).unwrap_or(&text);
+    let line = if e.line() == 0 {
+        base_line
+    } else {
+        base_line.saturating_add(e.line() as u32 - 1)
+    };
+    InputError::new(source, line, format!("invalid JSON: {message}"))
+}
+
+/// Checks UTF-8, naming the line of the first invalid byte.
+pub(crate) fn utf8<'a>(bytes: &'a [u8], source: &str) -> Result<&'a str, InputError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = 1 + bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        InputError::new(source, line as u32, "invalid UTF-8")
+    })
+}
+
+/// A key name given in JSON as a string or an unsigned integer (dbcop variables, Viper and
+/// Jepsen keys), borrowed when possible.
+pub(crate) enum JsonKey<'a> {
+    /// A string.
+    Str(std::borrow::Cow<'a, str>),
+    /// An integer (named by its decimal form).
+    Int(u64),
+}
+
+impl JsonKey<'_> {
+    /// Appends the name to `out` (cleared first) and returns it.
+    pub(crate) fn name<'b>(&'b self, out: &'b mut String) -> &'b str {
+        match self {
+            JsonKey::Str(s) => s,
+            JsonKey::Int(i) => {
+                use std::fmt::Write as _;
+                out.clear();
+                let _ = write!(out, "{i}");
+                out
+            }
+        }
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for JsonKey<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = JsonKey<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key: a string or an unsigned integer")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(JsonKey::Int(v))
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(JsonKey::Str(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(JsonKey::Str(std::borrow::Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The error for `source:line`.
 pub(crate) fn error(source: &str, line: u32, message: impl Into<String>) -> InputError {
     InputError::new(source, line, message)

@@ -135,6 +135,26 @@ pub struct HistoryBuilder {
     ops: Vec<PendingOp>,
     initial_value: Option<u64>,
     allow_duplicates: bool,
+    orders: Vec<PendingOrder>,
+    order_values: Vec<u64>,
+    notes: Vec<String>,
+}
+
+/// A known version order of one key, as given to [`HistoryBuilder::version_order`] (values
+/// in `order_values[start..end]`) or [`HistoryBuilder::write_before`] (two operations).
+#[derive(Debug, Clone, Copy)]
+enum PendingOrder {
+    Values {
+        key: KeyId,
+        line: u32,
+        start: u32,
+        end: u32,
+    },
+    Ops {
+        earlier: (BuilderTxn, u32),
+        later: (BuilderTxn, u32),
+        line: u32,
+    },
 }
 
 impl HistoryBuilder {
@@ -156,7 +176,48 @@ impl HistoryBuilder {
             ops: Vec::new(),
             initial_value: None,
             allow_duplicates: false,
+            orders: Vec::new(),
+            order_values: Vec::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Declares that the writes of `values` to `key` were installed in this order (each
+    /// before the next), as an Elle list-append read `[v1 v2 v3]` shows. Values no write
+    /// wrote, or several writes wrote, are skipped. Building fails if the orders given
+    /// contradict each other (a cycle among one key's writes), if a value repeats within one
+    /// order, or if the initial transaction's write would come after another.
+    pub fn version_order(&mut self, key: KeyId, values: &[u64], line: u32) {
+        let start = self.order_values.len() as u32;
+        self.order_values.extend_from_slice(values);
+        self.orders.push(PendingOrder::Values {
+            key,
+            line,
+            start,
+            end: self.order_values.len() as u32,
+        });
+    }
+
+    /// Declares that operation `earlier.1` (0-based, in the order added) of transaction
+    /// `earlier.0` was installed before operation `later.1` of `later.0`; both must be writes
+    /// of one key (checked when building). For formats that carry the known write order
+    /// exactly (the native JSON format).
+    pub fn write_before(
+        &mut self,
+        earlier: (BuilderTxn, u32),
+        later: (BuilderTxn, u32),
+        line: u32,
+    ) {
+        self.orders.push(PendingOrder::Ops {
+            earlier,
+            later,
+            line,
+        });
+    }
+
+    /// Records what the reader left out or assumed ([`History::input_notes`]).
+    pub fn note(&mut self, note: impl Into<String>) {
+        self.notes.push(note.into());
     }
 
     /// The source name given to [`HistoryBuilder::new`].
@@ -187,6 +248,11 @@ impl HistoryBuilder {
         self.key_ids.insert(name.into(), id);
         self.key_names.push(name.to_string());
         id
+    }
+
+    /// The name of an interned key.
+    pub fn key_name(&self, key: KeyId) -> &str {
+        &self.key_names[key as usize]
     }
 
     /// Number of keys interned so far.
@@ -558,6 +624,16 @@ impl HistoryBuilder {
             }
         }
 
+        // 5b. Known write orders.
+        let write_order =
+            self.resolve_orders(&ops, &op_count, &explicit_ops, &final_id, |key, v| {
+                if duplicated.contains_key(&(key, v)) {
+                    None
+                } else {
+                    by_value.get(&(key, v)).copied()
+                }
+            })?;
+
         // The resolution indexes are done with; free them before building the others.
         drop((from, writes_key, last_write, by_value, duplicated));
 
@@ -635,10 +711,150 @@ impl HistoryBuilder {
             unresolved,
             timestamps,
             implicit_initial_writes: implicit_initial.len() as u32,
+            write_order,
+            notes: self.notes,
             key_writers,
             key_readers,
             txn_keys_written,
             txn_keys_read,
         })
+    }
+
+    /// Resolves the known version orders to pairs of write operations `(earlier, later)`,
+    /// sorted and deduplicated, and checks that they are consistent: one key's pairs form no
+    /// cycle, and no write of the initial transaction comes after another write.
+    fn resolve_orders(
+        &self,
+        ops: &[Operation],
+        op_count: &[u32],
+        explicit_ops: &[u32],
+        final_id: &[u32],
+        by_value: impl Fn(KeyId, u64) -> Option<OpId>,
+    ) -> Result<Vec<(OpId, OpId)>, InputError> {
+        if self.orders.is_empty() {
+            return Ok(Vec::new());
+        }
+        // (earlier, later, line)
+        let mut pairs: Vec<(OpId, OpId, u32)> = Vec::new();
+        for order in &self.orders {
+            match *order {
+                PendingOrder::Values {
+                    key,
+                    line,
+                    start,
+                    end,
+                } => {
+                    let mut seen: FxHashMap<u64, ()> = FxHashMap::default();
+                    let mut previous: Option<OpId> = None;
+                    for &v in &self.order_values[start as usize..end as usize] {
+                        if seen.insert(v, ()).is_some() {
+                            return Err(self.error(
+                                line,
+                                format!(
+                                    "value {v} appears twice in one version order of key {}",
+                                    self.key_names[key as usize]
+                                ),
+                            ));
+                        }
+                        let Some(w) = by_value(key, v) else { continue };
+                        if let Some(p) = previous {
+                            pairs.push((p, w, line));
+                        }
+                        previous = Some(w);
+                    }
+                }
+                PendingOrder::Ops {
+                    earlier,
+                    later,
+                    line,
+                } => {
+                    let locate = |(t, i): (BuilderTxn, u32)| -> Result<OpId, InputError> {
+                        let f = final_id[t.0 as usize] as usize;
+                        if i >= explicit_ops[f] {
+                            return Err(self.error(
+                                line,
+                                format!(
+                                    "a write order names operation {i} of a transaction that \
+                                     has {} operations",
+                                    explicit_ops[f]
+                                ),
+                            ));
+                        }
+                        Ok(op_count[f] + i)
+                    };
+                    let (a, b) = (locate(earlier)?, locate(later)?);
+                    let (oa, ob) = (&ops[a as usize], &ops[b as usize]);
+                    if oa.kind != OpKind::Write || ob.kind != OpKind::Write || oa.key != ob.key {
+                        return Err(
+                            self.error(line, "a write order must name two writes of one key")
+                        );
+                    }
+                    pairs.push((a, b, line));
+                }
+            }
+        }
+        for &(a, b, line) in &pairs {
+            if a == b {
+                return Err(self.error(line, "a write order puts a write before itself"));
+            }
+            if ops[b as usize].txn == INITIAL_TXN {
+                return Err(self.error(
+                    line,
+                    format!(
+                        "a version order of key {} puts the initial write after another write",
+                        self.key_names[ops[b as usize].key as usize]
+                    ),
+                ));
+            }
+        }
+        // Writes of the initial transaction come first anyway.
+        pairs.retain(|&(a, _, _)| ops[a as usize].txn != INITIAL_TXN);
+        pairs.sort_unstable_by_key(|&(a, b, _)| (a, b));
+        pairs.dedup_by_key(|&mut (a, b, _)| (a, b));
+
+        // Kahn's algorithm over the writes named: a cycle means contradicting orders.
+        let mut index: FxHashMap<OpId, u32> = FxHashMap::default();
+        for &(a, b, _) in &pairs {
+            let n = index.len() as u32;
+            index.entry(a).or_insert(n);
+            let n = index.len() as u32;
+            index.entry(b).or_insert(n);
+        }
+        let n = index.len();
+        let mut in_degree = vec![0u32; n];
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for &(a, b, _) in &pairs {
+            out[index[&a] as usize].push(index[&b]);
+            in_degree[index[&b] as usize] += 1;
+        }
+        let mut queue: Vec<u32> = (0..n as u32)
+            .filter(|&v| in_degree[v as usize] == 0)
+            .collect();
+        let mut head = 0;
+        while head < queue.len() {
+            let v = queue[head];
+            head += 1;
+            for &w in &out[v as usize] {
+                in_degree[w as usize] -= 1;
+                if in_degree[w as usize] == 0 {
+                    queue.push(w);
+                }
+            }
+        }
+        if queue.len() < n {
+            let &(a, _, line) = pairs
+                .iter()
+                .find(|&&(a, _, _)| in_degree[index[&a] as usize] > 0)
+                .unwrap_or(&pairs[0]);
+            return Err(self.error(
+                line,
+                format!(
+                    "the version orders of key {} contradict each other (its writes would form \
+                     a cycle)",
+                    self.key_names[ops[a as usize].key as usize]
+                ),
+            ));
+        }
+        Ok(pairs.into_iter().map(|(a, b, _)| (a, b)).collect())
     }
 }

@@ -149,6 +149,8 @@ pub struct History {
     unresolved: Vec<(OpId, Unresolved)>,
     timestamps: Option<Vec<Option<Timestamps>>>,
     implicit_initial_writes: u32,
+    write_order: Vec<(OpId, OpId)>,
+    notes: Vec<String>,
     key_writers: Csr,
     key_readers: Csr,
     txn_keys_written: Csr,
@@ -403,6 +405,21 @@ impl History {
         self.timestamps.as_ref().and_then(|ts| ts[txn as usize])
     }
 
+    /// Known write–write facts: pairs `(earlier, later)` of writes of one key that the input
+    /// shows were installed in this order (an Elle list-append read `[1 2 3]` shows the
+    /// appends of 1, 2 and 3 in that order). Sorted, without repeats, never naming a write of
+    /// the initial transaction as `later`; the builder rejects orders that contradict each
+    /// other. Checkers add the committed transactions' pairs to the commit order as facts.
+    pub fn known_write_order(&self) -> &[(OpId, OpId)] {
+        &self.write_order
+    }
+
+    /// What the reader left out or assumed while building this history (e.g. Elle `:info`
+    /// transactions whose writes nobody observed), one sentence each; empty for most inputs.
+    pub fn input_notes(&self) -> &[String] {
+        &self.notes
+    }
+
     /// Whether any transaction carries timestamps.
     pub fn has_timestamps(&self) -> bool {
         self.timestamps.is_some()
@@ -470,6 +487,22 @@ impl History {
                 }
             }
         };
+        let positions = |h: &History| -> Vec<((TxnId, u32), (TxnId, u32))> {
+            let at = |o: OpId| {
+                let t = h.ops[o as usize].txn;
+                (t, o - h.txns[t as usize].ops_start)
+            };
+            let mut v: Vec<_> = h.write_order.iter().map(|&(a, b)| (at(a), at(b))).collect();
+            v.sort_unstable();
+            v
+        };
+        if positions(self) != positions(other) {
+            return Err(format!(
+                "known write orders differ ({} vs {} pairs)",
+                self.write_order.len(),
+                other.write_order.len()
+            ));
+        }
         for t in 0..self.txns.len() as TxnId {
             let (a, b) = (&self.txns[t as usize], &other.txns[t as usize]);
             if a.session != b.session || a.status != b.status {

@@ -1,0 +1,83 @@
+//! Commands over many histories (`check`, `stats`, `predict` given several files or a
+//! directory): one line per history, then a summary line; the exit code is the largest of the
+//! histories' codes (as dbcop and elle-cli report a batch).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use rayon::prelude::*;
+
+use isopredict::formats::{self, Format};
+use isopredict::History;
+
+use super::{read_input, EXIT_BAD_INPUT};
+
+/// The histories the command-line paths name ([`formats::history_paths`]), and whether
+/// there is more than one or a directory was walked (the "many" mode).
+pub fn expand(paths: &[PathBuf], format: Option<Format>) -> anyhow::Result<(Vec<PathBuf>, bool)> {
+    let mut all = Vec::new();
+    let mut walked = false;
+    for p in paths {
+        let found = formats::history_paths(p, format)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        walked |= found.len() != 1 || found[0] != *p;
+        all.extend(found);
+    }
+    let many = all.len() != 1 || walked;
+    Ok((all, many))
+}
+
+/// One history's outcome: its exit code and its line (without the path).
+pub struct Outcome {
+    /// 0 consistent / nothing found, 1 violation / prediction, 2 bad input, 3 unknown.
+    pub code: u8,
+    /// What to print after the path.
+    pub line: String,
+}
+
+/// Reads and runs `each` on every history (in parallel), prints `PATH: line` in path order
+/// and a summary, and returns the largest exit code.
+pub fn run(
+    paths: &[PathBuf],
+    format: Option<Format>,
+    each: impl Fn(&History, Format) -> Outcome + Sync,
+) -> anyhow::Result<ExitCode> {
+    let outcomes: Vec<Outcome> = paths
+        .par_iter()
+        .map(|p| match read_input(p, format) {
+            Ok((h, f)) => {
+                let mut outcome = each(&h, f);
+                for note in h.input_notes() {
+                    outcome.line.push_str(&format!(" (note: {note})"));
+                }
+                outcome
+            }
+            Err(e) => Outcome {
+                code: EXIT_BAD_INPUT,
+                line: format!("bad input: {e}"),
+            },
+        })
+        .collect();
+    let mut out = std::io::stdout().lock();
+    let mut counts = [0usize; 4];
+    for (p, o) in paths.iter().zip(&outcomes) {
+        writeln!(out, "{}: {}", display(p), o.line)?;
+        counts[o.code.min(3) as usize] += 1;
+    }
+    writeln!(
+        out,
+        "{} histories: {} ok, {} found, {} bad input, {} unknown",
+        paths.len(),
+        counts[0],
+        counts[1],
+        counts[2],
+        counts[3]
+    )?;
+    let worst = outcomes.iter().map(|o| o.code).max().unwrap_or(0);
+    Ok(ExitCode::from(worst))
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}

@@ -1,0 +1,243 @@
+//! dbcop's current JSON histories (dbcop, Biswas & Enea OOPSLA'19, the maintained Rust tool):
+//! either an object `{"params": …, "info": …, "start": …, "end": …, "data": [sessions]}` or a
+//! bare array of sessions. A session is an array of transactions; a transaction is
+//!
+//! ```json
+//! {"events": [{"Write": {"variable": 1, "version": 2}},
+//!             {"Read": {"variable": 1, "version": null}}],
+//!  "committed": true}
+//! ```
+//!
+//! - A read's `version` names the write it observed by (variable, version); `null` is the
+//!   initial value (a read of the initial transaction). Versions are unique per variable.
+//! - `"committed": false` marks an aborted transaction (kept, in no order).
+//! - Variables are unsigned integers or strings; `params`, `info`, `start`, `end` and any
+//!   other top-level field are ignored.
+//!
+//! Writing emits a bare array of sessions: keys as integers when every key name is one (else
+//! strings), the history's own versions when they are unique and non-zero per key (else
+//! made-up ones), `null` for reads of the initial transaction.
+
+use std::io::Write;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::common::{self, InitialValues};
+use super::text::{canonical_u64, json_error, utf8, JsonKey, LineIndex};
+use super::{Format, FormatError};
+use crate::error::InputError;
+use crate::history::{History, HistoryBuilder, OpKind, ReadFrom, TxnId, INITIAL_TXN};
+
+#[derive(Deserialize)]
+struct Doc<'a> {
+    #[serde(borrow)]
+    data: Vec<Vec<&'a RawValue>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Txn<'a> {
+    #[serde(borrow)]
+    events: Vec<Event<'a>>,
+    committed: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Access<'a, V> {
+    #[serde(borrow)]
+    variable: JsonKey<'a>,
+    version: V,
+}
+
+#[derive(Deserialize)]
+enum Event<'a> {
+    #[serde(borrow)]
+    Write(Access<'a, u64>),
+    #[serde(borrow)]
+    Read(Access<'a, Option<u64>>),
+}
+
+/// Reads a dbcop JSON history.
+pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
+    let text = utf8(bytes, source)?;
+    let bare = text.trim_start().starts_with('[');
+    let sessions: Vec<Vec<&RawValue>> = if bare {
+        serde_json::from_str(text)
+    } else {
+        serde_json::from_str::<Doc>(text).map(|d| d.data)
+    }
+    .map_err(|e| json_error(source, 1, &e))?;
+    let mut lines = LineIndex::new(bytes);
+    let mut b = HistoryBuilder::new(source);
+    let mut name = String::new();
+    for session in sessions {
+        let s = b.session(None);
+        for raw in session {
+            let line = lines.line_of(raw.get().as_bytes());
+            let txn: Txn =
+                serde_json::from_str(raw.get()).map_err(|e| json_error(source, line, &e))?;
+            let t = b.begin_at(s, None, line);
+            if !txn.committed {
+                b.abort(t);
+            }
+            for event in txn.events {
+                match event {
+                    Event::Write(a) => {
+                        let key = b.key(a.variable.name(&mut name));
+                        b.write(t, key, Some(a.version), line);
+                    }
+                    Event::Read(a) => {
+                        let key = b.key(a.variable.name(&mut name));
+                        let from = a.version.map_or(ReadFrom::Initial, ReadFrom::Value);
+                        b.read(t, key, a.version, from, line);
+                    }
+                }
+            }
+        }
+    }
+    b.build()
+}
+
+/// Key names as JSON: integers when every name is a canonical integer, else strings.
+pub(crate) fn json_keys(h: &History) -> Vec<String> {
+    let all_int = h.key_names().iter().all(|n| canonical_u64(n).is_some());
+    h.key_names()
+        .iter()
+        .map(|n| {
+            if all_int {
+                n.clone()
+            } else {
+                serde_json::to_string(n).unwrap_or_default()
+            }
+        })
+        .collect()
+}
+
+/// Writes a history as a bare dbcop JSON array of sessions.
+pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
+    let plan = common::plan_values(h, InitialValues::Zero).map_err(|problem| {
+        FormatError::Unrepresentable {
+            format: Format::Dbcop,
+            problem,
+        }
+    })?;
+    let keys = json_keys(h);
+    writeln!(out, "[")?;
+    for (i, session) in h.sessions().iter().enumerate() {
+        write!(out, "  [")?;
+        for (j, t) in session.txns().enumerate() {
+            out.write_all(if j == 0 { b"\n" } else { b",\n" })?;
+            write!(out, "    {{\"events\": [")?;
+            for (k, o) in h.txn(t).ops().enumerate() {
+                if k > 0 {
+                    write!(out, ", ")?;
+                }
+                let op = h.op(o);
+                let key = &keys[op.key as usize];
+                match op.kind {
+                    OpKind::Write => write!(
+                        out,
+                        "{{\"Write\": {{\"variable\": {key}, \"version\": {}}}}}",
+                        plan.values[o as usize]
+                    )?,
+                    OpKind::Read if h.writer_txn(o) == Some(INITIAL_TXN) => write!(
+                        out,
+                        "{{\"Read\": {{\"variable\": {key}, \"version\": null}}}}"
+                    )?,
+                    OpKind::Read => write!(
+                        out,
+                        "{{\"Read\": {{\"variable\": {key}, \"version\": {}}}}}",
+                        plan.values[o as usize]
+                    )?,
+                }
+            }
+            write!(out, "], \"committed\": {}}}", h.txn(t).is_committed())?;
+        }
+        if session.txns().is_empty() {
+            write!(out, "]")?;
+        } else {
+            write!(out, "\n  ]")?;
+        }
+        writeln!(out, "{}", if i + 1 < h.sessions().len() { "," } else { "" })?;
+    }
+    writeln!(out, "]")?;
+    Ok(())
+}
+
+/// What writing `h` as dbcop JSON drops (see [`super::conversion_notes`]).
+pub(crate) fn notes(h: &History) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Ok(plan) = common::plan_values(h, InitialValues::Zero) {
+        notes.extend(common::values_note(h, plan.synthesized, "dbcop"));
+    }
+    ids_and_initial_notes(h, &mut notes, "dbcop");
+    notes
+}
+
+/// Notes shared by the dbcop formats: ids, timestamps, the initial transaction's own
+/// operations (dbcop has no initial transaction: reads of it say "initial value").
+pub(crate) fn ids_and_initial_notes(h: &History, notes: &mut Vec<String>, format: &str) {
+    if h.has_timestamps() {
+        notes.push(format!(
+            "{format} cannot carry timestamps; they are dropped"
+        ));
+    }
+    if h.sessions().iter().any(|s| s.external_id.is_some())
+        || (1..h.txn_count() as TxnId).any(|t| h.txn(t).external_id.is_some())
+    {
+        notes.push(format!(
+            "{format} has no session or transaction ids; they are dropped"
+        ));
+    }
+    notes.extend(common::unused_keys_note(h, format));
+    let explicit_initial = h.txn(INITIAL_TXN).ops().len() - h.implicit_initial_writes() as usize;
+    if explicit_initial > 0 {
+        notes.push(format!(
+            "{format} has no initial transaction: its {explicit_initial} explicit operation(s) \
+             are dropped (reads of it read the initial value)"
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) const EXAMPLE: &str = r#"{"params": {"n_sessions": 2}, "info": "example",
+ "start": "2024-01-01", "end": "2024-01-01",
+ "data": [
+  [{"events": [{"Write": {"variable": 0, "version": 1}}, {"Write": {"variable": 1, "version": 1}}], "committed": true},
+   {"events": [{"Read": {"variable": 0, "version": 1}}], "committed": true}],
+  [{"events": [{"Read": {"variable": 1, "version": null}}, {"Write": {"variable": 0, "version": 2}}], "committed": false}]
+ ]}"#;
+
+    #[test]
+    fn reads_the_object_and_the_bare_array() {
+        let h = read(EXAMPLE.as_bytes(), "d.json").unwrap();
+        assert_eq!(h.sessions().len(), 2);
+        let s = h.stats();
+        assert_eq!((s.committed, s.aborted, s.reads, s.writes), (2, 1, 2, 3));
+        assert_eq!(h.writer_txn(h.txn(2).ops().start), Some(1));
+        assert_eq!(h.writer_txn(h.txn(3).ops().start), Some(INITIAL_TXN));
+        let mut out = Vec::new();
+        write(&h, &mut out).unwrap();
+        let g = read(&out, "w").unwrap();
+        h.same_content(&g).unwrap();
+        assert!(notes(&h).is_empty(), "{:?}", notes(&h));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let bad = EXAMPLE.replace("\"version\": 2", "\"version\": 1");
+        let e = read(bad.as_bytes(), "d.json").unwrap_err();
+        assert_eq!(e.line(), 6, "{e}");
+        assert!(e.to_string().contains("duplicate write"), "{e}");
+        let bad = EXAMPLE.replace("\"Read\": {\"variable\": 0", "\"Reed\": {\"variable\": 0");
+        let e = read(bad.as_bytes(), "d.json").unwrap_err();
+        assert_eq!(e.line(), 5, "{e}");
+        let e = read(b"[[{\"events\": []}]", "d.json").unwrap_err();
+        assert_eq!(e.line(), 1, "{e}");
+    }
+}
