@@ -2,7 +2,16 @@
 //! determined by the history (NP-complete in general, Biswas & Enea OOPSLA'19 §3–4).
 //!
 //! - [`smt`]: serializability as a direct Z3 total-order check, with a witness serial order.
+//! - [`timestamped`], [`chronos`], [`aion`], [`ts_report`]: checking SI and SER from the
+//!   start and commit timestamps a database assigned (Chronos offline, Aion online).
 
+pub mod aion;
+pub mod chronos;
 pub mod smt;
+pub mod timestamped;
+pub mod ts_report;
 
+pub use chronos::{check_timestamps, TsCheckOptions, TsLevel};
 pub use smt::{check_serializable, verify_serial_order, SerError, SerVerdict};
+pub use timestamped::{Hlc, TimestampedHistory};
+pub use ts_report::{TimestampReport, TsViolation};
