@@ -5,6 +5,7 @@
 //! - [`isopredict`]: traces of the IsoPredict artifact (PLDI'24), `WRITE KEY[k] Txn(s, i)` …
 //! - [`plume`]: Plume/PolySI text, `r(k,v,s,t)` / `w(k,v,s,t)`.
 //! - [`awdit`]: the AWDIT test format, `r k v` / `w k v` with `-----` and `=====` separators.
+//! - [`timekiller`]: TimeKiller (Chronos/Aion) JSON, timestamped transactions, kv and lists.
 //!
 //! Reading never panics: malformed input gives an [`InputError`] naming the file, the line
 //! and the problem. Writing refuses ([`FormatError::Unrepresentable`]) a history whose
@@ -17,6 +18,7 @@ pub mod isopredict;
 pub mod json;
 pub mod plume;
 mod text;
+pub mod timekiller;
 
 use std::fmt;
 use std::io::Write;
@@ -41,15 +43,19 @@ pub enum Format {
     /// The AWDIT test format.
     #[value(name = "awdit")]
     Awdit,
+    /// TimeKiller (Chronos/Aion) JSON: transactions with start and commit timestamps.
+    #[value(name = "timekiller")]
+    TimeKiller,
 }
 
 impl Format {
     /// Every format, in the order of the formats table.
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 5] = [
         Format::Json,
         Format::IsoPredict,
         Format::Plume,
         Format::Awdit,
+        Format::TimeKiller,
     ];
 
     /// The name used on the command line.
@@ -59,6 +65,7 @@ impl Format {
             Format::IsoPredict => "isopredict",
             Format::Plume => "plume",
             Format::Awdit => "awdit",
+            Format::TimeKiller => "timekiller",
         }
     }
 
@@ -119,7 +126,8 @@ pub enum FormatError {
 }
 
 /// Detects the format from the content: the first line that is neither blank nor a `#`
-/// comment decides (`{` → json; `r(`/`w(` → plume; `WRITE KEY[`, `READ KEY[`, `INSERT[`,
+/// comment decides (TimeKiller JSON, an array or stream of objects whose first has `"sts"`,
+/// `"cts"` and `"ops"`, is recognised first; `{` → json; `r(`/`w(` → plume; `WRITE KEY[`, `READ KEY[`, `INSERT[`,
 /// `CONTAINS[`, `DELETE[` → isopredict; `r `/`w ` or a line of `-`/`=` → awdit). `None` when
 /// no line decides.
 pub fn detect(text: impl AsRef<[u8]>) -> Option<Format> {
@@ -128,6 +136,9 @@ pub fn detect(text: impl AsRef<[u8]>) -> Option<Format> {
 
 /// The detected format and the line that decided (or the first significant line, or 0).
 fn detect_with_line(bytes: &[u8]) -> (Option<Format>, u32) {
+    if timekiller::looks_like(text::strip_bom(bytes)) {
+        return (Some(Format::TimeKiller), 1);
+    }
     for (line_no, line) in text::Lines::new(text::strip_bom(bytes)) {
         let line = text::trim(line);
         if text::is_blank_or_comment(line) {
@@ -189,6 +200,7 @@ pub fn read_bytes(
         Format::IsoPredict => isopredict::read(bytes, source),
         Format::Plume => plume::read(bytes, source),
         Format::Awdit => awdit::read(bytes, source),
+        Format::TimeKiller => timekiller::read(bytes, source),
     }
 }
 
@@ -214,6 +226,7 @@ pub fn write_to(history: &History, format: Format, out: &mut dyn Write) -> Resul
         Format::IsoPredict => isopredict::write(history, &mut out)?,
         Format::Plume => plume::write(history, &mut out)?,
         Format::Awdit => awdit::write(history, &mut out)?,
+        Format::TimeKiller => timekiller::write(history, &mut out)?,
     }
     out.flush()?;
     Ok(())
@@ -248,6 +261,7 @@ pub fn conversion_notes(history: &History, format: Format) -> Vec<String> {
         Format::IsoPredict => isopredict::notes(history),
         Format::Plume => plume::notes(history),
         Format::Awdit => awdit::notes(history),
+        Format::TimeKiller => timekiller::notes(history),
     }
 }
 
