@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use isopredict::check::{check, check_all, CheckError, CheckOptions, Level};
 
-use super::{read_input, InputFormat, EXIT_BAD_INPUT};
+use super::{InputFormat, EXIT_BAD_INPUT};
 
 /// Exit code when a violation is found.
 const EXIT_VIOLATION: u8 = 1;
@@ -41,7 +41,8 @@ pub struct Args {
     #[arg(long, short, value_enum, default_value = "auto")]
     format: InputFormat,
     /// The level: rc, ra, cc, ci (pc, si, ser: not supported yet), or all (the strongest of
-    /// cc, ra, rc satisfied, and ci).
+    /// cc, ra, rc satisfied, and ci). si and ser are checked with the transactions'
+    /// timestamps when the input has them (TimeKiller, or native JSON with timestamps).
     #[arg(long, short, default_value = "all")]
     level: LevelArg,
     /// Print the report as JSON (schema: docs/checking.md).
@@ -56,12 +57,37 @@ pub struct Args {
     /// Describe at most this many violating reads and cycles (counts stay exact).
     #[arg(long, default_value_t = 1000, value_name = "N")]
     max_violations: usize,
+    /// At si/ser, ignore the transactions' timestamps and use the black-box checker (which
+    /// asks whether some commit order exists).
+    #[arg(long)]
+    black_box: bool,
+    /// The initial value of every key in TimeKiller input: `null` (TimeKiller's default) or
+    /// an integer such as 0.
+    #[arg(long, default_value = "null", value_name = "null|N")]
+    initial_value: super::check_timestamps::InitialValue,
 }
 
 /// Checks; exit code 0 when consistent, 1 on a violation, 2 on bad input or an unsupported
 /// level.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (history, _format) = read_input(&args.file, args.format.0)?;
+    // At si/ser a history with timestamps goes to the timestamp checker (Chronos).
+    let level = match args.level {
+        LevelArg::One(level) => Some(level),
+        LevelArg::All => None,
+    };
+    let timestamp_options = super::check_timestamps::Options {
+        level,
+        black_box: args.black_box,
+        initial_value: args.initial_value.0,
+        json: args.json,
+        max_violations: args.max_violations,
+        dot: args.dot.is_some(),
+    };
+    let history = match super::check_timestamps::run(&args.file, args.format.0, &timestamp_options)?
+    {
+        super::check_timestamps::Outcome::Done(code) => return Ok(code),
+        super::check_timestamps::Outcome::Read(history) => history,
+    };
     let options = CheckOptions {
         witness: args.witness,
         max_violations: args.max_violations,

@@ -16,6 +16,7 @@ use isopredict::formats::{self, Format};
 use isopredict::{History, InputError};
 
 mod check;
+mod check_timestamps;
 mod convert;
 mod generate;
 mod predict;

@@ -210,7 +210,7 @@ fn ext_never() {
     );
     let r = si(&h);
     assert_eq!(only_ext(&r), (ExtKind::Never, None, Some("1".into())));
-    assert!(r.to_string().contains("nothing writes 99 to x"), "{r}");
+    assert!(r.to_string().contains("nothing writes 99 to key x"), "{r}");
 }
 
 #[test]
@@ -371,7 +371,7 @@ fn lists_are_checked_whole() {
     assert_eq!(r.counts.ext_before, 2, "{r}");
     let text = r.to_string();
     assert!(text.contains("T4 (session c"), "{text}");
-    assert!(text.contains("reads x = [2]"), "{text}");
+    assert!(text.contains("reads key x = [2]"), "{text}");
     assert!(text.contains("its snapshot has [1,2]"), "{text}");
 }
 

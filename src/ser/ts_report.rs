@@ -187,7 +187,7 @@ impl fmt::Display for TsViolation {
                 expected,
             } => write!(
                 f,
-                "INT: {txn} reads {key} = {read} (operation {op_index}) but its own earlier \
+                "INT: {txn} reads key {key} = {read} (operation {op_index}) but its own earlier \
                  access gives {expected}"
             ),
             TsViolation::Ext {
@@ -202,7 +202,7 @@ impl fmt::Display for TsViolation {
             } => {
                 write!(
                     f,
-                    "EXT {kind}: {txn} reads {key} = {read} (operation {op_index}); its snapshot \
+                    "EXT {kind}: {txn} reads key {key} = {read} (operation {op_index}); its snapshot \
                      has {expected} from "
                 )?;
                 match expected_writer {
@@ -210,18 +210,18 @@ impl fmt::Display for TsViolation {
                     None => f.write_str("the initial state")?,
                 }
                 match (kind, value_writer) {
-                    (ExtKind::Never, _) => write!(f, "; nothing writes {read} to {key}"),
+                    (ExtKind::Never, _) => write!(f, "; nothing writes {read} to key {key}"),
                     (_, Some(w)) => write!(f, "; {read} was written by {w}"),
                     (_, None) => f.write_str("; that value is the initial state"),
                 }
             }
             TsViolation::NoConflict { first, second, key } => write!(
                 f,
-                "NOCONFLICT: {first} and {second} both write {key} and overlap in time"
+                "NOCONFLICT: {first} and {second} both write key {key} and overlap in time"
             ),
             TsViolation::EqualCommit { first, second, key } => write!(
                 f,
-                "EQUAL-COMMIT: {first} and {second} both write {key} with the same commit \
+                "EQUAL-COMMIT: {first} and {second} both write key {key} with the same commit \
                  timestamp"
             ),
         }
