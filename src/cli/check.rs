@@ -86,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let history = match super::check_timestamps::run(&args.file, args.format.0, &timestamp_options)?
     {
         super::check_timestamps::Outcome::Done(code) => return Ok(code),
-        super::check_timestamps::Outcome::Read(history) => history,
+        super::check_timestamps::Outcome::Read(history) => *history,
     };
     let options = CheckOptions {
         witness: args.witness,

@@ -34,7 +34,7 @@ pub enum Outcome {
     /// Checked; exit with this code.
     Done(ExitCode),
     /// Not for the timestamp checker: the history read.
-    Read(History),
+    Read(Box<History>),
 }
 
 /// `--initial-value`: `null` (`None`) or an integer.
