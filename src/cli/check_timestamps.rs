@@ -109,9 +109,8 @@ pub fn run(path: &Path, format: Option<Format>, options: &Options) -> anyhow::Re
         };
     drop(bytes);
     let (Some(th), Some(level)) = (timestamped, ts_level) else {
-        return Ok(Outcome::Read(
-            history.expect("a history when not checked by timestamps"),
-        ));
+        let history = history.expect("a history when not checked by timestamps");
+        return Ok(Outcome::Read(Box::new(history)));
     };
     let report = check_timestamps(
         &th,
