@@ -495,7 +495,7 @@ pub fn check_timestamps(
 
     let mut raw = raw_front;
     raw.append(&mut state.raw);
-    describe(h, level, &state.logs, &raw, options)
+    describe(h, level, &state.logs, &raw, &valid, options)
 }
 
 fn sort_events(events: &mut [(Hlc, u8, u32)]) {
@@ -618,6 +618,7 @@ fn describe(
     level: TsLevel,
     logs: &[Vec<i64>],
     raw: &[Raw],
+    valid: &[bool],
     options: &TsCheckOptions,
 ) -> TimestampReport {
     // Writers of the values EXT violations returned, from one scan of all writes.
@@ -637,7 +638,8 @@ fn describe(
     }
     let mut writer_of: FxHashMap<Culprit, u32> = FxHashMap::default();
     if !wanted.is_empty() {
-        for (t, txn) in h.txns.iter().enumerate() {
+        // Transactions left out of the check (start after commit, SI) write nothing.
+        for (t, txn) in h.txns.iter().enumerate().filter(|&(t, _)| valid[t]) {
             for op in &h.ops[txn.ops_start as usize..txn.ops_end as usize] {
                 if matches!(op.kind, TsOpKind::Write | TsOpKind::Append) {
                     let c = Culprit {
@@ -782,4 +784,4 @@ fn describe(
 
 #[cfg(test)]
 #[path = "chronos_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -9,6 +9,7 @@ pub mod aion;
 pub mod chronos;
 pub mod smt;
 pub mod timestamped;
+pub mod ts_generate;
 pub mod ts_report;
 
 pub use chronos::{check_timestamps, TsCheckOptions, TsLevel};
