@@ -23,6 +23,7 @@ mod predict;
 mod rank;
 mod run;
 mod stats;
+mod watch;
 
 /// Exit code for bad input or usage.
 pub const EXIT_BAD_INPUT: u8 = 2;
@@ -54,6 +55,8 @@ pub enum Command {
     Rank(rank::Args),
     /// Generate a random history, optionally consistent at a level (simulating a store).
     Generate(generate::Args),
+    /// Check SI or SER online, from timestamped transactions arriving as JSON lines.
+    Watch(watch::Args),
 }
 
 /// Parses the arguments, runs the command, and maps errors to exit code 2.
@@ -77,6 +80,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Rank(args) => rank::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Watch(args) => watch::run(args),
     };
     match result {
         Ok(code) => code,
