@@ -108,6 +108,8 @@ struct KeyState {
     writes: BTreeMap<(Hlc, u32), Write>,
     /// Pending external reads by (snapshot timestamp, arrival) → (slot, read index).
     reads: BTreeMap<(Hlc, u32), (u32, u32)>,
+    /// The kept write of each value (final or overwritten), for EXT diagnosis.
+    by_value: FxHashMap<Option<i64>, (Hlc, u32)>,
 }
 
 /// Counters of an online run.
@@ -365,18 +367,21 @@ impl OnlineChecker {
                     key: self.key_names[k as usize].clone(),
                 });
             }
-            self.key_state[k as usize].writes.insert(
-                (info.commit, info.arrival),
+            let earlier: Vec<Option<i64>> = overwritten
+                .iter()
+                .filter(|&&(ok, _)| ok == k)
+                .map(|&(_, v)| v)
+                .collect();
+            let state = &mut self.key_state[k as usize];
+            let at = (info.commit, info.arrival);
+            for &v in earlier.iter().chain(std::iter::once(&value)) {
+                state.by_value.entry(v).or_insert(at);
+            }
+            state.writes.insert(
+                at,
                 Write {
                     value,
-                    earlier: {
-                        let earlier: Vec<Option<i64>> = overwritten
-                            .iter()
-                            .filter(|&&(ok, _)| ok == k)
-                            .map(|&(_, v)| v)
-                            .collect();
-                        (!earlier.is_empty()).then(|| earlier.into_boxed_slice())
-                    },
+                    earlier: (!earlier.is_empty()).then(|| earlier.into_boxed_slice()),
                     writer: info.clone(),
                 },
             );
@@ -525,11 +530,12 @@ impl OnlineChecker {
             .iter()
             .chain(&live.overwritten)
             .any(|&(k, v)| k == read.key && v == read.value);
-        let writer = self.key_state[read.key as usize].writes.values().find(|w| {
-            w.writer.arrival != me
-                && (w.value == read.value
-                    || w.earlier.as_ref().is_some_and(|e| e.contains(&read.value)))
-        });
+        let state = &self.key_state[read.key as usize];
+        let writer = state
+            .by_value
+            .get(&read.value)
+            .and_then(|at| state.writes.get(at))
+            .filter(|w| w.writer.arrival != me);
         let r = &live.info;
         let kind = if own && writer.is_none() {
             ExtKind::After
@@ -571,18 +577,29 @@ impl OnlineChecker {
         };
         let keys = std::mem::take(&mut self.dirty);
         for k in keys {
-            let writes = &mut self.key_state[k as usize].writes;
-            let newer = writes.split_off(&(watermark, u32::MAX));
-            // `writes` now holds those with commit ≤ watermark: keep the newest.
-            let last = writes.pop_last();
-            self.writes_kept -= writes.len() as u64;
-            writes.clear();
-            if let Some((key, w)) = last {
-                writes.insert(key, w);
+            let state = &mut self.key_state[k as usize];
+            // Drop the oldest write while the next one is also at or before the watermark
+            // (a snapshot at the watermark or later never sees it).
+            loop {
+                let mut keys = state.writes.keys();
+                let (Some(_), Some(&(next, _))) = (keys.next(), keys.next()) else {
+                    break;
+                };
+                if next > watermark {
+                    break;
+                }
+                let Some((at, w)) = state.writes.pop_first() else {
+                    break;
+                };
+                self.writes_kept -= 1;
+                let earlier = w.earlier.iter().flat_map(|e| e.iter());
+                for v in earlier.chain(std::iter::once(&w.value)) {
+                    if state.by_value.get(v) == Some(&at) {
+                        state.by_value.remove(v);
+                    }
+                }
             }
-            let still_dirty = !newer.is_empty();
-            writes.extend(newer);
-            if still_dirty {
+            if state.writes.len() > 1 {
                 self.dirty.push(k);
             } else {
                 self.is_dirty[k as usize] = false;
