@@ -6,7 +6,8 @@
 //! - checking it online (`ser::aion::OnlineChecker`), parsing each line included.
 //!
 //! `cargo run --release --example timestamp_speed -- [TXNS] [offline]` (default 1,000,000;
-//! `offline` skips the online part).
+//! `offline` skips the online part). With `TS_SPEED_WRITE=PATH` the history is also written
+//! to PATH (to time `isopredict check` and `isopredict watch` on it).
 
 use std::time::Instant;
 
@@ -51,6 +52,10 @@ fn main() {
     let mut json = Vec::new();
     timekiller::write_timestamped(&generated, &mut json).expect("writing to memory");
     drop(generated);
+    if let Ok(path) = std::env::var("TS_SPEED_WRITE") {
+        std::fs::write(&path, &json).expect("writing the history");
+        println!("wrote {path}");
+    }
     println!(
         "generated {txns} transactions ({} MB of TimeKiller JSON) in {:.2} s",
         json.len() / 1_000_000,

@@ -214,8 +214,8 @@ pub struct Transaction {
     pub start: Hlc,
     /// `cts`.
     pub commit: Hlc,
-    /// The operations: kind, key (as text), value.
-    pub ops: Vec<(TsOpKind, String, Value)>,
+    /// The operations: kind, key, value.
+    pub ops: Vec<(TsOpKind, Name, Value)>,
 }
 
 /// An operation's value in a [`Transaction`].
@@ -282,7 +282,11 @@ pub fn parse_transaction(text: &[u8]) -> Result<Transaction, String> {
             RawValue::Int(v) => Value::Int(v),
             RawValue::List(items) => Value::List(items),
         };
-        ops.push((kind, op.k.name(), value));
+        let key = match op.k {
+            Id::Num(n) => Name::Num(n),
+            Id::Str(s) => Name::Str(s.into()),
+        };
+        ops.push((kind, key, value));
     }
     Ok(Transaction {
         tid: match raw.tid {

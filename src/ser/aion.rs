@@ -132,7 +132,7 @@ pub struct OnlineStats {
 #[derive(Debug)]
 pub struct OnlineChecker {
     options: OnlineOptions,
-    keys: FxHashMap<String, u32>,
+    keys: FxHashMap<Name, u32>,
     key_names: Vec<String>,
     key_state: Vec<KeyState>,
     sessions: FxHashMap<String, (Rc<str>, Option<Rc<Info>>)>,
@@ -189,13 +189,13 @@ impl OnlineChecker {
         self.live.len() - self.free.len()
     }
 
-    fn key(&mut self, name: &str) -> u32 {
-        if let Some(&k) = self.keys.get(name) {
+    fn key(&mut self, name: Name) -> u32 {
+        if let Some(&k) = self.keys.get(&name) {
             return k;
         }
         let k = self.key_names.len() as u32;
         self.key_names.push(name.to_string());
-        self.keys.insert(name.to_string(), k);
+        self.keys.insert(name, k);
         self.key_state.push(KeyState::default());
         self.is_dirty.push(false);
         k
@@ -239,10 +239,11 @@ impl OnlineChecker {
         self.arrivals += 1;
         self.stats.transactions += 1;
         let level = self.options.level;
-        let session_entry = self
-            .sessions
-            .entry(txn.session.clone())
-            .or_insert_with(|| (Rc::from(txn.session.as_str()), None));
+        if !self.sessions.contains_key(&txn.session) {
+            let name: Rc<str> = Rc::from(txn.session.as_str());
+            self.sessions.insert(txn.session.clone(), (name, None));
+        }
+        let session_entry = self.sessions.get_mut(&txn.session).expect("inserted above");
         let info = Rc::new(Info {
             arrival: self.arrivals - 1,
             tid: txn.tid,
@@ -293,7 +294,7 @@ impl OnlineChecker {
         let mut own_writes: Vec<(u32, Option<i64>)> = Vec::new();
         let mut overwritten: Vec<(u32, Option<i64>)> = Vec::new();
         for (i, (kind, key, value)) in txn.ops.into_iter().enumerate() {
-            let k = self.key(&key);
+            let k = self.key(key);
             let value = match (kind, value) {
                 (_, Value::Int(v)) => Some(v),
                 (TsOpKind::ReadList, Value::List(items)) => items.last().copied(),
@@ -310,7 +311,7 @@ impl OnlineChecker {
                     if !is_write && entry.1 != value {
                         out.push(TsViolation::Int {
                             txn: info.txn_ref(),
-                            key: key.clone(),
+                            key: self.key_names[k as usize].clone(),
                             op_index: i as u32,
                             read: show(value),
                             expected: show(entry.1),

@@ -6,7 +6,7 @@ use super::*;
 use crate::generate::rng::Rng;
 use crate::ser::chronos::tests::{hist, Op};
 use crate::ser::chronos::{check_timestamps, TsCheckOptions};
-use crate::ser::timestamped::{TimestampedHistory, TsValue};
+use crate::ser::timestamped::{Name, TimestampedHistory, TsValue};
 use crate::ser::ts_generate::{generate_timestamped, TsGenParams};
 
 /// The online unit of transaction `t` of `h`.
@@ -26,7 +26,12 @@ pub(crate) fn transaction(h: &TimestampedHistory, t: usize) -> Transaction {
                     TsValue::Int(v) => Value::Int(v),
                     TsValue::List(items) => Value::List(items.to_vec()),
                 };
-                (op.kind, h.key_names[op.key as usize].clone(), value)
+                let key = &h.key_names[op.key as usize];
+                let key = match key.parse::<i64>() {
+                    Ok(n) if n.to_string() == *key => Name::Num(n),
+                    _ => Name::Str(key.as_str().into()),
+                };
+                (op.kind, key, value)
             })
             .collect(),
     }

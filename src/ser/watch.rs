@@ -3,7 +3,7 @@
 //! checker ([`super::aion`]) as they arrive, prints each violation when it becomes final,
 //! and ends with a summary (counts, throughput, memory high-water marks).
 //!
-//! Reader threads hand lines over in batches; the checking thread wakes at least every
+//! Reader threads parse lines and hand transactions over in batches; the checking thread wakes at least every
 //! 50 ms so that EXT verdicts become final on time even when the input is idle. A malformed
 //! line is reported with its source and line number, skipped and counted; nothing else is
 //! lost. Lines that are only `[` or `]`, blank lines and a trailing `,` are accepted, so a
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::aion::{OnlineChecker, OnlineOptions, OnlineStats};
 use super::ts_report::{TsCounts, TsViolation};
-use crate::formats::timekiller::parse_transaction;
+use crate::formats::timekiller::{parse_transaction, Transaction};
 
 /// Where transactions come from.
 #[derive(Debug, Clone)]
@@ -59,8 +59,11 @@ pub struct WatchSummary {
     pub throughput: f64,
 }
 
+/// Parsed lines of one connection: (line number, transaction or error message).
+type Parsed = Vec<(u32, Result<Transaction, String>)>;
+
 enum Message {
-    Lines(u32, Vec<(u32, Vec<u8>)>),
+    Lines(u32, Parsed),
     Closed,
 }
 
@@ -70,13 +73,16 @@ fn read_lines(reader: impl BufRead, conn: u32, tx: mpsc::Sender<Message>) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut line_no = 0u32;
     let mut reader = reader;
+    let mut line = Vec::with_capacity(256);
     loop {
-        let mut line = Vec::with_capacity(256);
+        line.clear();
         match reader.read_until(b'\n', &mut line) {
             Ok(0) | Err(_) => break,
             Ok(_) => {
                 line_no += 1;
-                batch.push((line_no, line));
+                // Parsing happens here, on the reader's thread, beside the checking thread.
+                let Some(text) = payload(&line) else { continue };
+                batch.push((line_no, parse_transaction(text)));
                 if batch.len() == BATCH {
                     if tx
                         .send(Message::Lines(conn, std::mem::take(&mut batch)))
@@ -182,9 +188,8 @@ pub fn watch(
             Ok(Message::Lines(conn, lines)) => {
                 first.get_or_insert_with(Instant::now);
                 let now = now_ms(epoch);
-                for (line_no, line) in lines {
-                    let Some(text) = payload(&line) else { continue };
-                    match parse_transaction(text) {
+                for (line_no, parsed) in lines {
+                    match parsed {
                         Ok(txn) => {
                             let found = checker.arrive(txn, line_no, now);
                             emit(&found, out)?;
