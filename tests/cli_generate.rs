@@ -53,7 +53,8 @@ fn writes_every_format_and_the_level_survives_the_round_trip() {
             assert_eq!(stats.committed, 6);
             assert_eq!(stats.reads + stats.writes, 24);
             assert_eq!(satisfies(&reference, level), Some(true), "{mode} {seed}");
-            for format in Format::ALL {
+            // TimeKiller needs timestamps, which generated histories do not have.
+            for format in Format::ALL.into_iter().filter(|&f| f != Format::TimeKiller) {
                 let out = scratch.join(&format!("{mode}-{seed}.{format}"));
                 let mut with_format = args.clone();
                 with_format.extend(["--format", format.name()]);

@@ -46,7 +46,8 @@ pub struct Args {
     #[arg(long, short, value_enum, default_value = "auto")]
     format: InputFormat,
     /// The level: rc, ra, cc, ci (pc, si, ser: not supported yet), or all (the strongest of
-    /// cc, ra, rc satisfied, and ci).
+    /// cc, ra, rc satisfied, and ci). si and ser are checked with the transactions'
+    /// timestamps when the input has them (TimeKiller, or native JSON with timestamps).
     #[arg(long, short, default_value = "all")]
     level: LevelArg,
     /// Print the report as JSON (schema: docs/checking.md).
@@ -62,6 +63,14 @@ pub struct Args {
     /// shows at most 100 edges and says how many more it has.
     #[arg(long, default_value_t = 1000, value_name = "N")]
     max_violations: usize,
+    /// At si/ser, ignore the transactions' timestamps and use the black-box checker (which
+    /// asks whether some commit order exists).
+    #[arg(long)]
+    black_box: bool,
+    /// The initial value of every key in TimeKiller input: `null` (TimeKiller's default) or
+    /// an integer such as 0.
+    #[arg(long, default_value = "null", value_name = "null|N")]
+    initial_value: super::check_timestamps::InitialValue,
 }
 
 /// Checks; exit code 0 when consistent, 1 on a violation, 2 on bad input or an unsupported
@@ -81,7 +90,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             one_line(h, format, args.level, &options)
         });
     }
-    let (history, _format) = read_input(&files[0], args.format.0)?;
+    // At si/ser a history with timestamps goes to the timestamp checker (Chronos).
+    let level = match args.level {
+        LevelArg::One(level) => Some(level),
+        LevelArg::All => None,
+    };
+    let timestamp_options = super::check_timestamps::Options {
+        level,
+        black_box: args.black_box,
+        initial_value: args.initial_value.0,
+        json: args.json,
+        max_violations: args.max_violations,
+        dot: args.dot.is_some(),
+    };
+    let history = if files[0].is_dir() {
+        read_input(&files[0], args.format.0)?.0
+    } else {
+        match super::check_timestamps::run(&files[0], args.format.0, &timestamp_options)? {
+            super::check_timestamps::Outcome::Done(code) => return Ok(code),
+            super::check_timestamps::Outcome::Read(history) => *history,
+        }
+    };
     for note in history.input_notes() {
         eprintln!("note: {note}");
     }

@@ -16,6 +16,7 @@ use isopredict::formats::{self, Format};
 use isopredict::{History, InputError};
 
 mod check;
+mod check_timestamps;
 mod convert;
 mod generate;
 mod many;
@@ -23,6 +24,7 @@ mod predict;
 mod rank;
 mod run;
 mod stats;
+mod watch;
 
 /// The exit codes, shown after every `--help`.
 const EXIT_CODES: &str =
@@ -67,6 +69,8 @@ pub enum Command {
     /// Generate a random history, optionally consistent at a level (simulating a store).
     #[command(after_help = EXIT_CODES)]
     Generate(generate::Args),
+    /// Check SI or SER online, from timestamped transactions arriving as JSON lines.
+    Watch(watch::Args),
 }
 
 /// Parses the arguments, runs the command, and maps errors to exit code 2.
@@ -94,6 +98,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Rank(args) => rank::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Watch(args) => watch::run(args),
     };
     match result {
         Ok(code) => code,
@@ -158,43 +163,51 @@ fn read_bounded(reader: impl Read, source: &str, limit: u64) -> Result<Vec<u8>, 
 }
 
 /// Reads a history from a file or a directory (cobra, viper, dbcop-bincode), or standard
-/// input for `-`; returns it with its format. Devices and sockets are refused (a device such as `/dev/zero` never ends); pipes
-/// and standard input are read up to the input bound (`ISOPREDICT_MAX_INPUT`, default 4 GiB).
+/// input for `-`; returns it with its format. Files are read by [`read_input_bytes`].
 pub fn read_input(path: &Path, format: Option<Format>) -> Result<(History, Format), InputError> {
-    let limit = max_input();
-    let (bytes, source) = if path == Path::new("-") {
-        let bytes = read_bounded(std::io::stdin().lock(), "<stdin>", limit)?;
-        (bytes, "<stdin>".to_string())
-    } else {
-        use std::os::unix::fs::FileTypeExt;
-        let source = path.display().to_string();
-        let fail = |e: std::io::Error| InputError::new(source.clone(), 0, e.to_string());
-        let meta = std::fs::metadata(path).map_err(fail)?;
-        let t = meta.file_type();
-        if t.is_dir() {
-            return formats::read_path(path, format);
-        }
-        if !t.is_file() && !t.is_fifo() {
-            let what = if t.is_char_device() || t.is_block_device() {
-                "a device"
-            } else {
-                "not a regular file"
-            };
-            return Err(InputError::new(
-                source,
-                0,
-                format!("{what}, not a history file; refusing to read it"),
-            ));
-        }
-        let bytes = read_bounded(std::fs::File::open(path).map_err(fail)?, &source, limit)?;
-        (bytes, source)
-    };
+    if path != Path::new("-") && path.is_dir() {
+        return formats::read_path(path, format);
+    }
+    let (bytes, source) = read_input_bytes(path)?;
     let history = formats::read_bytes(&bytes, &source, format)?;
     // Reading succeeded, so detection (when asked for) found a format.
     let format = format
         .or_else(|| formats::detect(&bytes))
         .unwrap_or(Format::Json);
     Ok((history, format))
+}
+
+/// Reads the bytes of a file, or of standard input for `-`, with the name errors give it.
+/// Devices, folders and sockets are refused (a device such as `/dev/zero` never ends); files,
+/// pipes and standard input are read up to the input bound (`ISOPREDICT_MAX_INPUT`, default
+/// 4 GiB).
+pub fn read_input_bytes(path: &Path) -> Result<(Vec<u8>, String), InputError> {
+    let limit = max_input();
+    if path == Path::new("-") {
+        let bytes = read_bounded(std::io::stdin().lock(), "<stdin>", limit)?;
+        return Ok((bytes, "<stdin>".to_string()));
+    }
+    use std::os::unix::fs::FileTypeExt;
+    let source = path.display().to_string();
+    let fail = |e: std::io::Error| InputError::new(source.clone(), 0, e.to_string());
+    let meta = std::fs::metadata(path).map_err(fail)?;
+    let t = meta.file_type();
+    if !t.is_file() && !t.is_fifo() {
+        let what = if t.is_dir() {
+            "a folder"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(InputError::new(
+            source,
+            0,
+            format!("{what}, not a history file; refusing to read it"),
+        ));
+    }
+    let bytes = read_bounded(std::fs::File::open(path).map_err(fail)?, &source, limit)?;
+    Ok((bytes, source))
 }
 
 /// Standard output, where a reader that went away (`isopredict check … | head`) is not an

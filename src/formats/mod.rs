@@ -15,6 +15,7 @@
 //!
 //! Directory formats (dbcop-bincode, cobra, viper) are read with [`read_path`], which also
 //! detects them; [`write_file`] writes them as a directory.
+//! - [`timekiller`]: TimeKiller (Chronos/Aion) JSON, timestamped transactions, kv and lists.
 //!
 //! Reading never panics: malformed input gives an [`InputError`] naming the file, the line
 //! and the problem. Writing refuses ([`FormatError::Unrepresentable`]) a history whose
@@ -33,6 +34,7 @@ pub mod isopredict;
 pub mod json;
 pub mod plume;
 mod text;
+pub mod timekiller;
 pub mod viper;
 
 use std::fmt;
@@ -79,11 +81,14 @@ pub enum Format {
     /// Viper JSON-lines logs (a directory of `J*.log`, or one log).
     #[value(name = "viper")]
     Viper,
+    /// TimeKiller (Chronos/Aion) JSON: transactions with start and commit timestamps.
+    #[value(name = "timekiller")]
+    TimeKiller,
 }
 
 impl Format {
     /// Every format, in the order of the formats table.
-    pub const ALL: [Format; 11] = [
+    pub const ALL: [Format; 12] = [
         Format::Json,
         Format::IsoPredict,
         Format::Plume,
@@ -95,6 +100,7 @@ impl Format {
         Format::ElleJson,
         Format::Cobra,
         Format::Viper,
+        Format::TimeKiller,
     ];
 
     /// The name used on the command line.
@@ -111,6 +117,7 @@ impl Format {
             Format::ElleJson => "elle-json",
             Format::Cobra => "cobra",
             Format::Viper => "viper",
+            Format::TimeKiller => "timekiller",
         }
     }
 
@@ -185,7 +192,9 @@ pub enum FormatError {
 }
 
 /// Detects the format from the content. Binary content (a NUL byte among the first 64) is
-/// Cobra when it starts with a plausible `S` record, else dbcop-bincode. Otherwise the first
+/// Cobra when it starts with a plausible `S` record, else dbcop-bincode. TimeKiller JSON (an
+/// array or stream of objects whose first has `"sts"`, `"cts"` and `"ops"`) comes next.
+/// Otherwise the first
 /// line that is neither blank nor a `#`, `//` or `;` comment decides: `{:` or `[{:` → elle;
 /// `[[` → dbcop; `[` with anything else but `{` → dbcop-text; a JSON object or array of
 /// objects by its keys (`"events"` → dbcop, `"type"` with `"f"` or `"process"` → elle-json,
@@ -203,6 +212,9 @@ fn detect_with_line(bytes: &[u8]) -> (Option<Format>, u32) {
         return (Some(f), 1);
     }
     let bytes = text::strip_bom(bytes);
+    if timekiller::looks_like(bytes) {
+        return (Some(Format::TimeKiller), 1);
+    }
     let mut dashes_line = None;
     for (line_no, line) in text::Lines::new(bytes) {
         let line = text::trim(line);
@@ -365,6 +377,7 @@ pub fn read_bytes(
         Format::ElleJson => elle::read_json(bytes, source),
         Format::Viper => viper::read_files(&[(source.to_string(), bytes)], source),
         Format::DbcopBincode | Format::Cobra => unreachable!("handled above"),
+        Format::TimeKiller => timekiller::read(bytes, source),
     }
 }
 
@@ -488,6 +501,7 @@ pub fn write_to(history: &History, format: Format, out: &mut dyn Write) -> Resul
         Format::Elle => elle::write_edn(history, &mut out)?,
         Format::ElleJson => elle::write_json(history, &mut out)?,
         Format::Cobra | Format::Viper => return Err(FormatError::NeedsDirectory(format)),
+        Format::TimeKiller => timekiller::write(history, &mut out)?,
     }
     out.flush()?;
     Ok(())
@@ -605,6 +619,7 @@ fn format_notes(history: &History, format: Format) -> Vec<String> {
         Format::Elle | Format::ElleJson => elle::notes(history, format),
         Format::Cobra => cobra::notes(history),
         Format::Viper => viper::notes(history),
+        Format::TimeKiller => timekiller::notes(history),
     }
 }
 

@@ -1,0 +1,118 @@
+//! `isopredict watch --level si|ser`: online timestamp checking of transactions arriving as
+//! TimeKiller JSON lines on standard input or a loopback TCP socket (docs/checking.md).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use isopredict::ser::aion::OnlineOptions;
+use isopredict::ser::watch::{watch, WatchError, WatchInput};
+use isopredict::ser::TsLevel;
+
+use super::check_timestamps::InitialValue;
+use super::EXIT_BAD_INPUT;
+
+/// The level watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WatchLevel {
+    /// Snapshot isolation (Aion).
+    Si,
+    /// Serializability in commit-timestamp order (Aion-SER).
+    Ser,
+}
+
+/// Arguments of `isopredict watch`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The level.
+    #[arg(long, short, value_enum)]
+    level: WatchLevel,
+    /// Listen on this loopback address (e.g. 127.0.0.1:23333; port 0 picks one and prints
+    /// it) instead of reading standard input.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// With --listen: stop after this many connections have closed.
+    #[arg(long, value_name = "N")]
+    connections: Option<u32>,
+    /// Seconds after a transaction's arrival when its EXT verdicts become final.
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    timeout: f64,
+    /// The initial value of every key: `null` (TimeKiller's default) or an integer.
+    #[arg(long, default_value = "null", value_name = "null|N")]
+    initial_value: InitialValue,
+    /// Print each violation and the summary as JSON, one object per line.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Watches until the input ends; exit code 0 without violations, 1 with, 2 on bad usage.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if !(args.timeout.is_finite() && args.timeout >= 0.0) {
+        eprintln!("error: --timeout must be a non-negative number of seconds");
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    let input = match args.listen {
+        Some(addr) => WatchInput::Listen {
+            addr,
+            connections: args.connections,
+        },
+        None => WatchInput::Stdin,
+    };
+    let options = OnlineOptions {
+        level: match args.level {
+            WatchLevel::Si => TsLevel::Snapshot,
+            WatchLevel::Ser => TsLevel::Serializable,
+        },
+        timeout_ms: (args.timeout * 1000.0) as u64,
+        initial: args.initial_value.0,
+    };
+    let mut out = std::io::stdout().lock();
+    let mut err = std::io::stderr();
+    let mut on_listen = |addr: SocketAddr| {
+        eprintln!("listening on {addr}");
+    };
+    let summary = match watch(
+        input,
+        options,
+        args.json,
+        &mut out,
+        &mut err,
+        &mut on_listen,
+    ) {
+        Ok(summary) => summary,
+        Err(e @ WatchError::NotLoopback(_)) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if args.json {
+        serde_json::to_writer(&mut out, &serde_json::json!({ "summary": summary }))?;
+        writeln!(out)?;
+    } else {
+        let s = &summary;
+        writeln!(
+            out,
+            "watched {} transactions in {:.3} s: {:.0} transactions/s",
+            s.stats.transactions, s.seconds, s.throughput
+        )?;
+        writeln!(
+            out,
+            "violations: {} ({}); malformed lines skipped: {}; late arrivals: {}",
+            s.counts.total(),
+            s.counts,
+            s.malformed,
+            s.stats.late
+        )?;
+        writeln!(
+            out,
+            "memory high-water marks: {} transactions pending, {} committed writes kept",
+            s.stats.max_live, s.stats.max_writes_kept
+        )?;
+    }
+    Ok(if summary.counts.total() == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,623 @@
+//! Aion: online checking of SI and SER from timestamps, for transactions that arrive one at
+//! a time in any order — Li et al., "Online Timestamp-based Transactional Isolation Checking
+//! of Database Systems", §IV (Algorithm 3) and Aion-SER; digest and pitfalls in
+//! notes/chronos-aion.md.
+//!
+//! The axioms are those of [`super::chronos`]. What changes online:
+//! - SESSION, INT, NOCONFLICT, EQUAL-COMMIT and START-AFTER-COMMIT never change once both
+//!   transactions involved have arrived, so they are reported at once. NOCONFLICT is found
+//!   when the second writer arrives, by looking among the key's writers for intervals that
+//!   overlap (nested ones included, pitfall P9), so each pair is reported once.
+//! - EXT may flip while writers arrive late: each external read has its own verdict per
+//!   (transaction, key) (P7), re-evaluated whenever a writer of that key arrives whose commit
+//!   timestamp makes it the read's visible writer. Per key, committed writes are kept in a
+//!   map ordered by commit timestamp and external reads in a map ordered by snapshot
+//!   timestamp, so a late writer re-checks exactly the reads it now explains (P10). A
+//!   transaction's EXT verdicts become final `timeout` after its arrival (or at the end of
+//!   the input), and only then are they reported (P11).
+//! - Memory stays bounded: a transaction is dropped once final; per key, writes older than
+//!   the watermark (the oldest snapshot still pending, never moving backwards) are dropped
+//!   except the newest of them, which later snapshots still see. A transaction that arrives
+//!   with a snapshot older than the watermark is more than a timeout late: it is checked
+//!   against what is kept and counted as late (its verdicts may be wrong, as in Aion).
+//!
+//! Lists are checked online as TimeKiller does (pitfall P13): an append is a write of its
+//! value and a list read a read of its last element (the offline checker compares whole
+//! lists). Session order is arrival order within a session (Aion assumes sessions arrive in
+//! order). Two writers of a key with equal commit timestamps are reported, and then neither
+//! is visible to a snapshot at that timestamp taken by the other.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+
+use super::chronos::TsLevel;
+use super::timestamped::{Hlc, Name, TsOpKind};
+use super::ts_report::{ExtKind, TsCounts, TsTxnRef, TsViolation};
+use crate::formats::timekiller::{Transaction, Value};
+
+/// Options of the online checker.
+#[derive(Debug, Clone)]
+pub struct OnlineOptions {
+    /// SI or SER.
+    pub level: TsLevel,
+    /// Milliseconds after its arrival when a transaction's EXT verdicts become final.
+    pub timeout_ms: u64,
+    /// The initial value of every register (`None` = `null`).
+    pub initial: Option<i64>,
+}
+
+/// What a transaction is, as reports name it (shared by the writes it leaves behind).
+#[derive(Debug)]
+struct Info {
+    arrival: u32,
+    tid: Name,
+    session: Rc<str>,
+    start: Hlc,
+    commit: Hlc,
+    line: u32,
+}
+
+impl Info {
+    fn txn_ref(&self) -> TsTxnRef {
+        TsTxnRef {
+            index: self.arrival,
+            tid: self.tid.to_string(),
+            session: self.session.to_string(),
+            start: self.start,
+            commit: self.commit,
+            line: self.line,
+        }
+    }
+}
+
+/// A committed write kept for lookups.
+#[derive(Debug, Clone)]
+struct Write {
+    value: Option<i64>,
+    /// The writer's earlier (overwritten) values of the key, for EXT diagnosis.
+    earlier: Option<Box<[Option<i64>]>>,
+    writer: Rc<Info>,
+}
+
+/// An external read still pending.
+#[derive(Debug, Clone)]
+struct PendingRead {
+    key: u32,
+    op_index: u32,
+    value: Option<i64>,
+    ok: bool,
+}
+
+#[derive(Debug)]
+struct Live {
+    info: Rc<Info>,
+    reads: Vec<PendingRead>,
+    /// The transaction's own final writes (for EXT diagnosis of reads of its later writes).
+    own_writes: Vec<(u32, Option<i64>)>,
+    /// Its overwritten writes.
+    overwritten: Vec<(u32, Option<i64>)>,
+    generation: u32,
+}
+
+#[derive(Debug, Default)]
+struct KeyState {
+    /// Committed final writes by (commit timestamp, arrival).
+    writes: BTreeMap<(Hlc, u32), Write>,
+    /// Pending external reads by (snapshot timestamp, arrival) → (slot, read index).
+    reads: BTreeMap<(Hlc, u32), (u32, u32)>,
+    /// The kept write of each value (final or overwritten), for EXT diagnosis.
+    by_value: FxHashMap<Option<i64>, (Hlc, u32)>,
+}
+
+/// Counters of an online run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OnlineStats {
+    /// Transactions checked.
+    pub transactions: u64,
+    /// Transactions that arrived with a snapshot older than the watermark (more than a
+    /// timeout late): checked against what was still kept.
+    pub late: u64,
+    /// The most transactions held in memory at once (not yet final).
+    pub max_live: u64,
+    /// The most committed writes held at once, over all keys.
+    pub max_writes_kept: u64,
+}
+
+/// The online checker: feed transactions with [`OnlineChecker::arrive`], let time pass with
+/// [`OnlineChecker::tick`], end with [`OnlineChecker::finish`]. Each returns the violations
+/// that became final.
+#[derive(Debug)]
+pub struct OnlineChecker {
+    options: OnlineOptions,
+    keys: FxHashMap<Name, u32>,
+    key_names: Vec<String>,
+    key_state: Vec<KeyState>,
+    sessions: FxHashMap<String, (Rc<str>, Option<Rc<Info>>)>,
+    live: Vec<Option<Live>>,
+    free: Vec<u32>,
+    queue: VecDeque<(u64, u32, u32)>, // deadline, slot, generation
+    pending_positions: BTreeMap<(Hlc, u32), ()>,
+    watermark: Option<Hlc>,
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
+    writes_kept: u64,
+    arrivals: u32,
+    since_gc: u32,
+    counts: TsCounts,
+    stats: OnlineStats,
+}
+
+impl OnlineChecker {
+    /// A checker with no transactions yet.
+    pub fn new(options: OnlineOptions) -> Self {
+        OnlineChecker {
+            options,
+            keys: FxHashMap::default(),
+            key_names: Vec::new(),
+            key_state: Vec::new(),
+            sessions: FxHashMap::default(),
+            live: Vec::new(),
+            free: Vec::new(),
+            queue: VecDeque::new(),
+            pending_positions: BTreeMap::new(),
+            watermark: None,
+            dirty: Vec::new(),
+            is_dirty: Vec::new(),
+            writes_kept: 0,
+            arrivals: 0,
+            since_gc: 0,
+            counts: TsCounts::default(),
+            stats: OnlineStats::default(),
+        }
+    }
+
+    /// Exact counts of the violations reported so far.
+    pub fn counts(&self) -> &TsCounts {
+        &self.counts
+    }
+
+    /// Counters of the run so far.
+    pub fn stats(&self) -> &OnlineStats {
+        &self.stats
+    }
+
+    /// Transactions in memory (not yet final).
+    pub fn live(&self) -> usize {
+        self.live.len() - self.free.len()
+    }
+
+    fn key(&mut self, name: Name) -> u32 {
+        if let Some(&k) = self.keys.get(&name) {
+            return k;
+        }
+        let k = self.key_names.len() as u32;
+        self.key_names.push(name.to_string());
+        self.keys.insert(name, k);
+        self.key_state.push(KeyState::default());
+        self.is_dirty.push(false);
+        k
+    }
+
+    /// The snapshot position of a transaction: its start (SI) or its commit (SER).
+    fn position(&self, start: Hlc, commit: Hlc) -> Hlc {
+        match self.options.level {
+            TsLevel::Snapshot => start,
+            TsLevel::Serializable => commit,
+        }
+    }
+
+    /// The write visible to a snapshot at `pos` of the transaction that arrived `arrival`-th
+    /// on key `k`: the last with commit ≤ pos (SI) or < pos (SER), not its own.
+    fn visible(&self, k: u32, pos: Hlc, arrival: u32) -> Option<&Write> {
+        let writes = &self.key_state[k as usize].writes;
+        let upper = match self.options.level {
+            TsLevel::Snapshot => Bound::Included((pos, u32::MAX)),
+            TsLevel::Serializable => Bound::Excluded((pos, 0)),
+        };
+        writes
+            .range((Bound::Unbounded, upper))
+            .rev()
+            .map(|(_, w)| w)
+            .find(|w| w.writer.arrival != arrival)
+    }
+
+    fn matches(&self, value: Option<i64>, visible: Option<&Write>) -> bool {
+        let expected = match visible {
+            Some(w) => w.value,
+            None => self.options.initial,
+        };
+        value == expected
+    }
+
+    /// Checks an arriving transaction at time `now_ms` (any clock, milliseconds); returns
+    /// the violations that are final at once. `line` names its input line in reports.
+    pub fn arrive(&mut self, txn: Transaction, line: u32, now_ms: u64) -> Vec<TsViolation> {
+        let mut out = Vec::new();
+        self.arrivals += 1;
+        self.stats.transactions += 1;
+        let level = self.options.level;
+        if !self.sessions.contains_key(&txn.session) {
+            let name: Rc<str> = Rc::from(txn.session.as_str());
+            self.sessions.insert(txn.session.clone(), (name, None));
+        }
+        let session_entry = self.sessions.get_mut(&txn.session).expect("inserted above");
+        let info = Rc::new(Info {
+            arrival: self.arrivals - 1,
+            tid: txn.tid,
+            session: session_entry.0.clone(),
+            start: txn.start,
+            commit: txn.commit,
+            line,
+        });
+        if info.start > info.commit {
+            out.push(TsViolation::StartAfterCommit {
+                txn: info.txn_ref(),
+            });
+            if level == TsLevel::Snapshot {
+                self.report(&out);
+                return out;
+            }
+        }
+        // SESSION, in arrival order.
+        if let Some(prev) = &session_entry.1 {
+            let ok = match level {
+                TsLevel::Snapshot => prev.commit <= info.start,
+                TsLevel::Serializable => prev.commit < info.commit,
+            };
+            if !ok {
+                out.push(TsViolation::Session {
+                    txn: info.txn_ref(),
+                    previous: prev.txn_ref(),
+                });
+            }
+        }
+        session_entry.1 = Some(info.clone());
+
+        let pos = self.position(info.start, info.commit);
+        if self.watermark.is_some_and(|w| pos < w) {
+            self.stats.late += 1;
+        }
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.live.push(None);
+                self.live.len() as u32 - 1
+            }
+        };
+
+        // INT now; external reads and final writes collected. Lists as TimeKiller does.
+        let mut seen: Vec<(u32, Option<i64>)> = Vec::with_capacity(txn.ops.len());
+        let mut reads: Vec<PendingRead> = Vec::new();
+        let mut own_writes: Vec<(u32, Option<i64>)> = Vec::new();
+        let mut overwritten: Vec<(u32, Option<i64>)> = Vec::new();
+        for (i, (kind, key, value)) in txn.ops.into_iter().enumerate() {
+            let k = self.key(key);
+            let value = match (kind, value) {
+                (_, Value::Int(v)) => Some(v),
+                (TsOpKind::ReadList, Value::List(items)) => items.last().copied(),
+                _ => None,
+            };
+            let value = if kind == TsOpKind::ReadList && value.is_none() {
+                self.options.initial
+            } else {
+                value
+            };
+            let is_write = matches!(kind, TsOpKind::Write | TsOpKind::Append);
+            match seen.iter_mut().find(|(sk, _)| *sk == k) {
+                Some(entry) => {
+                    if !is_write && entry.1 != value {
+                        out.push(TsViolation::Int {
+                            txn: info.txn_ref(),
+                            key: self.key_names[k as usize].clone(),
+                            op_index: i as u32,
+                            read: show(value),
+                            expected: show(entry.1),
+                        });
+                    }
+                    entry.1 = value;
+                }
+                None => {
+                    seen.push((k, value));
+                    if !is_write {
+                        reads.push(PendingRead {
+                            key: k,
+                            op_index: i as u32,
+                            value,
+                            ok: true,
+                        });
+                    }
+                }
+            }
+            if is_write {
+                match own_writes.iter_mut().find(|(wk, _)| *wk == k) {
+                    Some(w) => overwritten.push((k, std::mem::replace(&mut w.1, value))),
+                    None => own_writes.push((k, value)),
+                }
+            }
+        }
+
+        // NOCONFLICT and EQUAL-COMMIT against the writers already here; then T's writes
+        // become visible and re-check the reads they now explain.
+        for &(k, value) in &own_writes {
+            let state = &self.key_state[k as usize];
+            if level == TsLevel::Snapshot {
+                let after = (Bound::Excluded((info.start, u32::MAX)), Bound::Unbounded);
+                for w in state.writes.range(after).map(|(_, w)| w) {
+                    if w.writer.start < info.commit {
+                        let (first, second) = if w.writer.commit < info.commit {
+                            (w.writer.txn_ref(), info.txn_ref())
+                        } else {
+                            (info.txn_ref(), w.writer.txn_ref())
+                        };
+                        out.push(TsViolation::NoConflict {
+                            first,
+                            second,
+                            key: self.key_names[k as usize].clone(),
+                        });
+                    }
+                }
+            }
+            let equal = (info.commit, 0)..=(info.commit, u32::MAX);
+            for w in state.writes.range(equal).map(|(_, w)| w) {
+                out.push(TsViolation::EqualCommit {
+                    first: w.writer.txn_ref(),
+                    second: info.txn_ref(),
+                    key: self.key_names[k as usize].clone(),
+                });
+            }
+            let earlier: Vec<Option<i64>> = overwritten
+                .iter()
+                .filter(|&&(ok, _)| ok == k)
+                .map(|&(_, v)| v)
+                .collect();
+            let state = &mut self.key_state[k as usize];
+            let at = (info.commit, info.arrival);
+            for &v in earlier.iter().chain(std::iter::once(&value)) {
+                state.by_value.entry(v).or_insert(at);
+            }
+            state.writes.insert(
+                at,
+                Write {
+                    value,
+                    earlier: (!earlier.is_empty()).then(|| earlier.into_boxed_slice()),
+                    writer: info.clone(),
+                },
+            );
+            self.writes_kept += 1;
+            if !self.is_dirty[k as usize] {
+                self.is_dirty[k as usize] = true;
+                self.dirty.push(k);
+            }
+            self.recheck(k, info.commit, info.arrival);
+        }
+        self.stats.max_writes_kept = self.stats.max_writes_kept.max(self.writes_kept);
+
+        // T's own external reads, provisionally.
+        for (ri, read) in reads.iter_mut().enumerate() {
+            read.ok = self.matches(read.value, self.visible(read.key, pos, info.arrival));
+            self.key_state[read.key as usize]
+                .reads
+                .insert((pos, info.arrival), (slot, ri as u32));
+        }
+        let generation = self.arrivals;
+        self.live[slot as usize] = Some(Live {
+            info: info.clone(),
+            reads,
+            own_writes,
+            overwritten,
+            generation,
+        });
+        self.pending_positions.insert((pos, info.arrival), ());
+        self.queue
+            .push_back((now_ms + self.options.timeout_ms, slot, generation));
+        self.stats.max_live = self.stats.max_live.max(self.live() as u64);
+        self.report(&out);
+        out.extend(self.tick(now_ms));
+        out
+    }
+
+    /// Re-evaluates the pending reads of `k` whose visible writer may now be the write at
+    /// (`commit`, `arrival`): snapshots from that commit up to the next writer's.
+    fn recheck(&mut self, k: u32, commit: Hlc, arrival: u32) {
+        let state = &self.key_state[k as usize];
+        let next = state
+            .writes
+            .range((Bound::Excluded((commit, arrival)), Bound::Unbounded))
+            .map(|(&(c, _), _)| c)
+            .find(|&c| c > commit);
+        let (low, high) = match self.options.level {
+            TsLevel::Snapshot => (
+                Bound::Included((commit, 0)),
+                next.map_or(Bound::Unbounded, |n| Bound::Excluded((n, 0))),
+            ),
+            TsLevel::Serializable => (
+                Bound::Excluded((commit, u32::MAX)),
+                next.map_or(Bound::Unbounded, |n| Bound::Included((n, u32::MAX))),
+            ),
+        };
+        let affected: Vec<((Hlc, u32), (u32, u32))> = state
+            .reads
+            .range((low, high))
+            .map(|(&p, &r)| (p, r))
+            .collect();
+        for ((pos, reader), (slot, ri)) in affected {
+            let value = match &self.live[slot as usize] {
+                Some(live) => live.reads[ri as usize].value,
+                None => continue,
+            };
+            let ok = self.matches(value, self.visible(k, pos, reader));
+            if let Some(live) = &mut self.live[slot as usize] {
+                live.reads[ri as usize].ok = ok;
+            }
+        }
+    }
+
+    /// Makes final the transactions whose timeout has passed at `now_ms`; returns their EXT
+    /// violations.
+    pub fn tick(&mut self, now_ms: u64) -> Vec<TsViolation> {
+        let mut out = Vec::new();
+        while let Some(&(deadline, slot, generation)) = self.queue.front() {
+            if deadline > now_ms {
+                break;
+            }
+            self.queue.pop_front();
+            self.finalize(slot, generation, &mut out);
+        }
+        self.since_gc += 1;
+        if self.since_gc >= 256 {
+            self.since_gc = 0;
+            self.collect_garbage();
+        }
+        self.report(&out);
+        out
+    }
+
+    /// Ends the input: every pending verdict becomes final.
+    pub fn finish(&mut self) -> Vec<TsViolation> {
+        let mut out = Vec::new();
+        while let Some((_, slot, generation)) = self.queue.pop_front() {
+            self.finalize(slot, generation, &mut out);
+        }
+        self.collect_garbage();
+        self.report(&out);
+        out
+    }
+
+    fn report(&mut self, violations: &[TsViolation]) {
+        for v in violations {
+            self.counts.add(v);
+        }
+    }
+
+    fn finalize(&mut self, slot: u32, generation: u32, out: &mut Vec<TsViolation>) {
+        let Some(live) = self.live[slot as usize].take() else {
+            return;
+        };
+        if live.generation != generation {
+            self.live[slot as usize] = Some(live);
+            return;
+        }
+        let pos = self.position(live.info.start, live.info.commit);
+        for read in &live.reads {
+            self.key_state[read.key as usize]
+                .reads
+                .remove(&(pos, live.info.arrival));
+            if !read.ok {
+                out.push(self.describe_ext(&live, read, pos));
+            }
+        }
+        self.pending_positions.remove(&(pos, live.info.arrival));
+        // The watermark: the oldest pending snapshot, never moving backwards.
+        let oldest = self
+            .pending_positions
+            .keys()
+            .next()
+            .map_or(pos, |&(p, _)| p.min(pos));
+        self.watermark = Some(self.watermark.map_or(oldest, |w| w.max(oldest)));
+        self.free.push(slot);
+    }
+
+    fn describe_ext(&self, live: &Live, read: &PendingRead, pos: Hlc) -> TsViolation {
+        let key_name = self.key_names[read.key as usize].clone();
+        let me = live.info.arrival;
+        let visible = self.visible(read.key, pos, me);
+        let expected = visible.map_or(self.options.initial, |w| w.value);
+        // Who wrote the value read, among the writes kept (and the reader's own).
+        let own = live
+            .own_writes
+            .iter()
+            .chain(&live.overwritten)
+            .any(|&(k, v)| k == read.key && v == read.value);
+        let state = &self.key_state[read.key as usize];
+        let writer = state
+            .by_value
+            .get(&read.value)
+            .and_then(|at| state.writes.get(at))
+            .filter(|w| w.writer.arrival != me);
+        let r = &live.info;
+        let kind = if own && writer.is_none() {
+            ExtKind::After
+        } else if let Some(w) = writer {
+            let w = &w.writer;
+            let before = match self.options.level {
+                TsLevel::Snapshot => w.commit <= pos,
+                TsLevel::Serializable => w.commit < pos,
+            };
+            if before {
+                ExtKind::Before
+            } else if w.start <= pos {
+                ExtKind::Uncommitted
+            } else {
+                ExtKind::After
+            }
+        } else if read.value == self.options.initial {
+            ExtKind::Before
+        } else {
+            ExtKind::Never
+        };
+        TsViolation::Ext {
+            txn: r.txn_ref(),
+            key: key_name,
+            op_index: read.op_index,
+            read: show(read.value),
+            expected: show(expected),
+            expected_writer: visible.map(|w| w.writer.txn_ref()),
+            kind,
+            value_writer: writer.map(|w| w.writer.txn_ref()),
+        }
+    }
+
+    /// Drops, per key touched since the last collection, the writes older than the
+    /// watermark except the newest of them.
+    fn collect_garbage(&mut self) {
+        let Some(watermark) = self.watermark else {
+            return;
+        };
+        let keys = std::mem::take(&mut self.dirty);
+        for k in keys {
+            let state = &mut self.key_state[k as usize];
+            // Drop the oldest write while the next one is also at or before the watermark
+            // (a snapshot at the watermark or later never sees it).
+            loop {
+                let mut keys = state.writes.keys();
+                let (Some(_), Some(&(next, _))) = (keys.next(), keys.next()) else {
+                    break;
+                };
+                if next > watermark {
+                    break;
+                }
+                let Some((at, w)) = state.writes.pop_first() else {
+                    break;
+                };
+                self.writes_kept -= 1;
+                let earlier = w.earlier.iter().flat_map(|e| e.iter());
+                for v in earlier.chain(std::iter::once(&w.value)) {
+                    if state.by_value.get(v) == Some(&at) {
+                        state.by_value.remove(v);
+                    }
+                }
+            }
+            if state.writes.len() > 1 {
+                self.dirty.push(k);
+            } else {
+                self.is_dirty[k as usize] = false;
+            }
+        }
+    }
+
+    /// Committed writes held in memory, over all keys.
+    pub fn writes_kept(&self) -> u64 {
+        self.writes_kept
+    }
+}
+
+fn show(v: Option<i64>) -> String {
+    v.map_or_else(|| "null".to_string(), |v| v.to_string())
+}
+
+#[cfg(test)]
+#[path = "aion_tests.rs"]
+mod tests;

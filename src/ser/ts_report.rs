@@ -1,0 +1,404 @@
+//! The result of a timestamp check ([`super::chronos`], [`super::aion`]): every violation
+//! named with the transactions (input id, session, timestamps, input line), the key and the
+//! values involved, in text and (stable) JSON — the counterpart of `check::report` for the
+//! timestamp-based checkers. The schema is in docs/checking.md.
+
+use std::fmt;
+
+use super::timestamped::{Hlc, TimestampedHistory};
+
+/// A transaction as timestamp reports name it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TsTxnRef {
+    /// Its 0-based position in the input.
+    pub index: u32,
+    /// Its id in the input (`tid`).
+    pub tid: String,
+    /// Its session's name in the input (`sid`).
+    pub session: String,
+    /// Start timestamp.
+    pub start: Hlc,
+    /// Commit timestamp.
+    pub commit: Hlc,
+    /// 1-based input line where it begins (0 when unknown).
+    pub line: u32,
+}
+
+impl TsTxnRef {
+    /// Describes transaction `t` of `h`.
+    pub fn new(h: &TimestampedHistory, t: usize) -> TsTxnRef {
+        let txn = &h.txns[t];
+        TsTxnRef {
+            index: t as u32,
+            tid: txn.tid.to_string(),
+            session: h.session_names[txn.session as usize].clone(),
+            start: txn.start,
+            commit: txn.commit,
+            line: txn.line,
+        }
+    }
+}
+
+impl fmt::Display for TsTxnRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "T{} (session {}, start {}, commit {}",
+            self.tid, self.session, self.start, self.commit
+        )?;
+        if self.line != 0 {
+            write!(f, ", line {}", self.line)?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// Where the value an external read returned came from (TimeKiller's EXT types, pitfall P14).
+/// Attribution looks the value up among all writes of the key, so it needs unique values.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ExtKind {
+    /// A stale value: written by a transaction (or the initial state) that committed before
+    /// the reader's snapshot and was overwritten by a later committer the reader should see;
+    /// for lists, a list missing committed appends.
+    Before,
+    /// A value of a transaction that was still running when the reader took its snapshot
+    /// (it started before and committed after the reader's start; under SER: before and after
+    /// the reader's commit).
+    Uncommitted,
+    /// A value written by a transaction that started after the reader's snapshot (or after
+    /// its commit, under SER), or later in the reader itself.
+    After,
+    /// No transaction writes that value to that key.
+    Never,
+}
+
+impl fmt::Display for ExtKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ExtKind::Before => "BEFORE",
+            ExtKind::Uncommitted => "UNCOMMITTED",
+            ExtKind::After => "AFTER",
+            ExtKind::Never => "NEVER",
+        })
+    }
+}
+
+/// One violated axiom instance.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "axiom")]
+pub enum TsViolation {
+    /// The transaction's start timestamp is after its commit timestamp (Eq. (1)); it is left
+    /// out of the rest of the check.
+    #[serde(rename = "START-AFTER-COMMIT")]
+    StartAfterCommit {
+        /// The transaction.
+        txn: TsTxnRef,
+    },
+    /// The previous transaction of the session is not visible to this one: it commits after
+    /// this one starts (SI), or not before this one commits (SER).
+    #[serde(rename = "SESSION")]
+    Session {
+        /// The later transaction in session order.
+        txn: TsTxnRef,
+        /// Its predecessor in the session.
+        previous: TsTxnRef,
+    },
+    /// An internal read (not the transaction's first access of the key) returned something
+    /// other than the transaction's own last read or write of the key.
+    #[serde(rename = "INT")]
+    Int {
+        /// The transaction.
+        txn: TsTxnRef,
+        /// The key.
+        key: String,
+        /// 0-based position of the read in the transaction.
+        op_index: u32,
+        /// What it returned.
+        read: String,
+        /// What it should have returned.
+        expected: String,
+    },
+    /// An external read (the transaction's first access of the key) returned something other
+    /// than the value of the last transaction committed before the reader's snapshot (SI: its
+    /// start; SER: its commit).
+    #[serde(rename = "EXT")]
+    Ext {
+        /// The reader.
+        txn: TsTxnRef,
+        /// The key.
+        key: String,
+        /// 0-based position of the read in the transaction.
+        op_index: u32,
+        /// What it returned.
+        read: String,
+        /// What it should have returned.
+        expected: String,
+        /// The transaction whose value it should have returned (`None`: the initial value).
+        expected_writer: Option<TsTxnRef>,
+        /// Where the returned value came from.
+        kind: ExtKind,
+        /// The transaction that wrote the returned value, when one did (`None` for the
+        /// initial value and for NEVER).
+        value_writer: Option<TsTxnRef>,
+    },
+    /// Two transactions wrote the same key while both were running (their [start, commit]
+    /// intervals overlap): first-committer-wins was not enforced. Reported once per key, at
+    /// the earlier commit.
+    #[serde(rename = "NOCONFLICT")]
+    NoConflict {
+        /// The transaction that committed first.
+        first: TsTxnRef,
+        /// The other writer, still running when `first` committed.
+        second: TsTxnRef,
+        /// The key both wrote.
+        key: String,
+    },
+    /// Two writers of a key have the same commit timestamp, so the timestamps do not say
+    /// which write is later (pitfall P2); the check used input order.
+    #[serde(rename = "EQUAL-COMMIT")]
+    EqualCommit {
+        /// The writer first in input order.
+        first: TsTxnRef,
+        /// The other writer.
+        second: TsTxnRef,
+        /// The key both wrote.
+        key: String,
+    },
+}
+
+impl fmt::Display for TsViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TsViolation::StartAfterCommit { txn } => {
+                write!(f, "START-AFTER-COMMIT: {txn} starts after it commits")
+            }
+            TsViolation::Session { txn, previous } => write!(
+                f,
+                "SESSION: {previous} precedes {txn} in its session but is not visible to it"
+            ),
+            TsViolation::Int {
+                txn,
+                key,
+                op_index,
+                read,
+                expected,
+            } => write!(
+                f,
+                "INT: {txn} reads key {key} = {read} (operation {op_index}) but its own earlier \
+                 access gives {expected}"
+            ),
+            TsViolation::Ext {
+                txn,
+                key,
+                op_index,
+                read,
+                expected,
+                expected_writer,
+                kind,
+                value_writer,
+            } => {
+                write!(
+                    f,
+                    "EXT {kind}: {txn} reads key {key} = {read} (operation {op_index}); its snapshot \
+                     has {expected} from "
+                )?;
+                match expected_writer {
+                    Some(w) => write!(f, "{w}")?,
+                    None => f.write_str("the initial state")?,
+                }
+                match (kind, value_writer) {
+                    (ExtKind::Never, _) => write!(f, "; nothing writes {read} to key {key}"),
+                    (_, Some(w)) => write!(f, "; {read} was written by {w}"),
+                    (_, None) => f.write_str("; that value is the initial state"),
+                }
+            }
+            TsViolation::NoConflict { first, second, key } => write!(
+                f,
+                "NOCONFLICT: {first} and {second} both write key {key} and overlap in time"
+            ),
+            TsViolation::EqualCommit { first, second, key } => write!(
+                f,
+                "EQUAL-COMMIT: {first} and {second} both write key {key} with the same commit \
+                 timestamp"
+            ),
+        }
+    }
+}
+
+impl TsViolation {
+    /// The axiom's name as reports print it (`SESSION`, `INT`, `EXT`, …).
+    pub fn axiom(&self) -> &'static str {
+        match self {
+            TsViolation::StartAfterCommit { .. } => "START-AFTER-COMMIT",
+            TsViolation::Session { .. } => "SESSION",
+            TsViolation::Int { .. } => "INT",
+            TsViolation::Ext { .. } => "EXT",
+            TsViolation::NoConflict { .. } => "NOCONFLICT",
+            TsViolation::EqualCommit { .. } => "EQUAL-COMMIT",
+        }
+    }
+}
+
+/// Exact counts of violations by axiom (and EXT by kind), however many are described.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TsCounts {
+    /// Transactions starting after they commit.
+    pub start_after_commit: u64,
+    /// SESSION violations.
+    pub session: u64,
+    /// INT violations.
+    pub int: u64,
+    /// EXT violations, all kinds.
+    pub ext: u64,
+    /// EXT BEFORE.
+    pub ext_before: u64,
+    /// EXT UNCOMMITTED.
+    pub ext_uncommitted: u64,
+    /// EXT AFTER.
+    pub ext_after: u64,
+    /// EXT NEVER.
+    pub ext_never: u64,
+    /// NOCONFLICT violations (pairs of transactions per key).
+    pub no_conflict: u64,
+    /// Pairs of writers of a key with equal commit timestamps.
+    pub equal_commit: u64,
+}
+
+impl TsCounts {
+    /// All violations.
+    pub fn total(&self) -> u64 {
+        self.start_after_commit
+            + self.session
+            + self.int
+            + self.ext
+            + self.no_conflict
+            + self.equal_commit
+    }
+
+    /// Counts one EXT of `kind`.
+    pub fn add_ext(&mut self, kind: ExtKind) {
+        self.ext += 1;
+        match kind {
+            ExtKind::Before => self.ext_before += 1,
+            ExtKind::Uncommitted => self.ext_uncommitted += 1,
+            ExtKind::After => self.ext_after += 1,
+            ExtKind::Never => self.ext_never += 1,
+        }
+    }
+
+    /// Counts one violation (EXT by its kind).
+    pub fn add(&mut self, v: &TsViolation) {
+        match v {
+            TsViolation::StartAfterCommit { .. } => self.start_after_commit += 1,
+            TsViolation::Session { .. } => self.session += 1,
+            TsViolation::Int { .. } => self.int += 1,
+            TsViolation::Ext { kind, .. } => self.add_ext(*kind),
+            TsViolation::NoConflict { .. } => self.no_conflict += 1,
+            TsViolation::EqualCommit { .. } => self.equal_commit += 1,
+        }
+    }
+}
+
+impl fmt::Display for TsCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        let mut add = |n: u64, name: &str| {
+            if n > 0 {
+                parts.push(format!("{n} {name}"));
+            }
+        };
+        add(self.start_after_commit, "START-AFTER-COMMIT");
+        add(self.session, "SESSION");
+        add(self.int, "INT");
+        add(self.ext_before, "EXT BEFORE");
+        add(self.ext_uncommitted, "EXT UNCOMMITTED");
+        add(self.ext_after, "EXT AFTER");
+        add(self.ext_never, "EXT NEVER");
+        add(self.no_conflict, "NOCONFLICT");
+        add(self.equal_commit, "EQUAL-COMMIT");
+        if parts.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
+    }
+}
+
+/// The result of checking a timestamped history.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TimestampReport {
+    /// The input's name.
+    pub source: String,
+    /// The level checked: `si` or `ser`.
+    pub level: String,
+    /// Always `timestamps`: the verdict uses the database's timestamps (Chronos), which is
+    /// stricter than asking whether *some* commit order exists (docs/checking.md).
+    pub checker: String,
+    /// No violation at all.
+    pub consistent: bool,
+    /// For `ser`: whether the history is strictly serializable, shown by the commit-timestamp
+    /// order (a serial order that respects the real-time order of the [start, commit]
+    /// intervals). `None` for `si`.
+    pub strict_serializable: Option<bool>,
+    /// Transactions checked.
+    pub transactions: u64,
+    /// Operations checked.
+    pub operations: u64,
+    /// Exact counts.
+    pub counts: TsCounts,
+    /// The violations described (at most the requested number, in checking order).
+    pub violations: Vec<TsViolation>,
+    /// Whether more violations were found than are described.
+    pub truncated: bool,
+}
+
+impl fmt::Display for TimestampReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = if self.level == "ser" {
+            "serializability (SER)"
+        } else {
+            "snapshot isolation (SI)"
+        };
+        writeln!(
+            f,
+            "{}: {name}, checked with the transactions' timestamps (timestamp checker)",
+            self.source
+        )?;
+        writeln!(
+            f,
+            "{} transactions, {} operations",
+            self.transactions, self.operations
+        )?;
+        if self.consistent {
+            writeln!(f, "result: consistent (no violation)")?;
+            if self.strict_serializable == Some(true) {
+                writeln!(
+                    f,
+                    "the commit-timestamp order is a serial order that respects real time: \
+                     strictly serializable"
+                )?;
+            }
+            return Ok(());
+        }
+        writeln!(
+            f,
+            "result: VIOLATED: {} violations ({})",
+            self.counts.total(),
+            self.counts
+        )?;
+        for v in &self.violations {
+            writeln!(f, "  {v}")?;
+        }
+        if self.truncated {
+            writeln!(
+                f,
+                "  … {} more not described (raise --max-violations)",
+                self.counts.total() - self.violations.len() as u64
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,227 @@
+//! End-to-end tests of timestamp checking: `check --level si|ser` on TimeKiller and native
+//! JSON input with timestamps, and `watch` over standard input and over a loopback TCP
+//! socket (bounded: it stops after the announced number of connections), with malformed
+//! lines.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use isopredict::formats::{self, timekiller, Format};
+use isopredict::ser::chronos::{check_timestamps, TsCheckOptions, TsLevel};
+use isopredict::ser::timestamped::TimestampedHistory;
+use isopredict::ser::ts_generate::{generate_timestamped, TsGenParams};
+use isopredict::ser::TimestampReport;
+
+use common::cli::{isopredict, stderr, stdout, Scratch};
+
+const VIOLATING: &str = r#"[
+{"tid": 1, "sid": 1, "sts": {"p": 1, "l": 0}, "cts": {"p": 4, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 1}]},
+{"tid": 2, "sid": 2, "sts": {"p": 2, "l": 0}, "cts": {"p": 5, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 2}]},
+{"tid": 3, "sid": 3, "sts": {"p": 6, "l": 0}, "cts": {"p": 7, "l": 0}, "ops": [{"t": "r", "k": 1, "v": 1}, {"t": "r", "k": 2, "v": 0}]}
+]
+"#;
+
+/// A generated history with a few violations, as TimeKiller lines.
+fn generated(txns: u32, seed: u64) -> (TimestampedHistory, Vec<u8>) {
+    let mut h = generate_timestamped(&TsGenParams {
+        txns,
+        sessions: 8,
+        keys: 40,
+        seed,
+        ..Default::default()
+    });
+    // Three stale reads: a read of key k returns a value of key k written long before.
+    let mut changed = 0;
+    for o in (0..h.ops.len()).rev() {
+        if changed == 3 {
+            break;
+        }
+        let op = h.ops[o];
+        if op.kind == isopredict::ser::timestamped::TsOpKind::Read && op.value > 1 {
+            h.ops[o].value = 1.min(op.value - 1);
+            changed += 1;
+        }
+    }
+    let mut bytes = Vec::new();
+    timekiller::write_timestamped(&h, &mut bytes).unwrap();
+    (h, bytes)
+}
+
+#[test]
+fn check_uses_the_timestamp_checker_and_says_so() {
+    let dir = Scratch::new("check-ts");
+    std::fs::write(dir.join("v.json"), VIOLATING).unwrap();
+    let file = dir.arg("v.json");
+    let o = isopredict(&["check", &file, "--level", "si", "--initial-value", "0"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("timestamp checker"), "{text}");
+    assert!(
+        text.contains("NOCONFLICT: T1 (session 1, start 1, commit 4, line 2)"),
+        "{text}"
+    );
+    assert!(text.contains("EXT BEFORE: T3"), "{text}");
+    // With the default initial value (null), the read of key 2 = 0 has no writer.
+    let o = isopredict(&["check", &file, "--level", "si", "--json"]);
+    let report: TimestampReport = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!((report.counts.ext_before, report.counts.ext_never), (1, 1));
+    assert_eq!(report.checker, "timestamps");
+    // SER: no NOCONFLICT; the stale read remains.
+    let o = isopredict(&[
+        "check",
+        &file,
+        "--level",
+        "ser",
+        "--json",
+        "--initial-value",
+        "0",
+    ]);
+    let report: TimestampReport = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!((report.counts.no_conflict, report.counts.ext), (0, 1));
+    assert_eq!(report.strict_serializable, Some(false));
+    // --black-box does not use the timestamps.
+    let o = isopredict(&["check", &file, "--level", "si", "--black-box"]);
+    assert!(!stdout(&o).contains("timestamp checker"));
+    // Other levels read TimeKiller input as a history.
+    let o = isopredict(&["check", &file, "--level", "rc", "--initial-value", "0"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn native_json_with_timestamps_is_checked_by_timestamps() {
+    let dir = Scratch::new("check-json");
+    let (h, _) = generated(300, 7);
+    let history = timekiller::to_history(&h).unwrap();
+    formats::write_file(&history, &dir.join("h.json"), Format::Json).unwrap();
+    let expected = check_timestamps(&h, TsLevel::Serializable, &TsCheckOptions::default());
+    let o = isopredict(&["check", &dir.arg("h.json"), "--level", "ser", "--json"]);
+    let report: TimestampReport = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(report.counts, expected.counts);
+    assert!(!report.consistent);
+}
+
+#[test]
+fn watch_over_stdin_with_malformed_lines() {
+    let (h, bytes) = generated(2000, 3);
+    let offline = check_timestamps(&h, TsLevel::Snapshot, &TsCheckOptions::default());
+    assert!(offline.counts.ext >= 3, "{offline}");
+    let mut input = bytes.clone();
+    input.extend_from_slice(b"this is not json\n{\"tid\": 1}\n\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .args(["watch", "--level", "si", "--initial-value", "0", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+    assert!(
+        err.contains(&format!("<stdin>:{}: malformed line skipped", lines + 1)),
+        "{err}"
+    );
+    assert!(err.contains("missing field"), "{err}");
+    let out = stdout(&o);
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["summary"]["malformed"], 2);
+    assert_eq!(summary["summary"]["stats"]["transactions"], 2000);
+    assert_eq!(
+        summary["summary"]["counts"]["ext"], offline.counts.ext,
+        "{out}"
+    );
+    assert_eq!(out.lines().count() as u64, offline.counts.total() + 1);
+}
+
+#[test]
+fn watch_over_a_loopback_socket() {
+    let (h, bytes) = generated(1500, 11);
+    let offline = check_timestamps(&h, TsLevel::Snapshot, &TsCheckOptions::default());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .args([
+            "watch",
+            "--level",
+            "si",
+            "--listen",
+            "127.0.0.1:0",
+            "--connections",
+            "2",
+            "--timeout",
+            "0.2",
+            "--initial-value",
+            "0",
+            "--json",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("listening on ")
+        .expect(&first)
+        .to_string();
+    // Sessions 0-3 on one connection, the others on a second one (session order kept).
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (i, line) in lines.iter().enumerate() {
+        let target = match h.txns.get(i.wrapping_sub(1)) {
+            Some(t) if t.session >= 4 => &mut b,
+            _ => &mut a,
+        };
+        target.extend_from_slice(line);
+        target.push(b'\n');
+    }
+    b.extend_from_slice(b"{broken\n");
+    let send = |data: Vec<u8>, addr: String| {
+        std::thread::spawn(move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(&data).unwrap();
+        })
+    };
+    let (ta, tb) = (send(a, addr.clone()), send(b, addr));
+    ta.join().unwrap();
+    tb.join().unwrap();
+    // Bounded: the watcher stops after two connections; give up after a minute.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "watch did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(rest.contains("connection"), "{rest}");
+    assert!(rest.contains("malformed line skipped"), "{rest}");
+    let out = stdout(&o);
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let summary = &summary["summary"];
+    assert_eq!(summary["stats"]["transactions"], 1500, "{out}\n{rest}");
+    assert_eq!(summary["malformed"], 1);
+    assert!(summary["throughput"].as_f64().unwrap() > 0.0);
+    // Two connections interleave arbitrarily; SESSION and NOCONFLICT do not depend on the
+    // arrival order (EXT verdicts of writers later than the timeout could).
+    assert_eq!(summary["counts"]["session"], offline.counts.session);
+    assert_eq!(summary["counts"]["no_conflict"], offline.counts.no_conflict);
+    assert_eq!(
+        o.status.code(),
+        Some(if offline.consistent { 0 } else { 1 })
+    );
+}
+
+#[test]
+fn watch_refuses_non_loopback_addresses() {
+    let o = isopredict(&["watch", "--level", "ser", "--listen", "0.0.0.0:0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("only loopback"), "{}", stderr(&o));
+}
