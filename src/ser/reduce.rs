@@ -1,0 +1,251 @@
+//! The search problem for SER, and the read/write split reductions of PC and SI to it:
+//! Biswas & Enea (OOPSLA'19) §4.1 (SER itself), §4.2 Theorem 4.8 (PC: h ⊨ PC iff h_R|W is
+//! serializable) and §4.3 Theorem 4.10 / Corollary 4.11 (SI: hᶜ_R|W), the latter with dbcop's
+//! equivalent non-overlap rule instead of one auxiliary variable per pair of conflicting
+//! transactions (notes/biswas-enea.md §3.4).
+//!
+//! A *node* is a whole transaction (SER) or one half of it: R_t with all of t's reads, W_t with
+//! all of its writes (PC, SI). Session order becomes one chain of nodes per session
+//! (R_t1 W_t1 R_t2 W_t2 …). The search places nodes chain by chain; besides the chain order,
+//! a node may be placed only after its *predecessors* in a DAG of edges every serialization
+//! must respect:
+//! - SER: the forced edges of [`super::saturate`] (so ∪ wr, ww, rw);
+//! - SI: for each forced transaction edge a → b (so ∪ wr ∪ ww), W_a → R_b; and for each read
+//!   of x by t3 from t1 and the earliest writer t2 of x per session that t1 reaches,
+//!   R_t3 → W_t2;
+//! - PC: wr as W_a → R_b, the causal ww edges t2 → t1 **only as W_t2 → W_t1** (pitfall 9: as
+//!   W_t2 → R_t1 they would reject PC histories), and the same R_t3 → W_t2 edges.
+//!
+//! Under SI the search additionally keeps the intervals [R_t, W_t] of two transactions that
+//! write a common key from overlapping.
+
+use super::saturate::{Forced, Saturation, Why};
+use super::txns::{Txns, INIT};
+
+/// Which level the problem decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Split {
+    /// One node per transaction (SER).
+    None,
+    /// R/W split (PC).
+    Prefix,
+    /// R/W split with non-overlap of conflicting transactions (SI).
+    Snapshot,
+}
+
+/// The initial transaction as a read source (it is placed before the search).
+pub(crate) const NO_NODE: u32 = u32::MAX;
+
+/// A problem for the prefix search; nodes are dense `u32`s.
+#[derive(Debug)]
+pub(crate) struct Problem {
+    pub split: Split,
+    /// Node chains in order.
+    pub chains: Vec<Vec<u32>>,
+    /// Local transaction of each node.
+    pub node_txn: Vec<u32>,
+    /// Keys each node reads (from the node that is the key's last writer when it is placed).
+    pub read_offsets: Vec<u32>,
+    pub read_keys: Vec<u32>,
+    /// The node each read reads from ([`NO_NODE`] for the initial transaction).
+    pub read_src: Vec<u32>,
+    /// Keys each node writes, with the number of reader nodes of that write.
+    pub write_offsets: Vec<u32>,
+    pub writes: Vec<(u32, u32)>,
+    /// Per key, the reader nodes of the initial value.
+    pub init_readers: Vec<u32>,
+    /// Extra DAG edges: initial in-degree and successors (CSR).
+    pub indegree: Vec<u32>,
+    pub succ_offsets: Vec<u32>,
+    pub succ: Vec<u32>,
+    /// Number of keys.
+    pub keys: u32,
+}
+
+impl Problem {
+    /// Node count.
+    pub fn len(&self) -> usize {
+        self.node_txn.len()
+    }
+
+    pub fn reads(&self, v: u32) -> &[u32] {
+        &self.read_keys
+            [self.read_offsets[v as usize] as usize..self.read_offsets[v as usize + 1] as usize]
+    }
+
+    pub fn read_sources(&self, v: u32) -> &[u32] {
+        &self.read_src
+            [self.read_offsets[v as usize] as usize..self.read_offsets[v as usize + 1] as usize]
+    }
+
+    pub fn writes(&self, v: u32) -> &[(u32, u32)] {
+        &self.writes
+            [self.write_offsets[v as usize] as usize..self.write_offsets[v as usize + 1] as usize]
+    }
+
+    pub fn succ(&self, v: u32) -> &[u32] {
+        &self.succ
+            [self.succ_offsets[v as usize] as usize..self.succ_offsets[v as usize + 1] as usize]
+    }
+
+    /// Whether `v` is the read half R_t of a split transaction (always false for SER).
+    pub fn is_read_half(&self, v: u32) -> bool {
+        self.split != Split::None && v % 2 == 0
+    }
+}
+
+/// Builds the problem of `txns` for `split`, from its saturation (which must be acyclic).
+pub(crate) fn build(txns: &Txns, sat: &Saturation, split: Split) -> Problem {
+    let n = txns.len();
+    let halves = split != Split::None;
+    // Node ids: SER: node = txn - 1 (the initial transaction is placed before the search);
+    // split: R_t = 2(t-1), W_t = 2(t-1)+1.
+    let r_node = |t: u32| if halves { 2 * (t - 1) } else { t - 1 };
+    let w_node = |t: u32| if halves { 2 * (t - 1) + 1 } else { t - 1 };
+    let nodes = if halves { 2 * (n - 1) } else { n - 1 };
+    let mut node_txn = vec![0u32; nodes];
+    for t in 1..n as u32 {
+        node_txn[r_node(t) as usize] = t;
+        node_txn[w_node(t) as usize] = t;
+    }
+    let chains: Vec<Vec<u32>> = txns
+        .chains
+        .iter()
+        .map(|c| {
+            let mut out = Vec::with_capacity(if halves { 2 * c.len() } else { c.len() });
+            for &t in c {
+                out.push(r_node(t));
+                if halves {
+                    out.push(w_node(t));
+                }
+            }
+            out
+        })
+        .collect();
+    // Reads and writes per node.
+    let mut reader_count: Vec<Vec<u32>> = vec![Vec::new(); n]; // per txn, per write index
+    let mut init_readers = vec![0u32; txns.keys as usize];
+    for t in 1..n as u32 {
+        for r in txns.reads(t) {
+            if r.writer == INIT {
+                init_readers[r.key as usize] += 1;
+            } else {
+                let ws = txns.writes(r.writer);
+                let i = ws
+                    .binary_search_by_key(&r.key, |w| w.key)
+                    .expect("a read's writer writes the key");
+                let counts = &mut reader_count[r.writer as usize];
+                if counts.is_empty() {
+                    counts.resize(ws.len(), 0);
+                }
+                counts[i] += 1;
+            }
+        }
+    }
+    let mut read_offsets = vec![0u32; nodes + 1];
+    let mut read_keys = Vec::new();
+    let mut read_src = Vec::new();
+    let mut write_offsets = vec![0u32; nodes + 1];
+    let mut writes = Vec::new();
+    for v in 0..nodes as u32 {
+        let t = node_txn[v as usize];
+        let read_half = !halves || v == r_node(t);
+        let write_half = !halves || v == w_node(t);
+        if read_half {
+            for r in txns.reads(t) {
+                read_keys.push(r.key);
+                read_src.push(if r.writer == INIT {
+                    NO_NODE
+                } else {
+                    w_node(r.writer)
+                });
+            }
+        }
+        read_offsets[v as usize + 1] = read_keys.len() as u32;
+        if write_half {
+            let counts = &reader_count[t as usize];
+            for (i, w) in txns.writes(t).iter().enumerate() {
+                writes.push((w.key, counts.get(i).copied().unwrap_or(0)));
+            }
+        }
+        write_offsets[v as usize + 1] = writes.len() as u32;
+    }
+    // Extra DAG edges.
+    let mut dag: Vec<(u32, u32)> = Vec::new();
+    for &Forced { from, to, why, .. } in &sat.edges {
+        if from == INIT || to == INIT || why == Why::So {
+            continue;
+        }
+        match (split, why) {
+            (Split::None, _) => dag.push((r_node(from), r_node(to))),
+            (Split::Prefix, Why::Ww { .. }) => dag.push((w_node(from), w_node(to))),
+            (_, Why::Rw { .. }) => {} // SER only
+            _ => dag.push((w_node(from), r_node(to))),
+        }
+    }
+    if halves && !sat.clocks.is_empty() {
+        rw_split_edges(txns, sat, &mut |t3, t2| dag.push((r_node(t3), w_node(t2))));
+    }
+    dag.sort_unstable();
+    dag.dedup();
+    let mut indegree = vec![0u32; nodes];
+    let mut succ_offsets = vec![0u32; nodes + 1];
+    for &(a, b) in &dag {
+        indegree[b as usize] += 1;
+        succ_offsets[a as usize + 1] += 1;
+    }
+    for v in 0..nodes {
+        succ_offsets[v + 1] += succ_offsets[v];
+    }
+    let succ = dag.iter().map(|&(_, b)| b).collect();
+    Problem {
+        split,
+        chains,
+        node_txn,
+        read_offsets,
+        read_keys,
+        read_src,
+        write_offsets,
+        writes,
+        init_readers,
+        indegree,
+        succ_offsets,
+        succ,
+        keys: txns.keys,
+    }
+}
+
+/// For each read of x by t3 from t1 and each session, the earliest writer t2 ∉ {t1, t3} of x
+/// that t1 reaches by forced edges: every serialization of the split history puts R_t3
+/// before W_t2 (W_t1 comes before W_t2, and W_t2 may not come between W_t1 and R_t3).
+fn rw_split_edges(txns: &Txns, sat: &Saturation, push: &mut dyn FnMut(u32, u32)) {
+    let k = txns.chains.len();
+    let clocks = &sat.clocks;
+    let reach = |a: u32, b: u32| -> bool {
+        a == INIT || (b != INIT && clocks[b as usize * k + txns.chain[a as usize] as usize] >= a)
+    };
+    let (offsets, writers) = txns.writers_by_key();
+    for t3 in 1..txns.len() as u32 {
+        for r in txns.reads(t3) {
+            let ws =
+                &writers[offsets[r.key as usize] as usize..offsets[r.key as usize + 1] as usize];
+            let mut i = 0;
+            while i < ws.len() {
+                let c = txns.chain[ws[i] as usize];
+                let mut e = i;
+                while e < ws.len() && txns.chain[ws[e] as usize] == c {
+                    e += 1;
+                }
+                let seg = &ws[i..e];
+                let mut j = seg.partition_point(|&w| !reach(r.writer, w));
+                while j < seg.len() && seg[j] == r.writer {
+                    j += 1;
+                }
+                if j < seg.len() && seg[j] != t3 {
+                    push(t3, seg[j]);
+                }
+                i = e;
+            }
+        }
+    }
+}
