@@ -5,19 +5,22 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use isopredict::check::{check, check_all, CheckError, CheckOptions, Level};
+use isopredict::check::{check, CheckError, CheckOptions, Level};
+use isopredict::ser::{self, Engine, StrongLevel, StrongOptions, Verdict};
 
 use super::{read_input, InputFormat, EXIT_BAD_INPUT};
 
 /// Exit code when a violation is found.
 const EXIT_VIOLATION: u8 = 1;
+/// Exit code when the verdict is unknown (time or state limit).
+const EXIT_UNKNOWN: u8 = 3;
 
 /// A level on the command line: one level, or `all`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LevelArg {
     /// One level.
     One(Level),
-    /// The strongest of cc, ra, rc satisfied, and ci.
+    /// Every level's verdict, strongest first.
     All,
 }
 
@@ -40,10 +43,17 @@ pub struct Args {
     /// The input format.
     #[arg(long, short, value_enum, default_value = "auto")]
     format: InputFormat,
-    /// The level: rc, ra, cc, ci (pc, si, ser: not supported yet), or all (the strongest of
-    /// cc, ra, rc satisfied, and ci).
+    /// The level: ser, si, pc, cc, ra, rc, ci, or all (every level's verdict, strongest
+    /// first).
     #[arg(long, short, default_value = "all")]
     level: LevelArg,
+    /// The engine for ser, si and pc: search (Biswas & Enea's prefix search), smt (Z3) or auto
+    /// (the search, then Z3 on what it gives up on).
+    #[arg(long, default_value = "auto")]
+    engine: Engine,
+    /// Give up on ser, si and pc after this many seconds (exit code 3).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
     /// Print the report as JSON (schema: docs/checking.md).
     #[arg(long)]
     json: bool,
@@ -59,15 +69,34 @@ pub struct Args {
 }
 
 /// Checks; exit code 0 when consistent, 1 on a violation, 2 on bad input or an unsupported
-/// level.
+/// level, 3 when the verdict is unknown (time or state limit).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (history, _format) = read_input(&args.file, args.format.0)?;
     let options = CheckOptions {
         witness: args.witness,
         max_violations: args.max_violations,
     };
+    let strong_options = StrongOptions {
+        engine: args.engine,
+        timeout: args
+            .timeout
+            .map(|s| std::time::Duration::from_secs_f64(s.max(0.0))),
+        witness: args.witness,
+        ..StrongOptions::default()
+    };
     let mut out = std::io::stdout().lock();
-    let (consistent, dot) = match args.level {
+    let (verdict, dot) = match args.level {
+        LevelArg::One(level) if StrongLevel::from_level(level).is_some() => {
+            let strong = StrongLevel::from_level(level).expect("a strong level");
+            let report = ser::check_strong(&history, strong, &strong_options)?;
+            if args.json {
+                serde_json::to_writer_pretty(&mut out, &report)?;
+                writeln!(out)?;
+            } else {
+                write!(out, "{report}")?;
+            }
+            (report.verdict, report.render_dot())
+        }
         LevelArg::One(level) => {
             let report = match check(&history, level, &options) {
                 Ok(report) => report,
@@ -83,10 +112,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 write!(out, "{report}")?;
             }
-            (report.is_consistent(), report.render_dot())
+            let verdict = if report.is_consistent() {
+                Verdict::Consistent
+            } else {
+                Verdict::Violated
+            };
+            (verdict, report.render_dot())
         }
         LevelArg::All => {
-            let all = check_all(&history, &options)?;
+            let all = ser::check_every_level(&history, &strong_options, &options)?;
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &all)?;
                 writeln!(out)?;
@@ -94,8 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 write!(out, "{all}")?;
             }
             // The DOT file shows the violations of the strongest level violated.
-            let dot = all.reports.iter().find_map(|r| r.render_dot());
-            (all.is_consistent(), dot)
+            (all.verdict(), all.render_dot())
         }
     };
     if let Some(path) = &args.dot {
@@ -103,9 +136,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| "digraph violations {\n  label=\"no violation\";\n}\n".to_string());
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(if consistent {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_VIOLATION)
+    Ok(match verdict {
+        Verdict::Consistent => ExitCode::SUCCESS,
+        Verdict::Violated => ExitCode::from(EXIT_VIOLATION),
+        Verdict::Unknown => ExitCode::from(EXIT_UNKNOWN),
     })
 }

@@ -5,6 +5,7 @@
 //!   pass and a small, checkable explanation on a failure ([`StrongReport`]).
 //! - [`is_serializable`]: the fast SER verdict with its serial order (for callers such as
 //!   prediction that check many observed histories).
+//! - [`check_every_level`]: every level's verdict, strongest first (`check --level all`).
 //! - [`smt`]: serializability as a direct Z3 total-order check, with a witness serial order.
 //!
 //! How a level is decided (docs/checking.md): causal consistency first (every strong level
@@ -16,6 +17,7 @@
 
 mod components;
 mod decide;
+mod every_level;
 mod explain;
 mod reduce;
 mod report;
@@ -27,6 +29,7 @@ mod strong;
 mod txns;
 mod verify;
 
+pub use every_level::{check_every_level, EveryLevelReport, LevelVerdict};
 pub use report::{
     CoreLevels, CoreTxn, StrongEdge, StrongEdgeKind, StrongReport, StrongSummary, Verdict,
     Violation,

@@ -123,6 +123,7 @@ pub(crate) fn saturate(txns: &Txns, rules: Rules) -> Saturation {
         seg_offsets[x + 1] = segs.len() as u32;
     }
     let mut clocks = vec![0u32; n * k];
+    let mut forward = vec![NONE; n * k];
     let mut rounds = 0;
     loop {
         let order = match topological_order(n, &edges) {
@@ -140,38 +141,50 @@ pub(crate) fn saturate(txns: &Txns, rules: Rules) -> Saturation {
             break;
         }
         rounds += 1;
+        if rules == Rules::WwRw {
+            compute_forward(txns, &edges, &order, &mut forward);
+        }
         let reach = |a: u32, b: u32| -> bool {
             a == INIT
                 || (b != INIT && clocks[b as usize * k + txns.chain[a as usize] as usize] >= a)
         };
         let before = edges.len();
         for t3 in 1..n as u32 {
+            let row3 = &clocks[t3 as usize * k..(t3 as usize + 1) * k];
+            let fwd3 = &forward[t3 as usize * k..(t3 as usize + 1) * k];
             for r in txns.reads(t3) {
                 let (x, t1) = (r.key as usize, r.writer);
+                let row1 = &clocks[t1 as usize * k..(t1 as usize + 1) * k];
+                let fwd1 = &forward[t1 as usize * k..(t1 as usize + 1) * k];
                 for &(c, s, e) in &segs[seg_offsets[x] as usize..seg_offsets[x + 1] as usize] {
                     let seg = &key_writers[s as usize..e as usize];
-                    // ww: the latest writer of the chain reaching t3, other than t3 and t1.
-                    let top = clocks[t3 as usize * k + c as usize];
-                    let mut j = seg.partition_point(|&w| w <= top);
-                    while j > 0 && seg[j - 1] == t3 {
-                        j -= 1;
-                    }
-                    if j > 0 {
-                        let t2 = seg[j - 1];
-                        if t2 != t1 && !reach(t2, t1) {
-                            edges.push(Forced {
-                                from: t2,
-                                to: t1,
-                                why: Why::Ww { t3, op: r.op },
-                                round: rounds,
-                            });
+                    // ww: the latest writer of the chain reaching t3, other than t3 and t1; none
+                    // is new unless t3 knows more of the chain than t1.
+                    let top = row3[c as usize];
+                    if top > row1[c as usize] {
+                        let mut j = seg.partition_point(|&w| w <= top);
+                        while j > 0 && seg[j - 1] == t3 {
+                            j -= 1;
+                        }
+                        if j > 0 {
+                            let t2 = seg[j - 1];
+                            if t2 != t1 && !reach(t2, t1) {
+                                edges.push(Forced {
+                                    from: t2,
+                                    to: t1,
+                                    why: Why::Ww { t3, op: r.op },
+                                    round: rounds,
+                                });
+                            }
                         }
                     }
-                    if rules != Rules::WwRw {
+                    // rw: the earliest writer of the chain t1 reaches, other than t1; none is
+                    // new unless t1 reaches the chain earlier than t3.
+                    if rules != Rules::WwRw || fwd1[c as usize] >= fwd3[c as usize] {
                         continue;
                     }
-                    // rw: the earliest writer of the chain t1 reaches, other than t1.
-                    let mut j = seg.partition_point(|&w| !reach(t1, w));
+                    let first = fwd1[c as usize];
+                    let mut j = seg.partition_point(|&w| w < first);
                     while j < seg.len() && seg[j] == t1 {
                         j += 1;
                     }
@@ -357,6 +370,34 @@ pub(crate) fn path_before(
         }
     }
     None
+}
+
+/// Forward clocks in reverse topological order: per chain, the earliest transaction of the
+/// chain that `t` reaches (itself included); [`NONE`] if none. The initial transaction reaches
+/// every chain's first transaction.
+fn compute_forward(txns: &Txns, edges: &[Forced], order: &[u32], forward: &mut [u32]) {
+    let n = txns.len();
+    let k = txns.chains.len();
+    if k == 0 {
+        return;
+    }
+    let (offsets, idx) = out_adjacency(n, edges);
+    forward.fill(NONE);
+    let mut row = vec![NONE; k];
+    for &t in order.iter().rev() {
+        row.fill(NONE);
+        for &i in &idx[offsets[t as usize] as usize..offsets[t as usize + 1] as usize] {
+            let s = edges[i as usize].to as usize;
+            let srow = &forward[s * k..(s + 1) * k];
+            for (a, &b) in row.iter_mut().zip(srow) {
+                *a = (*a).min(b);
+            }
+        }
+        if t != INIT {
+            row[txns.chain[t as usize] as usize] = t;
+        }
+        forward[t as usize * k..(t as usize + 1) * k].copy_from_slice(&row);
+    }
 }
 
 /// Vector clocks in topological order: the latest transaction of each chain reaching `t`.
