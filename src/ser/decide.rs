@@ -9,11 +9,13 @@
 
 use std::time::{Duration, Instant};
 
+use super::explain::premise_closure;
 use super::reduce::{self, Split};
-use super::saturate::{saturate, Rules, Saturation};
+use super::saturate::{saturate, saturate_with, Rules, Why};
 use super::search::{search, Limits, SearchResult};
 use super::smt_problem;
 use super::txns::Txns;
+use super::txns::INIT;
 use super::verify::verify_nodes;
 use super::{Engine, StrongLevel};
 
@@ -22,8 +24,9 @@ pub(crate) enum Decision {
     /// A commit order of the component's local transactions (initial excluded): the
     /// serialization (SER) or the order of the write halves (PC, SI).
     Pass(Vec<u32>),
-    /// No order exists; the saturation (with its cycle, if it found one).
-    Fail(Saturation),
+    /// No order exists. When a cycle of forced edges shows it: the transactions (local ids)
+    /// on the cycle and on its premises.
+    Fail(Option<Vec<u32>>),
     /// Gave up.
     Unknown(String),
 }
@@ -63,12 +66,37 @@ pub(crate) fn decide(
     max_failed_states: usize,
     work: &mut Work,
 ) -> Decision {
+    // Transaction-level saturation (for SER the whole pruning; for SI its ww edges seed the
+    // split level; for PC only the CC check it repeats).
     let sat = saturate(txns, rules(level));
     work.forced_edges += sat.edges.len();
     if sat.cycle.is_some() {
-        return Decision::Fail(sat);
+        return Decision::Fail(Some(premise_closure(txns.len(), &sat, |t| t)));
     }
-    let problem = reduce::build(txns, &sat, split(level));
+    let split_txns;
+    let (problem_txns, sat) = if level == StrongLevel::Serializable {
+        (txns, sat)
+    } else {
+        split_txns = txns.split();
+        let given: Vec<(u32, u32)> = if level == StrongLevel::Snapshot {
+            sat.edges
+                .iter()
+                .filter(|e| matches!(e.why, Why::Ww { .. }) && e.from != INIT && e.to != INIT)
+                .map(|e| (2 * e.from, 2 * e.to - 1))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let s = saturate_with(&split_txns, Rules::WwRw, &given);
+        work.forced_edges += s.edges.len();
+        if s.cycle.is_some() {
+            return Decision::Fail(Some(premise_closure(split_txns.len(), &s, |v| {
+                v.div_ceil(2)
+            })));
+        }
+        (&split_txns, s)
+    };
+    let problem = reduce::build(problem_txns, &sat, split(level));
     let search_limits = |deadline: Option<Instant>, states: usize| Limits {
         deadline,
         max_failed_states: states,
@@ -119,7 +147,7 @@ pub(crate) fn decide(
                 .collect();
             Decision::Pass(txn_order)
         }
-        SearchResult::Exhausted => Decision::Fail(sat),
+        SearchResult::Exhausted => Decision::Fail(None),
         SearchResult::GaveUp => Decision::Unknown(reason),
     }
 }

@@ -54,22 +54,23 @@ fn fails(txns: &Txns, level: StrongLevel, deadline: Instant) -> Option<bool> {
 }
 
 /// Explains why `comp` (a component of `history`, which satisfies CC) violates `level`;
-/// `sat` is the component's saturation for the level. With `shrink` false, the core is the
-/// forced cycle's transactions when there is one, else the whole component.
+/// `candidates` are the transactions of a forced cycle and its premises, when the engines
+/// found one. With `shrink` false, the core is those transactions (if they fail on their
+/// own), else the whole component.
 pub(crate) fn explain(
     history: &History,
     comp: &Txns,
     level: StrongLevel,
-    sat: &Saturation,
+    candidates: Option<&[u32]>,
     shrink: bool,
     budget: Duration,
 ) -> Violation {
     let deadline = Instant::now() + budget;
     let n = comp.len();
     let mut keep = vec![true; n];
-    if let Some(cycle) = &sat.cycle {
+    if let Some(cands) = candidates {
         let mut cand = vec![false; n];
-        for t in premise_closure(comp, &sat.edges, cycle) {
+        for &t in cands {
             cand[t as usize] = true;
         }
         if fails(&comp.restrict(&cand), level, deadline) == Some(true) {
@@ -154,10 +155,11 @@ fn ddmin(comp: &Txns, level: StrongLevel, keep: &mut [bool], deadline: Instant) 
     }
 }
 
-/// Transactions on a forced cycle and on the premises of its derived edges (bounded).
-fn premise_closure(comp: &Txns, edges: &[Forced], cycle: &[usize]) -> Vec<u32> {
-    let n = comp.len();
-    let mut todo: Vec<usize> = cycle.to_vec();
+/// The transactions on the forced cycle of `sat` and on the premises of its derived edges
+/// (bounded), mapped by `txn_of` (split nodes to their transaction), sorted, distinct.
+pub(crate) fn premise_closure(n: usize, sat: &Saturation, txn_of: impl Fn(u32) -> u32) -> Vec<u32> {
+    let edges = &sat.edges;
+    let mut todo: Vec<usize> = sat.cycle.clone().unwrap_or_default();
     let mut seen_edge = vec![false; edges.len()];
     let mut txns = Vec::new();
     let mut expanded = 0;
@@ -189,9 +191,10 @@ fn premise_closure(comp: &Txns, edges: &[Forced], cycle: &[usize]) -> Vec<u32> {
             }
         }
     }
-    txns.sort_unstable();
-    txns.dedup();
-    txns
+    let mut out: Vec<u32> = txns.into_iter().map(txn_of).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The forced edge `i` of `core` as a report edge, with premises to `depth` levels.
@@ -222,7 +225,7 @@ fn strong_edge(
             .collect()
     };
     match e.why {
-        Why::So => StrongEdge {
+        Why::So | Why::Given => StrongEdge {
             from,
             to,
             kind: StrongEdgeKind::SessionOrder,

@@ -10,16 +10,17 @@
 //! a node may be placed only after its *predecessors* in a DAG of edges every serialization
 //! must respect:
 //! - SER: the forced edges of [`super::saturate`] (so ∪ wr, ww, rw);
-//! - SI: for each forced transaction edge a → b (so ∪ wr ∪ ww), W_a → R_b; and for each read
-//!   of x by t3 from t1 and the earliest writer t2 of x per session that t1 reaches,
-//!   R_t3 → W_t2;
-//! - PC: wr as W_a → R_b, the causal ww edges t2 → t1 **only as W_t2 → W_t1** (pitfall 9: as
-//!   W_t2 → R_t1 they would reject PC histories), and the same R_t3 → W_t2 edges.
+//! - PC: the forced edges of the split history h_R|W itself (its SER is PC, so the SER rules
+//!   are sound for it). Transaction-level causal ww edges are *not* added as W_t2 → R_t1
+//!   (pitfall 9: that rejects PC histories); at the split level they appear as W_t2 → W_t1.
+//! - SI: the same, starting from so ∪ wr of h_R|W plus W_t2 → R_t1 for each transaction-level
+//!   ww edge t2 → t1 (sound under SI: t2 and t1 write a common key, so their intervals do not
+//!   overlap).
 //!
 //! Under SI the search additionally keeps the intervals [R_t, W_t] of two transactions that
 //! write a common key from overlapping.
 
-use super::saturate::{Forced, Saturation, Why};
+use super::saturate::{Saturation, Why};
 use super::txns::{Txns, INIT};
 
 /// Which level the problem decides.
@@ -94,35 +95,21 @@ impl Problem {
     }
 }
 
-/// Builds the problem of `txns` for `split`, from its saturation (which must be acyclic).
+/// Builds the problem of `txns` (the history itself for SER, its split [`Txns::split`] for PC
+/// and SI) from its saturation, which must be acyclic. Node `v` is local transaction `v + 1`.
 pub(crate) fn build(txns: &Txns, sat: &Saturation, split: Split) -> Problem {
     let n = txns.len();
+    let nodes = n - 1;
     let halves = split != Split::None;
-    // Node ids: SER: node = txn - 1 (the initial transaction is placed before the search);
-    // split: R_t = 2(t-1), W_t = 2(t-1)+1.
-    let r_node = |t: u32| if halves { 2 * (t - 1) } else { t - 1 };
-    let w_node = |t: u32| if halves { 2 * (t - 1) + 1 } else { t - 1 };
-    let nodes = if halves { 2 * (n - 1) } else { n - 1 };
-    let mut node_txn = vec![0u32; nodes];
-    for t in 1..n as u32 {
-        node_txn[r_node(t) as usize] = t;
-        node_txn[w_node(t) as usize] = t;
-    }
+    // The transaction of the unsplit history each node belongs to.
+    let node_txn: Vec<u32> = (0..nodes as u32)
+        .map(|v| if halves { v / 2 + 1 } else { v + 1 })
+        .collect();
     let chains: Vec<Vec<u32>> = txns
         .chains
         .iter()
-        .map(|c| {
-            let mut out = Vec::with_capacity(if halves { 2 * c.len() } else { c.len() });
-            for &t in c {
-                out.push(r_node(t));
-                if halves {
-                    out.push(w_node(t));
-                }
-            }
-            out
-        })
+        .map(|c| c.iter().map(|&t| t - 1).collect())
         .collect();
-    // Reads and writes per node.
     let mut reader_count: Vec<Vec<u32>> = vec![Vec::new(); n]; // per txn, per write index
     let mut init_readers = vec![0u32; txns.keys as usize];
     for t in 1..n as u32 {
@@ -148,44 +135,29 @@ pub(crate) fn build(txns: &Txns, sat: &Saturation, split: Split) -> Problem {
     let mut write_offsets = vec![0u32; nodes + 1];
     let mut writes = Vec::new();
     for v in 0..nodes as u32 {
-        let t = node_txn[v as usize];
-        let read_half = !halves || v == r_node(t);
-        let write_half = !halves || v == w_node(t);
-        if read_half {
-            for r in txns.reads(t) {
-                read_keys.push(r.key);
-                read_src.push(if r.writer == INIT {
-                    NO_NODE
-                } else {
-                    w_node(r.writer)
-                });
-            }
+        let t = v + 1;
+        for r in txns.reads(t) {
+            read_keys.push(r.key);
+            read_src.push(if r.writer == INIT {
+                NO_NODE
+            } else {
+                r.writer - 1
+            });
         }
         read_offsets[v as usize + 1] = read_keys.len() as u32;
-        if write_half {
-            let counts = &reader_count[t as usize];
-            for (i, w) in txns.writes(t).iter().enumerate() {
-                writes.push((w.key, counts.get(i).copied().unwrap_or(0)));
-            }
+        let counts = &reader_count[t as usize];
+        for (i, w) in txns.writes(t).iter().enumerate() {
+            writes.push((w.key, counts.get(i).copied().unwrap_or(0)));
         }
         write_offsets[v as usize + 1] = writes.len() as u32;
     }
-    // Extra DAG edges.
-    let mut dag: Vec<(u32, u32)> = Vec::new();
-    for &Forced { from, to, why, .. } in &sat.edges {
-        if from == INIT || to == INIT || why == Why::So {
-            continue;
-        }
-        match (split, why) {
-            (Split::None, _) => dag.push((r_node(from), r_node(to))),
-            (Split::Prefix, Why::Ww { .. }) => dag.push((w_node(from), w_node(to))),
-            (_, Why::Rw { .. }) => {} // SER only
-            _ => dag.push((w_node(from), r_node(to))),
-        }
-    }
-    if halves && !sat.clocks.is_empty() {
-        rw_split_edges(txns, sat, &mut |t3, t2| dag.push((r_node(t3), w_node(t2))));
-    }
+    // Extra DAG edges: the forced ones that session order does not already imply.
+    let mut dag: Vec<(u32, u32)> = sat
+        .edges
+        .iter()
+        .filter(|e| e.from != INIT && e.to != INIT && e.why != Why::So)
+        .map(|e| (e.from - 1, e.to - 1))
+        .collect();
     dag.sort_unstable();
     dag.dedup();
     let mut indegree = vec![0u32; nodes];
@@ -212,40 +184,5 @@ pub(crate) fn build(txns: &Txns, sat: &Saturation, split: Split) -> Problem {
         succ_offsets,
         succ,
         keys: txns.keys,
-    }
-}
-
-/// For each read of x by t3 from t1 and each session, the earliest writer t2 ∉ {t1, t3} of x
-/// that t1 reaches by forced edges: every serialization of the split history puts R_t3
-/// before W_t2 (W_t1 comes before W_t2, and W_t2 may not come between W_t1 and R_t3).
-fn rw_split_edges(txns: &Txns, sat: &Saturation, push: &mut dyn FnMut(u32, u32)) {
-    let k = txns.chains.len();
-    let clocks = &sat.clocks;
-    let reach = |a: u32, b: u32| -> bool {
-        a == INIT || (b != INIT && clocks[b as usize * k + txns.chain[a as usize] as usize] >= a)
-    };
-    let (offsets, writers) = txns.writers_by_key();
-    for t3 in 1..txns.len() as u32 {
-        for r in txns.reads(t3) {
-            let ws =
-                &writers[offsets[r.key as usize] as usize..offsets[r.key as usize + 1] as usize];
-            let mut i = 0;
-            while i < ws.len() {
-                let c = txns.chain[ws[i] as usize];
-                let mut e = i;
-                while e < ws.len() && txns.chain[ws[e] as usize] == c {
-                    e += 1;
-                }
-                let seg = &ws[i..e];
-                let mut j = seg.partition_point(|&w| !reach(r.writer, w));
-                while j < seg.len() && seg[j] == r.writer {
-                    j += 1;
-                }
-                if j < seg.len() && seg[j] != t3 {
-                    push(t3, seg[j]);
-                }
-                i = e;
-            }
-        }
     }
 }

@@ -36,6 +36,8 @@ pub(crate) enum Why {
     Ww { t3: u32, op: u32 },
     /// rw: `from` (= t3) reads x from `t1` by `op`; `to` (= t2) writes x and t1 reaches it.
     Rw { t1: u32, op: u32 },
+    /// Given by the caller (SI: W_t2 before R_t1 for a transaction-level ww edge t2 → t1).
+    Given,
 }
 
 /// An edge every commit order of the level must contain.
@@ -65,9 +67,6 @@ pub(crate) struct Saturation {
     pub edges: Vec<Forced>,
     /// Indexes into `edges` of a cycle (each edge's `to` is the next one's `from`), if any.
     pub cycle: Option<Vec<usize>>,
-    /// When acyclic: per transaction, per chain, the latest transaction of the chain that
-    /// reaches it (itself included); 0 for none. Row-major, `chains` entries per row.
-    pub clocks: Vec<u32>,
 }
 
 /// At most this many rounds (each adds at least one edge; in practice a handful suffice).
@@ -75,9 +74,21 @@ const MAX_ROUNDS: u32 = 64;
 
 /// Computes the forced edges of `txns` under `rules`.
 pub(crate) fn saturate(txns: &Txns, rules: Rules) -> Saturation {
+    saturate_with(txns, rules, &[])
+}
+
+/// [`saturate`], starting from so ∪ wr plus the `given` edges (which must hold in every
+/// commit order the caller asks about).
+pub(crate) fn saturate_with(txns: &Txns, rules: Rules, given: &[(u32, u32)]) -> Saturation {
     let n = txns.len();
     let k = txns.chains.len();
-    let mut edges: Vec<Forced> = Vec::with_capacity(2 * n);
+    let mut edges: Vec<Forced> = Vec::with_capacity(2 * n + given.len());
+    edges.extend(given.iter().map(|&(from, to)| Forced {
+        from,
+        to,
+        why: Why::Given,
+        round: 0,
+    }));
     for c in &txns.chains {
         let mut prev = INIT;
         for &t in c {
@@ -132,7 +143,6 @@ pub(crate) fn saturate(txns: &Txns, rules: Rules) -> Saturation {
                 return Saturation {
                     edges,
                     cycle: Some(cycle),
-                    clocks: Vec::new(),
                 }
             }
         };
@@ -207,11 +217,7 @@ pub(crate) fn saturate(txns: &Txns, rules: Rules) -> Saturation {
         }
         dedup_new(&mut edges, before);
     }
-    Saturation {
-        edges,
-        cycle: None,
-        clocks,
-    }
+    Saturation { edges, cycle: None }
 }
 
 /// Keeps one edge per (from, to) among `edges[before..]`.

@@ -106,14 +106,14 @@ pub fn check_strong(
             &mut work,
         ) {
             Decision::Pass(local) => order.extend(local.iter().map(|&t| comp.orig[t as usize])),
-            Decision::Fail(sat) => {
+            Decision::Fail(candidates) => {
                 failed = true;
                 if options.explain {
                     violation = Some(explain(
                         history,
                         &comp,
                         level,
-                        &sat,
+                        candidates.as_deref(),
                         true,
                         options.explain_timeout,
                     ));

@@ -154,8 +154,7 @@ fn engines_agree_with_the_oracle() {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or(256)
-        * 2;
+        .unwrap_or(256);
     for seed in 0..cases {
         let shape = seed % 4;
         let params = GenerateParams {

@@ -236,6 +236,56 @@ impl Txns {
         }
     }
 
+    /// The read/write split h_R|W (Biswas & Enea §4.2): transaction t becomes R_t = 2t − 1
+    /// (its reads, from the write halves of their writers) and W_t = 2t (its writes), in the
+    /// chain R_t1 W_t1 R_t2 W_t2 … of its session. Both halves keep t's original id.
+    pub fn split(&self) -> Txns {
+        let n = self.len();
+        let m = 2 * n - 1;
+        let half_r = |t: u32| 2 * t - 1;
+        let half_w = |t: u32| if t == INIT { INIT } else { 2 * t };
+        let mut orig = vec![self.orig[0]; m];
+        let mut chain = vec![NONE; m];
+        for t in 1..n as u32 {
+            orig[half_r(t) as usize] = self.orig[t as usize];
+            orig[half_w(t) as usize] = self.orig[t as usize];
+            chain[half_r(t) as usize] = self.chain[t as usize];
+            chain[half_w(t) as usize] = self.chain[t as usize];
+        }
+        let chains = self
+            .chains
+            .iter()
+            .map(|c| c.iter().flat_map(|&t| [half_r(t), half_w(t)]).collect())
+            .collect();
+        // Node 0 (initial) has no operations; then R_1, W_1, R_2, W_2, …
+        let mut read_offsets = vec![0u32, 0];
+        let mut reads = Vec::with_capacity(self.reads.len());
+        let mut write_offsets = vec![0u32, 0];
+        let mut writes = Vec::with_capacity(self.writes.len());
+        for t in 1..n as u32 {
+            reads.extend(self.reads(t).iter().map(|r| Read {
+                writer: half_w(r.writer),
+                ..*r
+            }));
+            read_offsets.push(reads.len() as u32);
+            write_offsets.push(writes.len() as u32);
+            read_offsets.push(reads.len() as u32);
+            writes.extend_from_slice(self.writes(t));
+            write_offsets.push(writes.len() as u32);
+        }
+        Txns {
+            orig,
+            chain,
+            chains,
+            read_offsets,
+            reads,
+            write_offsets,
+            writes,
+            keys: self.keys,
+            key_orig: self.key_orig.clone(),
+        }
+    }
+
     /// Per key, the writers other than the initial transaction, grouped by chain in session
     /// order: `(offsets, writers)` with key `k`'s writers at `offsets[k]..offsets[k+1]`.
     pub fn writers_by_key(&self) -> (Vec<u32>, Vec<u32>) {
