@@ -22,8 +22,22 @@ use z3::{Params, SatResult, Solver};
 use super::reduce::{Problem, Split, NO_NODE};
 use super::search::SearchResult;
 
-/// Decides `p` with Z3 until `deadline`.
+/// The most constraints handed to Z3: its memory grows by roughly a kilobyte per clause, and
+/// beyond this it would need several gigabytes (the search handles such histories).
+pub(crate) const MAX_CONSTRAINTS: u64 = 1_000_000;
+
+/// Decides `p` with Z3 until `deadline`; gives up at once on problems with more than
+/// [`MAX_CONSTRAINTS`] constraints.
 pub(crate) fn solve(p: &Problem, deadline: Option<Instant>) -> (SearchResult, String) {
+    let count = constraint_count(p);
+    if count > MAX_CONSTRAINTS {
+        return (
+            SearchResult::GaveUp,
+            format!(
+                "too large for the SMT engine ({count} constraints, at most {MAX_CONSTRAINTS})"
+            ),
+        );
+    }
     let solver = Solver::new();
     if let Some(d) = deadline {
         let left = d.saturating_duration_since(Instant::now()).as_millis();
@@ -127,4 +141,28 @@ pub(crate) fn solve(p: &Problem, deadline: Option<Instant>) -> (SearchResult, St
             )
         }
     }
+}
+
+/// An upper bound on the constraints [`solve`] would assert, computed without building them.
+fn constraint_count(p: &Problem) -> u64 {
+    let n = p.len();
+    let mut writers = vec![0u64; p.keys as usize];
+    for v in 0..n as u32 {
+        for &(x, _) in p.writes(v) {
+            writers[x as usize] += 1;
+        }
+    }
+    let mut count = n as u64 + p.succ.len() as u64;
+    for v in 0..n as u32 {
+        for &x in p.reads(v) {
+            count += writers[x as usize];
+        }
+    }
+    if p.split == Split::Snapshot {
+        count += writers
+            .iter()
+            .map(|&w| w * w.saturating_sub(1) / 2)
+            .sum::<u64>();
+    }
+    count
 }
