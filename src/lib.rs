@@ -12,7 +12,8 @@
 //! - [`dot`]: quoting shared by every DOT rendering.
 //! - [`check`]: isolation levels and the checkers.
 //! - [`formats`]: reading, writing and detecting history formats.
-//! - [`ser`]: SER / SI / PC engines (the SMT serializability check).
+//! - [`ser`]: SER / SI / PC: prefix search, split reductions, components, an SMT engine, named
+//!   minimal violations; every level's verdict at once.
 //! - [`predict`]: IsoPredict's predictive analysis with Z3.
 //! - [`pipeline`]: `run` (record → check → predict → re-verify → validate → report) and `rank`.
 //! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.

@@ -244,6 +244,6 @@ pub fn check_all(history: &History, options: &CheckOptions) -> Result<LevelsRepo
 }
 
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use isopredict::check::{check, check_all, CheckError, CheckOptions, Level};
+use isopredict::ser::{self, Engine, StrongLevel, StrongOptions, Verdict};
 
 use super::{read_input, InputFormat, EXIT_BAD_INPUT};
 
@@ -12,7 +13,7 @@ use super::{read_input, InputFormat, EXIT_BAD_INPUT};
 const EXIT_VIOLATION: u8 = 1;
 /// The most edges of one cycle printed (text, JSON and DOT).
 const MAX_CYCLE_EDGES: usize = 100;
-/// Exit code when the check gave up (memory limit).
+/// Exit code when the verdict is unknown (time, state or memory limit).
 const EXIT_UNKNOWN: u8 = 3;
 
 /// A level on the command line: one level, or `all`.
@@ -20,7 +21,7 @@ const EXIT_UNKNOWN: u8 = 3;
 pub enum LevelArg {
     /// One level.
     One(Level),
-    /// The strongest of cc, ra, rc satisfied, and ci.
+    /// Every level's verdict, strongest first.
     All,
 }
 
@@ -45,11 +46,18 @@ pub struct Args {
     /// The input format.
     #[arg(long, short, value_enum, default_value = "auto")]
     format: InputFormat,
-    /// The level: rc, ra, cc, ci (pc, si, ser: not supported yet), or all (the strongest of
-    /// cc, ra, rc satisfied, and ci). si and ser are checked with the transactions'
-    /// timestamps when the input has them (TimeKiller, or native JSON with timestamps).
+    /// The level: ser, si, pc, cc, ra, rc, ci, or all (every level's verdict, strongest
+    /// first). si and ser are checked with the transactions' timestamps when the input has
+    /// them (TimeKiller, or native JSON with timestamps) unless --black-box is given.
     #[arg(long, short, default_value = "all")]
     level: LevelArg,
+    /// The engine for ser, si and pc: search (Biswas & Enea's prefix search), smt (Z3) or auto
+    /// (the search, then Z3 on what it gives up on).
+    #[arg(long, default_value = "auto")]
+    engine: Engine,
+    /// Give up on ser, si and pc after this many seconds (exit code 3).
+    #[arg(long, value_name = "SECS", value_parser = super::parse_timeout)]
+    timeout: Option<super::Timeout>,
     /// Print the report as JSON (schema: docs/checking.md).
     #[arg(long)]
     json: bool,
@@ -74,7 +82,7 @@ pub struct Args {
 }
 
 /// Checks; exit code 0 when consistent, 1 on a violation, 2 on bad input or an unsupported
-/// level.
+/// level, 3 when the verdict is unknown (time or state limit).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = CheckOptions {
         witness: args.witness,
@@ -114,8 +122,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for note in history.input_notes() {
         eprintln!("note: {note}");
     }
+    let strong_options = StrongOptions {
+        engine: args.engine,
+        timeout: args.timeout.and_then(|t| t.0),
+        witness: args.witness,
+        ..StrongOptions::default()
+    };
     let mut out = super::stdout();
-    let (consistent, dot) = match args.level {
+    let (verdict, dot) = match args.level {
+        LevelArg::One(level) if StrongLevel::from_level(level).is_some() => {
+            let strong = StrongLevel::from_level(level).expect("a strong level");
+            let report = match ser::check_strong(&history, strong, &strong_options) {
+                Ok(report) => report,
+                Err(e @ CheckError::MemoryLimit) => {
+                    eprintln!("{e}");
+                    return Ok(ExitCode::from(EXIT_UNKNOWN));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if args.json {
+                serde_json::to_writer_pretty(&mut out, &report)?;
+                writeln!(out)?;
+            } else {
+                write!(out, "{report}")?;
+            }
+            (report.verdict, report.render_dot())
+        }
         LevelArg::One(level) => {
             let mut report = match check(&history, level, &options) {
                 Ok(report) => report,
@@ -136,10 +168,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 write!(out, "{report}")?;
             }
-            (report.is_consistent(), report.render_dot())
+            let verdict = if report.is_consistent() {
+                Verdict::Consistent
+            } else {
+                Verdict::Violated
+            };
+            (verdict, report.render_dot())
         }
         LevelArg::All => {
-            let mut all = match check_all(&history, &options) {
+            let mut all = match ser::check_every_level(&history, &strong_options, &options) {
                 Ok(all) => all,
                 Err(e @ CheckError::MemoryLimit) => {
                     eprintln!("{e}");
@@ -147,7 +184,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            for report in &mut all.reports {
+            for report in &mut all.weak.reports {
                 report.cut_cycles(MAX_CYCLE_EDGES);
             }
             if args.json {
@@ -157,8 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 write!(out, "{all}")?;
             }
             // The DOT file shows the violations of the strongest level violated.
-            let dot = all.reports.iter().find_map(|r| r.render_dot());
-            (all.is_consistent(), dot)
+            (all.verdict(), all.render_dot())
         }
     };
     if let Some(path) = &args.dot {
@@ -166,10 +202,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| "digraph violations {\n  label=\"no violation\";\n}\n".to_string());
         isopredict::output::write_file_atomically(path, |w| w.write_all(text.as_bytes()))?;
     }
-    Ok(if consistent {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_VIOLATION)
+    Ok(match verdict {
+        Verdict::Consistent => ExitCode::SUCCESS,
+        Verdict::Violated => ExitCode::from(EXIT_VIOLATION),
+        Verdict::Unknown => ExitCode::from(EXIT_UNKNOWN),
     })
 }
 

@@ -1,0 +1,317 @@
+//! The result of a PC / SI / SER check — [`StrongReport`], the stable `--json` output (schema
+//! in docs/checking.md) — and its text and DOT renderings. Transactions and operations are
+//! named as in the weak levels' reports ([`TxnRef`], [`OpRef`]).
+
+use std::fmt::{self, Write as _};
+
+use crate::check::{CheckReport, Level, OpRef, TxnRef};
+use crate::dot::quote;
+use crate::history::TxnId;
+
+use super::Engine;
+
+/// The verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The history satisfies the level.
+    Consistent,
+    /// It does not.
+    Violated,
+    /// The engines gave up (time or state limit).
+    Unknown,
+}
+
+/// Sizes of what was checked.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StrongSummary {
+    /// Sessions.
+    pub sessions: usize,
+    /// Transactions (committed and aborted), the initial one excluded.
+    pub transactions: usize,
+    /// Operations, the initial transaction's writes excluded.
+    pub operations: usize,
+    /// Components of the communication graph (each checked on its own).
+    pub components: usize,
+    /// Committed transactions of the largest component.
+    pub largest_component: usize,
+    /// Commit-order edges forced by saturation (so ∪ wr included), over all components.
+    pub forced_edges: usize,
+    /// Steps of the prefix search.
+    pub search_steps: u64,
+    /// Failed prefixes memoised by the search.
+    pub failed_states: usize,
+    /// Components handed to Z3.
+    pub smt_calls: u32,
+}
+
+/// What an edge of an explanation cycle is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StrongEdgeKind {
+    /// Session order (or the initial transaction first).
+    SessionOrder,
+    /// `to` reads from `from`.
+    WriteRead,
+    /// Write–write: `from` and `to` write `key`, and `from` is visible to a reader of `to`'s
+    /// write, so `from`'s write must come first (Adya's ww dependency).
+    WriteWrite,
+    /// Read–write (anti-dependency): `from` read `key` from a writer that `to` comes after, so
+    /// `to` overwrote what `from` read and must come after it.
+    ReadWrite,
+}
+
+/// One edge of an explanation: `from` must commit before `to` in every serial order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StrongEdge {
+    /// Source transaction.
+    pub from: TxnId,
+    /// Target transaction.
+    pub to: TxnId,
+    /// Why.
+    pub kind: StrongEdgeKind,
+    /// The key, for write–read, write–write and read–write edges.
+    pub key: Option<String>,
+    /// The read involved: `to`'s read (write–read); the reader t3's read of `key` from `to`
+    /// (write–write); `from`'s read of `key` (read–write).
+    pub read: Option<OpRef>,
+    /// The write involved: `from`'s write (write–read, write–write); `to`'s write (read–write).
+    pub write: Option<OpRef>,
+    /// For write–write and read–write edges, the transactions the premise relates: the reader
+    /// t3 (write–write) or the writer t1 that `from` read from (read–write).
+    pub via: Option<TxnId>,
+    /// The edge in words.
+    pub explanation: String,
+    /// For write–write (read–write) edges: a path of edges showing that `from` reaches the
+    /// reader (that the writer read from reaches `to`); each derived edge carries its own.
+    pub premise: Vec<StrongEdge>,
+}
+
+/// A core transaction and the operations of it that matter.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CoreTxn {
+    /// The transaction.
+    pub txn: TxnRef,
+    /// Its reads of other core transactions (or initial values) and its writes of keys other
+    /// core transactions access, in program order.
+    pub ops: Vec<OpRef>,
+}
+
+/// Which levels the core satisfies (`None`: not decided in time).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CoreLevels {
+    /// Serializability.
+    pub ser: Option<bool>,
+    /// Snapshot isolation.
+    pub si: Option<bool>,
+    /// Prefix consistency.
+    pub pc: Option<bool>,
+}
+
+/// The explanation of a violation: a small sub-history that already has no commit order for
+/// the level (dropping transactions only removes constraints, so the whole history has none
+/// either), named, with a cycle of edges every serial order of it would need when one exists.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Violation {
+    /// The name people search for: `lost update`, `write skew`, `read skew`, `long fork`, or a
+    /// description of the axiom violated when none of these fits.
+    pub anomaly: String,
+    /// Adya's class of the cycle (`G0`, `G1c`, `G-single`, `G2`), when a cycle was found.
+    pub adya: Option<String>,
+    /// The anomaly in words.
+    pub description: String,
+    /// The core: transactions whose sub-history (with the initial transaction) violates the
+    /// level.
+    pub core: Vec<CoreTxn>,
+    /// Whether the core is minimal: removing any one of its transactions makes it satisfy the
+    /// level.
+    pub core_minimal: bool,
+    /// The levels the core satisfies.
+    pub core_levels: CoreLevels,
+    /// A cycle of edges every serial order of the core would need (empty when the core's
+    /// forced edges have no cycle and only the exhaustive search rules every order out).
+    pub cycle: Vec<StrongEdge>,
+}
+
+/// The result of checking a history against PC, SI or SER: the stable `--json` output.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StrongReport {
+    /// The level checked.
+    pub level: Level,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Whether the history satisfies the level (`verdict == consistent`).
+    pub consistent: bool,
+    /// The input's name.
+    pub source: String,
+    /// The engine asked for.
+    pub engine: Engine,
+    /// Sizes and work.
+    pub summary: StrongSummary,
+    /// When the history violates causal consistency (which every strong level implies): the
+    /// causal report, naming those violations.
+    pub causal: Option<CheckReport>,
+    /// The explanation of a violation (when causal consistency holds).
+    pub violation: Option<Violation>,
+    /// When consistent and asked for: a commit order (SER: a serial order; SI, PC: the order
+    /// of the transactions' writes), committed transactions, the initial one first.
+    pub witness: Option<Vec<TxnId>>,
+    /// Why the verdict is unknown.
+    pub unknown_reason: Option<String>,
+}
+
+impl StrongReport {
+    /// Whether the history satisfies the level.
+    pub fn is_consistent(&self) -> bool {
+        self.verdict == Verdict::Consistent
+    }
+
+    /// The report in words.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let verdict = match self.verdict {
+            Verdict::Consistent => "consistent",
+            Verdict::Violated => "VIOLATED",
+            Verdict::Unknown => "UNKNOWN",
+        };
+        let s = &self.summary;
+        let _ = writeln!(
+            out,
+            "{} ({}): {verdict} — {}: {} sessions, {} transactions, {} operations; {} component(s), largest {} transactions; engine {}",
+            self.level.full_name(),
+            self.level,
+            self.source,
+            s.sessions,
+            s.transactions,
+            s.operations,
+            s.components,
+            s.largest_component,
+            self.engine,
+        );
+        if let Some(reason) = &self.unknown_reason {
+            let _ = writeln!(out, "gave up: {reason}");
+        }
+        if let Some(cc) = &self.causal {
+            let _ = writeln!(
+                out,
+                "the history already violates causal consistency, which {} implies:",
+                self.level
+            );
+            for line in cc.render_text().lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        if let Some(v) = &self.violation {
+            let adya = v
+                .adya
+                .as_ref()
+                .map_or_else(String::new, |a| format!(" (Adya {a})"));
+            let _ = writeln!(out, "anomaly: {}{adya} — {}", v.anomaly, v.description);
+            let lv = |b: Option<bool>| match b {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "?",
+            };
+            let _ = writeln!(
+                out,
+                "{} transaction(s) already violate {}{} (with the initial transaction); on their own they satisfy ser: {}, si: {}, pc: {}",
+                v.core.len(),
+                self.level,
+                if v.core_minimal { ", and removing any one of them fixes it" } else { "" },
+                lv(v.core_levels.ser),
+                lv(v.core_levels.si),
+                lv(v.core_levels.pc),
+            );
+            for c in &v.core {
+                let ops: Vec<String> = c.ops.iter().map(|o| o.to_string()).collect();
+                let _ = writeln!(out, "  {}: {}", c.txn, ops.join("; "));
+            }
+            if !v.cycle.is_empty() {
+                let _ = writeln!(out, "every serial order of them would need this cycle:");
+                write_edges(&mut out, &v.cycle, 2);
+            }
+        }
+        if let Some(w) = &self.witness {
+            let what = if self.level == Level::Serializable {
+                "serial order"
+            } else {
+                "commit order"
+            };
+            let _ = writeln!(out, "witness {what} ({} transactions):", w.len());
+            for chunk in w.chunks(16) {
+                let ids: Vec<String> = chunk.iter().map(|t| format!("t{t}")).collect();
+                let _ = writeln!(out, "  {}", ids.join(" "));
+            }
+        }
+        out
+    }
+
+    /// The violation as a Graphviz digraph, or `None` when there is none.
+    pub fn render_dot(&self) -> Option<String> {
+        if let Some(cc) = &self.causal {
+            return cc.render_dot();
+        }
+        let v = self.violation.as_ref()?;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "digraph violations {{\n  label={};\n  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];",
+            quote(&format!(
+                "{}: {} violated — {}",
+                self.source,
+                self.level.full_name(),
+                v.anomaly
+            ))
+        );
+        for c in &v.core {
+            let ops: Vec<String> = c.ops.iter().map(|o| o.to_string()).collect();
+            let _ = writeln!(
+                out,
+                "  t{} [label={}];",
+                c.txn.id,
+                quote(&format!("{}\n{}", c.txn.label, ops.join("\n")))
+            );
+        }
+        for e in &v.cycle {
+            let (style, label) = edge_style(e);
+            let _ = writeln!(
+                out,
+                "  t{} -> t{} [label={}, {style}];",
+                e.from,
+                e.to,
+                quote(&label)
+            );
+        }
+        out.push_str("}\n");
+        Some(out)
+    }
+}
+
+fn edge_style(e: &StrongEdge) -> (&'static str, String) {
+    let key = e.key.clone().unwrap_or_default();
+    match e.kind {
+        StrongEdgeKind::SessionOrder => ("color=black", "so".to_string()),
+        StrongEdgeKind::WriteRead => ("color=blue, fontcolor=blue", format!("wr({key})")),
+        StrongEdgeKind::WriteWrite => {
+            ("color=darkgreen, fontcolor=darkgreen", format!("ww({key})"))
+        }
+        StrongEdgeKind::ReadWrite => ("color=red, fontcolor=red, style=bold", format!("rw({key})")),
+    }
+}
+
+fn write_edges(out: &mut String, edges: &[StrongEdge], indent: usize) {
+    let pad = " ".repeat(indent);
+    for e in edges {
+        let _ = writeln!(out, "{pad}t{} -> t{}: {}", e.from, e.to, e.explanation);
+        if !e.premise.is_empty() {
+            let _ = writeln!(out, "{pad}  because:");
+            write_edges(out, &e.premise, indent + 4);
+        }
+    }
+}
+
+impl fmt::Display for StrongReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render_text())
+    }
+}

@@ -1,0 +1,207 @@
+//! Checking PC, SI or SER on a whole history: causal consistency first (Biswas & Enea
+//! OOPSLA'19 Lemma 2.4: PC, SI and SER all imply it; dbcop's first pruning step), then each
+//! component of the communication graph (§5, Theorem 5.2) on its own; the per-component commit
+//! orders concatenate into one (components share only the initial transaction).
+
+use std::time::Instant;
+
+use crate::check::{check, CheckError, CheckOptions, Level};
+use crate::history::{History, OpKind, TxnId, INITIAL_TXN};
+
+use super::components::components;
+use super::decide::{deadline_after, decide, Decision, Work};
+use super::explain::explain;
+use super::report::{StrongReport, StrongSummary, Verdict, Violation};
+use super::smt::{verify_serial_order, SerError, SerVerdict};
+use super::txns::Txns;
+use super::{StrongLevel, StrongOptions};
+
+/// Checks `history` against PC, SI or SER.
+///
+/// ```
+/// use isopredict::history::{HistoryBuilder, ReadFrom};
+/// use isopredict::ser::{check_strong, StrongLevel, StrongOptions};
+///
+/// // Write skew: t1 reads x and writes y, t2 reads y and writes x, both from the initial state.
+/// let mut b = HistoryBuilder::new("skew");
+/// let (x, y) = (b.key("x"), b.key("y"));
+/// let (s1, s2) = (b.session(None), b.session(None));
+/// let t1 = b.begin(s1, None);
+/// b.read(t1, x, None, ReadFrom::Initial, 1);
+/// b.write(t1, y, None, 2);
+/// let t2 = b.begin(s2, None);
+/// b.read(t2, y, None, ReadFrom::Initial, 3);
+/// b.write(t2, x, None, 4);
+/// let h = b.build().unwrap();
+///
+/// let options = StrongOptions::default();
+/// assert!(check_strong(&h, StrongLevel::Snapshot, &options).unwrap().is_consistent());
+/// let ser = check_strong(&h, StrongLevel::Serializable, &options).unwrap();
+/// assert!(!ser.is_consistent());
+/// assert_eq!(ser.violation.unwrap().anomaly, "write skew");
+/// ```
+pub fn check_strong(
+    history: &History,
+    level: StrongLevel,
+    options: &StrongOptions,
+) -> Result<StrongReport, CheckError> {
+    let start = Instant::now();
+    let deadline = deadline_after(options.timeout);
+    let cc = check(
+        history,
+        Level::Causal,
+        &CheckOptions {
+            witness: false,
+            ..CheckOptions::default()
+        },
+    )?;
+    let mut summary = StrongSummary {
+        sessions: history.sessions().len(),
+        transactions: history.txn_count() - 1,
+        operations: history.ops().len() - history.txn_ops(INITIAL_TXN).len(),
+        components: 0,
+        largest_component: 0,
+        forced_edges: 0,
+        search_steps: 0,
+        failed_states: 0,
+        smt_calls: 0,
+    };
+    let mut report = StrongReport {
+        level: level.level(),
+        verdict: Verdict::Violated,
+        consistent: false,
+        source: history.source().to_string(),
+        engine: options.engine,
+        summary: summary.clone(),
+        causal: None,
+        violation: None,
+        witness: None,
+        unknown_reason: None,
+    };
+    if !cc.is_consistent() {
+        report.causal = Some(cc);
+        return Ok(report);
+    }
+    let txns = Txns::from_history(history);
+    let masks = components(&txns);
+    summary.components = masks.len();
+    let mut work = Work::default();
+    let mut order: Vec<TxnId> = vec![INITIAL_TXN];
+    let mut violation: Option<Violation> = None;
+    let mut failed = false;
+    let mut unknown: Option<String> = None;
+    for mask in &masks {
+        let comp = if masks.len() == 1 {
+            txns.clone()
+        } else {
+            txns.restrict(mask)
+        };
+        summary.largest_component = summary.largest_component.max(comp.len() - 1);
+        match decide(
+            &comp,
+            level,
+            options.engine,
+            deadline,
+            options.max_failed_states,
+            &mut work,
+        ) {
+            Decision::Pass(local) => order.extend(local.iter().map(|&t| comp.orig[t as usize])),
+            Decision::Fail(candidates) => {
+                failed = true;
+                if options.explain {
+                    violation = Some(explain(
+                        history,
+                        &comp,
+                        level,
+                        candidates.as_deref(),
+                        true,
+                        options.explain_timeout,
+                    ));
+                }
+                break;
+            }
+            Decision::Unknown(reason) => {
+                unknown.get_or_insert(reason);
+            }
+        }
+    }
+    summary.forced_edges = work.forced_edges;
+    summary.search_steps = work.search_steps;
+    summary.failed_states = work.failed_states;
+    summary.smt_calls = work.smt_calls;
+    report.summary = summary;
+    if failed {
+        report.violation = violation;
+        return Ok(report);
+    }
+    if let Some(reason) = unknown {
+        report.verdict = Verdict::Unknown;
+        report.unknown_reason = Some(format!(
+            "{reason} after {:.1} s",
+            start.elapsed().as_secs_f64()
+        ));
+        return Ok(report);
+    }
+    if level == StrongLevel::Serializable {
+        if let Err(problem) = verify_serial_order(history, &order) {
+            report.verdict = Verdict::Unknown;
+            report.unknown_reason = Some(format!(
+                "internal: the serial order found fails verification: {problem}"
+            ));
+            return Ok(report);
+        }
+    }
+    report.verdict = Verdict::Consistent;
+    report.consistent = true;
+    if options.witness {
+        report.witness = Some(order);
+    }
+    Ok(report)
+}
+
+/// Serializability with its serial order, by [`check_strong`] without explanations: the
+/// entry point for callers that check many histories (same answers as
+/// [`super::check_serializable`], usually much faster; see docs/performance.md).
+///
+/// A committed read without a committed writer (thin-air or aborted read) is an error, as in
+/// [`super::check_serializable`]; any other read-consistency violation (e.g. an intermediate
+/// read) makes the history unserializable.
+pub fn is_serializable(
+    history: &History,
+    timeout: Option<std::time::Duration>,
+) -> Result<SerVerdict, SerError> {
+    for t in history.committed_txns() {
+        for o in history.txn(t).ops() {
+            if history.op(o).kind != OpKind::Read {
+                continue;
+            }
+            match history.writer_txn(o) {
+                Some(w) if history.txn(w).is_committed() => {}
+                _ => return Err(SerError::ReadWithoutCommittedWriter { read: o }),
+            }
+        }
+    }
+    let options = StrongOptions {
+        timeout,
+        witness: true,
+        explain: false,
+        ..StrongOptions::default()
+    };
+    let report = match check_strong(history, StrongLevel::Serializable, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            return Ok(SerVerdict::Unknown {
+                reason: e.to_string(),
+            })
+        }
+    };
+    Ok(match report.verdict {
+        Verdict::Consistent => SerVerdict::Serializable {
+            order: report.witness.unwrap_or_default(),
+        },
+        Verdict::Violated => SerVerdict::Unserializable,
+        Verdict::Unknown => SerVerdict::Unknown {
+            reason: report.unknown_reason.unwrap_or_default(),
+        },
+    })
+}
