@@ -23,9 +23,13 @@ fn options(seed: u64, level: Level) -> RunOptions {
 }
 
 fn report(workload: &str, seed: u64, level: Level) -> RunReport {
-    run_workload(by_name(workload).unwrap(), &options(seed, level))
-        .unwrap()
-        .report
+    let out = run_workload(by_name(workload).unwrap(), &options(seed, level)).unwrap();
+    if let Some(p) = &out.prediction {
+        if let Err(e) = isopredict::predict::recheck::recheck_explanation(p) {
+            panic!("{workload} seed {seed}: an unjustified explanation: {e}");
+        }
+    }
+    out.report
 }
 
 #[test]

@@ -150,19 +150,16 @@ impl Explainer<'_> {
                 None => changed_reads.push(line),
             }
         }
-        let cycle = p
-            .cycle
-            .iter()
-            .flatten()
-            .map(|e| CycleLine {
-                from: self.label(e.from),
-                to: self.label(e.to),
-                kind: e.kind.to_string(),
-                key: e.key.clone(),
-                key_meaning: e.key.as_deref().and_then(|k| self.key_meaning(k)),
-                reason: self.rename(&e.reason, e.key.as_deref()),
-            })
-            .collect();
+        let line = |e: &crate::predict::CycleEdge| CycleLine {
+            from: self.label(e.from),
+            to: self.label(e.to),
+            kind: e.kind.to_string(),
+            key: e.key.clone(),
+            key_meaning: e.key.as_deref().and_then(|k| self.key_meaning(k)),
+            reason: self.rename(&e.reason, e.key.as_deref()),
+        };
+        let cycle = p.cycle.iter().flatten().map(line).collect();
+        let facts = p.facts.iter().map(line).collect();
         let boundaries = p
             .boundaries
             .iter()
@@ -200,6 +197,7 @@ impl Explainer<'_> {
             calls,
             changed_reads,
             cycle,
+            facts,
             reverified_level,
             reverified_unserializable,
         }

@@ -204,14 +204,16 @@ fn run_in_context(
             };
             report.summary = match report.verdict {
                 RunVerdict::NoAnomaly => format!(
-                    "No anomaly: no execution of this run's calls that {} allows is unserializable (strategy {}).",
-                    level_name(level),
-                    options.strategy
+                    "No anomaly found in this run: {}",
+                    crate::predict::no_prediction_claim(
+                        level,
+                        options.strategy,
+                        "the calls of this run"
+                    )
                 ),
-                RunVerdict::ObservedViolation => format!(
-                    "The observed run already violates {}.",
-                    level_name(level)
-                ),
+                RunVerdict::ObservedViolation => {
+                    format!("The observed run already violates {}.", level_name(level))
+                }
                 _ => format!(
                     "Unknown: the solver gave up ({}).",
                     outcome.reason.as_deref().unwrap_or("no reason given")
@@ -274,8 +276,16 @@ fn run_in_context(
                     .join(", ")
             )
         };
+        let replay = if validation.diverged() {
+            format!(
+                "replaying the workload along the prediction could not follow it at {} (see Validation), yet the execution the replay produced is itself valid under {level_words} and unserializable",
+                plural_reads(validation.divergences.len())
+            )
+        } else {
+            "replaying the workload along the prediction reproduced it exactly".to_string()
+        };
         format!(
-            "Anomaly validated: under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); replaying the workload along the prediction reproduced it, and {broke}.",
+            "Anomaly validated: under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); {replay}, and {broke}.",
             workload.name()
         )
     } else {
@@ -342,6 +352,10 @@ fn stopped_before_prediction(
         validation: None,
         anomaly: None,
     }
+}
+
+fn plural_reads(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "read" } else { "reads" })
 }
 
 /// The name of a validation verdict (`validated`, `serializable`, `level-violated`,

@@ -82,6 +82,9 @@ pub(super) fn run(h: &History, level: Level, strategy: Strategy) -> PredictOutco
             );
         }
         assert_eq!(p.txn_origin.len(), p.history.txn_count());
+        if let Err(e) = super::recheck::recheck_explanation(p) {
+            panic!("an unjustified explanation: {e}\n{out}");
+        }
     } else {
         assert_ne!(out.verdict, Verdict::Predicted);
     }

@@ -106,6 +106,10 @@ pub struct PredictionSection {
     pub changed_reads: Vec<ChangedReadLine>,
     /// The cycle (empty if none was found; the exact check alone then proves it).
     pub cycle: Vec<CycleLine>,
+    /// The edges the cycle's "precedes" chains go through (`fact N` in a reason is entry N,
+    /// from 1), each proven by facts before it.
+    #[serde(default)]
+    pub facts: Vec<CycleLine>,
     /// Re-verification by the checkers: the predicted history satisfies the level.
     pub reverified_level: bool,
     /// Re-verification: it is unserializable (`None`: undecided).
@@ -193,6 +197,17 @@ fn key_text(key: &Option<String>, meaning: &Option<String>) -> String {
     }
 }
 
+/// `A →rw B on key: reason`.
+fn edge_text(e: &CycleLine) -> String {
+    let key = key_text(&e.key, &e.key_meaning);
+    let on = if key.is_empty() {
+        String::new()
+    } else {
+        format!(" on {key}")
+    };
+    format!("{} →{} {}{on}: {}", e.from, e.kind, e.to, e.reason)
+}
+
 impl RunReport {
     /// The exit code.
     pub fn exit_code(&self) -> u8 {
@@ -257,23 +272,19 @@ impl RunReport {
             if !p.cycle.is_empty() {
                 out.push_str("## Why no serial order exists (a cycle)\n\n");
                 for (i, e) in p.cycle.iter().enumerate() {
-                    let key = key_text(&e.key, &e.key_meaning);
-                    let on = if key.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" on {key}")
-                    };
-                    let _ = writeln!(
-                        out,
-                        "{}. {} →{} {}{on}: {}",
-                        i + 1,
-                        e.from,
-                        e.kind,
-                        e.to,
-                        e.reason
-                    );
+                    let _ = writeln!(out, "{}. {}", i + 1, edge_text(e));
                 }
                 out.push('\n');
+                if !p.facts.is_empty() {
+                    out.push_str(
+                        "Facts the chains above go through (each follows from the ones before \
+                         it):\n\n",
+                    );
+                    for (i, e) in p.facts.iter().enumerate() {
+                        let _ = writeln!(out, "- fact {}: {}", i + 1, edge_text(e));
+                    }
+                    out.push('\n');
+                }
             }
             out.push_str("## Prediction boundary\n\n");
             for b in &p.boundaries {
@@ -301,9 +312,24 @@ impl RunReport {
             if v.divergences.is_empty() {
                 out.push_str("The replay followed the prediction exactly.\n");
             } else {
+                let verdict = match v.verdict.as_str() {
+                    "validated" => format!(
+                        "The anomaly is still validated: the execution the replay produced was \
+                         checked on its own and satisfies {} and is unserializable, though it is \
+                         not exactly the predicted one.",
+                        self.level
+                    ),
+                    "serializable" => "The execution the replay produced is serializable, so \
+                                       this prediction is not confirmed."
+                        .to_string(),
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "The replay diverged from the prediction at {} read(s):\n",
+                    "The replay diverged from the prediction at {} read(s): there, the call did \
+                     not make the read the prediction has (it took another path, read another \
+                     row, or the predicted writer had not written the key), and the replay let \
+                     it read the latest write the level allows instead. {verdict}\n",
                     v.divergences.len()
                 );
                 for d in v.divergences.iter().take(10) {
@@ -402,6 +428,7 @@ mod tests {
                     key_meaning: Some("CHECKING.bal[custid=1]".into()),
                     reason: "Txn(1, 0) reads …".into(),
                 }],
+                facts: vec![],
                 reverified_level: true,
                 reverified_unserializable: Some(true),
             }),
