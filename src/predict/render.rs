@@ -53,8 +53,8 @@ impl fmt::Display for PredictOutcome {
             writeln!(f, "boundaries:")?;
             for b in &p.boundaries {
                 let session = match b.external_id {
-                    Some(e) => format!("session {} (id {e})", b.session),
-                    None => format!("session {}", b.session),
+                    Some(e) => format!("session {} (input id {e})", b.session + 1),
+                    None => format!("session {}", b.session + 1),
                 };
                 match (&b.txn_label, b.read) {
                     (None, _) => writeln!(

@@ -617,7 +617,11 @@ fn text_and_json_renderings() {
     let out = run(&deposits(), Level::Causal, Strategy::ApproxRelaxed);
     let text = out.to_string();
     assert!(text.contains("PREDICTED"), "{text}");
-    assert!(text.contains("reads acct from t0(init)"), "{text}");
+    assert!(text.contains("reads acct from initial state"), "{text}");
+    assert!(
+        text.contains("session 2 (input id 2): after T2.1"),
+        "{text}"
+    );
     let json = out.to_json();
     assert_eq!(json["verdict"], "predicted");
     assert_eq!(json["prediction"]["changed_reads"][0]["key"], "acct");
