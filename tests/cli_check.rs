@@ -112,6 +112,11 @@ fn json_parses_into_the_report_types() {
     let witness = report.witness.expect("a witness on request");
     assert_eq!(witness[0], 0);
     assert_eq!(witness.len(), report.summary.transactions + 1);
+    // The text names the witness's transactions as every report does (`T1.1`).
+    let o = isopredict(&["check", &path, "--level", "rc", "--witness"]);
+    let text = stdout(&o);
+    assert!(text.contains("  initial state T"), "{text}");
+    assert!(!text.contains(" t1 "), "{text}");
 }
 
 #[test]

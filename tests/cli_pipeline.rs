@@ -74,6 +74,16 @@ fn run_exit_codes_none_unknown_and_bad_input() {
     let o = isopredict(&["run", "voter", "--level", "causal", "--out", &s.arg("v")]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("No anomaly"));
+    // Issue 12.13: say what was shown (level, strategy, boundary, these calls), never that no
+    // execution at all is unserializable.
+    let text = stdout(&o);
+    for shown in [
+        "causal consistency with strategy approx-relaxed and the relaxed prediction boundary",
+        "This covers only the calls of this run",
+    ] {
+        assert!(text.contains(shown), "{text}");
+    }
+    assert!(!text.contains("allows is unserializable"), "{text}");
     assert!(s.join("v/observed.json").is_file() && s.join("v/report.md").is_file());
     assert!(!s.join("v/anomaly.svg").exists());
     // Under rc it has one.

@@ -93,6 +93,15 @@ fn no_prediction_exits_0() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("no prediction"), "{}", stdout(&o));
+    // Says what was shown, and only that.
+    assert!(
+        stdout(&o).contains(
+            "none found under causal consistency with strategy exact-strict and the strict \
+             prediction boundary"
+        ) && stdout(&o).contains("This covers only the transactions of this history"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

@@ -54,6 +54,9 @@ fn run(observed: &History, level: Level, strategy: Strategy) -> PredictOutcome {
                 "an approximate prediction has a pco cycle"
             );
         }
+        if let Err(e) = isopredict::predict::recheck::recheck_explanation(p) {
+            panic!("an unjustified explanation: {e}\n{out}");
+        }
         for format in [Format::IsoPredict, Format::Json] {
             let text = common::write_string(&p.history, format).unwrap();
             let back = formats::read_str(&text, "prediction", Some(format)).unwrap();

@@ -414,6 +414,8 @@ fn transactions_know_their_procedure_calls() {
                 assert!(call.call < Size::Small.calls_per_terminal());
                 assert!(w.procedures().iter().any(|p| p.name == call.procedure));
                 assert!(call.parameters.is_some(), "{}", call.describe());
+                // Parameters are values, not placeholders like `<name of 3>`.
+                assert!(!call.describe().contains('<'), "{}", call.describe());
             }
         }
     }

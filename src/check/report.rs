@@ -23,7 +23,7 @@ use crate::history::{History, OpId, OpKind, TxnId, Unresolved, INITIAL_TXN, NO_S
 pub struct TxnRef {
     /// isopredict's dense id (0 is the initial transaction).
     pub id: TxnId,
-    /// `t0(init)` or `t<id>(s<session> #<position>[ id <input id>])`.
+    /// `initial state` or `T<session>.<position>`, both from 1 ([`History::txn_label`]).
     pub label: String,
     /// Its session (isopredict's 0-based index); `None` for the initial transaction.
     pub session: Option<u32>,
@@ -283,6 +283,10 @@ pub struct CheckReport {
     /// When consistent and asked for: a commit order satisfying the level (transaction ids,
     /// committed transactions only, the initial transaction first).
     pub witness: Option<Vec<TxnId>>,
+    /// The witness's transactions by name (`T2.1`, [`History::txn_label`]), as the text
+    /// report prints them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness_labels: Option<Vec<String>>,
 }
 
 impl CheckReport {
@@ -368,7 +372,12 @@ impl CheckReport {
                 let label = |id: TxnId| {
                     by_id
                         .get(&id)
-                        .map_or_else(|| format!("t{id}"), |t| t.to_string())
+                        .map_or_else(|| format!("transaction #{id}"), |t| t.to_string())
+                };
+                let name = |id: TxnId| {
+                    by_id
+                        .get(&id)
+                        .map_or_else(|| format!("transaction #{id}"), |t| t.label.clone())
                 };
                 for e in &c.edges {
                     let _ = writeln!(
@@ -376,7 +385,7 @@ impl CheckReport {
                         "    {} -> {}: {}",
                         label(e.from),
                         label(e.to),
-                        reason_text(&e.reason, e.from, e.to)
+                        reason_text(&e.reason, e.from, e.to, &name)
                     );
                 }
                 if c.edges_cut > 0 {
@@ -394,9 +403,12 @@ impl CheckReport {
         }
         if let Some(w) = &self.witness {
             let _ = writeln!(out, "witness commit order ({} transactions):", w.len());
-            for chunk in w.chunks(16) {
-                let ids: Vec<String> = chunk.iter().map(|t| format!("t{t}")).collect();
-                let _ = writeln!(out, "  {}", ids.join(" "));
+            let names: Vec<String> = match &self.witness_labels {
+                Some(l) if l.len() == w.len() => l.clone(),
+                _ => w.iter().map(|t| format!("transaction #{t}")).collect(),
+            };
+            for chunk in names.chunks(16) {
+                let _ = writeln!(out, "  {}", chunk.join(" "));
             }
         }
         out
@@ -430,7 +442,7 @@ impl CheckReport {
                         (format!("wr({key})"), "color=blue, fontcolor=blue")
                     }
                     EdgeReason::Axiom(a) => (
-                        format!("{}: {} read by t{}", a.anomaly, a.key, a.t3.id),
+                        format!("{}: {} read by {}", a.anomaly, a.key, a.t3.label),
                         "color=red, fontcolor=red, style=bold",
                     ),
                     EdgeReason::WriteWrite { key, .. } => {
@@ -521,14 +533,19 @@ fn dot_label(t: &TxnRef) -> String {
     }
 }
 
-fn reason_text(reason: &EdgeReason, from: TxnId, to: TxnId) -> String {
+fn reason_text(
+    reason: &EdgeReason,
+    from: TxnId,
+    to: TxnId,
+    name: &dyn Fn(TxnId) -> String,
+) -> String {
     match reason {
         EdgeReason::SessionOrder if from == INITIAL_TXN => {
             "the initial transaction comes first".to_string()
         }
         EdgeReason::SessionOrder => "session order".to_string(),
         EdgeReason::WriteRead { read, write, .. } => {
-            format!("t{to} reads {read} written by {write} (write-read)")
+            format!("{} reads {read} written by {write} (write-read)", name(to))
         }
         EdgeReason::WriteWrite { earlier, later, .. } => {
             format!("{earlier} was installed before {later} (known write-write order)")
@@ -553,27 +570,41 @@ fn reason_text(reason: &EdgeReason, from: TxnId, to: TxnId) -> String {
                     if *anomaly == Anomaly::NonMonoReadCo || *anomaly == Anomaly::NonMonoReadCm =>
                 {
                     format!(
-                        "{} first reads {r} from t{t2}, then {read_x} from t{t1}",
-                        t3
+                        "{} first reads {r} from {}, then {read_x} from {}",
+                        t3,
+                        name(*t2),
+                        name(*t1)
                     )
                 }
                 (Relation::WriteRead, Some(r)) => {
-                    format!("{} reads {read_x} from t{t1} and {r} from t{t2}", t3)
+                    format!(
+                        "{} reads {read_x} from {} and {r} from {}",
+                        t3,
+                        name(*t1),
+                        name(*t2)
+                    )
                 }
                 (Relation::SessionOrder, _) => format!(
-                    "{} reads {read_x} from t{t1}, and t{t2} precedes it in its session",
-                    t3
+                    "{} reads {read_x} from {}, and {} precedes it in its session",
+                    t3,
+                    name(*t1),
+                    name(*t2)
                 ),
                 _ => format!(
-                    "{} reads {read_x} from t{t1}, and t{t2} happens before it",
-                    t3
+                    "{} reads {read_x} from {}, and {} happens before it",
+                    t3,
+                    name(*t1),
+                    name(*t2)
                 ),
             };
             let write = t2_write_x
                 .as_ref()
                 .map_or_else(String::new, |w| format!(" ({w})"));
             format!(
-                "{axiom} axiom, {anomaly} (TAP {tap}): {visible}; t{t2} also writes {key}{write}, so t{t2} must commit before t{t1}"
+                "{axiom} axiom, {anomaly} (TAP {tap}): {visible}; {} also writes {key}{write}, so {} must commit before {}",
+                name(*t2),
+                name(*t2),
+                name(*t1)
             )
         }
     }
@@ -626,6 +657,9 @@ pub(crate) fn build(
         read_violation_count: reads.issues.len(),
         cycles,
         cycle_count: analysis.cycle_count,
+        witness_labels: witness
+            .as_ref()
+            .map(|w: &Vec<TxnId>| w.iter().map(|&t| history.txn_label(t)).collect()),
         witness,
     }
 }

@@ -421,7 +421,10 @@ fn text_names_transactions_and_lines() {
     let text = run(&hist, Level::ReadCommitted).render_text();
     assert!(text.contains("VIOLATED"), "{text}");
     assert!(text.contains("NonMonoReadCO (TAP h)"), "{text}");
-    assert!(text.contains("t3(s1 #0) [lines 4-5]"), "{text}");
+    // One naming scheme (History::txn_label): T<session>.<k>, both from 1.
+    assert!(text.contains("T2.1 [lines 4-5]"), "{text}");
+    assert!(text.contains("T1.2 also writes x"), "{text}");
+    assert!(!text.contains(" t2 ") && !text.contains("from t"), "{text}");
     assert!(text.contains("R(x,1) at line 5"), "{text}");
     assert!(text.contains("W(x,2) at line 2"), "{text}");
     let dot = run(&hist, Level::ReadCommitted).render_dot().unwrap();

@@ -36,6 +36,9 @@ pub struct Args {
     /// Print the report as JSON instead of Markdown.
     #[arg(long)]
     json: bool,
+    /// Show the store's raw keys (hashes) beside their table, column and row in the report.
+    #[arg(long)]
+    raw_keys: bool,
 }
 
 /// Runs the pipeline; exit code 1 for an anomaly (validated or predicted), 0 for none, 3 for
@@ -61,6 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .out
         .unwrap_or_else(|| options.default_out_dir(workload.name()));
     let mut outcome = run_workload(workload, &options)?;
+    outcome.report.raw_keys = args.raw_keys;
     write_run_files(&mut outcome, &dir)?;
     let mut out = super::stdout();
     let text = if args.json {

@@ -432,18 +432,25 @@ impl History {
         })
     }
 
-    /// A short human-readable name of a transaction for reports: `t0(init)`, or
-    /// `t12(s3#4)` — id, session and position, with the input's own ids when known.
+    /// The name of a transaction in every report (`check`, `predict`, `run`; docs/formats.md
+    /// "Naming transactions"): `T<s>.<k>`, the `k`-th transaction (from 1, aborted ones
+    /// counted) of the `s`-th session (from 1, in input order); `initial state` for the
+    /// initial transaction. The input's own ids are listed beside it where reports map
+    /// sessions to the input ([`History::session_label`]).
     pub fn txn_label(&self, txn: TxnId) -> String {
         if txn == INITIAL_TXN {
-            return "t0(init)".to_string();
+            return "initial state".to_string();
         }
         let t = &self.txns[txn as usize];
-        let session = &self.sessions[t.session as usize];
-        let s = session.external_id.map_or(t.session as u64, |e| e);
-        match t.external_id {
-            Some(e) => format!("t{txn}(s{s} #{} id {e})", t.index_in_session),
-            None => format!("t{txn}(s{s} #{})", t.index_in_session),
+        format!("T{}.{}", t.session + 1, t.index_in_session + 1)
+    }
+
+    /// The name of a session in reports: `session <s>` (from 1, in input order), with the
+    /// input's id for it when it has one (`session 2 (input id 8)`).
+    pub fn session_label(&self, session: SessionId) -> String {
+        match self.sessions[session as usize].external_id {
+            Some(e) => format!("session {} (input id {e})", session + 1),
+            None => format!("session {}", session + 1),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Explaining a prediction in the application's terms (IsoPredict PLDI'24 §4.4 and Figs. 7–10
-//! show predictions this way): transactions named as in the trace files (`Txn(2, 1)`) with
+//! show predictions this way): transactions named as in every report (`T2.1`, with the trace
+//! files' `Txn(8, 0)` beside them) with
 //! the procedure call that ran them, keys named by table, column and row, and the drawing of
 //! the anomaly (sessions as columns; changed reads and the cycle highlighted).
 
@@ -44,40 +45,40 @@ impl Explainer<'_> {
         self.key_meaning(key).unwrap_or_else(|| key.to_string())
     }
 
-    /// The history's own labels (`t5(s2 #1 id 1)`) in `text` replaced by trace names, and
-    /// `key` (a whole word) by its meaning.
+    /// `text` with `key` (a whole word) replaced by its meaning; transactions are already
+    /// named as in every report ([`History::txn_label`]).
     fn rename(&self, text: &str, key: Option<&str>) -> String {
-        let h = self.observed;
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(i) = rest.find('t') {
-            out.push_str(&rest[..i]);
-            let tail = &rest[i + 1..];
-            let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
-            let replaced = (digits > 0)
-                .then(|| tail[..digits].parse::<TxnId>().ok())
-                .flatten()
-                .filter(|&t| (t as usize) < h.txn_count())
-                .and_then(|t| {
-                    let label = h.txn_label(t);
-                    rest[i..].starts_with(&label).then_some((label.len(), t))
-                });
-            match replaced {
-                Some((len, t)) => {
-                    out.push_str(&self.label(t));
-                    rest = &rest[i + len..];
-                }
-                None => {
-                    out.push('t');
-                    rest = tail;
-                }
-            }
-        }
-        out.push_str(rest);
         match key.and_then(|k| self.key_meaning(k).map(|m| (k, m))) {
-            Some((k, m)) => replace_word(&out, k, &m),
-            None => out,
+            Some((k, m)) => replace_word(text, k, &m),
+            None => text.to_string(),
         }
+    }
+
+    /// The observed run's sessions in words: number, terminal, ids in the trace files.
+    pub fn sessions(&self) -> Vec<String> {
+        let h = self.observed;
+        (0..h.sessions().len())
+            .map(|i| {
+                let session = &h.sessions()[i];
+                let terminal = session
+                    .txns()
+                    .find_map(|t| self.calls.get(t as usize).and_then(|c| c.as_ref()))
+                    .map_or(String::new(), |c| {
+                        format!(": terminal {} of the workload", c.terminal)
+                    });
+                let trace = session.external_id.map_or(String::new(), |e| {
+                    format!(
+                        ", session id {e} in the trace files (its transactions are `Txn({e}, 0)`, \
+                         `Txn({e}, 1)`, …)"
+                    )
+                });
+                format!(
+                    "session {}{terminal}{trace}; {} transactions",
+                    i + 1,
+                    session.txns().len()
+                )
+            })
+            .collect()
     }
 
     /// The report's prediction section.
@@ -127,6 +128,7 @@ impl Explainer<'_> {
             .into_iter()
             .map(|(t, r)| CallLine {
                 txn: self.label(t),
+                trace: trace_name(h, t),
                 call: self.call(t),
                 role: r.join("; "),
             })
@@ -150,24 +152,21 @@ impl Explainer<'_> {
                 None => changed_reads.push(line),
             }
         }
-        let cycle = p
-            .cycle
-            .iter()
-            .flatten()
-            .map(|e| CycleLine {
-                from: self.label(e.from),
-                to: self.label(e.to),
-                kind: e.kind.to_string(),
-                key: e.key.clone(),
-                key_meaning: e.key.as_deref().and_then(|k| self.key_meaning(k)),
-                reason: self.rename(&e.reason, e.key.as_deref()),
-            })
-            .collect();
+        let line = |e: &crate::predict::CycleEdge| CycleLine {
+            from: self.label(e.from),
+            to: self.label(e.to),
+            kind: e.kind.to_string(),
+            key: e.key.clone(),
+            key_meaning: e.key.as_deref().and_then(|k| self.key_meaning(k)),
+            reason: self.rename(&e.reason, e.key.as_deref()),
+        };
+        let cycle = p.cycle.iter().flatten().map(line).collect();
+        let facts = p.facts.iter().map(line).collect();
         let boundaries = p
             .boundaries
             .iter()
             .map(|b| {
-                let session = b.external_id.unwrap_or(b.session as u64);
+                let session = b.session + 1;
                 match b.txn {
                     None => format!(
                         "session {session}: all {} committed transactions",
@@ -200,6 +199,7 @@ impl Explainer<'_> {
             calls,
             changed_reads,
             cycle,
+            facts,
             reverified_level,
             reverified_unserializable,
         }
@@ -231,9 +231,9 @@ impl Explainer<'_> {
                     dashed: false,
                 });
             }
-            let external = s.external_id.map_or(String::new(), |e| format!(" {e}"));
+            let observed_session = self.observed.txn(txns[0]).session;
             sessions.push(SessionColumn {
-                title: format!("session{external}"),
+                title: format!("session {}", observed_session + 1),
                 txns: txns
                     .iter()
                     .map(|&t| TxnBox {
@@ -325,20 +325,21 @@ fn replace_word(text: &str, word: &str, by: &str) -> String {
     out
 }
 
-/// `Txn(session, k)` as MonkeyDB's traces name transactions (session external id, the
-/// transaction's external id), `initial state` for the initial transaction, the history's
-/// label when the ids are unknown.
+/// The transaction's name in every report ([`History::txn_label`]: `T<session>.<k>`).
 pub(crate) fn txn_name(h: &History, t: TxnId) -> String {
-    if t == INITIAL_TXN {
-        return "initial state".to_string();
-    }
+    h.txn_label(t)
+}
+
+/// `Txn(session, k)` as MonkeyDB's trace files name a transaction (the input's session and
+/// transaction ids), when it has them.
+pub(crate) fn trace_name(h: &History, t: TxnId) -> Option<String> {
     let tx = h.txn(t);
     match (
-        h.sessions()[tx.session as usize].external_id,
+        h.sessions().get(tx.session as usize)?.external_id,
         tx.external_id,
     ) {
-        (Some(s), Some(k)) => format!("Txn({s}, {k})"),
-        _ => h.txn_label(t),
+        (Some(s), Some(k)) => Some(format!("Txn({s}, {k})")),
+        _ => None,
     }
 }
 
@@ -348,7 +349,7 @@ mod tests {
     use crate::history::{HistoryBuilder, ReadFrom};
 
     #[test]
-    fn history_labels_become_trace_names() {
+    fn keys_become_their_meaning_and_names_stay() {
         let mut b = HistoryBuilder::new("t");
         let x = b.key("42");
         let s = b.session(Some(1));
@@ -363,6 +364,10 @@ mod tests {
             calls: &[],
             keys: &keys,
         };
+        // One naming scheme: the run report names transactions as check and predict do.
+        assert_eq!(ex.label(2), h.txn_label(2));
+        assert_eq!(ex.label(2), "T1.2");
+        assert_eq!(trace_name(&h, 2).as_deref(), Some("Txn(1, 1)"));
         let text = format!(
             "{} reads 42 from {}, which precedes {} (which also writes 42)",
             h.txn_label(2),
@@ -371,7 +376,7 @@ mod tests {
         );
         assert_eq!(
             ex.rename(&text, Some("42")),
-            "Txn(1, 1) reads 42 from initial state, which precedes Txn(1, 0) (which also writes 42)"
+            "T1.2 reads 42 from initial state, which precedes T1.1 (which also writes 42)"
         );
         assert_eq!(ex.rename("the t-shirt t9", None), "the t-shirt t9");
         assert_eq!(

@@ -145,6 +145,7 @@ fn run_in_context(
         .iter()
         .map(|&t| CallLine {
             txn: txn_name(h, t),
+            trace: super::explain::trace_name(h, t),
             call: observed.txn_calls[t as usize]
                 .as_ref()
                 .map(|c| c.describe()),
@@ -168,6 +169,13 @@ fn run_in_context(
         validation: None,
         timings: RunTimings::default(),
         files: Vec::new(),
+        sessions: Explainer {
+            observed: h,
+            calls: &observed.txn_calls,
+            keys: &keys,
+        }
+        .sessions(),
+        raw_keys: false,
     };
 
     // 2. Check.
@@ -204,14 +212,16 @@ fn run_in_context(
             };
             report.summary = match report.verdict {
                 RunVerdict::NoAnomaly => format!(
-                    "No anomaly: no execution of this run's calls that {} allows is unserializable (strategy {}).",
-                    level_name(level),
-                    options.strategy
+                    "No anomaly found in this run: {}",
+                    crate::predict::no_prediction_claim(
+                        level,
+                        options.strategy,
+                        "the calls of this run"
+                    )
                 ),
-                RunVerdict::ObservedViolation => format!(
-                    "The observed run already violates {}.",
-                    level_name(level)
-                ),
+                RunVerdict::ObservedViolation => {
+                    format!("The observed run already violates {}.", level_name(level))
+                }
                 _ => format!(
                     "Unknown: the solver gave up ({}).",
                     outcome.reason.as_deref().unwrap_or("no reason given")
@@ -274,8 +284,16 @@ fn run_in_context(
                     .join(", ")
             )
         };
+        let replay = if validation.diverged() {
+            format!(
+                "replaying the workload along the prediction could not follow it at {} (see Validation), yet the execution the replay produced is itself valid under {level_words} and unserializable",
+                plural_reads(validation.divergences.len())
+            )
+        } else {
+            "replaying the workload along the prediction reproduced it exactly".to_string()
+        };
         format!(
-            "Anomaly validated: under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); replaying the workload along the prediction reproduced it, and {broke}.",
+            "Anomaly validated: under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); {replay}, and {broke}.",
             workload.name()
         )
     } else {
@@ -309,7 +327,7 @@ fn run_in_context(
         divergences: validation
             .divergences
             .iter()
-            .map(|d| d.to_string())
+            .map(|d| divergence_text(d, h, &keys))
             .collect(),
         transactions: validation.run.history.committed_txns().count(),
         invariants: invariant_lines(&validation.invariants),
@@ -342,6 +360,58 @@ fn stopped_before_prediction(
         validation: None,
         anomaly: None,
     }
+}
+
+/// A divergence in the report's terms: the transaction by its name (`T3.2`), the key by its
+/// meaning.
+fn divergence_text(
+    d: &crate::store::Divergence,
+    h: &crate::history::History,
+    keys: &KeyDirectory,
+) -> String {
+    let full = d.to_string();
+    let mut prefix = format!("session {} transaction #{}", d.session, d.txn);
+    if let Some(r) = d.read {
+        prefix.push_str(&format!(" read #{r}"));
+    }
+    if let Some(k) = &d.key {
+        prefix.push_str(&format!(" of {k}"));
+    }
+    let Some(why) = full.strip_prefix(&prefix) else {
+        return full;
+    };
+    let txn = h
+        .sessions()
+        .iter()
+        .position(|s| s.external_id == Some(d.session))
+        .and_then(|i| {
+            h.sessions()[i]
+                .txns()
+                .filter(|&t| h.txn(t).is_committed())
+                .nth(d.txn as usize)
+        })
+        .map_or_else(
+            || format!("session {} transaction #{}", d.session, d.txn),
+            |t| txn_name(h, t),
+        );
+    let mut out = txn;
+    if let Some(r) = d.read {
+        out.push_str(&format!(", read #{}", r + 1));
+    }
+    if let Some(k) = &d.key {
+        out.push_str(&format!(" of {}", keys.describe(k).unwrap_or(k)));
+    }
+    let mut why = why.to_string();
+    if let crate::store::DivergenceReason::OtherKey { expected: Some(e) } = &d.reason {
+        if let Some(m) = keys.describe(e) {
+            why = why.replace(e.as_str(), m);
+        }
+    }
+    out + &why
+}
+
+fn plural_reads(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "read" } else { "reads" })
 }
 
 /// The name of a validation verdict (`validated`, `serializable`, `level-violated`,

@@ -1,23 +1,30 @@
 //! Why a history is unserializable: the least `pco = (so ∪ wr ∪ ww ∪ rw)+` of a concrete
-//! history (IsoPredict PLDI'24 §4.2.2, computed here by saturation instead of by the solver)
-//! and a shortest cycle of its edges, each with its reason.
+//! history (IsoPredict PLDI'24 §4.2.2, computed here by saturation instead of by the solver),
+//! a shortest cycle of its edges, and a proof of every edge on it.
 //!
 //! Every edge of `pco` is in every serial order (ww by the serializability axiom, rw by the
 //! paper's appendix A), so a cycle proves that no serial order exists. Saturation: start from
-//! session order and write–read order; repeatedly add `ww(t1,t2)` when some `t3` reads `k`
-//! from `t2`, `t1 ∉ {t2,t3}` writes `k` and `t1` reaches `t3`, and `rw(t3,t1)` when `t3` reads
-//! `k` from `t2`, `t1 ∉ {t2,t3}` writes `k` and `t2` reaches `t1`; until nothing changes.
-//! The edges found first keep their reason, so so and wr are preferred over derived edges.
+//! session order (transitive, and from the initial state to every transaction) and write–read
+//! order; repeatedly add `ww(t1,t2)` when some `t3` reads `k` from `t2`, `t1 ∉ {t2,t3}` writes
+//! `k` and `t1` reaches `t3`, and `rw(t3,t1)` when `t3` reads `k` from `t2`, `t1 ∉ {t2,t3}`
+//! writes `k` and `t2` reaches `t1`; until nothing changes. The edges found first keep their
+//! reason, so so and wr are preferred over derived edges.
+//!
+//! Every derived edge rests on a "reaches" premise. [`pco_proof`] records in which round of
+//! the saturation each edge appeared and justifies a round-`r` premise by a shortest path of
+//! edges of rounds `< r`; the edges of those paths are justified the same way in turn, so the
+//! proof is well founded: each fact rests only on facts listed before it.
 
 use std::collections::VecDeque;
 
 use super::reach::Reach;
+use super::CycleEdge;
 use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
 
 /// Why an edge is in `pco`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EdgeReason {
-    /// Session order.
+    /// Session order: `from` is the initial state or comes before `to` in its session.
     So,
     /// `to` reads `key` from `from`.
     Wr {
@@ -42,8 +49,8 @@ pub enum EdgeReason {
     },
 }
 
-/// One edge of a `pco` cycle (transaction ids of the explained history).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One edge of a `pco` proof (transaction ids of the explained history).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PcoEdge {
     /// Source.
     pub from: TxnId,
@@ -51,105 +58,403 @@ pub struct PcoEdge {
     pub to: TxnId,
     /// Why.
     pub reason: EdgeReason,
+    /// For ww and rw edges: the chain of [`PcoProof::facts`] (indices) that shows the
+    /// "precedes" premise (ww: `from` ⇝ `reader`; rw: `writer` ⇝ `to`); empty for so and wr.
+    pub premise: Vec<usize>,
 }
 
-/// A shortest cycle of the least `pco` of the committed part of `h`, or `None` if `pco` is
-/// acyclic (then `h` may still be unserializable: `pco` is a sufficient condition only).
-pub fn pco_cycle(h: &History) -> Option<Vec<PcoEdge>> {
-    let n = h.txn_count();
-    let mut reason: Vec<Option<EdgeReason>> = vec![None; n * n];
-    let add = |reason: &mut Vec<Option<EdgeReason>>, a: TxnId, b: TxnId, r: EdgeReason| {
-        let slot = &mut reason[a as usize * n + b as usize];
-        if slot.is_none() && a != b {
-            *slot = Some(r);
+impl PcoEdge {
+    /// The endpoints of the "precedes" premise of a derived edge.
+    pub fn premise_ends(&self) -> Option<(TxnId, TxnId)> {
+        match self.reason {
+            EdgeReason::Ww { reader, .. } => Some((self.from, reader)),
+            EdgeReason::Rw { writer, .. } => Some((writer, self.to)),
+            _ => None,
+        }
+    }
+}
+
+/// A cycle of `pco` with a proof of each of its edges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PcoProof {
+    /// The cycle: edge `i` ends where edge `i + 1` starts, the last where the first starts.
+    pub cycle: Vec<PcoEdge>,
+    /// The edges the premises of derived edges go through; a fact's own premise refers only
+    /// to facts before it.
+    pub facts: Vec<PcoEdge>,
+}
+
+/// The least `pco` of the committed part of a history, with the saturation round of every
+/// edge (0: so and wr).
+struct Saturation {
+    n: usize,
+    reason: Vec<Option<EdgeReason>>,
+    round: Vec<u32>,
+    closure: Reach,
+}
+
+impl Saturation {
+    fn of(h: &History) -> Saturation {
+        let n = h.txn_count();
+        let mut sat = Saturation {
+            n,
+            reason: vec![None; n * n],
+            round: vec![0; n * n],
+            closure: Reach::new(n),
+        };
+        for s in h.sessions() {
+            let txns: Vec<TxnId> = s.txns().filter(|&t| h.txn(t).is_committed()).collect();
+            for (i, &b) in txns.iter().enumerate() {
+                sat.add(INITIAL_TXN, b, EdgeReason::So, 0);
+                for &a in &txns[..i] {
+                    sat.add(a, b, EdgeReason::So, 0);
+                }
+            }
+        }
+        // Read-from triples (key, writer, reader) of committed transactions.
+        let mut triples: Vec<(KeyId, TxnId, TxnId)> = Vec::new();
+        for t in h.committed_txns() {
+            for o in h.txn(t).ops() {
+                let op = h.op(o);
+                if op.kind != OpKind::Read {
+                    continue;
+                }
+                if let Some(w) = h.writer_txn(o) {
+                    if w != t && h.txn(w).is_committed() {
+                        triples.push((op.key, w, t));
+                    }
+                }
+            }
+        }
+        triples.sort_unstable();
+        triples.dedup();
+        for &(k, w, r) in &triples {
+            sat.add(w, r, EdgeReason::Wr { key: k }, 0);
+        }
+        let writers: Vec<Vec<TxnId>> = (0..h.key_count() as KeyId)
+            .map(|k| {
+                h.writers_of(k)
+                    .iter()
+                    .copied()
+                    .filter(|&w| h.txn(w).is_committed())
+                    .collect()
+            })
+            .collect();
+        let mut round = 0;
+        loop {
+            round += 1;
+            let mut closure = Reach::new(n);
+            for (a, b) in sat.edges_before(u32::MAX) {
+                closure.add(a, b);
+            }
+            closure.close();
+            let mut changed = false;
+            for &(k, t2, t3) in &triples {
+                for &t1 in &writers[k as usize] {
+                    if t1 == t2 || t1 == t3 {
+                        continue;
+                    }
+                    if closure.has(t1, t3) {
+                        let r = EdgeReason::Ww { key: k, reader: t3 };
+                        changed |= sat.add(t1, t2, r, round);
+                    }
+                    if closure.has(t2, t1) {
+                        let r = EdgeReason::Rw { key: k, writer: t2 };
+                        changed |= sat.add(t3, t1, r, round);
+                    }
+                }
+            }
+            sat.closure = closure;
+            if !changed {
+                break;
+            }
+        }
+        sat
+    }
+
+    fn add(&mut self, a: TxnId, b: TxnId, r: EdgeReason, round: u32) -> bool {
+        let i = a as usize * self.n + b as usize;
+        if self.reason[i].is_none() && a != b {
+            self.reason[i] = Some(r);
+            self.round[i] = round;
             true
         } else {
             false
         }
-    };
-    for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
-        let p = h.so_predecessor(t).unwrap_or(INITIAL_TXN);
-        add(&mut reason, p, t, EdgeReason::So);
     }
-    // Read-from triples (key, writer, reader) of committed transactions.
-    let mut triples: Vec<(KeyId, TxnId, TxnId)> = Vec::new();
-    for t in h.committed_txns() {
-        for o in h.txn(t).ops() {
-            let op = h.op(o);
-            if op.kind != OpKind::Read {
-                continue;
-            }
-            if let Some(w) = h.writer_txn(o) {
-                if w != t && h.txn(w).is_committed() {
-                    triples.push((op.key, w, t));
-                }
-            }
-        }
-    }
-    triples.sort_unstable();
-    triples.dedup();
-    for &(k, w, r) in &triples {
-        add(&mut reason, w, r, EdgeReason::Wr { key: k });
-    }
-    let writers: Vec<Vec<TxnId>> = (0..h.key_count() as KeyId)
-        .map(|k| {
-            h.writers_of(k)
-                .iter()
-                .copied()
-                .filter(|&w| h.txn(w).is_committed())
-                .collect()
-        })
-        .collect();
 
-    let mut closure;
-    loop {
-        closure = Reach::new(n);
-        for (a, b) in edges_of(&reason, n) {
-            closure.add(a, b);
+    /// The edges found before `round`.
+    fn edges_before(&self, round: u32) -> impl Iterator<Item = (TxnId, TxnId)> + '_ {
+        let n = self.n;
+        self.reason
+            .iter()
+            .zip(&self.round)
+            .enumerate()
+            .filter(move |(_, (r, &k))| r.is_some() && k < round)
+            .map(move |(i, _)| ((i / n) as TxnId, (i % n) as TxnId))
+    }
+
+    fn edge(&self, a: TxnId, b: TxnId) -> (EdgeReason, u32) {
+        let i = a as usize * self.n + b as usize;
+        (self.reason[i].expect("an edge of pco"), self.round[i])
+    }
+
+    /// A shortest path `a ⇝ b` of edges found before `round` (as node list `a … b`).
+    fn path_before(&self, a: TxnId, b: TxnId, round: u32) -> Vec<TxnId> {
+        let mut succ: Vec<Vec<TxnId>> = vec![Vec::new(); self.n];
+        for (x, y) in self.edges_before(round) {
+            succ[x as usize].push(y);
         }
-        closure.close();
-        let mut changed = false;
-        for &(k, t2, t3) in &triples {
-            for &t1 in &writers[k as usize] {
-                if t1 == t2 || t1 == t3 {
-                    continue;
-                }
-                if closure.has(t1, t3) {
-                    changed |= add(&mut reason, t1, t2, EdgeReason::Ww { key: k, reader: t3 });
-                }
-                if closure.has(t2, t1) {
-                    changed |= add(&mut reason, t3, t1, EdgeReason::Rw { key: k, writer: t2 });
+        let mut parent = vec![u32::MAX; self.n];
+        let mut queue = VecDeque::from([a]);
+        parent[a as usize] = a;
+        while let Some(x) = queue.pop_front() {
+            if x == b {
+                break;
+            }
+            for &y in &succ[x as usize] {
+                if parent[y as usize] == u32::MAX {
+                    parent[y as usize] = x;
+                    queue.push_back(y);
                 }
             }
         }
-        if !changed {
-            break;
+        assert!(
+            parent[b as usize] != u32::MAX,
+            "a derived edge's premise holds in the round before it"
+        );
+        let mut path = vec![b];
+        let mut x = b;
+        while x != a {
+            x = parent[x as usize];
+            path.push(x);
         }
+        path.reverse();
+        path
     }
-    if !(0..n as u32).any(|a| closure.has(a, a)) {
+}
+
+/// A shortest cycle of the least `pco` of the committed part of `h`, or `None` if `pco` is
+/// acyclic (then `h` may still be unserializable: `pco` is a sufficient condition only). The
+/// edges' premises index the facts of [`pco_proof`], which this drops.
+pub fn pco_cycle(h: &History) -> Option<Vec<PcoEdge>> {
+    pco_proof(h).map(|p| p.cycle)
+}
+
+/// A shortest cycle of the least `pco` of the committed part of `h` with a proof of each
+/// edge, or `None` if `pco` is acyclic.
+pub fn pco_proof(h: &History) -> Option<PcoProof> {
+    let sat = Saturation::of(h);
+    let n = sat.n;
+    if !(0..n as u32).any(|a| sat.closure.has(a, a)) {
         return None;
     }
     // Prefer a cycle that avoids t0: its edges then explain themselves without the implicit
     // initial writes.
-    shortest_cycle(&reason, n, true).or_else(|| shortest_cycle(&reason, n, false))
+    let path = shortest_cycle(&sat, true).or_else(|| shortest_cycle(&sat, false))?;
+    let mut facts: Vec<PcoEdge> = Vec::new();
+    let mut fact_of: rustc_hash::FxHashMap<(TxnId, TxnId), usize> = Default::default();
+    let cycle = (0..path.len())
+        .map(|i| {
+            let (a, b) = (path[i], path[(i + 1) % path.len()]);
+            prove(&sat, a, b, &mut facts, &mut fact_of)
+        })
+        .collect();
+    Some(PcoProof { cycle, facts })
 }
 
-fn edges_of(reason: &[Option<EdgeReason>], n: usize) -> impl Iterator<Item = (TxnId, TxnId)> + '_ {
-    reason
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.is_some())
-        .map(move |(i, _)| ((i / n) as TxnId, (i % n) as TxnId))
+/// The edge `a → b` with its premise proven: the facts its premise path goes through are
+/// appended to `facts` (each after the facts its own premise uses). Iterative: a stack of
+/// edges whose premise facts are still being proven.
+fn prove(
+    sat: &Saturation,
+    a: TxnId,
+    b: TxnId,
+    facts: &mut Vec<PcoEdge>,
+    fact_of: &mut rustc_hash::FxHashMap<(TxnId, TxnId), usize>,
+) -> PcoEdge {
+    let start = |x: TxnId, y: TxnId| {
+        let (reason, round) = sat.edge(x, y);
+        let mut e = PcoEdge {
+            from: x,
+            to: y,
+            reason,
+            premise: Vec::new(),
+        };
+        let path = match e.premise_ends() {
+            Some((p, q)) => sat.path_before(p, q, round),
+            None => Vec::new(),
+        };
+        let steps: Vec<(TxnId, TxnId)> = path.windows(2).map(|w| (w[0], w[1])).collect();
+        e.premise.reserve(steps.len());
+        (e, steps)
+    };
+    let mut stack = vec![start(a, b)];
+    loop {
+        let (edge, steps) = stack
+            .last_mut()
+            .expect("the stack holds the edge being proven");
+        match steps.get(edge.premise.len()).copied() {
+            Some(step) => match fact_of.get(&step) {
+                Some(&i) => edge.premise.push(i),
+                None => stack.push(start(step.0, step.1)),
+            },
+            None => {
+                let (edge, _) = stack.pop().expect("non-empty");
+                match stack.last_mut() {
+                    None => return edge,
+                    Some((parent, _)) => {
+                        let i = facts.len();
+                        fact_of.insert((edge.from, edge.to), i);
+                        facts.push(edge);
+                        parent.premise.push(i);
+                    }
+                }
+            }
+        }
+    }
 }
 
-/// A shortest cycle by breadth-first search from every node (`avoid_initial`: not through t0).
-fn shortest_cycle(
-    reason: &[Option<EdgeReason>],
-    n: usize,
-    avoid_initial: bool,
-) -> Option<Vec<PcoEdge>> {
+/// The proof of [`pco_proof`] in the terms of a prediction: observed transaction ids (`origin`
+/// maps the predicted history's ids to them), labels by `label`, each edge's reason in words
+/// with the chain behind its "precedes". Returns the cycle and the facts its premises use.
+pub(crate) fn explain(
+    predicted: &History,
+    origin: &[TxnId],
+    label: &dyn Fn(TxnId) -> String,
+) -> Option<(Vec<CycleEdge>, Vec<CycleEdge>)> {
+    let proof = pco_proof(predicted)?;
+    let edge = |e: &PcoEdge| -> CycleEdge {
+        let (from, to) = (origin[e.from as usize], origin[e.to as usize]);
+        let key = |k: KeyId| predicted.key_name(k).to_string();
+        let premise = || premise_text(&proof.facts, e, origin, label);
+        let (kind, key_name, via, reason) = match e.reason {
+            EdgeReason::So if from == INITIAL_TXN => (
+                "so",
+                None,
+                None,
+                format!(
+                    "the initial state precedes every transaction ({})",
+                    label(to)
+                ),
+            ),
+            EdgeReason::So => (
+                "so",
+                None,
+                None,
+                format!("{} precedes {} in their session", label(from), label(to)),
+            ),
+            EdgeReason::Wr { key: k } => (
+                "wr",
+                Some(key(k)),
+                None,
+                format!("{} reads {} from {}", label(to), key(k), label(from)),
+            ),
+            EdgeReason::Ww { key: k, reader } => {
+                let reader = origin[reader as usize];
+                (
+                    "ww",
+                    Some(key(k)),
+                    Some(reader),
+                    format!(
+                        "{} reads {} from {}, and {} (which also writes {}) precedes {}: {}",
+                        label(reader),
+                        key(k),
+                        label(to),
+                        label(from),
+                        key(k),
+                        label(reader),
+                        premise()
+                    ),
+                )
+            }
+            EdgeReason::Rw { key: k, writer } => {
+                let writer = origin[writer as usize];
+                (
+                    "rw",
+                    Some(key(k)),
+                    Some(writer),
+                    format!(
+                        "{} reads {} from {}, which precedes {} (which also writes {}): {}",
+                        label(from),
+                        key(k),
+                        label(writer),
+                        label(to),
+                        key(k),
+                        premise()
+                    ),
+                )
+            }
+        };
+        CycleEdge {
+            from,
+            from_label: label(from),
+            to,
+            to_label: label(to),
+            kind,
+            key: key_name,
+            reason,
+            via,
+            premise: e.premise.clone(),
+        }
+    };
+    Some((
+        proof.cycle.iter().map(edge).collect(),
+        proof.facts.iter().map(edge).collect(),
+    ))
+}
+
+/// The short name of an edge kind.
+fn kind_of(r: EdgeReason) -> &'static str {
+    match r {
+        EdgeReason::So => "so",
+        EdgeReason::Wr { .. } => "wr",
+        EdgeReason::Ww { .. } => "ww",
+        EdgeReason::Rw { .. } => "rw",
+    }
+}
+
+/// The chain behind a derived edge's "precedes", in words: `A →so B →rw C (fact 2)`, facts
+/// numbered from 1; a single so or wr step says why directly.
+fn premise_text(
+    facts: &[PcoEdge],
+    e: &PcoEdge,
+    origin: &[TxnId],
+    label: &dyn Fn(TxnId) -> String,
+) -> String {
+    let name = |t: TxnId| label(origin[t as usize]);
+    if let [i] = e.premise[..] {
+        let f = &facts[i];
+        match f.reason {
+            EdgeReason::So if f.from == INITIAL_TXN => {
+                return "the initial state precedes every transaction".to_string()
+            }
+            EdgeReason::So => {
+                return format!("{} comes first in their session", name(f.from));
+            }
+            _ => {}
+        }
+    }
+    let mut out = String::from("by ");
+    for (n, &i) in e.premise.iter().enumerate() {
+        let f = &facts[i];
+        if n == 0 {
+            out.push_str(&name(f.from));
+        }
+        out.push_str(&format!(" →{} {}", kind_of(f.reason), name(f.to)));
+        if !matches!(f.reason, EdgeReason::So) {
+            out.push_str(&format!(" (fact {})", i + 1));
+        }
+    }
+    out
+}
+
+/// A shortest cycle (as node list) by breadth-first search from every node
+/// (`avoid_initial`: not through t0).
+fn shortest_cycle(sat: &Saturation, avoid_initial: bool) -> Option<Vec<TxnId>> {
+    let n = sat.n;
     let mut succ: Vec<Vec<TxnId>> = vec![Vec::new(); n];
-    for (a, b) in edges_of(reason, n) {
+    for (a, b) in sat.edges_before(u32::MAX) {
         if !(avoid_initial && (a == INITIAL_TXN || b == INITIAL_TXN)) {
             succ[a as usize].push(b);
         }
@@ -158,6 +463,9 @@ fn shortest_cycle(
     let mut parent = vec![u32::MAX; n];
     let mut queue = VecDeque::new();
     for start in 0..n as TxnId {
+        if !sat.closure.has(start, start) {
+            continue;
+        }
         parent.iter_mut().for_each(|p| *p = u32::MAX);
         queue.clear();
         queue.push_back(start);
@@ -187,19 +495,7 @@ fn shortest_cycle(
             }
         }
     }
-    let path = best?;
-    Some(
-        (0..path.len())
-            .map(|i| {
-                let (a, b) = (path[i], path[(i + 1) % path.len()]);
-                PcoEdge {
-                    from: a,
-                    to: b,
-                    reason: reason[a as usize * n + b as usize].expect("an edge"),
-                }
-            })
-            .collect(),
-    )
+    best
 }
 
 #[cfg(test)]

@@ -46,7 +46,9 @@ use crate::history::{History, OpId, SessionId, TxnId};
 use crate::ser::{self, SerVerdict};
 
 pub use explain::{EdgeReason, PcoEdge};
+pub mod recheck;
 pub use formula::EncodingSize;
+pub use render::no_prediction_claim;
 
 use feasibility::Encoding;
 use space::{BoundaryKind, Space};
@@ -305,6 +307,12 @@ pub struct CycleEdge {
     pub key: Option<String>,
     /// The reason in words.
     pub reason: String,
+    /// ww: the transaction that reads `to`'s write of the key; rw: the one `from` reads it
+    /// from (observed id).
+    pub via: Option<TxnId>,
+    /// ww and rw: the chain of [`Prediction::facts`] (indices) that shows the "precedes" in
+    /// the reason (ww: `from` precedes `via`; rw: `via` precedes `to`).
+    pub premise: Vec<usize>,
 }
 
 /// A verified prediction.
@@ -318,6 +326,9 @@ pub struct Prediction {
     /// `None` when `pco` is acyclic (possible only for exact-strict predictions, which the
     /// exact check alone proves unserializable).
     pub cycle: Option<Vec<CycleEdge>>,
+    /// The edges the premises of the cycle's ww and rw edges go through, each proven in turn
+    /// by facts before it (empty without a cycle).
+    pub facts: Vec<CycleEdge>,
     /// The predicted prefix history (write it with [`crate::formats`]).
     #[serde(skip)]
     pub history: History,
@@ -689,71 +700,15 @@ fn describe(observed: &History, built: extract::Built) -> Prediction {
         })
         .collect();
     let origin = &built.origin;
-    let cycle = explain::pco_cycle(&built.history).map(|edges| {
-        edges
-            .iter()
-            .map(|e| {
-                let (from, to) = (origin[e.from as usize], origin[e.to as usize]);
-                let key = |k: u32| built.history.key_name(k).to_string();
-                let (kind, key_name, reason) = match e.reason {
-                    EdgeReason::So => (
-                        "so",
-                        None,
-                        format!("{} precedes {} in its session", label(from), label(to)),
-                    ),
-                    EdgeReason::Wr { key: k } => (
-                        "wr",
-                        Some(key(k)),
-                        format!("{} reads {} from {}", label(to), key(k), label(from)),
-                    ),
-                    EdgeReason::Ww { key: k, reader } => {
-                        let reader = origin[reader as usize];
-                        (
-                            "ww",
-                            Some(key(k)),
-                            format!(
-                                "{} reads {} from {}, and {} (which also writes {}) precedes {}",
-                                label(reader),
-                                key(k),
-                                label(to),
-                                label(from),
-                                key(k),
-                                label(reader)
-                            ),
-                        )
-                    }
-                    EdgeReason::Rw { key: k, writer } => {
-                        let writer = origin[writer as usize];
-                        (
-                            "rw",
-                            Some(key(k)),
-                            format!(
-                                "{} reads {} from {}, which precedes {} (which also writes {})",
-                                label(from),
-                                key(k),
-                                label(writer),
-                                label(to),
-                                key(k)
-                            ),
-                        )
-                    }
-                };
-                CycleEdge {
-                    from,
-                    from_label: label(from),
-                    to,
-                    to_label: label(to),
-                    kind,
-                    key: key_name,
-                    reason,
-                }
-            })
-            .collect()
-    });
+    let (cycle, facts) = match explain::explain(&built.history, origin, &label) {
+        Some((cycle, facts)) => (Some(cycle), facts),
+        None => (None, Vec::new()),
+    };
     Prediction {
         boundaries,
         changed_reads,
         cycle,
+        facts,
         history: built.history,
         txn_origin: built.origin,
     }

@@ -3,7 +3,8 @@
 
 use std::fmt;
 
-use super::{PredictOutcome, Verdict};
+use super::{PredictOutcome, Strategy, Verdict};
+use crate::check::Level;
 use crate::formats::{self, Format};
 
 impl fmt::Display for PredictOutcome {
@@ -29,15 +30,12 @@ impl fmt::Display for PredictOutcome {
             }
             Verdict::NoPrediction => writeln!(
                 f,
-                "no prediction: no feasible execution within the {} boundary is valid under {} \
-                 and {}",
-                boundary_name(self),
-                self.level.full_name(),
-                if self.strategy == super::Strategy::ExactStrict {
-                    "unserializable"
-                } else {
-                    "has a cyclic pco"
-                }
+                "no prediction: {}",
+                no_prediction_claim(
+                    self.level,
+                    self.strategy,
+                    "the transactions of this history"
+                )
             )?,
             Verdict::Unknown => match self.reason.as_deref() {
                 Some("timeout") => writeln!(
@@ -58,8 +56,8 @@ impl fmt::Display for PredictOutcome {
             writeln!(f, "boundaries:")?;
             for b in &p.boundaries {
                 let session = match b.external_id {
-                    Some(e) => format!("session {} (id {e})", b.session),
-                    None => format!("session {}", b.session),
+                    Some(e) => format!("session {} (input id {e})", b.session + 1),
+                    None => format!("session {}", b.session + 1),
                 };
                 match (&b.txn_label, b.read) {
                     (None, _) => writeln!(
@@ -107,6 +105,20 @@ impl fmt::Display for PredictOutcome {
                             e.from_label, e.to_label, e.kind, e.reason
                         )?;
                     }
+                    if !p.facts.is_empty() {
+                        writeln!(f, "facts the chains above go through:")?;
+                    }
+                    for (i, e) in p.facts.iter().enumerate() {
+                        writeln!(
+                            f,
+                            "  fact {}: {} -> {} [{}]: {}",
+                            i + 1,
+                            e.from_label,
+                            e.to_label,
+                            e.kind,
+                            e.reason
+                        )?;
+                    }
                 }
                 None => writeln!(
                     f,
@@ -149,15 +161,37 @@ impl fmt::Display for PredictOutcome {
     }
 }
 
-fn plural(n: u32, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// What a "no prediction" answer shows, and only that (`of`: what was searched, e.g. "the
+/// transactions of this history" or "the calls of this run"): none of the executions of `of`,
+/// cut at a strict or relaxed prediction boundary, each read free to read another
+/// write — is valid under `level` and unserializable (exact strategy) or has a cyclic `pco`
+/// (approximate strategies, which miss unserializable executions whose `pco` is acyclic).
+/// Other runs, other calls or other parameters may still show anomalies.
+pub fn no_prediction_claim(level: Level, strategy: Strategy, of: &str) -> String {
+    let boundary = match strategy {
+        Strategy::ApproxRelaxed => "relaxed",
+        _ => "strict",
+    };
+    let test = match strategy {
+        Strategy::ExactStrict => "is unserializable",
+        _ => {
+            "has a cycle in pco (strategy {strategy} looks only for such executions; an \
+             unserializable one with an acyclic pco would be missed)"
+        }
+    };
+    format!(
+        "none found under {} with strategy {strategy} and the {boundary} prediction boundary \
+         (docs/prediction.md): no execution of {of}, cut at that boundary, is \
+         valid under {} and {}. This covers only {of}; other runs, calls or parameters may \
+         still show anomalies.",
+        level.full_name(),
+        level.full_name(),
+        test.replace("{strategy}", &strategy.to_string())
+    )
 }
 
-fn boundary_name(o: &PredictOutcome) -> &'static str {
-    match o.strategy {
-        super::Strategy::ApproxRelaxed => "relaxed",
-        _ => "strict",
-    }
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 impl PredictOutcome {

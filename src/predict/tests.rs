@@ -82,6 +82,9 @@ pub(super) fn run(h: &History, level: Level, strategy: Strategy) -> PredictOutco
             );
         }
         assert_eq!(p.txn_origin.len(), p.history.txn_count());
+        if let Err(e) = super::recheck::recheck_explanation(p) {
+            panic!("an unjustified explanation: {e}\n{out}");
+        }
     } else {
         assert_ne!(out.verdict, Verdict::Predicted);
     }
@@ -614,7 +617,11 @@ fn text_and_json_renderings() {
     let out = run(&deposits(), Level::Causal, Strategy::ApproxRelaxed);
     let text = out.to_string();
     assert!(text.contains("PREDICTED"), "{text}");
-    assert!(text.contains("reads acct from t0(init)"), "{text}");
+    assert!(text.contains("reads acct from initial state"), "{text}");
+    assert!(
+        text.contains("session 2 (input id 2): after T2.1"),
+        "{text}"
+    );
     let json = out.to_json();
     assert_eq!(json["verdict"], "predicted");
     assert_eq!(json["prediction"]["changed_reads"][0]["key"], "acct");

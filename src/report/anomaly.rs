@@ -230,8 +230,9 @@ mod tests {
         for id in 0..4 {
             assert!(svg.contains(&format!("<g id=\"n{id}\">")), "box {id}");
         }
-        assert_eq!(svg.matches("<path d=").count(), 4 + 3); // 4 edges + 3 arrow heads
-        assert_eq!(svg.matches("stroke=\"#d12a1f\"").count(), 2);
+        // 4 edges + 3 arrow heads + 4 line samples of the legend.
+        assert_eq!(svg.matches("<path d=").count(), 4 + 3 + 4);
+        assert_eq!(svg.matches("stroke=\"#d12a1f\"").count(), 2 + 2);
         assert!(svg.contains("&lt;&amp; &quot;x&quot;&gt;"));
         assert!(!svg.contains("<&"));
         // Tags balance.

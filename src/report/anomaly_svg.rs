@@ -71,8 +71,61 @@ struct Geometry {
 }
 
 fn text_height(b: &TxnBox) -> f64 {
-    BOX_PAD * 2.0 + LINE_HEIGHT * (1 + b.lines.len()) as f64
+    BOX_PAD * 2.0 + LINE_HEIGHT * (1 + box_lines(b).len()) as f64
 }
+
+/// A box's lines wrapped to [`CHARS_PER_LINE`] characters, nothing cut: breaks after ", " or
+/// a space where possible, inside a word only when it is longer than a line.
+fn box_lines(b: &TxnBox) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in &b.lines {
+        let mut rest: &str = line;
+        while rest.chars().count() > CHARS_PER_LINE {
+            let limit = rest
+                .char_indices()
+                .nth(CHARS_PER_LINE)
+                .map_or(rest.len(), |(i, _)| i);
+            let head = &rest[..limit];
+            let cut = head
+                .rfind(", ")
+                .map(|i| i + 2)
+                .or_else(|| head.rfind(' ').map(|i| i + 1))
+                .filter(|&i| i > 0)
+                .unwrap_or(limit);
+            out.push(rest[..cut].trim_end().to_string());
+            rest = &rest[cut..];
+        }
+        out.push(rest.to_string());
+    }
+    out
+}
+
+/// The legend's entries: a line sample (colour, dashed, width; `None`: a bold box) and its
+/// meaning.
+const LEGEND: &[(Option<(EdgeKind, bool)>, &str)] = &[
+    (
+        Some((EdgeKind::SessionOrder, false)),
+        "so: session order (the earlier transaction of a session points to the later)",
+    ),
+    (
+        Some((EdgeKind::ChangedRead, false)),
+        "wr, changed read: the reader reads this write in the prediction (\"(+N)\": N more keys)",
+    ),
+    (
+        Some((EdgeKind::Cycle, false)),
+        "cycle edge, so or wr: a fact of the predicted execution",
+    ),
+    (
+        Some((EdgeKind::Cycle, true)),
+        "cycle edge, derived: rw = the source read an older version of a key the target writes; \
+         ww = both write the key, the source's write is older",
+    ),
+    (
+        None,
+        "bold box, \"(boundary)\": the last transaction of its session kept in the prediction",
+    ),
+];
+const LEGEND_LINE: f64 = 18.0;
 
 /// `label` wrapped into lines of at most [`LABEL_CHARS`] characters, breaking after spaces
 /// or before `[`; at most three lines.
@@ -204,8 +257,19 @@ impl AnomalyGraph {
         } else {
             MARGIN_X
         };
-        let width =
-            margin_left + MARGIN_X + columns as f64 * BOX_WIDTH + (columns - 1) as f64 * COLUMN_GAP;
+        let legend_width = 2.0 * MARGIN_Y
+            + 56.0
+            + 6.7
+                * LEGEND
+                    .iter()
+                    .map(|(_, m)| m.chars().count())
+                    .max()
+                    .unwrap_or(0) as f64;
+        let width = (margin_left
+            + MARGIN_X
+            + columns as f64 * BOX_WIDTH
+            + (columns - 1) as f64 * COLUMN_GAP)
+            .max(legend_width);
         let column_x = |c: usize| margin_left + c as f64 * (BOX_WIDTH + COLUMN_GAP);
         let mut rects: Vec<(u32, Rect)> = Vec::new();
         let mut top = MARGIN_Y + 30.0;
@@ -244,7 +308,8 @@ impl AnomalyGraph {
                 .fold(0.0, f64::max);
             y += h + ROW_GAP;
         }
-        let height = y - ROW_GAP + MARGIN_Y + 10.0;
+        let legend_top = y - ROW_GAP + 64.0;
+        let height = legend_top + LEGEND.len() as f64 * LEGEND_LINE + MARGIN_Y;
         for (c, s) in self.sessions.iter().enumerate() {
             for (r, b) in s.txns.iter().enumerate() {
                 rects.push((
@@ -277,6 +342,17 @@ impl AnomalyGraph {
             }
         };
 
+        // The bottom of row `r`'s tallest box.
+        let row_bottom = |r: usize| {
+            row_y[r]
+                + self
+                    .sessions
+                    .iter()
+                    .filter_map(|s| s.txns.get(r))
+                    .map(box_height)
+                    .fold(0.0, f64::max)
+        };
+        let mut lanes_below_row: Vec<usize> = vec![0; rows.max(1)];
         // Geometry of each edge.
         let mut bulges_in_column: Vec<usize> = vec![0; columns];
         let mut from_top_in_gap: Vec<usize> = vec![0; columns];
@@ -302,7 +378,9 @@ impl AnomalyGraph {
                         bulges_in_column[c] += 1;
                         let (sx, sy) = port(e.from, Side::Right, i);
                         let (ex, ey) = port(e.to, Side::Right, i);
-                        let out = sx + 34.0 + 22.0 * (k % 4) as f64;
+                        // Each bulge of a column its own lane, 36 px apart, so that opposite
+                        // arcs between the same boxes stay apart.
+                        let out = sx + 34.0 + 36.0 * (k % 4) as f64;
                         Geometry {
                             path: format!(
                                 "M {sx:.1} {sy:.1} C {out:.1} {sy:.1}, {out:.1} {ey:.1}, {ex:.1} {ey:.1}"
@@ -324,6 +402,27 @@ impl AnomalyGraph {
                         };
                         let (sx, sy) = port(e.from, from_side, i);
                         let (ex, ey) = port(e.to, to_side, i);
+                        let span = a.column.unwrap_or(0).abs_diff(b.column.unwrap_or(0));
+                        if span > 1 {
+                            // Over a column in between: through the gap below the source's
+                            // row (a lane of its own), never under the boxes in between.
+                            let k = lanes_below_row[a.row];
+                            lanes_below_row[a.row] += 1;
+                            let lane = row_bottom(a.row) + 12.0 + 8.0 * (k % 4) as f64;
+                            let step = if rightward { 22.0 } else { -22.0 };
+                            let (g1, g2) = (sx + step, ex - step);
+                            let label = if rightward {
+                                (ex - 10.0, ey - 4.0, true)
+                            } else {
+                                (ex + 10.0, ey - 4.0, false)
+                            };
+                            return Some(Geometry {
+                                path: format!(
+                                    "M {sx:.1} {sy:.1} L {g1:.1} {sy:.1} L {g1:.1} {lane:.1} L {g2:.1} {lane:.1} L {g2:.1} {ey:.1} L {ex:.1} {ey:.1}"
+                                ),
+                                label,
+                            });
+                        }
                         let dx = (ex - sx) * 0.5;
                         let label = if rightward {
                             (ex - 10.0, ey - 4.0, true)
@@ -454,13 +553,13 @@ impl AnomalyGraph {
                 r.x + BOX_PAD,
                 xml_escape(&fit(&b.title, CHARS_PER_LINE))
             );
-            for l in &b.lines {
+            for l in box_lines(b) {
                 ty += LINE_HEIGHT;
                 let _ = writeln!(
                     out,
                     "<text x=\"{:.1}\" y=\"{ty:.1}\">{}</text>",
                     r.x + BOX_PAD,
-                    xml_escape(&fit(l, CHARS_PER_LINE))
+                    xml_escape(&l)
                 );
             }
             out.push_str("</g>\n");
@@ -499,6 +598,46 @@ impl AnomalyGraph {
                 );
             }
         }
+        // The legend.
+        let _ = writeln!(
+            out,
+            "<text x=\"{MARGIN_Y:.1}\" y=\"{legend_top:.1}\" font-weight=\"bold\">Legend</text>"
+        );
+        for (k, (sample, meaning)) in LEGEND.iter().enumerate() {
+            let y = legend_top + (k + 1) as f64 * LEGEND_LINE - 4.0;
+            let (x0, x1) = (MARGIN_Y, MARGIN_Y + 44.0);
+            match sample {
+                Some((kind, dashed)) => {
+                    let dash = if *dashed {
+                        " stroke-dasharray=\"6 4\""
+                    } else {
+                        ""
+                    };
+                    let width = if *kind == EdgeKind::Cycle { 2.5 } else { 1.5 };
+                    let _ = writeln!(
+                        out,
+                        "<path d=\"M {x0:.1} {:.1} L {x1:.1} {:.1}\" stroke=\"{}\" stroke-width=\"{width}\"{dash} marker-end=\"url(#arrow-{})\"/>",
+                        y - 4.0,
+                        y - 4.0,
+                        color(*kind),
+                        marker_name(*kind)
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"44\" height=\"12\" rx=\"2\" fill=\"#f7f7f2\" stroke=\"#333\" stroke-width=\"2.5\"/>",
+                        y - 10.0
+                    );
+                }
+            }
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
+                x1 + 12.0,
+                xml_escape(meaning)
+            );
+        }
         out.push_str("</svg>\n");
         out
     }
@@ -523,6 +662,125 @@ fn marker_name(kind: EdgeKind) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::anomaly::{GraphEdge, SessionColumn};
+
+    fn txn(id: u32, line: &str) -> TxnBox {
+        TxnBox {
+            id,
+            title: format!("T{id}"),
+            lines: vec![line.to_string()],
+            emphasized: false,
+        }
+    }
+
+    /// Three sessions; a changed read from session 1 to session 3 (over session 2) and two
+    /// opposite cycle edges within session 1; a call far longer than a box line.
+    fn three_columns() -> AnomalyGraph {
+        let long = "NewOrder(w_id=1, d_id=1, c_id=2, 13 lines: items 1, supply w 1, quantities \
+                    10 9 5 9 6 7 7 2 6 4 3 1 8)";
+        let edge = |from, to, kind, dashed| GraphEdge {
+            from,
+            to,
+            label: "rw k".to_string(),
+            kind,
+            dashed,
+        };
+        AnomalyGraph {
+            title: "t".to_string(),
+            initial: None,
+            sessions: vec![
+                SessionColumn {
+                    title: "session 1".to_string(),
+                    txns: vec![txn(1, long), txn(2, "Payment(w_id=1)")],
+                },
+                SessionColumn {
+                    title: "session 2".to_string(),
+                    txns: vec![txn(3, "Delivery(w_id=1, o_carrier_id=3)")],
+                },
+                SessionColumn {
+                    title: "session 3".to_string(),
+                    txns: vec![txn(4, "StockLevel(w_id=1)")],
+                },
+            ],
+            edges: vec![
+                edge(1, 4, EdgeKind::ChangedRead, false),
+                edge(1, 2, EdgeKind::Cycle, true),
+                edge(2, 1, EdgeKind::Cycle, true),
+            ],
+        }
+    }
+
+    fn numbers(path: &str) -> Vec<f64> {
+        path.split([' ', ','])
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    }
+
+    fn paths(svg: &str, stroke: &str) -> Vec<String> {
+        svg.lines()
+            .filter(|l| l.starts_with("<path d=\"") && l.contains(stroke))
+            .map(|l| l[9..l[9..].find('"').unwrap() + 9].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn legend_full_calls_edges_around_boxes_and_opposite_arcs_apart() {
+        let svg = three_columns().to_svg();
+        // A legend for every line style and colour, and the boundary box.
+        for meaning in [
+            "Legend",
+            "so: session order",
+            "changed read",
+            "cycle edge, so or wr",
+            "rw = the source read an older version",
+            "(boundary)",
+        ] {
+            assert!(
+                svg.contains(&xml_escape(meaning)),
+                "the legend explains {meaning}"
+            );
+        }
+        // No call cut: every word of the long call is drawn.
+        assert!(!svg.contains('…'));
+        for word in ["lines:", "quantities", "8)"] {
+            assert!(svg.contains(word), "{word}");
+        }
+        // The edge over session 2 runs below its box, not under it.
+        let rect = |id: u32| -> (f64, f64, f64, f64) {
+            let tag = format!("<g id=\"n{id}\"><rect ");
+            let line = svg.lines().find(|l| l.starts_with(&tag)).unwrap();
+            let v = |attr: &str| -> f64 {
+                let at = line.find(&format!(" {attr}=\"")).unwrap() + attr.len() + 3;
+                line[at..at + line[at..].find('"').unwrap()]
+                    .parse()
+                    .unwrap()
+            };
+            (v("x"), v("y"), v("width"), v("height"))
+        };
+        let (bx, by, bw, bh) = rect(3);
+        let blue = paths(&svg, "stroke=\"#1f5fd1\" stroke-width=\"1.8\"");
+        assert_eq!(blue.len(), 1);
+        let p = numbers(&blue[0]);
+        // M sx sy L g1 sy L g1 lane L g2 lane L g2 ey L ex ey
+        let lane = p[5];
+        assert!(
+            p[4] < bx && p[6] > bx + bw,
+            "the lane passes session 2's column"
+        );
+        assert!(lane > by + bh, "the lane runs below session 2's box");
+        // The two opposite arcs bulge to different depths, well apart.
+        let red = paths(
+            &svg,
+            "stroke=\"#d12a1f\" stroke-width=\"2.5\" stroke-dasharray",
+        );
+        let bulge: Vec<f64> = red
+            .iter()
+            .filter(|p| p.contains(" C "))
+            .map(|p| numbers(p)[2])
+            .collect();
+        assert_eq!(bulge.len(), 2);
+        assert!((bulge[0] - bulge[1]).abs() >= 30.0, "{bulge:?}");
+    }
 
     #[test]
     fn labels_wrap_before_row_keys() {

@@ -39,8 +39,12 @@ impl RunVerdict {
 /// A transaction and the procedure call that ran it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CallLine {
-    /// The transaction, as in the trace files (`Txn(2, 1)`).
+    /// The transaction (`T2.1`: session 2's first transaction; docs/formats.md "Naming
+    /// transactions").
     pub txn: String,
+    /// Its name in the trace files (`Txn(8, 0)`), when known.
+    #[serde(default)]
+    pub trace: Option<String>,
     /// The procedure call, e.g. `Amalgamate(custId0=1, custId1=3)`.
     pub call: Option<String>,
     /// Its part in the anomaly (e.g. `boundary; reads 2 keys from a different writer`).
@@ -106,6 +110,10 @@ pub struct PredictionSection {
     pub changed_reads: Vec<ChangedReadLine>,
     /// The cycle (empty if none was found; the exact check alone then proves it).
     pub cycle: Vec<CycleLine>,
+    /// The edges the cycle's "precedes" chains go through (`fact N` in a reason is entry N,
+    /// from 1), each proven by facts before it.
+    #[serde(default)]
+    pub facts: Vec<CycleLine>,
     /// Re-verification by the checkers: the predicted history satisfies the level.
     pub reverified_level: bool,
     /// Re-verification: it is unserializable (`None`: undecided).
@@ -179,18 +187,67 @@ pub struct RunReport {
     pub timings: RunTimings,
     /// Files written.
     pub files: Vec<String>,
+    /// The observed run's sessions, in words (`session 1: terminal 0, …`).
+    #[serde(default)]
+    pub sessions: Vec<String>,
+    /// Show the store's raw keys (hashes) beside their meaning (`run --raw-keys`).
+    #[serde(default)]
+    pub raw_keys: bool,
 }
 
 fn code(s: &str) -> String {
     format!("`{}`", s.replace('`', "'"))
 }
 
-fn key_text(key: &Option<String>, meaning: &Option<String>) -> String {
+fn key_text(key: &Option<String>, meaning: &Option<String>, raw: bool) -> String {
     match (key, meaning) {
-        (Some(k), Some(m)) => format!("{} (key {})", code(m), code(k)),
+        (Some(k), Some(m)) if raw => format!("{} (key {})", code(m), code(k)),
+        (Some(_), Some(m)) => code(m),
         (Some(k), None) => format!("key {}", code(k)),
         _ => String::new(),
     }
+}
+
+/// The report's glossary: every term it uses that the papers define.
+const GLOSSARY: &str = "## How to read this report
+
+- **Transactions** are named `T<s>.<k>`: the `k`-th transaction of session `s`, both counted \
+from 1 (docs/formats.md, \"Naming transactions\"); *Sessions* says which terminal and which \
+trace ids each session was. *initial state* is the data loaded before the run.
+- **Serial order**: running the transactions one at a time. An execution is *serializable* \
+when some serial order explains every read; an *anomaly* is an execution none explains.
+- **→so** (session order): the first transaction ran before the second in the same session. \
+**→wr** (write–read): the second read a value the first wrote. **→ww**: both wrote a key and \
+the first's write is the older one. **→rw** (anti-dependency): the first read a version of a \
+key older than the one the second wrote, so in any serial order the first comes before the \
+second. A cycle of these edges means no serial order exists. A derived edge (ww, rw) says why \
+its \"precedes\" holds: the chain after \"by\", whose numbered *facts* are listed below the \
+cycle, each following from the ones before it.
+- **Prediction boundary**: per session, the last transaction the prediction keeps; later ones \
+are left out because they could depend on a read that changed. *(boundary)* in the drawing \
+marks it. With the *strict* boundary the boundary transaction stops at its changed read; with \
+the *relaxed* one it is kept whole.
+- **Strategies**: *exact-strict* decides exactly whether an unserializable execution exists \
+within the strict boundary; *approx-strict* and *approx-relaxed* look only for executions \
+whose edges above form a cycle (the strict or the relaxed boundary), which is faster but can \
+miss an anomaly (docs/prediction.md).
+- **(+N)** on an edge of the drawing: N more keys changed the same way between the same \
+transactions. **(×N)** in a table: N reads of that key.
+- **Validation**: the workload is run again, its reads steered to the predicted writes; \
+*validated* means that run was checked on its own and is valid under the level and \
+unserializable.
+
+";
+
+/// `A →rw B on key: reason`.
+fn edge_text(e: &CycleLine, raw: bool) -> String {
+    let key = key_text(&e.key, &e.key_meaning, raw);
+    let on = if key.is_empty() {
+        String::new()
+    } else {
+        format!(" on {key}")
+    };
+    format!("{} →{} {}{on}: {}", e.from, e.kind, e.to, e.reason)
 }
 
 impl RunReport {
@@ -215,14 +272,26 @@ impl RunReport {
             let _ = writeln!(out, "## The observed run violates {}\n", self.level);
             let _ = writeln!(out, "```\n{}\n```\n", v.trim_end());
         }
+        if !self.sessions.is_empty() {
+            out.push_str("## Sessions\n\n");
+            for s in &self.sessions {
+                let _ = writeln!(out, "- {s}");
+            }
+            out.push('\n');
+        }
         if let Some(p) = &self.prediction {
             out.push_str("## Procedure calls involved\n\n");
-            out.push_str("| Transaction | Procedure call | Part in the anomaly |\n|---|---|---|\n");
+            out.push_str(
+                "| Transaction (in the trace) | Procedure call | Part in the anomaly |\n|---|---|---|\n",
+            );
             for c in &p.calls {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} |",
-                    c.txn,
+                    match &c.trace {
+                        Some(t) => format!("{} ({t})", c.txn),
+                        None => c.txn.clone(),
+                    },
                     c.call.as_deref().map_or("–".to_string(), code),
                     c.role
                 );
@@ -247,7 +316,7 @@ impl RunReport {
                         out,
                         "| {}{times} | {} | {} | {} |",
                         c.reader,
-                        key_text(&Some(c.key.clone()), &c.key_meaning),
+                        key_text(&Some(c.key.clone()), &c.key_meaning, self.raw_keys),
                         c.old_writer,
                         c.new_writer
                     );
@@ -257,23 +326,19 @@ impl RunReport {
             if !p.cycle.is_empty() {
                 out.push_str("## Why no serial order exists (a cycle)\n\n");
                 for (i, e) in p.cycle.iter().enumerate() {
-                    let key = key_text(&e.key, &e.key_meaning);
-                    let on = if key.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" on {key}")
-                    };
-                    let _ = writeln!(
-                        out,
-                        "{}. {} →{} {}{on}: {}",
-                        i + 1,
-                        e.from,
-                        e.kind,
-                        e.to,
-                        e.reason
-                    );
+                    let _ = writeln!(out, "{}. {}", i + 1, edge_text(e, self.raw_keys));
                 }
                 out.push('\n');
+                if !p.facts.is_empty() {
+                    out.push_str(
+                        "Facts the chains above go through (each follows from the ones before \
+                         it):\n\n",
+                    );
+                    for (i, e) in p.facts.iter().enumerate() {
+                        let _ = writeln!(out, "- fact {}: {}", i + 1, edge_text(e, self.raw_keys));
+                    }
+                    out.push('\n');
+                }
             }
             out.push_str("## Prediction boundary\n\n");
             for b in &p.boundaries {
@@ -301,9 +366,24 @@ impl RunReport {
             if v.divergences.is_empty() {
                 out.push_str("The replay followed the prediction exactly.\n");
             } else {
+                let verdict = match v.verdict.as_str() {
+                    "validated" => format!(
+                        "The anomaly is still validated: the execution the replay produced was \
+                         checked on its own and satisfies {} and is unserializable, though it is \
+                         not exactly the predicted one.",
+                        self.level
+                    ),
+                    "serializable" => "The execution the replay produced is serializable, so \
+                                       this prediction is not confirmed."
+                        .to_string(),
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "The replay diverged from the prediction at {} read(s):\n",
+                    "The replay diverged from the prediction at {} read(s): there, the call did \
+                     not make the read the prediction has (it took another path, read another \
+                     row, or the predicted writer had not written the key), and the replay let \
+                     it read the latest write the level allows instead. {verdict}\n",
                     v.divergences.len()
                 );
                 for d in v.divergences.iter().take(10) {
@@ -324,6 +404,7 @@ impl RunReport {
             "record {:.0} ms · check {:.0} ms · constraint generation {:.0} ms ({} literals) · solving {:.0} ms · validation {:.0} ms · total {:.0} ms\n",
             t.record_ms, t.check_ms, t.generation_ms, t.literals, t.solving_ms, t.validation_ms, t.total_ms
         );
+        out.push_str(GLOSSARY);
         if !self.files.is_empty() {
             out.push_str("## Files\n\n");
             for f in &self.files {
@@ -382,7 +463,8 @@ mod tests {
             prediction: Some(PredictionSection {
                 boundaries: vec!["session 1: all 3 transactions".into()],
                 calls: vec![CallLine {
-                    txn: "Txn(1, 0)".into(),
+                    txn: "T1.1".into(),
+                    trace: Some("Txn(1, 0)".into()),
                     call: Some("Amalgamate(custId0=1, custId1=3)".into()),
                     role: "reads from a different writer".into(),
                 }],
@@ -402,6 +484,7 @@ mod tests {
                     key_meaning: Some("CHECKING.bal[custid=1]".into()),
                     reason: "Txn(1, 0) reads …".into(),
                 }],
+                facts: vec![],
                 reverified_level: true,
                 reverified_unserializable: Some(true),
             }),
@@ -418,15 +501,34 @@ mod tests {
             }),
             timings: RunTimings::default(),
             files: vec!["out/x/report.md".into()],
+            sessions: vec!["session 1: terminal 0 (trace session id 7)".into()],
+            raw_keys: false,
         };
         let md = r.to_markdown();
         assert!(md.contains(
-            "| Txn(1, 0) | `Amalgamate(custId0=1, custId1=3)` | reads from a different writer |"
+            "| T1.1 (Txn(1, 0)) | `Amalgamate(custId0=1, custId1=3)` | reads from a different writer |"
         ));
-        assert!(md.contains(
-            "| Txn(1, 0) | `CHECKING.bal[custid=1]` (key `123`) | Txn(2, 0) | initial state |"
-        ));
-        assert!(md.contains("1. Txn(1, 0) →rw Txn(2, 0) on `CHECKING.bal[custid=1]` (key `123`)"));
+        assert!(md.contains("| Txn(1, 0) | `CHECKING.bal[custid=1]` | Txn(2, 0) | initial state |"));
+        assert!(md.contains("1. Txn(1, 0) →rw Txn(2, 0) on `CHECKING.bal[custid=1]`:"));
+        // Raw keys only on request; every term of the papers explained.
+        assert!(!md.contains("`123`"));
+        let raw = RunReport {
+            raw_keys: true,
+            ..r.clone()
+        };
+        assert!(raw
+            .to_markdown()
+            .contains("`CHECKING.bal[custid=1]` (key `123`)"));
+        for term in [
+            "→rw",
+            "Prediction boundary",
+            "approx-relaxed",
+            "(+N)",
+            "(boundary)",
+            "## Sessions",
+        ] {
+            assert!(md.contains(term), "the report explains {term}");
+        }
         assert!(md.contains(
             "- A13 total money is conserved: **BROKEN** — total is 24995, expected 25000"
         ));

@@ -71,6 +71,15 @@ pub fn customer_name(id: i64) -> String {
     format!("{id:064}")
 }
 
+/// The `custName` parameter of a call, as its value: the 64-digit name, its run of leading
+/// zeros shortened (`custName="0…03" (64 digits)`).
+fn name_parameter(id: i64) -> String {
+    let name = customer_name(id);
+    let digits = name.trim_start_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    format!("custName=\"0…0{digits}\" ({} digits)", name.len())
+}
+
 /// The Smallbank workload.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Smallbank;
@@ -255,7 +264,7 @@ impl SmallbankTerminal {
     fn balance_call(&mut self, tx: &mut Tx<'_>) -> Step {
         self.generate_cust_ids(false);
         let name = customer_name(self.cust_ids[0]);
-        self.parameters = format!("custName=<name of {}>", self.cust_ids[0]);
+        self.parameters = name_parameter(self.cust_ids[0]);
         let Some(id) = self.account_by_name(tx, &name) else {
             return ABORT;
         };
@@ -289,8 +298,9 @@ impl SmallbankTerminal {
     fn deposit_checking(&mut self, tx: &mut Tx<'_>) -> Step {
         self.generate_cust_ids(false);
         self.parameters = format!(
-            "custName=<name of {}>, amount={}",
-            self.cust_ids[0], DEPOSIT_CHECKING_AMOUNT
+            "{}, amount={}",
+            name_parameter(self.cust_ids[0]),
+            DEPOSIT_CHECKING_AMOUNT
         );
         let Some(id) = self.account_by_name(tx, &customer_name(self.cust_ids[0])) else {
             return ABORT;
@@ -302,8 +312,9 @@ impl SmallbankTerminal {
     fn transact_savings(&mut self, tx: &mut Tx<'_>) -> Step {
         self.generate_cust_ids(false);
         self.parameters = format!(
-            "custName=<name of {}>, amount={}",
-            self.cust_ids[0], TRANSACT_SAVINGS_AMOUNT
+            "{}, amount={}",
+            name_parameter(self.cust_ids[0]),
+            TRANSACT_SAVINGS_AMOUNT
         );
         let Some(id) = self.account_by_name(tx, &customer_name(self.cust_ids[0])) else {
             return ABORT;
@@ -321,8 +332,9 @@ impl SmallbankTerminal {
     fn write_check(&mut self, tx: &mut Tx<'_>) -> Step {
         self.generate_cust_ids(false);
         self.parameters = format!(
-            "custName=<name of {}>, amount={}",
-            self.cust_ids[0], WRITE_CHECK_AMOUNT
+            "{}, amount={}",
+            name_parameter(self.cust_ids[0]),
+            WRITE_CHECK_AMOUNT
         );
         let Some(id) = self.account_by_name(tx, &customer_name(self.cust_ids[0])) else {
             return ABORT;
