@@ -5,6 +5,8 @@
 //! - [`isopredict`]: traces of the IsoPredict artifact (PLDI'24), `WRITE KEY[k] Txn(s, i)` …
 //! - [`plume`]: Plume/PolySI text, `r(k,v,s,t)` / `w(k,v,s,t)`.
 //! - [`awdit`]: the AWDIT test format, `r k v` / `w k v` with `-----` and `=====` separators.
+//! - [`events`]: JSON lines, one event (begin/read/write/commit/abort) per line, what an
+//!   application records itself (docs/recording.md).
 //!
 //! Reading never panics: malformed input gives an [`InputError`] naming the file, the line
 //! and the problem. Writing refuses ([`FormatError::Unrepresentable`]) a history whose
@@ -13,6 +15,7 @@
 
 pub mod awdit;
 mod common;
+pub mod events;
 pub mod isopredict;
 pub mod json;
 pub mod plume;
@@ -41,15 +44,19 @@ pub enum Format {
     /// The AWDIT test format.
     #[value(name = "awdit")]
     Awdit,
+    /// JSON lines, one event per line (an application's own recording).
+    #[value(name = "jsonl")]
+    Events,
 }
 
 impl Format {
     /// Every format, in the order of the formats table.
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 5] = [
         Format::Json,
         Format::IsoPredict,
         Format::Plume,
         Format::Awdit,
+        Format::Events,
     ];
 
     /// The name used on the command line.
@@ -59,6 +66,7 @@ impl Format {
             Format::IsoPredict => "isopredict",
             Format::Plume => "plume",
             Format::Awdit => "awdit",
+            Format::Events => "jsonl",
         }
     }
 
@@ -119,7 +127,7 @@ pub enum FormatError {
 }
 
 /// Detects the format from the content: the first line that is neither blank nor a `#`
-/// comment decides (`{` → json; `r(`/`w(` → plume; `WRITE KEY[`, `READ KEY[`, `INSERT[`,
+/// comment decides (a JSON object with an `event` field → jsonl; other `{` → json; `r(`/`w(` → plume; `WRITE KEY[`, `READ KEY[`, `INSERT[`,
 /// `CONTAINS[`, `DELETE[` → isopredict; `r `/`w ` or a line of `-`/`=` → awdit). `None` when
 /// no line decides.
 pub fn detect(text: impl AsRef<[u8]>) -> Option<Format> {
@@ -139,6 +147,9 @@ fn detect_with_line(bytes: &[u8]) -> (Option<Format>, u32) {
 }
 
 fn detect_line(line: &[u8]) -> Option<Format> {
+    if events::looks_like(line) {
+        return Some(Format::Events);
+    }
     if line[0] == b'{' {
         return Some(Format::Json);
     }
@@ -176,7 +187,7 @@ pub fn read_bytes(
                 return Err(InputError::new(
                     source,
                     line,
-                    "unknown format: expected `{` (json), `r(`/`w(` (plume), \
+                    "unknown format: expected `{\"event\": …}` lines (jsonl), `{` (json), `r(`/`w(` (plume), \
                      `WRITE KEY[`/`READ KEY[`/`INSERT[`/`CONTAINS[`/`DELETE[` (isopredict) \
                      or `r `/`w `/`---`/`===` (awdit)",
                 ))
@@ -189,6 +200,7 @@ pub fn read_bytes(
         Format::IsoPredict => isopredict::read(bytes, source),
         Format::Plume => plume::read(bytes, source),
         Format::Awdit => awdit::read(bytes, source),
+        Format::Events => events::read(bytes, source),
     }
 }
 
@@ -214,6 +226,7 @@ pub fn write_to(history: &History, format: Format, out: &mut dyn Write) -> Resul
         Format::IsoPredict => isopredict::write(history, &mut out)?,
         Format::Plume => plume::write(history, &mut out)?,
         Format::Awdit => awdit::write(history, &mut out)?,
+        Format::Events => events::write(history, &mut out)?,
     }
     out.flush()?;
     Ok(())
@@ -248,6 +261,7 @@ pub fn conversion_notes(history: &History, format: Format) -> Vec<String> {
         Format::IsoPredict => isopredict::notes(history),
         Format::Plume => plume::notes(history),
         Format::Awdit => awdit::notes(history),
+        Format::Events => events::notes(history),
     }
 }
 
