@@ -7,8 +7,8 @@ it saw. Two sessions run read-modify-write deposits; session "b" runs its transa
 interleaved with session "a"'s the way a read-committed database allows, so one deposit is lost.
 
     python3 examples/emit_events.py > bank.jsonl
-    isopredict check bank.jsonl --level rc     # holds: read committed allows this
-    isopredict check bank.jsonl --level ser    # violated: a lost update
+    isopredict check bank.jsonl --level rc     # consistent: read committed allows this
+    isopredict predict bank.jsonl --level rc   # exit 1: an unserializable execution (this one)
 """
 import json
 import sys

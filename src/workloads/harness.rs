@@ -439,3 +439,44 @@ pub fn run_on(
         txn_calls,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::smallbank::Smallbank;
+
+    #[test]
+    fn a_store_abort_is_replayed_and_its_call_retried() {
+        let base = run(&Smallbank, &RunConfig::paper(1, Size::Small)).unwrap();
+        assert_eq!(base.attempts.len(), 12);
+        // As if the store had aborted terminal 1's first transaction.
+        let config = RunConfig {
+            observed_attempts: Some(vec![Attempt {
+                client: 1,
+                outcome: None,
+                by_store: true,
+            }]),
+            ..RunConfig::paper(1, Size::Small)
+        };
+        let r = run(&Smallbank, &config).unwrap();
+        let forced: Vec<_> = r.attempts.iter().filter(|a| a.by_store).collect();
+        assert_eq!(forced.len(), 1);
+        assert_eq!(forced[0].client, 1);
+        assert_eq!(forced[0].outcome, None);
+        let first_of_1 = r.attempts.iter().find(|a| a.client == 1).unwrap();
+        assert!(first_of_1.by_store);
+        // The call was retried: 12 calls, 13 transactions.
+        assert_eq!(r.attempts.len(), 13);
+        let calls: usize = r.calls.iter().map(|c| c.1 + c.2).sum();
+        assert_eq!(calls, 12);
+    }
+
+    #[test]
+    fn sizes_parse_and_name() {
+        assert_eq!("100".parse::<Size>(), Ok(Size::Calls(100)));
+        assert_eq!("100-calls".parse::<Size>(), Ok(Size::Calls(100)));
+        assert_eq!(Size::Calls(7).name().parse::<Size>(), Ok(Size::Calls(7)));
+        assert!("0".parse::<Size>().is_err());
+        assert_eq!(Size::Calls(5).calls_per_terminal(), 5);
+    }
+}
