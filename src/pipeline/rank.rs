@@ -94,7 +94,7 @@ impl RankGrid {
                 sessions,
                 backend,
             } => format!(
-                "workloads {}; {sessions} sessions; sizes {}; seeds {}; levels {}; strategies {}; timeout {timeout}; random exploration {explore} run(s) per workload × size × seed × level; observed runs recorded on the {}",
+                "workloads {}; {sessions} sessions; sizes {}; seeds {}; levels {}; strategies {}; timeout {timeout}; random exploration {explore} run(s) per workload × size × seed × level; observed runs recorded on {}",
                 workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(", "),
                 sizes.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
                 describe_seeds(seeds),
@@ -102,7 +102,7 @@ impl RankGrid {
                 strategies.join(", "),
                 backend
                     .as_ref()
-                    .map_or("embedded store".to_string(), |b| b.describe()),
+                    .map_or("the embedded store".to_string(), |b| b.describe()),
             ),
             RankInput::Histories { dir } => format!(
                 "histories under {}; levels {}; strategies {}; timeout {timeout}",
