@@ -23,6 +23,7 @@ fn run(c: &mut Criterion) {
                 level,
                 strategy: Strategy::ApproxRelaxed,
                 timeout: Some(Duration::from_secs(60)),
+                ..RunOptions::default()
             };
             group.bench_function(
                 format!(
@@ -46,6 +47,8 @@ fn rank_small(c: &mut Criterion) {
             sizes: vec![Size::Small],
             seeds: vec![1, 2],
             explore: 2,
+            sessions: 3,
+            backend: None,
         },
         levels: vec![Level::Causal, Level::ReadCommitted],
         strategies: vec![Strategy::ApproxRelaxed],

@@ -24,6 +24,7 @@ fn prediction(
         level,
         strategy,
         timeout: Some(Duration::from_secs(120)),
+        ..RunOptions::default()
     };
     run_workload(by_name(workload).unwrap(), &options)
         .unwrap()

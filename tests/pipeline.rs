@@ -19,6 +19,7 @@ fn options(seed: u64, level: Level) -> RunOptions {
         level,
         strategy: Strategy::ApproxRelaxed,
         timeout: Some(Duration::from_secs(60)),
+        ..RunOptions::default()
     }
 }
 

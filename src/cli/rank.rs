@@ -7,9 +7,11 @@ use std::process::ExitCode;
 
 use isopredict::check::Level;
 use isopredict::pipeline::{
-    parse_level, parse_seeds, progress_bar, rank, write_rank_files, RankGrid, RankInput,
+    parse_level, parse_seeds, parse_store, progress_bar, rank, write_rank_files, RankGrid,
+    RankInput,
 };
 use isopredict::predict::Strategy;
+use isopredict::store::Isolation;
 use isopredict::workloads::{self, Size};
 
 /// The most random-exploration runs per case (`--explore`).
@@ -35,9 +37,21 @@ pub struct Args {
     /// Seeds: N, A..B (inclusive) or a comma-separated list.
     #[arg(long, default_value = "1..10")]
     seeds: String,
-    /// Sizes, comma-separated.
+    /// Sizes, comma-separated: small, large, or a number of calls per session.
     #[arg(long, value_delimiter = ',', default_value = "small,large")]
     sizes: Vec<Size>,
+    /// Sessions (terminals) per run [default: 3, as in the paper].
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    sessions: usize,
+    /// Calls per session (instead of --sizes).
+    #[arg(long, value_name = "M", conflicts_with = "sizes")]
+    calls: Option<usize>,
+    /// Where observed runs are recorded: `embedded` or a PostgreSQL URL.
+    #[arg(long, default_value = "embedded", value_name = "STORE")]
+    store: String,
+    /// The database's isolation level (with a PostgreSQL --store).
+    #[arg(long, default_value = "read-committed")]
+    isolation: Isolation,
     /// Levels, comma-separated: causal, ra, rc.
     #[arg(long, value_delimiter = ',', default_value = "causal,rc", value_parser = parse_level)]
     levels: Vec<Level>,
@@ -55,7 +69,7 @@ pub struct Args {
     explore: u64,
     /// Rank the histories in this folder instead (one group per subfolder; each file an
     /// observed history in any supported format).
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["workloads", "seeds", "sizes", "explore"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["workloads", "seeds", "sizes", "explore", "calls", "store"])]
     histories: Option<PathBuf>,
     /// Time budget in seconds per prediction; fractions allowed, 0: no limit, at most 1e9.
     #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
@@ -107,11 +121,23 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                 Ok(s) => s,
                 Err(e) => return bad(e),
             };
+            if args.sessions == 0 || args.calls == Some(0) {
+                return bad("--sessions and --calls must be at least 1".to_string());
+            }
+            let backend = match parse_store(&args.store, args.isolation) {
+                Ok(b) => b,
+                Err(e) => return bad(format!("--store: {e}")),
+            };
             RankInput::Workloads {
                 workloads,
-                sizes: args.sizes,
+                sizes: match args.calls {
+                    Some(n) => vec![Size::Calls(n)],
+                    None => args.sizes,
+                },
                 seeds,
                 explore: args.explore,
+                sessions: args.sessions,
+                backend,
             }
         }
     };

@@ -5,8 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use isopredict::pipeline::{parse_level, run_workload, write_run_files, RunOptions};
+use isopredict::pipeline::{parse_level, parse_store, run_workload, write_run_files, RunOptions};
 use isopredict::predict::Strategy;
+use isopredict::store::Isolation;
 use isopredict::workloads::{self, Size};
 
 /// Arguments of `isopredict run`.
@@ -20,9 +21,24 @@ pub struct Args {
     /// small (3 sessions × 4 calls) or large (3 × 8).
     #[arg(long, default_value = "small")]
     size: Size,
-    /// The weak isolation level: causal, ra or rc.
-    #[arg(long, default_value = "causal", value_parser = parse_level)]
-    level: isopredict::check::Level,
+    /// Sessions (terminals) [default: 3, as in the paper].
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    sessions: usize,
+    /// Calls per session (instead of --size), e.g. 100 for Smallbank at the scale of a test run.
+    #[arg(long, value_name = "M", conflicts_with = "size")]
+    calls: Option<usize>,
+    /// Where the observed run is recorded: `embedded` (the in-process store) or a PostgreSQL
+    /// URL, e.g. postgres://postgres@127.0.0.1:5432/postgres.
+    #[arg(long, default_value = "embedded", value_name = "STORE")]
+    store: String,
+    /// The database's isolation level (with a PostgreSQL --store): read-committed,
+    /// repeatable-read or serializable.
+    #[arg(long, default_value = "read-committed")]
+    isolation: Isolation,
+    /// The weak isolation level to predict at: causal, ra or rc [default: rc on a database at
+    /// read committed, else causal].
+    #[arg(long, value_parser = parse_level)]
+    level: Option<isopredict::check::Level>,
     /// The prediction strategy.
     #[arg(long, value_enum, default_value = "approx-relaxed")]
     strategy: Strategy,
@@ -53,12 +69,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
     };
+    if args.sessions == 0 || args.calls == Some(0) {
+        eprintln!("error: --sessions and --calls must be at least 1");
+        return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+    }
+    let backend = match parse_store(&args.store, args.isolation) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: --store: {e}");
+            return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+        }
+    };
+    let level = args.level.unwrap_or(
+        if backend.is_some() && args.isolation == Isolation::ReadCommitted {
+            isopredict::check::Level::ReadCommitted
+        } else {
+            isopredict::check::Level::Causal
+        },
+    );
     let options = RunOptions {
         seed: args.seed,
-        size: args.size,
-        level: args.level,
+        size: args.calls.map_or(args.size, Size::Calls),
+        level,
         strategy: args.strategy,
         timeout: args.timeout.0,
+        sessions: args.sessions,
+        backend,
     };
     let dir = args
         .out
@@ -66,6 +102,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut outcome = run_workload(workload, &options)?;
     outcome.report.raw_keys = args.raw_keys;
     write_run_files(&mut outcome, &dir)?;
+    if let Some(failure) = outcome
+        .report
+        .database
+        .as_ref()
+        .and_then(|d| d.failure.as_ref())
+    {
+        eprintln!(
+            "error: {failure}\n(the history recorded up to then is in {})",
+            dir.join("observed.json").display()
+        );
+    }
     let mut out = super::stdout();
     let text = if args.json {
         serde_json::to_string_pretty(&outcome.report)? + "\n"

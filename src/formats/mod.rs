@@ -16,6 +16,8 @@
 //! Directory formats (dbcop-bincode, cobra, viper) are read with [`read_path`], which also
 //! detects them; [`write_file`] writes them as a directory.
 //! - [`timekiller`]: TimeKiller (Chronos/Aion) JSON, timestamped transactions, kv and lists.
+//! - [`events`]: JSON lines, one event (begin/read/write/commit/abort) per line, what an
+//!   application records itself (docs/recording.md).
 //!
 //! Reading never panics: malformed input gives an [`InputError`] naming the file, the line
 //! and the problem. Writing refuses ([`FormatError::Unrepresentable`]) a history whose
@@ -30,6 +32,7 @@ pub mod dbcop_bincode;
 pub mod dbcop_text;
 mod edn;
 pub mod elle;
+pub mod events;
 pub mod isopredict;
 pub mod json;
 pub mod plume;
@@ -84,11 +87,14 @@ pub enum Format {
     /// TimeKiller (Chronos/Aion) JSON: transactions with start and commit timestamps.
     #[value(name = "timekiller")]
     TimeKiller,
+    /// JSON lines, one event per line (an application's own recording).
+    #[value(name = "jsonl")]
+    Events,
 }
 
 impl Format {
     /// Every format, in the order of the formats table.
-    pub const ALL: [Format; 12] = [
+    pub const ALL: [Format; 13] = [
         Format::Json,
         Format::IsoPredict,
         Format::Plume,
@@ -101,6 +107,7 @@ impl Format {
         Format::Cobra,
         Format::Viper,
         Format::TimeKiller,
+        Format::Events,
     ];
 
     /// The name used on the command line.
@@ -118,6 +125,7 @@ impl Format {
             Format::Cobra => "cobra",
             Format::Viper => "viper",
             Format::TimeKiller => "timekiller",
+            Format::Events => "jsonl",
         }
     }
 
@@ -195,7 +203,8 @@ pub enum FormatError {
 /// Cobra when it starts with a plausible `S` record, else dbcop-bincode. TimeKiller JSON (an
 /// array or stream of objects whose first has `"sts"`, `"cts"` and `"ops"`) comes next.
 /// Otherwise the first
-/// line that is neither blank nor a `#`, `//` or `;` comment decides: `{:` or `[{:` → elle;
+/// line that is neither blank nor a `#`, `//` or `;` comment decides: a JSON object with an `"event"` field → jsonl; `{:` or
+/// `[{:` → elle;
 /// `[[` → dbcop; `[` with anything else but `{` → dbcop-text; a JSON object or array of
 /// objects by its keys (`"events"` → dbcop, `"type"` with `"f"` or `"process"` → elle-json,
 /// `"value"` with a nested array → viper, else json); `r(`/`w(` → plume; `WRITE KEY[`,
@@ -228,6 +237,7 @@ fn detect_with_line(bytes: &[u8]) -> (Option<Format>, u32) {
             continue;
         }
         let found = match line[0] {
+            b'{' if events::looks_like(line) => Some(Format::Events),
             b'{' | b'[' => detect_structured(bytes, line),
             _ => detect_line(line),
         };
@@ -351,7 +361,7 @@ pub fn read_bytes(
                 return Err(InputError::new(
                     source,
                     line,
-                    "unknown format: expected `{` (json, dbcop, elle-json, viper), `{:` \
+                    "unknown format: expected `{\"event\": …}` lines (jsonl), `{` (json, dbcop, elle-json, viper), `{:` \
                      (elle), `[` (dbcop, dbcop-text), `r(`/`w(` (plume), \
                      `WRITE KEY[`/`READ KEY[`/`INSERT[`/`CONTAINS[`/`DELETE[` (isopredict) \
                      or `r `/`w `/`---`/`===` (awdit); name it with --format",
@@ -378,6 +388,7 @@ pub fn read_bytes(
         Format::Viper => viper::read_files(&[(source.to_string(), bytes)], source),
         Format::DbcopBincode | Format::Cobra => unreachable!("handled above"),
         Format::TimeKiller => timekiller::read(bytes, source),
+        Format::Events => events::read(bytes, source),
     }
 }
 
@@ -502,6 +513,7 @@ pub fn write_to(history: &History, format: Format, out: &mut dyn Write) -> Resul
         Format::ElleJson => elle::write_json(history, &mut out)?,
         Format::Cobra | Format::Viper => return Err(FormatError::NeedsDirectory(format)),
         Format::TimeKiller => timekiller::write(history, &mut out)?,
+        Format::Events => events::write(history, &mut out)?,
     }
     out.flush()?;
     Ok(())
@@ -620,6 +632,7 @@ fn format_notes(history: &History, format: Format) -> Vec<String> {
         Format::Cobra => cobra::notes(history),
         Format::Viper => viper::notes(history),
         Format::TimeKiller => timekiller::notes(history),
+        Format::Events => events::notes(history),
     }
 }
 

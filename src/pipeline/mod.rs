@@ -4,11 +4,14 @@
 //!   write) → check it at the level → predict an unserializable execution → re-verify it →
 //!   validate it by replaying the workload → a [`RunReport`](crate::report::run_report::RunReport)
 //!   in words, and files (histories, DOT/SVG of the anomaly, report.md).
+//! - [`promise`]: whether a database kept the isolation level it promised, for runs recorded
+//!   on one.
 //! - [`rank()`]: the same over a grid of workloads × sizes × seeds × levels × strategies (or
 //!   over folders of user histories) in parallel, plus MonkeyDB-style random exploration,
 //!   summarised as the paper's Tables 4–7 and a risk ranking of the programs.
 
 mod explain;
+pub mod promise;
 pub mod rank;
 pub mod run;
 
@@ -41,6 +44,25 @@ pub fn parse_level(s: &str) -> Result<Level, String> {
         )),
         Err(e) => Err(e),
     }
+}
+
+/// The backend a `--store` argument names: `embedded` (`None`: the embedded store) or a
+/// PostgreSQL URL (`postgres://user@host:port/db` or `postgresql://…`) run at `isolation`.
+pub fn parse_store(
+    store: &str,
+    isolation: crate::store::Isolation,
+) -> Result<Option<std::sync::Arc<dyn crate::store::Backend>>, String> {
+    if store == "embedded" {
+        return Ok(None);
+    }
+    if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+        return crate::store::postgres::Postgres::new(store, isolation)
+            .map(|p| Some(std::sync::Arc::new(p) as std::sync::Arc<dyn crate::store::Backend>))
+            .map_err(|e| e.to_string());
+    }
+    Err(format!(
+        "unknown store {store:?}: `embedded` or a PostgreSQL URL (postgres://user@host:port/db)"
+    ))
 }
 
 /// Runs `f` with a fresh Z3 context on this thread. The z3 crate keeps one context per thread,

@@ -50,6 +50,11 @@ pub enum RankInput {
         seeds: Vec<u64>,
         /// Random-exploration runs per workload × size × seed × level (0: none).
         explore: u64,
+        /// Sessions (terminals) per run; the paper uses 3.
+        sessions: usize,
+        /// Where observed runs are recorded (`None`: the embedded store). Exploration and
+        /// validation by replay always run on the embedded store.
+        backend: Option<std::sync::Arc<dyn crate::store::Backend>>,
     },
     /// User histories: every file in each subfolder of `dir` (a group, named after the
     /// subfolder; files directly in `dir` form a group named after `dir`), any format.
@@ -86,13 +91,18 @@ impl RankGrid {
                 sizes,
                 seeds,
                 explore,
+                sessions,
+                backend,
             } => format!(
-                "workloads {}; sizes {}; seeds {}; levels {}; strategies {}; timeout {timeout}; random exploration {explore} run(s) per workload × size × seed × level",
+                "workloads {}; {sessions} sessions; sizes {}; seeds {}; levels {}; strategies {}; timeout {timeout}; random exploration {explore} run(s) per workload × size × seed × level; observed runs recorded on {}",
                 workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(", "),
                 sizes.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
                 describe_seeds(seeds),
                 levels.join(", "),
                 strategies.join(", "),
+                backend
+                    .as_ref()
+                    .map_or("the embedded store".to_string(), |b| b.describe()),
             ),
             RankInput::Histories { dir } => format!(
                 "histories under {}; levels {}; strategies {}; timeout {timeout}",
@@ -271,6 +281,7 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
             sizes,
             seeds,
             explore,
+            ..
         } => {
             for &workload in workloads {
                 for &size in sizes {
@@ -330,10 +341,16 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
     order.sort_by_key(|&i| std::cmp::Reverse(tasks[i].cost()));
     progress.set_length(tasks.len() as u64);
     let timeout = grid.timeout;
+    let setup = match &grid.input {
+        RankInput::Workloads {
+            sessions, backend, ..
+        } => (*sessions, backend.clone()),
+        RankInput::Histories { .. } => (3, None),
+    };
     let mut done: Vec<(usize, Done)> = order
         .into_par_iter()
         .map(|i| {
-            let result = super::fresh_z3(|| run_task(&tasks[i], timeout));
+            let result = super::fresh_z3(|| run_task(&tasks[i], timeout, &setup));
             progress.inc(1);
             (i, result)
         })
@@ -363,7 +380,10 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
     })
 }
 
-fn run_task(task: &Task, timeout: Option<Duration>) -> Done {
+/// Sessions per run and where observed runs are recorded.
+type RunSetup = (usize, Option<std::sync::Arc<dyn crate::store::Backend>>);
+
+fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> Done {
     match task {
         Task::Predict {
             workload,
@@ -372,7 +392,7 @@ fn run_task(task: &Task, timeout: Option<Duration>) -> Done {
             level,
             strategy,
         } => Done::Prediction(predict_workload(
-            *workload, *size, *seed, *level, *strategy, timeout,
+            *workload, *size, *seed, *level, *strategy, timeout, setup,
         )),
         Task::Explore {
             workload,
@@ -380,7 +400,9 @@ fn run_task(task: &Task, timeout: Option<Duration>) -> Done {
             seed,
             level,
             trial,
-        } => Done::Exploration(explore(*workload, *size, *seed, *level, *trial, timeout)),
+        } => Done::Exploration(explore(
+            *workload, *size, *seed, *level, *trial, timeout, setup.0,
+        )),
         Task::History {
             group,
             path,
@@ -488,6 +510,7 @@ fn predict_workload(
     level: Level,
     strategy: Strategy,
     timeout: Option<Duration>,
+    setup: &RunSetup,
 ) -> PredictionRecord {
     let base = task_record(
         workload.name().to_string(),
@@ -496,8 +519,15 @@ fn predict_workload(
         level,
         strategy,
     );
-    let config = RunConfig::paper(seed, size);
-    let observed = match workloads::run(workload, &config) {
+    let config = RunConfig {
+        terminals: setup.0,
+        ..RunConfig::paper(seed, size)
+    };
+    let observed = match &setup.1 {
+        Some(backend) => workloads::run_on(workload, &config, backend.as_ref()),
+        None => workloads::run(workload, &config),
+    };
+    let observed = match observed {
         Ok(r) => r,
         Err(e) => {
             return PredictionRecord {
@@ -542,6 +572,7 @@ fn explore(
     level: Level,
     trial: u64,
     timeout: Option<Duration>,
+    sessions: usize,
 ) -> ExplorationRecord {
     let exploration_seed = seed.wrapping_mul(1_000_003).wrapping_add(trial);
     let config = RunConfig {
@@ -550,6 +581,7 @@ fn explore(
             seed: exploration_seed,
         },
         schedule_seed: exploration_seed,
+        terminals: sessions,
         ..RunConfig::paper(seed, size)
     };
     let (invariant_failed, unserializable) = match workloads::run(workload, &config) {

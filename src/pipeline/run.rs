@@ -7,6 +7,7 @@
 //! report.json.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::check::{self, CheckError, CheckOptions, Level};
@@ -14,10 +15,10 @@ use crate::formats::{self, Format};
 use crate::predict::{predict, PredictError, PredictOptions, Prediction, Strategy, Verdict};
 use crate::report::anomaly::AnomalyGraph;
 use crate::report::run_report::{
-    CallLine, InvariantLine, RunReport, RunTimings, RunVerdict, ValidationSection,
+    CallLine, DatabaseSection, InvariantLine, RunReport, RunTimings, RunVerdict, ValidationSection,
 };
 use crate::ser::{self, SerVerdict};
-use crate::store::KeyDirectory;
+use crate::store::{Backend, KeyDirectory};
 use crate::workloads::{
     self, InvariantCheck, Run, RunConfig, RunError, Size, Validation, Workload,
 };
@@ -39,10 +40,15 @@ pub struct RunOptions {
     /// Budget for prediction, and separately for each serializability check (none: no
     /// limit).
     pub timeout: Option<Duration>,
+    /// Sessions (terminals); the paper uses 3.
+    pub sessions: usize,
+    /// Where the observed run is recorded (`None`: the embedded store, reads seeing the
+    /// latest write). Validation by replay always runs on the embedded store.
+    pub backend: Option<Arc<dyn Backend>>,
 }
 
 impl Default for RunOptions {
-    /// Seed 1, small, causal, approx-relaxed, 60 s.
+    /// Seed 1, small, 3 sessions, causal, approx-relaxed, 60 s, the embedded store.
     fn default() -> Self {
         RunOptions {
             seed: 1,
@@ -50,6 +56,8 @@ impl Default for RunOptions {
             level: Level::Causal,
             strategy: Strategy::ApproxRelaxed,
             timeout: Some(Duration::from_secs(60)),
+            sessions: 3,
+            backend: None,
         }
     }
 }
@@ -127,13 +135,40 @@ fn run_in_context(
 ) -> Result<RunOutcome, PipelineError> {
     let start = Instant::now();
     let level = options.level;
-    let config = RunConfig::paper(options.seed, options.size);
+    let config = RunConfig {
+        terminals: options.sessions,
+        ..RunConfig::paper(options.seed, options.size)
+    };
     let mut timings = RunTimings::default();
 
     // 1. Record.
     let t = Instant::now();
-    let observed = workloads::run(workload, &config)?;
+    let observed = match &options.backend {
+        Some(backend) => workloads::run_on(workload, &config, backend.as_ref())?,
+        None => workloads::run(workload, &config)?,
+    };
     timings.record_ms = ms(t.elapsed());
+    let database = observed.database.as_ref().map(|db| {
+        let promise =
+            super::promise::check_promise(&observed.history, db.isolation, options.timeout);
+        let committed = observed.history.committed_txns().count().saturating_sub(1);
+        DatabaseSection {
+            database: db.database.clone(),
+            isolation: db.isolation.name().to_string(),
+            attempts: db.attempts,
+            aborted_by_database: db.aborted_by_database,
+            connection_losses: db.connection_losses,
+            unknown_outcome: db.unknown_outcome,
+            committed_per_second: committed as f64 / (db.elapsed_ms / 1000.0).max(1e-9),
+            promise: promise.sentence(),
+            promise_verdict: serde_json::to_value(promise.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            promise_explanation: promise.explanation,
+            failure: db.failure.clone(),
+        }
+    });
     let keys = KeyDirectory::new(
         &workload.tables(),
         &observed.history,
@@ -176,7 +211,16 @@ fn run_in_context(
         }
         .sessions(),
         raw_keys: false,
+        database,
     };
+    if let Some(failure) = report.database.as_ref().and_then(|d| d.failure.clone()) {
+        report.verdict = RunVerdict::Unknown;
+        report.summary = format!(
+            "The run on the database ended early, so nothing was predicted: {failure}. The history recorded up to then ({} committed transactions) is well-formed and written with the report.",
+            report.observed_transactions.saturating_sub(1)
+        );
+        return Ok(stopped_before_prediction(report, observed, timings, start));
+    }
 
     // 2. Check.
     let t = Instant::now();
@@ -184,20 +228,42 @@ fn run_in_context(
     timings.check_ms = ms(t.elapsed());
     if !checked.is_consistent() {
         report.verdict = RunVerdict::ObservedViolation;
-        report.summary = format!(
-            "The observed run of {} already violates {}: the store itself misbehaved.",
-            workload.name(),
-            level_name(level)
-        );
+        report.summary = match &observed.database {
+            None => format!(
+                "The observed run of {} already violates {}: the store itself misbehaved.",
+                workload.name(),
+                level_name(level)
+            ),
+            Some(db) => format!(
+                "The observed run of {} on the database at {} already violates {}.",
+                workload.name(),
+                db.isolation,
+                level_name(level)
+            ),
+        };
         report.observed_violation = Some(checked.render_text());
         return Ok(stopped_before_prediction(report, observed, timings, start));
     }
 
     // 3. Predict.
-    let outcome = predict(
+    let outcome = match predict(
         h,
         &PredictOptions::new(level, options.strategy).with_timeout(options.timeout),
-    )?;
+    ) {
+        Ok(o) => o,
+        Err(e @ PredictError::TooLarge { .. }) => {
+            // Recording, checking and the database's promise are reported all the same.
+            report.verdict = RunVerdict::Unknown;
+            report.reason = Some(e.to_string());
+            report.summary = format!(
+                "Unknown: the observed run ({} transactions) satisfies {} but is too large for the predictor ({e}).",
+                report.observed_transactions.saturating_sub(1),
+                level_name(level)
+            );
+            return Ok(stopped_before_prediction(report, observed, timings, start));
+        }
+        Err(e) => return Err(e.into()),
+    };
     timings.generation_ms = outcome.stats.generation_ms;
     timings.solving_ms = outcome.stats.solving_ms;
     timings.literals = outcome.stats.encoding.literals;
@@ -437,7 +503,7 @@ pub fn write_run_files(outcome: &mut RunOutcome, dir: &Path) -> anyhow::Result<(
     let mut files: Vec<(&str, Vec<u8>)> = Vec::new();
     let trace = |run: &Run| -> anyhow::Result<Vec<u8>> {
         let mut out = Vec::new();
-        run.store.write_trace(&mut out)?;
+        run.write_trace(&mut out)?;
         Ok(out)
     };
     let json = |h: &crate::history::History| -> anyhow::Result<Vec<u8>> {

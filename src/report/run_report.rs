@@ -133,6 +133,35 @@ pub struct ValidationSection {
     pub invariants: Vec<InvariantLine>,
 }
 
+/// Where the observed run was recorded, when on a real database, and whether the database
+/// kept the isolation level it promised.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DatabaseSection {
+    /// Which database, e.g. `PostgreSQL 15.18 at 127.0.0.1:5432/postgres`.
+    pub database: String,
+    /// The isolation level every transaction ran at (`read-committed`, …).
+    pub isolation: String,
+    /// Transactions run (committed, rolled back, aborted by the database).
+    pub attempts: usize,
+    /// Of those, aborted by the database (serialization failures, deadlocks, lost
+    /// connections), and how many of those by a lost connection.
+    pub aborted_by_database: usize,
+    /// Aborts caused by a lost connection.
+    pub connection_losses: usize,
+    /// Transactions whose commit outcome could not be learned.
+    pub unknown_outcome: usize,
+    /// Committed transactions recorded per second of the sessions' wall time.
+    pub committed_per_second: f64,
+    /// The promise, its verdict and the check, in one sentence.
+    pub promise: String,
+    /// `kept`, `broken`, `pending` or `unknown`.
+    pub promise_verdict: String,
+    /// The violation explained, when broken.
+    pub promise_explanation: Option<String>,
+    /// Why the run ended early (e.g. the server went away), if it did.
+    pub failure: Option<String>,
+}
+
 /// Measurements.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunTimings {
@@ -193,6 +222,10 @@ pub struct RunReport {
     /// Show the store's raw keys (hashes) beside their meaning (`run --raw-keys`).
     #[serde(default)]
     pub raw_keys: bool,
+    /// Where the observed run was recorded when on a real database (`None`: the embedded
+    /// store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<DatabaseSection>,
 }
 
 fn code(s: &str) -> String {
@@ -267,6 +300,28 @@ impl RunReport {
         let _ = writeln!(out, "**{}**\n", self.summary);
         if let Some(r) = &self.reason {
             let _ = writeln!(out, "Reason: {r}\n");
+        }
+        if let Some(d) = &self.database {
+            out.push_str("## Recorded on a database\n\n");
+            let _ = writeln!(
+                out,
+                "The observed run ran on **{}** at isolation level **{}**: {} transactions ({} aborted by the database, {} of them by a lost connection; {} of unknown outcome), {:.0} committed transactions recorded per second.\n",
+                d.database,
+                d.isolation,
+                d.attempts,
+                d.aborted_by_database,
+                d.connection_losses,
+                d.unknown_outcome,
+                d.committed_per_second
+            );
+            let _ = writeln!(out, "Promise: {}.\n", d.promise);
+            if let Some(e) = &d.promise_explanation {
+                let _ = writeln!(out, "```\n{}\n```\n", e.trim_end());
+            }
+            if let Some(f) = &d.failure {
+                let _ = writeln!(out, "**The run ended early:** {f}\n");
+            }
+            out.push_str("Validation by replay runs on the embedded store, which controls which write each read sees; the database cannot.\n\n");
         }
         if let Some(v) = &self.observed_violation {
             let _ = writeln!(out, "## The observed run violates {}\n", self.level);
@@ -460,6 +515,7 @@ mod tests {
             observed_calls: vec![],
             observed_invariants: vec![],
             observed_violation: None,
+            database: None,
             prediction: Some(PredictionSection {
                 boundaries: vec!["session 1: all 3 transactions".into()],
                 calls: vec![CallLine {

@@ -1,6 +1,6 @@
 //! The key–value interface the table layer and applications program against.
 //!
-//! [`KvRead`] is implemented by a running transaction ([`super::Tx`], recorded), the loader
+//! [`KvRead`] is implemented by a running transaction (any [`Transaction`], recorded), the loader
 //! ([`super::Loader`], the initial state) and a snapshot of the latest state
 //! ([`super::Snapshot`], unrecorded, for invariants); [`KvWrite`] by the first two.
 
@@ -29,3 +29,12 @@ pub trait KvWrite: KvRead {
     /// The next value of the store's non-transactional row counter.
     fn next_row_counter(&mut self) -> u64;
 }
+
+/// A running transaction on some backend ([`super::EmbeddedTx`] on the embedded store,
+/// [`super::postgres::PgTx`] on PostgreSQL): the key–value operations application code uses.
+/// Commit and rollback belong to whoever began the transaction (a [`super::Backend`] through
+/// its [`super::Client`]), so workloads written against [`Tx`] run unchanged on every backend.
+pub trait Transaction: KvWrite {}
+
+/// What application code receives: `&mut Tx<'_>` is a running transaction of any backend.
+pub type Tx<'a> = dyn Transaction + 'a;

@@ -25,6 +25,11 @@ pub trait Client {
     fn is_done(&self) -> bool;
     /// Runs the session's next transaction on `tx` and says how it ends.
     fn run(&mut self, tx: &mut Tx<'_>) -> Outcome;
+    /// The store aborted the transaction the last [`Client::run`] ran, whatever it said (a
+    /// serialization failure, a deadlock, a lost connection; on the embedded store, a replay
+    /// of such an abort). The client decides whether its next transaction retries it. By
+    /// default nothing happens.
+    fn aborted_by_store(&mut self) {}
 }
 
 /// Which session runs next.
@@ -46,8 +51,10 @@ pub enum Schedule {
 pub struct Attempt {
     /// Index of the client.
     pub client: usize,
-    /// What the commit did, or `None` if the client rolled it back.
+    /// What the commit did, or `None` if it rolled back.
     pub outcome: Option<Committed>,
+    /// Whether the store aborted it (see [`Client::aborted_by_store`]) rather than the client.
+    pub by_store: bool,
 }
 
 /// Runs `clients[i]` on `sessions[i]` until the schedule ends; returns every transaction
@@ -58,8 +65,42 @@ pub fn run_clients(
     clients: &mut [&mut dyn Client],
     schedule: &Schedule,
 ) -> Vec<Attempt> {
+    run_clients_forcing(store, sessions, clients, schedule, &[])
+}
+
+/// [`run_clients`], except that the transactions in `forced` — (client, index among the
+/// client's transactions, 0-based) — are rolled back whatever the client says and reported to
+/// it with [`Client::aborted_by_store`]: the replay of a run on a store that aborted them.
+pub fn run_clients_forcing(
+    store: &mut Store,
+    sessions: &[SessionId],
+    clients: &mut [&mut dyn Client],
+    schedule: &Schedule,
+    forced: &[(usize, usize)],
+) -> Vec<Attempt> {
     assert_eq!(sessions.len(), clients.len(), "one session per client");
     let mut ran = Vec::new();
+    let mut started = vec![0usize; clients.len()];
+    let mut run_one = |store: &mut Store, session: SessionId, client: &mut dyn Client, i: usize| {
+        let force = forced.contains(&(i, started[i]));
+        started[i] += 1;
+        if force {
+            let mut tx = store.begin(session);
+            client.run(&mut tx);
+            tx.rollback();
+            client.aborted_by_store();
+            return Attempt {
+                client: i,
+                outcome: None,
+                by_store: true,
+            };
+        }
+        Attempt {
+            client: i,
+            outcome: run_one(store, session, client),
+            by_store: false,
+        }
+    };
     match schedule {
         Schedule::Seeded(seed) => {
             let mut rng = SplitMix64::new(*seed);
@@ -71,16 +112,15 @@ pub fn run_clients(
                     break;
                 }
                 let i = live[rng.below(live.len())];
-                let outcome = run_one(store, sessions[i], &mut *clients[i]);
-                ran.push(Attempt { client: i, outcome });
+                ran.push(run_one(store, sessions[i], &mut *clients[i], i));
             }
         }
         Schedule::Turns(turns) => {
             for &i in turns {
                 while !clients[i].is_done() {
-                    let outcome = run_one(store, sessions[i], &mut *clients[i]);
-                    ran.push(Attempt { client: i, outcome });
-                    if let Some(Committed::At(_)) = outcome {
+                    let attempt = run_one(store, sessions[i], &mut *clients[i], i);
+                    ran.push(attempt);
+                    if let Some(Committed::At(_)) = attempt.outcome {
                         break;
                     }
                 }
@@ -89,8 +129,7 @@ pub fn run_clients(
         Schedule::Steps(steps) => {
             for &i in steps {
                 if !clients[i].is_done() {
-                    let outcome = run_one(store, sessions[i], &mut *clients[i]);
-                    ran.push(Attempt { client: i, outcome });
+                    ran.push(run_one(store, sessions[i], &mut *clients[i], i));
                 }
             }
         }

@@ -14,7 +14,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::access::{KvRead, KvWrite};
+use super::access::{KvRead, KvWrite, Transaction};
 use super::data::{Event, EventKind, KeyId, Seq, Source, StoreData, TxnRecord, Version};
 use super::key::KeyRef;
 use super::policy::{supported, ReadPolicy, Tracker};
@@ -164,7 +164,7 @@ impl Store {
 
     /// Begins a transaction on `session`. Transactions run one at a time: the returned handle
     /// borrows the store until it commits or rolls back (dropping it rolls back).
-    pub fn begin(&mut self, session: SessionId) -> Tx<'_> {
+    pub fn begin(&mut self, session: SessionId) -> EmbeddedTx<'_> {
         assert!(
             (session as usize) < self.data.sessions.len(),
             "Store::begin: unknown session {session}"
@@ -176,7 +176,12 @@ impl Store {
             session,
             ..Default::default()
         });
-        Tx { store: self }
+        EmbeddedTx { store: self }
+    }
+
+    /// The non-transactional row counter's current value (the last one taken).
+    pub fn row_counter(&self) -> u64 {
+        self.row_counter
     }
 
     /// Takes the next value of the non-transactional row counter (row ids of tables without
@@ -444,11 +449,11 @@ impl Store {
 
 /// A running transaction. Commit or roll back explicitly; dropping it rolls back.
 #[derive(Debug)]
-pub struct Tx<'a> {
+pub struct EmbeddedTx<'a> {
     store: &'a mut Store,
 }
 
-impl Tx<'_> {
+impl EmbeddedTx<'_> {
     /// The session running this transaction.
     pub fn session(&self) -> SessionId {
         self.store.current.as_ref().map_or(0, |c| c.session)
@@ -470,14 +475,16 @@ impl Tx<'_> {
     }
 }
 
-impl Drop for Tx<'_> {
+impl Drop for EmbeddedTx<'_> {
     fn drop(&mut self) {
         // After a commit there is no current transaction; otherwise this rolls back.
         self.store.current = None;
     }
 }
 
-impl KvRead for Tx<'_> {
+impl Transaction for EmbeddedTx<'_> {}
+
+impl KvRead for EmbeddedTx<'_> {
     fn get(&mut self, key: u64) -> Option<Value> {
         self.store.read(KeyRef::Plain(key), EventKind::Read)
     }
@@ -495,7 +502,7 @@ impl KvRead for Tx<'_> {
     }
 }
 
-impl KvWrite for Tx<'_> {
+impl KvWrite for EmbeddedTx<'_> {
     fn put(&mut self, key: u64, value: Value) {
         self.store
             .write(KeyRef::Plain(key), EventKind::Write, value);

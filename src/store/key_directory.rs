@@ -23,7 +23,11 @@ pub struct KeyDirectory {
 impl KeyDirectory {
     /// The directory of `history`'s keys over `tables`, naming rows by their key cells in
     /// `state`.
-    pub fn new(tables: &[Table], history: &History, state: &mut impl KvRead) -> KeyDirectory {
+    pub fn new(
+        tables: &[Table],
+        history: &History,
+        state: &mut (impl KvRead + ?Sized),
+    ) -> KeyDirectory {
         let mut names = FxHashMap::default();
         let mut by_set: FxHashMap<u64, usize> = FxHashMap::default();
         for (i, t) in tables.iter().enumerate() {
@@ -100,7 +104,7 @@ impl KeyDirectory {
 
 /// `TABLE[col=value, …]` from the key cells (or the first column) of `row` in `state`;
 /// `TABLE[row id N]` when they cannot be read.
-fn row_label(t: &Table, row: u64, state: &mut impl KvRead) -> String {
+fn row_label(t: &Table, row: u64, state: &mut (impl KvRead + ?Sized)) -> String {
     let first = [0usize];
     let cols: &[usize] = match t.primary_key_columns() {
         Some(pk) if !pk.is_empty() => pk,

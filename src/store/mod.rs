@@ -2,7 +2,11 @@
 //! OOPSLA'21) for IsoPredict (PLDI'24): record application runs as histories, explore weak
 //! isolation with random reads, and replay predicted executions to validate them.
 //!
-//! - [`Store`]: sessions, transactions run one at a time ([`Store::begin`] → [`Tx`]), get/put
+//! - [`Backend`]: where a run's transactions execute and get recorded — [`Embedded`] (this
+//!   store) or [`postgres::Postgres`] (a real server; also [`postgres::PgSession`] to record an
+//!   application's own transactions). Application code sees only [`Tx`], a running
+//!   transaction of any backend.
+//! - [`Store`]: sessions, transactions run one at a time ([`Store::begin`] → [`EmbeddedTx`]), get/put
 //!   and set insert/delete/contains ([`KvRead`], [`KvWrite`]), commit/rollback, the loader of
 //!   the initial state, an unrecorded [`Snapshot`] of the final state.
 //! - [`ReadPolicy`]: `Latest` (serial observed runs), `Random` at causal/ra/rc (MonkeyDB's
@@ -34,6 +38,7 @@
 //! ```
 
 mod access;
+mod backend;
 mod causal;
 mod data;
 mod driver;
@@ -41,6 +46,7 @@ mod engine;
 mod key;
 mod key_directory;
 mod policy;
+pub mod postgres;
 mod prng;
 mod read_atomic;
 mod read_committed;
@@ -51,13 +57,17 @@ mod siphash;
 mod table;
 mod value;
 
-pub use access::{KvRead, KvWrite};
+pub use access::{KvRead, KvWrite, Transaction, Tx};
+pub use backend::{Backend, BackendError, DatabaseRun, Embedded, Execution, Isolation, Job};
 pub use data::{
     Event, EventKind, KeyId, Seq, SessionRecord, Source, StoreData, TxnRecord, Version,
     INITIAL_SESSION,
 };
-pub use driver::{interleave_attempts, run_clients, run_one, Attempt, Client, Outcome, Schedule};
-pub use engine::{Committed, Loader, SessionId, Snapshot, Store, StoreError, Tx};
+pub use driver::{
+    interleave_attempts, run_clients, run_clients_forcing, run_one, Attempt, Client, Outcome,
+    Schedule,
+};
+pub use engine::{Committed, EmbeddedTx, Loader, SessionId, Snapshot, Store, StoreError};
 pub use key::KeyRef;
 pub use key_directory::KeyDirectory;
 pub use policy::{supported, ReadPolicy};

@@ -276,7 +276,7 @@ impl Table {
     }
 
     /// CREATE TABLE (normally through the loader): writes the three metadata keys.
-    pub fn create(&self, kv: &mut impl KvWrite) {
+    pub fn create(&self, kv: &mut (impl KvWrite + ?Sized)) {
         kv.put(self.columns_key, Value::from(self.columns.join(",")));
         kv.put(self.last_primary_key_key, Value::Int(0));
         let pk = match &self.primary_key {
@@ -292,7 +292,7 @@ impl Table {
     }
 
     /// Every row id ever inserted, with one CONTAINS each: the present ones, ascending.
-    fn scan(&self, kv: &mut impl KvRead) -> Vec<u64> {
+    fn scan(&self, kv: &mut (impl KvRead + ?Sized)) -> Vec<u64> {
         let rows = kv.set_ever_inserted(self.set);
         rows.into_iter()
             .filter(|&r| kv.set_contains(self.set, r))
@@ -302,7 +302,7 @@ impl Table {
     /// Reads the WHERE columns of `row`; `None` if a cell is missing (stops the scan).
     fn where_values(
         &self,
-        kv: &mut impl KvRead,
+        kv: &mut (impl KvRead + ?Sized),
         cols: &[(usize, &str)],
         row: u64,
     ) -> Option<Vec<Value>> {
@@ -321,7 +321,7 @@ impl Table {
     /// or NULL cell gives [`Value::Null`]).
     pub fn select(
         &self,
-        kv: &mut impl KvRead,
+        kv: &mut (impl KvRead + ?Sized),
         projection: Projection<'_>,
         pred: &Pred,
     ) -> Vec<Vec<Value>> {
@@ -353,7 +353,12 @@ impl Table {
     }
 
     /// UPDATE T SET `assignments` WHERE `pred`; returns the number of matched rows.
-    pub fn update(&self, kv: &mut impl KvWrite, assignments: &[Assign], pred: &Pred) -> usize {
+    pub fn update(
+        &self,
+        kv: &mut (impl KvWrite + ?Sized),
+        assignments: &[Assign],
+        pred: &Pred,
+    ) -> usize {
         let present = self.scan(kv);
         let (cols, names) = self.where_columns(pred);
         let targets: Vec<usize> = assignments
@@ -384,7 +389,7 @@ impl Table {
     }
 
     /// DELETE FROM T WHERE `pred`; returns the number of deleted rows.
-    pub fn delete(&self, kv: &mut impl KvWrite, pred: &Pred) -> usize {
+    pub fn delete(&self, kv: &mut (impl KvWrite + ?Sized), pred: &Pred) -> usize {
         let present = self.scan(kv);
         let (cols, names) = self.where_columns(pred);
         let mut matched = Vec::new();
@@ -406,7 +411,7 @@ impl Table {
     ///
     /// # Panics
     /// If a column is not in the table (a programming error in a procedure).
-    pub fn insert(&self, kv: &mut impl KvWrite, values: &[(&str, Value)]) -> u64 {
+    pub fn insert(&self, kv: &mut (impl KvWrite + ?Sized), values: &[(&str, Value)]) -> u64 {
         kv.get(self.columns_key);
         kv.get(self.primary_key_key);
         let supplied: Vec<usize> = values.iter().map(|(c, _)| self.column(c)).collect();

@@ -8,8 +8,8 @@
 use crate::error::InputError;
 use crate::history::{History, TxnId};
 use crate::store::{
-    interleave_attempts, run_clients, Attempt, Client, Committed, Divergence, Outcome, ReadPolicy,
-    Schedule, Store, StoreError, Tx,
+    interleave_attempts, Attempt, Backend, BackendError, Client, DatabaseRun, Divergence, Embedded,
+    Job, Outcome, ReadPolicy, Schedule, Store, StoreError, Tx,
 };
 
 use super::java_random::JavaRandom;
@@ -23,6 +23,8 @@ pub enum Size {
     Small,
     /// 8 per terminal (the paper's large workloads).
     Large,
+    /// This many per terminal (`--calls N`; workloads at the scale of real test runs).
+    Calls(usize),
 }
 
 impl Size {
@@ -31,14 +33,16 @@ impl Size {
         match self {
             Size::Small => 4,
             Size::Large => 8,
+            Size::Calls(n) => n,
         }
     }
 
-    /// `small` or `large`.
-    pub fn name(self) -> &'static str {
+    /// `small`, `large`, or `N-calls`.
+    pub fn name(self) -> String {
         match self {
-            Size::Small => "small",
-            Size::Large => "large",
+            Size::Small => "small".to_string(),
+            Size::Large => "large".to_string(),
+            Size::Calls(n) => format!("{n}-calls"),
         }
     }
 }
@@ -49,7 +53,12 @@ impl std::str::FromStr for Size {
         match s {
             "small" => Ok(Size::Small),
             "large" => Ok(Size::Large),
-            _ => Err(format!("unknown size {s:?} (small or large)")),
+            _ => match s.strip_suffix("-calls").unwrap_or(s).parse::<usize>() {
+                Ok(n) if n > 0 => Ok(Size::Calls(n)),
+                _ => Err(format!(
+                    "unknown size {s:?} (small, large, or a number of calls per session)"
+                )),
+            },
         }
     }
 }
@@ -69,8 +78,9 @@ pub struct RunConfig {
     pub schedule_seed: u64,
     /// When replaying: the transactions the observed run ran ([`Run::attempts`]), so that
     /// rolled-back and empty ones run where they ran then (see
-    /// [`crate::store::interleave_attempts`]); without them, they run just before their
-    /// session's next committed transaction.
+    /// [`crate::store::interleave_attempts`]) and those the observed store aborted are
+    /// aborted again; without them, they run just before their session's next committed
+    /// transaction.
     pub observed_attempts: Option<Vec<Attempt>>,
 }
 
@@ -96,8 +106,12 @@ impl RunConfig {
 /// A finished run.
 #[derive(Debug)]
 pub struct Run {
-    /// The store, holding the committed state and the recorded events.
+    /// The embedded store holding the final state (on the embedded store also the recorded
+    /// events; see [`Run::write_trace`]).
     pub store: Store,
+    /// On a real database: which one, at which isolation level, and how the run went
+    /// (`None`: the embedded store).
+    pub database: Option<DatabaseRun>,
     /// The recorded history.
     pub history: History,
     /// The history's committed transactions in execution order.
@@ -153,6 +167,19 @@ impl Run {
     pub fn invariants_hold(&self) -> bool {
         self.invariants.iter().all(|i| i.holds)
     }
+
+    /// Writes the run in the IsoPredict trace format: MonkeyDB's event log (sets as
+    /// INSERT/DELETE/CONTAINS) from the embedded store, or the recorded history on a
+    /// database.
+    pub fn write_trace(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match &self.database {
+            None => self.store.write_trace(out),
+            Some(_) => {
+                crate::formats::write_to(&self.history, crate::formats::Format::IsoPredict, out)
+                    .map_err(std::io::Error::other)
+            }
+        }
+    }
 }
 
 /// Errors of a run.
@@ -164,6 +191,19 @@ pub enum RunError {
     /// The recorded history did not build (a bug; reported rather than hidden).
     #[error(transparent)]
     History(#[from] InputError),
+    /// The database could not be reached or set up.
+    #[error("{0}")]
+    Database(String),
+}
+
+impl From<BackendError> for RunError {
+    fn from(e: BackendError) -> Self {
+        match e {
+            BackendError::Store(e) => RunError::Store(e),
+            BackendError::History(e) => RunError::History(e),
+            BackendError::Database(e) => RunError::Database(e),
+        }
+    }
 }
 
 struct TerminalClient<'w> {
@@ -177,6 +217,12 @@ struct TerminalClient<'w> {
     /// Per transaction run, in order: (call number, procedure, step, parameters).
     log: Vec<(usize, usize, u32, Option<String>)>,
     started: usize,
+    /// What the last transaction did: (procedure, step, result), to undo it when the store
+    /// aborts it.
+    last: Option<(usize, u32, Step)>,
+    /// Store aborts of the current call so far, and how many the workload retries.
+    store_aborts: u32,
+    max_retries: u32,
 }
 
 impl TerminalClient<'_> {
@@ -214,6 +260,7 @@ impl Client for TerminalClient<'_> {
             step,
             self.terminal.parameters(),
         ));
+        self.last = Some((procedure, step, result));
         match result {
             Step::Continue => {
                 self.call = Some((procedure, step + 1));
@@ -221,6 +268,7 @@ impl Client for TerminalClient<'_> {
             }
             Step::Done(outcome) => {
                 self.call = None;
+                self.store_aborts = 0;
                 match outcome {
                     Outcome::Commit => self.calls[procedure].0 += 1,
                     Outcome::Rollback => self.calls[procedure].1 += 1,
@@ -229,37 +277,33 @@ impl Client for TerminalClient<'_> {
             }
         }
     }
+
+    /// The store aborted the last transaction: undo its bookkeeping, then retry the same
+    /// step (OLTP-Bench retries a call the database aborted; the terminal draws its
+    /// parameters again) while the workload allows, else count the call as rolled back.
+    fn aborted_by_store(&mut self) {
+        let Some((procedure, step, result)) = self.last.take() else {
+            return;
+        };
+        let retries = self.store_aborts;
+        match result {
+            Step::Continue => {}
+            Step::Done(Outcome::Commit) => self.calls[procedure].0 -= 1,
+            Step::Done(Outcome::Rollback) => self.calls[procedure].1 -= 1,
+        }
+        if retries < self.max_retries {
+            self.store_aborts += 1;
+            self.call = Some((procedure, step));
+        } else {
+            self.store_aborts = 0;
+            self.call = None;
+            self.calls[procedure].1 += 1;
+        }
+    }
 }
 
-/// Runs `workload` under `config`.
+/// Runs `workload` under `config` on the embedded store.
 pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError> {
-    let mut store = Store::new(config.policy.clone())?;
-    workload.load(&mut store.loader());
-    let procedures = workload.procedures();
-    let total_weight = procedures
-        .iter()
-        .map(|p| p.weight as i32)
-        .sum::<i32>()
-        .max(1);
-    let sessions: Vec<_> = (0..config.terminals)
-        .map(|t| store.open_session(workload.first_session() + t as u64))
-        .collect();
-    let mut clients: Vec<TerminalClient> = workload
-        .terminals(config.terminals)
-        .into_iter()
-        .enumerate()
-        .map(|(t, terminal)| TerminalClient {
-            terminal,
-            types: JavaRandom::new(config.java_seed().wrapping_add(t as i64)),
-            procedures,
-            total_weight,
-            remaining: config.size.calls_per_terminal(),
-            call: None,
-            calls: vec![(0, 0); procedures.len()],
-            log: Vec::new(),
-            started: 0,
-        })
-        .collect();
     let schedule = match &config.policy {
         ReadPolicy::Replay { plan, .. } => {
             let turns: Vec<usize> = plan
@@ -278,20 +322,80 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
         }
         _ => Schedule::Seeded(config.schedule_seed),
     };
-    let attempts = {
-        let mut refs: Vec<&mut dyn Client> =
-            clients.iter_mut().map(|c| c as &mut dyn Client).collect();
-        run_clients(&mut store, &sessions, &mut refs, &schedule)
+    // Transactions the observed run's store aborted, as (client, index among its
+    // transactions): aborted again.
+    let mut forced_aborts = Vec::new();
+    if let Some(observed) = &config.observed_attempts {
+        let mut index = vec![0usize; config.terminals];
+        for a in observed.iter().filter(|a| a.client < config.terminals) {
+            if a.by_store {
+                forced_aborts.push((a.client, index[a.client]));
+            }
+            index[a.client] += 1;
+        }
+    }
+    let backend = Embedded {
+        policy: config.policy.clone(),
+        schedule,
+        forced_aborts,
     };
-    store.finish_replay();
+    run_on(workload, config, &backend)
+}
+
+/// Runs `workload` under `config`'s seed, terminals and size on `backend` (the embedded
+/// store's policy and schedule come from the backend, not from `config`).
+pub fn run_on(
+    workload: &dyn Workload,
+    config: &RunConfig,
+    backend: &dyn Backend,
+) -> Result<Run, RunError> {
+    let procedures = workload.procedures();
+    let total_weight = procedures
+        .iter()
+        .map(|p| p.weight as i32)
+        .sum::<i32>()
+        .max(1);
+    let mut clients: Vec<TerminalClient> = workload
+        .terminals(config.terminals)
+        .into_iter()
+        .enumerate()
+        .map(|(t, terminal)| TerminalClient {
+            terminal,
+            types: JavaRandom::new(config.java_seed().wrapping_add(t as i64)),
+            procedures,
+            total_weight,
+            remaining: config.size.calls_per_terminal(),
+            call: None,
+            calls: vec![(0, 0); procedures.len()],
+            log: Vec::new(),
+            started: 0,
+            last: None,
+            store_aborts: 0,
+            max_retries: workload.store_abort_retries(),
+        })
+        .collect();
     let name = format!(
         "{}_{}_{}",
         workload.name(),
         config.size.name(),
         config.java_seed()
     );
-    let history = store.history(&name)?;
-    let commit_order = store.commit_order();
+    let load = |l: &mut crate::store::Loader<'_>| workload.load(l);
+    let execution = backend.execute(Job {
+        name,
+        load: &load,
+        sessions: (0..config.terminals)
+            .map(|t| workload.first_session() + t as u64)
+            .collect(),
+        clients: clients
+            .iter_mut()
+            .map(|c| c as &mut (dyn Client + Send))
+            .collect(),
+    })?;
+    let store = execution.final_state;
+    let history = execution.history;
+    let commit_order = execution.commit_order;
+    let attempts = execution.attempts;
     let invariants = workload.invariants(&mut store.snapshot());
     let calls = procedures
         .iter()
@@ -303,33 +407,29 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
             (p.name, ok, aborted)
         })
         .collect();
-    let divergences = store.divergences().to_vec();
+    let divergences = execution.divergences;
     let mut txn_calls = vec![None; history.txn_count()];
     let mut next_of = vec![0usize; clients.len()];
-    for a in &attempts {
+    for (a, txn) in attempts.iter().zip(&execution.attempt_txns) {
         let c = a.client;
         let Some((call, procedure, step, parameters)) = clients[c].log.get(next_of[c]).cloned()
         else {
             continue;
         };
         next_of[c] += 1;
-        if let Some(Committed::At(seq)) = a.outcome {
-            if let Some(&t) = (seq as usize)
-                .checked_sub(1)
-                .and_then(|i| commit_order.get(i))
-            {
-                txn_calls[t as usize] = Some(TxnCall {
-                    terminal: c,
-                    call,
-                    procedure: procedures[procedure].name,
-                    step,
-                    parameters,
-                });
-            }
+        if let Some(t) = txn {
+            txn_calls[*t as usize] = Some(TxnCall {
+                terminal: c,
+                call,
+                procedure: procedures[procedure].name,
+                step,
+                parameters,
+            });
         }
     }
     Ok(Run {
         store,
+        database: execution.database,
         history,
         commit_order,
         invariants,
@@ -338,4 +438,45 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
         attempts,
         txn_calls,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::smallbank::Smallbank;
+
+    #[test]
+    fn a_store_abort_is_replayed_and_its_call_retried() {
+        let base = run(&Smallbank, &RunConfig::paper(1, Size::Small)).unwrap();
+        assert_eq!(base.attempts.len(), 12);
+        // As if the store had aborted terminal 1's first transaction.
+        let config = RunConfig {
+            observed_attempts: Some(vec![Attempt {
+                client: 1,
+                outcome: None,
+                by_store: true,
+            }]),
+            ..RunConfig::paper(1, Size::Small)
+        };
+        let r = run(&Smallbank, &config).unwrap();
+        let forced: Vec<_> = r.attempts.iter().filter(|a| a.by_store).collect();
+        assert_eq!(forced.len(), 1);
+        assert_eq!(forced[0].client, 1);
+        assert_eq!(forced[0].outcome, None);
+        let first_of_1 = r.attempts.iter().find(|a| a.client == 1).unwrap();
+        assert!(first_of_1.by_store);
+        // The call was retried: 12 calls, 13 transactions.
+        assert_eq!(r.attempts.len(), 13);
+        let calls: usize = r.calls.iter().map(|c| c.1 + c.2).sum();
+        assert_eq!(calls, 12);
+    }
+
+    #[test]
+    fn sizes_parse_and_name() {
+        assert_eq!("100".parse::<Size>(), Ok(Size::Calls(100)));
+        assert_eq!("100-calls".parse::<Size>(), Ok(Size::Calls(100)));
+        assert_eq!(Size::Calls(7).name().parse::<Size>(), Ok(Size::Calls(7)));
+        assert!("0".parse::<Size>().is_err());
+        assert_eq!(Size::Calls(5).calls_per_terminal(), 5);
+    }
 }

@@ -68,7 +68,7 @@ pub mod wikipedia;
 
 pub use counts::{counts, Counts};
 pub use distributions::{next_long_below, Flat, FlatHistogram, Zipf};
-pub use harness::{run, Run, RunConfig, RunError, Size, TxnCall};
+pub use harness::{run, run_on, Run, RunConfig, RunError, Size, TxnCall};
 pub use java_random::JavaRandom;
 pub use validate::{judge, validate, Validation, Verdict};
 
@@ -146,6 +146,12 @@ pub trait Workload: Sync {
     /// ([`crate::store::KeyDirectory`]); none by default.
     fn tables(&self) -> Vec<Table> {
         Vec::new()
+    }
+    /// How many times a call whose transaction the store aborted (a serialization failure,
+    /// a deadlock, a lost connection on a real database) is retried before it counts as
+    /// rolled back. OLTP-Bench retries such calls; 10 by default.
+    fn store_abort_retries(&self) -> u32 {
+        10
     }
 }
 
