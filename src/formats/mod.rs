@@ -537,7 +537,8 @@ pub fn read_parts(
 /// Writes a history to a file in `format`, atomically (a temporary file in the same
 /// directory, then a rename). Directory formats (cobra, viper, and dbcop-bincode unless the
 /// path ends in `.bincode`) create the directory `path` and write their files into it; an
-/// existing directory of that format is replaced.
+/// existing directory of that format is replaced, anything else at `path` is left alone (an
+/// error).
 pub fn write_file(history: &History, path: &Path, format: Format) -> Result<(), FormatError> {
     let file_error = |source| FormatError::File {
         path: path.to_path_buf(),
@@ -549,6 +550,13 @@ pub fn write_file(history: &History, path: &Path, format: Format) -> Result<(), 
             .is_some_and(|e| e.eq_ignore_ascii_case("bincode"));
     if format.is_directory() && !bincode_file {
         // Write the files into a fresh temporary directory, then move it into place.
+        if path.exists() && (!path.is_dir() || detect_dir(path) != Some(format)) {
+            // Never replace a file or a directory that is not a history of this format.
+            return Err(file_error(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("exists and is not a {format} directory; refusing to replace it"),
+            )));
+        }
         let files = write_parts(history, format)?;
         let tmp = temporary_sibling(path);
         let result = (|| {
