@@ -574,6 +574,17 @@ pub fn write_file(history: &History, path: &Path, format: Format) -> Result<(), 
         }
         return result.map_err(file_error);
     }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        // A device or pipe (`/dev/stdout`, a FIFO): write to it directly.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(file_error)?;
+        return match write_to(history, format, &mut file) {
+            Err(FormatError::Io(e)) => Err(file_error(e)),
+            other => other,
+        };
+    }
     let tmp = temporary_sibling(path);
     let mut file = std::fs::File::create(&tmp).map_err(file_error)?;
     let result = match write_to(history, format, &mut file) {
