@@ -262,6 +262,24 @@ fn cli_checks_a_directory_of_histories() {
     assert_eq!(o.status.code(), Some(0));
     let o = isopredict(&["check", &out, "--level", "rc"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // Converting again replaces that directory; a directory of something else is refused.
+    let again = isopredict(&[
+        "convert",
+        &copies[1].0.display().to_string(),
+        &out,
+        "--to",
+        "cobra",
+    ]);
+    assert_eq!(again.status.code(), Some(0));
+    let o = isopredict(&[
+        "convert",
+        &copies[0].0.display().to_string(),
+        &scratch.arg(""),
+        "--to",
+        "viper",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(scratch.join("dbcop.json").exists(), "nothing was removed");
 }
 
 proptest! {

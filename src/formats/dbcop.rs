@@ -59,10 +59,68 @@ enum Event<'a> {
     Read(Access<'a, Option<u64>>),
 }
 
+#[derive(Deserialize)]
+struct FastDoc<'a> {
+    #[serde(borrow)]
+    data: Vec<Vec<Txn<'a>>>,
+}
+
 /// Reads a dbcop JSON history.
+///
+/// The first pass parses the whole document straight into transactions (fast, no line
+/// numbers); only if it or the build fails does a second pass parse transaction by
+/// transaction to name the line of the problem.
 pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
     let text = utf8(bytes, source)?;
     let bare = text.trim_start().starts_with('[');
+    let fast: Result<Vec<Vec<Txn>>, _> = if bare {
+        serde_json::from_str(text)
+    } else {
+        serde_json::from_str::<FastDoc>(text).map(|d| d.data)
+    };
+    if let Ok(sessions) = fast {
+        let mut b = HistoryBuilder::new(source);
+        let mut name = String::new();
+        for session in sessions {
+            let s = b.session(None);
+            for txn in session {
+                add_txn(&mut b, s, txn, 0, &mut name);
+            }
+        }
+        if let Ok(h) = b.build() {
+            return Ok(h);
+        }
+    }
+    read_with_lines(text, bytes, bare, source)
+}
+
+fn add_txn(b: &mut HistoryBuilder, s: u32, txn: Txn, line: u32, name: &mut String) {
+    let t = b.begin_at(s, None, line);
+    if !txn.committed {
+        b.abort(t);
+    }
+    for event in txn.events {
+        match event {
+            Event::Write(a) => {
+                let key = b.key(a.variable.name(name));
+                b.write(t, key, Some(a.version), line);
+            }
+            Event::Read(a) => {
+                let key = b.key(a.variable.name(name));
+                let from = a.version.map_or(ReadFrom::Initial, ReadFrom::Value);
+                b.read(t, key, a.version, from, line);
+            }
+        }
+    }
+}
+
+/// The slow pass: each transaction parsed on its own, so errors name its line.
+fn read_with_lines(
+    text: &str,
+    bytes: &[u8],
+    bare: bool,
+    source: &str,
+) -> Result<History, InputError> {
     let sessions: Vec<Vec<&RawValue>> = if bare {
         serde_json::from_str(text)
     } else {
@@ -78,23 +136,7 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
             let line = lines.line_of(raw.get().as_bytes());
             let txn: Txn =
                 serde_json::from_str(raw.get()).map_err(|e| json_error(source, line, &e))?;
-            let t = b.begin_at(s, None, line);
-            if !txn.committed {
-                b.abort(t);
-            }
-            for event in txn.events {
-                match event {
-                    Event::Write(a) => {
-                        let key = b.key(a.variable.name(&mut name));
-                        b.write(t, key, Some(a.version), line);
-                    }
-                    Event::Read(a) => {
-                        let key = b.key(a.variable.name(&mut name));
-                        let from = a.version.map_or(ReadFrom::Initial, ReadFrom::Value);
-                        b.read(t, key, a.version, from, line);
-                    }
-                }
-            }
+            add_txn(&mut b, s, txn, line, &mut name);
         }
     }
     b.build()

@@ -564,19 +564,47 @@ pub fn read_parts(
 /// (or a refused conversion) whatever was at `path` is left as it was, and a `path` that is
 /// not a regular file (a device, a folder) is refused. Directory formats (cobra, viper, and
 /// dbcop-bincode unless the path ends in `.bincode`) write the folder `path` atomically; an
-/// existing folder is replaced only if it holds nothing but the files this history writes.
+/// existing folder is replaced only if it is a history of the same format (holding nothing but
+/// its log files and the files this history writes); anything else at `path` is refused.
 pub fn write_file(history: &History, path: &Path, format: Format) -> Result<(), FormatError> {
     let bincode_file = format == Format::DbcopBincode
         && path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("bincode"));
     if format.is_directory() && !bincode_file {
+        if path.exists() && (!path.is_dir() || detect_dir(path) != Some(format)) {
+            // Never replace a file or a directory that is not a history of this format.
+            return Err(FormatError::File {
+                path: path.to_path_buf(),
+                error: std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    format!("exists and is not a {format} directory; refusing to replace it"),
+                ),
+            });
+        }
         let files = write_parts(history, format)?;
         let named: Vec<(&str, &[u8])> = files
             .iter()
             .map(|(n, b)| (n.as_str(), b.as_slice()))
             .collect();
-        let ours: Vec<&str> = named.iter().map(|(n, _)| *n).collect();
+        // The same format's files of an earlier history in `path` may be replaced too.
+        let earlier: Vec<String> = std::fs::read_dir(path)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| {
+                        n == dbcop_bincode::FILE_NAME
+                            || [".log", ".debug", ".error"].iter().any(|x| n.ends_with(x))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let ours: Vec<&str> = named
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(earlier.iter().map(String::as_str))
+            .collect();
         return crate::output::write_folder_atomically(path, &named, &ours).map_err(|e| {
             FormatError::File {
                 path: e.path,
