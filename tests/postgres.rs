@@ -103,13 +103,12 @@ fn read_committed_history_passes_rc_and_repeatable_read_passes_causal() {
     let promise = check_promise(&run.history, Isolation::ReadCommitted, None);
     assert_eq!(promise.verdict, PromiseVerdict::Kept);
 
-    // Repeatable read promises snapshot isolation; until an SI checker exists the promise is
-    // pending, checked at causal consistency (which SI implies).
+    // Repeatable read promises snapshot isolation, which PostgreSQL keeps.
     let run = smallbank_on(&url, Isolation::RepeatableRead, 4, 10);
     let promise = check_promise(&run.history, Isolation::RepeatableRead, None);
     assert_eq!(
         promise.verdict,
-        PromiseVerdict::Pending,
+        PromiseVerdict::Kept,
         "{}",
         promise.sentence()
     );

@@ -3,17 +3,16 @@
 //! §13.2): read committed → rc (Biswas & Enea, OOPSLA'19), repeatable read → snapshot
 //! isolation, serializable → serializability.
 //!
-//! Which checker decides each level is chosen in one place, [`checker_for`]. Today: rc by
-//! [`crate::check::check`]; serializability by the SMT check
-//! [`crate::ser::check_serializable`]; snapshot isolation is **pending** (no SI checker yet),
-//! and meanwhile the history is checked at causal consistency, which snapshot isolation
-//! implies, so a causal violation is still reported as a broken promise.
+//! Which checker decides each level is chosen in one place, [`checker_for`]: rc (and the other
+//! weak levels) by [`crate::check::check`]; snapshot isolation and serializability by the
+//! exact black-box checker [`crate::ser::check_strong`] (Biswas & Enea's search, Z3 on what
+//! it gives up on), whose failures come with a minimal failing set of transactions.
 
 use std::time::Duration;
 
 use crate::check::{self, CheckOptions, Level};
 use crate::history::History;
-use crate::ser::{self, SerVerdict};
+use crate::ser::{self, StrongLevel, StrongOptions};
 use crate::store::Isolation;
 
 /// How a promised level is decided.
@@ -21,24 +20,15 @@ use crate::store::Isolation;
 pub enum Checker {
     /// [`crate::check::check`] at this level.
     Axiomatic(Level),
-    /// [`crate::ser::check_serializable`] (Z3).
-    SmtSerializable,
-    /// No checker for the level yet: check this weaker level it implies instead.
-    Pending {
-        /// The level checked meanwhile (a necessary condition).
-        weaker: Level,
-    },
+    /// [`crate::ser::check_strong`] at this level (pc, si, ser).
+    Strong(StrongLevel),
 }
 
-/// The checker of each promised level: the one place to switch when a checker lands (e.g.
-/// snapshot isolation: `Level::Snapshot => Checker::Axiomatic(Level::Snapshot)`).
+/// The checker of each promised level.
 pub fn checker_for(level: Level) -> Checker {
-    match level {
-        Level::Serializable => Checker::SmtSerializable,
-        Level::Snapshot => Checker::Pending {
-            weaker: Level::Causal,
-        },
-        other => Checker::Axiomatic(other),
+    match StrongLevel::from_level(level) {
+        Some(strong) => Checker::Strong(strong),
+        None => Checker::Axiomatic(level),
     }
 }
 
@@ -50,8 +40,6 @@ pub enum PromiseVerdict {
     Kept,
     /// The history violates the promised level (or a level it implies): a real finding.
     Broken,
-    /// No checker for the promised level yet; the weaker level checked holds.
-    Pending,
     /// The check could not decide (time limit).
     Unknown,
 }
@@ -93,35 +81,22 @@ pub fn check_promise(
                 e,
             )
         }
-        Checker::SmtSerializable => {
-            let (v, e) = match ser::check_serializable(history, timeout) {
-                Ok(SerVerdict::Serializable { .. }) => (PromiseVerdict::Kept, None),
-                Ok(SerVerdict::Unserializable) => (
-                    PromiseVerdict::Broken,
-                    Some(
-                        "no serial order of the committed transactions explains what they read"
-                            .to_string(),
-                    ),
-                ),
-                Ok(SerVerdict::Unknown { reason }) => (PromiseVerdict::Unknown, Some(reason)),
-                Err(e) => (PromiseVerdict::Unknown, Some(e.to_string())),
+        Checker::Strong(strong) => {
+            let options = StrongOptions {
+                timeout,
+                ..StrongOptions::default()
             };
-            (v, "serializability by the SMT check".to_string(), e)
-        }
-        Checker::Pending { weaker } => {
-            let (v, e) = axiomatic(weaker);
-            let v = if v == PromiseVerdict::Kept {
-                PromiseVerdict::Pending
-            } else {
-                v
+            let (v, e) = match ser::check_strong(history, strong, &options) {
+                Ok(r) => match r.verdict {
+                    ser::Verdict::Consistent => (PromiseVerdict::Kept, None),
+                    ser::Verdict::Violated => (PromiseVerdict::Broken, Some(r.render_text())),
+                    ser::Verdict::Unknown => (PromiseVerdict::Unknown, r.unknown_reason.clone()),
+                },
+                Err(e) => (PromiseVerdict::Unknown, Some(e.to_string())),
             };
             (
                 v,
-                format!(
-                    "{} is not checked yet (no checker); checked {} instead, which it implies",
-                    promised.full_name(),
-                    weaker.full_name()
-                ),
+                format!("{} by the exact black-box checker", promised.full_name()),
                 e,
             )
         }
@@ -146,7 +121,6 @@ impl PromiseCheck {
         match self.verdict {
             PromiseVerdict::Kept => format!("{what}: kept ({})", self.checked),
             PromiseVerdict::Broken => format!("{what}: BROKEN ({})", self.checked),
-            PromiseVerdict::Pending => format!("{what}: pending — {}; it holds", self.checked),
             PromiseVerdict::Unknown => format!("{what}: undecided ({})", self.checked),
         }
     }

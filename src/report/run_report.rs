@@ -154,7 +154,7 @@ pub struct DatabaseSection {
     pub committed_per_second: f64,
     /// The promise, its verdict and the check, in one sentence.
     pub promise: String,
-    /// `kept`, `broken`, `pending` or `unknown`.
+    /// `kept`, `broken` or `unknown`.
     pub promise_verdict: String,
     /// The violation explained, when broken.
     pub promise_explanation: Option<String>,
