@@ -15,6 +15,9 @@
 //!   any level or of serializability passes through them.
 //! - A read may choose only committed writers of its key other than its own transaction and
 //!   not later in its own session (that would make session order and write–read order cyclic).
+//! - Snapshot isolation only ([`Space::with_write_conflicts`]): a key two committed
+//!   transactions other than t0 write also matters, read or not — SI forbids two concurrent
+//!   transactions to write it (Biswas & Enea's Conflict axiom), so its writers are constrained.
 //! - Reads are grouped by (transaction, key). Under causal and read atomic every read of a
 //!   group must read the same writer (Biswas & Enea Lemma 2.3: otherwise the level's own
 //!   arbitration is cyclic), so a group is one choice; under read committed each read is its
@@ -148,6 +151,17 @@ impl<'h> Space<'h> {
         boundary: BoundaryKind,
         per_read: bool,
     ) -> Result<Space<'h>, SpaceError> {
+        Self::with_write_conflicts(h, boundary, per_read, false)
+    }
+
+    /// [`Space::new`]; with `write_conflicts`, every key written by two committed
+    /// transactions other than t0 also matters (snapshot isolation's Conflict axiom).
+    pub fn with_write_conflicts(
+        h: &'h History,
+        boundary: BoundaryKind,
+        per_read: bool,
+        write_conflicts: bool,
+    ) -> Result<Space<'h>, SpaceError> {
         let n_txn = h.txn_count();
         let committed: Vec<bool> = h.txns().iter().map(|t| t.is_committed()).collect();
         let external = |o: OpId| -> bool {
@@ -159,11 +173,20 @@ impl<'h> Space<'h> {
         let n_keys = h.key_count();
         let mut written = vec![false; n_keys];
         let mut read = vec![false; n_keys];
+        let mut last_writer = vec![INITIAL_TXN; n_keys];
+        let mut conflicted = vec![false; n_keys];
         for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
             for o in h.txn(t).ops() {
                 let op = h.op(o);
                 match op.kind {
-                    OpKind::Write => written[op.key as usize] = true,
+                    OpKind::Write => {
+                        let k = op.key as usize;
+                        written[k] = true;
+                        if last_writer[k] != INITIAL_TXN && last_writer[k] != t {
+                            conflicted[k] = true;
+                        }
+                        last_writer[k] = t;
+                    }
                     OpKind::Read if external(o) => read[op.key as usize] = true,
                     OpKind::Read => {}
                 }
@@ -172,7 +195,7 @@ impl<'h> Space<'h> {
         let mut key_index = vec![NONE; n_keys];
         let mut keys = Vec::new();
         for k in 0..n_keys {
-            if written[k] && read[k] {
+            if (written[k] && read[k]) || (write_conflicts && conflicted[k]) {
                 key_index[k] = keys.len() as u32;
                 keys.push(k as KeyId);
             }
