@@ -144,7 +144,7 @@ impl Tracker {
     /// Whether the running transaction must abort at commit (snapshot isolation: it writes a
     /// key a concurrent committed transaction wrote).
     pub(crate) fn must_abort(&self) -> bool {
-        matches!(self, Tracker::Snapshot(t) if t.conflicts())
+        matches!(self, Tracker::Snapshot(t) if t.doomed())
     }
 
     pub(crate) fn commit_clock(&self, session: u32, pos: u32) -> Box<[u32]> {

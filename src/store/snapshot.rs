@@ -18,7 +18,7 @@
 //!   afterwards `lo ⊔= c` and `hi ⊓= (the next writer of x after c) − 1`;
 //! - SI, writing `y`: the snapshot must contain `y`'s last writer, or T conflicts with a
 //!   concurrent committed write; so `lo ⊔= last writer of y` when that is at most `hi`, and
-//!   otherwise T is doomed: at commit it aborts ([`SnapshotTracker::conflicts`]).
+//!   otherwise T is doomed: at commit it aborts ([`SnapshotTracker::doomed`]).
 //!
 //! Any point of the final interval is T's snapshot; the recorded history is then the one a
 //! store that took that snapshot at T's start would have produced, and it satisfies the level
@@ -97,7 +97,7 @@ impl SnapshotTracker {
 
     /// SI: whether the transaction wrote a key some concurrent transaction (committed after
     /// every possible snapshot point) also wrote, so it must abort.
-    pub(crate) fn conflicts(&self) -> bool {
+    pub(crate) fn doomed(&self) -> bool {
         self.doomed
     }
 }
