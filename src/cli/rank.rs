@@ -25,7 +25,7 @@ pub struct Args {
     /// Sizes, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "small,large")]
     sizes: Vec<Size>,
-    /// Levels, comma-separated: causal, ra, rc.
+    /// Levels, comma-separated: causal, ra, rc, pc, si.
     #[arg(long, value_delimiter = ',', default_value = "causal,rc", value_parser = parse_level)]
     levels: Vec<Level>,
     /// Strategies, comma-separated.

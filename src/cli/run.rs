@@ -21,7 +21,8 @@ pub struct Args {
     /// small (3 sessions × 4 calls) or large (3 × 8).
     #[arg(long, default_value = "small")]
     size: Size,
-    /// The weak isolation level: causal, ra or rc.
+    /// The weak isolation level: causal, ra, rc, pc (prefix consistency) or si (snapshot
+    /// isolation).
     #[arg(long, default_value = "causal", value_parser = parse_level)]
     level: isopredict::check::Level,
     /// The prediction strategy.

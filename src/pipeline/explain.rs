@@ -200,6 +200,7 @@ impl Explainer<'_> {
             calls,
             changed_reads,
             cycle,
+            anomaly: None,
             reverified_level,
             reverified_unserializable,
         }

@@ -106,6 +106,9 @@ pub struct PredictionSection {
     pub changed_reads: Vec<ChangedReadLine>,
     /// The cycle (empty if none was found; the exact check alone then proves it).
     pub cycle: Vec<CycleLine>,
+    /// The anomaly's name as engineers know it, and what happens (`lost update: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anomaly: Option<String>,
     /// Re-verification by the checkers: the predicted history satisfies the level.
     pub reverified_level: bool,
     /// Re-verification: it is unserializable (`None`: undecided).
@@ -216,6 +219,9 @@ impl RunReport {
             let _ = writeln!(out, "```\n{}\n```\n", v.trim_end());
         }
         if let Some(p) = &self.prediction {
+            if let Some(a) = &p.anomaly {
+                let _ = writeln!(out, "## The anomaly\n\n{a}\n");
+            }
             out.push_str("## Procedure calls involved\n\n");
             out.push_str("| Transaction | Procedure call | Part in the anomaly |\n|---|---|---|\n");
             for c in &p.calls {
@@ -402,6 +408,7 @@ mod tests {
                     key_meaning: Some("CHECKING.bal[custid=1]".into()),
                     reason: "Txn(1, 0) reads …".into(),
                 }],
+                anomaly: None,
                 reverified_level: true,
                 reverified_unserializable: Some(true),
             }),
