@@ -14,9 +14,9 @@
 //! cut `c` (its snapshot is every node with `q < c`):
 //! - `q(pred(b)) < q(b)`; `wr(a,b) ⇒ q(a) < q(b)`;
 //! - for a reading node `t3`: `q(pred(t3)) < c(t3) < q(t3)` and `wr(t4,t3) ⇒ q(t4) < c(t3)`;
-//! - SI: `t3` and `t4` write `y` inside the boundary `⇒ q(t3) < q(t4) ∨ q(t4) < c(t3)`;
-//! - `wr_k(t1,t3) ∧ t2 writes k inside the boundary ⇒ q(t2) < q(t1) ∨ c(t3) < q(t2)` for every
-//!   other writer `t2 ∉ {t1, t3}` of `k` (t3 reads `k` from its snapshot's last writer).
+//! - SI: `t3` and `t4` are in the prediction and write `y` `⇒ q(t3) < q(t4) ∨ q(t4) < c(t3)`;
+//! - `wr_k(t1,t3) ∧ t2 is in the prediction and writes k ⇒ q(t2) < q(t1) ∨ c(t3) < q(t2)` for
+//!   every other writer `t2 ∉ {t1, t3}` of `k` (t3 reads `k` from its snapshot's last writer).
 //!
 //! Every integer atom occurs positively and strictly, so a model's ties can be broken
 //! arbitrarily and it still satisfies every constraint: a model is a total commit order with
@@ -29,6 +29,14 @@
 //! with twice the transactions and the serializability arbitration over `R`/`W` pairs instead
 //! of one clause per (read, other writer); the split pays off in the prefix *search*, which is
 //! the exact checkers' business (docs/prediction.md).
+//!
+//! Both rules take each transaction's whole observed write set, also the writes a strict
+//! boundary transaction makes after its boundary read: a transaction runs to its end (a
+//! replay does), so under first committer wins it commits only if its whole write set
+//! conflicts with no concurrent one, and a later transaction whose snapshot holds it sees its
+//! last writes. The boundary transaction is assumed to write the same keys as observed. The
+//! re-verification judges the level on the predicted history with those writes added
+//! (`extract::build_with`); unserializability is judged on the predicted prefix itself.
 //!
 //! Pruned transactions (touching no key that matters) can always be committed right after
 //! their session predecessor with the same snapshot, which breaks no axiom; under SI the keys
@@ -90,23 +98,33 @@ pub(crate) fn encode(e: &mut Encoding, level: Level) {
             }
         }
     }
+    // A node is in the prediction iff its session's boundary reaches its first event.
+    let included: Vec<Lit> = (0..n)
+        .map(|t| {
+            if t == 0 {
+                Lit::TRUE
+            } else {
+                e.ge(space.node_session[t], space.node_start[t])
+            }
+        })
+        .collect();
     // Conflict: an earlier transaction writing a key t3 writes is in t3's snapshot.
     if level == Level::Snapshot {
-        for (slot, writers) in space.key_writers.iter().enumerate() {
-            for (i3, w3) in writers.iter().enumerate() {
+        for writers in &space.key_writers {
+            for w3 in writers {
                 let t3 = w3.node;
                 let Some(c) = cut.get(t3 as usize).copied().flatten() else {
                     continue;
                 };
-                for (i4, w4) in writers.iter().enumerate() {
+                for w4 in writers {
                     let t4 = w4.node;
                     if t4 == t3 || t4 == 0 || space.so(t3, t4) {
                         continue; // t0 is in every snapshot; a later t4 comes after t3
                     }
                     let after = lt(e, q[t3 as usize], q[t4 as usize]);
                     let inside = lt(e, q[t4 as usize], c);
-                    let (i3w, i4w) = (e.incw[slot][i3], e.incw[slot][i4]);
-                    e.store.clause(&[i3w.not(), i4w.not(), after, inside]);
+                    let (in3, in4) = (included[t3 as usize], included[t4 as usize]);
+                    e.store.clause(&[in3.not(), in4.not(), after, inside]);
                 }
             }
         }
@@ -122,7 +140,7 @@ pub(crate) fn encode(e: &mut Encoding, level: Level) {
                 if wrk == Lit::FALSE {
                     continue;
                 }
-                for (w, writer) in space.key_writers[slot].iter().enumerate() {
+                for writer in &space.key_writers[slot] {
                     let t2 = writer.node;
                     if t2 == t1 || t2 == t3 || t2 == 0 || space.so(t3, t2) {
                         continue;
@@ -133,7 +151,7 @@ pub(crate) fn encode(e: &mut Encoding, level: Level) {
                         lt(e, q[t2 as usize], q[t1 as usize])
                     };
                     let outside = lt(e, c, q[t2 as usize]);
-                    let inside = e.incw[slot][w];
+                    let inside = included[t2 as usize];
                     e.store.clause(&[wrk.not(), inside.not(), before, outside]);
                 }
             }

@@ -440,8 +440,12 @@ fn predict_in_context(
 
     // 2. Space and constraints.
     let generation = Instant::now();
-    let space = if level == Level::Snapshot {
-        Space::with_write_conflicts(history, options.strategy.boundary(), false, true)
+    let space = if is_si_pc(level) {
+        Space::for_snapshots(
+            history,
+            options.strategy.boundary(),
+            level == Level::Snapshot,
+        )
     } else {
         Space::new(
             history,
@@ -585,7 +589,22 @@ fn predict_in_context(
         let assignment = extract::read_assignment(&enc, value);
         let built = extract::build(&space, &assignment).map_err(PredictError::Internal)?;
         let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let verdict = reverify(&built.history, level, remaining)?;
+        // PC, SI: boundary transactions commit with their whole write sets (isolation_si_pc).
+        let full = if is_si_pc(level) {
+            Some(
+                extract::build_with(&space, &assignment, true)
+                    .map_err(PredictError::Internal)?
+                    .history,
+            )
+        } else {
+            None
+        };
+        let verdict = reverify(
+            full.as_ref().unwrap_or(&built.history),
+            &built.history,
+            level,
+            remaining,
+        )?;
         outcome.stats.verification_ms += ms(verification.elapsed());
         if let (Reverified::Serializable(order), Strategy::ExactStrict, ExactMethod::Instances) =
             (&verdict, options.strategy, options.exact)
@@ -635,14 +654,16 @@ enum Reverified {
     Unknown(String),
 }
 
-/// The predicted history satisfies the level (checker) and is unserializable (exact check).
+/// The predicted history satisfies the level (checker; `level_h`, which under SI also holds
+/// the boundary transactions' later writes) and is unserializable (exact check on `h`).
 fn reverify(
+    level_h: &History,
     h: &History,
     level: Level,
     remaining: Option<Duration>,
 ) -> Result<Reverified, PredictError> {
     if is_si_pc(level) {
-        match ser::satisfies_si_pc(h, level, remaining) {
+        match ser::satisfies_si_pc(level_h, level, remaining) {
             ser::SiPcVerdict::Satisfies { .. } => {}
             ser::SiPcVerdict::Violates { .. } => return Ok(Reverified::LevelFails),
             ser::SiPcVerdict::Unknown { reason } => return Ok(Reverified::Unknown(reason)),

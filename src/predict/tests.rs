@@ -454,7 +454,13 @@ fn choices_exist(
         // A read of a write outside the writer's boundary is infeasible: build rejects it.
         if let Ok(built) = extract::build(space, &assignment) {
             let p = &built.history;
-            if level_holds(p, level) && accept(p) {
+            // PC and SI judge the boundary transactions with their whole write sets.
+            let full = matches!(level, Level::Prefix | Level::Snapshot).then(|| {
+                extract::build_with(space, &assignment, true)
+                    .unwrap()
+                    .history
+            });
+            if level_holds(full.as_ref().unwrap_or(p), level) && accept(p) {
                 return true;
             }
         }
