@@ -138,13 +138,14 @@ mod random {
         proptest::collection::vec(session, 2..=3)
     }
 
-    /// A quarter of `PROPTEST_CASES` (default 64): each case runs several levels.
+    /// An eighth of `PROPTEST_CASES` (default 64): each case runs several levels and
+    /// strategies against an exponential enumeration.
     fn cases() -> u32 {
         let all: u32 = std::env::var("PROPTEST_CASES")
             .ok()
             .and_then(|c| c.parse().ok())
             .unwrap_or(64);
-        (all / 4).max(1)
+        (all / 8).max(1)
     }
 
     proptest! {
