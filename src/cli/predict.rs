@@ -1,4 +1,4 @@
-//! `isopredict predict FILE --level causal|ra|rc`: predicts an unserializable execution the
+//! `isopredict predict FILE --level causal|ra|rc|pc|si`: predicts an unserializable execution the
 //! level allows (IsoPredict; docs/prediction.md).
 
 use std::io::Write;
@@ -27,7 +27,8 @@ pub struct Args {
     /// The input format.
     #[arg(long, short, value_enum, default_value = "auto")]
     format: InputFormat,
-    /// The weak isolation level the predicted execution must satisfy: causal (cc), ra or rc.
+    /// The weak isolation level the predicted execution must satisfy: causal (cc), ra, rc,
+    /// pc (prefix consistency) or si (snapshot isolation).
     #[arg(long, short)]
     level: Level,
     /// The strategy: exact or approximate unserializability, strict or relaxed boundary.
@@ -63,10 +64,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !matches!(
         args.level,
-        Level::Causal | Level::ReadAtomic | Level::ReadCommitted
+        Level::Causal | Level::ReadAtomic | Level::ReadCommitted | Level::Prefix | Level::Snapshot
     ) {
         eprintln!(
-            "error: prediction supports the levels causal, ra and rc, not {}",
+            "error: prediction supports the levels causal, ra, rc, pc and si, not {}",
             args.level
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));

@@ -52,7 +52,7 @@ pub struct Args {
     /// The database's isolation level (with a PostgreSQL --store).
     #[arg(long, default_value = "read-committed")]
     isolation: Isolation,
-    /// Levels, comma-separated: causal, ra, rc.
+    /// Levels, comma-separated: causal, ra, rc, pc, si.
     #[arg(long, value_delimiter = ',', default_value = "causal,rc", value_parser = parse_level)]
     levels: Vec<Level>,
     /// Strategies, comma-separated.

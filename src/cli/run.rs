@@ -35,7 +35,8 @@ pub struct Args {
     /// repeatable-read or serializable.
     #[arg(long, default_value = "read-committed")]
     isolation: Isolation,
-    /// The weak isolation level to predict at: causal, ra or rc [default: rc on a database at
+    /// The weak isolation level to predict at: causal, ra, rc, pc (prefix consistency) or si
+    /// (snapshot isolation) [default: rc on a database at
     /// read committed, else causal].
     #[arg(long, value_parser = parse_level)]
     level: Option<isopredict::check::Level>,

@@ -200,6 +200,7 @@ impl Explainer<'_> {
             changed_reads,
             cycle,
             facts,
+            anomaly: None,
             reverified_level,
             reverified_unserializable,
         }

@@ -10,6 +10,7 @@
 //!   over folders of user histories) in parallel, plus MonkeyDB-style random exploration,
 //!   summarised as the paper's Tables 4–7 and a risk ranking of the programs.
 
+mod anomaly_name;
 mod explain;
 pub mod promise;
 pub mod rank;
@@ -23,9 +24,15 @@ pub use run::{run_workload, write_run_files, PipelineError, RunOptions, RunOutco
 use crate::check::Level;
 
 /// The levels prediction supports, by their command-line names.
-pub const LEVELS: [Level; 3] = [Level::Causal, Level::ReadAtomic, Level::ReadCommitted];
+pub const LEVELS: [Level; 5] = [
+    Level::Causal,
+    Level::ReadAtomic,
+    Level::ReadCommitted,
+    Level::Prefix,
+    Level::Snapshot,
+];
 
-/// `causal`, `ra` or `rc` (other levels by their short name).
+/// `causal`, `ra`, `rc`, `pc` or `si` (other levels by their short name).
 pub fn level_name(level: Level) -> &'static str {
     match level {
         Level::Causal => "causal",
@@ -35,12 +42,12 @@ pub fn level_name(level: Level) -> &'static str {
     }
 }
 
-/// Parses `causal` (or `cc`), `ra` or `rc`.
+/// Parses `causal` (or `cc`), `ra`, `rc`, `pc` or `si`.
 pub fn parse_level(s: &str) -> Result<Level, String> {
     match s.parse::<Level>() {
         Ok(l) if LEVELS.contains(&l) => Ok(l),
         Ok(l) => Err(format!(
-            "prediction supports the levels causal, ra and rc, not {l}"
+            "prediction supports the levels causal, ra, rc, pc and si, not {l}"
         )),
         Err(e) => Err(e),
     }

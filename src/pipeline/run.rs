@@ -23,6 +23,7 @@ use crate::workloads::{
     self, InvariantCheck, Run, RunConfig, RunError, Size, Validation, Workload,
 };
 
+use super::anomaly_name::name_anomaly;
 use super::explain::{txn_name, Explainer};
 use super::level_name;
 
@@ -224,9 +225,9 @@ fn run_in_context(
 
     // 2. Check.
     let t = Instant::now();
-    let checked = check::check(h, level, &CheckOptions::default())?;
+    let checked = level_check(h, level, options.timeout)?;
     timings.check_ms = ms(t.elapsed());
-    if !checked.is_consistent() {
+    if let Some(Err(violation)) = checked {
         report.verdict = RunVerdict::ObservedViolation;
         report.summary = match &observed.database {
             None => format!(
@@ -241,7 +242,7 @@ fn run_in_context(
                 level_name(level)
             ),
         };
-        report.observed_violation = Some(checked.render_text());
+        report.observed_violation = Some(violation);
         return Ok(stopped_before_prediction(report, observed, timings, start));
     }
 
@@ -299,7 +300,7 @@ fn run_in_context(
 
     // 4. Re-verify with the checkers (the predictor did; the report says so independently).
     let reverified_level =
-        check::check(&prediction.history, level, &CheckOptions::default())?.is_consistent();
+        level_check(&prediction.history, level, options.timeout)? == Some(Ok(()));
     let reverified_unserializable =
         match ser::check_serializable(&prediction.history, options.timeout) {
             Ok(SerVerdict::Unserializable) => Some(true),
@@ -325,8 +326,21 @@ fn run_in_context(
         calls: &observed.txn_calls,
         keys: &keys,
     };
-    let section =
+    let mut section =
         explainer.prediction_section(&prediction, reverified_level, reverified_unserializable);
+    let named = name_anomaly(
+        &prediction.history,
+        level,
+        &|t| explainer.label(prediction.txn_origin[t as usize]),
+        &|k| {
+            let name = prediction.history.key_name(k);
+            match explainer.key_meaning(name) {
+                Some(m) => format!("{name} ({m})"),
+                None => name.to_string(),
+            }
+        },
+    );
+    section.anomaly = Some(format!("**{}**: {}", named.name, named.description));
     let broken: Vec<&InvariantCheck> = validation.failed_invariants().collect();
     let validated = validation.verdict == workloads::Verdict::Validated;
     report.verdict = if validated {
@@ -359,12 +373,14 @@ fn run_in_context(
             "replaying the workload along the prediction reproduced it exactly".to_string()
         };
         format!(
-            "Anomaly validated: under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); {replay}, and {broke}.",
+            "Anomaly validated ({}): under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); {replay}, and {broke}.",
+            named.name,
             workload.name()
         )
     } else {
         format!(
-            "Anomaly predicted under {level_words} ({changed} read(s) see a different write; re-verified), but the replay did not confirm it: the validating run is {}{}.",
+            "Anomaly predicted under {level_words} ({}; {changed} read(s) see a different write; re-verified), but the replay did not confirm it: the validating run is {}{}.",
+            named.name,
             verdict_name(validation.verdict),
             if validation.diverged() {
                 " after diverging from the prediction"
@@ -407,6 +423,29 @@ fn run_in_context(
         validation: Some(validation),
         anomaly: Some(anomaly),
     })
+}
+
+/// The level check of a run or a prediction: `Some(Ok(()))` it holds, `Some(Err(text))` it is
+/// violated (the text says how), `None` undecided. Causal, ra and rc by [`check::check`]; pc
+/// and si by [`ser::satisfies_si_pc`] (brute force on small histories, else Z3).
+fn level_check(
+    h: &crate::history::History,
+    level: Level,
+    timeout: Option<Duration>,
+) -> Result<Option<Result<(), String>>, PipelineError> {
+    if matches!(level, Level::Prefix | Level::Snapshot) {
+        return Ok(match ser::satisfies_si_pc(h, level, timeout) {
+            ser::SiPcVerdict::Satisfies { .. } => Some(Ok(())),
+            ser::SiPcVerdict::Violates { reason } => Some(Err(reason)),
+            ser::SiPcVerdict::Unknown { .. } => None,
+        });
+    }
+    let report = check::check(h, level, &CheckOptions::default())?;
+    Ok(Some(if report.is_consistent() {
+        Ok(())
+    } else {
+        Err(report.render_text())
+    }))
 }
 
 /// The outcome of a run that stopped before a prediction was made (the observed run already

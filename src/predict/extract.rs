@@ -104,6 +104,17 @@ pub(crate) struct Built {
 
 /// Builds the predicted history of an assignment.
 pub(crate) fn build(space: &Space, a: &Assignment) -> Result<Built, String> {
+    build_with(space, a, false)
+}
+
+/// [`build`]; with `boundary_writes`, a strict boundary transaction also keeps its writes after
+/// the boundary read (not its reads): the write set it commits with when it runs to the end,
+/// which snapshot isolation's first-committer-wins rule judges.
+pub(crate) fn build_with(
+    space: &Space,
+    a: &Assignment,
+    boundary_writes: bool,
+) -> Result<Built, String> {
     let h = space.history;
     // Writer of every read operation that belongs to a choice unit.
     let mut chosen: Vec<TxnId> = vec![NONE; h.ops().len()];
@@ -201,8 +212,16 @@ pub(crate) fn build(space: &Space, a: &Assignment) -> Result<Built, String> {
                 continue;
             }
             let bt = builder_txn[t as usize].expect("begun");
-            for o in h.txn(t).ops().start..end {
+            let last = if boundary_writes {
+                h.txn(t).ops().end
+            } else {
+                end
+            };
+            for o in h.txn(t).ops().start..last {
                 let op = h.op(o);
+                if o >= end && op.kind != OpKind::Write {
+                    continue;
+                }
                 let k = key(&mut builder, op.key);
                 if op.kind == OpKind::Write {
                     builder.write(bt, k, op.value, op.line);

@@ -1,7 +1,7 @@
 //! Predictive analysis (IsoPredict, Geng et al., PLDI 2024, §4 and appendix B): from one
 //! observed execution history, predict a *different* execution of the same program that a
-//! weakly isolated store (causal consistency, read atomic or read committed) may produce and
-//! that is not serializable — or show that none exists under the chosen encoding.
+//! weakly isolated store (causal consistency, read atomic, read committed, prefix consistency or
+//! snapshot isolation) may produce and that is not serializable — or show that none exists under the chosen encoding.
 //!
 //! Pipeline ([`predict`]):
 //! 1. check the observed history at the level (if it already violates it, report that);
@@ -13,7 +13,8 @@
 //! 3. solve with Z3 under the timeout;
 //! 4. read the model (`extract`): each session's boundary, the reads whose writer changed,
 //!    the predicted prefix history;
-//! 5. re-verify: the predicted history satisfies the level by [`crate::check::check`] and is
+//! 5. re-verify: the predicted history satisfies the level by [`crate::check::check`] (pc and
+//!    si: [`crate::ser::satisfies_si_pc`], brute force on ≤ 7 transactions, else Z3) and is
 //!    unserializable by the exact Z3 check [`crate::ser::smt`]. A model that fails is blocked
 //!    and the solver asked again (bounded); a prediction is only ever reported verified;
 //! 6. explain ([`explain`]): a cycle of the least `pco` of the prediction, each edge with its
@@ -30,6 +31,7 @@ mod extract;
 mod feasibility;
 mod formula;
 mod isolation;
+mod isolation_si_pc;
 mod ranked;
 mod reach;
 mod render;
@@ -122,8 +124,8 @@ impl FromStr for Strategy {
 /// Options of [`predict`].
 #[derive(Debug, Clone)]
 pub struct PredictOptions {
-    /// The weak isolation level the prediction must satisfy: causal, read atomic or read
-    /// committed.
+    /// The weak isolation level the prediction must satisfy: causal, read atomic, read
+    /// committed, prefix consistency or snapshot isolation.
     pub level: Level,
     /// The strategy.
     pub strategy: Strategy,
@@ -358,8 +360,9 @@ pub struct PredictOutcome {
 /// Why [`predict`] could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum PredictError {
-    /// Prediction is defined for causal, read atomic and read committed only.
-    #[error("prediction supports the levels causal, ra and rc, not {0}")]
+    /// Prediction is defined for causal, read atomic, read committed, prefix consistency and
+    /// snapshot isolation only.
+    #[error("prediction supports the levels causal, ra, rc, pc and si, not {0}")]
     UnsupportedLevel(Level),
     /// The level checker failed.
     #[error("checking the observed history: {0}")]
@@ -421,7 +424,7 @@ fn predict_in_context(
     let level = options.level;
     if !matches!(
         level,
-        Level::Causal | Level::ReadAtomic | Level::ReadCommitted
+        Level::Causal | Level::ReadAtomic | Level::ReadCommitted | Level::Prefix | Level::Snapshot
     ) {
         return Err(PredictError::UnsupportedLevel(level));
     }
@@ -438,8 +441,26 @@ fn predict_in_context(
     };
 
     // 1. The observed history at the level.
-    let report = check::check(history, level, &CheckOptions::default())?;
-    if !report.is_consistent() {
+    if is_si_pc(level) {
+        match ser::satisfies_si_pc(history, level, remaining(deadline)) {
+            ser::SiPcVerdict::Satisfies { .. } => {}
+            ser::SiPcVerdict::Violates { reason } => {
+                outcome.verdict = Verdict::ObservedViolation;
+                outcome.reason = Some(reason);
+                return Ok(outcome);
+            }
+            ser::SiPcVerdict::Unknown { reason } => {
+                outcome.reason = Some(format!("checking the observed history: {reason}"));
+                return Ok(outcome);
+            }
+        }
+    }
+    let report = if is_si_pc(level) {
+        None
+    } else {
+        Some(check::check(history, level, &CheckOptions::default())?)
+    };
+    if let Some(report) = report.filter(|r| !r.is_consistent()) {
         outcome.verdict = Verdict::ObservedViolation;
         outcome.observed = Some(report);
         return Ok(outcome);
@@ -454,11 +475,19 @@ fn predict_in_context(
 
     // 2. Space and constraints.
     let generation = Instant::now();
-    let space = Space::new(
-        history,
-        options.strategy.boundary(),
-        level == Level::ReadCommitted,
-    )
+    let space = if is_si_pc(level) {
+        Space::for_snapshots(
+            history,
+            options.strategy.boundary(),
+            level == Level::Snapshot,
+        )
+    } else {
+        Space::new(
+            history,
+            options.strategy.boundary(),
+            level == Level::ReadCommitted,
+        )
+    }
     .map_err(|e| PredictError::InvalidObservation {
         op: e.op,
         message: e.message,
@@ -470,7 +499,11 @@ fn predict_in_context(
         });
     }
     let mut enc = Encoding::new(&space);
-    isolation::encode(&mut enc, level);
+    if is_si_pc(level) {
+        isolation_si_pc::encode(&mut enc, level);
+    } else {
+        isolation::encode(&mut enc, level);
+    }
     // Unserializability needs a changed read when the observed reads cannot make a cycle:
     // every prefix of the observed history is then free of one too (the rules are monotone).
     let observed_acyclic = match options.strategy {
@@ -591,7 +624,22 @@ fn predict_in_context(
         let assignment = extract::read_assignment(&enc, value);
         let built = extract::build(&space, &assignment).map_err(PredictError::Internal)?;
         let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let verdict = reverify(&built.history, level, remaining)?;
+        // PC, SI: boundary transactions commit with their whole write sets (isolation_si_pc).
+        let full = if is_si_pc(level) {
+            Some(
+                extract::build_with(&space, &assignment, true)
+                    .map_err(PredictError::Internal)?
+                    .history,
+            )
+        } else {
+            None
+        };
+        let verdict = reverify(
+            full.as_ref().unwrap_or(&built.history),
+            &built.history,
+            level,
+            remaining,
+        )?;
         outcome.stats.verification_ms += ms(verification.elapsed());
         if let (Reverified::Serializable(order), Strategy::ExactStrict, ExactMethod::Instances) =
             (&verdict, options.strategy, options.exact)
@@ -641,13 +689,21 @@ enum Reverified {
     Unknown(String),
 }
 
-/// The predicted history satisfies the level (checker) and is unserializable (exact check).
+/// The predicted history satisfies the level (checker; `level_h`, which under SI also holds
+/// the boundary transactions' later writes) and is unserializable (exact check on `h`).
 fn reverify(
+    level_h: &History,
     h: &History,
     level: Level,
     remaining: Option<Duration>,
 ) -> Result<Reverified, PredictError> {
-    if !check::check(h, level, &CheckOptions::default())?.is_consistent() {
+    if is_si_pc(level) {
+        match ser::satisfies_si_pc(level_h, level, remaining) {
+            ser::SiPcVerdict::Satisfies { .. } => {}
+            ser::SiPcVerdict::Violates { .. } => return Ok(Reverified::LevelFails),
+            ser::SiPcVerdict::Unknown { reason } => return Ok(Reverified::Unknown(reason)),
+        }
+    } else if !check::check(h, level, &CheckOptions::default())?.is_consistent() {
         return Ok(Reverified::LevelFails);
     }
     match ser::check_serializable(h, remaining) {
@@ -738,6 +794,12 @@ fn node_positions(space: &Space, built: &extract::Built, order: &[TxnId]) -> Vec
     position
 }
 
+/// Prefix consistency and snapshot isolation: their commit order is part of the encoding
+/// (`isolation_si_pc`) and they are checked by [`ser::satisfies_si_pc`].
+fn is_si_pc(level: Level) -> bool {
+    matches!(level, Level::Prefix | Level::Snapshot)
+}
+
 fn remaining(deadline: Option<Instant>) -> Option<Duration> {
     deadline.map(|d| d.saturating_duration_since(Instant::now()))
 }
@@ -748,3 +810,5 @@ fn ms(d: Duration) -> f64 {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_si_pc;

@@ -25,6 +25,8 @@ impl fmt::Display for PredictOutcome {
                 )?;
                 if let Some(report) = &self.observed {
                     write!(f, "{report}")?;
+                } else if let Some(reason) = &self.reason {
+                    writeln!(f, "{reason}")?;
                 }
                 return Ok(());
             }

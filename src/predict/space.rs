@@ -15,6 +15,9 @@
 //!   any level or of serializability passes through them.
 //! - A read may choose only committed writers of its key other than its own transaction and
 //!   not later in its own session (that would make session order and write–read order cyclic).
+//! - Snapshot isolation only ([`Space::for_snapshots`]): a key two committed
+//!   transactions other than t0 write also matters, read or not — SI forbids two concurrent
+//!   transactions to write it (Biswas & Enea's Conflict axiom), so its writers are constrained.
 //! - Reads are grouped by (transaction, key). Under causal and read atomic every read of a
 //!   group must read the same writer (Biswas & Enea Lemma 2.3: otherwise the level's own
 //!   arbitration is cyclic), so a group is one choice; under read committed each read is its
@@ -123,6 +126,9 @@ pub(crate) struct Space<'h> {
     pub node_session: Vec<u32>,
     /// Node → the previous node of its session (0 = t0 for the first).
     pub node_pred: Vec<u32>,
+    /// Node → the boundary value from which on it is in the prediction (its first event's
+    /// position); a registered threshold only in [`Space::for_snapshots`].
+    pub node_start: Vec<u32>,
     /// Node → its choice units (contiguous, program order).
     pub node_units: Vec<Range<u32>>,
     pub groups: Vec<Group>,
@@ -148,6 +154,28 @@ impl<'h> Space<'h> {
         boundary: BoundaryKind,
         per_read: bool,
     ) -> Result<Space<'h>, SpaceError> {
+        Self::build(h, boundary, per_read, false, false)
+    }
+
+    /// The space of prefix consistency (`write_conflicts` false) or snapshot isolation: one
+    /// choice per (transaction, key), each node's first position registered as a threshold
+    /// ([`Space::node_start`]), and under SI every key written by two committed transactions
+    /// other than t0 also matters (the Conflict axiom).
+    pub fn for_snapshots(
+        h: &'h History,
+        boundary: BoundaryKind,
+        write_conflicts: bool,
+    ) -> Result<Space<'h>, SpaceError> {
+        Self::build(h, boundary, false, write_conflicts, true)
+    }
+
+    fn build(
+        h: &'h History,
+        boundary: BoundaryKind,
+        per_read: bool,
+        write_conflicts: bool,
+        txn_starts: bool,
+    ) -> Result<Space<'h>, SpaceError> {
         let n_txn = h.txn_count();
         let committed: Vec<bool> = h.txns().iter().map(|t| t.is_committed()).collect();
         let external = |o: OpId| -> bool {
@@ -159,11 +187,20 @@ impl<'h> Space<'h> {
         let n_keys = h.key_count();
         let mut written = vec![false; n_keys];
         let mut read = vec![false; n_keys];
+        let mut last_writer = vec![INITIAL_TXN; n_keys];
+        let mut conflicted = vec![false; n_keys];
         for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
             for o in h.txn(t).ops() {
                 let op = h.op(o);
                 match op.kind {
-                    OpKind::Write => written[op.key as usize] = true,
+                    OpKind::Write => {
+                        let k = op.key as usize;
+                        written[k] = true;
+                        if last_writer[k] != INITIAL_TXN && last_writer[k] != t {
+                            conflicted[k] = true;
+                        }
+                        last_writer[k] = t;
+                    }
                     OpKind::Read if external(o) => read[op.key as usize] = true,
                     OpKind::Read => {}
                 }
@@ -172,7 +209,7 @@ impl<'h> Space<'h> {
         let mut key_index = vec![NONE; n_keys];
         let mut keys = Vec::new();
         for k in 0..n_keys {
-            if written[k] && read[k] {
+            if (written[k] && read[k]) || (write_conflicts && conflicted[k]) {
                 key_index[k] = keys.len() as u32;
                 keys.push(k as KeyId);
             }
@@ -196,6 +233,7 @@ impl<'h> Space<'h> {
         let n = node_txn.len();
         let mut node_session = vec![NONE; n];
         let mut node_pred = vec![0u32; n];
+        let mut node_start = vec![0u32; n];
 
         // 3. Sessions, positions, writers and read choices.
         let mut sessions = Vec::with_capacity(h.sessions().len());
@@ -220,6 +258,10 @@ impl<'h> Space<'h> {
                 if node != NONE {
                     node_session[node as usize] = sessions.len() as u32;
                     node_pred[node as usize] = last_node;
+                    node_start[node as usize] = match boundary {
+                        BoundaryKind::Strict => reads.len() as u32,
+                        BoundaryKind::Relaxed => x as u32,
+                    };
                     last_node = node;
                 }
                 let mut has_read = false;
@@ -399,6 +441,11 @@ impl<'h> Space<'h> {
                 thresholds[node_session[w.node as usize] as usize].push(w.thr);
             }
         }
+        if txn_starts {
+            for node in 1..n {
+                thresholds[node_session[node] as usize].push(node_start[node]);
+            }
+        }
         for (s, mut t) in thresholds.into_iter().enumerate() {
             t.retain(|&c| c > 0);
             t.sort_unstable();
@@ -413,6 +460,7 @@ impl<'h> Space<'h> {
             node_txn,
             node_session,
             node_pred,
+            node_start,
             node_units,
             groups,
             group_cands,

@@ -114,6 +114,9 @@ pub struct PredictionSection {
     /// from 1), each proven by facts before it.
     #[serde(default)]
     pub facts: Vec<CycleLine>,
+    /// The anomaly's name as engineers know it, and what happens (`lost update: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anomaly: Option<String>,
     /// Re-verification by the checkers: the predicted history satisfies the level.
     pub reverified_level: bool,
     /// Re-verification: it is unserializable (`None`: undecided).
@@ -335,6 +338,9 @@ impl RunReport {
             out.push('\n');
         }
         if let Some(p) = &self.prediction {
+            if let Some(a) = &p.anomaly {
+                let _ = writeln!(out, "## The anomaly\n\n{a}\n");
+            }
             out.push_str("## Procedure calls involved\n\n");
             out.push_str(
                 "| Transaction (in the trace) | Procedure call | Part in the anomaly |\n|---|---|---|\n",
@@ -541,6 +547,7 @@ mod tests {
                     reason: "Txn(1, 0) reads …".into(),
                 }],
                 facts: vec![],
+                anomaly: None,
                 reverified_level: true,
                 reverified_unserializable: Some(true),
             }),

@@ -170,9 +170,12 @@ pub struct RiskRow {
 }
 
 /// The weight of an anomaly found under `level`: the stronger the level the store promises,
-/// the more an anomaly it still allows matters (causal 3, read atomic 2, read committed 1).
+/// the more an anomaly it still allows matters (snapshot isolation 5, prefix consistency 4,
+/// causal 3, read atomic 2, read committed 1).
 pub fn level_weight(level: &str) -> f64 {
     match level {
+        "si" => 5.0,
+        "pc" => 4.0,
         "causal" | "cc" => 3.0,
         "ra" => 2.0,
         _ => 1.0,
@@ -198,10 +201,12 @@ pub fn exposure(r: &PredictionRecord) -> f64 {
 
 fn level_order(level: &str) -> u8 {
     match level {
-        "causal" | "cc" => 0,
-        "ra" => 1,
-        "rc" => 2,
-        _ => 3,
+        "si" => 0,
+        "pc" => 1,
+        "causal" | "cc" => 2,
+        "ra" => 3,
+        "rc" => 4,
+        _ => 5,
     }
 }
 

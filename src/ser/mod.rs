@@ -10,6 +10,8 @@
 //! - [`timestamped`], [`chronos`], [`aion`], [`ts_report`]: checking SI and SER from the
 //!   start and commit timestamps a database assigned (Chronos offline, Aion online);
 //!   [`ts_generate`] simulates a timestamped SI store; [`watch`] drives the online checker.
+//! - [`smt_si_pc`]: prefix consistency and snapshot isolation as a direct Z3 check (positions
+//!   and snapshot cuts), with a witness commit order; the re-verifier of SI/PC predictions.
 //!
 //! How a level is decided (docs/checking.md): causal consistency first (every strong level
 //! implies it; a violation is reported with the CC checker's named cycles); then the
@@ -30,6 +32,7 @@ mod saturate;
 mod search;
 pub mod smt;
 mod smt_problem;
+pub mod smt_si_pc;
 mod strong;
 pub mod timestamped;
 pub mod ts_generate;
@@ -45,6 +48,7 @@ pub use report::{
     Violation,
 };
 pub use smt::{check_serializable, verify_serial_order, SerError, SerVerdict};
+pub use smt_si_pc::{check_si_pc, satisfies_si_pc, verify_si_pc_order, SiPcVerdict};
 pub use strong::{check_strong, is_serializable};
 pub use timestamped::{Hlc, TimestampedHistory};
 pub use ts_report::{TimestampReport, TsViolation};

@@ -31,7 +31,7 @@ pub type SessionId = u32;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
     /// The read policy asks for a level the store cannot keep valid.
-    #[error("the store keeps runs valid at causal, ra or rc, not {0}")]
+    #[error("the store keeps runs valid at causal, ra, rc, pc or si, not {0}")]
     UnsupportedLevel(Level),
 }
 
@@ -42,6 +42,9 @@ pub enum Committed {
     Empty,
     /// The transaction committed at this position of the execution order.
     At(Seq),
+    /// Snapshot isolation aborted the transaction (first committer wins: it wrote a key a
+    /// concurrent transaction wrote); it left no trace, like a rollback.
+    Aborted,
 }
 
 #[derive(Debug, Default)]
@@ -337,6 +340,9 @@ impl Store {
 
     fn write(&mut self, key: KeyRef, kind: EventKind, value: Value) {
         let id = self.data.intern(key);
+        if let Some(t) = &mut self.tracker {
+            t.wrote(&self.data, id);
+        }
         let cur = self.cur();
         cur.events.push(Event {
             kind,
@@ -366,6 +372,18 @@ impl Store {
     fn commit(&mut self) -> Committed {
         let cur = self.current.take().expect("no transaction is running");
         let session = cur.session as usize;
+        if self.tracker.as_ref().is_some_and(|t| t.must_abort()) {
+            if self.replay.is_some() {
+                self.divergences.push(Divergence {
+                    session: self.data.sessions[session].external_id,
+                    txn: self.data.sessions[session].txns.len() as u32,
+                    read: None,
+                    key: None,
+                    reason: DivergenceReason::WriteConflict,
+                });
+            }
+            return Committed::Aborted;
+        }
         let k = self.data.sessions[session].commits;
         self.data.sessions[session].commits += 1;
         if cur.events.is_empty() {

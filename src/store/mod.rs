@@ -9,8 +9,8 @@
 //! - [`Store`]: sessions, transactions run one at a time ([`Store::begin`] → [`EmbeddedTx`]), get/put
 //!   and set insert/delete/contains ([`KvRead`], [`KvWrite`]), commit/rollback, the loader of
 //!   the initial state, an unrecorded [`Snapshot`] of the final state.
-//! - [`ReadPolicy`]: `Latest` (serial observed runs), `Random` at causal/ra/rc (MonkeyDB's
-//!   exploration), `Replay` of a predicted history ([`ReplayPlan`]) with [`Divergence`]s.
+//! - [`ReadPolicy`]: `Latest` (serial observed runs), `Random` at causal/ra/rc/pc/si
+//!   (MonkeyDB's exploration; snapshot isolation aborts on write conflicts), `Replay` of a predicted history ([`ReplayPlan`]) with [`Divergence`]s.
 //! - [`run_clients`]: several sessions' [`Client`]s under a seeded or fixed [`Schedule`].
 //! - Recording: [`Store::history`] (a [`crate::history::History`] with exact writers),
 //!   [`Store::write_trace`] (the IsoPredict trace format), [`Store::commit_order`].
@@ -54,6 +54,7 @@ mod record;
 mod replay;
 mod replay_order;
 mod siphash;
+mod snapshot;
 mod table;
 mod value;
 

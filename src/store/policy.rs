@@ -10,7 +10,17 @@
 //!   has diverged and the read takes the latest valid writer.
 //!
 //! Validity is decided incrementally with the commit order fixed to the execution order, by
-//! one tracker per level: [`super::causal`], [`super::read_atomic`], [`super::read_committed`].
+//! one tracker per level: [`super::causal`], [`super::read_atomic`], [`super::read_committed`],
+//! and [`super::snapshot`] for prefix consistency and snapshot isolation.
+//!
+//! Prefix consistency and snapshot isolation give each transaction a *snapshot*: a point of
+//! the execution order (every transaction committed up to it), at least its session
+//! predecessor. Transactions run one at a time, so "concurrent" is defined by the snapshot: a
+//! transaction is concurrent with those committed after its snapshot point and before its own
+//! commit. Random and replayed reads choose among the writers some snapshot allows (the point
+//! is fixed lazily by the reads made). Under snapshot isolation a transaction that writes a
+//! key a concurrent transaction wrote aborts at commit (first committer wins:
+//! [`super::Committed::Aborted`]); prefix consistency has no write–write check.
 
 use std::sync::Arc;
 
@@ -19,6 +29,7 @@ use super::data::{KeyId, Seq, StoreData};
 use super::read_atomic::ReadAtomicTracker;
 use super::read_committed::ReadCommittedTracker;
 use super::replay::ReplayPlan;
+use super::snapshot::SnapshotTracker;
 use crate::check::Level;
 
 /// Which committed write each read observes.
@@ -28,7 +39,7 @@ pub enum ReadPolicy {
     Latest,
     /// A random writer the level allows (MonkeyDB's exploration); `seed` fixes the choices.
     Random {
-        /// Causal, ReadAtomic or ReadCommitted.
+        /// Causal, ReadAtomic, ReadCommitted, Prefix or Snapshot.
         level: Level,
         /// Seed of the choices.
         seed: u64,
@@ -56,7 +67,7 @@ impl ReadPolicy {
 pub fn supported(level: Level) -> bool {
     matches!(
         level,
-        Level::Causal | Level::ReadAtomic | Level::ReadCommitted
+        Level::Causal | Level::ReadAtomic | Level::ReadCommitted | Level::Prefix | Level::Snapshot
     )
 }
 
@@ -66,6 +77,7 @@ pub(crate) enum Tracker {
     Causal(CausalTracker),
     ReadAtomic(ReadAtomicTracker),
     ReadCommitted(ReadCommittedTracker),
+    Snapshot(SnapshotTracker),
 }
 
 impl Tracker {
@@ -75,6 +87,8 @@ impl Tracker {
             Level::Causal => Some(Tracker::Causal(CausalTracker::default())),
             Level::ReadAtomic => Some(Tracker::ReadAtomic(ReadAtomicTracker::default())),
             Level::ReadCommitted => Some(Tracker::ReadCommitted(ReadCommittedTracker::default())),
+            Level::Prefix => Some(Tracker::Snapshot(SnapshotTracker::new(false))),
+            Level::Snapshot => Some(Tracker::Snapshot(SnapshotTracker::new(true))),
             _ => None,
         }
     }
@@ -88,6 +102,7 @@ impl Tracker {
             Tracker::Causal(t) => t.begin(data, session),
             Tracker::ReadAtomic(t) => t.begin(data, session),
             Tracker::ReadCommitted(t) => t.begin(data),
+            Tracker::Snapshot(t) => t.begin(data, session),
         }
     }
 
@@ -96,6 +111,7 @@ impl Tracker {
             Tracker::Causal(t) => t.floor(data, key),
             Tracker::ReadAtomic(t) => t.floor(data, key),
             Tracker::ReadCommitted(t) => t.floor(key),
+            Tracker::Snapshot(t) => t.floor(data, key),
         }
     }
 
@@ -104,6 +120,7 @@ impl Tracker {
             Tracker::Causal(t) => t.valid(data, floor, candidate),
             Tracker::ReadAtomic(t) => t.valid(data, floor, candidate),
             Tracker::ReadCommitted(t) => t.valid(floor, candidate),
+            Tracker::Snapshot(t) => t.valid(floor, candidate),
         }
     }
 
@@ -112,7 +129,22 @@ impl Tracker {
             Tracker::Causal(t) => t.observe(data, key, chosen),
             Tracker::ReadAtomic(t) => t.observe(data, key, chosen),
             Tracker::ReadCommitted(t) => t.observe(data, chosen),
+            Tracker::Snapshot(t) => t.observe(data, key, chosen),
         }
+    }
+
+    /// Records that the running transaction writes `key` (snapshot isolation constrains its
+    /// snapshot; other levels ignore writes).
+    pub(crate) fn wrote(&mut self, data: &StoreData, key: KeyId) {
+        if let Tracker::Snapshot(t) = self {
+            t.wrote(data, key);
+        }
+    }
+
+    /// Whether the running transaction must abort at commit (snapshot isolation: it writes a
+    /// key a concurrent committed transaction wrote).
+    pub(crate) fn must_abort(&self) -> bool {
+        matches!(self, Tracker::Snapshot(t) if t.doomed())
     }
 
     pub(crate) fn commit_clock(&self, session: u32, pos: u32) -> Box<[u32]> {

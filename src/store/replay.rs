@@ -164,6 +164,9 @@ pub enum DivergenceReason {
     },
     /// A predicted transaction never committed in the replay.
     MissingTransaction,
+    /// Snapshot isolation aborted the transaction at commit: it wrote a key a concurrent
+    /// transaction wrote (first committer wins).
+    WriteConflict,
 }
 
 /// A point where the validating run left the prediction.
@@ -208,6 +211,9 @@ impl fmt::Display for Divergence {
                 format!("made {made} of {expected} predicted reads")
             }
             DivergenceReason::MissingTransaction => "never committed".into(),
+            DivergenceReason::WriteConflict => {
+                "aborted: it writes a key a concurrent transaction wrote".into()
+            }
         };
         write!(f, ": {why}")
     }

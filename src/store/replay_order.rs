@@ -8,7 +8,12 @@
 //! and t3 reading x from t2:
 //! - causal: t1 →hb t3 gives t1 → t2;
 //! - read atomic: t1 →so t3 or t1 →wr t3 gives t1 → t2;
-//! - read committed: t3 read from t1 before the read of x gives t1 → t2.
+//! - read committed: t3 read from t1 before the read of x gives t1 → t2;
+//! - prefix consistency and snapshot isolation: the causal edges (PC and SI imply causal).
+//!   They do not determine a valid commit order (the axioms depend on the order itself), so
+//!   the caller passes a witness commit order as the preferred order (e.g. from
+//!   [`crate::ser::check_si_pc`]); being a linear extension of these edges, it is returned
+//!   unchanged.
 //!
 //! Kahn's algorithm picks, among ready transactions, the one earliest in the preferred order
 //! (or else lowest position in its session, then lowest session). If the edges have a cycle
@@ -76,7 +81,10 @@ pub fn commit_order(history: &History, level: Level, preferred: Option<&[TxnId]>
         }
     }
     // Happens-before (for causal) or direct predecessors (for read atomic), as bit rows.
-    let needs_closure = matches!(level, Level::Causal | Level::ReadAtomic);
+    let needs_closure = matches!(
+        level,
+        Level::Causal | Level::ReadAtomic | Level::Prefix | Level::Snapshot
+    );
     let mut before = Bits::new(if needs_closure { n } else { 0 });
     if needs_closure {
         let mut preds: Vec<Vec<TxnId>> = vec![Vec::new(); n];
@@ -123,7 +131,9 @@ pub fn commit_order(history: &History, level: Level, preferred: Option<&[TxnId]>
             };
             let constrained = |t1: TxnId| -> bool {
                 match level {
-                    Level::Causal | Level::ReadAtomic => before.get(t3 as usize, t1 as usize),
+                    Level::Causal | Level::ReadAtomic | Level::Prefix | Level::Snapshot => {
+                        before.get(t3 as usize, t1 as usize)
+                    }
                     _ => read_from.contains(&t1),
                 }
             };

@@ -70,7 +70,15 @@ pub fn validate(
     level: Level,
     ser_timeout: Option<Duration>,
 ) -> Result<Validation, RunError> {
-    let preferred = observed.map(|o| map_order(&o.history, &o.commit_order, predicted));
+    let mut preferred = observed.map(|o| map_order(&o.history, &o.commit_order, predicted));
+    if matches!(level, Level::Prefix | Level::Snapshot) {
+        // The replay must commit in an order whose snapshots explain the predicted reads.
+        if let ser::SiPcVerdict::Satisfies { order } =
+            ser::satisfies_si_pc(predicted, level, ser_timeout)
+        {
+            preferred = Some(order);
+        }
+    }
     let plan = ReplayPlan::new(predicted, level, preferred.as_deref());
     let replay_config = RunConfig {
         policy: ReadPolicy::Replay {
@@ -90,13 +98,22 @@ pub fn validate(
     })
 }
 
-/// The verdict on a validating execution: the level by [`check::check`], then
+/// The verdict on a validating execution: the level by [`check::check`] (pc and si: by
+/// [`ser::satisfies_si_pc`]), then
 /// serializability by [`ser::check_serializable`].
 pub fn judge(history: &History, level: Level, ser_timeout: Option<Duration>) -> Verdict {
-    match check::check(history, level, &CheckOptions::default()) {
-        Ok(report) if !report.is_consistent() => return Verdict::LevelViolated,
-        Ok(_) => {}
-        Err(_) => return Verdict::Unknown,
+    if matches!(level, Level::Prefix | Level::Snapshot) {
+        match ser::satisfies_si_pc(history, level, ser_timeout) {
+            ser::SiPcVerdict::Satisfies { .. } => {}
+            ser::SiPcVerdict::Violates { .. } => return Verdict::LevelViolated,
+            ser::SiPcVerdict::Unknown { .. } => return Verdict::Unknown,
+        }
+    } else {
+        match check::check(history, level, &CheckOptions::default()) {
+            Ok(report) if !report.is_consistent() => return Verdict::LevelViolated,
+            Ok(_) => {}
+            Err(_) => return Verdict::Unknown,
+        }
     }
     match ser::check_serializable(history, ser_timeout) {
         Ok(SerVerdict::Unserializable) => Verdict::Validated,
