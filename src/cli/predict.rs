@@ -4,12 +4,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use isopredict::check::Level;
 use isopredict::formats::{self, Format};
-use isopredict::predict::{self, ExactMethod, PredictOptions, RankEncoding, Strategy, Verdict};
+use isopredict::predict::{
+    self, Engine, ExactMethod, PredictOptions, PredictOutcome, RankEncoding, Strategy, Verdict,
+};
 
 use super::{read_input, InputFormat, EXIT_BAD_INPUT};
 
@@ -32,11 +34,25 @@ pub struct Args {
     /// The strategy: exact or approximate unserializability, strict or relaxed boundary.
     #[arg(long, short, value_enum, default_value = "approx-relaxed")]
     strategy: Strategy,
-    /// Give up after this many seconds of solving and re-verification (0: no limit); the
-    /// answer is then "unknown" (exit code 3).
+    /// Give up after this many seconds, counted from the start of the command to its output
+    /// (0: no limit); the answer is then "unknown" (exit code 3).
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     timeout: u64,
-    /// Write the predicted history to this file (`-`: standard output).
+    /// Memory budget for the encodings in MB, checked against an estimate before they are
+    /// built [default: half the machine's memory]; over it the answer is "unknown" (exit 3).
+    #[arg(long, value_name = "MB")]
+    memory: Option<u64>,
+    /// Which engine answers: `scalable` (seeds and a lazily constrained solver, decided by the
+    /// checkers) or `paper` (the paper-form encodings; the reference, cubic in the history).
+    #[arg(long, value_enum, default_value = "scalable")]
+    engine: Engine,
+    /// Report up to N predictions that differ in their anomaly (`all`: until none is left or
+    /// time runs out; scalable engine). With N > 1, `--out` names a directory and `--json`
+    /// prints an array.
+    #[arg(long, default_value = "1", value_name = "N|all", value_parser = parse_max)]
+    max: usize,
+    /// Write the predicted history to this file (`-`: standard output); with `--max` > 1, to
+    /// `prediction-<i>.<ext>` files in this directory.
     #[arg(long, value_name = "PRED")]
     out: Option<PathBuf>,
     /// The format of `--out` [default: from PRED's extension (.json, .isopredict, …), else
@@ -60,6 +76,7 @@ pub struct Args {
 /// Predicts; exit code 1 when a prediction is made or the observed run already violates the
 /// level, 0 when none exists under the encoding, 3 when unknown, 2 on bad input.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
     if !matches!(
         args.level,
         Level::Causal | Level::ReadAtomic | Level::ReadCommitted
@@ -71,32 +88,55 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     let (history, input_format) = read_input(&args.file, args.format.0)?;
-    let mut options = PredictOptions::new(args.level, args.strategy)
-        .with_timeout((args.timeout > 0).then(|| Duration::from_secs(args.timeout)));
+    let mut options = PredictOptions::new(args.level, args.strategy);
+    // The deadline counts from the start of the command; output takes the last quarter second.
+    options.deadline = (args.timeout > 0).then(|| {
+        start + Duration::from_secs(args.timeout).saturating_sub(Duration::from_millis(250))
+    });
     options.ranks = args.ranks;
     options.exact = args.exact;
+    options.engine = args.engine;
+    options.max = args.max;
+    options.memory = match args.memory {
+        Some(mb) => Some(mb.saturating_mul(1 << 20)),
+        None => predict::default_memory_budget(),
+    };
     let outcome = match predict::predict(&history, &options) {
         Ok(outcome) => outcome,
-        Err(
-            e @ (predict::PredictError::InvalidObservation { .. }
-            | predict::PredictError::TooLarge { .. }),
-        ) => {
+        Err(e @ predict::PredictError::InvalidObservation { .. }) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
         Err(e) => return Err(e.into()),
     };
+    let several = args.max > 1;
 
-    if let (Some(path), Some(p)) = (&args.out, &outcome.prediction) {
+    if let Some(path) = &args.out {
         let format = args
             .out_format
-            .or_else(|| Format::from_extension(path))
+            .or_else(|| {
+                if several {
+                    None
+                } else {
+                    Format::from_extension(path)
+                }
+            })
             .unwrap_or(input_format);
-        if path.as_os_str() == "-" {
-            formats::write_to(&p.history, format, &mut std::io::stdout().lock())?;
-        } else {
-            formats::write_file(&p.history, path, format)
-                .with_context(|| format!("writing {}", path.display()))?;
+        if several && path.as_os_str() != "-" {
+            std::fs::create_dir_all(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            for (i, p) in outcome.predictions.iter().enumerate() {
+                let file = path.join(format!("prediction-{}.{}", i + 1, format.name()));
+                formats::write_file(&p.history, &file, format)
+                    .with_context(|| format!("writing {}", file.display()))?;
+            }
+        } else if let Some(p) = &outcome.prediction {
+            if path.as_os_str() == "-" {
+                formats::write_to(&p.history, format, &mut std::io::stdout().lock())?;
+            } else {
+                formats::write_file(&p.history, path, format)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
         }
     }
     if let Some(path) = &args.dot {
@@ -114,15 +154,50 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     let mut out = std::io::stdout().lock();
-    if args.json {
+    let each: Vec<PredictOutcome> = if outcome.predictions.len() > 1 {
+        outcome
+            .predictions
+            .iter()
+            .map(|p| PredictOutcome {
+                prediction: Some(p.clone()),
+                predictions: Vec::new(),
+                ..outcome.clone()
+            })
+            .collect()
+    } else {
+        vec![outcome.clone()]
+    };
+    if args.json && several {
+        let values: Vec<serde_json::Value> = each.iter().map(|o| o.to_json()).collect();
+        serde_json::to_writer_pretty(&mut out, &values)?;
+        writeln!(out)?;
+    } else if args.json {
         serde_json::to_writer_pretty(&mut out, &outcome.to_json())?;
         writeln!(out)?;
     } else if args.out.as_deref() != Some(std::path::Path::new("-")) {
-        write!(out, "{outcome}")?;
+        for (i, o) in each.iter().enumerate() {
+            if each.len() > 1 {
+                writeln!(out, "== prediction {} of {} ==", i + 1, each.len())?;
+            }
+            write!(out, "{o}")?;
+        }
     }
     Ok(match outcome.verdict {
-        Verdict::Predicted | Verdict::ObservedViolation => ExitCode::from(EXIT_FOUND),
+        Verdict::Predicted | Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
+            ExitCode::from(EXIT_FOUND)
+        }
         Verdict::NoPrediction => ExitCode::SUCCESS,
         Verdict::Unknown => ExitCode::from(EXIT_UNKNOWN),
     })
+}
+
+/// `--max`: a positive count or `all`.
+fn parse_max(s: &str) -> Result<usize, String> {
+    if s == "all" {
+        return Ok(usize::MAX);
+    }
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive number or `all`, not `{s}`")),
+    }
 }

@@ -439,7 +439,9 @@ fn predict_history(
             let outcome = match o.verdict {
                 Verdict::Predicted => PredictionOutcome::Sat,
                 Verdict::NoPrediction => PredictionOutcome::Unsat,
-                Verdict::ObservedViolation => PredictionOutcome::ObservedViolation,
+                Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
+                    PredictionOutcome::ObservedViolation
+                }
                 Verdict::Unknown => PredictionOutcome::Unknown,
             };
             let timed_out = outcome == PredictionOutcome::Unknown

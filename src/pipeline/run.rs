@@ -199,7 +199,9 @@ fn run_in_context(
         (verdict, _) => {
             report.verdict = match verdict {
                 Verdict::NoPrediction => RunVerdict::NoAnomaly,
-                Verdict::ObservedViolation => RunVerdict::ObservedViolation,
+                Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
+                    RunVerdict::ObservedViolation
+                }
                 _ => RunVerdict::Unknown,
             };
             report.summary = match report.verdict {
@@ -208,6 +210,9 @@ fn run_in_context(
                     level_name(level),
                     options.strategy
                 ),
+                RunVerdict::ObservedViolation if verdict == Verdict::ObservedUnserializable => {
+                    "The observed run is already unserializable: no prediction needed.".to_string()
+                }
                 RunVerdict::ObservedViolation => format!(
                     "The observed run already violates {}.",
                     level_name(level)

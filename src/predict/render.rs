@@ -27,6 +27,14 @@ impl fmt::Display for PredictOutcome {
                 }
                 return Ok(());
             }
+            Verdict::ObservedUnserializable => {
+                return writeln!(
+                    f,
+                    "the observed history is valid under {} but itself unserializable: it is its \
+                     own anomaly, nothing to predict",
+                    self.level.full_name()
+                );
+            }
             Verdict::NoPrediction => writeln!(
                 f,
                 "no prediction: no feasible execution within the {} boundary is valid under {} \
