@@ -38,6 +38,7 @@ mod render;
 mod saturate;
 mod scalable;
 mod seeds;
+mod serial;
 mod space;
 
 use std::fmt;

@@ -32,8 +32,9 @@ use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
 pub(crate) enum Pco {
     /// A cycle of `pco` edges (so the history is unserializable).
     Cyclic(Vec<PcoEdge>),
-    /// `pco` is acyclic; a topological order of the committed transactions, t0 first.
-    Acyclic(Vec<TxnId>),
+    /// `pco` is acyclic; a topological order of the committed transactions, t0 first, and the
+    /// edges whose transitive closure `pco` is.
+    Acyclic(Vec<TxnId>, Vec<(TxnId, TxnId)>),
     /// The deadline passed, or the clocks would not fit (`transactions × sessions` too big).
     GaveUp,
 }
@@ -203,7 +204,7 @@ pub(crate) fn saturate(h: &History, deadline: Option<Instant>) -> Pco {
             }
         }
         if new_edges.is_empty() {
-            return Pco::Acyclic(order);
+            return Pco::Acyclic(order, edges.iter().map(|&(a, b, _)| (a, b)).collect());
         }
         edges.extend(new_edges);
     }
@@ -277,7 +278,7 @@ mod tests {
                         }
                         assert_eq!(cycle.last().unwrap().to, cycle[0].from);
                     }
-                    Pco::Acyclic(order) => {
+                    Pco::Acyclic(order, _) => {
                         assert!(matrix.is_none(), "seed {seed}");
                         assert_eq!(order[0], INITIAL_TXN);
                         if verify_serial_order(&h, &order).is_err() {

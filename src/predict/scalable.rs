@@ -23,6 +23,7 @@ use super::lazy::{self, Found, LazyEnd};
 use super::prefix::Domains;
 use super::saturate::{saturate, Pco};
 use super::seeds::for_each_seed;
+use super::serial::greedy_serial_order;
 use super::space::Space;
 use super::{PcoEdge, PredictError, PredictStats, Strategy};
 use crate::check::{self, CheckOptions, Level};
@@ -35,19 +36,32 @@ use crate::ser::{self, SerVerdict};
 pub(crate) const BYTES_PER_CANDIDATE: u64 = 1024;
 
 /// The observed history's serializability: the one place the prediction pipeline asks it.
-/// A cheap sound refutation first — saturate `pco` (a cycle: unserializable) and try its
-/// topological order as a serial order — and the exact check ([`ser::check_serializable`])
-/// only when that order does not verify.
+/// Cheap sound answers first — a greedy replay ([`greedy_serial_order`]), verified; saturate
+/// `pco` ([`saturate`]; a cycle: unserializable), then try its topological order and a greedy
+/// replay guided by it as serial orders, verified — and the exact check ([`ser::check_serializable`]) only when none
+/// of them answers.
 pub(crate) fn observed_serializability(
     h: &History,
     deadline: Option<Instant>,
 ) -> Result<SerVerdict, PredictError> {
+    if let Some(order) = greedy_serial_order(h, &[]) {
+        if ser::verify_serial_order(h, &order).is_ok() {
+            return Ok(SerVerdict::Serializable { order });
+        }
+    }
     match saturate(h, deadline) {
         Pco::Cyclic(_) => return Ok(SerVerdict::Unserializable),
-        Pco::Acyclic(order) if ser::verify_serial_order(h, &order).is_ok() => {
-            return Ok(SerVerdict::Serializable { order })
+        Pco::Acyclic(order, edges) => {
+            if ser::verify_serial_order(h, &order).is_ok() {
+                return Ok(SerVerdict::Serializable { order });
+            }
+            if let Some(order) = greedy_serial_order(h, &edges) {
+                if ser::verify_serial_order(h, &order).is_ok() {
+                    return Ok(SerVerdict::Serializable { order });
+                }
+            }
         }
-        _ => {}
+        Pco::GaveUp => {}
     }
     ser::check_serializable(h, remaining(deadline)).map_err(|e| PredictError::InvalidObservation {
         op: match e {
@@ -80,13 +94,18 @@ pub(crate) fn judge(
     if !check::check(p, level, &CheckOptions::default())?.is_consistent() {
         return Ok(Judgement::LevelFails);
     }
-    let order = match saturate(p, deadline) {
+    let (order, edges) = match saturate(p, deadline) {
         Pco::Cyclic(cycle) => return Ok(Judgement::Prediction(Some(cycle))),
         Pco::GaveUp => return Ok(Judgement::Unknown("timeout".to_string())),
-        Pco::Acyclic(order) => order,
+        Pco::Acyclic(order, edges) => (order, edges),
     };
     if ser::verify_serial_order(p, &order).is_ok() {
         return Ok(Judgement::Serializable(Some(order)));
+    }
+    if let Some(order) = greedy_serial_order(p, &edges) {
+        if ser::verify_serial_order(p, &order).is_ok() {
+            return Ok(Judgement::Serializable(Some(order)));
+        }
     }
     match ser::check_serializable(p, remaining(deadline)) {
         Ok(SerVerdict::Serializable { order }) => Ok(Judgement::Serializable(Some(order))),
