@@ -89,10 +89,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (history, input_format) = read_input(&args.file, args.format.0)?;
     let mut options = PredictOptions::new(args.level, args.strategy);
-    // The deadline counts from the start of the command; output takes the last quarter second.
-    options.deadline = (args.timeout > 0).then(|| {
-        start + Duration::from_secs(args.timeout).saturating_sub(Duration::from_millis(250))
-    });
+    // The deadline counts from the start of the command; output takes the last quarter second
+    // (with several predictions, up to a tenth of the time, at most 3 s).
+    let timeout = Duration::from_secs(args.timeout);
+    let reserve = if args.max > 1 {
+        (timeout / 10).clamp(Duration::from_millis(250), Duration::from_secs(3))
+    } else {
+        Duration::from_millis(250)
+    };
+    options.deadline = (args.timeout > 0).then(|| start + timeout.saturating_sub(reserve));
     options.ranks = args.ranks;
     options.exact = args.exact;
     options.engine = args.engine;
@@ -154,17 +159,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     let mut out = std::io::stdout().lock();
-    let each: Vec<PredictOutcome> = if outcome.predictions.len() > 1 {
-        outcome
-            .predictions
-            .iter()
+    let mut outcome = outcome;
+    let predictions = std::mem::take(&mut outcome.predictions);
+    outcome.prediction = None;
+    let each: Vec<PredictOutcome> = if predictions.len() > 1 {
+        predictions
+            .into_iter()
             .map(|p| PredictOutcome {
-                prediction: Some(p.clone()),
-                predictions: Vec::new(),
+                prediction: Some(p),
                 ..outcome.clone()
             })
             .collect()
     } else {
+        outcome.prediction = predictions.into_iter().next();
         vec![outcome.clone()]
     };
     if args.json && several {
@@ -172,7 +179,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         serde_json::to_writer_pretty(&mut out, &values)?;
         writeln!(out)?;
     } else if args.json {
-        serde_json::to_writer_pretty(&mut out, &outcome.to_json())?;
+        serde_json::to_writer_pretty(&mut out, &each[0].to_json())?;
         writeln!(out)?;
     } else if args.out.as_deref() != Some(std::path::Path::new("-")) {
         for (i, o) in each.iter().enumerate() {
@@ -182,7 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             write!(out, "{o}")?;
         }
     }
-    Ok(match outcome.verdict {
+    Ok(match each[0].verdict {
         Verdict::Predicted | Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
             ExitCode::from(EXIT_FOUND)
         }

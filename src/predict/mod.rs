@@ -290,6 +290,9 @@ pub struct PredictStats {
     pub seeds: u32,
     /// Scalable engine: candidates the level check rejected, each blocked by a clause.
     pub level_clauses: u32,
+    /// Scalable engine: read choices × candidate writers the solver phase would encode (its
+    /// size estimate).
+    pub candidates: u64,
     /// Scalable engine: whether the search ran to the end (no further distinct prediction
     /// exists), when predictions were found.
     pub exhaustive: Option<bool>,
@@ -742,7 +745,8 @@ fn predict_scalable(
         scalable::End::Unknown(reason) => {
             outcome.reason = Some(reason);
         }
-        scalable::End::Found { complete } => {
+        scalable::End::Found { complete, stopped } => {
+            outcome.reason = stopped.map(|r| format!("search stopped early: {r}"));
             if found.is_empty() {
                 outcome.verdict = Verdict::NoPrediction;
             } else {

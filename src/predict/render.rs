@@ -60,6 +60,9 @@ impl fmt::Display for PredictOutcome {
                 "PREDICTED: an unserializable execution valid under {} (re-verified)",
                 self.level.full_name()
             )?;
+            if let Some(note) = &self.reason {
+                writeln!(f, "note: {note}")?;
+            }
             writeln!(f, "boundaries:")?;
             for b in &p.boundaries {
                 let session = match b.external_id {
