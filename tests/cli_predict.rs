@@ -61,6 +61,8 @@ fn json_output_embeds_the_predicted_history() {
         "rc",
         "--strategy",
         "approx-strict",
+        "--engine",
+        "paper",
         "--json",
         "--out",
         pred.to_str().unwrap(),

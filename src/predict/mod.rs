@@ -488,6 +488,19 @@ fn predict_in_context(
         return predict_scalable(history, options, deadline, outcome);
     }
 
+    predict_paper(history, options, deadline, outcome)
+}
+
+/// The paper-form engine's pipeline after the level check (steps 2–5 of the module
+/// documentation).
+fn predict_paper(
+    history: &History,
+    options: &PredictOptions,
+    deadline: Option<Instant>,
+    mut outcome: PredictOutcome,
+) -> Result<PredictOutcome, PredictError> {
+    let level = options.level;
+    outcome.stats.engine = Some(Engine::Paper);
     // 2. Space and constraints.
     let generation = Instant::now();
     let space = Space::new(
@@ -742,6 +755,11 @@ fn predict_scalable(
         &mut outcome.stats,
     )?;
     match end {
+        scalable::End::Paper => {
+            // Small enough for the paper-form encodings, whose eager level constraints prove
+            // "no prediction" faster than lazy level clauses.
+            return predict_paper(history, options, deadline, outcome);
+        }
         scalable::End::Unknown(reason) => {
             outcome.reason = Some(reason);
         }

@@ -30,8 +30,8 @@ impl fmt::Display for PredictOutcome {
             Verdict::ObservedUnserializable => {
                 return writeln!(
                     f,
-                    "the observed history is valid under {} but itself unserializable: it is its \
-                     own anomaly, nothing to predict",
+                    "the observed execution itself is unserializable (and valid under {}): it is \
+                     its own anomaly, nothing to predict",
                     self.level.full_name()
                 );
             }

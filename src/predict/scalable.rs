@@ -165,7 +165,14 @@ pub(crate) enum End {
     },
     /// Nothing found and the search was incomplete: why.
     Unknown(String),
+    /// Nothing found by the seeds, and the space is small enough for the paper-form encodings
+    /// (whose eager level constraints decide "no prediction" faster than lazy clauses).
+    Paper,
 }
+
+/// Most bytes the paper-form encodings may be estimated to take for the solver phase to hand
+/// them the search (nodes³ × [`super::PAPER_BYTES_PER_NODE_CUBE`]: about 70 nodes).
+const PAPER_FALLBACK_BYTES: u64 = 1 << 30;
 
 /// Runs seeds, then the solver phase, until `want` predictions are found, the space is
 /// exhausted, the deadline passes or the memory budget forbids the solver phase.
@@ -287,6 +294,17 @@ pub(crate) fn search(
             message: e.message,
         })?;
     stats.generation_ms += super::ms(generation.elapsed());
+    let nodes = space.nodes() as u64;
+    let paper = nodes
+        .saturating_mul(nodes)
+        .saturating_mul(nodes)
+        .saturating_mul(super::PAPER_BYTES_PER_NODE_CUBE);
+    if found.is_empty()
+        && want == 1
+        && paper <= PAPER_FALLBACK_BYTES.min(memory_bytes.unwrap_or(u64::MAX))
+    {
+        return Ok(End::Paper);
+    }
     match lazy::search(&space, level, strategy, deadline, want, found, stats)? {
         LazyEnd::Exhausted => Ok(End::Found {
             complete: true,
