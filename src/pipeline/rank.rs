@@ -433,7 +433,9 @@ fn predict_history(
 ) -> (PredictionRecord, Option<History>) {
     match predict(
         h,
-        &PredictOptions::new(level, strategy).with_timeout(timeout),
+        &PredictOptions::new(level, strategy)
+            .with_timeout(timeout)
+            .for_history(h),
     ) {
         Ok(o) => {
             let outcome = match o.verdict {

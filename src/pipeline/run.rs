@@ -188,7 +188,9 @@ fn run_in_context(
     // 3. Predict.
     let outcome = predict(
         h,
-        &PredictOptions::new(level, options.strategy).with_timeout(options.timeout),
+        &PredictOptions::new(level, options.strategy)
+            .with_timeout(options.timeout)
+            .for_history(h),
     )?;
     timings.generation_ms = outcome.stats.generation_ms;
     timings.solving_ms = outcome.stats.solving_ms;

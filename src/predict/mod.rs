@@ -21,6 +21,12 @@
 //!
 //! Strategies (the paper's Table 2): [`Strategy::ExactStrict`], [`Strategy::ApproxStrict`],
 //! [`Strategy::ApproxRelaxed`].
+//!
+//! Engines: steps 2–5 above are the paper-form engine ([`Engine::Paper`]). The default,
+//! [`Engine::Scalable`], gives the same verdicts at the scale of real test runs: the observed
+//! history's serializability first, then seeds and a lazily constrained solver decided by the
+//! checkers (`scalable`, `seeds`, `prefix`, `lazy`, `saturate`, `serial`; docs/prediction.md
+//! "Engines" has the equivalence argument).
 
 mod approx;
 pub mod dot;
@@ -422,6 +428,25 @@ pub enum PredictError {
     /// A bug: the model could not be turned into a history.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// Most committed transactions for which [`PredictOptions::for_history`] keeps the paper
+/// engine (the paper's workloads have ≤ 25).
+pub const PAPER_ENGINE_MAX_TXNS: usize = 64;
+
+impl PredictOptions {
+    /// The engine for `h` as the pipelines choose it: the paper engine on runs of the paper's
+    /// size (≤ [`PAPER_ENGINE_MAX_TXNS`] committed transactions; same verdict, and the same
+    /// prediction as before the scalable engine, so reports keep their anomaly), else the
+    /// scalable one.
+    pub fn for_history(mut self, h: &History) -> PredictOptions {
+        self.engine = if h.committed_txns().count() <= PAPER_ENGINE_MAX_TXNS {
+            Engine::Paper
+        } else {
+            Engine::Scalable
+        };
+        self
+    }
 }
 
 /// The default memory budget: half the machine's memory (`MemTotal` of `/proc/meminfo`), or
