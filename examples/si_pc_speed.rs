@@ -46,6 +46,7 @@ fn main() {
                     Verdict::Predicted => "sat".to_string(),
                     Verdict::NoPrediction => "unsat".to_string(),
                     Verdict::ObservedViolation => "observed violation".to_string(),
+                    Verdict::ObservedUnserializable => "observed unserializable".to_string(),
                     Verdict::Unknown => format!("unknown ({})", out.reason.unwrap_or_default()),
                 });
             }

@@ -61,6 +61,8 @@ fn json_output_embeds_the_predicted_history() {
         "rc",
         "--strategy",
         "approx-strict",
+        "--engine",
+        "paper",
         "--json",
         "--out",
         pred.to_str().unwrap(),
@@ -153,4 +155,122 @@ fn bad_input_and_usage_exit_2() {
         let o = isopredict(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
     }
+}
+
+/// A generated serializable history of `sessions × txns` transactions, written to `dir`.
+fn generated(dir: &Scratch, sessions: u32, txns: u32, keys: u32) -> String {
+    let path = dir.join("gen.json");
+    let o = isopredict(&[
+        "generate",
+        "--sessions",
+        &sessions.to_string(),
+        "--txns",
+        &txns.to_string(),
+        "--keys",
+        &keys.to_string(),
+        "--ops",
+        "8",
+        "--dist",
+        "zipf",
+        "--consistent",
+        "ser",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    path.display().to_string()
+}
+
+#[test]
+fn the_timeout_bounds_the_whole_command() {
+    // Issue 8: 5 sessions × 40 transactions on 20 keys once ran > 2 minutes under --timeout 5.
+    let dir = Scratch::new("timeout");
+    let h = generated(&dir, 5, 40, 20);
+    for strategy in ["approx-relaxed", "exact-strict"] {
+        let start = std::time::Instant::now();
+        let o = isopredict(&[
+            "predict",
+            &h,
+            "--level",
+            "causal",
+            "--strategy",
+            strategy,
+            "--max",
+            "all",
+            "--timeout",
+            "5",
+        ]);
+        let took = start.elapsed();
+        assert!(
+            took <= std::time::Duration::from_secs(6),
+            "{strategy}: {took:?}"
+        );
+        assert!(
+            matches!(o.status.code(), Some(1) | Some(3)),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn a_memory_budget_too_small_is_unknown_with_exit_3() {
+    // The paper engine's encoding is estimated before it is built.
+    let o = isopredict(&[
+        "predict",
+        &trace("tpcc_small_10000"),
+        "--level",
+        "causal",
+        "--engine",
+        "paper",
+        "--memory",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stdout(&o).contains("memory limit"), "{}", stdout(&o));
+    // The scalable engine needs its solver phase to show that Voter has no causal prediction.
+    let o = isopredict(&[
+        "predict",
+        &trace("voter_small_10000"),
+        "--level",
+        "causal",
+        "--memory",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stdout(&o).contains("memory limit"), "{}", stdout(&o));
+}
+
+#[test]
+fn several_predictions_are_an_array_and_one_file_each() {
+    let dir = Scratch::new("max");
+    let h = generated(&dir, 4, 10, 20);
+    let out = dir.join("preds");
+    let o = isopredict(&[
+        "predict",
+        &h,
+        "--level",
+        "rc",
+        "--max",
+        "3",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let values: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let list = values.as_array().expect("an array");
+    assert!(!list.is_empty() && list.len() <= 3);
+    for (i, v) in list.iter().enumerate() {
+        assert_eq!(v["verdict"], "predicted");
+        let file = out.join(format!("prediction-{}.json", i + 1));
+        let p = formats::read_file(&file, None).unwrap();
+        assert!(check(&p, Level::ReadCommitted, &CheckOptions::default())
+            .unwrap()
+            .is_consistent());
+    }
+    // N = 1 keeps the single-object output.
+    let o = isopredict(&["predict", &h, "--level", "rc", "--json"]);
+    let value: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(value.is_object());
 }

@@ -204,3 +204,45 @@ fn repeated_predictions_in_one_thread_are_identical() {
         assert_eq!(describe(predict(&observed, &options).unwrap()), first);
     }
 }
+
+/// The scalable engine (the default) gives the paper-form engine's verdict on the shipped
+/// traces, for every level and strategy: the small traces in CI, all 16 with `--ignored`.
+fn engines_agree(names: &[String]) {
+    use isopredict::predict::Engine;
+    for name in names {
+        let h = trace(name);
+        for level in [Level::Causal, Level::ReadAtomic, Level::ReadCommitted] {
+            for strategy in Strategy::ALL {
+                let scalable = run(&h, level, strategy).verdict;
+                let mut options = PredictOptions::new(level, strategy)
+                    .with_timeout(Some(Duration::from_secs(120)));
+                options.engine = Engine::Paper;
+                let paper = predict(&h, &options).unwrap().verdict;
+                assert_eq!(scalable, paper, "{name} {level} {strategy}");
+            }
+        }
+    }
+}
+
+#[test]
+fn engines_agree_on_the_small_traces() {
+    let names: Vec<String> = ["smallbank", "tpcc", "voter", "wikipedia"]
+        .iter()
+        .flat_map(|w| ["10000", "20000"].map(|s| format!("{w}_small_{s}")))
+        .collect();
+    engines_agree(&names);
+}
+
+#[test]
+#[ignore = "all 16 traces × 9: a few minutes"]
+fn engines_agree_on_every_shipped_trace() {
+    let names: Vec<String> = ["smallbank", "tpcc", "voter", "wikipedia"]
+        .iter()
+        .flat_map(|w| {
+            ["small", "large"]
+                .into_iter()
+                .flat_map(move |size| ["10000", "20000"].map(|s| format!("{w}_{size}_{s}")))
+        })
+        .collect();
+    engines_agree(&names);
+}

@@ -4,10 +4,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use isopredict::check::Level;
 use isopredict::formats::{self, Format};
-use isopredict::predict::{self, ExactMethod, PredictOptions, RankEncoding, Strategy, Verdict};
+use isopredict::predict::{
+    self, Engine, ExactMethod, PredictOptions, PredictOutcome, RankEncoding, Strategy, Verdict,
+};
 
 use super::{read_input, InputFormat, EXIT_BAD_INPUT};
 
@@ -34,11 +38,25 @@ pub struct Args {
     /// The strategy: exact or approximate unserializability, strict or relaxed boundary.
     #[arg(long, short, value_enum, default_value = "approx-relaxed")]
     strategy: Strategy,
-    /// Give up after this many seconds of solving and re-verification (fractions allowed; 0:
-    /// no limit; at most 1e9); the answer is then "unknown" (exit code 3).
+    /// Give up after this many seconds, counted from the start of the command to its output
+    /// (fractions allowed; 0: no limit; at most 1e9); the answer is then "unknown" (exit 3).
     #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
     timeout: super::Timeout,
-    /// Write the predicted history to this file (`-`: standard output).
+    /// Memory budget for the encodings in MB, checked against an estimate before they are
+    /// built [default: half the machine's memory]; over it the answer is "unknown" (exit 3).
+    #[arg(long, value_name = "MB")]
+    memory: Option<u64>,
+    /// Which engine answers: `scalable` (seeds and a lazily constrained solver, decided by the
+    /// checkers) or `paper` (the paper-form encodings; the reference, cubic in the history).
+    #[arg(long, value_enum, default_value = "scalable")]
+    engine: Engine,
+    /// Report up to N predictions that differ in their anomaly (`all`: until none is left or
+    /// time runs out; scalable engine). With N > 1, `--out` names a directory and `--json`
+    /// prints an array.
+    #[arg(long, default_value = "1", value_name = "N|all", value_parser = parse_max)]
+    max: usize,
+    /// Write the predicted history to this file (`-`: standard output); with `--max` > 1, to
+    /// `prediction-<i>.<ext>` files in this directory.
     #[arg(long, value_name = "PRED")]
     out: Option<PathBuf>,
     /// The format of `--out` [default: from PRED's extension (.json, .isopredict, …), else
@@ -62,6 +80,7 @@ pub struct Args {
 /// Predicts; exit code 1 when a prediction is made or the observed run already violates the
 /// level, 0 when none exists under the encoding, 3 when unknown, 2 on bad input.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
     if !matches!(
         args.level,
         Level::Causal | Level::ReadAtomic | Level::ReadCommitted | Level::Prefix | Level::Snapshot
@@ -72,9 +91,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
-    let mut options = PredictOptions::new(args.level, args.strategy).with_timeout(args.timeout.0);
+    let mut options = PredictOptions::new(args.level, args.strategy);
+    // The deadline counts from the start of the command; output takes the last quarter second
+    // (with several predictions, up to a tenth of the time, at most 3 s).
+    let timeout = args.timeout.0.unwrap_or(Duration::ZERO);
+    let reserve = if args.max > 1 {
+        (timeout / 10).clamp(Duration::from_millis(250), Duration::from_secs(3))
+    } else {
+        Duration::from_millis(250)
+    };
+    options.deadline = args
+        .timeout
+        .0
+        .map(|timeout| start + timeout.saturating_sub(reserve));
     options.ranks = args.ranks;
     options.exact = args.exact;
+    options.engine = args.engine;
+    options.max = args.max;
+    options.memory = match args.memory {
+        Some(mb) => Some(mb.saturating_mul(1 << 20)),
+        None => predict::default_memory_budget(),
+    };
     let (files, many) = super::many::expand(&args.files, args.format.0)?;
     if many {
         if args.out.is_some() || args.dot.is_some() || args.json {
@@ -88,6 +125,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     let (code, word) = match outcome.verdict {
                         Verdict::Predicted => (EXIT_FOUND, "predicted"),
                         Verdict::ObservedViolation => (EXIT_FOUND, "observed violation"),
+                        Verdict::ObservedUnserializable => {
+                            (EXIT_FOUND, "observed run unserializable")
+                        }
                         Verdict::NoPrediction => (0, "no prediction"),
                         Verdict::Unknown => (EXIT_UNKNOWN, "unknown"),
                     };
@@ -109,11 +149,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let outcome = match predict::predict(&history, &options) {
         Ok(outcome) => outcome,
-        Err(
-            e @ (predict::PredictError::InvalidObservation { .. }
-            | predict::PredictError::TooLarge { .. }
-            | predict::PredictError::TooManyTransactions { .. }),
-        ) => {
+        Err(e @ predict::PredictError::InvalidObservation { .. }) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
@@ -123,16 +159,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
+    let several = args.max > 1;
 
-    if let (Some(path), Some(p)) = (&args.out, &outcome.prediction) {
+    if let Some(path) = &args.out {
         let format = args
             .out_format
-            .or_else(|| Format::from_extension(path))
+            .or_else(|| {
+                if several {
+                    None
+                } else {
+                    Format::from_extension(path)
+                }
+            })
             .unwrap_or(input_format);
-        if path.as_os_str() == "-" {
-            formats::write_to(&p.history, format, &mut super::stdout())?;
-        } else {
-            formats::write_file(&p.history, path, format)?;
+        if several && path.as_os_str() != "-" {
+            std::fs::create_dir_all(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            for (i, p) in outcome.predictions.iter().enumerate() {
+                let file = path.join(format!("prediction-{}.{}", i + 1, format.name()));
+                formats::write_file(&p.history, &file, format)?;
+            }
+        } else if let Some(p) = &outcome.prediction {
+            if path.as_os_str() == "-" {
+                formats::write_to(&p.history, format, &mut super::stdout())?;
+            } else {
+                formats::write_file(&p.history, path, format)?;
+            }
         }
     }
     if let Some(path) = &args.dot {
@@ -150,15 +202,52 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         isopredict::output::write_file_atomically(path, |w| w.write_all(text.as_bytes()))?;
     }
     let mut out = super::stdout();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &outcome.to_json())?;
+    let mut outcome = outcome;
+    let predictions = std::mem::take(&mut outcome.predictions);
+    outcome.prediction = None;
+    let each: Vec<PredictOutcome> = if predictions.len() > 1 {
+        predictions
+            .into_iter()
+            .map(|p| PredictOutcome {
+                prediction: Some(p),
+                ..outcome.clone()
+            })
+            .collect()
+    } else {
+        outcome.prediction = predictions.into_iter().next();
+        vec![outcome.clone()]
+    };
+    if args.json && several {
+        let values: Vec<serde_json::Value> = each.iter().map(|o| o.to_json()).collect();
+        serde_json::to_writer_pretty(&mut out, &values)?;
+        writeln!(out)?;
+    } else if args.json {
+        serde_json::to_writer_pretty(&mut out, &each[0].to_json())?;
         writeln!(out)?;
     } else if args.out.as_deref() != Some(std::path::Path::new("-")) {
-        write!(out, "{outcome}")?;
+        for (i, o) in each.iter().enumerate() {
+            if each.len() > 1 {
+                writeln!(out, "== prediction {} of {} ==", i + 1, each.len())?;
+            }
+            write!(out, "{o}")?;
+        }
     }
-    Ok(match outcome.verdict {
-        Verdict::Predicted | Verdict::ObservedViolation => ExitCode::from(EXIT_FOUND),
+    Ok(match each[0].verdict {
+        Verdict::Predicted | Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
+            ExitCode::from(EXIT_FOUND)
+        }
         Verdict::NoPrediction => ExitCode::SUCCESS,
         Verdict::Unknown => ExitCode::from(EXIT_UNKNOWN),
     })
+}
+
+/// `--max`: a positive count or `all`.
+fn parse_max(s: &str) -> Result<usize, String> {
+    if s == "all" {
+        return Ok(usize::MAX);
+    }
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive number or `all`, not `{s}`")),
+    }
 }

@@ -467,13 +467,17 @@ fn predict_history(
 ) -> (PredictionRecord, Option<History>) {
     match predict(
         h,
-        &PredictOptions::new(level, strategy).with_timeout(timeout),
+        &PredictOptions::new(level, strategy)
+            .with_timeout(timeout)
+            .for_history(h),
     ) {
         Ok(o) => {
             let outcome = match o.verdict {
                 Verdict::Predicted => PredictionOutcome::Sat,
                 Verdict::NoPrediction => PredictionOutcome::Unsat,
-                Verdict::ObservedViolation => PredictionOutcome::ObservedViolation,
+                Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
+                    PredictionOutcome::ObservedViolation
+                }
                 Verdict::Unknown => PredictionOutcome::Unknown,
             };
             let timed_out = outcome == PredictionOutcome::Unknown

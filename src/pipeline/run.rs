@@ -247,24 +247,12 @@ fn run_in_context(
     }
 
     // 3. Predict.
-    let outcome = match predict(
+    let outcome = predict(
         h,
-        &PredictOptions::new(level, options.strategy).with_timeout(options.timeout),
-    ) {
-        Ok(o) => o,
-        Err(e @ PredictError::TooLarge { .. }) => {
-            // Recording, checking and the database's promise are reported all the same.
-            report.verdict = RunVerdict::Unknown;
-            report.reason = Some(e.to_string());
-            report.summary = format!(
-                "Unknown: the observed run ({} transactions) satisfies {} but is too large for the predictor ({e}).",
-                report.observed_transactions.saturating_sub(1),
-                level_name(level)
-            );
-            return Ok(stopped_before_prediction(report, observed, timings, start));
-        }
-        Err(e) => return Err(e.into()),
-    };
+        &PredictOptions::new(level, options.strategy)
+            .with_timeout(options.timeout)
+            .for_history(h),
+    )?;
     timings.generation_ms = outcome.stats.generation_ms;
     timings.solving_ms = outcome.stats.solving_ms;
     timings.literals = outcome.stats.encoding.literals;
@@ -274,7 +262,9 @@ fn run_in_context(
         (verdict, _) => {
             report.verdict = match verdict {
                 Verdict::NoPrediction => RunVerdict::NoAnomaly,
-                Verdict::ObservedViolation => RunVerdict::ObservedViolation,
+                Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
+                    RunVerdict::ObservedViolation
+                }
                 _ => RunVerdict::Unknown,
             };
             report.summary = match report.verdict {
@@ -286,6 +276,9 @@ fn run_in_context(
                         "the calls of this run"
                     )
                 ),
+                RunVerdict::ObservedViolation if verdict == Verdict::ObservedUnserializable => {
+                    "The observed run is already unserializable: no prediction needed.".to_string()
+                }
                 RunVerdict::ObservedViolation => {
                     format!("The observed run already violates {}.", level_name(level))
                 }

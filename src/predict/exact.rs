@@ -124,3 +124,56 @@ pub(crate) fn instance(e: &mut Encoding, position: &[u32]) {
     }
     e.store.assert(F::or(violations));
 }
+
+/// [`instance`] without the `n × n` relation `wr(a, b)` (for [`Encoding::sparse`]): the same
+/// disjunction over the per-key facts — a write–read pair `wr_k(t2, t3)` against `position`, or
+/// `wr_k(t2, t3)` with some writer of `k` inside its boundary strictly between `t2` and `t3`.
+/// Per session only the first writer after `t2` matters (a later one is included only if it
+/// is), so each read choice contributes one literal or one conjunction.
+pub(crate) fn instance_sparse(e: &mut Encoding, position: &[u32]) {
+    let space = e.space;
+    let mut violations = Vec::new();
+    for (slot, groups) in space.key_groups.iter().enumerate() {
+        // The key's writers (t0 excluded) as runs of one session, ascending node = session
+        // order, hence ascending position.
+        let writers = &space.key_writers[slot];
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut i = 1; // writers[0] is t0
+        while i < writers.len() {
+            let s = space.node_session[writers[i].node as usize];
+            let start = i;
+            while i < writers.len() && space.node_session[writers[i].node as usize] == s {
+                i += 1;
+            }
+            runs.push((start, i));
+        }
+        for &g in groups {
+            let t3 = space.groups[g as usize].node;
+            let p3 = position[t3 as usize];
+            for ci in space.groups[g as usize].cands.clone() {
+                let wrk = e.wrk[ci as usize];
+                if wrk == Lit::FALSE {
+                    continue;
+                }
+                let t2 = space.group_cands[ci as usize];
+                let p2 = position[t2 as usize];
+                if p3 < p2 {
+                    violations.push(F::Lit(wrk));
+                    continue;
+                }
+                let mut between = Vec::new();
+                for &(start, end) in &runs {
+                    let run = &writers[start..end];
+                    let j = run.partition_point(|w| position[w.node as usize] <= p2);
+                    if j < run.len() && position[run[j].node as usize] < p3 {
+                        between.push(e.incw[slot][start + j]);
+                    }
+                }
+                if !between.is_empty() {
+                    violations.push(F::and(vec![F::Lit(wrk), F::any(&between)]));
+                }
+            }
+        }
+    }
+    e.store.assert(F::or(violations));
+}

@@ -324,10 +324,44 @@ pub(crate) fn explain(
     label: &dyn Fn(TxnId) -> String,
 ) -> Option<(Vec<CycleEdge>, Vec<CycleEdge>)> {
     let proof = pco_proof(predicted)?;
+    Some(describe_edges(
+        predicted,
+        origin,
+        label,
+        &proof.cycle,
+        Some(&proof.facts),
+    ))
+}
+
+/// A `pco` cycle found without its proof (predicted executions too large for
+/// [`pco_proof`]'s pair table), in the terms of [`explain`]; each derived edge says that the
+/// chain behind it is not shown.
+pub(crate) fn explain_unproven(
+    predicted: &History,
+    origin: &[TxnId],
+    label: &dyn Fn(TxnId) -> String,
+    cycle: &[PcoEdge],
+) -> Vec<CycleEdge> {
+    describe_edges(predicted, origin, label, cycle, None).0
+}
+
+/// The cycle and facts in words; `facts` is `None` when the edges come without a proof.
+fn describe_edges(
+    predicted: &History,
+    origin: &[TxnId],
+    label: &dyn Fn(TxnId) -> String,
+    cycle: &[PcoEdge],
+    facts: Option<&[PcoEdge]>,
+) -> (Vec<CycleEdge>, Vec<CycleEdge>) {
     let edge = |e: &PcoEdge| -> CycleEdge {
         let (from, to) = (origin[e.from as usize], origin[e.to as usize]);
         let key = |k: KeyId| predicted.key_name(k).to_string();
-        let premise = || premise_text(&proof.facts, e, origin, label);
+        let premise = || match facts {
+            Some(facts) => premise_text(facts, e, origin, label),
+            None => "the chain behind this ordering is not shown (the predicted execution is \
+                     too large to prove every edge; the prediction itself was re-verified)"
+                .to_string(),
+        };
         let (kind, key_name, via, reason) = match e.reason {
             EdgeReason::So if from == INITIAL_TXN => (
                 "so",
@@ -398,10 +432,10 @@ pub(crate) fn explain(
             premise: e.premise.clone(),
         }
     };
-    Some((
-        proof.cycle.iter().map(edge).collect(),
-        proof.facts.iter().map(edge).collect(),
-    ))
+    (
+        cycle.iter().map(edge).collect(),
+        facts.unwrap_or_default().iter().map(edge).collect(),
+    )
 }
 
 /// The short name of an edge kind.

@@ -169,6 +169,47 @@ pub(crate) fn build_with(
         boundaries.push(point);
     }
 
+    let sessions: Vec<(SessionId, &[TxnId])> = space
+        .sessions
+        .iter()
+        .map(|s| (s.session, s.txns.as_slice()))
+        .collect();
+    let (history, origin, changed) = build_prefix(h, &sessions, &cut, &chosen, boundary_writes)?;
+    // A boundary that cuts nothing and changes nothing is no boundary.
+    for (point, session) in boundaries.iter_mut().zip(&space.sessions) {
+        let everything = session
+            .txns
+            .iter()
+            .all(|&t| cut[t as usize] == h.txn(t).ops().end);
+        let changes = changed
+            .iter()
+            .any(|&(o, _, _)| h.txn(h.op(o).txn).session == session.session);
+        if everything && !changes {
+            point.txn = None;
+            point.read = None;
+        }
+    }
+    Ok(Built {
+        history,
+        origin,
+        changed,
+        boundaries,
+    })
+}
+
+/// Builds the predicted history of a cut: per transaction the end of its included operations
+/// (`NONE`: excluded), per read operation its predicted writer (`NONE`: the observed one).
+/// With `boundary_writes`, a cut transaction also keeps its writes after the cut (not its
+/// reads; see [`build_with`]). Returns the history, predicted id → observed id, and the changed
+/// reads.
+#[allow(clippy::type_complexity)]
+pub(crate) fn build_prefix(
+    h: &History,
+    sessions: &[(SessionId, &[TxnId])],
+    cut: &[OpId],
+    chosen: &[TxnId],
+    boundary_writes: bool,
+) -> Result<(History, Vec<TxnId>, Vec<(OpId, TxnId, TxnId)>), String> {
     let mut builder = HistoryBuilder::new(format!("prediction from {}", h.source()));
     // Keys are interned as the prediction uses them: keys only excluded events touch are not
     // part of it.
@@ -190,13 +231,13 @@ pub(crate) fn build_with(
     let mut builder_txn: Vec<Option<BuilderTxn>> = vec![None; h.txn_count()];
     builder_txn[INITIAL_TXN as usize] = Some(BuilderTxn::INITIAL);
     let mut origin = vec![INITIAL_TXN];
-    for session in &space.sessions {
-        if !session.txns.iter().any(|&t| cut[t as usize] != NONE) {
+    for &(session, txns) in sessions {
+        if !txns.iter().any(|&t| cut[t as usize] != NONE) {
             continue;
         }
-        let ext = h.sessions()[session.session as usize].external_id;
+        let ext = h.sessions()[session as usize].external_id;
         let s = builder.session(ext);
-        for &t in &session.txns {
+        for &t in txns {
             if cut[t as usize] != NONE {
                 let line = h.txn_ops(t).first().map_or(0, |op| op.line);
                 builder_txn[t as usize] = Some(builder.begin_at(s, h.txn(t).external_id, line));
@@ -205,8 +246,8 @@ pub(crate) fn build_with(
         }
     }
     let mut changed = Vec::new();
-    for session in &space.sessions {
-        for &t in &session.txns {
+    for &(_, txns) in sessions {
+        for &t in txns {
             let end = cut[t as usize];
             if end == NONE {
                 continue;
@@ -243,7 +284,7 @@ pub(crate) fn build_with(
                     op.value
                 } else {
                     changed.push((o, observed, writer));
-                    last_included_value(h, writer, op.key, &cut)
+                    last_included_value(h, writer, op.key, cut)
                 };
                 let from = if writer == INITIAL_TXN {
                     ReadFrom::Initial
@@ -254,7 +295,7 @@ pub(crate) fn build_with(
                             h.txn_label(writer)
                         )
                     })?;
-                    if last_included_value_exists(h, writer, op.key, &cut) {
+                    if last_included_value_exists(h, writer, op.key, cut) {
                         ReadFrom::Txn(w)
                     } else {
                         return Err(format!(
@@ -268,27 +309,8 @@ pub(crate) fn build_with(
             }
         }
     }
-    // A boundary that cuts nothing and changes nothing is no boundary.
-    for (point, session) in boundaries.iter_mut().zip(&space.sessions) {
-        let everything = session
-            .txns
-            .iter()
-            .all(|&t| cut[t as usize] == h.txn(t).ops().end);
-        let changes = changed
-            .iter()
-            .any(|&(o, _, _)| h.txn(h.op(o).txn).session == session.session);
-        if everything && !changes {
-            point.txn = None;
-            point.read = None;
-        }
-    }
     let history = builder.build().map_err(|e| e.to_string())?;
-    Ok(Built {
-        history,
-        origin,
-        changed,
-        boundaries,
-    })
+    Ok((history, origin, changed))
 }
 
 fn included_writes<'a>(

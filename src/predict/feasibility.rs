@@ -44,7 +44,17 @@ pub(crate) struct Encoding<'s, 'h> {
 impl<'s, 'h> Encoding<'s, 'h> {
     /// Generates the feasible-prefix encoding.
     pub fn new(space: &'s Space<'h>) -> Encoding<'s, 'h> {
-        let n = space.nodes();
+        Encoding::build(space, true)
+    }
+
+    /// The feasible-prefix encoding without the `n × n` relation `wr(a, b)` (only the per-key
+    /// `wrk` literals): linear in the space, for the scalable engine.
+    pub fn sparse(space: &'s Space<'h>) -> Encoding<'s, 'h> {
+        Encoding::build(space, false)
+    }
+
+    fn build(space: &'s Space<'h>, pairs: bool) -> Encoding<'s, 'h> {
+        let n = if pairs { space.nodes() } else { 0 };
         let mut e = Encoding {
             space,
             store: Store::default(),
@@ -70,7 +80,7 @@ impl<'s, 'h> Encoding<'s, 'h> {
             e.incw.push(lits);
         }
         e.choices();
-        e.write_read();
+        e.write_read(pairs);
         e
     }
 
@@ -199,7 +209,7 @@ impl<'s, 'h> Encoding<'s, 'h> {
         }
     }
 
-    fn write_read(&mut self) {
+    fn write_read(&mut self, pairs: bool) {
         let space = self.space;
         let n = space.nodes();
         for (g, group) in space.groups.iter().enumerate() {
@@ -224,6 +234,9 @@ impl<'s, 'h> Encoding<'s, 'h> {
                 };
                 self.wrk[(group.cands.start + i) as usize] = lit;
             }
+        }
+        if !pairs {
+            return;
         }
         // wr(a, b) = ∨_k wr_k(a, b), reader by reader (groups come in node order).
         let mut per_writer: Vec<Vec<Lit>> = vec![Vec::new(); n];

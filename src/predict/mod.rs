@@ -22,6 +22,12 @@
 //!
 //! Strategies (the paper's Table 2): [`Strategy::ExactStrict`], [`Strategy::ApproxStrict`],
 //! [`Strategy::ApproxRelaxed`].
+//!
+//! Engines: steps 2–5 above are the paper-form engine ([`Engine::Paper`]). The default,
+//! [`Engine::Scalable`], gives the same verdicts at the scale of real test runs: the observed
+//! history's serializability first, then seeds and a lazily constrained solver decided by the
+//! checkers (`scalable`, `seeds`, `prefix`, `lazy`, `saturate`, `serial`; docs/prediction.md
+//! "Engines" has the equivalence argument).
 
 mod approx;
 pub mod dot;
@@ -32,9 +38,15 @@ mod feasibility;
 mod formula;
 mod isolation;
 mod isolation_si_pc;
+mod lazy;
+mod prefix;
 mod ranked;
 mod reach;
 mod render;
+mod saturate;
+mod scalable;
+mod seeds;
+mod serial;
 mod space;
 
 use std::fmt;
@@ -55,14 +67,33 @@ pub use render::no_prediction_claim;
 use feasibility::Encoding;
 use space::{BoundaryKind, Space};
 
-/// Most transactions (the initial one included) that may touch contested keys: the pair
-/// relations have `n²` variables and their closures `n³` clauses.
-pub const MAX_NODES: usize = 600;
+/// Bytes the paper-form engine is estimated to take per cube of its nodes (transactions
+/// touching contested keys, t0 included): its pair relations have `n²` variables and their
+/// closures `n³` clauses. Fitted to the measurements of issue 8 (61 nodes: 0.8 GB, 97 nodes:
+/// 2.6 GB, 201 nodes: > 14 GB).
+pub const PAPER_BYTES_PER_NODE_CUBE: u64 = 3 * 1024;
 
-/// The most transactions a history given to [`predict`] may have: the explanation of a
-/// prediction ([`explain::pco_cycle`]) keeps one entry per pair of transactions (at this bound
-/// about 1 GB).
-pub const MAX_EXPLAINED_TXNS: usize = 8_000;
+/// Which prediction engine answers (docs/prediction.md "Engines").
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// The paper-form encodings over every pair of transactions (the reference; cubic).
+    Paper,
+    /// Seeds and a lazily constrained solver over the prediction space, decided by the
+    /// checkers (same answers; cost follows the prefix a prediction needs).
+    #[default]
+    Scalable,
+}
 
 /// A prediction strategy: encoding precision × prediction boundary (IsoPredict Table 2).
 #[derive(
@@ -137,6 +168,16 @@ pub struct PredictOptions {
     pub ranks: RankEncoding,
     /// How the exact strategy solves its quantified formula.
     pub exact: ExactMethod,
+    /// Which engine answers.
+    pub engine: Engine,
+    /// Most predictions to report (differing in their anomaly; `usize::MAX`: all). The paper
+    /// engine reports at most one.
+    pub max: usize,
+    /// An absolute deadline for the whole prediction (overrides `timeout` when earlier).
+    pub deadline: Option<Instant>,
+    /// Memory budget in bytes for the encodings (estimated before building them; `None`: no
+    /// limit). Over it the answer is unknown.
+    pub memory: Option<u64>,
 }
 
 /// How the exact strategy decides `∀co. ¬IsSerializable(co)` (§4.2.1).
@@ -194,6 +235,10 @@ impl PredictOptions {
             max_rejected: 8,
             ranks: RankEncoding::Rounds,
             exact: ExactMethod::Instances,
+            engine: Engine::Scalable,
+            max: 1,
+            deadline: None,
+            memory: None,
         }
     }
 
@@ -212,6 +257,9 @@ pub enum Verdict {
     Predicted,
     /// The observed history itself violates the level: see [`PredictOutcome::observed`].
     ObservedViolation,
+    /// The observed history is valid at the level but itself unserializable: it is its own
+    /// anomaly, nothing needs predicting (scalable engine).
+    ObservedUnserializable,
     /// No prediction exists under this strategy's encoding.
     NoPrediction,
     /// The solver gave up (timeout or resource limit), or no model survived re-verification.
@@ -243,9 +291,21 @@ pub struct PredictStats {
     pub rejected_models: u32,
     /// Approximate strategies with [`RankEncoding::Rounds`]: rounds of `pco` generated.
     pub rounds: Option<u32>,
-    /// Exact strategy with [`ExactMethod::Instances`]: instances of the quantified formula
-    /// added (serializable candidates refuted).
+    /// Exact strategy with [`ExactMethod::Instances`], and the scalable engine: instances of
+    /// the quantified formula added (serializable candidates refuted).
     pub instances: u32,
+    /// Scalable engine: the engine that answered (`paper` or `scalable`).
+    pub engine: Option<Engine>,
+    /// Scalable engine: seed candidates decided before the solver phase.
+    pub seeds: u32,
+    /// Scalable engine: candidates the level check rejected, each blocked by a clause.
+    pub level_clauses: u32,
+    /// Scalable engine: read choices × candidate writers the solver phase would encode (its
+    /// size estimate).
+    pub candidates: u64,
+    /// Scalable engine: whether the search ran to the end (no further distinct prediction
+    /// exists), when predictions were found.
+    pub exhaustive: Option<bool>,
 }
 
 /// A changed read: it reads from a different transaction in the prediction.
@@ -351,8 +411,12 @@ pub struct PredictOutcome {
     pub reason: Option<String>,
     /// The level check of the observed history, when it fails.
     pub observed: Option<CheckReport>,
-    /// The prediction, when one was made.
+    /// The prediction, when one was made (the first of [`PredictOutcome::predictions`]).
     pub prediction: Option<Prediction>,
+    /// Every prediction made (`--max N`), differing in their anomaly; the first is
+    /// `prediction`.
+    #[serde(skip)]
+    pub predictions: Vec<Prediction>,
     /// Measurements.
     pub stats: PredictStats,
 }
@@ -375,33 +439,37 @@ pub enum PredictError {
         /// What is wrong.
         message: String,
     },
-    /// The encodings are cubic in the transactions that touch contested keys; beyond
-    /// [`MAX_NODES`] of them prediction is refused rather than exhausting memory.
-    #[error(
-        "{nodes} transactions touch keys that several transactions write and others read; \
-         prediction handles at most {max}"
-    )]
-    TooLarge {
-        /// Such transactions in the history.
-        nodes: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// Explaining a prediction keeps a table of one entry per pair of transactions; beyond
-    /// [`MAX_EXPLAINED_TXNS`] transactions prediction is refused rather than exhausting memory.
-    #[error(
-        "the history has {txns} transactions; prediction handles at most {max} \
-         (its explanation keeps one entry per pair of transactions)"
-    )]
-    TooManyTransactions {
-        /// Transactions in the history.
-        txns: usize,
-        /// The limit.
-        max: usize,
-    },
     /// A bug: the model could not be turned into a history.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// Most committed transactions for which [`PredictOptions::for_history`] keeps the paper
+/// engine (the paper's workloads have ≤ 25).
+pub const PAPER_ENGINE_MAX_TXNS: usize = 64;
+
+impl PredictOptions {
+    /// The engine for `h` as the pipelines choose it: the paper engine on runs of the paper's
+    /// size (≤ [`PAPER_ENGINE_MAX_TXNS`] committed transactions; same verdict, and the same
+    /// prediction as before the scalable engine, so reports keep their anomaly), else the
+    /// scalable one.
+    pub fn for_history(mut self, h: &History) -> PredictOptions {
+        self.engine = if h.committed_txns().count() <= PAPER_ENGINE_MAX_TXNS {
+            Engine::Paper
+        } else {
+            Engine::Scalable
+        };
+        self
+    }
+}
+
+/// The default memory budget: half the machine's memory (`MemTotal` of `/proc/meminfo`), or
+/// `None` where that cannot be read.
+pub fn default_memory_budget() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024 / 2)
 }
 
 /// Predicts an unserializable execution of the program that produced `history`, valid at
@@ -429,7 +497,10 @@ fn predict_in_context(
         return Err(PredictError::UnsupportedLevel(level));
     }
     let start = Instant::now();
-    let deadline = options.timeout.map(|t| start + t);
+    let deadline = match (options.timeout.map(|t| start + t), options.deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let mut outcome = PredictOutcome {
         level,
         strategy: options.strategy,
@@ -437,7 +508,11 @@ fn predict_in_context(
         reason: None,
         observed: None,
         prediction: None,
-        stats: PredictStats::default(),
+        predictions: Vec::new(),
+        stats: PredictStats {
+            engine: Some(options.engine),
+            ..PredictStats::default()
+        },
     };
 
     // 1. The observed history at the level.
@@ -466,13 +541,25 @@ fn predict_in_context(
         return Ok(outcome);
     }
 
-    if history.txn_count() > MAX_EXPLAINED_TXNS {
-        return Err(PredictError::TooManyTransactions {
-            txns: history.txn_count(),
-            max: MAX_EXPLAINED_TXNS,
-        });
+    // The scalable engine decides candidates with the causal/ra/rc checkers; prefix
+    // consistency and snapshot isolation are predicted by the paper-form encodings.
+    if options.engine == Engine::Scalable && !is_si_pc(options.level) {
+        return predict_scalable(history, options, deadline, outcome);
     }
 
+    predict_paper(history, options, deadline, outcome)
+}
+
+/// The paper-form engine's pipeline after the level check (steps 2–5 of the module
+/// documentation).
+fn predict_paper(
+    history: &History,
+    options: &PredictOptions,
+    deadline: Option<Instant>,
+    mut outcome: PredictOutcome,
+) -> Result<PredictOutcome, PredictError> {
+    let level = options.level;
+    outcome.stats.engine = Some(Engine::Paper);
     // 2. Space and constraints.
     let generation = Instant::now();
     let space = if is_si_pc(level) {
@@ -492,11 +579,19 @@ fn predict_in_context(
         op: e.op,
         message: e.message,
     })?;
-    if space.nodes() > MAX_NODES {
-        return Err(PredictError::TooLarge {
-            nodes: space.nodes(),
-            max: MAX_NODES,
-        });
+    let nodes = space.nodes() as u64;
+    let estimate = nodes
+        .saturating_mul(nodes)
+        .saturating_mul(nodes)
+        .saturating_mul(PAPER_BYTES_PER_NODE_CUBE);
+    if let Some(memory) = options.memory.filter(|&m| estimate > m) {
+        outcome.reason = Some(format!(
+            "memory limit: the paper-form encodings over {nodes} transactions would take ~{} MB, \
+             over the {} MB budget; try --engine scalable or a larger --memory",
+            estimate >> 20,
+            memory >> 20
+        ));
+        return Ok(outcome);
     }
     let mut enc = Encoding::new(&space);
     if is_si_pc(level) {
@@ -508,7 +603,7 @@ fn predict_in_context(
     // every prefix of the observed history is then free of one too (the rules are monotone).
     let observed_acyclic = match options.strategy {
         Strategy::ExactStrict => matches!(
-            ser::check_serializable(history, remaining(deadline)),
+            ser::is_serializable(history, remaining(deadline)),
             Ok(SerVerdict::Serializable { .. })
         ),
         _ => explain::pco_cycle(history).is_none(),
@@ -657,7 +752,9 @@ fn predict_in_context(
         match verdict {
             Reverified::Yes => {
                 outcome.verdict = Verdict::Predicted;
-                outcome.prediction = Some(describe(history, built));
+                let p = describe(history, built, None);
+                outcome.predictions = vec![p.clone()];
+                outcome.prediction = Some(p);
                 return Ok(outcome);
             }
             Reverified::Unknown(reason) => {
@@ -706,7 +803,7 @@ fn reverify(
     } else if !check::check(h, level, &CheckOptions::default())?.is_consistent() {
         return Ok(Reverified::LevelFails);
     }
-    match ser::check_serializable(h, remaining) {
+    match ser::is_serializable(h, remaining) {
         Ok(SerVerdict::Unserializable) => Ok(Reverified::Yes),
         Ok(SerVerdict::Serializable { order }) => Ok(Reverified::Serializable(order)),
         Ok(SerVerdict::Unknown { reason }) => Ok(Reverified::Unknown(reason)),
@@ -716,8 +813,75 @@ fn reverify(
     }
 }
 
-/// The user-facing description of a verified prediction.
-fn describe(observed: &History, built: extract::Built) -> Prediction {
+/// The scalable engine's pipeline after the level check ([`scalable`]).
+fn predict_scalable(
+    history: &History,
+    options: &PredictOptions,
+    deadline: Option<Instant>,
+    mut outcome: PredictOutcome,
+) -> Result<PredictOutcome, PredictError> {
+    let verification = Instant::now();
+    let observed = scalable::observed_serializability(history, deadline)?;
+    outcome.stats.verification_ms += ms(verification.elapsed());
+    let order = match observed {
+        SerVerdict::Serializable { order } => order,
+        SerVerdict::Unserializable => {
+            outcome.verdict = Verdict::ObservedUnserializable;
+            return Ok(outcome);
+        }
+        SerVerdict::Unknown { reason } => {
+            outcome.reason = Some(format!(
+                "checking the observed history for serializability: {reason}"
+            ));
+            return Ok(outcome);
+        }
+    };
+    let mut found = Vec::new();
+    let end = scalable::search(
+        history,
+        &order,
+        options.level,
+        options.strategy,
+        deadline,
+        options.memory,
+        options.max.max(1),
+        &mut found,
+        &mut outcome.stats,
+    )?;
+    match end {
+        scalable::End::Paper => {
+            // Small enough for the paper-form encodings, whose eager level constraints prove
+            // "no prediction" faster than lazy level clauses.
+            return predict_paper(history, options, deadline, outcome);
+        }
+        scalable::End::Unknown(reason) => {
+            outcome.reason = Some(reason);
+        }
+        scalable::End::Found { complete, stopped } => {
+            outcome.reason = stopped.map(|r| format!("search stopped early: {r}"));
+            if found.is_empty() {
+                outcome.verdict = Verdict::NoPrediction;
+            } else {
+                outcome.verdict = Verdict::Predicted;
+                outcome.stats.exhaustive = Some(complete);
+                outcome.predictions = found
+                    .into_iter()
+                    .map(|(built, cycle)| describe(history, built, cycle))
+                    .collect();
+                outcome.prediction = outcome.predictions.first().cloned();
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// Most predicted transactions for which the explanation is the *shortest* `pco` cycle
+/// ([`explain::pco_cycle`], quadratic memory); above, the cycle saturation found is used.
+const SHORTEST_CYCLE_MAX_TXNS: usize = 3000;
+
+/// The user-facing description of a verified prediction; `cycle`: a `pco` cycle of the
+/// predicted history already found (used when the history is too big for the shortest one).
+fn describe(observed: &History, built: extract::Built, cycle: Option<Vec<PcoEdge>>) -> Prediction {
     let h = observed;
     let label = |t: TxnId| h.txn_label(t);
     let changed_reads = built
@@ -756,9 +920,20 @@ fn describe(observed: &History, built: extract::Built) -> Prediction {
         })
         .collect();
     let origin = &built.origin;
-    let (cycle, facts) = match explain::explain(&built.history, origin, &label) {
-        Some((cycle, facts)) => (Some(cycle), facts),
-        None => (None, Vec::new()),
+    let (cycle, facts) = if built.history.txn_count() <= SHORTEST_CYCLE_MAX_TXNS {
+        match explain::explain(&built.history, origin, &label) {
+            Some((cycle, facts)) => (Some(cycle), facts),
+            None => (None, Vec::new()),
+        }
+    } else {
+        let cycle = cycle.or_else(|| match saturate::saturate(&built.history, None) {
+            saturate::Pco::Cyclic(c) => Some(c),
+            _ => None,
+        });
+        (
+            cycle.map(|c| explain::explain_unproven(&built.history, origin, &label, &c)),
+            Vec::new(),
+        )
     };
     Prediction {
         boundaries,
@@ -772,7 +947,7 @@ fn describe(observed: &History, built: extract::Built) -> Prediction {
 
 /// Positions of every node for an exact instance: the candidate's serial order (predicted
 /// transaction ids) mapped to nodes, then the nodes the candidate excludes, in session order.
-fn node_positions(space: &Space, built: &extract::Built, order: &[TxnId]) -> Vec<u32> {
+pub(crate) fn node_positions(space: &Space, built: &extract::Built, order: &[TxnId]) -> Vec<u32> {
     let n = space.nodes();
     let mut node_of_txn = vec![space::NONE; space.history.txn_count()];
     for (node, &t) in space.node_txn.iter().enumerate() {

@@ -30,6 +30,14 @@ impl fmt::Display for PredictOutcome {
                 }
                 return Ok(());
             }
+            Verdict::ObservedUnserializable => {
+                return writeln!(
+                    f,
+                    "the observed execution itself is unserializable (and valid under {}): it is \
+                     its own anomaly, nothing to predict",
+                    self.level.full_name()
+                );
+            }
             Verdict::NoPrediction => writeln!(
                 f,
                 "no prediction: {}",
@@ -55,6 +63,9 @@ impl fmt::Display for PredictOutcome {
                 "PREDICTED: an unserializable execution valid under {} (re-verified)",
                 self.level.full_name()
             )?;
+            if let Some(note) = &self.reason {
+                writeln!(f, "note: {note}")?;
+            }
             writeln!(f, "boundaries:")?;
             for b in &p.boundaries {
                 let session = match b.external_id {

@@ -151,7 +151,7 @@ fn independent_components_are_checked_separately() {
 fn engines_agree_with_the_oracle() {
     let mut seen = [[0u32; 2]; 3];
     let mut separations = [0u32; 3]; // SI∖SER, PC∖SI, CC∖PC
-    // At least 256 seeds: the separation assertion below needs that many to see PC ≠ CC.
+                                     // At least 256 seeds: the separation assertion below needs that many to see PC ≠ CC.
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
