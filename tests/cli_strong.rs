@@ -119,7 +119,7 @@ fn a_time_limit_exits_3() {
         "--engine",
         "smt",
         "--timeout",
-        "0",
+        "0.001",
     ]);
     assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
     assert!(stdout(&o).contains("UNKNOWN"));
