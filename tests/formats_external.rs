@@ -146,6 +146,10 @@ fn the_same_history_in_every_format_gives_the_same_verdicts() {
         }
         // Every writable format carries the verdict through a conversion.
         for to in Format::ALL {
+            if to == Format::TimeKiller {
+                // TimeKiller needs timestamps, which this history does not have.
+                continue;
+            }
             let parts =
                 formats::write_parts(&h, to).unwrap_or_else(|e| panic!("{format} -> {to}: {e}"));
             let g = formats::read_parts(&parts, to, "converted").unwrap();
