@@ -83,11 +83,37 @@ fn read_from_triples(h: &History) -> Result<Vec<(KeyId, TxnId, TxnId)>, SerError
     Ok(triples)
 }
 
+/// A solver that gives up after `timeout`, and one integer position per transaction for the
+/// order both Z3 checks look for: 0 for t0, a fresh constant `q{t}` for each committed
+/// transaction, `None` for an aborted one.
+pub(crate) fn positions_solver(
+    committed: &[bool],
+    timeout: Option<Duration>,
+) -> (Solver, Vec<Option<Int>>) {
+    let solver = Solver::new();
+    if let Some(t) = timeout {
+        let mut params = Params::new();
+        params.set_u32("timeout", t.as_millis().clamp(1, u32::MAX as u128) as u32);
+        solver.set_params(&params);
+    }
+    let q = (0..committed.len() as TxnId)
+        .map(|t| {
+            if t == INITIAL_TXN {
+                Some(Int::from_i64(0))
+            } else if committed[t as usize] {
+                Some(Int::new_const(format!("q{t}")))
+            } else {
+                None
+            }
+        })
+        .collect();
+    (solver, q)
+}
+
 /// Decides whether the committed transactions of `h` are serializable, with Z3, giving up
 /// after `timeout` (none: no limit). A serializable answer carries a verified serial order.
 pub fn check_serializable(h: &History, timeout: Option<Duration>) -> Result<SerVerdict, SerError> {
     let triples = read_from_triples(h)?;
-    let n = h.txn_count();
     let committed: Vec<bool> = h.txns().iter().map(|t| t.is_committed()).collect();
     // Committed writers of each key, ascending.
     let writers: Vec<Vec<TxnId>> = (0..h.key_count() as KeyId)
@@ -100,23 +126,7 @@ pub fn check_serializable(h: &History, timeout: Option<Duration>) -> Result<SerV
         })
         .collect();
 
-    let solver = Solver::new();
-    if let Some(t) = timeout {
-        let mut params = Params::new();
-        params.set_u32("timeout", t.as_millis().clamp(1, u32::MAX as u128) as u32);
-        solver.set_params(&params);
-    }
-    let q: Vec<Option<Int>> = (0..n as TxnId)
-        .map(|t| {
-            if t == INITIAL_TXN {
-                Some(Int::from_i64(0))
-            } else if committed[t as usize] {
-                Some(Int::new_const(format!("q{t}")))
-            } else {
-                None
-            }
-        })
-        .collect();
+    let (solver, q) = positions_solver(&committed, timeout);
     let pos = |t: TxnId| q[t as usize].as_ref().expect("committed transaction");
 
     // Session order: each committed transaction after its committed predecessor (or t0).

@@ -36,8 +36,9 @@
 use std::time::Duration;
 
 use z3::ast::{Bool, Int};
-use z3::{Params, SatResult, Solver};
+use z3::SatResult;
 
+use super::smt::positions_solver;
 use crate::check::{oracle, Level};
 use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
 
@@ -120,23 +121,7 @@ pub fn check_si_pc(h: &History, level: Level, timeout: Option<Duration>) -> SiPc
     let f = facts(h);
     let n = h.txn_count();
     let committed: Vec<bool> = h.txns().iter().map(|t| t.is_committed()).collect();
-    let solver = Solver::new();
-    if let Some(t) = timeout {
-        let mut params = Params::new();
-        params.set_u32("timeout", t.as_millis().clamp(1, u32::MAX as u128) as u32);
-        solver.set_params(&params);
-    }
-    let q: Vec<Option<Int>> = (0..n as TxnId)
-        .map(|t| {
-            if t == INITIAL_TXN {
-                Some(Int::from_i64(0))
-            } else if committed[t as usize] {
-                Some(Int::new_const(format!("q{t}")))
-            } else {
-                None
-            }
-        })
-        .collect();
+    let (solver, q) = positions_solver(&committed, timeout);
     let pos = |t: TxnId| q[t as usize].as_ref().expect("committed transaction");
     let mut readers: Vec<bool> = vec![false; n];
     for &(_, _, r) in &f.triples {
