@@ -31,6 +31,7 @@ pub mod error;
 pub mod formats;
 pub mod generate;
 pub mod history;
+pub mod interrupt;
 pub mod output;
 pub mod pipeline;
 pub mod predict;

@@ -140,6 +140,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => return Err(e.into()),
             };
+            if let Some(code) = super::interrupted() {
+                return Ok(code);
+            }
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &report)?;
                 writeln!(out)?;
@@ -161,6 +164,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => return Err(e.into()),
             };
+            if let Some(code) = super::interrupted() {
+                return Ok(code);
+            }
             report.cut_cycles(MAX_CYCLE_EDGES);
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &report)?;
@@ -184,6 +190,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => return Err(e.into()),
             };
+            if let Some(code) = super::interrupted() {
+                return Ok(code);
+            }
             for report in &mut all.weak.reports {
                 report.cut_cycles(MAX_CYCLE_EDGES);
             }

@@ -2,7 +2,8 @@
 //! an `Args` struct and a `run` function; all logic is in the library.
 //!
 //! Exit codes (DESIGN.md): 0 = consistent / nothing found; 1 = violation found or prediction
-//! made; 2 = bad input or usage (clap usage errors too); 3 = solver unknown or timeout.
+//! made; 2 = bad input or usage (clap usage errors too); 3 = solver unknown or timeout;
+//! 130 = interrupted (Ctrl-C, SIGINT) before any output was written.
 
 use std::io::Read;
 use std::path::Path;
@@ -30,7 +31,7 @@ mod watch;
 const EXIT_CODES: &str =
     "Exit codes: 0 = consistent / nothing found; 1 = violation found or prediction \
 made (run: an anomaly); 2 = bad input or usage; 3 = unknown (solver unknown, time or memory \
-limit).";
+limit); 130 = interrupted (Ctrl-C) before anything was written.";
 
 /// Exit code for bad input or usage.
 pub const EXIT_BAD_INPUT: u8 = 2;
@@ -90,6 +91,12 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    if matches!(
+        cli.command,
+        Command::Check(_) | Command::Predict(_) | Command::Run(_) | Command::Rank(_)
+    ) {
+        stop_on_sigint();
+    }
     let result = match cli.command {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),
@@ -102,11 +109,46 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // An error caused by the interruption (a refused solver call, say) is not bad input.
+        Err(_) if isopredict::interrupt::requested() => interrupted_exit(),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+/// Makes SIGINT (Ctrl-C) stop the command cleanly, for the commands that look at
+/// [`isopredict::interrupt::requested`] before writing (`check`, `predict`, `run`, `rank`;
+/// the others keep the default: SIGINT ends them at once, and their atomic writes leave no
+/// cut file). The first SIGINT requests a stop (Z3 calls in flight are interrupted, remaining
+/// work is skipped, nothing is written, exit 130); a second one exits at once with 130.
+fn stop_on_sigint() {
+    let installed = ctrlc::set_handler(|| {
+        if isopredict::interrupt::requested() {
+            eprintln!("isopredict: interrupted again: exiting now");
+            std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
+        }
+        eprintln!("isopredict: interrupted: stopping (Ctrl-C again to exit at once)");
+        isopredict::interrupt::request();
+    });
+    if let Err(e) = installed {
+        eprintln!("warning: cannot handle Ctrl-C ({e}); it will end the command abruptly");
+    }
+}
+
+/// Says that the command was interrupted and returns exit code 130.
+fn interrupted_exit() -> ExitCode {
+    eprintln!(
+        "isopredict: interrupted; no output written (the previous outputs, if any, are untouched)"
+    );
+    ExitCode::from(isopredict::interrupt::EXIT_INTERRUPTED)
+}
+
+/// `Some(130)`, after saying so, once the user interrupted the command (Ctrl-C): commands
+/// call it after computing and before writing anything.
+pub fn interrupted() -> Option<ExitCode> {
+    isopredict::interrupt::requested().then(interrupted_exit)
 }
 
 /// An input format on the command line: `auto` (detect from the content) or a format.

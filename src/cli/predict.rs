@@ -147,7 +147,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for note in history.input_notes() {
         eprintln!("note: {note}");
     }
-    let outcome = match predict::predict(&history, &options) {
+    let outcome = predict::predict(&history, &options);
+    if let Some(code) = super::interrupted() {
+        return Ok(code);
+    }
+    let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(e @ predict::PredictError::InvalidObservation { .. }) => {
             eprintln!("error: {e}");

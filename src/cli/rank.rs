@@ -151,7 +151,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         .num_threads(args.threads.map_or(0, usize::from))
         .build()?;
     let bar = progress_bar(0);
-    let outcome = match pool.install(|| rank(&grid, &bar)) {
+    let outcome = pool.install(|| rank(&grid, &bar));
+    if let Some(code) = super::interrupted() {
+        return Ok(code);
+    }
+    let outcome = match outcome {
         Ok(o) => o,
         Err(message) => return bad(message),
     };

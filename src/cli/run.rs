@@ -100,7 +100,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .unwrap_or_else(|| options.default_out_dir(workload.name()));
-    let mut outcome = run_workload(workload, &options)?;
+    let outcome = run_workload(workload, &options);
+    if let Some(code) = super::interrupted() {
+        return Ok(code);
+    }
+    let mut outcome = outcome?;
     outcome.report.raw_keys = args.raw_keys;
     write_run_files(&mut outcome, &dir)?;
     if let Some(failure) = outcome

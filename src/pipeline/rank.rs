@@ -269,7 +269,8 @@ fn history_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
 }
 
 /// Runs the grid on rayon's pool, advancing `progress` per task (pass
-/// [`ProgressBar::hidden`] for none). Errors: only a bad grid (e.g. an unreadable folder, or a
+/// [`ProgressBar::hidden`] for none). Errors: a stop requested by the user
+/// ([`crate::interrupt`]; the remaining tasks are skipped), or a bad grid (e.g. an unreadable folder, or a
 /// file in a histories folder that is not a history); a task that fails is recorded as
 /// [`PredictionOutcome::Error`].
 pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, String> {
@@ -349,13 +350,18 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
     };
     let mut done: Vec<(usize, Done)> = order
         .into_par_iter()
-        .map(|i| {
+        .filter_map(|i| {
+            // Once the user interrupted, the remaining tasks are skipped.
+            crate::interrupt::stop_point().ok()?;
             let result = super::fresh_z3(|| run_task(&tasks[i], timeout, &setup));
             progress.inc(1);
-            (i, result)
+            Some((i, result))
         })
         .collect();
     progress.finish_and_clear();
+    if crate::interrupt::requested() {
+        return Err("interrupted: the ranking is incomplete".to_string());
+    }
     done.sort_by_key(|(i, _)| *i);
     let mut predictions = Vec::new();
     let mut exploration = Vec::new();

@@ -87,6 +87,9 @@ pub enum PipelineError {
     /// Prediction failed.
     #[error("predicting: {0}")]
     Predict(#[from] PredictError),
+    /// The user interrupted the run (SIGINT, see [`crate::interrupt`]).
+    #[error("{0}")]
+    Interrupted(#[from] crate::interrupt::Interrupted),
 }
 
 /// Everything one run produced.
@@ -122,12 +125,15 @@ fn ms(d: Duration) -> f64 {
 
 /// Runs the pipeline on `workload` (see the module documentation). Files are not written;
 /// see [`write_run_files`]. Z3 runs in a fresh context (see [`super::fresh_z3`]), so the same
-/// options always give the same report.
+/// options always give the same report. A stop requested by the user ([`crate::interrupt`])
+/// ends it with [`PipelineError::Interrupted`].
 pub fn run_workload(
     workload: &dyn Workload,
     options: &RunOptions,
 ) -> Result<RunOutcome, PipelineError> {
-    super::fresh_z3(|| run_in_context(workload, options))
+    let outcome = super::fresh_z3(|| run_in_context(workload, options));
+    crate::interrupt::stop_point()?;
+    outcome
 }
 
 fn run_in_context(

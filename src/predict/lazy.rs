@@ -97,7 +97,7 @@ pub(crate) fn search(
             solver.set_params(&params);
         }
         let solving = Instant::now();
-        let result = solver.check();
+        let result = crate::interrupt::check(&solver, |s| s.check());
         stats.solving_ms += ms(solving.elapsed());
         stats.solver_calls += 1;
         match result {

@@ -442,6 +442,9 @@ pub enum PredictError {
     /// A bug: the model could not be turned into a history.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The user interrupted the prediction (SIGINT, see [`crate::interrupt`]).
+    #[error("{0}")]
+    Interrupted(#[from] crate::interrupt::Interrupted),
 }
 
 /// Most committed transactions for which [`PredictOptions::for_history`] keeps the paper
@@ -477,11 +480,15 @@ pub fn default_memory_budget() -> Option<u64> {
 ///
 /// Runs in a fresh Z3 context (the z3 crate's default context is thread-local and keeps
 /// state between calls), so the same input and options give the same prediction every time.
+/// A stop requested by the user ([`crate::interrupt`]) ends it with
+/// [`PredictError::Interrupted`].
 pub fn predict(
     history: &History,
     options: &PredictOptions,
 ) -> Result<PredictOutcome, PredictError> {
-    z3::with_z3_config(&z3::Config::new(), || predict_in_context(history, options))
+    let outcome = z3::with_z3_config(&z3::Config::new(), || predict_in_context(history, options));
+    crate::interrupt::stop_point()?;
+    outcome
 }
 
 /// [`predict`] in the calling thread's current Z3 context.
@@ -663,10 +670,10 @@ fn predict_paper(
             solver.set_params(&params);
         }
         let solving = Instant::now();
-        let result = match goal {
-            Some(g) => solver.check_assumptions(&[terms.term(g).expect("goal literal")]),
-            None => solver.check(),
-        };
+        let result = crate::interrupt::check(&solver, |s| match goal {
+            Some(g) => s.check_assumptions(&[terms.term(g).expect("goal literal")]),
+            None => s.check(),
+        });
         outcome.stats.solving_ms += ms(solving.elapsed());
         outcome.stats.solver_calls += 1;
         match result {

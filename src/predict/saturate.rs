@@ -118,7 +118,7 @@ pub(crate) fn saturate(h: &History, deadline: Option<Instant>) -> Pco {
     let mut vc = vec![0u32; n * k];
     let mut added: FxHashSet<(TxnId, TxnId)> = FxHashSet::default();
     loop {
-        if deadline.is_some_and(|d| Instant::now() >= d) {
+        if deadline.is_some_and(|d| Instant::now() >= d) || crate::interrupt::requested() {
             return Pco::GaveUp;
         }
         // Topological order of the current edges (Kahn, smallest id first).

@@ -218,6 +218,10 @@ pub(crate) fn search(
             failure = Some(Ok("timeout".to_string()));
             return ControlFlow::Break(());
         }
+        if let Err(stop) = crate::interrupt::stop_point() {
+            failure = Some(Err(stop.into()));
+            return ControlFlow::Break(());
+        }
         seeds += 1;
         let built = match dom.build(&seed.boundary, &seed.changed) {
             Ok(b) => b,

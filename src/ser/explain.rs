@@ -127,7 +127,7 @@ fn ddmin(comp: &Txns, level: StrongLevel, keep: &mut [bool], deadline: Instant) 
         let mut removed_any = false;
         let mut undecided = false;
         for group in members.chunks(chunk) {
-            if Instant::now() >= deadline {
+            if Instant::now() >= deadline || crate::interrupt::requested() {
                 return false;
             }
             if group.len() == members.len() && members.len() > 1 {

@@ -113,11 +113,10 @@ pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats)
         }
         stats.steps += 1;
         if stats.steps % 4096 == 0 {
-            if let Some(d) = limits.deadline {
-                if Instant::now() >= d {
-                    stats.failed_states = failed.len();
-                    return (SearchResult::GaveUp, stats);
-                }
+            if limits.deadline.is_some_and(|d| Instant::now() >= d) || crate::interrupt::requested()
+            {
+                stats.failed_states = failed.len();
+                return (SearchResult::GaveUp, stats);
             }
             if failed.len() > limits.max_failed_states {
                 stats.failed_states = failed.len();

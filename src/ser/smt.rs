@@ -162,7 +162,7 @@ pub fn check_serializable(h: &History, timeout: Option<Duration>) -> Result<SerV
         }
     }
 
-    match solver.check() {
+    match crate::interrupt::check(&solver, |s| s.check()) {
         SatResult::Unsat => Ok(SerVerdict::Unserializable),
         SatResult::Unknown => Ok(SerVerdict::Unknown {
             reason: solver

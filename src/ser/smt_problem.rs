@@ -115,7 +115,7 @@ pub(crate) fn solve(p: &Problem, deadline: Option<Instant>) -> (SearchResult, St
             solver.assert(Bool::or(&[a_first, b_first]));
         }
     }
-    match solver.check() {
+    match crate::interrupt::check(&solver, |s| s.check()) {
         SatResult::Unsat => (SearchResult::Exhausted, String::new()),
         SatResult::Unknown => (
             SearchResult::GaveUp,

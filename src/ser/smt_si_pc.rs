@@ -181,7 +181,7 @@ pub fn check_si_pc(h: &History, level: Level, timeout: Option<Duration>) -> SiPc
         }
     }
 
-    match solver.check() {
+    match crate::interrupt::check(&solver, |s| s.check()) {
         SatResult::Unsat => SiPcVerdict::Violates {
             reason: format!("no commit order satisfies {}", level.full_name()),
         },

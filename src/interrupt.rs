@@ -1,0 +1,176 @@
+//! Stopping cleanly when the user interrupts (Ctrl-C, SIGINT).
+//!
+//! One process-wide flag says that a stop was requested ([`request`], called by the command
+//! line's SIGINT handler); long computations look at it ([`requested`]) and give up, and the
+//! command line then exits with [`EXIT_INTERRUPTED`] before writing any output.
+//!
+//! Z3 work in flight is stopped too. Every solver call goes through [`check`], which turns off
+//! Z3's own Ctrl-C handling for the solver (Z3 would otherwise replace the process's SIGINT
+//! handler during each call and merely cancel that one call, after which the command went on
+//! with an "unknown" result) and records the call's context while it runs. Once a stop is
+//! requested, a background thread interrupts (`Z3_interrupt`) every recorded context, again
+//! every [`INTERRUPT_PERIOD`] until the process ends: Z3 forgets an interrupt that arrives just
+//! before a call starts, so interrupting once could miss a call that was about to begin, and a
+//! call that starts after the request is refused by [`check`] itself.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::Duration;
+
+use z3::{Params, SatResult, Solver};
+
+/// The exit code of a command stopped by SIGINT (128 + the signal's number 2, as shells
+/// report a process killed by it).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// How often the contexts of solver calls in flight are interrupted once a stop is requested.
+pub const INTERRUPT_PERIOD: Duration = Duration::from_millis(20);
+
+/// Whether a stop was requested.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// The Z3 contexts (raw `Z3_context` pointers) of the solver calls in flight, one entry per
+/// call. An entry is removed, under this lock, before its call's context can be freed, so the
+/// interrupting thread, which holds the lock while it interrupts, only touches live contexts.
+static IN_FLIGHT: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// The computation was interrupted by the user (SIGINT): its result, if any, is not to be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+/// Whether the user asked to stop (see the module documentation).
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
+}
+
+/// `Err(Interrupted)` once a stop was requested: `interrupt::stop_point()?` between steps.
+pub fn stop_point() -> Result<(), Interrupted> {
+    if requested() {
+        Err(Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+/// Requests a stop: sets the flag and starts interrupting the Z3 calls in flight (now and
+/// every [`INTERRUPT_PERIOD`] until the process ends). Safe to call more than once and from
+/// any thread (not from a signal handler itself: the `ctrlc` crate runs handlers on a thread
+/// of their own).
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+    static INTERRUPTER: Once = Once::new();
+    INTERRUPTER.call_once(|| {
+        interrupt_in_flight();
+        std::thread::spawn(|| loop {
+            std::thread::sleep(INTERRUPT_PERIOD);
+            interrupt_in_flight();
+        });
+    });
+}
+
+/// Interrupts every Z3 call in flight.
+fn interrupt_in_flight() {
+    let live = IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner());
+    for &ctx in live.iter() {
+        if let Some(ctx) = std::ptr::NonNull::new(ctx as *mut z3_sys::_Z3_context) {
+            // SAFETY: the context is alive while its entry is in IN_FLIGHT (removed under the
+            // lock we hold, before the call returns); Z3_interrupt may be called from any thread.
+            unsafe { z3_sys::Z3_interrupt(ctx) };
+        }
+    }
+}
+
+/// Removes a call's entry from [`IN_FLIGHT`] when dropped (also on a panic).
+struct InFlight(usize);
+
+impl InFlight {
+    fn enter(ctx: usize) -> InFlight {
+        IN_FLIGHT
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(ctx);
+        InFlight(ctx)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut live = IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = live.iter().position(|&c| c == self.0) {
+            live.swap_remove(i);
+        }
+    }
+}
+
+/// Runs one solver call (`call(solver)`, e.g. `|s| s.check()`) so that a stop request
+/// interrupts it: Z3's own Ctrl-C handling is turned off for `solver`, the call is recorded
+/// while it runs, and a call that would start after a stop was requested is not made
+/// ([`SatResult::Unknown`]; the solver's reason is then Z3's, so callers that need to tell
+/// an interruption from a time limit ask [`requested`]).
+pub fn check(solver: &Solver, call: impl FnOnce(&Solver) -> SatResult) -> SatResult {
+    let mut params = Params::new();
+    params.set_bool("ctrl_c", false);
+    solver.set_params(&params);
+    let _in_flight = InFlight::enter(solver.get_context().get_z3_context().as_ptr() as usize);
+    // After recording the call: a request made from now on finds it in IN_FLIGHT.
+    if requested() {
+        return SatResult::Unknown;
+    }
+    call(solver)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+    use z3::ast::Bool;
+
+    /// n + 1 pigeons in n holes: unsatisfiable, and hard for a SAT solver (seconds at n = 10).
+    fn pigeonhole(solver: &Solver, n: usize) {
+        let p: Vec<Vec<Bool>> = (0..=n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| Bool::new_const(format!("p{i}_{j}")))
+                    .collect()
+            })
+            .collect();
+        for row in &p {
+            let row: Vec<&Bool> = row.iter().collect();
+            solver.assert(Bool::or(&row));
+        }
+        for (a, first) in p.iter().enumerate() {
+            for second in &p[a + 1..] {
+                for (x, y) in first.iter().zip(second) {
+                    solver.assert(Bool::and(&[x, y]).not());
+                }
+            }
+        }
+    }
+
+    // One test: the flag is process-wide, and once set it stays set for the test binary.
+    #[test]
+    fn a_stop_request_interrupts_the_call_in_flight_and_refuses_later_ones() {
+        assert!(!requested());
+        assert_eq!(stop_point(), Ok(()));
+        let solver = Solver::new();
+        pigeonhole(&solver, 10);
+        let requester = std::thread::spawn(|| {
+            std::thread::sleep(Duration::from_millis(300));
+            request();
+        });
+        let start = Instant::now();
+        let result = check(&solver, |s| s.check());
+        let took = start.elapsed();
+        requester.join().unwrap();
+        assert_eq!(result, SatResult::Unknown);
+        // Pigeonhole 11/10 takes Z3 many seconds; the interrupt stops it soon after 300 ms.
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+        assert!(IN_FLIGHT.lock().unwrap().is_empty());
+        // A call after the request is not made, however easy.
+        let easy = Solver::new();
+        easy.assert(Bool::from_bool(true));
+        assert_eq!(check(&easy, |s| s.check()), SatResult::Unknown);
+        assert_eq!(stop_point(), Err(Interrupted));
+    }
+}

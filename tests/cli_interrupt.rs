@@ -1,0 +1,202 @@
+//! End-to-end tests of Ctrl-C (issue 12, item 4): a long `run`, `predict` or `rank` that
+//! receives SIGINT stops, says it was interrupted, writes nothing (the previous outputs at its
+//! `--out` stay byte for byte, no new file appears) and exits with 130.
+//!
+//! The interrupted commands would take far longer than the test waits (a TPC-C run of 20 calls
+//! per session predicted exactly at causal, with no time limit, takes Z3 minutes), so each
+//! test costs about the second before the signal plus the time to stop.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::cli::{isopredict, Scratch};
+
+/// A long case: exact prediction at causal, no time limit.
+const SLOW: &[&str] = &[
+    "--calls",
+    "20",
+    "--level",
+    "causal",
+    "--strategy",
+    "exact-strict",
+    "--timeout",
+    "0",
+];
+
+/// Every file under `dir` (recursively) with its content.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().display().to_string();
+                files.insert(name, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// Starts `isopredict ARGS`, sends SIGINT after `after`, and waits (at most a minute) for it
+/// to end: its exit code (`None` if a signal ended it) and standard error.
+fn interrupted(scratch: &Scratch, args: &[&str], after: Duration) -> (Option<i32>, String) {
+    let err = scratch.join("stderr.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "`isopredict {}` ended before the signal: not a long case",
+        args.join(" ")
+    );
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!(
+                "`isopredict {}` still running 60 s after SIGINT",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = std::fs::read_to_string(&err).unwrap();
+    std::fs::remove_file(&err).unwrap();
+    (status.code(), stderr)
+}
+
+fn assert_interrupted(code: Option<i32>, stderr: &str) {
+    assert_eq!(code, Some(130), "stderr: {stderr}");
+    assert!(stderr.contains("interrupted"), "stderr: {stderr}");
+    assert!(stderr.contains("no output written"), "stderr: {stderr}");
+}
+
+#[test]
+fn sigint_stops_run_leaving_the_previous_run_folder_untouched() {
+    let scratch = Scratch::new("interrupt-run");
+    let out = scratch.arg("out");
+    // An earlier, quick run in the same folder.
+    let earlier = isopredict(&["run", "tpcc", "--seed", "1", "--out", &out]);
+    assert!(earlier.status.code().is_some_and(|c| c <= 1), "{earlier:?}");
+    let before = snapshot(&scratch.join("."));
+    assert!(before.contains_key("out/report.md"), "{:?}", before.keys());
+    let mut args = vec!["run", "tpcc", "--out", &out];
+    args.extend_from_slice(SLOW);
+    let (code, stderr) = interrupted(&scratch, &args, Duration::from_secs(1));
+    assert_interrupted(code, &stderr);
+    // The folder and everything beside it as they were: no temporary folder or file left.
+    assert_eq!(snapshot(&scratch.join(".")), before);
+}
+
+#[test]
+fn sigint_stops_predict_writing_nothing() {
+    let scratch = Scratch::new("interrupt-predict");
+    // The observed history of the slow case (its prediction given up after 0.2 s).
+    let observed_dir = scratch.arg("observed");
+    let mut args = vec!["run", "tpcc", "--out", &observed_dir];
+    args.extend_from_slice(&SLOW[..6]);
+    args.extend_from_slice(&["--timeout", "0.2"]);
+    let recorded = isopredict(&args);
+    assert_eq!(recorded.status.code(), Some(3), "{recorded:?}");
+    let observed = scratch.join("observed").join("observed.json");
+    let observed = observed.to_str().unwrap();
+    // A previous prediction at the --out path; no --dot file yet.
+    std::fs::write(scratch.join("prediction.json"), "previous prediction\n").unwrap();
+    let before = snapshot(&scratch.join("."));
+    let (out, dot) = (
+        scratch.arg("prediction.json"),
+        scratch.arg("prediction.dot"),
+    );
+    let args = [
+        "predict",
+        observed,
+        "--level",
+        "causal",
+        "--strategy",
+        "exact-strict",
+        "--timeout",
+        "0",
+        "--out",
+        &out,
+        "--dot",
+        &dot,
+    ];
+    let (code, stderr) = interrupted(&scratch, &args, Duration::from_secs(1));
+    assert_interrupted(code, &stderr);
+    assert_eq!(snapshot(&scratch.join(".")), before);
+}
+
+#[test]
+fn sigint_stops_rank_leaving_the_previous_ranking_untouched() {
+    let scratch = Scratch::new("interrupt-rank");
+    let out = scratch.arg("out");
+    let earlier = isopredict(&[
+        "rank",
+        "--workloads",
+        "smallbank",
+        "--sizes",
+        "small",
+        "--seeds",
+        "1",
+        "--levels",
+        "causal",
+        "--explore",
+        "0",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(earlier.status.code(), Some(0), "{earlier:?}");
+    let before = snapshot(&scratch.join("."));
+    assert!(before.contains_key("out/rank.md"), "{:?}", before.keys());
+    // Two slow tasks (and random exploration runs) on two threads.
+    let args = [
+        "rank",
+        "--workloads",
+        "tpcc",
+        "--calls",
+        "20",
+        "--seeds",
+        "1..2",
+        "--levels",
+        "causal",
+        "--strategies",
+        "exact-strict",
+        "--explore",
+        "2",
+        "--timeout",
+        "0",
+        "--threads",
+        "2",
+        "--out",
+        &out,
+    ];
+    let (code, stderr) = interrupted(&scratch, &args, Duration::from_secs(1));
+    assert_interrupted(code, &stderr);
+    assert_eq!(snapshot(&scratch.join(".")), before);
+}
+
+#[test]
+fn help_documents_exit_code_130() {
+    for command in ["check", "predict", "run", "rank"] {
+        let help = common::cli::stdout(&isopredict(&[command, "--help"]));
+        assert!(help.contains("130 = interrupted"), "{command}: {help}");
+    }
+}
