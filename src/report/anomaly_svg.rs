@@ -7,7 +7,10 @@
 //! leave and enter by the facing sides, at ports spread over the box's height (boxes grow to
 //! give each port room); edges from the initial state run down the gap left of the target's
 //! column and enter its left side. Edges are drawn under the boxes, labels (wrapped, on a
-//! white background) on top, next to the arrow head so each label sits by its edge's end.
+//! white background) on top, next to their edge: each label takes the first place, from its
+//! arrow head back along its edge, where its rectangle touches no edge (its own included), no
+//! box, no heading and no other label; a label with no such place is listed below the legend
+//! ("labels placed here"), named by its edge's ends, so no label ever hides a line.
 
 use std::fmt::Write as _;
 
@@ -68,6 +71,145 @@ struct Geometry {
     path: String,
     /// Label anchor (x, y of the last line's baseline) and whether it is right-aligned.
     label: (f64, f64, bool),
+}
+
+/// An axis-parallel rectangle (x, y, width, height).
+#[derive(Debug, Clone, Copy)]
+struct Area {
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+}
+
+impl Area {
+    /// This rectangle grown by `d` on every side.
+    fn grown(self, d: f64) -> Area {
+        Area {
+            x: self.x - d,
+            y: self.y - d,
+            w: self.w + 2.0 * d,
+            h: self.h + 2.0 * d,
+        }
+    }
+
+    fn overlaps(&self, o: &Area) -> bool {
+        self.x < o.x + o.w && o.x < self.x + self.w && self.y < o.y + o.h && o.y < self.y + self.h
+    }
+
+    fn contains(&self, (x, y): (f64, f64)) -> bool {
+        x > self.x && x < self.x + self.w && y > self.y && y < self.y + self.h
+    }
+
+    /// Whether the segment `a`–`b` passes through this rectangle (Liang–Barsky clipping).
+    fn hit_by(&self, a: (f64, f64), b: (f64, f64)) -> bool {
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        for (p, q) in [
+            (-dx, a.0 - self.x),
+            (dx, self.x + self.w - a.0),
+            (-dy, a.1 - self.y),
+            (dy, self.y + self.h - a.1),
+        ] {
+            if p == 0.0 {
+                if q <= 0.0 {
+                    return false;
+                }
+            } else {
+                let t = q / p;
+                if p < 0.0 {
+                    t0 = t0.max(t);
+                } else {
+                    t1 = t1.min(t);
+                }
+                if t0 >= t1 {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// The rectangle a label's lines take when anchored at `(x, y, right)` (see [`Geometry`]).
+fn label_area(lines: &[String], (x, y, right): (f64, f64, bool)) -> Area {
+    let w =
+        lines.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64 * LABEL_CHAR_WIDTH + 6.0;
+    let h = lines.len() as f64 * LABEL_LINE + 3.0;
+    Area {
+        x: if right { x - w + 3.0 } else { x - 3.0 },
+        y: y - h + 3.0,
+        w,
+        h,
+    }
+}
+
+/// The points of a path made of the commands this layout writes (`M`, `L`, `C`, `Q`, absolute
+/// coordinates), curves flattened into 16 segments each.
+fn flatten(path: &str) -> Vec<(f64, f64)> {
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    let mut tokens = path.split([' ', ',']).filter(|t| !t.is_empty()).peekable();
+    let numbers = |tokens: &mut std::iter::Peekable<_>, n: usize| -> Vec<f64> {
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t: Option<&str> = tokens.next();
+            v.push(t.and_then(|t| t.parse().ok()).unwrap_or(0.0));
+        }
+        v
+    };
+    while let Some(command) = tokens.next() {
+        let last = points.last().copied().unwrap_or((0.0, 0.0));
+        match command {
+            "M" | "L" => {
+                let v = numbers(&mut tokens, 2);
+                points.push((v[0], v[1]));
+            }
+            "C" | "Q" => {
+                let v = numbers(&mut tokens, if command == "C" { 6 } else { 4 });
+                for k in 1..=16 {
+                    let t = k as f64 / 16.0;
+                    let u = 1.0 - t;
+                    points.push(if command == "C" {
+                        (
+                            u * u * u * last.0
+                                + 3.0 * u * u * t * v[0]
+                                + 3.0 * u * t * t * v[2]
+                                + t * t * t * v[4],
+                            u * u * u * last.1
+                                + 3.0 * u * u * t * v[1]
+                                + 3.0 * u * t * t * v[3]
+                                + t * t * t * v[5],
+                        )
+                    } else {
+                        (
+                            u * u * last.0 + 2.0 * u * t * v[0] + t * t * v[2],
+                            u * u * last.1 + 2.0 * u * t * v[1] + t * t * v[3],
+                        )
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    points
+}
+
+/// Points every `step` pixels along a polyline, from its last point back to its first.
+fn along_from_end(points: &[(f64, f64)], step: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut carry = 0.0;
+    for w in points.windows(2).rev() {
+        let (b, a) = (w[0], w[1]); // walking from a back to b
+        let len = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+        let mut d = carry;
+        while d < len {
+            let t = d / len;
+            out.push((a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t));
+            d += step;
+        }
+        carry = d - len;
+    }
+    out
 }
 
 fn text_height(b: &TxnBox) -> f64 {
@@ -134,9 +276,9 @@ fn wrap(label: &str) -> Vec<String> {
     let mut current = String::new();
     let mut words: Vec<String> = Vec::new();
     for w in label.split(' ') {
-        // Long words split before '[' (row keys).
+        // Words split before '[' (row keys), which join without a space when they fit.
         match w.find('[') {
-            Some(i) if w.chars().count() > LABEL_CHARS && i > 0 => {
+            Some(i) if i > 0 => {
                 words.push(w[..i].to_string());
                 words.push(w[i..].to_string());
             }
@@ -466,6 +608,112 @@ impl AnomalyGraph {
             })
             .collect();
 
+        // Place the labels: the cycle's first, each at the first free spot by its edge.
+        let polylines: Vec<Vec<(f64, f64)>> = geometry
+            .iter()
+            .map(|g| g.as_ref().map_or(Vec::new(), |g| flatten(&g.path)))
+            .collect();
+        let bounds: Vec<Area> = polylines
+            .iter()
+            .map(|p| {
+                let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+                for &(x, y) in p {
+                    (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+                }
+                Area {
+                    x: x0,
+                    y: y0,
+                    w: x1 - x0,
+                    h: y1 - y0,
+                }
+            })
+            .collect();
+        let mut taken: Vec<Area> = rects
+            .iter()
+            .map(|(_, r)| Area {
+                x: r.x,
+                y: r.y,
+                w: r.w,
+                h: r.h,
+            })
+            .collect();
+        taken.push(Area {
+            x: 0.0,
+            y: 0.0,
+            w: width,
+            h: MARGIN_Y + 14.0,
+        });
+        for (c, s) in self.sessions.iter().enumerate() {
+            let w = 7.5 * fit(&s.title, CHARS_PER_LINE).chars().count() as f64 + 8.0;
+            taken.push(Area {
+                x: column_x(c) + BOX_WIDTH / 2.0 - w / 2.0,
+                y: header_y - 13.0,
+                w,
+                h: 17.0,
+            });
+        }
+        let free = |area: Area, taken: &[Area]| -> bool {
+            let clear = area.grown(2.0);
+            // Past the right margin is fine: the drawing widens.
+            clear.x >= 0.0
+                && clear.y >= 0.0
+                && clear.y + clear.h <= legend_top - 20.0
+                && !taken.iter().any(|t| t.overlaps(&clear))
+                && polylines.iter().zip(&bounds).all(|(p, b)| {
+                    !b.grown(1.0).overlaps(&clear)
+                        || !(p.iter().any(|&q| clear.contains(q))
+                            || p.windows(2).any(|w| clear.hit_by(w[0], w[1])))
+                })
+        };
+        let mut by_priority: Vec<usize> = (0..self.edges.len()).collect();
+        by_priority.sort_by_key(|&i| std::cmp::Reverse(kind_rank(self.edges[i].kind)));
+        let mut label_at: Vec<Option<(f64, f64, bool)>> = vec![None; self.edges.len()];
+        let mut unplaced: Vec<usize> = Vec::new();
+        for &i in &by_priority {
+            let (e, Some(g)) = (&self.edges[i], &geometry[i]) else {
+                continue;
+            };
+            if e.label.is_empty() {
+                continue;
+            }
+            let lines = wrap(&e.label);
+            let h = lines.len() as f64 * LABEL_LINE + 3.0;
+            let mut candidates = vec![g.label];
+            let points = along_from_end(&polylines[i], 10.0);
+            // Beside the edge first, then a little farther from it.
+            for gap in [6.0, 24.0] {
+                for &(x, y) in points.iter().take(150) {
+                    let v = gap - 6.0;
+                    candidates.extend([
+                        (x - gap, y - 6.0 - v, true),
+                        (x + gap, y - 6.0 - v, false),
+                        (x - gap, y + h / 2.0 - 3.0, true),
+                        (x + gap, y + h / 2.0 - 3.0, false),
+                        (x - gap, y + h + v, true),
+                        (x + gap, y + h + v, false),
+                    ]);
+                }
+            }
+            match candidates
+                .into_iter()
+                .find(|&c| free(label_area(&lines, c), &taken))
+            {
+                Some(c) => {
+                    taken.push(label_area(&lines, c));
+                    label_at[i] = Some(c);
+                }
+                None => unplaced.push(i),
+            }
+        }
+        unplaced.sort_unstable();
+        let height = height + unplaced.len() as f64 * LEGEND_LINE;
+        let width = label_at
+            .iter()
+            .zip(&self.edges)
+            .filter_map(|(at, e)| Some(label_area(&wrap(&e.label), (*at)?)))
+            .map(|a| a.x + a.w + 10.0)
+            .fold(width, f64::max);
+
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -566,27 +814,22 @@ impl AnomalyGraph {
         }
         // Labels on top.
         for &i in &order {
-            let (e, Some(g)) = (&self.edges[i], &geometry[i]) else {
+            let (e, Some(_)) = (&self.edges[i], &geometry[i]) else {
                 continue;
             };
             if e.label.is_empty() {
                 continue;
             }
-            let lines = wrap(&e.label);
-            let (x, y, right) = g.label;
-            let w = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64
-                * LABEL_CHAR_WIDTH
-                + 6.0;
-            let h = lines.len() as f64 * LABEL_LINE + 3.0;
-            let (bx, anchor) = if right {
-                (x - w + 3.0, "end")
-            } else {
-                (x - 3.0, "start")
+            let Some((x, y, right)) = label_at[i] else {
+                continue;
             };
-            let top = y - h + 3.0;
+            let lines = wrap(&e.label);
+            let area = label_area(&lines, (x, y, right));
+            let anchor = if right { "end" } else { "start" };
             let _ = writeln!(
                 out,
-                "<rect x=\"{bx:.1}\" y=\"{top:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"white\" fill-opacity=\"0.9\"/>"
+                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"white\" fill-opacity=\"0.9\"/>",
+                area.x, area.y, area.w, area.h
             );
             for (k, l) in lines.iter().enumerate() {
                 let ly = y - (lines.len() - 1 - k) as f64 * LABEL_LINE;
@@ -636,6 +879,33 @@ impl AnomalyGraph {
                 "<text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
                 x1 + 12.0,
                 xml_escape(meaning)
+            );
+        }
+        // Labels that found no free place beside their edge.
+        let name = |id: u32| {
+            self.boxes()
+                .find(|b| b.id == id)
+                .map_or(id.to_string(), |b| b.title.clone())
+        };
+        for (k, &i) in unplaced.iter().enumerate() {
+            let e = &self.edges[i];
+            let y = legend_top + (LEGEND.len() + 1 + k) as f64 * LEGEND_LINE - 4.0;
+            let text = format!(
+                "{} → {}: {}{}",
+                name(e.from),
+                name(e.to),
+                e.label,
+                if k == 0 {
+                    " (labels placed here: no free place beside their edge)"
+                } else {
+                    ""
+                }
+            );
+            let _ = writeln!(
+                out,
+                "<text x=\"{MARGIN_Y:.1}\" y=\"{y:.1}\" fill=\"{}\">{}</text>",
+                color(e.kind),
+                xml_escape(&text)
             );
         }
         out.push_str("</svg>\n");
