@@ -218,7 +218,8 @@ const FULL_MIX_PROCEDURES: &[Procedure] = &[
 /// (Fekete et al., TODS 2005: no "dangerous structure"). WriteCheck (reads savings and
 /// checking, writes checking) and TransactSavings (reads and writes savings) bring back the
 /// dangerous structure Alomari et al. (ICDE'08) found: Balance →rw WriteCheck →rw
-/// TransactSavings on one customer, the read-only anomaly. Same data, parameters and invariant.
+/// TransactSavings on one customer, the read-only anomaly. Same data and parameters; no
+/// invariant (see [`SmallbankFullMix::invariants`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SmallbankFullMix;
 
@@ -247,8 +248,10 @@ impl Workload for SmallbankFullMix {
         Smallbank.tables()
     }
 
-    fn invariants(&self, state: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
-        Smallbank.invariants(state)
+    /// None: A13 (the total money is unchanged) holds only for a money-conserving mix, and
+    /// DepositChecking, TransactSavings and WriteCheck change the total even in a serial run.
+    fn invariants(&self, _state: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
+        Vec::new()
     }
 }
 
