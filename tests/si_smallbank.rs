@@ -15,7 +15,7 @@ use std::time::Duration;
 use isopredict::check::Level;
 use isopredict::history::ReadFrom;
 use isopredict::pipeline::{run_workload, RunOptions};
-use isopredict::predict::{predict, PredictOptions, Strategy, Verdict};
+use isopredict::predict::{predict, PredictOptions, Strategy};
 use isopredict::report::run_report::RunVerdict;
 use isopredict::workloads::{by_name, Size};
 use isopredict::HistoryBuilder;
