@@ -106,8 +106,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                     match workloads::by_name(name) {
                         Some(w) => chosen.push(w),
                         None => {
-                            let names: Vec<&str> =
-                                workloads::all().iter().map(|w| w.name()).collect();
+                            let names: Vec<&str> = workloads::all()
+                                .iter()
+                                .chain(workloads::variants().iter())
+                                .map(|w| w.name())
+                                .collect();
                             return bad(format!(
                                 "unknown workload `{name}` (expected one of: {})",
                                 names.join(", ")

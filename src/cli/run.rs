@@ -13,7 +13,8 @@ use isopredict::workloads::{self, Size};
 /// Arguments of `isopredict run`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The workload: smallbank, voter, tpcc or wikipedia.
+    /// The workload: smallbank, voter, tpcc or wikipedia (or smallbank-full: Smallbank with
+    /// all six procedures, OLTP-Bench's default mix).
     workload: String,
     /// The paper's run number (Java seed N·10000).
     #[arg(long, default_value_t = 1)]
@@ -62,7 +63,11 @@ pub struct Args {
 /// unknown, 2 for bad input.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Some(workload) = workloads::by_name(&args.workload) else {
-        let names: Vec<&str> = workloads::all().iter().map(|w| w.name()).collect();
+        let names: Vec<&str> = workloads::all()
+            .iter()
+            .chain(workloads::variants().iter())
+            .map(|w| w.name())
+            .collect();
         eprintln!(
             "error: unknown workload `{}` (expected one of: {})",
             args.workload,

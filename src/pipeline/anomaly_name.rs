@@ -5,10 +5,13 @@
 //! - **lost update**: two transactions read a key from the same write and both write it; one
 //!   update overwrites the other unseen. Prefix consistency allows it, snapshot isolation does
 //!   not (first committer wins).
-//! - **write skew**: the prediction satisfies snapshot isolation (so no two concurrent
-//!   transactions write a common key), yet each of two transactions misses a write of the
-//!   other; **read-only anomaly** when a transaction that writes nothing is needed for the
-//!   cycle (Fekete et al. 2004).
+//! - when the prediction satisfies snapshot isolation (so no two concurrent transactions
+//!   write a common key), it is named from a witness commit order by the shape every such
+//!   cycle has (Fekete et al. 2005, Theorem 2.1: two consecutive anti-dependencies
+//!   `a →rw p →rw b` between concurrent transactions): **write skew** when `b = a` (each of
+//!   two transactions misses the other's write); **read-only anomaly** when `a` writes nothing
+//!   (Fekete et al. 2004); else **multi-transaction write skew** (pivot `p`, with the path by
+//!   which `b` precedes `a` in every serial order).
 //! - **concurrent write conflict**: prefix consistency but not snapshot isolation, without a
 //!   lost update — two concurrent transactions write a common key (blindly, or one without
 //!   reading the other's write).
@@ -31,59 +34,60 @@ pub(crate) struct AnomalyName {
 }
 
 /// Names the anomaly of `h`, a prediction valid at `level` (see the module documentation);
-/// `label` and `key` name its transactions and keys in the description.
+/// `label` names its transactions (`T1.2`), `call` gives a transaction's procedure call when
+/// known (shown beside its first mention) and `key` names keys in the description.
 pub(crate) fn name_anomaly(
     h: &History,
     level: Level,
     label: &dyn Fn(TxnId) -> String,
+    call: &dyn Fn(TxnId) -> Option<String>,
     key: &dyn Fn(KeyId) -> String,
 ) -> AnomalyName {
+    let who = |t: TxnId| match call(t) {
+        Some(c) => format!("{} (`{c}`)", label(t)),
+        None => label(t),
+    };
     if let Some((a, b, k, w)) = lost_update(h) {
         return AnomalyName {
             name: "lost update",
             description: format!(
                 "{} and {} both read {} from {} and both write it: one update overwrites the \
                  other unseen",
-                label(a),
-                label(b),
+                who(a),
+                who(b),
                 key(k),
                 label(w)
             ),
         };
     }
+    let at_least_causal = matches!(level, Level::Causal | Level::Prefix | Level::Snapshot);
+    let timeout = Some(std::time::Duration::from_secs(10));
+    if at_least_causal {
+        match ser::satisfies_si_pc(h, Level::Snapshot, timeout) {
+            SiPcVerdict::Satisfies { order } => {
+                if let Some(named) = si_anomaly(h, &order, label, &who, key) {
+                    return named;
+                }
+            }
+            SiPcVerdict::Unknown { .. } if level == Level::Snapshot => {
+                return AnomalyName {
+                    name: "serialization anomaly",
+                    description: "snapshot isolation allows it; the commit order needed to \
+                                  name it could not be computed in time"
+                        .to_string(),
+                };
+            }
+            _ => {}
+        }
+    }
     let holds = |l: Level| {
         l == level
             || matches!(
-                ser::satisfies_si_pc(h, l, Some(std::time::Duration::from_secs(10))),
+                ser::satisfies_si_pc(h, l, timeout),
                 SiPcVerdict::Satisfies { .. }
             )
     };
-    let at_least_causal = matches!(level, Level::Causal | Level::Prefix | Level::Snapshot);
-    if at_least_causal && holds(Level::Snapshot) {
-        if let Some((a, b, x, y)) = skew_pair(h) {
-            return AnomalyName {
-                name: "write skew",
-                description: format!(
-                    "{} reads {} without seeing {}'s write of it, and {} reads {} without \
-                     seeing {}'s write of it; their writes do not overlap, so snapshot \
-                     isolation lets both commit",
-                    label(a),
-                    key(x),
-                    label(b),
-                    label(b),
-                    key(y),
-                    label(a)
-                ),
-            };
-        }
-        return AnomalyName {
-            name: "read-only anomaly",
-            description: "snapshot isolation allows it; the cycle needs a transaction that \
-                          writes nothing (Fekete et al.)"
-                .to_string(),
-        };
-    }
-    if at_least_causal && holds(Level::Prefix) {
+    if at_least_causal && level != Level::Snapshot && holds(Level::Prefix) {
         return AnomalyName {
             name: "concurrent write conflict",
             description: "two transactions that write a common key run on snapshots that miss \
@@ -106,6 +110,209 @@ pub(crate) fn name_anomaly(
             level.full_name()
         ),
     }
+}
+
+/// How one transaction must precede another in every serial order (Adya's dependency edges
+/// with each key's versions in commit order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dep {
+    /// Session order.
+    So,
+    /// The second reads a write of the first.
+    Wr,
+    /// The second overwrites a write of the first.
+    Ww,
+    /// The first reads a version older than the second's write (anti-dependency).
+    Rw,
+}
+
+impl Dep {
+    fn arrow(self) -> &'static str {
+        match self {
+            Dep::So => "→so",
+            Dep::Wr => "→wr",
+            Dep::Ww => "→ww",
+            Dep::Rw => "→rw",
+        }
+    }
+}
+
+/// Names a prediction that satisfies snapshot isolation with the witness commit `order`
+/// (every committed transaction, the initial one first), by the shape Fekete et al. (TODS
+/// 2005, Theorem 2.1) prove every such cycle has: two consecutive anti-dependencies
+/// `a →rw p →rw b` between concurrent transactions (the *dangerous structure*, `p` its pivot).
+/// `b = a`: **write skew**; `a` writes nothing: **read-only anomaly**; otherwise **write skew
+/// over more transactions**, `b` preceding `a` in every serial order by the path shown.
+/// `None` when no such structure exists (then `h` is serializable).
+fn si_anomaly(
+    h: &History,
+    order: &[TxnId],
+    label: &dyn Fn(TxnId) -> String,
+    who: &dyn Fn(TxnId) -> String,
+    key: &dyn Fn(KeyId) -> String,
+) -> Option<AnomalyName> {
+    let n = h.txn_count();
+    let mut pos = vec![usize::MAX; n];
+    for (i, &t) in order.iter().enumerate() {
+        pos[t as usize] = i;
+    }
+    let committed = |t: TxnId| pos[t as usize] != usize::MAX;
+    let reads: Vec<(TxnId, KeyId, TxnId)> = external_reads(h)
+        .into_iter()
+        .filter(|&(t, _, w)| committed(t) && committed(w))
+        .collect();
+    // Anti-dependencies (reader, later writer, key), one key per pair.
+    let mut rw: Vec<(TxnId, TxnId, KeyId)> = Vec::new();
+    for &(t, k, w) in &reads {
+        for &u in h.writers_of(k) {
+            if u != t && committed(u) && pos[u as usize] > pos[w as usize] {
+                rw.push((t, u, k));
+            }
+        }
+    }
+    rw.sort_unstable();
+    rw.dedup_by_key(|e| (e.0, e.1));
+    let rw_between = |a: TxnId, b: TxnId| -> Option<KeyId> {
+        let i = rw.partition_point(|e| (e.0, e.1) < (a, b));
+        rw.get(i).filter(|e| (e.0, e.1) == (a, b)).map(|e| e.2)
+    };
+    for &(a, b, x) in &rw {
+        if let Some(y) = rw_between(b, a) {
+            return Some(AnomalyName {
+                name: "write skew",
+                description: format!(
+                    "{} reads {} without seeing the write of {}, which reads {} without \
+                     seeing {}'s write of it; their writes do not overlap, so snapshot \
+                     isolation lets both commit",
+                    who(a),
+                    key(x),
+                    who(b),
+                    key(y),
+                    label(a)
+                ),
+            });
+        }
+    }
+    // The dependency graph, for "b precedes a in every serial order".
+    let mut succ: Vec<Vec<(TxnId, Dep)>> = vec![Vec::new(); n];
+    for t in h.committed_txns() {
+        if let Some(p) = h.so_predecessor(t) {
+            succ[p as usize].push((t, Dep::So));
+        }
+    }
+    for &(t, _, w) in &reads {
+        succ[w as usize].push((t, Dep::Wr));
+    }
+    for k in 0..h.key_count() as KeyId {
+        let mut writers: Vec<TxnId> = h
+            .writers_of(k)
+            .iter()
+            .copied()
+            .filter(|&w| committed(w))
+            .collect();
+        writers.sort_unstable_by_key(|&w| pos[w as usize]);
+        for pair in writers.windows(2) {
+            succ[pair[0] as usize].push((pair[1], Dep::Ww));
+        }
+    }
+    for &(a, b, _) in &rw {
+        succ[a as usize].push((b, Dep::Rw));
+    }
+    for list in &mut succ {
+        list.sort_unstable_by_key(|&(t, d)| (t, d as u8));
+        list.dedup_by_key(|e| e.0);
+    }
+    // A path from `from` to `to` (breadth first: a shortest one), as its edges.
+    let path = |from: TxnId, to: TxnId| -> Option<Vec<(TxnId, Dep)>> {
+        let mut parent: Vec<Option<(TxnId, Dep)>> = vec![None; n];
+        let mut seen = vec![false; n];
+        let mut queue = std::collections::VecDeque::from([from]);
+        seen[from as usize] = true;
+        while let Some(t) = queue.pop_front() {
+            if t == to {
+                let mut edges = Vec::new();
+                let mut at = to;
+                while at != from {
+                    let (p, d) = parent[at as usize]?;
+                    edges.push((at, d));
+                    at = p;
+                }
+                edges.reverse();
+                return Some(edges);
+            }
+            for &(u, d) in &succ[t as usize] {
+                if !seen[u as usize] {
+                    seen[u as usize] = true;
+                    parent[u as usize] = Some((t, d));
+                    queue.push_back(u);
+                }
+            }
+        }
+        None
+    };
+    // Dangerous structures a →rw p →rw b closed by a path b →* a; read-only `a` first.
+    let mut found = None;
+    'search: for read_only in [true, false] {
+        for &(a, p, x) in &rw {
+            if h.keys_written(a).is_empty() != read_only {
+                continue;
+            }
+            let i = rw.partition_point(|e| e.0 < p);
+            for &(_, b, y) in rw[i..].iter().take_while(|e| e.0 == p) {
+                if b == a {
+                    continue;
+                }
+                if let Some(edges) = path(b, a) {
+                    found = Some((a, p, b, x, y, edges, read_only));
+                    break 'search;
+                }
+            }
+        }
+    }
+    let (a, p, b, x, y, edges, read_only) = found?;
+    let chain: String = std::iter::once(label(b))
+        .chain(
+            edges
+                .iter()
+                .map(|&(t, d)| format!("{} {}", d.arrow(), label(t))),
+        )
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (name, kind) = if read_only {
+        (
+            "read-only anomaly",
+            "Fekete et al.'s read-only anomaly".to_string(),
+        )
+    } else {
+        (
+            "multi-transaction write skew",
+            format!(
+                "a write skew through {}, Fekete et al.'s dangerous structure",
+                label(p)
+            ),
+        )
+    };
+    Some(AnomalyName {
+        name,
+        description: format!(
+            "{}{} reads {} without seeing the write of {}, which reads {} without seeing the \
+             write of {}; yet {} must come before {} in any serial order ({chain}): no serial \
+             order exists. Their concurrent writes do not overlap, so snapshot isolation lets \
+             all of them commit ({kind})",
+            who(a),
+            if read_only {
+                ", which writes nothing,"
+            } else {
+                ""
+            },
+            key(x),
+            who(p),
+            key(y),
+            who(b),
+            label(b),
+            label(a),
+        ),
+    })
 }
 
 /// External reads of committed transactions: `(reader, key, writer)`, deduplicated.
@@ -137,29 +344,6 @@ fn lost_update(h: &History) -> Option<(TxnId, TxnId, KeyId, TxnId)> {
         .map(|p| (p[0].2, p[1].2, p[0].0, p[0].1))
 }
 
-/// Two transactions `a`, `b` where `a` reads `x` from a writer other than `b` though `b` writes
-/// `x`, and `b` reads `y` from a writer other than `a` though `a` writes `y`.
-fn skew_pair(h: &History) -> Option<(TxnId, TxnId, KeyId, KeyId)> {
-    let reads = external_reads(h);
-    // (reader, writer it misses, key)
-    let mut misses: Vec<(TxnId, TxnId, KeyId)> = Vec::new();
-    for &(t, k, w) in &reads {
-        for &other in h.writers_of(k) {
-            if other != w && other != t && h.txn(other).is_committed() && !h.so_before(other, t) {
-                misses.push((t, other, k));
-            }
-        }
-    }
-    misses.sort_unstable();
-    for &(a, b, x) in &misses {
-        let start = misses.partition_point(|m| (m.0, m.1) < (b, a));
-        if let Some(&(_, _, y)) = misses.get(start).filter(|m| (m.0, m.1) == (b, a)) {
-            return Some((a, b, x, y));
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,9 +367,60 @@ mod tests {
     }
 
     fn name(h: &History, level: Level) -> AnomalyName {
-        name_anomaly(h, level, &|t| h.txn_label(t), &|k| {
+        name_anomaly(h, level, &|t| h.txn_label(t), &|_| None, &|k| {
             h.key_name(k).to_string()
         })
+    }
+
+    /// An operation: read `key` from the transaction (`None`: the initial state), or write.
+    enum Op {
+        R(&'static str, Option<usize>),
+        W(&'static str),
+    }
+
+    /// A history of sessions of transactions; reads name their writer by its index in the
+    /// order transactions appear (session by session).
+    fn hist(sessions: &[&[&[Op]]]) -> History {
+        let mut b = HistoryBuilder::new("names");
+        let mut txns = Vec::new();
+        for session in sessions {
+            let s = b.session(None);
+            for _ in session.iter() {
+                txns.push(b.begin(s, None));
+            }
+        }
+        let mut i = 0;
+        for session in sessions {
+            for ops in session.iter() {
+                for op in ops.iter() {
+                    match *op {
+                        Op::R(k, from) => {
+                            let k = b.key(k);
+                            let from = from.map_or(ReadFrom::Initial, |t| ReadFrom::Txn(txns[t]));
+                            b.read(txns[i], k, None, from, 0);
+                        }
+                        Op::W(k) => {
+                            let k = b.key(k);
+                            b.write(txns[i], k, None, 0);
+                        }
+                    }
+                }
+                i += 1;
+            }
+        }
+        b.build().unwrap()
+    }
+
+    /// Fekete, O'Neil and O'Neil's read-only anomaly on one Smallbank customer: TransactSavings
+    /// (0) deposits to savings `s`; Balance (1) sees it but not WriteCheck (2)'s write of
+    /// checking `c`; WriteCheck read savings before the deposit.
+    fn read_only_anomaly() -> History {
+        use Op::{R, W};
+        hist(&[
+            &[&[R("s", None), W("s")]],
+            &[&[R("s", Some(0)), R("c", None)]],
+            &[&[R("s", None), R("c", None), W("c")]],
+        ])
     }
 
     #[test]
@@ -195,5 +430,53 @@ mod tests {
         assert_eq!(skew.name, "write skew");
         assert!(skew.description.contains("reads y"), "{}", skew.description);
         assert_eq!(name(&two(false), Level::Causal).name, "write skew");
+    }
+
+    #[test]
+    fn names_the_read_only_anomaly_and_its_calls() {
+        let h = read_only_anomaly();
+        let calls = ["TransactSavings", "Balance", "WriteCheck"];
+        let named = name_anomaly(
+            &h,
+            Level::Snapshot,
+            &|t| h.txn_label(t),
+            &|t| (t >= 1).then(|| calls[t as usize - 1].to_string()),
+            &|k| h.key_name(k).to_string(),
+        );
+        assert_eq!(named.name, "read-only anomaly", "{}", named.description);
+        for part in [
+            "(`Balance`), which writes nothing, reads c",
+            "(`WriteCheck`)",
+            "(`TransactSavings`)",
+        ] {
+            assert!(
+                named.description.contains(part),
+                "{part}: {}",
+                named.description
+            );
+        }
+    }
+
+    #[test]
+    fn a_cycle_of_writers_is_not_a_read_only_anomaly() {
+        use Op::{R, W};
+        // a →rw p (x) →rw b (y) →so b2 →wr a (z); every transaction writes (TPC-C seed 8:
+        // Payment →rw Delivery →rw NewOrder →so Payment →wr Payment).
+        let h = hist(&[
+            &[&[R("x", None), R("z", Some(3)), W("w")]],
+            &[&[R("y", None), W("x")]],
+            &[&[W("y")], &[W("z")]],
+        ]);
+        let named = name(&h, Level::Snapshot);
+        assert_eq!(
+            named.name, "multi-transaction write skew",
+            "{}",
+            named.description
+        );
+        assert!(
+            named.description.contains("(T3.1 →so T3.2 →wr T1.1)"),
+            "{}",
+            named.description
+        );
     }
 }

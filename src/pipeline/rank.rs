@@ -631,7 +631,7 @@ impl RankOutcome {
         if !self.ranking.is_empty() {
             out.push_str("## Risk ranking\n\n");
             out.push_str(&risk_markdown(&self.ranking));
-            out.push_str("\nScore: 100 × Σ_level w(level) · mean over runs of the best exposure among the strategies / Σ w, with w = 3 (causal), 2 (ra), 1 (rc) and exposure 1 (validated, an invariant broke), 0.6 (validated; or a verified prediction that cannot be replayed), 0.3 (predicted, replay not confirmed), 0 (none) — see docs/ranking.md. Chart: risk.svg.\n\n");
+            out.push_str("\nScore: 100 × Σ_level w(level) · mean over runs of the best exposure among the strategies / Σ w, with w = 5 (si), 4 (pc), 3 (causal), 2 (ra), 1 (rc) and exposure 1 (validated, an invariant broke), 0.6 (validated; or a verified prediction that cannot be replayed), 0.3 (predicted, replay not confirmed), 0 (none) — see docs/ranking.md. Chart: risk.svg.\n\n");
         }
         if !self.prediction_table.is_empty() {
             out.push_str("## Prediction (the layout of IsoPredict's Tables 4 and 5)\n\n");

@@ -331,12 +331,13 @@ fn run_in_context(
         &prediction.history,
         level,
         &|t| explainer.label(prediction.txn_origin[t as usize]),
+        &|t| explainer.call(prediction.txn_origin[t as usize]),
         &|k| {
             let name = prediction.history.key_name(k);
-            match explainer.key_meaning(name) {
-                Some(m) => format!("{name} ({m})"),
-                None => name.to_string(),
-            }
+            format!(
+                "`{}`",
+                explainer.key_meaning(name).as_deref().unwrap_or(name)
+            )
         },
     );
     section.anomaly = Some(format!("**{}**: {}", named.name, named.description));
