@@ -27,13 +27,15 @@
 //! order). Two writers of a key with equal commit timestamps are reported, and then neither
 //! is visible to a snapshot at that timestamp taken by the other.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::ops::Bound;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
 use super::chronos::TsLevel;
+use super::sorted_window::SortedWindow;
 use super::timestamped::{Hlc, Name, TsOpKind};
 use super::ts_report::{ExtKind, TsCounts, TsTxnRef, TsViolation};
 use crate::formats::timekiller::{Transaction, Value};
@@ -105,11 +107,9 @@ struct Live {
 #[derive(Debug, Default)]
 struct KeyState {
     /// Committed final writes by (commit timestamp, arrival).
-    writes: BTreeMap<(Hlc, u32), Write>,
+    writes: SortedWindow<(Hlc, u32), Write>,
     /// Pending external reads by (snapshot timestamp, arrival) → (slot, read index).
-    reads: BTreeMap<(Hlc, u32), (u32, u32)>,
-    /// The kept write of each value (final or overwritten), for EXT diagnosis.
-    by_value: FxHashMap<Option<i64>, (Hlc, u32)>,
+    reads: SortedWindow<(Hlc, u32), (u32, u32)>,
 }
 
 /// Counters of an online run.
@@ -139,7 +139,11 @@ pub struct OnlineChecker {
     live: Vec<Option<Live>>,
     free: Vec<u32>,
     queue: VecDeque<(u64, u32, u32)>, // deadline, slot, generation
-    pending_positions: BTreeMap<(Hlc, u32), ()>,
+    /// Snapshot positions of the pending transactions (oldest on top); entries of
+    /// transactions already final are skipped lazily.
+    pending_positions: BinaryHeap<Reverse<(Hlc, u32, u32, u32)>>, // pos, arrival, slot, generation
+    /// Scratch: the keys a transaction has accessed, with its last value.
+    seen: Vec<(u32, Option<i64>)>,
     watermark: Option<Hlc>,
     dirty: Vec<u32>,
     is_dirty: Vec<bool>,
@@ -162,7 +166,8 @@ impl OnlineChecker {
             live: Vec::new(),
             free: Vec::new(),
             queue: VecDeque::new(),
-            pending_positions: BTreeMap::new(),
+            pending_positions: BinaryHeap::new(),
+            seen: Vec::new(),
             watermark: None,
             dirty: Vec::new(),
             is_dirty: Vec::new(),
@@ -214,11 +219,11 @@ impl OnlineChecker {
     fn visible(&self, k: u32, pos: Hlc, arrival: u32) -> Option<&Write> {
         let writes = &self.key_state[k as usize].writes;
         let upper = match self.options.level {
-            TsLevel::Snapshot => Bound::Included((pos, u32::MAX)),
-            TsLevel::Serializable => Bound::Excluded((pos, 0)),
+            TsLevel::Snapshot => Bound::Included(&(pos, u32::MAX)),
+            TsLevel::Serializable => Bound::Excluded(&(pos, 0)),
         };
         writes
-            .range((Bound::Unbounded, upper))
+            .range(Bound::Unbounded, upper)
             .rev()
             .map(|(_, w)| w)
             .find(|w| w.writer.arrival != arrival)
@@ -239,11 +244,10 @@ impl OnlineChecker {
         self.arrivals += 1;
         self.stats.transactions += 1;
         let level = self.options.level;
-        if !self.sessions.contains_key(&txn.session) {
-            let name: Rc<str> = Rc::from(txn.session.as_str());
-            self.sessions.insert(txn.session.clone(), (name, None));
-        }
-        let session_entry = self.sessions.get_mut(&txn.session).expect("inserted above");
+        let session_entry = self.sessions.entry(txn.session).or_insert_with_key(|name| {
+            let name: Rc<str> = Rc::from(name.as_str());
+            (name, None)
+        });
         let info = Rc::new(Info {
             arrival: self.arrivals - 1,
             tid: txn.tid,
@@ -289,7 +293,8 @@ impl OnlineChecker {
         };
 
         // INT now; external reads and final writes collected. Lists as TimeKiller does.
-        let mut seen: Vec<(u32, Option<i64>)> = Vec::with_capacity(txn.ops.len());
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
         let mut reads: Vec<PendingRead> = Vec::new();
         let mut own_writes: Vec<(u32, Option<i64>)> = Vec::new();
         let mut overwritten: Vec<(u32, Option<i64>)> = Vec::new();
@@ -339,13 +344,19 @@ impl OnlineChecker {
             }
         }
 
+        self.seen = seen;
+
         // NOCONFLICT and EQUAL-COMMIT against the writers already here; then T's writes
         // become visible and re-check the reads they now explain.
         for &(k, value) in &own_writes {
             let state = &self.key_state[k as usize];
             if level == TsLevel::Snapshot {
-                let after = (Bound::Excluded((info.start, u32::MAX)), Bound::Unbounded);
-                for w in state.writes.range(after).map(|(_, w)| w) {
+                let after = (info.start, u32::MAX);
+                for w in state
+                    .writes
+                    .range(Bound::Excluded(&after), Bound::Unbounded)
+                    .map(|(_, w)| w)
+                {
                     if w.writer.start < info.commit {
                         let (first, second) = if w.writer.commit < info.commit {
                             (w.writer.txn_ref(), info.txn_ref())
@@ -360,8 +371,12 @@ impl OnlineChecker {
                     }
                 }
             }
-            let equal = (info.commit, 0)..=(info.commit, u32::MAX);
-            for w in state.writes.range(equal).map(|(_, w)| w) {
+            let (low, high) = ((info.commit, 0), (info.commit, u32::MAX));
+            for w in state
+                .writes
+                .range(Bound::Included(&low), Bound::Included(&high))
+                .map(|(_, w)| w)
+            {
                 out.push(TsViolation::EqualCommit {
                     first: w.writer.txn_ref(),
                     second: info.txn_ref(),
@@ -375,9 +390,6 @@ impl OnlineChecker {
                 .collect();
             let state = &mut self.key_state[k as usize];
             let at = (info.commit, info.arrival);
-            for &v in earlier.iter().chain(std::iter::once(&value)) {
-                state.by_value.entry(v).or_insert(at);
-            }
             state.writes.insert(
                 at,
                 Write {
@@ -410,7 +422,8 @@ impl OnlineChecker {
             overwritten,
             generation,
         });
-        self.pending_positions.insert((pos, info.arrival), ());
+        self.pending_positions
+            .push(Reverse((pos, info.arrival, slot, generation)));
         self.queue
             .push_back((now_ms + self.options.timeout_ms, slot, generation));
         self.stats.max_live = self.stats.max_live.max(self.live() as u64);
@@ -425,24 +438,24 @@ impl OnlineChecker {
         let state = &self.key_state[k as usize];
         let next = state
             .writes
-            .range((Bound::Excluded((commit, arrival)), Bound::Unbounded))
-            .map(|(&(c, _), _)| c)
+            .range(Bound::Excluded(&(commit, arrival)), Bound::Unbounded)
+            .map(|&((c, _), _)| c)
             .find(|&c| c > commit);
         let (low, high) = match self.options.level {
-            TsLevel::Snapshot => (
-                Bound::Included((commit, 0)),
-                next.map_or(Bound::Unbounded, |n| Bound::Excluded((n, 0))),
+            TsLevel::Snapshot => ((commit, 0), next.map(|n| (n, 0))),
+            TsLevel::Serializable => ((commit, u32::MAX), next.map(|n| (n, u32::MAX))),
+        };
+        let range = match self.options.level {
+            TsLevel::Snapshot => state.reads.range(
+                Bound::Included(&low),
+                high.as_ref().map_or(Bound::Unbounded, Bound::Excluded),
             ),
-            TsLevel::Serializable => (
-                Bound::Excluded((commit, u32::MAX)),
-                next.map_or(Bound::Unbounded, |n| Bound::Included((n, u32::MAX))),
+            TsLevel::Serializable => state.reads.range(
+                Bound::Excluded(&low),
+                high.as_ref().map_or(Bound::Unbounded, Bound::Included),
             ),
         };
-        let affected: Vec<((Hlc, u32), (u32, u32))> = state
-            .reads
-            .range((low, high))
-            .map(|(&p, &r)| (p, r))
-            .collect();
+        let affected: Vec<((Hlc, u32), (u32, u32))> = range.copied().collect();
         for ((pos, reader), (slot, ri)) in affected {
             let value = match &self.live[slot as usize] {
                 Some(live) => live.reads[ri as usize].value,
@@ -509,13 +522,19 @@ impl OnlineChecker {
                 out.push(self.describe_ext(&live, read, pos));
             }
         }
-        self.pending_positions.remove(&(pos, live.info.arrival));
         // The watermark: the oldest pending snapshot, never moving backwards.
+        while let Some(&Reverse((_, _, s, g))) = self.pending_positions.peek() {
+            match &self.live[s as usize] {
+                Some(l) if l.generation == g => break,
+                _ => {
+                    self.pending_positions.pop();
+                }
+            }
+        }
         let oldest = self
             .pending_positions
-            .keys()
-            .next()
-            .map_or(pos, |&(p, _)| p.min(pos));
+            .peek()
+            .map_or(pos, |&Reverse((p, ..))| p.min(pos));
         self.watermark = Some(self.watermark.map_or(oldest, |w| w.max(oldest)));
         self.free.push(slot);
     }
@@ -531,11 +550,19 @@ impl OnlineChecker {
             .iter()
             .chain(&live.overwritten)
             .any(|&(k, v)| k == read.key && v == read.value);
-        let state = &self.key_state[read.key as usize];
-        let writer = state
-            .by_value
-            .get(&read.value)
-            .and_then(|at| state.writes.get(at))
+        // The first-arrived kept writer of the value (its final or an overwritten write).
+        let writer = self.key_state[read.key as usize]
+            .writes
+            .iter()
+            .map(|(_, w)| w)
+            .filter(|w| {
+                w.value == read.value
+                    || w.earlier
+                        .iter()
+                        .flat_map(|e| e.iter())
+                        .any(|&v| v == read.value)
+            })
+            .min_by_key(|w| w.writer.arrival)
             .filter(|w| w.writer.arrival != me);
         let r = &live.info;
         let kind = if own && writer.is_none() {
@@ -581,24 +608,13 @@ impl OnlineChecker {
             let state = &mut self.key_state[k as usize];
             // Drop the oldest write while the next one is also at or before the watermark
             // (a snapshot at the watermark or later never sees it).
-            loop {
-                let mut keys = state.writes.keys();
-                let (Some(_), Some(&(next, _))) = (keys.next(), keys.next()) else {
-                    break;
-                };
-                if next > watermark {
-                    break;
-                }
-                let Some((at, w)) = state.writes.pop_first() else {
-                    break;
-                };
+            while state
+                .writes
+                .key_at(1)
+                .is_some_and(|&(next, _)| next <= watermark)
+            {
+                state.writes.pop_first();
                 self.writes_kept -= 1;
-                let earlier = w.earlier.iter().flat_map(|e| e.iter());
-                for v in earlier.chain(std::iter::once(&w.value)) {
-                    if state.by_value.get(v) == Some(&at) {
-                        state.by_value.remove(v);
-                    }
-                }
             }
             if state.writes.len() > 1 {
                 self.dirty.push(k);

@@ -8,23 +8,32 @@
 //! history). Each candidate is decided by the same engines, so the core reported is one they
 //! proved failing; it is *minimal* when removing any single transaction made it pass.
 //!
-//! Names (the ones people search for; Adya's classes from Adya's thesis 1999, the anomalies as
-//! in Berenson et al. SIGMOD'95 and Cerone & Gotsman PODC'16), decided on the core:
-//! - the core violates PC: **long fork** when its serialization cycle has two non-adjacent
-//!   read–write edges, otherwise a *prefix violation*;
-//! - satisfies PC, violates SI: **lost update** when two core transactions read a key from the
-//!   same writer and both write it; **read skew** when the cycle has exactly one read–write
-//!   edge; otherwise *concurrent conflicting writers*;
-//! - satisfies SI, violates SER: **write skew**.
+//! Names (the ones people search for; the anomalies as in Berenson et al. SIGMOD'95, Cerone &
+//! Gotsman PODC'16 and Fekete et al. TODS'05), decided on the core by the lowest level it
+//! violates and a structural pattern, each defined below and tested on a hand-written history:
+//! - violates PC: **long fork** (A writes x, B writes y; C reads x from A but y not from B,
+//!   D reads y from B but x not from A); else **read skew** when Adya's class is G-single (a
+//!   transaction sees a writer but misses a write every order puts before it); else a
+//!   *prefix violation*;
+//! - satisfies PC, violates SI: **lost update** (two transactions read key x from the same
+//!   writer and both write x); else *concurrent conflicting writers*;
+//! - satisfies SI, violates SER: **write skew** (exactly two transactions, each reading a key
+//!   the other writes and missing that write, on different keys); else the **read-only
+//!   transaction anomaly** when a core transaction writes nothing; else a *write skew cycle*.
 //!
-//! Adya's class is read off the cycle of forced edges of the core (every serial order would
-//! need it): only write–write edges G0; no read–write edge G1c; exactly one G-single; more G2.
+//! Adya's class (G0, G1c, G-single, G2) is the phenomenon the core shows under every version
+//! order ([`super::adya`]): a lost update is G-single, a write skew and a long fork G2. G0
+//! and G1c need a causal-consistency violation (a cycle of session order and write–read
+//! edges is G1c), which the causal checker reports with Plume's pattern names instead
+//! (TAP g, CyclicCO). Plume's patterns stop at causal consistency, so none applies to the
+//! anomalies named here.
 
 use std::time::{Duration, Instant};
 
 use crate::check::{OpRef, TxnRef};
 use crate::history::History;
 
+use super::adya::{self, Phenomenon};
 use super::decide::{decide, Decision, Work};
 use super::report::{CoreLevels, CoreTxn, StrongEdge, StrongEdgeKind, Violation};
 use super::saturate::{path_before, saturate, Forced, Rules, Saturation, Why};
@@ -98,8 +107,9 @@ pub(crate) fn explain(
                 .collect()
         })
         .unwrap_or_default();
-    let (anomaly, description) = name(&core, level, &levels, &ser);
-    let adya = adya_class(&ser);
+    let phenomenon = adya::classify(&core, MAX_VERSION_ORDERS);
+    let (anomaly, description) = name(history, &core, level, &levels, phenomenon);
+    let adya = phenomenon.map(|p| p.name().to_string());
     Violation {
         anomaly,
         adya,
@@ -328,37 +338,12 @@ fn core_txns(history: &History, core: &Txns) -> Vec<CoreTxn> {
         .collect()
 }
 
-/// Read–write edges of the cycle: how many, and whether two are adjacent (cyclically).
-fn rw_shape(sat: &Saturation) -> Option<(usize, bool)> {
-    let cycle = sat.cycle.as_ref()?;
-    let is_rw: Vec<bool> = cycle
-        .iter()
-        .map(|&i| matches!(sat.edges[i].why, Why::Rw { .. }))
-        .collect();
-    let count = is_rw.iter().filter(|&&b| b).count();
-    let adjacent = (0..is_rw.len()).any(|i| is_rw[i] && is_rw[(i + 1) % is_rw.len()]);
-    Some((count, adjacent && is_rw.len() > 1))
-}
+/// Most version orders [`adya::classify`] enumerates for a core.
+const MAX_VERSION_ORDERS: u64 = 50_000;
 
-fn adya_class(sat: &Saturation) -> Option<String> {
-    let cycle = sat.cycle.as_ref()?;
-    let whys: Vec<Why> = cycle.iter().map(|&i| sat.edges[i].why).collect();
-    let rw = whys.iter().filter(|w| matches!(w, Why::Rw { .. })).count();
-    Some(
-        if whys.iter().all(|w| matches!(w, Why::Ww { .. })) {
-            "G0"
-        } else if rw == 0 {
-            "G1c"
-        } else if rw == 1 {
-            "G-single"
-        } else {
-            "G2"
-        }
-        .to_string(),
-    )
-}
-
-fn lost_update(core: &Txns) -> bool {
+/// A pair of core transactions that read `key` from the same writer and both write it:
+/// (key, writer, first, second), local ids.
+fn lost_update(core: &Txns) -> Option<(u32, u32, u32, u32)> {
     let mut seen: Vec<(u32, u32, u32)> = Vec::new(); // (key, writer, reader) of read-modify-writes
     for t in 1..core.len() as u32 {
         for r in core.reads(t) {
@@ -369,52 +354,129 @@ fn lost_update(core: &Txns) -> bool {
     }
     seen.sort_unstable();
     seen.windows(2)
-        .any(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+        .find(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+        .map(|w| (w[0].0, w[0].1, w[0].2, w[1].2))
+}
+
+/// Whether `t` reads `key` from a writer other than `not` (so misses `not`'s write of it).
+fn reads_other(core: &Txns, t: u32, key: u32, not: u32) -> bool {
+    core.reads(t)
+        .iter()
+        .any(|r| r.key == key && r.writer != not)
+}
+
+/// The long fork: distinct A, B, C, D with A writing x and B writing y, C reading x from A
+/// but y not from B, D reading y from B but x not from A (Cerone & Gotsman: C and D see the
+/// two independent writers in opposite orders). Returns (A, B, C, D), local ids.
+fn long_fork(core: &Txns) -> Option<(u32, u32, u32, u32)> {
+    let n = core.len() as u32;
+    for c in 1..n {
+        for rx in core.reads(c) {
+            let a = rx.writer;
+            if a == 0 {
+                continue;
+            }
+            for d in (1..n).filter(|&d| d != c && d != a) {
+                for ry in core.reads(d) {
+                    let b = ry.writer;
+                    if b == 0 || b == a || b == c || ry.key == rx.key {
+                        continue;
+                    }
+                    if reads_other(core, c, ry.key, b) && reads_other(core, d, rx.key, a) {
+                        return Some((a, b, c, d));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Write skew: exactly two transactions, each reading a key the other writes, from a
+/// version other than the other's (so each misses the other's write), on different keys.
+fn write_skew(core: &Txns) -> Option<(u32, u32, u32, u32)> {
+    if core.len() != 3 {
+        return None;
+    }
+    let misses = |t: u32, other: u32| {
+        core.reads(t)
+            .iter()
+            .find(|r| r.writer != other && core.writes_key(other, r.key))
+            .map(|r| r.key)
+    };
+    let (x, y) = (misses(1, 2)?, misses(2, 1)?);
+    (x != y).then_some((1, 2, x, y))
 }
 
 fn name(
+    history: &History,
     core: &Txns,
     level: StrongLevel,
     levels: &CoreLevels,
-    ser: &Saturation,
+    adya: Option<Phenomenon>,
 ) -> (String, String) {
-    let shape = rw_shape(ser);
+    let t = |l: u32| format!("t{}", core.orig[l as usize]);
+    let key = |k: u32| history.key_name(core.key_orig[k as usize]).to_string();
     let pc_fails =
         levels.pc == Some(false) || (level == StrongLevel::Prefix && levels.pc.is_none());
-    let si_fails = levels.si == Some(false);
+    let si_fails =
+        levels.si == Some(false) || (level == StrongLevel::Snapshot && levels.si.is_none());
     let (a, d) = if pc_fails {
-        match shape {
-            Some((n, false)) if n >= 2 => (
-                "long fork",
-                "transactions observe the effects of concurrent writers in incompatible orders (no common prefix of commits explains what each saw)",
-            ),
-            _ => (
-                "prefix violation",
-                "no order of commits lets every transaction see a prefix of it (Biswas & Enea's Prefix axiom)",
-            ),
-        }
-    } else if si_fails {
-        if lost_update(core) {
+        if let Some((a, b, c, d)) = long_fork(core) {
             (
-                "lost update",
-                "two transactions read the same version of a key and both write it: one update overwrites the other without seeing it",
+                "long fork",
+                format!(
+                    "{} sees {}'s write but not {}'s, and {} sees {}'s but not {}'s: no single order of the two writers explains both (not prefix consistent)",
+                    t(c), t(a), t(b), t(d), t(b), t(a)
+                ),
             )
-        } else if matches!(shape, Some((1, _))) {
+        } else if adya == Some(Phenomenon::GSingle) {
             (
                 "read skew",
-                "a transaction observes a state that no snapshot had: one of its reads misses a write another of its reads depends on",
+                "a transaction sees one transaction's writes but misses a write that every commit order puts before it: no snapshot shows what it read (not prefix consistent; one anti-dependency, Adya G-single)".to_string(),
+            )
+        } else {
+            (
+                "prefix violation",
+                "no order of commits lets every transaction see a prefix of it (Biswas & Enea's Prefix axiom)".to_string(),
+            )
+        }
+    } else if si_fails {
+        if let Some((k, w, a, b)) = lost_update(core) {
+            (
+                "lost update",
+                format!(
+                    "{} and {} both read {} from {} and both write {}: whichever commits second overwrites the other's update without having seen it",
+                    t(a), t(b), key(k), if w == 0 { "the initial state".to_string() } else { t(w) }, key(k)
+                ),
             )
         } else {
             (
                 "concurrent conflicting writers",
-                "two transactions that write a common key overlap (Biswas & Enea's Conflict axiom)",
+                "two transactions that write a common key must overlap (one misses the other's write), which snapshot isolation forbids (Biswas & Enea's Conflict axiom)".to_string(),
             )
         }
-    } else {
+    } else if let Some((a, b, x, y)) = write_skew(core) {
         (
             "write skew",
-            "transactions read keys the others write, each from a snapshot that misses the others' writes (allowed by snapshot isolation, not by serializability)",
+            format!(
+                "{} reads {} and {} reads {}, each from a snapshot that misses the other's write of it, and they write different keys: allowed by snapshot isolation, not by serializability",
+                t(a), key(x), t(b), key(y)
+            ),
+        )
+    } else if (1..core.len() as u32).any(|t| core.writes(t).is_empty()) {
+        (
+            "read-only transaction anomaly",
+            "a read-only transaction observes a state that no serial order produces, although the writers alone are serializable (Fekete, O'Neil & O'Neil 2004; allowed by snapshot isolation)".to_string(),
+        )
+    } else {
+        (
+            "write skew cycle",
+            format!(
+                "{} transactions each read a key the next one writes, each from a snapshot that misses that write: allowed by snapshot isolation, not by serializability",
+                core.len() - 1
+            ),
         )
     };
-    (a.to_string(), d.to_string())
+    (a.to_string(), d)
 }

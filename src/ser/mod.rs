@@ -20,6 +20,7 @@
 //! Z3 (`smt_problem`) on SER itself or on the read/write split of PC and SI (`reduce`); every
 //! witness is replayed (`verify`). A failure is explained by a minimal sub-history (`explain`).
 
+mod adya;
 pub mod aion;
 pub mod chronos;
 mod components;
@@ -33,6 +34,7 @@ mod search;
 pub mod smt;
 mod smt_problem;
 pub mod smt_si_pc;
+mod sorted_window;
 mod strong;
 pub mod timestamped;
 pub mod ts_generate;

@@ -113,10 +113,15 @@ pub struct CoreLevels {
 /// either), named, with a cycle of edges every serial order of it would need when one exists.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Violation {
-    /// The name people search for: `lost update`, `write skew`, `read skew`, `long fork`, or a
-    /// description of the axiom violated when none of these fits.
+    /// The name people search for: `lost update`, `write skew`, `read skew`, `long fork`,
+    /// `read-only transaction anomaly`, or (when none of these patterns fits) `write skew
+    /// cycle`, `concurrent conflicting writers` or `prefix violation` (definitions in
+    /// docs/checking.md).
     pub anomaly: String,
-    /// Adya's class of the cycle (`G0`, `G1c`, `G-single`, `G2`), when a cycle was found.
+    /// Adya's phenomenon the core shows under every version order (`G-single` for a lost
+    /// update or read skew, `G2` for a write skew or long fork; `G0`/`G1c` would need a causal
+    /// violation, reported by the causal checker instead); `None` when the core has too many
+    /// version orders to enumerate.
     pub adya: Option<String>,
     /// The anomaly in words.
     pub description: String,
