@@ -53,6 +53,8 @@ fn rank_small(c: &mut Criterion) {
         levels: vec![Level::Causal, Level::ReadCommitted],
         strategies: vec![Strategy::ApproxRelaxed],
         timeout: Some(Duration::from_secs(60)),
+        max: 1,
+        score: Default::default(),
     };
     let bar = indicatif::ProgressBar::hidden();
     group.bench_function("small_seeds_1_2", |b| b.iter(|| rank(&grid, &bar).unwrap()));

@@ -242,6 +242,31 @@ fn a_memory_budget_too_small_is_unknown_with_exit_3() {
 }
 
 #[test]
+fn z3_over_the_memory_budget_is_stopped_with_exit_3() {
+    // The paper encoding of tpcc_large (25 nodes) is estimated at ~46 MB, under the budget;
+    // Z3 solving it holds more (~80–100 MB measured), so the watchdog stops it.
+    let o = isopredict(&[
+        "predict",
+        &trace("tpcc_large_10000"),
+        "--level",
+        "causal",
+        "--strategy",
+        "approx-strict",
+        "--engine",
+        "paper",
+        "--memory",
+        "60",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("memory limit: Z3's allocations reached")
+            && text.contains("over the 60 MB budget (--memory)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn several_predictions_are_an_array_and_one_file_each() {
     let dir = Scratch::new("max");
     let h = generated(&dir, 4, 10, 20);

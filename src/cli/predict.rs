@@ -43,7 +43,8 @@ pub struct Args {
     #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
     timeout: super::Timeout,
     /// Memory budget for the encodings in MB, checked against an estimate before they are
-    /// built [default: half the machine's memory]; over it the answer is "unknown" (exit 3).
+    /// built, and for Z3's own allocations while it solves (a watchdog stops it when over)
+    /// [default: half the machine's memory]; over it the answer is "unknown" (exit 3).
     #[arg(long, value_name = "MB")]
     memory: Option<u64>,
     /// Which engine answers: `scalable` (seeds and a lazily constrained solver, decided by the
@@ -246,7 +247,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// `--max`: a positive count or `all`.
-fn parse_max(s: &str) -> Result<usize, String> {
+pub(super) fn parse_max(s: &str) -> Result<usize, String> {
     if s == "all" {
         return Ok(usize::MAX);
     }

@@ -74,6 +74,14 @@ pub struct Args {
     /// Time budget in seconds per prediction; fractions allowed, 0: no limit, at most 1e9.
     #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
     timeout: super::Timeout,
+    /// Most distinct anomalies to look for per workload task (procedures and table columns of
+    /// the cycle; 1: the prediction alone; `all`: every one within --timeout).
+    #[arg(long, default_value = "1", value_name = "N|all", value_parser = super::predict::parse_max)]
+    max: usize,
+    /// What the risk ranking scores: `runs` (share of runs exposed, by level) or `anomalies`
+    /// (distinct anomalies, by level); docs/ranking.md has both formulas.
+    #[arg(long, value_enum, default_value = "runs")]
+    score: isopredict::pipeline::RankScore,
     /// Output folder for rank.md, rank.json and risk.svg.
     #[arg(long, default_value = "out/rank", value_name = "DIR")]
     out: PathBuf,
@@ -149,6 +157,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         levels: args.levels,
         strategies: args.strategies,
         timeout: args.timeout.0,
+        max: args.max,
+        score: args.score,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.map_or(0, usize::from))

@@ -48,6 +48,11 @@ pub struct Args {
     /// allowed, 0: no limit, at most 1e9.
     #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
     timeout: super::Timeout,
+    /// Most distinct anomalies to report (procedure pair and table columns of the cycle;
+    /// docs/workloads.md), each re-verified and replayed; `all`: every one found within
+    /// --timeout.
+    #[arg(long, default_value = "10", value_name = "N|all", value_parser = super::predict::parse_max)]
+    max: usize,
     /// Output folder [default: out/<workload>-<size>-<seed>-<level>].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -101,6 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         timeout: args.timeout.0,
         sessions: args.sessions,
         backend,
+        max: args.max,
     };
     let dir = args
         .out

@@ -11,13 +11,14 @@
 //!   summarised as the paper's Tables 4–7 and a risk ranking of the programs.
 
 mod anomaly_name;
+pub mod distinct;
 mod explain;
 pub mod promise;
 pub mod rank;
 pub mod run;
 
 pub use rank::{
-    parse_seeds, progress_bar, rank, write_rank_files, RankGrid, RankInput, RankOutcome,
+    parse_seeds, progress_bar, rank, write_rank_files, RankGrid, RankInput, RankOutcome, RankScore,
 };
 pub use run::{run_workload, write_run_files, PipelineError, RunOptions, RunOutcome};
 

@@ -26,9 +26,9 @@ use crate::history::History;
 use crate::predict::{predict, PredictOptions, Strategy, Verdict};
 use crate::report::chart::risk_chart_svg;
 use crate::report::tables::{
-    exploration_markdown, exploration_rows, prediction_markdown, prediction_rows, risk_markdown,
-    risk_rows, ExplorationRecord, ExplorationRow, PredictionOutcome, PredictionRecord,
-    PredictionRow, RiskRow, ValidationRecord,
+    anomalies_markdown, anomaly_risk_rows, exploration_markdown, exploration_rows,
+    prediction_markdown, prediction_rows, risk_markdown, risk_rows, ExplorationRecord,
+    ExplorationRow, PredictionOutcome, PredictionRecord, PredictionRow, RiskRow, ValidationRecord,
 };
 use crate::ser::{self, SerVerdict};
 use crate::store::ReadPolicy;
@@ -75,6 +75,23 @@ pub struct RankGrid {
     pub strategies: Vec<Strategy>,
     /// Budget per prediction (and per serializability check).
     pub timeout: Option<Duration>,
+    /// Most distinct anomalies to look for per workload task (`rank --max N`; 1: the
+    /// prediction alone); above 1, a second search with the scalable engine.
+    pub max: usize,
+    /// What the risk ranking scores.
+    pub score: RankScore,
+}
+
+/// What `rank`'s risk ranking scores (docs/ranking.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RankScore {
+    /// The share of runs exposed, weighted by level ([`crate::report::tables::risk_rows`]).
+    #[default]
+    Runs,
+    /// The distinct anomalies, weighted by level
+    /// ([`crate::report::tables::anomaly_risk_rows`]).
+    Anomalies,
 }
 
 impl RankGrid {
@@ -174,6 +191,8 @@ pub struct RankOutcome {
     pub exploration_table: Vec<ExplorationRow>,
     /// The ranking, riskiest first.
     pub ranking: Vec<RiskRow>,
+    /// What the ranking scores.
+    pub score: RankScore,
 }
 
 /// A progress bar for `total` tasks on standard error; hidden when it is not a terminal.
@@ -345,8 +364,8 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
     let setup = match &grid.input {
         RankInput::Workloads {
             sessions, backend, ..
-        } => (*sessions, backend.clone()),
-        RankInput::Histories { .. } => (3, None),
+        } => (*sessions, backend.clone(), grid.max),
+        RankInput::Histories { .. } => (3, None, 1),
     };
     let mut done: Vec<(usize, Done)> = order
         .into_par_iter()
@@ -373,7 +392,10 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
     }
     let prediction_table = prediction_rows(&predictions);
     let exploration_table = exploration_rows(&exploration, &prediction_table);
-    let ranking = risk_rows(&predictions);
+    let ranking = match grid.score {
+        RankScore::Runs => risk_rows(&predictions),
+        RankScore::Anomalies => anomaly_risk_rows(&predictions),
+    };
     Ok(RankOutcome {
         grid: grid.describe(),
         elapsed_s: start.elapsed().as_secs_f64(),
@@ -383,11 +405,16 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
         prediction_table,
         exploration_table,
         ranking,
+        score: grid.score,
     })
 }
 
-/// Sessions per run and where observed runs are recorded.
-type RunSetup = (usize, Option<std::sync::Arc<dyn crate::store::Backend>>);
+/// Sessions per run, where observed runs are recorded, and most distinct anomalies per task.
+type RunSetup = (
+    usize,
+    Option<std::sync::Arc<dyn crate::store::Backend>>,
+    usize,
+);
 
 fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> Done {
     match task {
@@ -421,7 +448,7 @@ fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> Done {
             );
             let base = task_record(group.clone(), "-".to_string(), run, *level, *strategy);
             match formats::read_file(path, None) {
-                Ok(h) => predict_history(&h, base, *level, *strategy, timeout).0,
+                Ok(h) => predict_history(&h, base, *level, *strategy, timeout, 1).0,
                 Err(e) => PredictionRecord {
                     detail: Some(e.to_string()),
                     ..base
@@ -460,17 +487,20 @@ fn task_record(
         generation_s: 0.0,
         solving_s: 0.0,
         detail: None,
+        anomalies: Vec::new(),
     }
 }
 
-/// Predicts `h`, filling `record`; returns the prediction's history when one was made.
+/// Predicts `h`, filling `record`; returns the predictions made: the engine's choice for `h`
+/// first, then (`max` > 1) up to `max` by the scalable engine.
 fn predict_history(
     h: &History,
     record: PredictionRecord,
     level: Level,
     strategy: Strategy,
     timeout: Option<Duration>,
-) -> (PredictionRecord, Option<History>) {
+    max: usize,
+) -> (PredictionRecord, Vec<crate::predict::Prediction>) {
     match predict(
         h,
         &PredictOptions::new(level, strategy)
@@ -499,7 +529,13 @@ fn predict_history(
                 detail: o.reason.clone(),
                 ..record
             };
-            (record, o.prediction.map(|p| p.history))
+            let mut predictions: Vec<_> = o.prediction.into_iter().collect();
+            if !predictions.is_empty() {
+                predictions.extend(super::distinct::more_predictions(
+                    h, level, strategy, timeout, max,
+                ));
+            }
+            (record, predictions)
         }
         Err(e) => (
             PredictionRecord {
@@ -507,7 +543,7 @@ fn predict_history(
                 detail: Some(e.to_string()),
                 ..record
             },
-            None,
+            Vec::new(),
         ),
     }
 }
@@ -546,15 +582,30 @@ fn predict_workload(
             }
         }
     };
-    let (record, predicted) = predict_history(&observed.history, base, level, strategy, timeout);
-    let Some(predicted) = predicted else {
+    let (mut record, predictions) =
+        predict_history(&observed.history, base, level, strategy, timeout, setup.2);
+    let Some(predicted) = predictions.first() else {
         return record;
     };
+    let keys = crate::store::KeyDirectory::new(
+        &workload.tables(),
+        &observed.history,
+        &mut observed.store.snapshot(),
+    );
+    let named: Vec<_> = predictions
+        .iter()
+        .map(|p| super::distinct::app_anomaly(p, &observed.txn_calls, &keys))
+        .collect();
+    record.anomalies = super::distinct::first_of_each(&named)
+        .into_iter()
+        .take(setup.2.max(1))
+        .map(|i| named[i].to_string())
+        .collect();
     match workloads::validate(
         workload,
         &config,
         Some(&observed),
-        &predicted,
+        &predicted.history,
         level,
         timeout,
     ) {
@@ -628,10 +679,20 @@ impl RankOutcome {
             self.elapsed_s,
             self.threads
         ));
-        if !self.ranking.is_empty() {
+        if !self.ranking.is_empty() && self.score == RankScore::Anomalies {
+            out.push_str("## Risk ranking (by distinct anomalies)\n\n");
+            out.push_str(&risk_markdown(&self.ranking));
+            out.push_str("\nScore: 100 × (1 − 2^(−S)), S = Σ over the program's distinct anomalies (procedures and table columns of the cycle) of w(L) / w_max, L the strongest level it was predicted at, w = 5 (si), 4 (pc), 3 (causal), 2 (ra), 1 (rc), w_max the largest among the grid's levels — see docs/ranking.md. Chart: risk.svg.\n\n");
+        } else if !self.ranking.is_empty() {
             out.push_str("## Risk ranking\n\n");
             out.push_str(&risk_markdown(&self.ranking));
             out.push_str("\nScore: 100 × Σ_level w(level) · mean over runs of the best exposure among the strategies / Σ w, with w = 5 (si), 4 (pc), 3 (causal), 2 (ra), 1 (rc) and exposure 1 (validated, an invariant broke), 0.6 (validated; or a verified prediction that cannot be replayed), 0.3 (predicted, replay not confirmed), 0 (none) — see docs/ranking.md. Chart: risk.svg.\n\n");
+        }
+        let anomalies = anomalies_markdown(&self.ranking);
+        if !anomalies.is_empty() {
+            out.push_str("## Distinct anomalies per program\n\nPredictions that differ in the procedures or the table columns of their `pco` cycle, over all runs, levels and strategies (`--max` per task).\n\n");
+            out.push_str(&anomalies);
+            out.push('\n');
         }
         if !self.prediction_table.is_empty() {
             out.push_str("## Prediction (the layout of IsoPredict's Tables 4 and 5)\n\n");

@@ -15,7 +15,8 @@ use crate::formats::{self, Format};
 use crate::predict::{predict, PredictError, PredictOptions, Prediction, Strategy, Verdict};
 use crate::report::anomaly::AnomalyGraph;
 use crate::report::run_report::{
-    CallLine, DatabaseSection, InvariantLine, RunReport, RunTimings, RunVerdict, ValidationSection,
+    CallLine, DatabaseSection, DistinctAnomalyLine, InvariantLine, RunReport, RunTimings,
+    RunVerdict, ValidationSection,
 };
 use crate::ser::{self, SerVerdict};
 use crate::store::{Backend, KeyDirectory};
@@ -46,10 +47,15 @@ pub struct RunOptions {
     /// Where the observed run is recorded (`None`: the embedded store, reads seeing the
     /// latest write). Validation by replay always runs on the embedded store.
     pub backend: Option<Arc<dyn Backend>>,
+    /// Most distinct anomalies to report (`run --max N`; `usize::MAX`: all within the time
+    /// budget); above 1, a second search with the scalable engine looks for more after the
+    /// first prediction ([`super::distinct`]).
+    pub max: usize,
 }
 
 impl Default for RunOptions {
-    /// Seed 1, small, 3 sessions, causal, approx-relaxed, 60 s, the embedded store.
+    /// Seed 1, small, 3 sessions, causal, approx-relaxed, 60 s, the embedded store, one
+    /// anomaly.
     fn default() -> Self {
         RunOptions {
             seed: 1,
@@ -59,6 +65,7 @@ impl Default for RunOptions {
             timeout: Some(Duration::from_secs(60)),
             sessions: 3,
             backend: None,
+            max: 1,
         }
     }
 }
@@ -219,6 +226,7 @@ fn run_in_context(
         .sessions(),
         raw_keys: false,
         database,
+        anomalies: Vec::new(),
     };
     if let Some(failure) = report.database.as_ref().and_then(|d| d.failure.clone()) {
         report.verdict = RunVerdict::Unknown;
@@ -403,6 +411,16 @@ fn run_in_context(
         options.strategy
     );
     let anomaly = explainer.anomaly_graph(&prediction, title);
+    // (Its time counts in the total only.)
+    report.anomalies = distinct_anomalies(
+        workload,
+        &config,
+        &observed,
+        &keys,
+        options,
+        &prediction,
+        &validation,
+    )?;
     report.prediction = Some(section);
     report.validation = Some(ValidationSection {
         verdict: verdict_name(validation.verdict).to_string(),
@@ -423,6 +441,87 @@ fn run_in_context(
         validation: Some(validation),
         anomaly: Some(anomaly),
     })
+}
+
+/// The distinct anomalies of the run (`options.max` of them at most): `first` (the prediction
+/// the report details, replayed as `first_validation`), then those of a search by the
+/// scalable engine for `options.max` predictions, each re-verified by the predictor, named in
+/// application terms ([`super::distinct::app_anomaly`]), kept when their anomaly is new, and
+/// replayed.
+fn distinct_anomalies(
+    workload: &dyn Workload,
+    config: &RunConfig,
+    observed: &Run,
+    keys: &KeyDirectory,
+    options: &RunOptions,
+    first: &Prediction,
+    first_validation: &Validation,
+) -> Result<Vec<DistinctAnomalyLine>, PipelineError> {
+    let h = &observed.history;
+    let mut predictions = vec![first.clone()];
+    predictions.extend(super::distinct::more_predictions(
+        h,
+        options.level,
+        options.strategy,
+        options.timeout,
+        options.max,
+    ));
+    let named: Vec<_> = predictions
+        .iter()
+        .map(|p| super::distinct::app_anomaly(p, &observed.txn_calls, keys))
+        .collect();
+    let mut lines = Vec::new();
+    for i in super::distinct::first_of_each(&named)
+        .into_iter()
+        .take(options.max.max(1))
+    {
+        let p = &predictions[i];
+        let replay;
+        let validation = if i == 0 {
+            first_validation
+        } else {
+            replay = workloads::validate(
+                workload,
+                config,
+                Some(observed),
+                &p.history,
+                options.level,
+                options.timeout,
+            )?;
+            &replay
+        };
+        let calls = p
+            .cycle
+            .iter()
+            .flatten()
+            .map(|e| e.from)
+            .chain(
+                p.changed_reads
+                    .iter()
+                    .map(|c| c.txn)
+                    .take(if p.cycle.is_none() { usize::MAX } else { 0 }),
+            )
+            .map(
+                |t| match observed.txn_calls.get(t as usize).and_then(Option::as_ref) {
+                    Some(c) => format!("{} {}", txn_name(h, t), c.describe()),
+                    None => txn_name(h, t),
+                },
+            )
+            .collect();
+        lines.push(DistinctAnomalyLine {
+            anomaly: named[i].to_string(),
+            procedures: named[i].procedures.clone(),
+            columns: named[i].columns.clone(),
+            calls,
+            changed_reads: p.changed_reads.len(),
+            validation: verdict_name(validation.verdict).to_string(),
+            broken_invariants: validation
+                .failed_invariants()
+                .map(|c| c.id.to_string())
+                .collect(),
+        });
+    }
+    Ok(lines)
 }
 
 /// The level check of a run or a prediction: `Some(Ok(()))` it holds, `Some(Err(text))` it is

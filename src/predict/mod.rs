@@ -61,6 +61,7 @@ use crate::ser::{self, SerVerdict};
 
 pub use explain::{EdgeReason, PcoEdge};
 pub mod recheck;
+pub mod z3_memory;
 pub use formula::EncodingSize;
 pub use render::no_prediction_claim;
 
@@ -486,9 +487,23 @@ pub fn predict(
     history: &History,
     options: &PredictOptions,
 ) -> Result<PredictOutcome, PredictError> {
-    let outcome = z3::with_z3_config(&z3::Config::new(), || predict_in_context(history, options));
-    crate::interrupt::stop_point()?;
-    outcome
+    z3::with_z3_config(&z3::Config::new(), || {
+        // Z3's allocations under the memory budget (a watchdog interrupts it when over).
+        let (outcome, peak) =
+            z3_memory::watch(options.memory, || predict_in_context(history, options));
+        crate::interrupt::stop_point()?;
+        let mut outcome = outcome?;
+        if let (Some(peak), Some(budget)) = (peak, options.memory) {
+            let limit_named = outcome
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("memory limit"));
+            if outcome.verdict == Verdict::Unknown && !limit_named {
+                outcome.reason = Some(z3_memory::over_budget_reason(budget, peak));
+            }
+        }
+        Ok(outcome)
+    })
 }
 
 /// [`predict`] in the calling thread's current Z3 context.

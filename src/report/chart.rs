@@ -115,6 +115,7 @@ mod tests {
                 cases: 4,
                 exposed: 3,
                 invariant_broken: 1,
+                anomalies: vec![],
             },
             RiskRow {
                 program: "voter".to_string(),
@@ -123,6 +124,7 @@ mod tests {
                 cases: 4,
                 exposed: 2,
                 invariant_broken: 2,
+                anomalies: vec![],
             },
         ];
         let svg = risk_chart_svg(&rows, "Risk <ranking>");

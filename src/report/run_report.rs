@@ -229,6 +229,30 @@ pub struct RunReport {
     /// store).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<DatabaseSection>,
+    /// The distinct anomalies found (`run --max N`; the first is the prediction above), in
+    /// application terms ([`crate::pipeline::distinct`]).
+    #[serde(default)]
+    pub anomalies: Vec<DistinctAnomalyLine>,
+}
+
+/// One distinct anomaly of a run (`run --max N`), in application terms.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DistinctAnomalyLine {
+    /// Procedures and table columns of its `pco` cycle, e.g. `Balance × WriteCheck on
+    /// CHECKING.bal` ([`crate::pipeline::distinct::AppAnomaly`]).
+    pub anomaly: String,
+    /// The procedures, sorted.
+    pub procedures: Vec<String>,
+    /// The `TABLE.column`s, sorted.
+    pub columns: Vec<String>,
+    /// The cycle's calls (`T2.1 WriteCheck(…)`), in cycle order.
+    pub calls: Vec<String>,
+    /// Reads whose writer changed.
+    pub changed_reads: usize,
+    /// The replay's verdict (`validated`, `serializable`, `level-violated`, `unknown`).
+    pub validation: String,
+    /// Invariants the validating run broke.
+    pub broken_invariants: Vec<String>,
 }
 
 fn code(s: &str) -> String {
@@ -334,6 +358,30 @@ impl RunReport {
             out.push_str("## Sessions\n\n");
             for s in &self.sessions {
                 let _ = writeln!(out, "- {s}");
+            }
+            out.push('\n');
+        }
+        if !self.anomalies.is_empty() {
+            let _ = writeln!(
+                out,
+                "## Distinct anomalies ({})\n\nPredictions that differ in the procedures or the table columns of their cycle (`--max`), each re-verified and replayed; the first is detailed below.\n",
+                self.anomalies.len()
+            );
+            for (i, a) in self.anomalies.iter().enumerate() {
+                let broke = if a.broken_invariants.is_empty() {
+                    String::new()
+                } else {
+                    format!(", broke {}", a.broken_invariants.join(", "))
+                };
+                let _ = writeln!(
+                    out,
+                    "{}. **{}**: replay {}{broke}; {} changed read(s); cycle through {}",
+                    i + 1,
+                    a.anomaly,
+                    a.validation,
+                    a.changed_reads,
+                    a.calls.join(" → ")
+                );
             }
             out.push('\n');
         }
@@ -566,8 +614,21 @@ mod tests {
             files: vec!["out/x/report.md".into()],
             sessions: vec!["session 1: terminal 0 (trace session id 7)".into()],
             raw_keys: false,
+            anomalies: vec![DistinctAnomalyLine {
+                anomaly: "Amalgamate × Balance on CHECKING.bal".into(),
+                procedures: vec!["Amalgamate".into(), "Balance".into()],
+                columns: vec!["CHECKING.bal".into()],
+                calls: vec!["T1.1 Amalgamate(custId0=1, custId1=3)".into()],
+                changed_reads: 1,
+                validation: "validated".into(),
+                broken_invariants: vec!["I1".into()],
+            }],
         };
         let md = r.to_markdown();
+        assert!(md.contains("## Distinct anomalies (1)"));
+        assert!(md.contains(
+            "1. **Amalgamate × Balance on CHECKING.bal**: replay validated, broke I1; 1 changed read(s)"
+        ));
         assert!(md.contains(
             "| T1.1 (Txn(1, 0)) | `Amalgamate(custId0=1, custId1=3)` | reads from a different writer |"
         ));

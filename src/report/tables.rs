@@ -65,6 +65,10 @@ pub struct PredictionRecord {
     pub solving_s: f64,
     /// Why unknown, or the error.
     pub detail: Option<String>,
+    /// The distinct anomalies predicted, in application terms (workload runs;
+    /// [`crate::pipeline::distinct`]).
+    #[serde(default)]
+    pub anomalies: Vec<String>,
 }
 
 /// One random-exploration run (MonkeyDB's approach): a workload run whose reads pick a random
@@ -167,6 +171,10 @@ pub struct RiskRow {
     pub exposed: usize,
     /// Of which the validating run broke an invariant.
     pub invariant_broken: usize,
+    /// The program's distinct anomalies over all its runs, levels and strategies
+    /// (application terms; [`crate::pipeline::distinct`]), sorted.
+    #[serde(default)]
+    pub anomalies: Vec<String>,
 }
 
 /// The weight of an anomaly found under `level`: the stronger the level the store promises,
@@ -428,6 +436,10 @@ pub fn risk_rows(records: &[PredictionRecord]) -> Vec<RiskRow> {
                 cases: cases.len(),
                 exposed: cases.values().filter(|(e, _)| *e >= 0.6).count(),
                 invariant_broken: cases.values().filter(|(_, b)| *b).count(),
+                anomalies: program_anomalies(records, program)
+                    .into_iter()
+                    .map(|(a, _)| a)
+                    .collect(),
             }
         })
         .collect();
@@ -438,6 +450,81 @@ pub fn risk_rows(records: &[PredictionRecord]) -> Vec<RiskRow> {
             .then_with(|| a.program.cmp(&b.program))
     });
     rows
+}
+
+/// `program`'s distinct anomalies (from its predicted tasks), sorted, each with the strongest
+/// level it was predicted at (by [`level_weight`]).
+fn program_anomalies(records: &[PredictionRecord], program: &str) -> Vec<(String, String)> {
+    let mut by_anomaly: BTreeMap<String, String> = BTreeMap::new();
+    for r in records
+        .iter()
+        .filter(|r| r.program == program && r.outcome == PredictionOutcome::Sat)
+    {
+        for a in &r.anomalies {
+            let level = by_anomaly
+                .entry(a.clone())
+                .or_insert_with(|| r.level.clone());
+            if level_weight(&r.level) > level_weight(level) {
+                *level = r.level.clone();
+            }
+        }
+    }
+    by_anomaly.into_iter().collect()
+}
+
+/// The ranking scored by distinct anomalies (`rank --score anomalies`; docs/ranking.md): per
+/// program, each distinct anomaly counts w(L) / w_max, L the strongest level it was predicted
+/// at and w_max the largest weight of the grid's levels; with S their sum, the score is
+/// 100 × (1 − 2^(−S)) (one anomaly at the strongest level: 50; two: 75; never 100). The
+/// per-level parts split the score in proportion to the anomalies' levels.
+pub fn anomaly_risk_rows(records: &[PredictionRecord]) -> Vec<RiskRow> {
+    let mut rows = risk_rows(records);
+    let levels = levels_in_order(records.iter().map(|r| r.level.as_str()));
+    let w_max = levels
+        .iter()
+        .map(|l| level_weight(l))
+        .fold(1.0_f64, f64::max);
+    for row in &mut rows {
+        let anomalies = program_anomalies(records, &row.program);
+        let part = |l: &str| -> f64 {
+            anomalies
+                .iter()
+                .filter(|(_, al)| al == l)
+                .map(|(_, al)| level_weight(al) / w_max)
+                .sum()
+        };
+        let total: f64 = levels.iter().map(|l| part(l)).sum();
+        row.score = 100.0 * (1.0 - 0.5_f64.powf(total));
+        row.by_level = levels
+            .iter()
+            .map(|l| {
+                let share = if total > 0.0 { part(l) / total } else { 0.0 };
+                (l.clone(), row.score * share)
+            })
+            .collect();
+    }
+    rows.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.program.cmp(&b.program))
+    });
+    rows
+}
+
+/// The programs' distinct anomalies as a Markdown list (empty when none was named).
+pub fn anomalies_markdown(rows: &[RiskRow]) -> String {
+    let mut out = String::new();
+    for r in rows.iter().filter(|r| !r.anomalies.is_empty()) {
+        let _ = writeln!(
+            out,
+            "- **{}** ({}): {}",
+            r.program,
+            r.anomalies.len(),
+            r.anomalies.join("; ")
+        );
+    }
+    out
 }
 
 /// A count of literals as the paper prints them (`366K`, `60.8M`).
@@ -617,7 +704,40 @@ mod tests {
             generation_s: 0.5,
             solving_s: run as f64,
             detail: None,
+            anomalies: if outcome == PredictionOutcome::Sat {
+                vec![format!("A × B on T.c{run}")]
+            } else {
+                vec![]
+            },
         }
+    }
+
+    #[test]
+    fn anomaly_scores_count_distinct_anomalies_by_level() {
+        use PredictionOutcome::*;
+        let mut records = vec![
+            // bank: two distinct anomalies at causal (the strongest level of the grid).
+            record("bank", 1, "causal", "approx-relaxed", Sat, None),
+            record("bank", 2, "causal", "approx-relaxed", Sat, None),
+            record("bank", 2, "rc", "approx-relaxed", Sat, None),
+            // shop: one anomaly, found only at rc (weight 1/3).
+            record("shop", 1, "rc", "approx-relaxed", Sat, None),
+            record("shop", 1, "causal", "approx-relaxed", Unsat, None),
+        ];
+        // The same anomaly found again in another run adds nothing.
+        records.push(record("bank", 1, "rc", "approx-strict", Sat, None));
+        let rows = anomaly_risk_rows(&records);
+        assert_eq!(rows[0].program, "bank");
+        assert_eq!(rows[0].anomalies, vec!["A × B on T.c1", "A × B on T.c2"]);
+        assert!((rows[0].score - 75.0).abs() < 1e-9);
+        assert_eq!(rows[1].program, "shop");
+        let expected = 100.0 * (1.0 - 0.5_f64.powf(1.0 / 3.0));
+        assert!((rows[1].score - expected).abs() < 1e-9);
+        let rc = rows[1].by_level.iter().find(|(l, _)| l == "rc").unwrap().1;
+        assert!((rc - expected).abs() < 1e-9);
+        let md = anomalies_markdown(&rows);
+        assert!(md.contains("- **bank** (2): A × B on T.c1; A × B on T.c2"));
+        assert!(md.contains("- **shop** (1): A × B on T.c1"));
     }
 
     #[test]
