@@ -110,12 +110,21 @@ pub(crate) struct Reader<'a> {
     pub(crate) pos: usize,
 }
 
+/// Bytes that end a token: ASCII whitespace, `,`, brackets, `"` and `;`.
+const DELIMITERS: [bool; 256] = {
+    let mut table = [false; 256];
+    let delimiters = b" \t\n\x0c\r,()[]{}\";";
+    let mut i = 0;
+    while i < delimiters.len() {
+        table[delimiters[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+#[inline]
 fn is_delimiter(b: u8) -> bool {
-    b.is_ascii_whitespace()
-        || matches!(
-            b,
-            b',' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b';'
-        )
+    DELIMITERS[b as usize]
 }
 
 impl<'a> Reader<'a> {
@@ -156,18 +165,160 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads the next value (after whitespace); `None` at the end of the input.
+    #[cfg(test)]
     pub(crate) fn next_value(&mut self) -> Result<Option<(usize, Edn<'a>)>, EdnError> {
+        if !self.next_start()? {
+            return Ok(None);
+        }
+        let start = self.pos;
+        Ok(Some((start, self.value(0)?)))
+    }
+
+    /// Skips whitespace, comments and `#_` discards up to the next value; `false` at the end
+    /// of the input.
+    pub(crate) fn next_start(&mut self) -> Result<bool, EdnError> {
         loop {
             if self.at_end() {
-                return Ok(None);
+                return Ok(false);
             }
             if self.bytes[self.pos..].starts_with(b"#_") {
                 self.pos += 2;
-                self.value(0)?;
+                self.skip_value(0)?;
                 continue;
             }
-            let start = self.pos;
-            return Ok(Some((start, self.value(0)?)));
+            return Ok(true);
+        }
+    }
+
+    /// Skips whitespace, comments and `#_` discards inside a collection at `depth`.
+    pub(crate) fn skip_discards(&mut self, depth: usize) -> Result<(), EdnError> {
+        loop {
+            self.skip();
+            if self.bytes[self.pos..].starts_with(b"#_") {
+                self.pos += 2;
+                self.skip_value(depth + 1)?;
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The byte at the reading position, if any.
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// The text between two offsets (on character boundaries: value starts and ends).
+    pub(crate) fn slice(&self, start: usize, end: usize) -> &'a str {
+        self.text.get(start..end).unwrap_or("")
+    }
+
+    /// An error at `offset`.
+    pub(crate) fn error_at(&self, offset: usize, message: impl Into<String>) -> EdnError {
+        EdnError {
+            offset,
+            message: message.into(),
+        }
+    }
+
+    /// Skips one value, checking it as [`Self::value`] does but building nothing for
+    /// collections (so skipping a big value allocates nothing).
+    pub(crate) fn skip_value(&mut self, depth: usize) -> Result<(), EdnError> {
+        self.skip();
+        if depth > MAX_DEPTH {
+            return self.error(self.pos, format!("values nested deeper than {MAX_DEPTH}"));
+        }
+        let start = self.pos;
+        match self.peek() {
+            Some(b'(') => {
+                self.pos += 1;
+                self.skip_seq(b')', depth).map(drop)
+            }
+            Some(b'[') => {
+                self.pos += 1;
+                self.skip_seq(b']', depth).map(drop)
+            }
+            Some(b'{') => {
+                self.pos += 1;
+                if self.skip_seq(b'}', depth)? % 2 != 0 {
+                    return self.error(start, "a map with an odd number of forms");
+                }
+                Ok(())
+            }
+            Some(b'#') => {
+                self.pos += 1;
+                match self.peek() {
+                    Some(b'{') => {
+                        self.pos += 1;
+                        self.skip_seq(b'}', depth).map(drop)
+                    }
+                    Some(b'_') => {
+                        self.pos += 1;
+                        self.skip_value(depth + 1)?;
+                        self.skip_value(depth)
+                    }
+                    _ => {
+                        if self.token().is_empty() {
+                            return self.error(start, "`#` without a tag");
+                        }
+                        self.skip_value(depth + 1)
+                    }
+                }
+            }
+            // The commonest scalars, checked without converting them: a keyword, or an
+            // integer of at most 18 digits (which always fits an i64).
+            Some(b) if b == b':' || b.is_ascii_digit() => {
+                let t = self.token().as_bytes();
+                let plain = if b == b':' {
+                    t.len() > 1
+                } else {
+                    t.len() <= 18 && t.iter().all(u8::is_ascii_digit)
+                };
+                if !plain {
+                    self.pos = start;
+                    self.value(depth)?;
+                }
+                Ok(())
+            }
+            // Other scalars allocate nothing (an escaped string aside).
+            _ => self.value(depth).map(drop),
+        }
+    }
+
+    /// Skips the items of a collection up to `close` (the opening byte consumed); returns
+    /// how many there were. Errors as [`Self::seq`].
+    fn skip_seq(&mut self, close: u8, depth: usize) -> Result<usize, EdnError> {
+        let open = self.pos - 1;
+        let mut items = 0;
+        loop {
+            self.skip();
+            match self.bytes.get(self.pos) {
+                None => {
+                    return self.error(
+                        open,
+                        format!("`{}` is never closed", self.bytes[open] as char),
+                    )
+                }
+                Some(&b) if b == close => {
+                    self.pos += 1;
+                    return Ok(items);
+                }
+                Some(b')' | b']' | b'}') => {
+                    return self.error(
+                        self.pos,
+                        format!("unexpected `{}`", self.bytes[self.pos] as char),
+                    )
+                }
+                Some(b'#') if self.bytes[self.pos..].starts_with(b"#_") => {
+                    self.pos += 2;
+                    self.skip_value(depth + 1)?;
+                }
+                Some(_) => {
+                    self.skip_value(depth + 1)?;
+                    items += 1;
+                }
+            }
         }
     }
 
@@ -211,7 +362,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Edn<'a>, EdnError> {
+    /// Reads one value at nesting `depth` (after whitespace).
+    pub(crate) fn value(&mut self, depth: usize) -> Result<Edn<'a>, EdnError> {
         self.skip();
         if depth > MAX_DEPTH {
             return self.error(self.pos, format!("values nested deeper than {MAX_DEPTH}"));
@@ -407,6 +559,22 @@ mod tests {
         assert_eq!(items[2], Edn::Str(Cow::Owned("a\"b".into())));
         assert_eq!(items[3], Edn::Char('c'));
         assert_eq!(items[6], Edn::Int(-5));
+    }
+
+    proptest::proptest! {
+        /// Skipping a value checks exactly what reading it checks: the same end, or the same
+        /// error at the same offset.
+        #[test]
+        fn skipping_agrees_with_reading(text in "[\\[\\]{}()#_:;\"\\\\ ,\n1aN.-]{0,24}") {
+            let mut read = Reader::new(&text);
+            let mut skipped = Reader::new(&text);
+            let a = read.value(0).map(drop);
+            let b = skipped.skip_value(0);
+            proptest::prop_assert_eq!(&a, &b);
+            if a.is_ok() {
+                proptest::prop_assert_eq!(read.pos, skipped.pos);
+            }
+        }
     }
 
     #[test]

@@ -34,12 +34,15 @@
 //! `["append", "x", 1]`), as JSON lines or one array. Writing emits the rw-register model
 //! (an invocation and a completion per transaction, session by session, `:process` = session).
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::common::{self, InitialValues};
-use super::edn::{Edn, Reader};
+use super::edn::{Edn, EdnError, Reader};
 use super::text::{canonical_u64, json_error, utf8, LineIndex};
 use super::{Format, FormatError};
 use crate::error::InputError;
@@ -48,12 +51,17 @@ use crate::history::{
 };
 
 /// Reads an Elle history in EDN.
+///
+/// Each operation map is read entry by entry, without building a value tree; its `:value`
+/// is kept as text and read only once its transaction completes, by a scanner for the usual
+/// shape of micro-operations (see `Mops::fast`), falling back to the full EDN reader — which
+/// also words any error — for every other shape.
 pub fn read_edn(bytes: &[u8], source: &str) -> Result<History, InputError> {
     let text = utf8(bytes, source)?;
     let mut lines = LineIndex::new(bytes);
     let mut reader = Reader::new(text);
-    let mut ops = Vec::new();
-    let edn_error = |lines: &mut LineIndex, e: super::edn::EdnError| {
+    let mut state = State::new(source);
+    let edn_error = |lines: &mut LineIndex, e: EdnError| {
         InputError::new(
             source,
             lines.line_at(e.offset),
@@ -81,48 +89,236 @@ pub fn read_edn(bytes: &[u8], source: &str) -> Result<History, InputError> {
                 break;
             }
         }
-        match reader.next_value() {
-            Ok(Some((offset, value))) => ops.push((lines.line_at(offset), value)),
-            Ok(None) if wrapped => {
+        match reader.next_start() {
+            Ok(true) => {}
+            Ok(false) if wrapped => {
                 return Err(InputError::new(
                     source,
                     1,
                     "the history's `[` is never closed",
                 ))
             }
-            Ok(None) => break,
+            Ok(false) => break,
             Err(e) => return Err(edn_error(&mut lines, e)),
         }
+        let line = lines.line_at(reader.pos);
+        let op = if reader.peek() == Some(b'{') {
+            edn_op(&mut reader, line).map_err(|e| edn_error(&mut lines, e))?
+        } else {
+            let value = reader.value(0).map_err(|e| edn_error(&mut lines, e))?;
+            tree_op(value, source, line)?
+        };
+        state.op(op)?;
     }
-    build(ops, source)
+    state.finish()
 }
 
 /// Reads an Elle history in Jepsen's JSON rendering (JSON lines, or one array).
+///
+/// Each operation is deserialised into its few fields (borrowed, no value tree), its
+/// `"value"` kept as JSON text and read as in [`read_edn`]; an operation of another shape
+/// (not an object, a repeated field) is read in full.
 pub fn read_json(bytes: &[u8], source: &str) -> Result<History, InputError> {
     let text = utf8(bytes, source)?;
-    let mut ops = Vec::new();
+    let mut state = State::new(source);
     if text.trim_start().starts_with('[') {
-        let raws: Vec<&serde_json::value::RawValue> =
+        let raws: Vec<&RawValue> =
             serde_json::from_str(text).map_err(|e| json_error(source, 1, &e))?;
         let mut lines = LineIndex::new(bytes);
         for raw in raws {
             let line = lines.line_of(raw.get().as_bytes());
-            let v: serde_json::Value =
-                serde_json::from_str(raw.get()).map_err(|e| json_error(source, line, &e))?;
-            ops.push((line, Edn::from_json(v)));
+            state.op(json_op(raw.get(), source, line)?)?;
         }
     } else {
         for (line_no, line) in super::text::Lines::new(bytes) {
-            let line = super::text::trim(line);
+            // `text` is UTF-8 and lines end at ASCII bytes, so the slice is on boundaries.
+            let start = line.as_ptr() as usize - bytes.as_ptr() as usize;
+            let line = text[start..start + line.len()].trim_matches([' ', '\t', '\r']);
             if line.is_empty() {
                 continue;
             }
-            let v: serde_json::Value =
-                serde_json::from_slice(line).map_err(|e| json_error(source, line_no, &e))?;
-            ops.push((line_no, Edn::from_json(v)));
+            state.op(json_op(line, source, line_no)?)?;
         }
     }
-    build(ops, source)
+    state.finish()
+}
+
+/// The fields of a Jepsen JSON operation that matter, borrowed from the input.
+#[derive(Deserialize)]
+struct JsonOp<'a> {
+    #[serde(rename = "type", default, borrow)]
+    ty: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    f: Option<&'a RawValue>,
+    #[serde(default, borrow, alias = ":value")]
+    value: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    process: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    time: Option<&'a RawValue>,
+}
+
+/// A JSON string's text, a leading `:` removed (how Jepsen's JSON writes keywords).
+fn json_word(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let t = raw.get().trim();
+    if !t.starts_with('"') {
+        return None;
+    }
+    if !t.contains('\\') && t.len() >= 2 {
+        let s = &t[1..t.len() - 1];
+        return Some(Cow::Borrowed(s.strip_prefix(':').unwrap_or(s)));
+    }
+    let s: String = serde_json::from_str(t).ok()?;
+    Some(Cow::Owned(match s.strip_prefix(':') {
+        Some(rest) => rest.to_string(),
+        None => s,
+    }))
+}
+
+/// A JSON integer that fits in an `i64` (as the EDN reader's integers).
+fn json_int(raw: &RawValue) -> Option<i64> {
+    raw.get().trim().parse().ok()
+}
+
+/// One operation of a Jepsen JSON history: its fields, or (any other shape) the whole value.
+fn json_op<'a>(text: &'a str, source: &str, line: u32) -> Result<RawOp<'a>, InputError> {
+    if text.trim_start().starts_with('{') {
+        if let Ok(op) = serde_json::from_str::<JsonOp<'a>>(text) {
+            return Ok(RawOp {
+                line,
+                ty: op.ty.and_then(json_word),
+                process: op.process.and_then(json_int),
+                txn: op.f.and_then(json_word).as_deref() == Some("txn"),
+                time: op.time.and_then(json_int),
+                value: op
+                    .value
+                    .map_or(OpValue::Missing, |v| OpValue::Json(v.get())),
+            });
+        }
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| json_error(source, line, &e))?;
+    tree_op(Edn::from_json(v), source, line)
+}
+
+/// A keyword's or string's text as [`Edn::word`] gives it, kept borrowed where it can be.
+fn edn_word(v: Edn<'_>) -> Option<Cow<'_, str>> {
+    match v {
+        Edn::Keyword(k) => Some(Cow::Borrowed(k)),
+        Edn::Str(Cow::Borrowed(s)) => Some(Cow::Borrowed(s.strip_prefix(':').unwrap_or(s))),
+        Edn::Str(Cow::Owned(s)) => Some(Cow::Owned(match s.strip_prefix(':') {
+            Some(rest) => rest.to_string(),
+            None => s,
+        })),
+        _ => None,
+    }
+}
+
+/// Reads an EDN operation map (the reader at its `{`) entry by entry: `:type`, `:f`,
+/// `:process` and `:time` as values, `:value` kept as text, every other entry skipped. As in
+/// [`Edn::get`], the first entry of a key counts; keys are keywords or strings (`:value` also
+/// as the string `":value"`, as [`Edn::word`] reads it).
+fn edn_op<'a>(r: &mut Reader<'a>, line: u32) -> Result<RawOp<'a>, EdnError> {
+    let open = r.pos;
+    r.pos += 1;
+    let mut op = RawOp {
+        line,
+        ty: None,
+        process: None,
+        txn: false,
+        time: None,
+        value: OpValue::Missing,
+    };
+    // Whether :type, :f, :process, :time, :value were seen.
+    let mut seen = [false; 5];
+    loop {
+        r.skip_discards(0)?;
+        match r.peek() {
+            None => return Err(r.error_at(open, "`{` is never closed")),
+            Some(b'}') => {
+                r.pos += 1;
+                return Ok(op);
+            }
+            _ => {}
+        }
+        let key = r.value(1)?;
+        r.skip_discards(0)?;
+        match r.peek() {
+            None => return Err(r.error_at(open, "`{` is never closed")),
+            Some(b'}') => return Err(r.error_at(open, "a map with an odd number of forms")),
+            _ => {}
+        }
+        let name = match &key {
+            Edn::Keyword(n) => Some(*n),
+            Edn::Str(s) => Some(s.as_ref()),
+            _ => None,
+        };
+        let is_value = matches!(key, Edn::Keyword("value"))
+            || matches!(&key, Edn::Str(s) if s == "value" || s == ":value");
+        let slot = match name {
+            _ if is_value => 4,
+            Some("type") => 0,
+            Some("f") => 1,
+            Some("process") => 2,
+            Some("time") => 3,
+            _ => usize::MAX,
+        };
+        if slot == usize::MAX || seen[slot] {
+            r.skip_value(1)?;
+            continue;
+        }
+        seen[slot] = true;
+        if slot == 4 {
+            let start = r.pos;
+            r.skip_value(1)?;
+            op.value = OpValue::Edn(r.slice(start, r.pos));
+            continue;
+        }
+        let v = r.value(1)?;
+        match slot {
+            0 => op.ty = edn_word(v),
+            1 => op.txn = edn_word(v).as_deref() == Some("txn"),
+            2 => op.process = if let Edn::Int(p) = v { Some(p) } else { None },
+            _ => op.time = if let Edn::Int(t) = v { Some(t) } else { None },
+        }
+    }
+}
+
+/// An operation read as a whole value: checked to be a map, its fields taken as
+/// [`Edn::get`] finds them.
+fn tree_op<'a>(op: Edn<'a>, source: &str, line: u32) -> Result<RawOp<'a>, InputError> {
+    if !matches!(op, Edn::Map(_)) {
+        return Err(InputError::new(
+            source,
+            line,
+            format!("an operation is a map, found {}", op.describe()),
+        ));
+    }
+    let int = |name: &str| match op.get(name) {
+        Some(Edn::Int(i)) => Some(*i),
+        _ => None,
+    };
+    let (process, time) = (int("process"), int("time"));
+    let ty = op
+        .get("type")
+        .and_then(Edn::word)
+        .map(|w| Cow::Owned(w.to_string()));
+    let txn = op.get("f").and_then(Edn::word) == Some("txn");
+    let value = match op {
+        Edn::Map(entries) => entries
+            .into_iter()
+            .find(|(k, _)| k.word() == Some("value"))
+            .map_or(OpValue::Missing, |(_, v)| OpValue::Tree(v)),
+        _ => OpValue::Missing,
+    };
+    Ok(RawOp {
+        line,
+        ty,
+        process,
+        txn,
+        time,
+        value,
+    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -132,7 +328,34 @@ enum Status {
     Info,
 }
 
+/// An operation's `:value`, not yet read.
+enum OpValue<'a> {
+    /// No `:value` (read as nil).
+    Missing,
+    /// Its EDN text.
+    Edn(&'a str),
+    /// Its JSON text.
+    Json(&'a str),
+    /// Already read (an operation read as a whole value).
+    Tree(Edn<'a>),
+}
+
+/// What an operation says, its micro-operations not yet read.
+struct RawOp<'a> {
+    line: u32,
+    /// `:type`'s word, if it is a keyword or string.
+    ty: Option<Cow<'a, str>>,
+    /// `:process`, if an integer.
+    process: Option<i64>,
+    /// Whether `:f` is `:txn`.
+    txn: bool,
+    /// `:time`, if an integer.
+    time: Option<i64>,
+    value: OpValue<'a>,
+}
+
 /// A micro-operation: `list` is a range of `lists` for a list-append read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Mop {
     kind: OpKind,
     key: KeyId,
@@ -140,18 +363,19 @@ struct Mop {
     list: Option<(u32, u32)>,
 }
 
+/// A completed (or never completed) transaction: its micro-operations are `mops[start..end]`.
 struct Completed {
     process: i64,
     status: Status,
     line: u32,
     times: Option<(i64, i64)>,
-    mops: Vec<Mop>,
+    mops: (u32, u32),
 }
 
 struct Pending<'a> {
     line: u32,
     time: Option<i64>,
-    value: Edn<'a>,
+    value: OpValue<'a>,
 }
 
 fn key_name<'b>(k: &'b Edn, buf: &'b mut String) -> Option<&'b str> {
@@ -175,20 +399,21 @@ fn uint(v: &Edn) -> Option<u64> {
     }
 }
 
-/// Parses a transaction's micro-operations.
-fn mops(
+/// Reads a transaction's micro-operations from a value tree into `out` (the general reader,
+/// which words the errors).
+fn mops_of_tree(
     value: &Edn,
     b: &mut HistoryBuilder,
     lists: &mut Vec<u64>,
     with_reads: bool,
-) -> Result<Vec<Mop>, String> {
+    out: &mut Vec<Mop>,
+) -> Result<(), String> {
     let items = value.items().ok_or_else(|| {
         format!(
             ":value is a vector of micro-operations, found {}",
             value.describe()
         )
     })?;
-    let mut out = Vec::with_capacity(items.len());
     let mut buf = String::new();
     for m in items {
         let parts = match m.items() {
@@ -257,25 +482,147 @@ fn mops(
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-fn build(ops: Vec<(u32, Edn)>, source: &str) -> Result<History, InputError> {
-    let mut b = HistoryBuilder::new(source);
-    let mut lists: Vec<u64> = Vec::new();
-    let mut pending: FxHashMap<i64, Pending> = FxHashMap::default();
-    let mut completed: Vec<Completed> = Vec::new();
-    let mut skipped = 0usize;
-    for (line, op) in ops {
-        let err = |m: String| InputError::new(source, line, m);
-        if !matches!(op, Edn::Map(_)) {
-            return Err(err(format!(
-                "an operation is a map, found {}",
-                op.describe()
-            )));
+/// A cursor over the text of a `:value`, for [`State::fast_mops`]. Every method returns
+/// `None` on anything but the usual shape.
+struct Scan<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Scan<'a> {
+    /// Skips whitespace and commas (whitespace in EDN; between JSON items).
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r' | b',') = self.text.as_bytes().get(self.pos) {
+            self.pos += 1;
         }
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    /// An EDN token: up to the next delimiter.
+    #[inline]
+    fn token(&mut self) -> &'a str {
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        while let Some(&b) = bytes.get(self.pos) {
+            if b.is_ascii_whitespace()
+                || matches!(
+                    b,
+                    b',' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b';'
+                )
+            {
+                break;
+            }
+            self.pos += 1;
+        }
+        // Delimiters are ASCII: the slice is on character boundaries.
+        self.text.get(start..self.pos).unwrap_or("")
+    }
+
+    /// `-?[0-9]+` fitting an `i64`.
+    #[inline]
+    fn int(&mut self) -> Option<i64> {
+        let t = self.token();
+        let digits = t.strip_prefix('-').unwrap_or(t);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        t.parse().ok()
+    }
+
+    /// A non-negative [`Self::int`].
+    #[inline]
+    fn uint(&mut self) -> Option<u64> {
+        u64::try_from(self.int()?).ok()
+    }
+
+    /// A string without escapes (its content) or, in EDN, a keyword (its name).
+    #[inline]
+    fn name(&mut self, json: bool) -> Option<&'a str> {
+        match self.peek()? {
+            b'"' => {
+                let rest = &self.text.as_bytes()[self.pos + 1..];
+                let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+                if rest[end] != b'"' {
+                    return None;
+                }
+                let s = self.text.get(self.pos + 1..self.pos + 1 + end)?;
+                self.pos += end + 2;
+                Some(s)
+            }
+            b':' if !json => {
+                self.pos += 1;
+                let t = self.token();
+                (!t.is_empty()).then_some(t)
+            }
+            _ => None,
+        }
+    }
+
+    /// `nil` (EDN) or `null` (JSON), consumed if it comes next.
+    #[inline]
+    fn nil(&mut self, json: bool) -> bool {
+        let start = self.pos;
+        if self.token() == if json { "null" } else { "nil" } {
+            true
+        } else {
+            self.pos = start;
+            false
+        }
+    }
+
+    #[inline]
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.peek()? == b).then(|| self.pos += 1)
+    }
+}
+
+/// The reading state shared by the EDN and JSON readers: operations arrive one at a time.
+struct State<'a, 's> {
+    source: &'s str,
+    b: HistoryBuilder,
+    /// The elements of every list-append read, each read a range.
+    lists: Vec<u64>,
+    /// Every transaction's micro-operations, each a range.
+    mops: Vec<Mop>,
+    /// Keys given as integers, already interned.
+    int_keys: FxHashMap<i64, KeyId>,
+    name: String,
+    pending: FxHashMap<i64, Pending<'a>>,
+    completed: Vec<Completed>,
+    skipped: usize,
+}
+
+impl<'a, 's> State<'a, 's> {
+    fn new(source: &'s str) -> Self {
+        State {
+            source,
+            b: HistoryBuilder::new(source),
+            lists: Vec::new(),
+            mops: Vec::new(),
+            int_keys: FxHashMap::default(),
+            name: String::new(),
+            pending: FxHashMap::default(),
+            completed: Vec::new(),
+            skipped: 0,
+        }
+    }
+
+    /// Takes one operation: an invocation waits for its completion; a completion adds the
+    /// transaction.
+    fn op(&mut self, op: RawOp<'a>) -> Result<(), InputError> {
+        let source = self.source;
+        let line = op.line;
+        let err = |m: String| InputError::new(source, line, m);
         // None: an invocation.
-        let status = match op.get("type").and_then(Edn::word) {
+        let status = match op.ty.as_deref() {
             Some("invoke") => None,
             Some("ok") => Some(Status::Ok),
             Some("fail") => Some(Status::Fail),
@@ -291,202 +638,372 @@ fn build(ops: Vec<(u32, Edn)>, source: &str) -> Result<History, InputError> {
                 ))
             }
         };
-        let process = match op.get("process") {
-            Some(Edn::Int(p)) => *p,
-            _ => {
-                skipped += 1;
-                continue;
-            }
+        let Some(process) = op.process else {
+            self.skipped += 1;
+            return Ok(());
         };
-        if op.get("f").and_then(Edn::word) != Some("txn") {
-            skipped += 1;
-            continue;
+        if !op.txn {
+            self.skipped += 1;
+            return Ok(());
         }
-        let time = match op.get("time") {
-            Some(Edn::Int(t)) => Some(*t),
-            _ => None,
-        };
-        let value = match op {
-            Edn::Map(entries) => entries
-                .into_iter()
-                .find(|(k, _)| k.word() == Some("value"))
-                .map(|(_, v)| v)
-                .unwrap_or(Edn::Nil),
-            _ => Edn::Nil,
-        };
         let Some(status) = status else {
-            if pending.contains_key(&process) {
+            if self.pending.contains_key(&process) {
                 return Err(err(format!(
                     "process {process} invokes again before its last invocation completed"
                 )));
             }
-            pending.insert(process, Pending { line, time, value });
-            continue;
+            self.pending.insert(
+                process,
+                Pending {
+                    line,
+                    time: op.time,
+                    value: op.value,
+                },
+            );
+            return Ok(());
         };
-        let Some(invocation) = pending.remove(&process) else {
+        let Some(invocation) = self.pending.remove(&process) else {
             return Err(err(format!(
                 "a completion of process {process} without an invocation"
             )));
         };
-        let (source_value, with_reads) = match status {
-            Status::Ok => (&value, true),
+        let (value, with_reads) = match status {
+            Status::Ok => (&op.value, true),
             _ => (&invocation.value, false),
         };
-        let parsed = mops(source_value, &mut b, &mut lists, with_reads).map_err(err)?;
-        let times = match (invocation.time, time, status) {
+        let mops = self.read_mops(value, with_reads).map_err(err)?;
+        let times = match (invocation.time, op.time, status) {
             (Some(s), Some(c), Status::Ok | Status::Fail) if 0 <= s && s <= c => Some((s, c)),
             _ => None,
         };
-        completed.push(Completed {
+        self.completed.push(Completed {
             process,
             status,
             line: invocation.line,
             times,
-            mops: parsed,
+            mops,
         });
-    }
-    // Invocations never completed are indeterminate.
-    let mut open: Vec<(i64, Pending)> = pending.into_iter().collect();
-    open.sort_by_key(|(_, p)| p.line);
-    for (process, p) in open {
-        let parsed = mops(&p.value, &mut b, &mut lists, false)
-            .map_err(|m| InputError::new(source, p.line, m))?;
-        completed.push(Completed {
-            process,
-            status: Status::Info,
-            line: p.line,
-            times: None,
-            mops: parsed,
-        });
+        Ok(())
     }
 
-    // Writes some committed read observed (for :info transactions), and the longest list
-    // read of each key (the version order), checked for prefix compatibility.
-    let mut observed: FxHashSet<(KeyId, u64)> = FxHashSet::default();
-    let mut longest: FxHashMap<KeyId, (u32, u32, u32)> = FxHashMap::default(); // (start, end, line)
-    for c in completed.iter().filter(|c| c.status == Status::Ok) {
-        for m in &c.mops {
-            if m.kind != OpKind::Read {
-                continue;
-            }
-            match m.list {
-                None => {
-                    if let Some(v) = m.value {
-                        observed.insert((m.key, v));
-                    }
-                }
-                Some((s, e)) => {
-                    let list = &lists[s as usize..e as usize];
-                    observed.extend(list.iter().map(|&v| (m.key, v)));
-                    match longest.get(&m.key).copied() {
-                        None => {
-                            longest.insert(m.key, (s, e, c.line));
-                        }
-                        Some((ls, le, lline)) => {
-                            let known = &lists[ls as usize..le as usize];
-                            let (short, long) = if list.len() <= known.len() {
-                                (list, known)
-                            } else {
-                                (known, list)
-                            };
-                            if long[..short.len()] != *short {
-                                return Err(InputError::new(
-                                    source,
-                                    c.line,
-                                    format!(
-                                        "incompatible orders of key {}: this read of {:?} and \
-                                         the read of {:?} at line {lline} are not prefixes of \
-                                         one another",
-                                        b.key_name(m.key),
-                                        list,
-                                        known
-                                    ),
-                                ));
-                            }
-                            if list.len() > known.len() {
-                                longest.insert(m.key, (s, e, c.line));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    let mut sessions: FxHashMap<i64, SessionId> = FxHashMap::default();
-    let mut had_session: FxHashSet<i64> = FxHashSet::default();
-    let mut left_out = 0usize;
-    for c in &completed {
-        let keep = match c.status {
-            Status::Info => c.mops.iter().any(|m| {
-                m.kind == OpKind::Write && observed.contains(&(m.key, m.value.unwrap_or(0)))
-            }),
-            _ => true,
+    /// Reads a `:value` into `self.mops`; returns its range.
+    fn read_mops(&mut self, value: &OpValue<'a>, with_reads: bool) -> Result<(u32, u32), String> {
+        let (start, lists_start) = (self.mops.len(), self.lists.len());
+        let fast = match *value {
+            OpValue::Edn(text) => self.fast_mops(text, false, with_reads),
+            OpValue::Json(text) => self.fast_mops(text, true, with_reads),
+            _ => None,
         };
-        if keep {
-            let s = match sessions.get(&c.process) {
-                Some(&s) => s,
-                None => {
-                    // The process's first session carries its id; later ones (after a
-                    // crash) are anonymous.
-                    let s = if had_session.insert(c.process) {
-                        b.session(u64::try_from(c.process).ok())
-                    } else {
-                        b.session(None)
-                    };
-                    sessions.insert(c.process, s);
-                    s
+        if fast.is_none() {
+            self.mops.truncate(start);
+            self.lists.truncate(lists_start);
+            let parsed;
+            let tree = match value {
+                OpValue::Missing => &Edn::Nil,
+                OpValue::Tree(tree) => tree,
+                OpValue::Edn(text) => {
+                    parsed = Reader::new(text)
+                        .value(0)
+                        .map_err(|e| format!("invalid EDN: {}", e.message))?;
+                    &parsed
+                }
+                OpValue::Json(text) => {
+                    let v: serde_json::Value =
+                        serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+                    parsed = Edn::from_json(v);
+                    &parsed
                 }
             };
-            let t = b.begin_at(s, None, c.line);
-            if c.status == Status::Fail {
-                b.abort(t);
+            mops_of_tree(
+                tree,
+                &mut self.b,
+                &mut self.lists,
+                with_reads,
+                &mut self.mops,
+            )?;
+        }
+        Ok((start as u32, self.mops.len() as u32))
+    }
+
+    /// Reads the usual shape of a `:value` straight into `self.mops`: a vector of `[f k v]`,
+    /// `f` a keyword (EDN) or string, `k` an integer, a keyword or a string without escapes,
+    /// `v` nil/null, an unsigned integer or a vector of them (a list-append read). `None` on
+    /// any other shape, after which the caller reads the value in full (interning the same
+    /// keys in the same order, so the ones interned here are no surprise).
+    fn fast_mops(&mut self, text: &'a str, json: bool, with_reads: bool) -> Option<()> {
+        let mut s = Scan { text, pos: 0 };
+        s.ws();
+        s.eat(b'[')?;
+        loop {
+            s.ws();
+            match s.peek()? {
+                b']' => {
+                    s.pos += 1;
+                    s.ws();
+                    return (s.pos == text.len()).then_some(());
+                }
+                b'[' => s.pos += 1,
+                _ => return None,
             }
-            if let Some((start, commit)) = c.times {
-                b.set_timestamps(
-                    t,
-                    Timestamps {
-                        start: start as u64,
-                        commit: commit as u64,
-                    },
-                );
+            s.ws();
+            let f = s.name(json)?;
+            let f = if json || text.as_bytes()[s.pos - 1] == b'"' {
+                f.strip_prefix(':').unwrap_or(f)
+            } else {
+                f
+            };
+            s.ws();
+            let key = match s.peek()? {
+                b'0'..=b'9' | b'-' => {
+                    let i = s.int()?;
+                    self.int_key(i)
+                }
+                _ => {
+                    let name = s.name(json)?;
+                    self.b.key(name)
+                }
+            };
+            s.ws();
+            match f {
+                "w" | "append" => {
+                    let v = s.uint()?;
+                    self.mops.push(Mop {
+                        kind: OpKind::Write,
+                        key,
+                        value: Some(v),
+                        list: None,
+                    });
+                }
+                "r" => {
+                    let read = if s.peek()? == b'[' {
+                        s.pos += 1;
+                        let start = self.lists.len() as u32;
+                        loop {
+                            s.ws();
+                            if s.peek()? == b']' {
+                                s.pos += 1;
+                                break;
+                            }
+                            let v = s.uint()?;
+                            if with_reads {
+                                self.lists.push(v);
+                            }
+                        }
+                        let end = self.lists.len() as u32;
+                        let last = (end > start).then(|| self.lists[end as usize - 1]);
+                        (last, Some((start, end)))
+                    } else if s.nil(json) {
+                        (None, None)
+                    } else {
+                        (Some(s.uint()?), None)
+                    };
+                    if with_reads {
+                        self.mops.push(Mop {
+                            kind: OpKind::Read,
+                            key,
+                            value: read.0,
+                            list: read.1,
+                        });
+                    }
+                }
+                _ => return None,
             }
-            for m in &c.mops {
-                match m.kind {
-                    OpKind::Write => b.write(t, m.key, m.value, c.line),
-                    OpKind::Read => {
-                        let from = m.value.map_or(ReadFrom::Initial, ReadFrom::Value);
-                        b.read(t, m.key, m.value, from, c.line);
+            s.ws();
+            s.eat(b']')?;
+        }
+    }
+
+    /// The key named by an integer (its decimal form, as the general reader names it).
+    fn int_key(&mut self, i: i64) -> KeyId {
+        if let Some(&k) = self.int_keys.get(&i) {
+            return k;
+        }
+        use std::fmt::Write as _;
+        self.name.clear();
+        let _ = write!(self.name, "{i}");
+        let k = self.b.key(&self.name);
+        self.int_keys.insert(i, k);
+        k
+    }
+
+    /// Adds the transactions to the builder and builds the history.
+    fn finish(self) -> Result<History, InputError> {
+        let State {
+            source,
+            mut b,
+            mut lists,
+            mut mops,
+            pending,
+            mut completed,
+            skipped,
+            ..
+        } = self;
+        // Invocations never completed are indeterminate.
+        let mut open: Vec<(i64, Pending)> = pending.into_iter().collect();
+        open.sort_by_key(|(_, p)| p.line);
+        for (process, p) in open {
+            let start = mops.len() as u32;
+            let tree;
+            let value = match &p.value {
+                OpValue::Missing => &Edn::Nil,
+                OpValue::Tree(t) => t,
+                OpValue::Edn(text) => {
+                    tree = Reader::new(text)
+                        .value(0)
+                        .map_err(|e| InputError::new(source, p.line, e.message))?;
+                    &tree
+                }
+                OpValue::Json(text) => {
+                    let v: serde_json::Value = serde_json::from_str(text)
+                        .map_err(|e| InputError::new(source, p.line, e.to_string()))?;
+                    tree = Edn::from_json(v);
+                    &tree
+                }
+            };
+            mops_of_tree(value, &mut b, &mut lists, false, &mut mops)
+                .map_err(|m| InputError::new(source, p.line, m))?;
+            completed.push(Completed {
+                process,
+                status: Status::Info,
+                line: p.line,
+                times: None,
+                mops: (start, mops.len() as u32),
+            });
+        }
+        let ops_of = |c: &Completed| &mops[c.mops.0 as usize..c.mops.1 as usize];
+
+        // The writes some committed read observed (only :info transactions need them), and
+        // the longest list read of each key (the version order), checked for prefix
+        // compatibility.
+        let any_info = completed.iter().any(|c| c.status == Status::Info);
+        let mut observed: FxHashSet<(KeyId, u64)> = FxHashSet::default();
+        // Per key: (start, end, line) of the longest list read so far.
+        let mut longest: Vec<Option<(u32, u32, u32)>> = vec![None; b.key_count()];
+        for c in completed.iter().filter(|c| c.status == Status::Ok) {
+            for m in ops_of(c) {
+                if m.kind != OpKind::Read {
+                    continue;
+                }
+                match m.list {
+                    None => {
+                        if let (true, Some(v)) = (any_info, m.value) {
+                            observed.insert((m.key, v));
+                        }
+                    }
+                    Some((s, e)) => {
+                        let list = &lists[s as usize..e as usize];
+                        if any_info {
+                            observed.extend(list.iter().map(|&v| (m.key, v)));
+                        }
+                        let slot = &mut longest[m.key as usize];
+                        match *slot {
+                            None => *slot = Some((s, e, c.line)),
+                            Some((ls, le, lline)) => {
+                                let known = &lists[ls as usize..le as usize];
+                                let (short, long) = if list.len() <= known.len() {
+                                    (list, known)
+                                } else {
+                                    (known, list)
+                                };
+                                if long[..short.len()] != *short {
+                                    return Err(InputError::new(
+                                        source,
+                                        c.line,
+                                        format!(
+                                            "incompatible orders of key {}: this read of {:?} \
+                                             and the read of {:?} at line {lline} are not \
+                                             prefixes of one another",
+                                            b.key_name(m.key),
+                                            list,
+                                            known
+                                        ),
+                                    ));
+                                }
+                                if list.len() > known.len() {
+                                    *slot = Some((s, e, c.line));
+                                }
+                            }
+                        }
                     }
                 }
             }
-        } else {
-            left_out += 1;
         }
-        if c.status == Status::Info {
-            // The process crashed: its next operation is a new session.
-            sessions.remove(&c.process);
+
+        let mut sessions: FxHashMap<i64, SessionId> = FxHashMap::default();
+        let mut had_session: FxHashSet<i64> = FxHashSet::default();
+        let mut left_out = 0usize;
+        for c in &completed {
+            let keep = match c.status {
+                Status::Info => ops_of(c).iter().any(|m| {
+                    m.kind == OpKind::Write && observed.contains(&(m.key, m.value.unwrap_or(0)))
+                }),
+                _ => true,
+            };
+            if keep {
+                let s = match sessions.get(&c.process) {
+                    Some(&s) => s,
+                    None => {
+                        // The process's first session carries its id; later ones (after a
+                        // crash) are anonymous.
+                        let s = if had_session.insert(c.process) {
+                            b.session(u64::try_from(c.process).ok())
+                        } else {
+                            b.session(None)
+                        };
+                        sessions.insert(c.process, s);
+                        s
+                    }
+                };
+                let t = b.begin_at(s, None, c.line);
+                if c.status == Status::Fail {
+                    b.abort(t);
+                }
+                if let Some((start, commit)) = c.times {
+                    b.set_timestamps(
+                        t,
+                        Timestamps {
+                            start: start as u64,
+                            commit: commit as u64,
+                        },
+                    );
+                }
+                for m in ops_of(c) {
+                    match m.kind {
+                        OpKind::Write => b.write(t, m.key, m.value, c.line),
+                        OpKind::Read => {
+                            let from = m.value.map_or(ReadFrom::Initial, ReadFrom::Value);
+                            b.read(t, m.key, m.value, from, c.line);
+                        }
+                    }
+                }
+            } else {
+                left_out += 1;
+            }
+            if c.status == Status::Info {
+                // The process crashed: its next operation is a new session.
+                sessions.remove(&c.process);
+            }
         }
+        for (key, order) in longest.into_iter().enumerate() {
+            if let Some((s, e, line)) = order {
+                b.version_order(key as KeyId, &lists[s as usize..e as usize], line);
+            }
+        }
+        drop(mops);
+        if left_out > 0 {
+            b.note(format!(
+                "{left_out} indeterminate (:info) transaction(s) whose writes no committed read \
+                 observed are left out"
+            ));
+        }
+        if skipped > 0 {
+            b.note(format!(
+                "{skipped} operation(s) that are not transactions (:f other than :txn, or a \
+                 non-integer :process such as the nemesis) are skipped"
+            ));
+        }
+        b.build()
     }
-    let mut orders: Vec<(KeyId, (u32, u32, u32))> = longest.into_iter().collect();
-    orders.sort_unstable_by_key(|&(k, _)| k);
-    for (key, (s, e, line)) in orders {
-        let values = lists[s as usize..e as usize].to_vec();
-        b.version_order(key, &values, line);
-    }
-    if left_out > 0 {
-        b.note(format!(
-            "{left_out} indeterminate (:info) transaction(s) whose writes no committed read \
-             observed are left out"
-        ));
-    }
-    if skipped > 0 {
-        b.note(format!(
-            "{skipped} operation(s) that are not transactions (:f other than :txn, or a \
-             non-integer :process such as the nemesis) are skipped"
-        ));
-    }
-    b.build()
 }
 
 /// One written operation: (type, process, index, time, micro-operations text).
@@ -684,6 +1201,115 @@ mod tests {
         assert!(super::super::conversion_notes(&h, Format::Elle)
             .iter()
             .any(|n| n.contains("known write order")));
+    }
+
+    /// The micro-operations, list elements and key names `text` gives, read by the fast
+    /// scanner (`None` when it declines) and by the general reader.
+    #[allow(clippy::type_complexity)]
+    fn both_ways(
+        text: &str,
+        json: bool,
+        with_reads: bool,
+    ) -> (
+        Option<(Vec<Mop>, Vec<u64>, Vec<String>)>,
+        Result<(Vec<Mop>, Vec<u64>, Vec<String>), String>,
+    ) {
+        let names = |b: &HistoryBuilder| {
+            (0..b.key_count() as KeyId)
+                .map(|k| b.key_name(k).to_string())
+                .collect::<Vec<_>>()
+        };
+        let mut fast = State::new("t");
+        let fast = fast
+            .fast_mops(text, json, with_reads)
+            .map(|()| (fast.mops.clone(), fast.lists.clone(), names(&fast.b)));
+        let mut slow = State::new("t");
+        let tree = if json {
+            serde_json::from_str(text)
+                .map(Edn::from_json)
+                .map_err(|e| e.to_string())
+        } else {
+            Reader::new(text).value(0).map_err(|e| e.message)
+        };
+        let slow = tree.and_then(|tree| {
+            mops_of_tree(
+                &tree,
+                &mut slow.b,
+                &mut slow.lists,
+                with_reads,
+                &mut slow.mops,
+            )?;
+            Ok((slow.mops, slow.lists, names(&slow.b)))
+        });
+        (fast, slow)
+    }
+
+    #[test]
+    fn the_fast_scanner_reads_the_usual_shapes() {
+        for (text, json) in [
+            (
+                "[[:append :x 1] [:r 5 [1 2 3]] [:r \"k\" nil] [:w -3 0] [:r :y []]]",
+                false,
+            ),
+            (
+                "[[\"append\", \"x\", 1], [\"r\", 5, [1, 2, 3]], [\":r\", \"k\", null]]",
+                true,
+            ),
+            (" [ ] ", false),
+        ] {
+            for with_reads in [true, false] {
+                let (fast, slow) = both_ways(text, json, with_reads);
+                assert_eq!(fast, Some(slow.unwrap()), "{text}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Whenever the fast scanner reads a `:value`, the general reader reads the same.
+        #[test]
+        fn the_fast_scanner_agrees_with_the_reader(
+            json in proptest::bool::ANY,
+            with_reads in proptest::bool::ANY,
+            mops in proptest::collection::vec(
+                (0..9usize, 0..10usize, 0..12usize, 0..4usize, 0..3usize), 0..4),
+        ) {
+            let (fs, ks, vs): (&[&str], &[&str], &[&str]) = if json {
+                (
+                    &["\"r\"", "\"w\"", "\"append\"", "\":r\"", "\":append\"", "\"x\"", "1", "null", "\"txn\""],
+                    &["1", "-2", "0", "\"x\"", "\"a\\\"b\"", "\"\"", "1.5", "18446744073709551615", "null", "[1]"],
+                    &["null", "3", "-1", "[1, 2]", "[]", "[1, -2]", "\"s\"", "1.5", "0", "[0]", "1e3", "9223372036854775808"],
+                )
+            } else {
+                (
+                    &[":r", ":w", ":append", "\"r\"", "\":append\"", ":x", "r", "nil", "::r"],
+                    &["1", "-2", "007", ":x", "\"y\"", "\"a\\\"b\"", "x", "1N", "+3", ":"],
+                    &["nil", "null", "3", "-1", "[1 2]", "[]", "(1 2)", "[1 -2]", "\"s\"", "1.5", "[1,2]", "nil?"],
+                )
+            };
+            let seps: &[&str] = if json { &[", ", ",", " ,\n"] } else { &[" ", ",", "\n ", "  "] };
+            let mut text = String::from("[");
+            for (i, &(f, k, v, sep, shape)) in mops.iter().enumerate() {
+                let sep = seps[sep % seps.len()];
+                if i > 0 {
+                    text.push_str(if json { ", " } else { " " });
+                }
+                let (f, k, v) = (fs[f % fs.len()], ks[k % ks.len()], vs[v % vs.len()]);
+                text.push_str(&match shape {
+                    0 => format!("[{f}{sep}{k}{sep}{v}]"),
+                    1 => format!("[{f}{sep}{k}]"),
+                    _ => format!("[{f}{sep}{k}{sep}{v}{sep}{v}]"),
+                });
+            }
+            text.push(']');
+            if json && serde_json::from_str::<serde_json::Value>(&text).is_err() {
+                // JSON values reach the scanner only once the line is valid JSON.
+                return Ok(());
+            }
+            let (fast, slow) = both_ways(&text, json, with_reads);
+            if let Some(fast) = fast {
+                proptest::prop_assert_eq!(Ok(fast), slow, "{}", text);
+            }
+        }
     }
 
     #[test]

@@ -416,14 +416,20 @@ impl HistoryBuilder {
 
         // 2. Writes implied by `ReadFrom::Txn` naming a transaction that never writes the key,
         //    and the keys the initial transaction must write implicitly.
+        //    Only formats whose reads name their writer transaction need this (and the
+        //    per-(transaction, key) index of step 4): most do not, and skip both.
+        let txn_reads = self
+            .ops
+            .iter()
+            .any(|op| op.kind == OpKind::Read && op.from_tag == 3);
         let mut writes_key: FxHashMap<(u32, KeyId), ()> = FxHashMap::default();
-        for op in &self.ops {
+        for op in self.ops.iter().filter(|_| txn_reads) {
             if op.kind == OpKind::Write {
                 writes_key.insert((final_id[op.txn as usize], op.key), ());
             }
         }
         let mut implied: Vec<(u32, KeyId, u32)> = Vec::new(); // (final txn, key, line)
-        for op in &self.ops {
+        for op in self.ops.iter().filter(|_| txn_reads) {
             if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, op.from()) {
                 let writer = final_id[w.0 as usize];
                 if writer != INITIAL_TXN && writes_key.insert((writer, op.key), ()).is_none() {
@@ -504,15 +510,27 @@ impl HistoryBuilder {
             };
         }
 
-        // 4. Indexes for resolution: the last write of each (txn, key); each (key, value).
+        // 4. Indexes for resolution: the last write of each (txn, key) (the initial
+        //    transaction's in a vector by key; the others only when reads name their writer
+        //    transaction); each (key, value).
+        let mut initial_write = vec![NO_WRITER; self.key_names.len()];
         let mut last_write: FxHashMap<(u32, KeyId), OpId> = FxHashMap::default();
-        let mut by_value: FxHashMap<(KeyId, u64), OpId> = FxHashMap::default();
+        let valued_writes = ops
+            .iter()
+            .filter(|o| o.kind == OpKind::Write && o.value.is_some())
+            .count();
+        let mut by_value: FxHashMap<(KeyId, u64), OpId> =
+            FxHashMap::with_capacity_and_hasher(valued_writes, Default::default());
         let mut duplicated: FxHashMap<(KeyId, u64), ()> = FxHashMap::default();
         for (i, op) in ops.iter().enumerate() {
             if op.kind != OpKind::Write {
                 continue;
             }
-            last_write.insert((op.txn, op.key), i as OpId);
+            if op.txn == INITIAL_TXN {
+                initial_write[op.key as usize] = i as OpId;
+            } else if txn_reads {
+                last_write.insert((op.txn, op.key), i as OpId);
+            }
             let Some(v) = op.value else { continue };
             if op.txn != INITIAL_TXN && Some(v) == self.initial_value {
                 return Err(self.error(
@@ -562,17 +580,26 @@ impl HistoryBuilder {
                 OpKind::Read => {
                     let resolved = match from[i] {
                         ReadFrom::Value(v) => match by_value.get(&(op.key, v)) {
-                            _ if duplicated.contains_key(&(op.key, v)) => {
+                            _ if !duplicated.is_empty()
+                                && duplicated.contains_key(&(op.key, v)) =>
+                            {
                                 Err(Unresolved::Ambiguous)
                             }
                             Some(&w) => Ok(w),
                             None if Some(v) == self.initial_value => {
-                                Ok(last_write[&(INITIAL_TXN, op.key)])
+                                Ok(initial_write[op.key as usize])
                             }
                             None => Err(Unresolved::NoSuchWrite),
                         },
                         ReadFrom::Txn(w) => {
                             let writer = final_id[w.0 as usize];
+                            let last = |key: KeyId| {
+                                if writer == INITIAL_TXN {
+                                    initial_write[key as usize]
+                                } else {
+                                    last_write[&(writer, key)]
+                                }
+                            };
                             if writer == op.txn {
                                 // A local read: the own write just before it (rare, so a
                                 // backward scan of the transaction beats a per-op index).
@@ -581,10 +608,10 @@ impl HistoryBuilder {
                                 });
                                 match own_before {
                                     Some(w) => Ok(w as OpId),
-                                    None => Ok(last_write[&(writer, op.key)]),
+                                    None => Ok(last(op.key)),
                                 }
                             } else {
-                                Ok(last_write[&(writer, op.key)])
+                                Ok(last(op.key))
                             }
                         }
                         ReadFrom::Op(w, index) => {
@@ -613,7 +640,7 @@ impl HistoryBuilder {
                             }
                             Ok(w)
                         }
-                        ReadFrom::Initial => Ok(last_write[&(INITIAL_TXN, op.key)]),
+                        ReadFrom::Initial => Ok(initial_write[op.key as usize]),
                         ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
                     };
                     match resolved {
@@ -736,6 +763,7 @@ impl HistoryBuilder {
         }
         // (earlier, later, line)
         let mut pairs: Vec<(OpId, OpId, u32)> = Vec::new();
+        let mut seen: rustc_hash::FxHashSet<u64> = rustc_hash::FxHashSet::default();
         for order in &self.orders {
             match *order {
                 PendingOrder::Values {
@@ -744,10 +772,10 @@ impl HistoryBuilder {
                     start,
                     end,
                 } => {
-                    let mut seen: FxHashMap<u64, ()> = FxHashMap::default();
+                    seen.clear();
                     let mut previous: Option<OpId> = None;
                     for &v in &self.order_values[start as usize..end as usize] {
-                        if seen.insert(v, ()).is_some() {
+                        if !seen.insert(v) {
                             return Err(self.error(
                                 line,
                                 format!(
@@ -812,29 +840,43 @@ impl HistoryBuilder {
         pairs.sort_unstable_by_key(|&(a, b, _)| (a, b));
         pairs.dedup_by_key(|&mut (a, b, _)| (a, b));
 
-        // Kahn's algorithm over the writes named: a cycle means contradicting orders.
-        let mut index: FxHashMap<OpId, u32> = FxHashMap::default();
+        // Kahn's algorithm over the writes named: a cycle means contradicting orders. Nodes
+        // are the writes named, numbered densely; their successors in a flat (CSR) array.
+        let mut index = vec![u32::MAX; ops.len()];
+        let mut n = 0usize;
         for &(a, b, _) in &pairs {
-            let n = index.len() as u32;
-            index.entry(a).or_insert(n);
-            let n = index.len() as u32;
-            index.entry(b).or_insert(n);
+            for w in [a, b] {
+                if index[w as usize] == u32::MAX {
+                    index[w as usize] = n as u32;
+                    n += 1;
+                }
+            }
         }
-        let n = index.len();
         let mut in_degree = vec![0u32; n];
-        let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut first_out = vec![0u32; n + 1];
         for &(a, b, _) in &pairs {
-            out[index[&a] as usize].push(index[&b]);
-            in_degree[index[&b] as usize] += 1;
+            first_out[index[a as usize] as usize + 1] += 1;
+            in_degree[index[b as usize] as usize] += 1;
+        }
+        for v in 0..n {
+            first_out[v + 1] += first_out[v];
+        }
+        // Pairs are sorted by their earlier write, so successors fill in pair order.
+        let mut out = vec![0u32; pairs.len()];
+        let mut cursor = first_out.clone();
+        for &(a, b, _) in &pairs {
+            let v = index[a as usize] as usize;
+            out[cursor[v] as usize] = index[b as usize];
+            cursor[v] += 1;
         }
         let mut queue: Vec<u32> = (0..n as u32)
             .filter(|&v| in_degree[v as usize] == 0)
             .collect();
         let mut head = 0;
         while head < queue.len() {
-            let v = queue[head];
+            let v = queue[head] as usize;
             head += 1;
-            for &w in &out[v as usize] {
+            for &w in &out[first_out[v] as usize..first_out[v + 1] as usize] {
                 in_degree[w as usize] -= 1;
                 if in_degree[w as usize] == 0 {
                     queue.push(w);
@@ -844,7 +886,7 @@ impl HistoryBuilder {
         if queue.len() < n {
             let &(a, _, line) = pairs
                 .iter()
-                .find(|&&(a, _, _)| in_degree[index[&a] as usize] > 0)
+                .find(|&&(a, _, _)| in_degree[index[a as usize] as usize] > 0)
                 .unwrap_or(&pairs[0]);
             return Err(self.error(
                 line,

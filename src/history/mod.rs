@@ -13,6 +13,7 @@
 //! per-transaction key lists are flat CSR arrays built once by [`HistoryBuilder::build`].
 
 mod builder;
+mod known_order;
 mod stats;
 
 pub use builder::{BuilderTxn, HistoryBuilder, ReadFrom};

@@ -537,9 +537,15 @@ fn predict_in_context(
         },
     };
 
-    // 1. The observed history at the level.
+    // 1. The observed history at the level. The checkers use the known write order (if the
+    //    input shows one); for SI it is given as reads (`History::with_write_order_as_reads`,
+    //    exact there; stronger than the order under PC, so not used for PC).
     if is_si_pc(level) {
-        match ser::satisfies_si_pc(history, level, remaining(deadline)) {
+        let rewritten = (level == Level::Snapshot)
+            .then(|| history.with_write_order_as_reads())
+            .flatten();
+        let observed = rewritten.as_ref().unwrap_or(history);
+        match ser::satisfies_si_pc(observed, level, remaining(deadline)) {
             ser::SiPcVerdict::Satisfies { .. } => {}
             ser::SiPcVerdict::Violates { reason } => {
                 outcome.verdict = Verdict::ObservedViolation;
