@@ -31,7 +31,7 @@ use super::feasibility::Encoding;
 use super::formula::Lit;
 use super::scalable::{judge, Judgement};
 use super::space::{Space, NONE};
-use super::{exact, node_positions, PredictError, PredictStats, Strategy};
+use super::{exact, level_core, node_positions, PredictError, PredictStats, Strategy};
 use crate::check::Level;
 use crate::history::{OpId, TxnId};
 
@@ -118,7 +118,14 @@ pub(crate) fn search(
         let value = |l: Lit| terms.value(&model, l);
         let assignment = extract::read_assignment(&enc, value);
         let built = extract::build(space, &assignment).map_err(PredictError::Internal)?;
-        let judgement = judge(&built.history, level, strategy, deadline)?;
+        // PC, SI: the level judges the boundary transactions' whole write sets.
+        let full = if matches!(level, Level::Prefix | Level::Snapshot) {
+            Some(extract::build_with(space, &assignment, true).map_err(PredictError::Internal)?)
+        } else {
+            None
+        };
+        let level_h = full.as_ref().map_or(&built.history, |f| &f.history);
+        let judgement = judge(&built.history, level_h, level, strategy, deadline)?;
         stats.verification_ms += ms(verification.elapsed());
         let more = Instant::now();
         match judgement {
@@ -129,26 +136,15 @@ pub(crate) fn search(
                     return Ok(LazyEnd::Enough);
                 }
             }
-            Judgement::LevelFails => {
+            Judgement::LevelFails(core) => {
                 stats.level_clauses += 1;
-                let mut lits = Vec::new();
-                for s in 0..space.sessions.len() as u32 {
-                    let (lo, _) = enc.boundary_interval(s, value);
-                    if lo > 0 {
-                        lits.push(enc.ge(s, lo));
-                    }
-                }
-                for u in 0..space.units.len() as u32 {
-                    let single = space.cands(space.units[u as usize].group).len() == 1;
-                    if !single && value(enc.inc(u)) && !value(enc.fix(u)) {
-                        let c = assignment.choice[u as usize];
-                        let l = enc.sel(u, c);
-                        if l != Lit::TRUE {
-                            lits.push(l);
-                        }
-                    }
-                }
-                let clause: Vec<Lit> = lits.iter().map(|l| l.not()).collect();
+                let clause = full
+                    .as_ref()
+                    .filter(|_| !core.is_empty())
+                    .and_then(|f| {
+                        level_core::core_clause(&enc, &assignment, f, &core, level, deadline)
+                    })
+                    .unwrap_or_else(|| level_clause(&enc, value, &assignment));
                 enc.store.clause(&clause);
             }
             Judgement::Serializable(Some(order)) => {
@@ -167,6 +163,42 @@ pub(crate) fn search(
         terms.sync(&enc.store, &solver);
         stats.generation_ms += ms(more.elapsed());
     }
+}
+
+/// The clause that blocks a candidate the level rejects together with every candidate that
+/// includes at least as much (each session's boundary at least the lower end of the model's
+/// interval) with the same choices for the reads the candidate may change. Sound when a level
+/// violation persists in every such candidate: causal, read atomic and read committed (a cycle
+/// of so, wr and the level's arbitration only gains edges), and prefix consistency and snapshot
+/// isolation when the space registers every transaction's start ([`Space::for_snapshots`]) —
+/// the smaller candidate is then a sub-history of the larger one (fewer transactions, a subset
+/// of each one's reads with the same writers, the same whole write sets), and the restriction
+/// of a commit order that satisfies Prefix (and Conflict) to a sub-history satisfies them too,
+/// as their premises only use `so`, `wr`, `co` and write sets (docs/prediction.md).
+pub(crate) fn level_clause(
+    enc: &Encoding,
+    value: impl Fn(Lit) -> bool,
+    assignment: &extract::Assignment,
+) -> Vec<Lit> {
+    let space = enc.space;
+    let mut lits = Vec::new();
+    for s in 0..space.sessions.len() as u32 {
+        let (lo, _) = enc.boundary_interval(s, &value);
+        if lo > 0 {
+            lits.push(enc.ge(s, lo));
+        }
+    }
+    for u in 0..space.units.len() as u32 {
+        let single = space.cands(space.units[u as usize].group).len() == 1;
+        if !single && value(enc.inc(u)) && !value(enc.fix(u)) {
+            let c = assignment.choice[u as usize];
+            let l = enc.sel(u, c);
+            if l != Lit::TRUE {
+                lits.push(l);
+            }
+        }
+    }
+    lits.iter().map(|l| l.not()).collect()
 }
 
 /// Blocks every candidate that changes all of `changed` (read op, old writer, new writer) the

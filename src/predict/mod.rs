@@ -14,7 +14,7 @@
 //! 4. read the model (`extract`): each session's boundary, the reads whose writer changed,
 //!    the predicted prefix history;
 //! 5. re-verify: the predicted history satisfies the level by [`crate::check::check`] (pc and
-//!    si: [`crate::ser::satisfies_si_pc`], brute force on ≤ 7 transactions, else Z3) and is
+//!    si: the exact checker [`crate::ser::check_strong`]) and is
 //!    unserializable by the exact Z3 check [`crate::ser::smt`]. A model that fails is blocked
 //!    and the solver asked again (bounded); a prediction is only ever reported verified;
 //! 6. explain ([`explain`]): a cycle of the least `pco` of the prediction, each edge with its
@@ -39,6 +39,7 @@ mod formula;
 mod isolation;
 mod isolation_si_pc;
 mod lazy;
+mod level_core;
 mod prefix;
 mod ranked;
 mod reach;
@@ -537,23 +538,24 @@ fn predict_in_context(
         },
     };
 
-    // 1. The observed history at the level. The checkers use the known write order (if the
-    //    input shows one); for SI it is given as reads (`History::with_write_order_as_reads`,
-    //    exact there; stronger than the order under PC, so not used for PC).
+    // 1. The observed history at the level (pc, si: the exact checker `ser::check_strong`).
+    //    The checkers use the known write order (if the input shows one); for SI it is given
+    //    as reads (`History::with_write_order_as_reads`, exact there; stronger than the order
+    //    under PC, so not used for PC).
     if is_si_pc(level) {
         let rewritten = (level == Level::Snapshot)
             .then(|| history.with_write_order_as_reads())
             .flatten();
         let observed = rewritten.as_ref().unwrap_or(history);
-        match ser::satisfies_si_pc(observed, level, remaining(deadline)) {
-            ser::SiPcVerdict::Satisfies { .. } => {}
-            ser::SiPcVerdict::Violates { reason } => {
+        match scalable::check_level(observed, level, deadline, false)? {
+            scalable::LevelCheck::Holds => {}
+            scalable::LevelCheck::Fails(_) => {
                 outcome.verdict = Verdict::ObservedViolation;
-                outcome.reason = Some(reason);
+                outcome.reason = Some(format!("no commit order satisfies {}", level.full_name()));
                 return Ok(outcome);
             }
-            ser::SiPcVerdict::Unknown { reason } => {
-                outcome.reason = Some(format!("checking the observed history: {reason}"));
+            scalable::LevelCheck::Unknown => {
+                outcome.reason = Some("checking the observed history: timeout".to_string());
                 return Ok(outcome);
             }
         }
@@ -569,22 +571,24 @@ fn predict_in_context(
         return Ok(outcome);
     }
 
-    // The scalable engine decides candidates with the causal/ra/rc checkers; prefix
-    // consistency and snapshot isolation are predicted by the paper-form encodings.
-    if options.engine == Engine::Scalable && !is_si_pc(options.level) {
+    if options.engine == Engine::Scalable {
         return predict_scalable(history, options, deadline, outcome);
     }
 
-    predict_paper(history, options, deadline, outcome)
+    predict_paper(history, options, deadline, outcome, false)
 }
 
 /// The paper-form engine's pipeline after the level check (steps 2–5 of the module
-/// documentation).
+/// documentation). `lazy_level` (pc and si, for the scalable engine): instead of the
+/// paper-form pc/si encoding, causal consistency (which both imply) is encoded eagerly and the
+/// level is added lazily — a candidate the exact checker rejects is blocked with every
+/// candidate that includes at least as much ([`lazy::level_clause`]).
 fn predict_paper(
     history: &History,
     options: &PredictOptions,
     deadline: Option<Instant>,
     mut outcome: PredictOutcome,
+    lazy_level: bool,
 ) -> Result<PredictOutcome, PredictError> {
     let level = options.level;
     outcome.stats.engine = Some(Engine::Paper);
@@ -622,7 +626,9 @@ fn predict_paper(
         return Ok(outcome);
     }
     let mut enc = Encoding::new(&space);
-    if is_si_pc(level) {
+    if lazy_level {
+        isolation::encode(&mut enc, Level::Causal);
+    } else if is_si_pc(level) {
         isolation_si_pc::encode(&mut enc, level);
     } else {
         isolation::encode(&mut enc, level);
@@ -746,22 +752,18 @@ fn predict_paper(
         let value = |l| terms.value(&model, l);
         let assignment = extract::read_assignment(&enc, value);
         let built = extract::build(&space, &assignment).map_err(PredictError::Internal)?;
-        let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         // PC, SI: boundary transactions commit with their whole write sets (isolation_si_pc).
         let full = if is_si_pc(level) {
-            Some(
-                extract::build_with(&space, &assignment, true)
-                    .map_err(PredictError::Internal)?
-                    .history,
-            )
+            Some(extract::build_with(&space, &assignment, true).map_err(PredictError::Internal)?)
         } else {
             None
         };
         let verdict = reverify(
-            full.as_ref().unwrap_or(&built.history),
+            full.as_ref().map_or(&built.history, |f| &f.history),
             &built.history,
             level,
-            remaining,
+            deadline,
+            lazy_level,
         )?;
         outcome.stats.verification_ms += ms(verification.elapsed());
         if let (Reverified::Serializable(order), Strategy::ExactStrict, ExactMethod::Instances) =
@@ -777,6 +779,19 @@ fn predict_paper(
             outcome.stats.generation_ms += ms(more.elapsed());
             continue;
         }
+        if let (Reverified::LevelFails(core), true) = (&verdict, lazy_level) {
+            let more = Instant::now();
+            outcome.stats.level_clauses += 1;
+            let clause = full
+                .as_ref()
+                .filter(|_| !core.is_empty())
+                .and_then(|f| level_core::core_clause(&enc, &assignment, f, core, level, deadline))
+                .unwrap_or_else(|| lazy::level_clause(&enc, value, &assignment));
+            enc.store.clause(&clause);
+            terms.sync(&enc.store, &solver);
+            outcome.stats.generation_ms += ms(more.elapsed());
+            continue;
+        }
         match verdict {
             Reverified::Yes => {
                 outcome.verdict = Verdict::Predicted;
@@ -789,7 +804,7 @@ fn predict_paper(
                 outcome.reason = Some(format!("re-verification: {reason}"));
                 return Ok(outcome);
             }
-            Reverified::LevelFails | Reverified::Serializable(_) => {
+            Reverified::LevelFails(_) | Reverified::Serializable(_) => {
                 outcome.stats.rejected_models += 1;
                 if outcome.stats.rejected_models > options.max_rejected {
                     outcome.reason = Some(format!(
@@ -809,7 +824,8 @@ fn predict_paper(
 
 enum Reverified {
     Yes,
-    LevelFails,
+    /// With the core of a pc/si violation when asked for (see [`scalable::LevelCheck`]).
+    LevelFails(Vec<TxnId>),
     Serializable(Vec<TxnId>),
     Unknown(String),
 }
@@ -820,18 +836,16 @@ fn reverify(
     level_h: &History,
     h: &History,
     level: Level,
-    remaining: Option<Duration>,
+    deadline: Option<Instant>,
+    core: bool,
 ) -> Result<Reverified, PredictError> {
-    if is_si_pc(level) {
-        match ser::satisfies_si_pc(level_h, level, remaining) {
-            ser::SiPcVerdict::Satisfies { .. } => {}
-            ser::SiPcVerdict::Violates { .. } => return Ok(Reverified::LevelFails),
-            ser::SiPcVerdict::Unknown { reason } => return Ok(Reverified::Unknown(reason)),
-        }
-    } else if !check::check(h, level, &CheckOptions::default())?.is_consistent() {
-        return Ok(Reverified::LevelFails);
+    let checked = if is_si_pc(level) { level_h } else { h };
+    match scalable::check_level(checked, level, deadline, core)? {
+        scalable::LevelCheck::Fails(core) => return Ok(Reverified::LevelFails(core)),
+        scalable::LevelCheck::Holds => {}
+        scalable::LevelCheck::Unknown => return Ok(Reverified::Unknown("timeout".to_string())),
     }
-    match ser::is_serializable(h, remaining) {
+    match ser::is_serializable(h, remaining(deadline)) {
         Ok(SerVerdict::Unserializable) => Ok(Reverified::Yes),
         Ok(SerVerdict::Serializable { order }) => Ok(Reverified::Serializable(order)),
         Ok(SerVerdict::Unknown { reason }) => Ok(Reverified::Unknown(reason)),
@@ -879,8 +893,9 @@ fn predict_scalable(
     match end {
         scalable::End::Paper => {
             // Small enough for the paper-form encodings, whose eager level constraints prove
-            // "no prediction" faster than lazy level clauses.
-            return predict_paper(history, options, deadline, outcome);
+            // "no prediction" faster than lazy level clauses (pc, si: causal eagerly, the level
+            // lazily).
+            return predict_paper(history, options, deadline, outcome, is_si_pc(options.level));
         }
         scalable::End::Unknown(reason) => {
             outcome.reason = Some(reason);
@@ -997,8 +1012,8 @@ pub(crate) fn node_positions(space: &Space, built: &extract::Built, order: &[Txn
     position
 }
 
-/// Prefix consistency and snapshot isolation: their commit order is part of the encoding
-/// (`isolation_si_pc`) and they are checked by [`ser::satisfies_si_pc`].
+/// Prefix consistency and snapshot isolation: their commit order is part of the paper-form
+/// encoding (`isolation_si_pc`) and they are checked by [`ser::check_strong`].
 fn is_si_pc(level: Level) -> bool {
     matches!(level, Level::Prefix | Level::Snapshot)
 }

@@ -219,6 +219,18 @@ impl<'h> Domains<'h> {
 
     /// The predicted history of closed boundaries `b` with `changed` reads (sorted by op).
     pub fn build(&self, b: &[u32], changed: &[(OpId, TxnId)]) -> Result<Built, String> {
+        self.build_with(b, changed, false)
+    }
+
+    /// [`Domains::build`]; with `boundary_writes`, a strict boundary transaction also keeps its
+    /// writes after the boundary read (the write set it commits with: prefix consistency and
+    /// snapshot isolation judge it, as [`super::extract::build_with`] does).
+    pub fn build_with(
+        &self,
+        b: &[u32],
+        changed: &[(OpId, TxnId)],
+        boundary_writes: bool,
+    ) -> Result<Built, String> {
         let h = self.h;
         let mut cut: Vec<OpId> = vec![NONE; h.txn_count()];
         let mut chosen: Vec<TxnId> = vec![NONE; h.ops().len()];
@@ -255,7 +267,8 @@ impl<'h> Domains<'h> {
             .enumerate()
             .map(|(s, d)| (s as SessionId, d.txns.as_slice()))
             .collect();
-        let (history, origin, changed) = build_prefix(h, &sessions, &cut, &chosen, false)?;
+        let (history, origin, changed) =
+            build_prefix(h, &sessions, &cut, &chosen, boundary_writes)?;
         for (s, point) in boundaries.iter_mut().enumerate() {
             let d = &self.sessions[s];
             let everything = d

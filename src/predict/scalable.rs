@@ -85,8 +85,9 @@ pub(crate) fn observed_serializability(
 pub(crate) enum Judgement {
     /// Valid at the level and unserializable (with a `pco` cycle when one exists).
     Prediction(Option<Vec<PcoEdge>>),
-    /// Not valid at the level.
-    LevelFails,
+    /// Not valid at the level; pc, si: the core of the violation (transactions of the checked
+    /// history whose sub-history already fails; empty when none was found).
+    LevelFails(Vec<TxnId>),
     /// Valid but not a prediction: serializable (with a serial order), or — approximate
     /// strategies — acyclic `pco` yet unserializable (`None`).
     Serializable(Option<Vec<TxnId>>),
@@ -94,15 +95,23 @@ pub(crate) enum Judgement {
     Unknown(String),
 }
 
-/// Decides a candidate predicted history exactly.
+/// Decides a candidate predicted history exactly: `level_h` at the level (for prefix
+/// consistency and snapshot isolation the candidate with its boundary transactions' whole
+/// write sets, [`super::prefix::Domains::build_with`]; else `p` itself), `p` for
+/// unserializability.
 pub(crate) fn judge(
     p: &History,
+    level_h: &History,
     level: Level,
     strategy: Strategy,
     deadline: Option<Instant>,
 ) -> Result<Judgement, PredictError> {
-    if !check::check(p, level, &CheckOptions::default())?.is_consistent() {
-        return Ok(Judgement::LevelFails);
+    match check_level(level_h, level, deadline, true)? {
+        LevelCheck::Fails(core) => return Ok(Judgement::LevelFails(core)),
+        LevelCheck::Holds => {}
+        LevelCheck::Unknown => {
+            return Ok(Judgement::Unknown("timeout checking the level".to_string()))
+        }
     }
     let (order, edges) = match saturate(p, deadline) {
         Pco::Cyclic(cycle) => return Ok(Judgement::Prediction(Some(cycle))),
@@ -128,6 +137,58 @@ pub(crate) fn judge(
             "predicted history is malformed: {e}"
         ))),
     }
+}
+
+/// A history's verdict at a level.
+pub(crate) enum LevelCheck {
+    /// Valid.
+    Holds,
+    /// Violated; pc, si with `core` asked: the transactions of a failing sub-history (empty
+    /// when the checker found none, e.g. a causal violation).
+    Fails(Vec<TxnId>),
+    /// Undecided before the deadline.
+    Unknown,
+}
+
+/// Most time the exact checker may spend shrinking a violation to its core.
+const CORE_BUDGET: Duration = Duration::from_millis(500);
+
+/// `h` at `level`. Prefix consistency and snapshot isolation are decided by the exact checker
+/// [`ser::check_strong`] (Biswas & Enea's prefix search on the read/write split, Z3 when it
+/// gives up), with the core of a violation when `core`; the other levels by [`check::check`].
+pub(crate) fn check_level(
+    h: &History,
+    level: Level,
+    deadline: Option<Instant>,
+    core: bool,
+) -> Result<LevelCheck, PredictError> {
+    let Some(strong) = ser::StrongLevel::from_level(level) else {
+        return Ok(
+            if check::check(h, level, &CheckOptions::default())?.is_consistent() {
+                LevelCheck::Holds
+            } else {
+                LevelCheck::Fails(Vec::new())
+            },
+        );
+    };
+    let left = remaining(deadline);
+    let options = ser::StrongOptions {
+        timeout: left,
+        explain: core,
+        explain_timeout: left.map_or(CORE_BUDGET, |l| l.min(CORE_BUDGET)),
+        ..ser::StrongOptions::default()
+    };
+    let report = ser::check_strong(h, strong, &options)?;
+    Ok(match report.verdict {
+        ser::Verdict::Consistent => LevelCheck::Holds,
+        ser::Verdict::Violated => LevelCheck::Fails(
+            report
+                .violation
+                .map(|v| v.core.iter().map(|c| c.txn.id).collect())
+                .unwrap_or_default(),
+        ),
+        ser::Verdict::Unknown => LevelCheck::Unknown,
+    })
 }
 
 /// Read choices × candidate writers the solver phase would encode (an upper bound of the
@@ -194,6 +255,7 @@ pub(crate) fn search(
 ) -> Result<End, PredictError> {
     let boundary = strategy.boundary();
     let per_read = level == Level::ReadCommitted;
+    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
     let generation = Instant::now();
     let dom = Domains::new(h, boundary);
     let candidates = estimated_candidates(h, per_read);
@@ -240,7 +302,20 @@ pub(crate) fn search(
         {
             return ControlFlow::Continue(());
         }
-        match judge(&built.history, level, strategy, deadline) {
+        // PC, SI: the level judges the boundary transactions' whole write sets.
+        let full = if snapshots {
+            match dom.build_with(&seed.boundary, &seed.changed, true) {
+                Ok(b) => Some(b.history),
+                Err(e) => {
+                    failure = Some(Err(PredictError::Internal(e)));
+                    return ControlFlow::Break(());
+                }
+            }
+        } else {
+            None
+        };
+        let level_h = full.as_ref().unwrap_or(&built.history);
+        match judge(&built.history, level_h, level, strategy, deadline) {
             Ok(Judgement::Prediction(cycle)) => found.push((built, cycle)),
             Ok(Judgement::Unknown(reason)) => {
                 failure = Some(Ok(reason));
@@ -296,11 +371,18 @@ pub(crate) fn search(
         ));
     }
     let generation = Instant::now();
-    let space =
-        Space::new(h, boundary, per_read).map_err(|e| PredictError::InvalidObservation {
-            op: e.op,
-            message: e.message,
-        })?;
+    // PC, SI: every transaction's start is a threshold (and under SI keys written twice
+    // matter), so the interval of a model's boundaries fixes which transactions — with their
+    // whole write sets — are in: the level clauses of `lazy` block boundaries from below.
+    let space = if snapshots {
+        Space::for_snapshots(h, boundary, level == Level::Snapshot)
+    } else {
+        Space::new(h, boundary, per_read)
+    }
+    .map_err(|e| PredictError::InvalidObservation {
+        op: e.op,
+        message: e.message,
+    })?;
     stats.generation_ms += super::ms(generation.elapsed());
     let nodes = space.nodes() as u64;
     let paper = nodes

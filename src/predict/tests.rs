@@ -560,9 +560,8 @@ pub(super) fn agree_with_brute_force(h: &History, level: Level) {
             expect(truth),
             "paper engine, {strategy}"
         );
-        // The scalable engine answers an unserializable observed run as such (pc and si are
-        // predicted by the paper-form encodings whichever engine is asked for).
-        let scalable = if observed_unserializable && !is_si_pc(level) {
+        // The scalable engine answers an unserializable observed run as such.
+        let scalable = if observed_unserializable {
             Verdict::ObservedUnserializable
         } else {
             expect(truth)
@@ -681,7 +680,13 @@ fn engines_agree_on_small_generated_runs() {
             ..GenerateParams::default()
         })
         .unwrap();
-        for level in [Level::Causal, Level::ReadAtomic, Level::ReadCommitted] {
+        for level in [
+            Level::Causal,
+            Level::ReadAtomic,
+            Level::ReadCommitted,
+            Level::Prefix,
+            Level::Snapshot,
+        ] {
             for strategy in Strategy::ALL {
                 assert_eq!(
                     verdict(&h, level, strategy),
