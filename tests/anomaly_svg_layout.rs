@@ -181,6 +181,7 @@ fn no_label_or_edge_hides_another_in_the_drawn_anomalies() {
             timeout: Some(std::time::Duration::from_secs(30)),
             sessions: 3,
             backend: None,
+            max: 1,
         };
         let outcome = run_workload(workloads::by_name(name).unwrap(), &options).unwrap();
         let Some(graph) = outcome.anomaly else {
