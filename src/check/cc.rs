@@ -74,8 +74,319 @@ fn saturate_with(
     sparse: bool,
 ) -> Result<(), ClockMemoryLimit> {
     if sparse {
-        return saturate_sparse(history, external_writer, graph, order, out);
+        saturate_in(
+            history,
+            external_writer,
+            graph,
+            order,
+            out,
+            SparseClocks::new(history),
+        )
+    } else {
+        saturate_in(
+            history,
+            external_writer,
+            graph,
+            order,
+            out,
+            DenseClocks::new(history),
+        )
     }
+}
+
+/// One happens-before clock, read-only: per session, the latest transaction that happens
+/// before (or is) its owner, 0 when none does.
+trait Clock: Copy {
+    /// The entry of session `s`.
+    fn get(self, s: u32) -> TxnId;
+    /// `out` = the sessions where `self` is ahead of `lo`, with both entries, by session.
+    fn ahead_of(self, lo: Self, out: &mut Vec<(u32, TxnId, TxnId)>);
+    /// A key with at most this many writers is scanned backwards (one clock look-up per
+    /// writer) rather than binary searched in each session where `self` is ahead of `lo`.
+    fn linear_scan_limit(self, lo: Self) -> usize;
+}
+
+/// The clocks live during the pass over the topological order: the clock being built for the
+/// current transaction, the clocks of transactions with readers still to be processed, and
+/// per session the clock of its latest processed transaction.
+trait Clocks {
+    /// A read-only view of one clock.
+    type View<'a>: Clock
+    where
+        Self: 'a;
+    /// Starts the clock of the next transaction of session `s` from the session's clock.
+    fn start(&mut self, s: usize);
+    /// Joins the (live) clock of writer `w` into the current clock.
+    fn join(&mut self, w: TxnId);
+    /// The current clock.
+    fn current(&self) -> Self::View<'_>;
+    /// The live clock of `t` (all zeros for the initial transaction).
+    fn of(&self, t: TxnId) -> Self::View<'_>;
+    /// `w`'s last reader is processed: its clock is no longer needed.
+    fn release(&mut self, w: TxnId);
+    /// `t3` of session `s` is processed: its own entry is set, and the current clock is kept
+    /// as `t3`'s live clock when `live` (it has readers to come).
+    fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), ClockMemoryLimit>;
+}
+
+impl Clock for &[u32] {
+    #[inline]
+    fn get(self, s: u32) -> TxnId {
+        self[s as usize]
+    }
+    fn ahead_of(self, lo: Self, out: &mut Vec<(u32, TxnId, TxnId)>) {
+        out.clear();
+        out.extend(
+            (0..self.len() as u32)
+                .zip(self.iter().zip(lo))
+                .filter(|&(_, (&h, &l))| h > l)
+                .map(|(s, (&h, &l))| (s, h, l)),
+        );
+    }
+    #[inline]
+    fn linear_scan_limit(self, _lo: Self) -> usize {
+        LINEAR_SCAN_FACTOR * self.len()
+    }
+}
+
+/// Dense clocks: k entries each, kept in one pool of k-entry slots reused once released.
+struct DenseClocks {
+    k: usize,
+    session_clock: Vec<u32>,
+    slot_of: Vec<u32>,
+    pool: Vec<u32>,
+    free: Vec<u32>,
+    zeros: Vec<u32>,
+    clock: Vec<u32>,
+}
+
+impl DenseClocks {
+    fn new(history: &History) -> DenseClocks {
+        let k = history.sessions().len();
+        DenseClocks {
+            k,
+            session_clock: vec![0; k * k],
+            slot_of: vec![NONE; history.txn_count()],
+            pool: Vec::new(),
+            free: Vec::new(),
+            zeros: vec![0; k],
+            clock: vec![0; k],
+        }
+    }
+}
+
+impl Clocks for DenseClocks {
+    type View<'a> = &'a [u32];
+    fn start(&mut self, s: usize) {
+        let k = self.k;
+        self.clock
+            .copy_from_slice(&self.session_clock[s * k..(s + 1) * k]);
+    }
+    #[inline]
+    fn join(&mut self, w: TxnId) {
+        let k = self.k;
+        let slot = self.slot_of[w as usize] as usize;
+        for (c, &v) in self
+            .clock
+            .iter_mut()
+            .zip(&self.pool[slot * k..(slot + 1) * k])
+        {
+            *c = (*c).max(v);
+        }
+    }
+    #[inline]
+    fn current(&self) -> &[u32] {
+        &self.clock
+    }
+    #[inline]
+    fn of(&self, t: TxnId) -> &[u32] {
+        if t == INITIAL_TXN {
+            &self.zeros
+        } else {
+            let slot = self.slot_of[t as usize] as usize;
+            &self.pool[slot * self.k..(slot + 1) * self.k]
+        }
+    }
+    fn release(&mut self, w: TxnId) {
+        self.free.push(self.slot_of[w as usize]);
+        self.slot_of[w as usize] = NONE;
+    }
+    fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), ClockMemoryLimit> {
+        let k = self.k;
+        self.clock[s] = t3;
+        self.session_clock[s * k..(s + 1) * k].copy_from_slice(&self.clock);
+        if live {
+            let slot = match self.free.pop() {
+                Some(slot) => slot,
+                None => {
+                    if self.pool.len() + k > MAX_CLOCK_ENTRIES {
+                        return Err(ClockMemoryLimit);
+                    }
+                    self.pool.extend_from_slice(&self.zeros);
+                    (self.pool.len() / k - 1) as u32
+                }
+            };
+            self.slot_of[t3 as usize] = slot;
+            self.pool[slot as usize * k..(slot as usize + 1) * k].copy_from_slice(&self.clock);
+        }
+        Ok(())
+    }
+}
+
+/// A sparse clock entry: a session and its latest transaction that happens before the owner.
+type Entry = (u32, TxnId);
+
+impl Clock for &[Entry] {
+    fn get(self, s: u32) -> TxnId {
+        match self.binary_search_by_key(&s, |&(session, _)| session) {
+            Ok(i) => self[i].1,
+            Err(_) => 0,
+        }
+    }
+    fn ahead_of(self, lo: Self, out: &mut Vec<(u32, TxnId, TxnId)>) {
+        out.clear();
+        let mut j = 0;
+        for &(s, h) in self {
+            while j < lo.len() && lo[j].0 < s {
+                j += 1;
+            }
+            let l = if j < lo.len() && lo[j].0 == s {
+                lo[j].1
+            } else {
+                0
+            };
+            if h > l {
+                out.push((s, h, l));
+            }
+        }
+    }
+    fn linear_scan_limit(self, lo: Self) -> usize {
+        self.len() + lo.len()
+    }
+}
+
+/// `out` = the entrywise maximum of `a` and `b`.
+fn join(a: &[Entry], b: &[Entry], out: &mut Vec<Entry>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1.max(b[j].1)));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
+/// Sparse clocks: the sorted entries of the sessions that actually happen before; a session's
+/// clock is dropped after its last transaction. `entries` counts the entries kept.
+struct SparseClocks {
+    last_committed: Vec<TxnId>,
+    session_clock: Vec<Vec<Entry>>,
+    live: Vec<Vec<Entry>>,
+    entries: usize,
+    clock: Vec<Entry>,
+    merged: Vec<Entry>,
+    /// The session clock taken by [`Clocks::start`], its buffer reused by [`Clocks::finish`].
+    previous_clock: Vec<Entry>,
+}
+
+impl SparseClocks {
+    fn new(history: &History) -> SparseClocks {
+        let k = history.sessions().len();
+        // The last committed transaction of each session: its clock is not needed by the
+        // session.
+        let mut last_committed = vec![NONE; k];
+        for (t, txn) in history.txns().iter().enumerate() {
+            if t as TxnId != INITIAL_TXN && txn.is_committed() {
+                last_committed[txn.session as usize] = t as TxnId;
+            }
+        }
+        SparseClocks {
+            last_committed,
+            session_clock: vec![Vec::new(); k],
+            live: vec![Vec::new(); history.txn_count()],
+            entries: 0,
+            clock: Vec::new(),
+            merged: Vec::new(),
+            previous_clock: Vec::new(),
+        }
+    }
+}
+
+impl Clocks for SparseClocks {
+    type View<'a> = &'a [Entry];
+    fn start(&mut self, s: usize) {
+        self.previous_clock = std::mem::take(&mut self.session_clock[s]);
+        self.entries -= self.previous_clock.len();
+        self.clock.clear();
+        self.clock.extend_from_slice(&self.previous_clock);
+    }
+    fn join(&mut self, w: TxnId) {
+        join(&self.clock, &self.live[w as usize], &mut self.merged);
+        std::mem::swap(&mut self.clock, &mut self.merged);
+    }
+    fn current(&self) -> &[Entry] {
+        &self.clock
+    }
+    fn of(&self, t: TxnId) -> &[Entry] {
+        if t == INITIAL_TXN {
+            &[]
+        } else {
+            &self.live[t as usize]
+        }
+    }
+    fn release(&mut self, w: TxnId) {
+        self.entries -= self.live[w as usize].len();
+        self.live[w as usize] = Vec::new();
+    }
+    fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), ClockMemoryLimit> {
+        match self
+            .clock
+            .binary_search_by_key(&(s as u32), |&(session, _)| session)
+        {
+            Ok(j) => self.clock[j].1 = t3,
+            Err(j) => self.clock.insert(j, (s as u32, t3)),
+        }
+        if live {
+            self.entries += self.clock.len();
+            self.live[t3 as usize] = self.clock.clone();
+        }
+        if self.last_committed[s] != t3 {
+            self.entries += self.clock.len();
+            let mut kept = std::mem::take(&mut self.previous_clock);
+            kept.clear();
+            kept.extend_from_slice(&self.clock);
+            self.session_clock[s] = kept;
+        }
+        if self.entries > MAX_CLOCK_ENTRIES {
+            return Err(ClockMemoryLimit);
+        }
+        Ok(())
+    }
+}
+
+/// [`saturate`] with the given clocks (see the module documentation).
+fn saturate_in<C: Clocks>(
+    history: &History,
+    external_writer: &[TxnId],
+    graph: &CommitGraph,
+    order: &[TxnId],
+    out: &mut EdgeList,
+    mut clocks: C,
+) -> Result<(), ClockMemoryLimit> {
     let k = history.sessions().len();
     let n = history.txn_count();
     let txns = history.txns();
@@ -88,14 +399,8 @@ fn saturate_with(
         let (_, causes) = graph.base_edges(v as TxnId);
         *count = causes.iter().filter(|&&c| c != SESSION_ORDER).count() as u32;
     }
-    let mut session_clock = vec![0u32; k * k];
-    let mut slot_of = vec![NONE; n];
-    let mut pool: Vec<u32> = Vec::new();
-    let mut free: Vec<u32> = Vec::new();
-    let zeros = vec![0u32; k];
-    let mut clock = vec![0u32; k];
     let mut reads: Vec<(TxnId, OpId)> = Vec::new();
-    let mut ahead: Vec<u32> = Vec::new();
+    let mut ahead: Vec<(u32, TxnId, TxnId)> = Vec::new();
     let mut key_stamp = vec![NONE; history.key_count()];
     let mut key_writer = vec![NONE; history.key_count()];
     // Session of each committed transaction; NONE for aborted ones and the initial one.
@@ -134,7 +439,7 @@ fn saturate_with(
             continue;
         }
         let s = txn.session as usize;
-        clock.copy_from_slice(&session_clock[s * k..(s + 1) * k]);
+        clocks.start(s);
         reads.clear();
         for op in txn.ops() {
             let w = external_writer[op as usize];
@@ -147,14 +452,12 @@ fn saturate_with(
         let mut previous = NONE;
         for &(w, _) in &reads {
             if w != previous && w != INITIAL_TXN {
-                let slot = slot_of[w as usize] as usize;
-                for (c, &v) in clock.iter_mut().zip(&pool[slot * k..(slot + 1) * k]) {
-                    *c = (*c).max(v);
-                }
+                clocks.join(w);
             }
             previous = w;
         }
         // Saturation, one group of reads per writer t1.
+        let clock = clocks.current();
         let mut i = 0;
         while i < reads.len() {
             let t1 = reads[i].0;
@@ -162,13 +465,7 @@ fn saturate_with(
             while end < reads.len() && reads[end].0 == t1 {
                 end += 1;
             }
-            let t1_clock: &[u32] = if t1 == INITIAL_TXN {
-                &zeros
-            } else {
-                let slot = slot_of[t1 as usize] as usize;
-                &pool[slot * k..(slot + 1) * k]
-            };
-            ahead.clear();
+            let t1_clock = clocks.of(t1);
             let mut ahead_known = false;
             for &(_, op) in &reads[i..end] {
                 let x = ops[op as usize].key as usize;
@@ -178,7 +475,7 @@ fn saturate_with(
                 key_stamp[x] = t3;
                 key_writer[x] = t1;
                 let writers = &writer_list[writer_offsets[x]..writer_offsets[x + 1]];
-                if writers.len() <= LINEAR_SCAN_FACTOR * k {
+                if writers.len() <= clock.linear_scan_limit(t1_clock) {
                     // Few writers: one backward scan finds, per session, the latest writer
                     // that happens before t3.
                     done_mark = done_mark.wrapping_add(1);
@@ -187,11 +484,11 @@ fn saturate_with(
                         done_mark = 1;
                     }
                     for &(t2, s2) in writers.iter().rev() {
-                        if done[s2 as usize] == done_mark || t2 > clock[s2 as usize] {
+                        if done[s2 as usize] == done_mark || t2 > clock.get(s2) {
                             continue;
                         }
                         done[s2 as usize] = done_mark;
-                        if t2 > t1_clock[s2 as usize] {
+                        if t2 > t1_clock.get(s2) {
                             out.push(t2, t1, op);
                         }
                     }
@@ -199,13 +496,10 @@ fn saturate_with(
                 }
                 // Many writers: binary search in each session where t3 knows more than t1.
                 if !ahead_known {
-                    ahead.extend(
-                        (0..k as u32).filter(|&s2| clock[s2 as usize] > t1_clock[s2 as usize]),
-                    );
+                    clock.ahead_of(t1_clock, &mut ahead);
                     ahead_known = true;
                 }
-                for &s2 in &ahead {
-                    let (hi, lo) = (clock[s2 as usize], t1_clock[s2 as usize]);
+                for &(s2, hi, lo) in &ahead {
                     let floor = lo.max(session_start[s2 as usize].saturating_sub(1));
                     let j = writers.partition_point(|&(w, _)| w <= hi);
                     if j > 0 && writers[j - 1].0 > floor {
@@ -221,255 +515,12 @@ fn saturate_with(
             if w != previous && w != INITIAL_TXN {
                 pending[w as usize] -= 1;
                 if pending[w as usize] == 0 {
-                    free.push(slot_of[w as usize]);
-                    slot_of[w as usize] = NONE;
+                    clocks.release(w);
                 }
             }
             previous = w;
         }
-        clock[s] = t3;
-        session_clock[s * k..(s + 1) * k].copy_from_slice(&clock);
-        if pending[t3 as usize] > 0 {
-            let slot = match free.pop() {
-                Some(slot) => slot,
-                None => {
-                    if pool.len() + k > MAX_CLOCK_ENTRIES {
-                        return Err(ClockMemoryLimit);
-                    }
-                    pool.extend_from_slice(&zeros);
-                    (pool.len() / k - 1) as u32
-                }
-            };
-            slot_of[t3 as usize] = slot;
-            pool[slot as usize * k..(slot as usize + 1) * k].copy_from_slice(&clock);
-        }
-    }
-    Ok(())
-}
-
-/// A sparse clock entry: a session and its latest transaction that happens before the owner.
-type Entry = (u32, TxnId);
-
-/// The clock's entry for session `s` (0: nothing of `s` happens before).
-fn entry(clock: &[Entry], s: u32) -> TxnId {
-    match clock.binary_search_by_key(&s, |&(session, _)| session) {
-        Ok(i) => clock[i].1,
-        Err(_) => 0,
-    }
-}
-
-/// `out` = the entrywise maximum of `a` and `b`.
-fn join(a: &[Entry], b: &[Entry], out: &mut Vec<Entry>) {
-    out.clear();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
-            std::cmp::Ordering::Less => {
-                out.push(a[i]);
-                i += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                out.push(b[j]);
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                out.push((a[i].0, a[i].1.max(b[j].1)));
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-}
-
-/// The sessions where `hi` is ahead of `lo`, with both entries.
-fn ahead_of(hi: &[Entry], lo: &[Entry], out: &mut Vec<(u32, TxnId, TxnId)>) {
-    out.clear();
-    let mut j = 0;
-    for &(s, h) in hi {
-        while j < lo.len() && lo[j].0 < s {
-            j += 1;
-        }
-        let l = if j < lo.len() && lo[j].0 == s {
-            lo[j].1
-        } else {
-            0
-        };
-        if h > l {
-            out.push((s, h, l));
-        }
-    }
-}
-
-/// [`saturate`] with sparse clocks (see the module documentation).
-fn saturate_sparse(
-    history: &History,
-    external_writer: &[TxnId],
-    graph: &CommitGraph,
-    order: &[TxnId],
-    out: &mut EdgeList,
-) -> Result<(), ClockMemoryLimit> {
-    let k = history.sessions().len();
-    let n = history.txn_count();
-    let txns = history.txns();
-    let ops = history.ops();
-    let session_start: Vec<TxnId> = history.sessions().iter().map(|s| s.txns().start).collect();
-    let mut pending = vec![0u32; n];
-    for (v, count) in pending.iter_mut().enumerate() {
-        let (_, causes) = graph.base_edges(v as TxnId);
-        *count = causes.iter().filter(|&&c| c != SESSION_ORDER).count() as u32;
-    }
-    let session_of: Vec<u32> = txns
-        .iter()
-        .enumerate()
-        .map(|(t, txn)| {
-            if t as TxnId != INITIAL_TXN && txn.is_committed() {
-                txn.session
-            } else {
-                NONE
-            }
-        })
-        .collect();
-    // The last committed transaction of each session: its clock is not needed by the session.
-    let mut last_committed = vec![NONE; k];
-    for (t, &s) in session_of.iter().enumerate() {
-        if s != NONE {
-            last_committed[s as usize] = t as TxnId;
-        }
-    }
-    let mut writer_offsets = Vec::with_capacity(history.key_count() + 1);
-    let mut writer_list: Vec<(TxnId, u32)> = Vec::new();
-    writer_offsets.push(0usize);
-    for x in 0..history.key_count() {
-        writer_list.extend(
-            history
-                .writers_of(x as u32)
-                .iter()
-                .filter(|&&w| session_of[w as usize] != NONE)
-                .map(|&w| (w, session_of[w as usize])),
-        );
-        writer_offsets.push(writer_list.len());
-    }
-    let mut session_clock: Vec<Vec<Entry>> = vec![Vec::new(); k];
-    let mut live: Vec<Vec<Entry>> = vec![Vec::new(); n];
-    let mut entries = 0usize;
-    let mut clock: Vec<Entry> = Vec::new();
-    let mut merged: Vec<Entry> = Vec::new();
-    let mut reads: Vec<(TxnId, OpId)> = Vec::new();
-    let mut ahead: Vec<(u32, TxnId, TxnId)> = Vec::new();
-    let mut key_stamp = vec![NONE; history.key_count()];
-    let mut key_writer = vec![NONE; history.key_count()];
-    let mut done = vec![0u32; k];
-    let mut done_mark = 0u32;
-
-    for &t3 in order {
-        let txn = &txns[t3 as usize];
-        if t3 == INITIAL_TXN || !txn.is_committed() {
-            continue;
-        }
-        let s = txn.session as usize;
-        clock.clear();
-        let previous_clock = std::mem::take(&mut session_clock[s]);
-        entries -= previous_clock.len();
-        clock.extend_from_slice(&previous_clock);
-        reads.clear();
-        for op in txn.ops() {
-            let w = external_writer[op as usize];
-            if w != NONE {
-                reads.push((w, op));
-            }
-        }
-        reads.sort_unstable();
-        let mut previous = NONE;
-        for &(w, _) in &reads {
-            if w != previous && w != INITIAL_TXN {
-                join(&clock, &live[w as usize], &mut merged);
-                std::mem::swap(&mut clock, &mut merged);
-            }
-            previous = w;
-        }
-        let mut i = 0;
-        while i < reads.len() {
-            let t1 = reads[i].0;
-            let mut end = i;
-            while end < reads.len() && reads[end].0 == t1 {
-                end += 1;
-            }
-            let t1_clock: &[Entry] = if t1 == INITIAL_TXN {
-                &[]
-            } else {
-                &live[t1 as usize]
-            };
-            let mut ahead_known = false;
-            for &(_, op) in &reads[i..end] {
-                let x = ops[op as usize].key as usize;
-                if key_stamp[x] == t3 && key_writer[x] == t1 {
-                    continue;
-                }
-                key_stamp[x] = t3;
-                key_writer[x] = t1;
-                let writers = &writer_list[writer_offsets[x]..writer_offsets[x + 1]];
-                if writers.len() <= clock.len() + t1_clock.len() {
-                    done_mark = done_mark.wrapping_add(1);
-                    if done_mark == 0 {
-                        done.fill(0);
-                        done_mark = 1;
-                    }
-                    for &(t2, s2) in writers.iter().rev() {
-                        if done[s2 as usize] == done_mark || t2 > entry(&clock, s2) {
-                            continue;
-                        }
-                        done[s2 as usize] = done_mark;
-                        if t2 > entry(t1_clock, s2) {
-                            out.push(t2, t1, op);
-                        }
-                    }
-                    continue;
-                }
-                if !ahead_known {
-                    ahead_of(&clock, t1_clock, &mut ahead);
-                    ahead_known = true;
-                }
-                for &(s2, hi, lo) in &ahead {
-                    let floor = lo.max(session_start[s2 as usize].saturating_sub(1));
-                    let j = writers.partition_point(|&(w, _)| w <= hi);
-                    if j > 0 && writers[j - 1].0 > floor {
-                        out.push(writers[j - 1].0, t1, op);
-                    }
-                }
-            }
-            i = end;
-        }
-        let mut previous = NONE;
-        for &(w, _) in &reads {
-            if w != previous && w != INITIAL_TXN {
-                pending[w as usize] -= 1;
-                if pending[w as usize] == 0 {
-                    entries -= live[w as usize].len();
-                    live[w as usize] = Vec::new();
-                }
-            }
-            previous = w;
-        }
-        match clock.binary_search_by_key(&(s as u32), |&(session, _)| session) {
-            Ok(j) => clock[j].1 = t3,
-            Err(j) => clock.insert(j, (s as u32, t3)),
-        }
-        if pending[t3 as usize] > 0 {
-            entries += clock.len();
-            live[t3 as usize] = clock.clone();
-        }
-        if last_committed[s] != t3 {
-            entries += clock.len();
-            let mut kept = previous_clock;
-            kept.clear();
-            kept.extend_from_slice(&clock);
-            session_clock[s] = kept;
-        }
-        if entries > MAX_CLOCK_ENTRIES {
-            return Err(ClockMemoryLimit);
-        }
+        clocks.finish(t3, s, pending[t3 as usize] > 0)?;
     }
     Ok(())
 }

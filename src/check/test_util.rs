@@ -34,3 +34,22 @@ pub(crate) fn h(spec: &str) -> History {
     }
     b.build().unwrap()
 }
+
+/// Two transactions in two sessions both read `x` and `y` from t0; the first writes `x`, the
+/// second writes `x` too (a lost update) or, when `skew`, only `y` (a write skew).
+pub(crate) fn lost_update_or_write_skew(skew: bool) -> History {
+    let mut b = HistoryBuilder::new("pair");
+    let x = b.key("x");
+    let y = b.key("y");
+    let s1 = b.session(None);
+    let s2 = b.session(None);
+    let t1 = b.begin(s1, None);
+    b.read(t1, x, None, ReadFrom::Initial, 0);
+    b.read(t1, y, None, ReadFrom::Initial, 0);
+    b.write(t1, x, None, 0);
+    let t2 = b.begin(s2, None);
+    b.read(t2, x, None, ReadFrom::Initial, 0);
+    b.read(t2, y, None, ReadFrom::Initial, 0);
+    b.write(t2, if skew { y } else { x }, None, 0);
+    b.build().unwrap()
+}

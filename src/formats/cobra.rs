@@ -187,9 +187,12 @@ pub(crate) fn log_files(
     Ok(files)
 }
 
-/// Reads a directory of Cobra logs.
-pub fn read_dir(dir: &Path) -> Result<History, InputError> {
-    let paths = log_files(dir, |_| true)?;
+/// The names and contents of the `*.log` files of a directory that `keep` keeps, in name order.
+pub(crate) fn read_log_files(
+    dir: &Path,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, Vec<u8>)>, InputError> {
+    let paths = log_files(dir, keep)?;
     let mut contents = Vec::with_capacity(paths.len());
     for p in &paths {
         let name = p.display().to_string();
@@ -197,6 +200,12 @@ pub fn read_dir(dir: &Path) -> Result<History, InputError> {
             std::fs::read(p).map_err(|e| InputError::new(name.clone(), 0, e.to_string()))?;
         contents.push((name, bytes));
     }
+    Ok(contents)
+}
+
+/// Reads a directory of Cobra logs.
+pub fn read_dir(dir: &Path) -> Result<History, InputError> {
+    let contents = read_log_files(dir, |_| true)?;
     let files: Vec<(String, &[u8])> = contents.iter().map(|(n, b)| (n.clone(), &b[..])).collect();
     read_logs(&files, &dir.display().to_string())
 }

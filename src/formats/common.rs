@@ -253,6 +253,20 @@ pub(crate) fn aborted_with_ops(h: &History) -> usize {
         .count()
 }
 
+/// The note that `format` drops the reads of the initial transaction, if it has any.
+pub(crate) fn initial_reads_note(h: &History, format: &str) -> Option<String> {
+    let initial_reads = h
+        .txn_ops(INITIAL_TXN)
+        .iter()
+        .filter(|o| o.kind == OpKind::Read)
+        .count();
+    (initial_reads > 0).then(|| {
+        format!(
+            "{format} cannot carry reads of the initial transaction; {initial_reads} are dropped"
+        )
+    })
+}
+
 /// Notes shared by the text formats: timestamps, empty transactions and sessions.
 pub(crate) fn structure_notes(h: &History, notes: &mut Vec<String>, format: &str) {
     if h.has_timestamps() {
@@ -268,16 +282,7 @@ pub(crate) fn structure_notes(h: &History, notes: &mut Vec<String>, format: &str
             "{empty} transaction(s) without operations cannot be written in {format}"
         ));
     }
-    let initial_reads = h
-        .txn_ops(INITIAL_TXN)
-        .iter()
-        .filter(|o| o.kind == OpKind::Read)
-        .count();
-    if initial_reads > 0 {
-        notes.push(format!(
-            "{format} cannot carry reads of the initial transaction; {initial_reads} are dropped"
-        ));
-    }
+    notes.extend(initial_reads_note(h, format));
     let mut used = vec![false; h.key_count()];
     for (i, op) in h.ops().iter().enumerate() {
         if !h.is_implicit_initial_write(i as u32) {

@@ -342,16 +342,7 @@ pub(crate) fn notes(h: &History) -> Vec<String> {
             "the event format names sessions only through their transactions; {empty} session(s) without any are dropped"
         ));
     }
-    let initial_reads = h
-        .txn_ops(INITIAL_TXN)
-        .iter()
-        .filter(|o| o.kind == OpKind::Read)
-        .count();
-    if initial_reads > 0 {
-        notes.push(format!(
-            "the event format cannot carry reads of the initial transaction; {initial_reads} are dropped"
-        ));
-    }
+    notes.extend(super::common::initial_reads_note(h, "the event format"));
     notes
 }
 

@@ -111,14 +111,7 @@ pub fn read_files(files: &[(String, &[u8])], source: &str) -> Result<History, In
 
 /// Reads a directory of Viper logs (its `J*.log` files).
 pub fn read_dir(dir: &Path) -> Result<History, InputError> {
-    let paths = super::cobra::log_files(dir, |n| n.starts_with('J'))?;
-    let mut contents = Vec::with_capacity(paths.len());
-    for p in &paths {
-        let name = p.display().to_string();
-        let bytes =
-            std::fs::read(p).map_err(|e| InputError::new(name.clone(), 0, e.to_string()))?;
-        contents.push((name, bytes));
-    }
+    let contents = super::cobra::read_log_files(dir, |n| n.starts_with('J'))?;
     let files: Vec<(String, &[u8])> = contents.iter().map(|(n, b)| (n.clone(), &b[..])).collect();
     read_files(&files, &dir.display().to_string())
 }
@@ -212,16 +205,7 @@ pub(crate) fn notes(h: &History) -> Vec<String> {
     {
         notes.push("viper has no session or transaction ids; they are dropped".into());
     }
-    let initial_reads = h
-        .txn_ops(INITIAL_TXN)
-        .iter()
-        .filter(|o| o.kind == OpKind::Read)
-        .count();
-    if initial_reads > 0 {
-        notes.push(format!(
-            "viper cannot carry reads of the initial transaction; {initial_reads} are dropped"
-        ));
-    }
+    notes.extend(common::initial_reads_note(h, "viper"));
     notes
 }
 

@@ -347,24 +347,7 @@ fn lost_update(h: &History) -> Option<(TxnId, TxnId, KeyId, TxnId)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{HistoryBuilder, ReadFrom};
-
-    fn two(second_writes_same: bool) -> History {
-        let mut b = HistoryBuilder::new("pair");
-        let x = b.key("x");
-        let y = b.key("y");
-        let s1 = b.session(None);
-        let s2 = b.session(None);
-        let t1 = b.begin(s1, None);
-        b.read(t1, x, None, ReadFrom::Initial, 0);
-        b.read(t1, y, None, ReadFrom::Initial, 0);
-        b.write(t1, x, None, 0);
-        let t2 = b.begin(s2, None);
-        b.read(t2, x, None, ReadFrom::Initial, 0);
-        b.read(t2, y, None, ReadFrom::Initial, 0);
-        b.write(t2, if second_writes_same { x } else { y }, None, 0);
-        b.build().unwrap()
-    }
+    use crate::check::test_util::lost_update_or_write_skew;
 
     fn name(h: &History, level: Level) -> AnomalyName {
         name_anomaly(h, level, &|t| h.txn_label(t), &|_| None, &|k| {
@@ -425,11 +408,17 @@ mod tests {
 
     #[test]
     fn names_the_textbook_anomalies() {
-        assert_eq!(name(&two(true), Level::Prefix).name, "lost update");
-        let skew = name(&two(false), Level::Snapshot);
+        assert_eq!(
+            name(&lost_update_or_write_skew(false), Level::Prefix).name,
+            "lost update"
+        );
+        let skew = name(&lost_update_or_write_skew(true), Level::Snapshot);
         assert_eq!(skew.name, "write skew");
         assert!(skew.description.contains("reads y"), "{}", skew.description);
-        assert_eq!(name(&two(false), Level::Causal).name, "write skew");
+        assert_eq!(
+            name(&lost_update_or_write_skew(true), Level::Causal).name,
+            "write skew"
+        );
     }
 
     #[test]

@@ -46,28 +46,18 @@ pub(crate) fn encode(e: &mut Encoding) {
             }
         }
     }
-    for (slot, groups) in space.key_groups.iter().enumerate() {
-        for &g in groups {
-            let t3 = space.groups[g as usize].node;
-            let cands = space.groups[g as usize].cands.clone();
-            for ci in cands {
-                let t2 = space.group_cands[ci as usize];
-                let wrk = e.wrk[ci as usize];
-                for (w, writer) in space.key_writers[slot].iter().enumerate() {
-                    let t1 = writer.node;
-                    if t1 == t2 || t1 == t3 || t1 == 0 {
-                        continue; // t0 precedes t2 ≠ t0 in every order that keeps session order
-                    }
-                    if space.so(t1, t2) || space.so(t3, t1) {
-                        continue; // implied by a session-order violation
-                    }
-                    let inside = e.incw[slot][w];
-                    let before_reader = e.store.le(q[t1 as usize], q[t3 as usize]);
-                    let not_before_writer = e.store.le(q[t2 as usize], q[t1 as usize]);
-                    violations.push(F::all(&[wrk, inside, before_reader, not_before_writer]));
-                }
-            }
+    for a in space.arbitrations() {
+        let (t1, t2, t3) = (a.t1, a.t2, a.t3);
+        if t1 == 0 {
+            continue; // t0 precedes t2 ≠ t0 in every order that keeps session order
         }
+        if space.so(t1, t2) || space.so(t3, t1) {
+            continue; // implied by a session-order violation
+        }
+        let (wrk, inside) = (e.wrk[a.cand as usize], e.incw[a.slot][a.w]);
+        let before_reader = e.store.le(q[t1 as usize], q[t3 as usize]);
+        let not_before_writer = e.store.le(q[t2 as usize], q[t1 as usize]);
+        violations.push(F::all(&[wrk, inside, before_reader, not_before_writer]));
     }
     e.store.assert(F::Forall {
         vars,
@@ -99,27 +89,14 @@ pub(crate) fn instance(e: &mut Encoding, position: &[u32]) {
             }
         }
     }
-    for (slot, groups) in space.key_groups.iter().enumerate() {
-        for &g in groups {
-            let t3 = space.groups[g as usize].node;
-            for ci in space.groups[g as usize].cands.clone() {
-                let t2 = space.group_cands[ci as usize];
-                let wrk = e.wrk[ci as usize];
-                for (w, writer) in space.key_writers[slot].iter().enumerate() {
-                    let t1 = writer.node;
-                    if t1 == t2 || t1 == t3 {
-                        continue;
-                    }
-                    let (p1, p2, p3) = (
-                        position[t1 as usize],
-                        position[t2 as usize],
-                        position[t3 as usize],
-                    );
-                    if p2 < p1 && p1 < p3 {
-                        violations.push(F::all(&[wrk, e.incw[slot][w]]));
-                    }
-                }
-            }
+    for a in space.arbitrations() {
+        let (p1, p2, p3) = (
+            position[a.t1 as usize],
+            position[a.t2 as usize],
+            position[a.t3 as usize],
+        );
+        if p2 < p1 && p1 < p3 {
+            violations.push(F::all(&[e.wrk[a.cand as usize], e.incw[a.slot][a.w]]));
         }
     }
     e.store.assert(F::or(violations));

@@ -253,28 +253,17 @@ fn arbitration(
     visible: impl Fn(&Encoding, u32, u32) -> Lit,
 ) {
     let space = e.space;
-    for (slot, groups) in space.key_groups.iter().enumerate() {
-        for &g in groups {
-            let t3 = space.groups[g as usize].node;
-            let cands = space.groups[g as usize].cands.clone();
-            for idx in cands {
-                let t2 = space.group_cands[idx as usize];
-                let wrk = e.wrk[idx as usize];
-                for (w, writer) in space.key_writers[slot].iter().enumerate() {
-                    let t1 = writer.node;
-                    if t1 == t2 || t1 == t3 || t1 == 0 {
-                        continue;
-                    }
-                    let vis = visible(e, t1, t3);
-                    if vis == Lit::FALSE {
-                        continue;
-                    }
-                    let inside = e.incw[slot][w];
-                    let lt = order.lt(e, t1, t2);
-                    e.store.implies(&[wrk, inside, vis], lt);
-                }
-            }
+    for a in space.arbitrations() {
+        if a.t1 == 0 {
+            continue;
         }
+        let vis = visible(e, a.t1, a.t3);
+        if vis == Lit::FALSE {
+            continue;
+        }
+        let (wrk, inside) = (e.wrk[a.cand as usize], e.incw[a.slot][a.w]);
+        let lt = order.lt(e, a.t1, a.t2);
+        e.store.implies(&[wrk, inside, vis], lt);
     }
 }
 

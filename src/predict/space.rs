@@ -88,6 +88,25 @@ pub(crate) struct KeyWriter {
     pub thr: u32,
 }
 
+/// One arbitration instance (see [`Space::arbitrations`]): `t3` may read the key of `slot`
+/// from `t2` (candidate `cand`, whose literal is `wrk[cand]`), and `t1` (writer `w` of the key)
+/// also writes it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Arbitration {
+    /// Index into [`Space::keys`].
+    pub slot: usize,
+    /// Index into [`Space::group_cands`].
+    pub cand: u32,
+    /// Index into the key's [`Space::key_writers`].
+    pub w: usize,
+    /// The other writer.
+    pub t1: u32,
+    /// The writer read from.
+    pub t2: u32,
+    /// The reader.
+    pub t3: u32,
+}
+
 /// One session's boundary domain.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionSpace {
@@ -494,6 +513,38 @@ impl<'h> Space<'h> {
     pub fn cands(&self, g: u32) -> &[u32] {
         let r = &self.groups[g as usize].cands;
         &self.group_cands[r.start as usize..r.end as usize]
+    }
+
+    /// The arbitration instances shared by the encodings: every read choice `wr_k(t2, t3)`
+    /// (a group of `t3` reading the key of slot `slot`, candidate index `cand` naming `t2`)
+    /// with every writer `t1` of the key other than `t2` and `t3` (t0 included, as writer
+    /// index `w` of [`Space::key_writers`]), key by key, group by group, candidate by
+    /// candidate, writer by writer.
+    pub fn arbitrations(&self) -> impl Iterator<Item = Arbitration> + '_ {
+        self.key_groups
+            .iter()
+            .enumerate()
+            .flat_map(move |(slot, groups)| {
+                groups.iter().flat_map(move |&g| {
+                    let group = &self.groups[g as usize];
+                    let t3 = group.node;
+                    group.cands.clone().flat_map(move |cand| {
+                        let t2 = self.group_cands[cand as usize];
+                        self.key_writers[slot]
+                            .iter()
+                            .enumerate()
+                            .filter(move |(_, writer)| writer.node != t2 && writer.node != t3)
+                            .map(move |(w, writer)| Arbitration {
+                                slot,
+                                cand,
+                                w,
+                                t1: writer.node,
+                                t2,
+                                t3,
+                            })
+                    })
+                })
+            })
     }
 
     /// A group's choice units, in program order.

@@ -330,24 +330,7 @@ mod tests {
         b.build().unwrap()
     }
 
-    /// Two transactions read `acct` from t0 and write it (a lost update), or the second
-    /// writes only `other` (write skew when `skew`).
-    fn pair(skew: bool) -> History {
-        let mut b = HistoryBuilder::new("pair");
-        let x = b.key("x");
-        let y = b.key("y");
-        let s1 = b.session(None);
-        let s2 = b.session(None);
-        let t1 = b.begin(s1, None);
-        b.read(t1, x, None, ReadFrom::Initial, 0);
-        b.read(t1, y, None, ReadFrom::Initial, 0);
-        b.write(t1, x, None, 0);
-        let t2 = b.begin(s2, None);
-        b.read(t2, x, None, ReadFrom::Initial, 0);
-        b.read(t2, y, None, ReadFrom::Initial, 0);
-        b.write(t2, if skew { y } else { x }, None, 0);
-        b.build().unwrap()
-    }
+    use crate::check::test_util::lost_update_or_write_skew as pair;
 
     fn holds(h: &History, level: Level) -> bool {
         match check_si_pc(h, level, None) {
