@@ -640,7 +640,15 @@ fn predict_paper(
             ser::is_serializable(history, remaining(deadline)),
             Ok(SerVerdict::Serializable { .. })
         ),
-        _ => explain::pco_cycle(history).is_none(),
+        // The explanation's saturation is quadratic in transactions; above the size it
+        // serves, the clock saturation decides (giving up only drops this shortcut).
+        _ if history.txn_count() <= SHORTEST_CYCLE_MAX_TXNS => {
+            explain::pco_cycle(history).is_none()
+        }
+        _ => matches!(
+            saturate::saturate(history, deadline),
+            saturate::Pco::Acyclic(..)
+        ),
     };
     if observed_acyclic {
         enc.some_read_changes();

@@ -54,7 +54,7 @@ pub(crate) fn observed_serializability(
     // rewritten history keeps the transaction ids, so its serial order is one of `h`.
     let rewritten = h.with_write_order_as_reads();
     let h = rewritten.as_ref().unwrap_or(h);
-    if let Some(order) = greedy_serial_order(h, &[]) {
+    if let Some(order) = greedy_serial_order(h, &[], deadline) {
         if ser::verify_serial_order(h, &order).is_ok() {
             return Ok(SerVerdict::Serializable { order });
         }
@@ -65,7 +65,7 @@ pub(crate) fn observed_serializability(
             if ser::verify_serial_order(h, &order).is_ok() {
                 return Ok(SerVerdict::Serializable { order });
             }
-            if let Some(order) = greedy_serial_order(h, &edges) {
+            if let Some(order) = greedy_serial_order(h, &edges, deadline) {
                 if ser::verify_serial_order(h, &order).is_ok() {
                     return Ok(SerVerdict::Serializable { order });
                 }
@@ -121,7 +121,7 @@ pub(crate) fn judge(
     if ser::verify_serial_order(p, &order).is_ok() {
         return Ok(Judgement::Serializable(Some(order)));
     }
-    if let Some(order) = greedy_serial_order(p, &edges) {
+    if let Some(order) = greedy_serial_order(p, &edges, deadline) {
         if ser::verify_serial_order(p, &order).is_ok() {
             return Ok(Judgement::Serializable(Some(order)));
         }

@@ -9,8 +9,15 @@
 //! still get stuck on some serializable histories (then `None`, and the exact check decides).
 //! A returned order is a serial order by construction (the callers verify it again).
 //!
-//! Cost: each step looks at the next transaction of each session: O(transactions × sessions ×
-//! operations per transaction), memory linear.
+//! Cost: a session's next transaction that cannot run yet waits on one key that blocks it and is
+//! looked at again only when that key's current version or its pending readers change; the
+//! runnable ones wait in a heap. So a step costs O(log sessions) plus the looks its keys cause
+//! (at most one per blocked session watching them), instead of a scan of every session; memory
+//! linear. Gives up (`None`) at the deadline.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
@@ -19,7 +26,11 @@ use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
 /// A serial order of the committed transactions of `h` (t0 first), or `None` if the greedy
 /// replay gets stuck. `guide`: edges every serial order contains (e.g. the saturated `pco`);
 /// a transaction runs only after their sources, which keeps the replay off most dead ends.
-pub(crate) fn greedy_serial_order(h: &History, guide: &[(TxnId, TxnId)]) -> Option<Vec<TxnId>> {
+pub(crate) fn greedy_serial_order(
+    h: &History,
+    guide: &[(TxnId, TxnId)],
+    deadline: Option<Instant>,
+) -> Option<Vec<TxnId>> {
     let n = h.txn_count();
     let mut waiting = vec![0u32; n];
     let mut after_start = vec![0u32; n + 1];
@@ -69,22 +80,16 @@ pub(crate) fn greedy_serial_order(h: &History, guide: &[(TxnId, TxnId)]) -> Opti
         .map(|s| s.txns().filter(|&t| committed(t)).collect())
         .collect();
     let mut next = vec![0usize; sessions.len()];
-    let mut current: Vec<TxnId> = vec![INITIAL_TXN; h.key_count()];
+    let mut session_of = vec![u32::MAX; n];
+    for (i, list) in sessions.iter().enumerate() {
+        for &t in list {
+            session_of[t as usize] = i as u32;
+        }
+    }
+    let current: Vec<TxnId> = vec![INITIAL_TXN; h.key_count()];
     let total: usize = sessions.iter().map(|s| s.len()).sum();
     let mut order = Vec::with_capacity(total + 1);
     order.push(INITIAL_TXN);
-    let ready = |t: TxnId, current: &[TxnId], pending: &FxHashMap<(KeyId, TxnId), u32>| -> bool {
-        let reads = &reads_of[t as usize];
-        if reads.iter().any(|&(k, w)| current[k as usize] != w) {
-            return false;
-        }
-        h.keys_written(t).iter().all(|&k| {
-            let version = current[k as usize];
-            let waiting = pending.get(&(k, version)).copied().unwrap_or(0);
-            let own = reads.contains(&(k, version)) as u32;
-            waiting == own
-        })
-    };
     // Among transactions that can run, the one whose written values are smallest first (when
     // a store writes increasing values — as the generator does — that is its own order);
     // read-only ones by the largest value they read.
@@ -104,37 +109,151 @@ pub(crate) fn greedy_serial_order(h: &History, guide: &[(TxnId, TxnId)]) -> Opti
             written.or(read).unwrap_or(u64::MAX)
         })
         .collect();
-    let mut start = 0usize;
+    let mut replay = Replay {
+        h,
+        reads_of: &reads_of,
+        pending,
+        current,
+        waiting,
+        watchers: vec![Vec::new(); h.key_count()],
+        ran: vec![false; n],
+        woken: Vec::new(),
+        runnable: BinaryHeap::new(),
+        hint: &hint,
+    };
+    for (s, list) in sessions.iter().enumerate() {
+        if let Some(&t) = list.first() {
+            replay.consider(s as u32, t);
+        }
+    }
+    let mut preferred: Option<(u32, TxnId)> = None;
     while order.len() < total + 1 {
-        let k = sessions.len();
-        let pick = (0..k)
-            .map(|i| (start + i) % k)
-            .filter(|&s| {
-                next[s] < sessions[s].len() && {
-                    let t = sessions[s][next[s]];
-                    waiting[t as usize] == 0 && ready(t, &current, &pending)
+        if order.len() % 4096 == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+            return None;
+        }
+        // The session that ran last goes on while it can and nothing runnable comes before
+        // it (keeps a session's transactions together, as a serial store that ran them back
+        // to back would).
+        let (s, t) = match preferred.take() {
+            Some(p) => p,
+            None => {
+                let Reverse((_, s, t)) = replay.runnable.pop()?;
+                // Entries go stale: the session moved on, or the transaction no longer runs.
+                if sessions[s as usize].get(next[s as usize]) != Some(&t) {
+                    continue;
                 }
-            })
-            .min_by_key(|&s| hint[sessions[s][next[s]] as usize])?;
-        let t = sessions[pick][next[pick]];
-        next[pick] += 1;
-        for &(k, w) in &reads_of[t as usize] {
-            if let Some(c) = pending.get_mut(&(k, w)) {
+                if replay.blocking_key(t).is_some() {
+                    replay.consider(s, t);
+                    continue;
+                }
+                (s, t)
+            }
+        };
+        next[s as usize] += 1;
+        order.push(t);
+        replay.run(t);
+        for &b in &after[after_start[t as usize] as usize..after_start[t as usize + 1] as usize] {
+            replay.waiting[b as usize] -= 1;
+            let bs = session_of[b as usize];
+            if replay.waiting[b as usize] == 0
+                && bs != u32::MAX
+                && sessions[bs as usize].get(next[bs as usize]) == Some(&b)
+            {
+                replay.consider(bs, b);
+            }
+        }
+        if let Some(&head) = sessions[s as usize].get(next[s as usize]) {
+            let first = replay.runnable.peek().map(|Reverse((hint, _, _))| *hint);
+            if replay.waiting[head as usize] == 0
+                && replay.blocking_key(head).is_none()
+                && first.is_none_or(|first| hint[head as usize] <= first)
+            {
+                preferred = Some((s, head));
+            } else {
+                replay.consider(s, head);
+            }
+        }
+    }
+    Some(order)
+}
+
+/// The replay's state: what each waiting session's next transaction is blocked on.
+struct Replay<'a> {
+    h: &'a History,
+    /// Distinct external reads (key, writer) per transaction.
+    reads_of: &'a [Vec<(KeyId, TxnId)>],
+    /// Readers still to run per (key, writer).
+    pending: FxHashMap<(KeyId, TxnId), u32>,
+    /// The current version (last replayed writer) of each key.
+    current: Vec<TxnId>,
+    /// Guide edges still to run before each transaction.
+    waiting: Vec<u32>,
+    /// Per key, the sessions whose next transaction is blocked on it: looked at again when
+    /// the key's current version or its count of pending readers changes.
+    watchers: Vec<Vec<(u32, TxnId)>>,
+    /// Transactions already replayed.
+    ran: Vec<bool>,
+    /// Scratch list of woken (session, transaction) pairs.
+    woken: Vec<(u32, TxnId)>,
+    /// Next transactions that could run when pushed, smallest hint first.
+    runnable: BinaryHeap<Reverse<(u64, u32, TxnId)>>,
+    hint: &'a [u64],
+}
+
+impl Replay<'_> {
+    /// A key that keeps `t` from running now: one it reads at another version than the
+    /// current one, or one it writes whose current version other transactions still read.
+    fn blocking_key(&self, t: TxnId) -> Option<KeyId> {
+        let reads = &self.reads_of[t as usize];
+        if let Some(&(k, _)) = reads.iter().find(|&&(k, w)| self.current[k as usize] != w) {
+            return Some(k);
+        }
+        self.h.keys_written(t).iter().copied().find(|&k| {
+            let version = self.current[k as usize];
+            let waiting = self.pending.get(&(k, version)).copied().unwrap_or(0);
+            let own = reads.contains(&(k, version)) as u32;
+            waiting != own
+        })
+    }
+
+    /// Files session `s`'s next transaction `t`: runnable, or watching what blocks it (a
+    /// transaction still waiting on guide edges is looked at again when they have run).
+    fn consider(&mut self, s: u32, t: TxnId) {
+        if self.waiting[t as usize] > 0 {
+            return;
+        }
+        match self.blocking_key(t) {
+            Some(k) => self.watchers[k as usize].push((s, t)),
+            None => self.runnable.push(Reverse((self.hint[t as usize], s, t))),
+        }
+    }
+
+    /// Runs `t`, then looks again at the sessions blocked on the keys it read or wrote.
+    fn run(&mut self, t: TxnId) {
+        for &(k, w) in &self.reads_of[t as usize] {
+            if let Some(c) = self.pending.get_mut(&(k, w)) {
                 *c -= 1;
             }
         }
-        for &k in h.keys_written(t) {
-            current[k as usize] = t;
+        for &k in self.h.keys_written(t) {
+            self.current[k as usize] = t;
         }
-        for &b in &after[after_start[t as usize] as usize..after_start[t as usize + 1] as usize] {
-            waiting[b as usize] -= 1;
+        let touched = self.reads_of[t as usize]
+            .iter()
+            .map(|&(k, _)| k)
+            .chain(self.h.keys_written(t).iter().copied());
+        self.ran[t as usize] = true;
+        let mut woken = std::mem::take(&mut self.woken);
+        for k in touched {
+            woken.append(&mut self.watchers[k as usize]);
         }
-        order.push(t);
-        // Stay with the same session while it can run (keeps transactions of a session
-        // together, as a serial store that ran them back to back would).
-        start = pick;
+        for (s, blocked) in woken.drain(..) {
+            if !self.ran[blocked as usize] {
+                self.consider(s, blocked);
+            }
+        }
+        self.woken = woken;
     }
-    Some(order)
 }
 
 #[cfg(test)]
@@ -158,7 +277,7 @@ mod tests {
                     ..GenerateParams::default()
                 })
                 .unwrap();
-                match greedy_serial_order(&h, &[]) {
+                match greedy_serial_order(&h, &[], None) {
                     Some(order) => verify_serial_order(&h, &order).unwrap(),
                     None => assert!(
                         consistency != Consistency::Serializable
