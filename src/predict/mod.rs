@@ -516,8 +516,13 @@ fn predict_in_context(
         },
     };
 
-    // 1. The observed history at the level (pc, si: the exact checker `ser::check_strong`).
-    if is_si_pc(level) {
+    // 1. The observed history at the level (pc, si: the exact checker `ser::check_strong`,
+    // unless a verified serial order shows it serializable, hence SI and PC: Biswas & Enea
+    // Lemma 2.4).
+    let serial = is_si_pc(level)
+        && serial::greedy_serial_order(history, &[])
+            .is_some_and(|order| ser::verify_serial_order(history, &order).is_ok());
+    if is_si_pc(level) && !serial {
         match scalable::check_level(history, level, deadline, false)? {
             scalable::LevelCheck::Holds => {}
             scalable::LevelCheck::Fails(_) => {
