@@ -15,7 +15,10 @@ use std::time::Duration;
 
 use isopredict::check::Level;
 use isopredict::formats::{read_file, Format};
-use isopredict::predict::{predict, Engine, PredictOptions, Strategy, Verdict};
+
+#[path = "common/traces.rs"]
+mod traces;
+use isopredict::predict::{predict, Engine, PredictOptions, Strategy};
 
 struct Row {
     trace: String,
@@ -33,16 +36,7 @@ fn main() {
     args.retain(|a| a != "--write-docs");
     let mut args = args.into_iter();
     let timeout: u64 = args.next().map_or(60, |t| t.parse().expect("seconds"));
-    let mut traces: Vec<PathBuf> = args.map(PathBuf::from).collect();
-    if traces.is_empty() {
-        let dir = testdata().join("isopredict-traces");
-        traces = std::fs::read_dir(&dir)
-            .expect("the trace directory")
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-            .collect();
-        traces.sort();
-    }
+    let traces = traces::traces(args);
     let mut rows: Vec<Row> = Vec::new();
     for path in &traces {
         let h = read_file(path, Some(Format::IsoPredict)).expect("a trace");
@@ -54,13 +48,7 @@ fn main() {
                 options.engine = Engine::Paper;
                 let out = predict(&h, &options).expect("prediction runs");
                 let s = &out.stats;
-                let result = match out.verdict {
-                    Verdict::Predicted => "sat".to_string(),
-                    Verdict::NoPrediction => "unsat".to_string(),
-                    Verdict::ObservedViolation => "observed violation".to_string(),
-                    Verdict::ObservedUnserializable => "observed unserializable".to_string(),
-                    Verdict::Unknown => format!("unknown ({})", out.reason.unwrap_or_default()),
-                };
+                let result = traces::answer(&out);
                 let line = format!(
                     "| {name} | {level} | {strategy} | {result} | {} | {}/{} | {} | {} | {:.0} | {:.0} | {} |",
                     s.nodes - 1,
@@ -163,18 +151,4 @@ fn markdown(rows: &[Row], timeout: u64) -> String {
         out.push('\n');
     }
     out
-}
-
-/// The shared test data: `ISOPREDICT_TESTDATA`, else `shared/testdata` one or two levels above
-/// the crate.
-fn testdata() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ISOPREDICT_TESTDATA") {
-        return dir.into();
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    ["..", "../.."]
-        .iter()
-        .map(|up| manifest.join(up).join("shared/testdata"))
-        .find(|d| d.is_dir())
-        .expect("../shared/testdata (or set ISOPREDICT_TESTDATA)")
 }

@@ -6,26 +6,19 @@
 //! `cargo run --release --example si_pc_speed [-- TIMEOUT_SECS [TRACE…]]`
 //! (default timeout 60 s; default traces: all 16 in ../shared/testdata/isopredict-traces).
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use isopredict::check::Level;
 use isopredict::formats::{read_file, Format};
-use isopredict::predict::{predict, PredictOptions, Strategy, Verdict};
+
+#[path = "common/traces.rs"]
+mod traces;
+use isopredict::predict::{predict, PredictOptions, Strategy};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let timeout: u64 = args.next().map_or(60, |t| t.parse().expect("seconds"));
-    let mut traces: Vec<PathBuf> = args.map(PathBuf::from).collect();
-    if traces.is_empty() {
-        let dir = testdata().join("isopredict-traces");
-        traces = std::fs::read_dir(&dir)
-            .expect("the trace directory")
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-            .collect();
-        traces.sort();
-    }
+    let traces = traces::traces(args);
     println!("| trace | strategy | cc | pc | si | cc ms | pc ms | si ms | pc/cc | si/cc |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let (mut worst_pc, mut worst_si) = (0.0f64, 0.0f64);
@@ -42,13 +35,7 @@ fn main() {
                 let start = Instant::now();
                 let out = predict(&h, &options).expect("prediction runs");
                 times.push(start.elapsed().as_secs_f64() * 1000.0);
-                cells.push(match out.verdict {
-                    Verdict::Predicted => "sat".to_string(),
-                    Verdict::NoPrediction => "unsat".to_string(),
-                    Verdict::ObservedViolation => "observed violation".to_string(),
-                    Verdict::ObservedUnserializable => "observed unserializable".to_string(),
-                    Verdict::Unknown => format!("unknown ({})", out.reason.unwrap_or_default()),
-                });
+                cells.push(traces::answer(&out));
             }
             // Ratios of sub-10 ms answers are noise: count them against 10 ms.
             let base = times[0].max(10.0);
@@ -68,17 +55,4 @@ fn main() {
         "\ntotal: cc {total_cc:.0} ms, pc {total_pc:.0} ms, si {total_si:.0} ms; \
          worst ratio (cc floored at 10 ms): pc/cc {worst_pc:.2}, si/cc {worst_si:.2}"
     );
-}
-
-/// The shared test data, as `prediction_table` finds it.
-fn testdata() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ISOPREDICT_TESTDATA") {
-        return dir.into();
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    ["..", "../.."]
-        .iter()
-        .map(|up| manifest.join(up).join("shared/testdata"))
-        .find(|d| d.is_dir())
-        .expect("../shared/testdata (or set ISOPREDICT_TESTDATA)")
 }

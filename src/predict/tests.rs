@@ -662,12 +662,7 @@ fn every_distinct_anomaly_is_reported() {
 #[test]
 fn engines_agree_on_small_generated_runs() {
     use crate::generate::{generate, Consistency, GenerateParams};
-    let cases: u64 = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(64)
-        / 8;
-    for seed in 0..cases.max(4) {
+    for seed in 0..u64::from(proptest_cases(8).max(4)) {
         let h = generate(&GenerateParams {
             sessions: 3 + (seed % 2) as u32,
             txns_per_session: 3,
@@ -698,16 +693,30 @@ fn engines_agree_on_small_generated_runs() {
     }
 }
 
+/// Random tiny programs for [`serial_run`]: 2–3 sessions of 1–2 transactions of 1–3
+/// operations (read or write, of three keys).
+pub(super) fn random_program(
+) -> impl proptest::strategy::Strategy<Value = Vec<Vec<Vec<(bool, u8)>>>> {
+    use proptest::prelude::*;
+    let op = (any::<bool>(), 0u8..3);
+    let txn = proptest::collection::vec(op, 1..=3);
+    let session = proptest::collection::vec(txn, 1..=2);
+    proptest::collection::vec(session, 2..=3)
+}
+
+/// `PROPTEST_CASES` (default 64) divided by `divisor`, at least 1: property tests whose cases
+/// each run an exponential enumeration take a share of the CI case count.
+pub(super) fn proptest_cases(divisor: u32) -> u32 {
+    let all: u32 = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(64);
+    (all / divisor).max(1)
+}
+
 mod random {
     use super::*;
     use proptest::prelude::*;
-
-    fn program() -> impl proptest::strategy::Strategy<Value = Vec<Vec<Vec<(bool, u8)>>>> {
-        let op = (any::<bool>(), 0u8..3);
-        let txn = proptest::collection::vec(op, 1..=3);
-        let session = proptest::collection::vec(txn, 1..=2);
-        proptest::collection::vec(session, 2..=3)
-    }
 
     fn level() -> impl proptest::strategy::Strategy<Value = Level> {
         prop_oneof![
@@ -719,7 +728,7 @@ mod random {
 
     proptest! {
         #![proptest_config(ProptestConfig {
-            cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64),
+            cases: proptest_cases(1),
             ..ProptestConfig::default()
         })]
 
@@ -727,7 +736,7 @@ mod random {
         /// and read choices answers, and every prediction re-verifies.
         #[test]
         fn strategies_agree_with_enumeration(
-            program in program(),
+            program in random_program(),
             picks in proptest::collection::vec(0u8..3, 6),
             level in level(),
         ) {

@@ -1,0 +1,47 @@
+//! Shared by the examples that measure prediction on the shipped IsoPredict traces
+//! (`prediction_table`, `si_pc_speed`): where the traces are, which ones to run, and how an
+//! answer is printed.
+
+use std::path::PathBuf;
+
+use isopredict::predict::{PredictOutcome, Verdict};
+
+/// The shared test data: `ISOPREDICT_TESTDATA`, else `shared/testdata` one or two levels above
+/// the crate.
+pub fn testdata() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ISOPREDICT_TESTDATA") {
+        return dir.into();
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    ["..", "../.."]
+        .iter()
+        .map(|up| manifest.join(up).join("shared/testdata"))
+        .find(|d| d.is_dir())
+        .expect("../shared/testdata (or set ISOPREDICT_TESTDATA)")
+}
+
+/// The traces named on the command line, else all shipped ones (sorted).
+pub fn traces(args: impl Iterator<Item = String>) -> Vec<PathBuf> {
+    let mut traces: Vec<PathBuf> = args.map(PathBuf::from).collect();
+    if traces.is_empty() {
+        let dir = testdata().join("isopredict-traces");
+        traces = std::fs::read_dir(&dir)
+            .expect("the trace directory")
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+            .collect();
+        traces.sort();
+    }
+    traces
+}
+
+/// The answer as the tables print it (`sat`: a prediction, `unsat`: none).
+pub fn answer(out: &PredictOutcome) -> String {
+    match out.verdict {
+        Verdict::Predicted => "sat".to_string(),
+        Verdict::NoPrediction => "unsat".to_string(),
+        Verdict::ObservedViolation => "observed violation".to_string(),
+        Verdict::ObservedUnserializable => "observed unserializable".to_string(),
+        Verdict::Unknown => format!("unknown ({})", out.reason.clone().unwrap_or_default()),
+    }
+}
