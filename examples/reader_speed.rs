@@ -203,6 +203,13 @@ fn timekiller_row(ops: usize, runs: usize) -> Row {
 /// The table, as Markdown.
 fn markdown(rows: &[Row], runs: usize) -> String {
     let mut text = String::new();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    let _ = writeln!(
+        text,
+        "Load average at the end of the run (1, 5, 15 min): {}.\n",
+        load.join(", ")
+    );
     let _ = writeln!(
         text,
         "| format | input | operations | wall (best of {runs}) | CPU (best of {runs}) | MB/s (wall) | MB/s (CPU) |"

@@ -25,9 +25,12 @@
 //!
 //! This is the format [`crate::store::postgres::Recorder::write_events`] writes.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value as Json;
 
 use super::{Format, FormatError};
@@ -44,63 +47,213 @@ pub(crate) fn looks_like(line: &[u8]) -> bool {
             .unwrap_or(false)
 }
 
+/// A field's JSON text: borrowed from the input, or (for a line read as a whole value)
+/// the compact form of its value. Read as a [`serde_json::Value`] would read it.
+#[derive(Clone)]
+struct Field<'a>(Cow<'a, str>);
+
+impl<'a> Field<'a> {
+    fn is_null(&self) -> bool {
+        self.0 == "null"
+    }
+
+    /// A string's content.
+    fn as_str(&self) -> Option<Cow<'a, str>> {
+        let t = &self.0;
+        if !t.starts_with('"') {
+            return None;
+        }
+        match &self.0 {
+            Cow::Borrowed(t) if !t.contains('\\') && t.len() >= 2 => {
+                Some(Cow::Borrowed(&t[1..t.len() - 1]))
+            }
+            _ => serde_json::from_str::<String>(t).ok().map(Cow::Owned),
+        }
+    }
+
+    /// A non-negative integer that fits a `u64` (as [`Json::as_u64`]).
+    fn as_u64(&self) -> Option<u64> {
+        let t = self.0.as_bytes();
+        if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        self.0.parse().ok()
+    }
+
+    /// A number's text as [`serde_json::Number`] displays it.
+    fn number_text(&self) -> Option<Cow<'a, str>> {
+        let first = *self.0.as_bytes().first()?;
+        if !(first == b'-' || first.is_ascii_digit()) {
+            return None;
+        }
+        if self.as_u64().is_some() {
+            return Some(self.0.clone());
+        }
+        serde_json::from_str::<serde_json::Number>(&self.0)
+            .ok()
+            .map(|n| Cow::Owned(n.to_string()))
+    }
+
+    /// The value as a `u64`: itself if a non-negative integer, else a stable hash of its
+    /// compact JSON text.
+    fn value_u64(&self) -> u64 {
+        match self.as_u64() {
+            Some(n) => n,
+            None => match serde_json::from_str::<Json>(&self.0) {
+                Ok(v) => hash_str(&v.to_string()),
+                Err(_) => hash_str(&self.0),
+            },
+        }
+    }
+
+    /// A transaction or session id: numbers and strings are distinct ids.
+    fn id(&self) -> Option<Id<'a>> {
+        if let Some(s) = self.as_str() {
+            return Some(Id {
+                num: false,
+                text: s,
+            });
+        }
+        self.number_text().map(|text| Id { num: true, text })
+    }
+}
+
 /// A transaction or session id as written (numbers and strings are distinct ids).
-fn id_text(v: &Json) -> Option<String> {
-    match v {
-        Json::Number(n) => Some(format!("#{n}")),
-        Json::String(s) => Some(format!("\"{s}")),
-        _ => None,
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Id<'a> {
+    num: bool,
+    text: Cow<'a, str>,
+}
+
+impl Id<'_> {
+    fn is_initial(&self) -> bool {
+        !self.num && self.text == "initial"
     }
 }
 
-fn value_u64(v: &Json) -> u64 {
-    match v.as_u64() {
-        Some(n) => n,
-        None => hash_str(&v.to_string()),
+impl std::fmt::Display for Id<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
     }
 }
 
-struct Event {
+/// A field present in the line (`null` included) as its raw text.
+fn present<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<&'a RawValue>, D::Error> {
+    <&'a RawValue>::deserialize(d).map(Some)
+}
+
+/// An event line's fields, borrowed.
+#[derive(Deserialize)]
+struct RawEvent<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    event: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    session: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    txn: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    key: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    value: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    writer: Option<&'a RawValue>,
+}
+
+/// The fields of one event line.
+#[derive(Default)]
+struct Fields<'a> {
+    event: Option<Field<'a>>,
+    session: Option<Field<'a>>,
+    txn: Option<Field<'a>>,
+    key: Option<Field<'a>>,
+    value: Option<Field<'a>>,
+    writer: Option<Field<'a>>,
+}
+
+/// Reads a line's fields: deserialised borrowed when it is a plain object, else (an array, a
+/// repeated field, invalid JSON) read as a whole value, which also words the errors.
+fn fields(line: &str) -> Result<Fields<'_>, String> {
+    fn raw(r: Option<&RawValue>) -> Option<Field<'_>> {
+        r.map(|r| Field(Cow::Borrowed(r.get().trim())))
+    }
+    if line.starts_with('{') {
+        if let Ok(e) = serde_json::from_str::<RawEvent>(line) {
+            return Ok(Fields {
+                event: raw(e.event),
+                session: raw(e.session),
+                txn: raw(e.txn),
+                key: raw(e.key),
+                value: raw(e.value),
+                writer: raw(e.writer),
+            });
+        }
+    }
+    let v: Json = serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
+    let Some(obj) = v.as_object() else {
+        return Err("expected a JSON object".into());
+    };
+    let owned = |name: &str| obj.get(name).map(|v| Field(Cow::Owned(v.to_string())));
+    Ok(Fields {
+        event: owned("event"),
+        session: owned("session"),
+        txn: owned("txn"),
+        key: owned("key"),
+        value: owned("value"),
+        writer: owned("writer"),
+    })
+}
+
+/// A read's writer as named.
+enum Writer<'a> {
+    Initial,
+    Txn(Id<'a>),
+}
+
+struct Event<'a> {
     line: u32,
     write: bool,
-    txn: String,
-    key: String,
+    txn: BuilderTxn,
+    key: u32,
     value: Option<u64>,
-    writer: Option<String>,
+    writer: Option<Writer<'a>>,
 }
 
-/// Reads an event log.
+/// Reads an event log. Lines are deserialised borrowed (no value tree, no owned strings);
+/// ids are hashed as borrowed text.
 pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
     let err = |line: u32, m: String| InputError::new(source, line, m);
+    let text = super::text::utf8(bytes, source)?;
     let mut b = HistoryBuilder::new(source);
     b.allow_duplicate_writes(true);
-    let mut sessions: FxHashMap<String, u32> = FxHashMap::default();
-    let mut txns: FxHashMap<String, (BuilderTxn, Option<bool>)> = FxHashMap::default();
+    let mut sessions: FxHashMap<Id, u32> = FxHashMap::default();
+    let mut txns: FxHashMap<Id, (BuilderTxn, Option<bool>)> = FxHashMap::default();
     let mut events = Vec::new();
+    let mut key_text = String::new();
     for (line_no, line) in super::text::Lines::new(bytes) {
-        let line = super::text::trim(line);
-        if super::text::is_blank_or_comment(line) {
+        // `text` is UTF-8 and lines end at ASCII bytes, so the slice is on boundaries.
+        let start = line.as_ptr() as usize - bytes.as_ptr() as usize;
+        let line = text[start..start + line.len()].trim_matches([' ', '\t', '\r']);
+        if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let v: Json = serde_json::from_slice(line)
-            .map_err(|e| err(line_no, format!("not a JSON object: {e}")))?;
-        let Some(obj) = v.as_object() else {
-            return Err(err(line_no, "expected a JSON object".into()));
-        };
-        let kind = obj.get("event").and_then(Json::as_str).ok_or_else(|| {
+        let f = fields(line).map_err(|m| err(line_no, m))?;
+        let kind = f.event.as_ref().and_then(Field::as_str).ok_or_else(|| {
             err(
                 line_no,
                 "missing \"event\" (begin, read, write, commit or abort)".into(),
             )
         })?;
-        let txn = obj
-            .get("txn")
-            .and_then(id_text)
+        let txn_field = f.txn.as_ref();
+        let txn = txn_field
+            .and_then(Field::id)
             .ok_or_else(|| err(line_no, "missing \"txn\" (a number or a string)".into()))?;
-        let initial = txn == "\"initial";
-        match kind {
+        let initial = txn.is_initial();
+        match &*kind {
             "begin" => {
-                let session = obj.get("session").and_then(id_text).ok_or_else(|| {
+                let session_field = f.session.as_ref();
+                let session = session_field.and_then(Field::id).ok_or_else(|| {
                     err(line_no, "missing \"session\" (a number or a string)".into())
                 })?;
                 if initial {
@@ -110,82 +263,80 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                     ));
                 }
                 if txns.contains_key(&txn) {
-                    return Err(err(
-                        line_no,
-                        format!("transaction {} begins twice", &txn[1..]),
-                    ));
+                    return Err(err(line_no, format!("transaction {txn} begins twice")));
                 }
                 let next = sessions.len() as u32;
-                let s = *sessions.entry(session.clone()).or_insert(next);
+                let s = *sessions.entry(session).or_insert(next);
                 let s = if s == next {
-                    b.session(obj.get("session").and_then(Json::as_u64))
+                    b.session(session_field.and_then(Field::as_u64))
                 } else {
                     s
                 };
-                let bt = b.begin_at(s, obj.get("txn").and_then(Json::as_u64), line_no);
+                let bt = b.begin_at(s, txn_field.and_then(Field::as_u64), line_no);
                 txns.insert(txn, (bt, None));
             }
             "commit" | "abort" => match txns.get_mut(&txn) {
-                Some((_, end @ None)) => *end = Some(kind == "commit"),
-                Some(_) => {
-                    return Err(err(
-                        line_no,
-                        format!("transaction {} ends twice", &txn[1..]),
-                    ))
-                }
+                Some((_, end @ None)) => *end = Some(&*kind == "commit"),
+                Some(_) => return Err(err(line_no, format!("transaction {txn} ends twice"))),
                 None => {
                     return Err(err(
                         line_no,
-                        format!("{kind} of transaction {} before its begin", &txn[1..]),
+                        format!("{kind} of transaction {txn} before its begin"),
                     ))
                 }
             },
             "read" | "write" => {
-                let key = match obj.get("key") {
-                    Some(Json::String(s)) => s.clone(),
-                    Some(Json::Number(n)) => n.to_string(),
-                    _ => {
-                        return Err(err(
-                            line_no,
-                            "missing \"key\" (a string or a number)".into(),
-                        ))
-                    }
+                let key_field = f.key.as_ref();
+                let key = match key_field.and_then(Field::as_str) {
+                    Some(s) => s,
+                    None => key_field.and_then(Field::number_text).ok_or_else(|| {
+                        err(line_no, "missing \"key\" (a string or a number)".into())
+                    })?,
                 };
-                if !initial {
+                let bt = if initial {
+                    if &*kind == "read" {
+                        return Err(err(line_no, "the initial state only writes".into()));
+                    }
+                    BuilderTxn::INITIAL
+                } else {
                     match txns.get(&txn) {
-                        Some((_, None)) => {}
+                        Some(&(bt, None)) => bt,
                         Some(_) => {
                             return Err(err(
                                 line_no,
-                                format!("{kind} in transaction {} after it ended", &txn[1..]),
+                                format!("{kind} in transaction {txn} after it ended"),
                             ))
                         }
                         None => {
                             return Err(err(
                                 line_no,
-                                format!("{kind} of transaction {} before its begin", &txn[1..]),
+                                format!("{kind} of transaction {txn} before its begin"),
                             ))
                         }
                     }
-                } else if kind == "read" {
-                    return Err(err(line_no, "the initial state only writes".into()));
-                }
-                let writer = match obj.get("writer") {
-                    None | Some(Json::Null) => None,
-                    Some(Json::String(s)) if s == "initial" => Some("\"initial".to_string()),
-                    Some(w) => Some(id_text(w).ok_or_else(|| {
-                        err(
-                            line_no,
-                            "\"writer\" must be a transaction id or \"initial\"".into(),
-                        )
-                    })?),
                 };
+                let writer = match &f.writer {
+                    None => None,
+                    Some(w) if w.is_null() => None,
+                    Some(w) => match w.id() {
+                        Some(id) if id.is_initial() => Some(Writer::Initial),
+                        Some(id) => Some(Writer::Txn(id)),
+                        None => {
+                            return Err(err(
+                                line_no,
+                                "\"writer\" must be a transaction id or \"initial\"".into(),
+                            ))
+                        }
+                    },
+                };
+                key_text.clear();
+                key_text.push_str(&key);
                 events.push(Event {
                     line: line_no,
-                    write: kind == "write",
-                    txn,
-                    key,
-                    value: obj.get("value").map(value_u64),
+                    write: &*kind == "write",
+                    txn: bt,
+                    key: b.key(&key_text),
+                    value: f.value.as_ref().map(Field::value_u64),
                     writer,
                 });
             }
@@ -202,39 +353,23 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
             b.abort(*bt);
         }
     }
-    let mut keys: FxHashMap<String, u32> = FxHashMap::default();
     for e in events {
-        let next = keys.len();
-        let k = match keys.get(&e.key) {
-            Some(&k) => k,
-            None => {
-                let k = b.key(&e.key);
-                debug_assert_eq!(k as usize, next);
-                keys.insert(e.key.clone(), k);
-                k
-            }
-        };
-        let bt = if e.txn == "\"initial" {
-            BuilderTxn::INITIAL
-        } else {
-            txns[&e.txn].0
-        };
         if e.write {
-            b.write(bt, k, e.value, e.line);
+            b.write(e.txn, e.key, e.value, e.line);
             continue;
         }
         let from = match &e.writer {
-            Some(w) if w == "\"initial" => ReadFrom::Initial,
-            Some(w) => match txns.get(w) {
+            Some(Writer::Initial) => ReadFrom::Initial,
+            Some(Writer::Txn(w)) => match txns.get(w) {
                 Some(&(t, _)) => ReadFrom::Txn(t),
-                None => return Err(err(e.line, format!("the writer {} never begins", &w[1..]))),
+                None => return Err(err(e.line, format!("the writer {w} never begins"))),
             },
             None => match e.value {
                 Some(v) => ReadFrom::Value(v),
                 None => ReadFrom::Unknown,
             },
         };
-        b.read(bt, k, e.value, from, e.line);
+        b.read(e.txn, e.key, e.value, from, e.line);
     }
     b.build()
 }
