@@ -348,6 +348,7 @@ fn lost_update(h: &History) -> Option<(TxnId, TxnId, KeyId, TxnId)> {
 mod tests {
     use super::*;
     use crate::check::test_util::lost_update_or_write_skew;
+    use crate::history::{HistoryBuilder, ReadFrom};
 
     fn name(h: &History, level: Level) -> AnomalyName {
         name_anomaly(h, level, &|t| h.txn_label(t), &|_| None, &|k| {
