@@ -12,6 +12,9 @@
 //! every [`INTERRUPT_PERIOD`] until the process ends: Z3 forgets an interrupt that arrives just
 //! before a call starts, so interrupting once could miss a call that was about to begin, and a
 //! call that starts after the request is refused by [`check`] itself.
+//!
+//! The flag never goes back: tests of a stop run in a process of their own
+//! (`tests/interrupt.rs`), not beside other tests.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
@@ -118,59 +121,4 @@ pub fn check(solver: &Solver, call: impl FnOnce(&Solver) -> SatResult) -> SatRes
         return SatResult::Unknown;
     }
     call(solver)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Instant;
-    use z3::ast::Bool;
-
-    /// n + 1 pigeons in n holes: unsatisfiable, and hard for a SAT solver (seconds at n = 10).
-    fn pigeonhole(solver: &Solver, n: usize) {
-        let p: Vec<Vec<Bool>> = (0..=n)
-            .map(|i| {
-                (0..n)
-                    .map(|j| Bool::new_const(format!("p{i}_{j}")))
-                    .collect()
-            })
-            .collect();
-        for row in &p {
-            let row: Vec<&Bool> = row.iter().collect();
-            solver.assert(Bool::or(&row));
-        }
-        for (a, first) in p.iter().enumerate() {
-            for second in &p[a + 1..] {
-                for (x, y) in first.iter().zip(second) {
-                    solver.assert(Bool::and(&[x, y]).not());
-                }
-            }
-        }
-    }
-
-    // One test: the flag is process-wide, and once set it stays set for the test binary.
-    #[test]
-    fn a_stop_request_interrupts_the_call_in_flight_and_refuses_later_ones() {
-        assert!(!requested());
-        assert_eq!(stop_point(), Ok(()));
-        let solver = Solver::new();
-        pigeonhole(&solver, 10);
-        let requester = std::thread::spawn(|| {
-            std::thread::sleep(Duration::from_millis(300));
-            request();
-        });
-        let start = Instant::now();
-        let result = check(&solver, |s| s.check());
-        let took = start.elapsed();
-        requester.join().unwrap();
-        assert_eq!(result, SatResult::Unknown);
-        // Pigeonhole 11/10 takes Z3 many seconds; the interrupt stops it soon after 300 ms.
-        assert!(took < Duration::from_secs(5), "took {took:?}");
-        assert!(IN_FLIGHT.lock().unwrap().is_empty());
-        // A call after the request is not made, however easy.
-        let easy = Solver::new();
-        easy.assert(Bool::from_bool(true));
-        assert_eq!(check(&easy, |s| s.check()), SatResult::Unknown);
-        assert_eq!(stop_point(), Err(Interrupted));
-    }
 }

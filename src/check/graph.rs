@@ -67,6 +67,12 @@ impl EdgeList {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TooManyEdges(pub usize);
 
+/// `count` edges as a 32-bit offset: up to `u32::MAX` edges fit (the last offset is the
+/// count itself); more are [`TooManyEdges`], which carries the exact count.
+fn edge_count(count: usize) -> Result<u32, TooManyEdges> {
+    u32::try_from(count).map_err(|_| TooManyEdges(count))
+}
+
 /// Compressed sparse rows: the out-edges of node `v` are `offsets[v]..offsets[v + 1]`.
 #[derive(Debug, Default)]
 pub(crate) struct Csr {
@@ -79,9 +85,7 @@ impl Csr {
     /// Lays out `edges` for `nodes` nodes (a stable counting sort by source).
     fn from_edges(nodes: usize, edges: EdgeList) -> Result<Csr, TooManyEdges> {
         let edges = edges.edges;
-        if edges.len() >= u32::MAX as usize {
-            return Err(TooManyEdges(edges.len()));
-        }
+        edge_count(edges.len())?;
         let mut offsets = vec![0u32; nodes + 1];
         for &(from, _, _) in &edges {
             offsets[from as usize + 1] += 1;
@@ -287,6 +291,19 @@ mod tests {
     use super::*;
     use crate::check::read_consistency;
     use crate::history::{HistoryBuilder, ReadFrom};
+
+    #[test]
+    fn exactly_u32_max_edges_fit_and_the_count_refused_is_exact() {
+        // The offsets are u32 and the last one is the edge count: u32::MAX edges fit (the
+        // bound used to refuse them), one more does not, and the error names that count.
+        assert_eq!(edge_count(u32::MAX as usize), Ok(u32::MAX));
+        let over = u32::MAX as usize + 1;
+        assert_eq!(edge_count(over), Err(TooManyEdges(over)));
+        assert_eq!(
+            crate::check::CheckError::from(TooManyEdges(over)).to_string(),
+            format!("history too large to check: the commit-order graph would have {over} edges")
+        );
+    }
 
     #[test]
     fn base_edges_and_order() {
