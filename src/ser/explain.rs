@@ -339,7 +339,7 @@ fn core_txns(history: &History, core: &Txns) -> Vec<CoreTxn> {
 }
 
 /// Most version orders [`adya::classify`] enumerates for a core.
-const MAX_VERSION_ORDERS: u64 = 50_000;
+const MAX_VERSION_ORDERS: u64 = 2_000;
 
 /// A pair of core transactions that read `key` from the same writer and both write it:
 /// (key, writer, first, second), local ids.
