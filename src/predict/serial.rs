@@ -166,7 +166,7 @@ pub(crate) fn greedy_serial_order(
             let first = replay.runnable.peek().map(|Reverse((hint, _, _))| *hint);
             if replay.waiting[head as usize] == 0
                 && replay.blocking_key(head).is_none()
-                && first.is_none_or(|first| hint[head as usize] <= first)
+                && first.map_or(true, |first| hint[head as usize] <= first)
             {
                 preferred = Some((s, head));
             } else {
