@@ -111,9 +111,10 @@ pub(crate) fn search(
             }
             SatResult::Sat => {}
         }
-        let model = solver
-            .get_model()
-            .ok_or_else(|| PredictError::Internal("no model after sat".to_string()))?;
+        let Some(model) = solver.get_model() else {
+            // Interrupted right after `sat` (deadline, memory watchdog).
+            return Ok(LazyEnd::Unknown(super::stopped_reason(deadline)));
+        };
         let verification = Instant::now();
         let value = |l: Lit| terms.value(&model, l);
         let assignment = extract::read_assignment(&enc, value);

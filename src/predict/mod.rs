@@ -507,6 +507,16 @@ pub fn predict(
     })
 }
 
+/// Why a solver call that answered `sat` gave no model: it was interrupted (the deadline passed
+/// or the memory watchdog stopped it).
+pub(crate) fn stopped_reason(deadline: Option<Instant>) -> String {
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        "timeout".to_string()
+    } else {
+        "the solver was stopped before it gave its model".to_string()
+    }
+}
+
 /// [`predict`] in the calling thread's current Z3 context.
 fn predict_in_context(
     history: &History,
@@ -761,9 +771,12 @@ fn predict_paper(
             outcome.stats.generation_ms += ms(more.elapsed());
             continue;
         }
-        let model = solver
-            .get_model()
-            .ok_or_else(|| PredictError::Internal("no model after sat".to_string()))?;
+        // A model can be lost when Z3 is interrupted right after `sat` (deadline, memory
+        // watchdog): the answer is then unknown, like an interrupted call.
+        let Some(model) = solver.get_model() else {
+            outcome.reason = Some(stopped_reason(deadline));
+            return Ok(outcome);
+        };
         let verification = Instant::now();
         let value = |l| terms.value(&model, l);
         let assignment = extract::read_assignment(&enc, value);
