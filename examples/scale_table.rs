@@ -1,47 +1,229 @@
-//! The scale table of docs/performance.md: prediction (approx-relaxed, causal and rc, scalable
-//! engine) on serializable generated histories of real-test-run size (issue 8).
+//! The scale tables of docs/performance.md: prediction (approx-relaxed, scalable engine) on
+//! serializable generated histories of real-test-run size (issue 8).
 //!
-//! `cargo run --release --example scale_table [-- TIMEOUT_SECS]` (default 60 s).
+//! `cargo run --release --example scale_table [-- [--write-docs] [TIMEOUT_SECS]]` (default
+//! 60 s). With `--write-docs`, the part of docs/performance.md between its `<!-- begin:
+//! written by … scale_table … -->` and `<!-- end: written by scale_table -->` lines is
+//! replaced by the printed tables.
 //!
-//! Each measurement runs in a child process (this example re-run with `one CASE LEVEL MAX`) so
-//! that its peak memory (`VmHWM` of /proc/self/status) is its own. Histories: `isopredict
-//! generate --consistent ser`, 8 operations per transaction, 60 % reads, Zipf 0.8 over as many
-//! keys as a quarter of the operations; the hot-key case: Zipf 1.1 over 200 keys. Times are of
-//! prediction only: the history is generated before the clock starts.
+//! `… --example scale_table -- write CASE FILE` writes case CASE's history (0-based, in the
+//! order of [`CASES`]) as native JSON.
+//!
+//! Each measurement runs in a child process (this example re-run with `one CASE LEVEL MAX
+//! TIMEOUT`) so that its peak memory (`VmHWM` of /proc/self/status) is its own. Times are of
+//! prediction only: the history is built before the clock starts.
+//!
+//! Three tables:
+//! 1. **Scale** (issue 8's benchmark): `isopredict generate --consistent ser`, 8 operations per
+//!    transaction, 60 % reads, Zipf 0.8 over as many keys as a quarter of the operations; the
+//!    hot-key case Zipf 1.1 over 200 keys; seed 1; causal and rc; `--max 1` and `--max 10`.
+//! 2. **Issue 8's first table** re-measured: `isopredict generate --consistent ser --dist zipf
+//!    --ops 8 --seed 0` (50 % reads, Zipf 1.0), causal.
+//! 3. **No prediction at scale**: serial runs where one session writes and all others only
+//!    read (Zipf 0.8 over a quarter as many keys as operations). Under causal consistency no
+//!    prediction exists: a cycle would need a reader to miss a write of the writing session
+//!    that happens before a write it reads, which causal consistency forbids. Proving it needs
+//!    the complete solver phase.
 
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use isopredict::check::Level;
 use isopredict::generate::{generate, Consistency, GenerateParams, KeyDistribution};
+use isopredict::history::{History, HistoryBuilder, ReadFrom};
 use isopredict::predict::{predict, PredictOptions, Strategy, Verdict};
 
-/// (name, sessions, transactions per session, keys, Zipf exponent).
-const CASES: [(&str, u32, u32, u32, f64); 4] = [
-    ("4 × 250", 4, 250, 2_000, 0.8),
-    ("10 × 1,000", 10, 1_000, 20_000, 0.8),
-    ("20 × 5,000", 20, 5_000, 200_000, 0.8),
-    ("4 × 250, 200 hot keys", 4, 250, 200, 1.1),
+/// How a case's history is made.
+#[derive(Clone, Copy)]
+enum Make {
+    /// `generate --consistent ser`: (read ratio, Zipf exponent, seed).
+    Generated(f64, f64, u64),
+    /// One writing session, the others read only (see the module documentation).
+    OneWriter,
+}
+
+/// (table, name, sessions, transactions per session, keys, how).
+type Case = (u8, &'static str, u32, u32, u32, Make);
+
+const CASES: [Case; 14] = [
+    (1, "4 × 250", 4, 250, 2_000, Make::Generated(0.6, 0.8, 1)),
+    (
+        1,
+        "10 × 1,000",
+        10,
+        1_000,
+        20_000,
+        Make::Generated(0.6, 0.8, 1),
+    ),
+    (
+        1,
+        "20 × 5,000",
+        20,
+        5_000,
+        200_000,
+        Make::Generated(0.6, 0.8, 1),
+    ),
+    (
+        1,
+        "4 × 250, 200 hot keys",
+        4,
+        250,
+        200,
+        Make::Generated(0.6, 1.1, 1),
+    ),
+    (
+        2,
+        "4 × 10, 100 keys",
+        4,
+        10,
+        100,
+        Make::Generated(0.5, 1.0, 0),
+    ),
+    (
+        2,
+        "6 × 10, 300 keys",
+        6,
+        10,
+        300,
+        Make::Generated(0.5, 1.0, 0),
+    ),
+    (
+        2,
+        "8 × 12, 500 keys",
+        8,
+        12,
+        500,
+        Make::Generated(0.5, 1.0, 0),
+    ),
+    (
+        2,
+        "8 × 25, 1000 keys",
+        8,
+        25,
+        1_000,
+        Make::Generated(0.5, 1.0, 0),
+    ),
+    (
+        2,
+        "5 × 40, 20 keys",
+        5,
+        40,
+        20,
+        Make::Generated(0.5, 1.0, 0),
+    ),
+    (
+        2,
+        "10 × 50, 1000 keys",
+        10,
+        50,
+        1_000,
+        Make::Generated(0.5, 1.0, 0),
+    ),
+    (
+        2,
+        "10 × 100, 100 keys",
+        10,
+        100,
+        100,
+        Make::Generated(0.5, 1.0, 0),
+    ),
+    (
+        3,
+        "1 writer + 9 readers × 100",
+        10,
+        100,
+        200,
+        Make::OneWriter,
+    ),
+    (
+        3,
+        "1 writer + 9 readers × 1,000",
+        10,
+        1_000,
+        2_000,
+        Make::OneWriter,
+    ),
+    (
+        3,
+        "1 writer + 19 readers × 5,000",
+        20,
+        5_000,
+        20_000,
+        Make::OneWriter,
+    ),
 ];
 
-fn history(case: usize) -> isopredict::history::History {
-    let (_, sessions, txns, keys, exponent) = CASES[case];
-    generate(&GenerateParams {
-        sessions,
-        txns_per_session: txns,
-        ops_per_txn: 8,
-        keys,
-        read_ratio: 0.6,
-        distribution: KeyDistribution::Zipf { exponent },
-        consistency: Consistency::Serializable,
-        seed: 1,
-        ..GenerateParams::default()
-    })
-    .expect("valid parameters")
+fn history(case: usize) -> History {
+    let (_, _, sessions, txns, keys, make) = CASES[case];
+    match make {
+        Make::Generated(read_ratio, exponent, seed) => generate(&GenerateParams {
+            sessions,
+            txns_per_session: txns,
+            ops_per_txn: 8,
+            keys,
+            read_ratio,
+            distribution: KeyDistribution::Zipf { exponent },
+            consistency: Consistency::Serializable,
+            seed,
+            ..GenerateParams::default()
+        })
+        .expect("valid parameters"),
+        Make::OneWriter => one_writer(sessions, txns, keys),
+    }
+}
+
+/// A serial run, sessions taking turns: session 1 reads and writes (50 % writes), the others
+/// only read; 8 operations per transaction over `keys` keys, Zipf 0.8 (by inverse transform
+/// over the harmonic weights, xorshift seeded 1).
+fn one_writer(sessions: u32, txns: u32, keys: u32) -> History {
+    let mut weights: Vec<f64> = (1..=keys).map(|k| 1.0 / (k as f64).powf(0.8)).collect();
+    let total: f64 = weights.iter().sum();
+    let mut acc = 0.0;
+    for w in &mut weights {
+        acc += *w / total;
+        *w = acc;
+    }
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut b = HistoryBuilder::new("one writer");
+    b.initial_value(0);
+    let key_ids: Vec<_> = (0..keys).map(|k| b.key(&format!("k{k}"))).collect();
+    let mut value = vec![0u64; keys as usize];
+    let mut fresh = 0u64;
+    let session_ids: Vec<_> = (0..sessions)
+        .map(|s| b.session(Some(s as u64 + 1)))
+        .collect();
+    let mut line = 0;
+    for _ in 0..txns {
+        for (s, &session) in session_ids.iter().enumerate() {
+            let t = b.begin(session, None);
+            for _ in 0..8 {
+                let u = next();
+                let k = weights.partition_point(|&c| c < u).min(keys as usize - 1);
+                line += 1;
+                if s == 0 && next() < 0.5 {
+                    fresh += 1;
+                    value[k] = fresh;
+                    b.write(t, key_ids[k], Some(fresh), line);
+                } else {
+                    let v = value[k];
+                    b.read(t, key_ids[k], Some(v), ReadFrom::Value(v), line);
+                }
+            }
+            b.commit(t);
+        }
+    }
+    b.build().expect("a well-formed serial run")
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("one") {
         let case: usize = args[1].parse().expect("case");
         let level: Level = args[2].parse().expect("level");
@@ -50,46 +232,133 @@ fn main() {
         one(case, level, max, timeout);
         return;
     }
+    if args.first().map(String::as_str) == Some("write") {
+        // `write CASE FILE`: the case's history, for `isopredict predict FILE`.
+        let case: usize = args[1].parse().expect("case");
+        let file = std::fs::File::create(&args[2]).expect("the output file");
+        isopredict::formats::write_to(
+            &history(case),
+            isopredict::formats::Format::Json,
+            &mut std::io::BufWriter::new(file),
+        )
+        .expect("writing the history");
+        return;
+    }
+    let write_docs = args.iter().any(|a| a == "--write-docs");
+    args.retain(|a| a != "--write-docs");
     let timeout: u64 = args.first().map_or(60, |t| t.parse().expect("seconds"));
     let exe = std::env::current_exe().expect("this example");
-    println!("| history | transactions | level | result | wall | peak memory | distinct predictions (`--max 10`) | wall (`--max 10`) |");
-    println!("|---|---:|---|---|---:|---:|---:|---:|");
-    for (case, &(name, sessions, txns, _, _)) in CASES.iter().enumerate() {
+    let run = |case: usize, level: &str, max: usize| -> Vec<String> {
+        let out = Command::new(&exe)
+            .args(["one", &case.to_string(), level, &max.to_string()])
+            .arg(timeout.to_string())
+            .output()
+            .expect("the child runs");
+        let words: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        if words.is_empty() {
+            // Killed or crashed: say so instead of a number.
+            vec![format!("failed ({})", out.status)]
+        } else {
+            words
+        }
+    };
+    let get = |v: &[String], i: usize| v.get(i).cloned().unwrap_or_else(|| "?".into());
+    let mut text = String::new();
+    text.push_str(&format!(
+        "Scale (approx-relaxed, scalable engine, {timeout} s timeout):\n\n"
+    ));
+    text.push_str("| history | transactions | level | result | wall | peak memory | distinct predictions (`--max 10`) | wall (`--max 10`) |\n");
+    text.push_str("|---|---:|---|---|---:|---:|---:|---:|\n");
+    for (case, &(table, name, sessions, txns, _, _)) in CASES.iter().enumerate() {
+        if table != 1 {
+            continue;
+        }
         for level in ["causal", "rc"] {
-            let run = |max: usize| -> Vec<String> {
-                let out = Command::new(&exe)
-                    .args(["one", &case.to_string(), level, &max.to_string()])
-                    .arg(timeout.to_string())
-                    .output()
-                    .expect("the child runs");
-                String::from_utf8_lossy(&out.stdout)
-                    .split_whitespace()
-                    .map(str::to_string)
-                    .collect()
-            };
-            let first = run(1);
-            let many = run(10);
-            let get = |v: &[String], i: usize| v.get(i).cloned().unwrap_or_else(|| "?".into());
-            println!(
-                "| {name} | {} | {level} | {} | {} s | {} MB | {} | {} s |",
+            let first = run(case, level, 1);
+            let many = run(case, level, 10);
+            text.push_str(&format!(
+                "| {name} | {} | {level} | {} | {} s | {} MB | {} | {} s |\n",
                 sessions * txns,
                 get(&first, 0),
                 get(&first, 1),
                 get(&first, 2),
                 get(&many, 3),
                 get(&many, 1),
-            );
+            ));
+            print!("{}", text.lines().last().map(|l| format!("{l}\n")).unwrap());
         }
+    }
+    text.push_str(
+        "\nIssue 8's first table re-measured (causal, approx-relaxed, default engine):\n\n",
+    );
+    text.push_str("| history | transactions | result | wall | peak memory |\n");
+    text.push_str("|---|---:|---|---:|---:|\n");
+    for (case, &(table, name, sessions, txns, _, _)) in CASES.iter().enumerate() {
+        if table != 2 {
+            continue;
+        }
+        let r = run(case, "causal", 1);
+        text.push_str(&format!(
+            "| {name} | {} | {} | {} s | {} MB |\n",
+            sessions * txns,
+            get(&r, 0),
+            get(&r, 1),
+            get(&r, 2)
+        ));
+        print!("{}", text.lines().last().map(|l| format!("{l}\n")).unwrap());
+    }
+    text.push_str(
+        "\nNo prediction at scale (one writing session, causal, approx-relaxed, scalable engine):\n\n",
+    );
+    text.push_str("| history | transactions | result | wall | peak memory | candidate writers | why (unknown) |\n");
+    text.push_str("|---|---:|---|---:|---:|---:|---|\n");
+    for (case, &(table, name, sessions, txns, _, _)) in CASES.iter().enumerate() {
+        if table != 3 {
+            continue;
+        }
+        let r = run(case, "causal", 1);
+        let why = r.get(5..).map(|w| w.join(" ")).unwrap_or_default();
+        text.push_str(&format!(
+            "| {name} | {} | {} | {} s | {} MB | {} | {} |\n",
+            sessions * txns,
+            get(&r, 0),
+            get(&r, 1),
+            get(&r, 2),
+            get(&r, 4),
+            why.replace('|', "/")
+        ));
+        print!("{}", text.lines().last().map(|l| format!("{l}\n")).unwrap());
+    }
+    println!("\n{text}");
+    if write_docs {
+        let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/performance.md");
+        let old = std::fs::read_to_string(&docs).expect("docs/performance.md");
+        let begin = old
+            .find("<!-- begin: written by `cargo run --release --example scale_table")
+            .expect("the begin marker in docs/performance.md");
+        let body = begin + old[begin..].find('\n').expect("a line") + 1;
+        let end = old
+            .find("<!-- end: written by scale_table -->")
+            .expect("the end marker in docs/performance.md");
+        let new = format!("{}{text}{}", &old[..body], &old[end..]);
+        let tmp = docs.with_extension("md.tmp");
+        std::fs::write(&tmp, new).expect("writing the docs");
+        std::fs::rename(&tmp, &docs).expect("replacing the docs");
+        eprintln!("wrote {}", docs.display());
     }
 }
 
-/// One measurement: prints `result wall_s peak_mb predictions`.
+/// One measurement: prints `result wall_s peak_mb predictions candidates [reason…]`.
 fn one(case: usize, level: Level, max: usize, timeout: u64) {
     let h = history(case);
     let start = Instant::now();
     let mut options = PredictOptions::new(level, Strategy::ApproxRelaxed)
         .with_timeout(Some(Duration::from_secs(timeout)));
     options.max = max;
+    options.memory = isopredict::predict::default_memory_budget();
     let out = predict(&h, &options).expect("prediction runs");
     let wall = start.elapsed().as_secs_f64();
     let result = match out.verdict {
@@ -106,9 +375,14 @@ fn one(case: usize, level: Level, max: usize, timeout: u64) {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0);
+    let reason = match out.verdict {
+        Verdict::Unknown => out.reason.unwrap_or_default(),
+        _ => String::new(),
+    };
     println!(
-        "{result} {wall:.1} {} {}",
+        "{result} {wall:.2} {} {} {} {reason}",
         peak_kb / 1024,
-        out.predictions.len()
+        out.predictions.len(),
+        out.stats.candidates
     );
 }

@@ -489,11 +489,49 @@ pub fn predict(
     options: &PredictOptions,
 ) -> Result<PredictOutcome, PredictError> {
     z3::with_z3_config(&z3::Config::new(), || {
-        // Z3's allocations under the memory budget (a watchdog interrupts it when over).
-        let (outcome, peak) =
-            z3_memory::watch(options.memory, || predict_in_context(history, options));
+        // Z3's allocations under the memory budget, and its calls within the deadline (a
+        // watchdog interrupts it).
+        let deadline = match (
+            options.timeout.map(|t| Instant::now() + t),
+            options.deadline,
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let (outcome, peak) = z3_memory::watch(options.memory, deadline, || {
+            predict_in_context(history, options)
+        });
         crate::interrupt::stop_point()?;
-        let mut outcome = outcome?;
+        let passed = deadline.is_some_and(|d| Instant::now() >= d);
+        let mut outcome = match outcome {
+            // An interrupted Z3 may fail to give a model: that is the limit's answer.
+            Err(PredictError::Internal(e)) if passed || peak.is_some() => PredictOutcome {
+                level: options.level,
+                strategy: options.strategy,
+                verdict: Verdict::Unknown,
+                reason: Some(format!(
+                    "{} (the solver was stopped: {e})",
+                    if peak.is_some() {
+                        "memory limit"
+                    } else {
+                        "timeout"
+                    }
+                )),
+                observed: None,
+                prediction: None,
+                predictions: Vec::new(),
+                stats: PredictStats::default(),
+            },
+            other => other?,
+        };
+        if peak.is_none() && passed {
+            // Z3 stopped by the watchdog at the deadline says "canceled" or "interrupted".
+            if let Some(r) = outcome.reason.as_mut() {
+                *r = r
+                    .replace("canceled", "timeout")
+                    .replace("interrupted", "timeout");
+            }
+        }
         if let (Some(peak), Some(budget)) = (peak, options.memory) {
             let limit_named = outcome
                 .reason

@@ -343,8 +343,27 @@ pub(crate) fn search(
     if let Some(d) = deadline {
         let left = d.saturating_duration_since(Instant::now());
         let build = BUILD_TIME_PER_CANDIDATE.saturating_mul(candidates.min(u32::MAX as u64) as u32);
-        if left.is_zero() {
+        if left.is_zero() && !found.is_empty() {
             return Ok(incomplete(found, "timeout".to_string()));
+        }
+        if left.is_zero() {
+            // Say what the time went to and what proving "no prediction" would take.
+            let solver = if solver_fits {
+                "no time was left for".to_string()
+            } else {
+                format!(
+                    "the memory budget ({} MB) does not allow",
+                    memory_bytes.unwrap_or(0) >> 20
+                )
+            };
+            return Ok(incomplete(
+                found,
+                format!(
+                    "timeout: {seeds} seed candidate(s) judged, none a prediction, and {solver}                      the complete solver phase (~{candidates} candidate writers, ~{} MB) that                      would prove there is none; try a longer --timeout{}",
+                    candidates.saturating_mul(BYTES_PER_CANDIDATE) >> 20,
+                    if solver_fits { "" } else { " and a larger --memory" }
+                ),
+            ));
         }
         if build > left {
             return Ok(incomplete(

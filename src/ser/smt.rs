@@ -192,17 +192,27 @@ pub fn check_serializable(h: &History, timeout: Option<Duration>) -> Result<SerV
                 .unwrap_or_else(|| "unknown".to_string()),
         }),
         SatResult::Sat => {
-            let model = solver.get_model().expect("a model after sat");
-            let mut keyed: Vec<(i64, TxnId)> = h
+            // No model or no value: Z3 was interrupted (time or memory watchdog).
+            let interrupted = || {
+                Ok(SerVerdict::Unknown {
+                    reason: "the solver was interrupted before giving its model".to_string(),
+                })
+            };
+            let Some(model) = solver.get_model() else {
+                return interrupted();
+            };
+            let keyed: Option<Vec<(i64, TxnId)>> = h
                 .committed_txns()
                 .map(|t| {
-                    let v = model
+                    model
                         .eval(pos(t), true)
                         .and_then(|v| v.as_i64())
-                        .expect("an integer position");
-                    (v, t)
+                        .map(|v| (v, t))
                 })
                 .collect();
+            let Some(mut keyed) = keyed else {
+                return interrupted();
+            };
             keyed.sort_unstable();
             let order: Vec<TxnId> = keyed.into_iter().map(|(_, t)| t).collect();
             if let Err(problem) = verify_serial_order(h, &order) {
