@@ -83,6 +83,34 @@ fn read_from_triples(h: &History) -> Result<Vec<(KeyId, TxnId, TxnId)>, SerError
     Ok(triples)
 }
 
+/// Why a `sat` answer came without a usable model: Z3 was interrupted (time or memory
+/// watchdog) while giving it.
+pub(crate) const INTERRUPTED_BEFORE_MODEL: &str =
+    "the solver was interrupted before giving its model";
+
+/// The committed transactions of `h` sorted by their positions (from [`positions_solver`])
+/// in the solver's model after `sat`; `None` when there is no model or no value (Z3 was
+/// interrupted).
+pub(crate) fn order_by_position(
+    solver: &Solver,
+    h: &History,
+    positions: &[Option<Int>],
+) -> Option<Vec<TxnId>> {
+    let model = solver.get_model()?;
+    let mut keyed = h
+        .committed_txns()
+        .map(|t| {
+            let position = positions[t as usize].as_ref()?;
+            model
+                .eval(position, true)
+                .and_then(|v| v.as_i64())
+                .map(|v| (v, t))
+        })
+        .collect::<Option<Vec<(i64, TxnId)>>>()?;
+    keyed.sort_unstable();
+    Some(keyed.into_iter().map(|(_, t)| t).collect())
+}
+
 /// A solver that gives up after `timeout`, and one integer position per transaction for the
 /// order both Z3 checks look for: 0 for t0, a fresh constant `q{t}` for each committed
 /// transaction, `None` for an aborted one.
@@ -192,29 +220,11 @@ pub fn check_serializable(h: &History, timeout: Option<Duration>) -> Result<SerV
                 .unwrap_or_else(|| "unknown".to_string()),
         }),
         SatResult::Sat => {
-            // No model or no value: Z3 was interrupted (time or memory watchdog).
-            let interrupted = || {
-                Ok(SerVerdict::Unknown {
-                    reason: "the solver was interrupted before giving its model".to_string(),
-                })
+            let Some(order) = order_by_position(&solver, h, &q) else {
+                return Ok(SerVerdict::Unknown {
+                    reason: INTERRUPTED_BEFORE_MODEL.to_string(),
+                });
             };
-            let Some(model) = solver.get_model() else {
-                return interrupted();
-            };
-            let keyed: Option<Vec<(i64, TxnId)>> = h
-                .committed_txns()
-                .map(|t| {
-                    model
-                        .eval(pos(t), true)
-                        .and_then(|v| v.as_i64())
-                        .map(|v| (v, t))
-                })
-                .collect();
-            let Some(mut keyed) = keyed else {
-                return interrupted();
-            };
-            keyed.sort_unstable();
-            let order: Vec<TxnId> = keyed.into_iter().map(|(_, t)| t).collect();
             if let Err(problem) = verify_serial_order(h, &order) {
                 // The encoding and the verifier disagree: never claim a witness we cannot
                 // confirm.

@@ -38,7 +38,7 @@ use std::time::Duration;
 use z3::ast::{Bool, Int};
 use z3::SatResult;
 
-use super::smt::positions_solver;
+use super::smt::{order_by_position, positions_solver, INTERRUPTED_BEFORE_MODEL};
 use crate::check::{oracle, Level};
 use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
 
@@ -191,27 +191,11 @@ pub fn check_si_pc(h: &History, level: Level, timeout: Option<Duration>) -> SiPc
                 .unwrap_or_else(|| "unknown".to_string()),
         },
         SatResult::Sat => {
-            // No model or no value: Z3 was interrupted (time or memory watchdog).
-            let interrupted = || SiPcVerdict::Unknown {
-                reason: "the solver was interrupted before giving its model".to_string(),
+            let Some(order) = order_by_position(&solver, h, &q) else {
+                return SiPcVerdict::Unknown {
+                    reason: INTERRUPTED_BEFORE_MODEL.to_string(),
+                };
             };
-            let Some(model) = solver.get_model() else {
-                return interrupted();
-            };
-            let keyed: Option<Vec<(i64, TxnId)>> = h
-                .committed_txns()
-                .map(|t| {
-                    model
-                        .eval(pos(t), true)
-                        .and_then(|v| v.as_i64())
-                        .map(|v| (v, t))
-                })
-                .collect();
-            let Some(mut keyed) = keyed else {
-                return interrupted();
-            };
-            keyed.sort_unstable();
-            let order: Vec<TxnId> = keyed.into_iter().map(|(_, t)| t).collect();
             match verify_si_pc_order(h, level, &order) {
                 Ok(()) => SiPcVerdict::Satisfies { order },
                 Err(problem) => SiPcVerdict::Unknown {
