@@ -126,7 +126,7 @@ pub(crate) fn search(
             None
         };
         let level_h = full.as_ref().map_or(&built.history, |f| &f.history);
-        let judgement = judge(&built.history, level_h, level, strategy, deadline)?;
+        let judgement = judge(&built.history, level_h, level, strategy, deadline, true)?;
         stats.verification_ms += ms(verification.elapsed());
         let more = Instant::now();
         match judgement {

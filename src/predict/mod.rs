@@ -30,6 +30,7 @@
 //! "Engines" has the equivalence argument).
 
 mod approx;
+mod dangerous;
 pub mod dot;
 mod exact;
 pub mod explain;
@@ -454,12 +455,14 @@ pub enum PredictError {
 pub const PAPER_ENGINE_MAX_TXNS: usize = 64;
 
 impl PredictOptions {
-    /// The engine for `h` as the pipelines choose it: the paper engine on runs of the paper's
-    /// size (≤ [`PAPER_ENGINE_MAX_TXNS`] committed transactions; same verdict, and the same
-    /// prediction as before the scalable engine, so reports keep their anomaly), else the
-    /// scalable one.
+    /// The engine for `h` as the pipelines choose it: at causal, ra and rc the paper engine on
+    /// runs of the paper's size (≤ [`PAPER_ENGINE_MAX_TXNS`] committed transactions; same
+    /// verdict, and the same prediction as before the scalable engine, so reports keep their
+    /// anomaly), else — and always at pc and si, which the paper does not cover — the scalable
+    /// one.
     pub fn for_history(mut self, h: &History) -> PredictOptions {
-        self.engine = if h.committed_txns().count() <= PAPER_ENGINE_MAX_TXNS {
+        let paper_levels = !is_si_pc(self.level);
+        self.engine = if paper_levels && h.committed_txns().count() <= PAPER_ENGINE_MAX_TXNS {
             Engine::Paper
         } else {
             Engine::Scalable
@@ -922,6 +925,12 @@ fn reverify(
     }
 }
 
+/// Why "none" needs no search at SI (said in the outcome's reason).
+pub const NO_PIVOT: &str = "no transaction of the run both reads a key it does not write that \
+    another session writes, and writes a key that another session reads without writing it; \
+    snapshot isolation then allows only serializable executions of these transactions \
+    (Fekete et al.'s dangerous structure needs such a transaction)";
+
 /// The scalable engine's pipeline after the level check ([`scalable`]).
 fn predict_scalable(
     history: &History,
@@ -945,6 +954,13 @@ fn predict_scalable(
             return Ok(outcome);
         }
     };
+    // SI: an SI history without a pivot is serializable (Fekete et al.'s dangerous structure,
+    // [`dangerous`]), and every prediction's pivots are pivots of the observed run.
+    if options.level == Level::Snapshot && !dangerous::has_pivot(history) {
+        outcome.verdict = Verdict::NoPrediction;
+        outcome.reason = Some(NO_PIVOT.to_string());
+        return Ok(outcome);
+    }
     let mut found = Vec::new();
     let end = scalable::search(
         history,

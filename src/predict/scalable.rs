@@ -19,6 +19,7 @@
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
+use super::dangerous::has_pivot;
 use super::lazy::{self, Found, LazyEnd};
 use super::prefix::Domains;
 use super::saturate::{saturate, Pco};
@@ -98,15 +99,17 @@ pub(crate) enum Judgement {
 /// Decides a candidate predicted history exactly: `level_h` at the level (for prefix
 /// consistency and snapshot isolation the candidate with its boundary transactions' whole
 /// write sets, [`super::prefix::Domains::build_with`]; else `p` itself), `p` for
-/// unserializability.
+/// unserializability. `core`: shrink a pc/si violation to its core (the solver phase blocks
+/// through it; seeds do not need it).
 pub(crate) fn judge(
     p: &History,
     level_h: &History,
     level: Level,
     strategy: Strategy,
     deadline: Option<Instant>,
+    core: bool,
 ) -> Result<Judgement, PredictError> {
-    match check_level(level_h, level, deadline, true)? {
+    match check_level(level_h, level, deadline, core)? {
         LevelCheck::Fails(core) => return Ok(Judgement::LevelFails(core)),
         LevelCheck::Holds => {}
         LevelCheck::Unknown => {
@@ -315,7 +318,11 @@ pub(crate) fn search(
             None
         };
         let level_h = full.as_ref().unwrap_or(&built.history);
-        match judge(&built.history, level_h, level, strategy, deadline) {
+        // SI: no pivot, no prediction (an SI history without one is serializable).
+        if level == Level::Snapshot && !has_pivot(level_h) {
+            return ControlFlow::Continue(());
+        }
+        match judge(&built.history, level_h, level, strategy, deadline, false) {
             Ok(Judgement::Prediction(cycle)) => found.push((built, cycle)),
             Ok(Judgement::Unknown(reason)) => {
                 failure = Some(Ok(reason));

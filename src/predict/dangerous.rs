@@ -1,0 +1,187 @@
+//! Snapshot isolation's dangerous structure: Fekete, Liarokapis, O'Neil, O'Neil & Shasha,
+//! "Making Snapshot Isolation Serializable" (ACM TODS 2005) Theorem 2.1, argued here on
+//! Cerone & Gotsman's dependency-graph characterisation of SI ("Analysing Snapshot
+//! Isolation", PODC'16 / J. ACM 2018): a history is SI iff some dependency graph of it (WR from
+//! its reads, WW a total order of each key's writers, RW derived) makes
+//! `(SO ∪ WR ∪ WW) ; RW?` acyclic.
+//!
+//! **Claim.** If a history `h` satisfies SI and is not serializable, some transaction `T2` (a
+//! *pivot*) has a key `k2` it reads from another transaction without writing it, written by a
+//! transaction of another session, and writes a key `k1` that a transaction of another session
+//! reads without writing.
+//!
+//! *Proof.* Take the graph `G` that SI gives. `h` is unserializable, so `G`'s
+//! `SO ∪ WR ∪ WW ∪ RW` has a cycle (else its topological order would be a serial order). Change
+//! the labels of its RW edges `T →rw T'` on a key `k` that `T` also writes to WW: both write
+//! `k`, and `T' →ww T` would close the cycle `T' →ww T →rw T'` of `(WW) ; RW`, so `T →ww T'`.
+//! Likewise an RW edge between transactions of one session becomes SO (`T' →so T →rw T'` would
+//! be a cycle). The relabelled cycle is one of `SO ∪ WR ∪ WW ∪ RW` still; were no two of its RW
+//! edges adjacent, it would split into `(SO ∪ WR ∪ WW) ; RW?` steps and close a cycle there. So
+//! it holds `T1 →rw T2 →rw T3` with both edges kept as RW: `T2` reads `k2` (which `T3` writes)
+//! without writing it, `T1` reads `k1` (which `T2` writes) without writing it, and each edge
+//! joins two sessions. The initial transaction reads nothing and is every key's first writer,
+//! so it is none of them. ∎
+//!
+//! Prediction uses the claim as a filter: a predicted execution judged at SI with its boundary
+//! transactions' whole write sets (docs/prediction.md) holds a pivot of that history, and each
+//! of its transactions reads a prefix of the observed one's reads and writes what the observed
+//! one writes — so a pivot of the prediction is a pivot of the observed run. No pivot in the
+//! observed run: no prediction at SI, whatever the strategy. This is what makes "none" at SI
+//! immediate on Smallbank's paper mix, where every updating call writes every key it reads.
+
+use crate::history::{History, KeyId, OpKind, SessionId, TxnId, INITIAL_TXN};
+
+/// Up to two distinct sessions seen for a key: enough to answer "a session other than `s`?".
+#[derive(Clone, Copy)]
+struct TwoSessions([SessionId; 2]);
+
+const NO: SessionId = SessionId::MAX;
+
+impl TwoSessions {
+    const EMPTY: TwoSessions = TwoSessions([NO, NO]);
+
+    fn add(&mut self, s: SessionId) {
+        let [a, b] = &mut self.0;
+        if *a == NO {
+            *a = s;
+        } else if *a != s && *b == NO {
+            *b = s;
+        }
+    }
+
+    fn other_than(&self, s: SessionId) -> bool {
+        self.0.iter().any(|&x| x != NO && x != s)
+    }
+}
+
+/// Fills `read_only` with the keys `t` reads from another transaction and does not write, and
+/// returns the keys it writes (both ascending, without repeats).
+fn read_only_and_written<'h>(h: &'h History, t: TxnId, read_only: &mut Vec<KeyId>) -> &'h [KeyId] {
+    read_only.clear();
+    let written = h.keys_written(t);
+    for o in h.txn(t).ops() {
+        let op = h.op(o);
+        if op.kind == OpKind::Read
+            && h.writer_txn(o) != Some(t)
+            && written.binary_search(&op.key).is_err()
+        {
+            read_only.push(op.key);
+        }
+    }
+    read_only.sort_unstable();
+    read_only.dedup();
+    written
+}
+
+/// The pivots of `h` (committed transactions, ascending): the transactions that can be the
+/// middle of a dangerous structure. Empty: `h`, if SI, is serializable (module documentation).
+pub(crate) fn pivots(h: &History) -> Vec<TxnId> {
+    let keys = h.key_count();
+    let mut writers = vec![TwoSessions::EMPTY; keys];
+    let mut read_only_readers = vec![TwoSessions::EMPTY; keys];
+    let mut read_only = Vec::new();
+    let committed = || {
+        h.committed_txns()
+            .filter(|&t| t != INITIAL_TXN && h.txn(t).session != crate::history::NO_SESSION)
+    };
+    for t in committed() {
+        let s = h.txn(t).session;
+        for &k in read_only_and_written(h, t, &mut read_only) {
+            writers[k as usize].add(s);
+        }
+        for &k in &read_only {
+            read_only_readers[k as usize].add(s);
+        }
+    }
+    let mut found = Vec::new();
+    for t in committed() {
+        let s = h.txn(t).session;
+        let written = read_only_and_written(h, t, &mut read_only);
+        let read_by_other = written
+            .iter()
+            .any(|&k| read_only_readers[k as usize].other_than(s));
+        let reads_other = read_only.iter().any(|&k| writers[k as usize].other_than(s));
+        if read_by_other && reads_other {
+            found.push(t);
+        }
+    }
+    found
+}
+
+/// Whether `h` has a pivot ([`pivots`]).
+pub(crate) fn has_pivot(h: &History) -> bool {
+    !pivots(h).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::oracle;
+    use crate::check::test_util::{h, lost_update_or_write_skew};
+    use crate::check::Level;
+    use crate::generate::{generate, Consistency, GenerateParams};
+
+    #[test]
+    fn write_skew_makes_both_transactions_pivots() {
+        assert_eq!(pivots(&lost_update_or_write_skew(true)), vec![1, 2]);
+        // Each reads the key the other writes, without writing it.
+        assert_eq!(pivots(&h("rx0 wy1 | ry0 wx1")), vec![1, 2]);
+    }
+
+    #[test]
+    fn transactions_that_write_what_they_read_have_no_pivot() {
+        // A lost update is unserializable but not SI: no pivot needed.
+        assert!(pivots(&lost_update_or_write_skew(false)).is_empty());
+        // Smallbank's paper mix: read-only balances, updates that write every key they read.
+        assert!(pivots(&h("rx0 ry0 | rx0 wx1 ry0 wy1 | rx1 ry1 / rx1 wx2")).is_empty());
+        // One session cannot be concurrent with itself.
+        assert!(pivots(&h("rx0 wy1 / ry1 wx1")).is_empty());
+    }
+
+    #[test]
+    fn the_read_only_anomaly_has_its_middle_transaction_as_pivot() {
+        // Fekete et al.'s shape: t1 reads x before t2 writes it and writes y; the read-only t3
+        // sees t2's x but not t1's y (t3 →rw t1 →rw t2 →wr t3). Only t1 is a pivot.
+        let hist = h("rx0 ry0 wy1 | rx0 wx1 | rx1 ry0");
+        assert_eq!(pivots(&hist), vec![1]);
+    }
+
+    /// Random tiny histories: every SI-valid unserializable one has a pivot (the oracle decides
+    /// both levels by enumerating commit orders).
+    #[test]
+    fn every_si_but_unserializable_history_has_a_pivot() {
+        let cases = std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(256)
+            .max(256);
+        let mut si_not_ser = 0;
+        for seed in 0..cases * 2 {
+            let shape = (seed % 4) as usize;
+            let params = GenerateParams {
+                sessions: [2, 3, 3, 4][shape],
+                txns_per_session: [3, 2, 2, 1][shape],
+                ops_per_txn: [3, 3, 4, 4][shape],
+                keys: [2, 3, 2, 3][shape],
+                abort_ratio: 0.0,
+                consistency: [Consistency::Causal, Consistency::None][(seed / 4 % 2) as usize],
+                seed,
+                ..GenerateParams::default()
+            };
+            let hist = generate(&params).unwrap();
+            let si = oracle::satisfies(&hist, Level::Snapshot);
+            let ser = oracle::satisfies(&hist, Level::Serializable);
+            if si == Some(true) && ser == Some(false) {
+                si_not_ser += 1;
+                assert!(
+                    has_pivot(&hist),
+                    "seed {seed}: SI, unserializable, no pivot"
+                );
+            }
+        }
+        assert!(
+            si_not_ser > 0,
+            "the generator makes SI-but-unserializable histories"
+        );
+    }
+}
