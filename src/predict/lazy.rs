@@ -62,6 +62,9 @@ pub(crate) fn search(
     let generation = Instant::now();
     let mut enc = Encoding::sparse(space);
     enc.some_read_changes();
+    if level == Level::Snapshot {
+        super::dangerous::require_a_pivot(&mut enc);
+    }
     // op → (unit, candidate index of each writer): for blocking earlier predictions.
     let mut unit_of_op: Vec<u32> = vec![NONE; space.history.ops().len()];
     for u in 0..space.units.len() as u32 {

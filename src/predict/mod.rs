@@ -687,6 +687,9 @@ fn predict_paper(
     let mut enc = Encoding::new(&space);
     if lazy_level {
         isolation::encode(&mut enc, Level::Causal);
+        if level == Level::Snapshot {
+            dangerous::require_a_pivot(&mut enc);
+        }
     } else if is_si_pc(level) {
         isolation_si_pc::encode(&mut enc, level);
     } else {

@@ -23,7 +23,7 @@ use super::dangerous::has_pivot;
 use super::lazy::{self, Found, LazyEnd};
 use super::prefix::Domains;
 use super::saturate::{saturate, Pco};
-use super::seeds::for_each_seed;
+use super::seeds::{for_each_pivot_seed, for_each_seed, Seed};
 use super::serial::greedy_serial_order;
 use super::space::Space;
 use super::{PcoEdge, PredictError, PredictStats, Strategy};
@@ -279,7 +279,7 @@ pub(crate) fn search(
     let verification = Instant::now();
     let mut failure: Option<Result<String, PredictError>> = None;
     let mut seeds = 0u32;
-    for_each_seed(&dom, order, per_read, |seed| {
+    let mut judge_seed = |seed: Seed| {
         if found.len() >= want {
             return ControlFlow::Break(());
         }
@@ -335,7 +335,14 @@ pub(crate) fn search(
             }
         }
         ControlFlow::Continue(())
-    });
+    };
+    // SI: a seed must hold a dangerous structure, and SI's all-or-nothing visibility rejects
+    // the causal seeds' single changed reads of a transaction's writes.
+    if level == Level::Snapshot {
+        for_each_pivot_seed(&dom, order, &mut judge_seed);
+    } else {
+        for_each_seed(&dom, order, per_read, &mut judge_seed);
+    }
     stats.verification_ms += super::ms(verification.elapsed());
     stats.seeds = seeds;
     if let Some(Err(e)) = failure {

@@ -17,7 +17,7 @@ use std::ops::ControlFlow;
 
 use super::prefix::{is_external, Domains};
 use super::space::{BoundaryKind, NONE};
-use crate::history::{KeyId, OpId, TxnId, INITIAL_TXN};
+use crate::history::{History, KeyId, OpId, TxnId, INITIAL_TXN};
 
 /// One seed: a closed boundary vector and the changed reads (sorted by op).
 pub(crate) struct Seed {
@@ -33,20 +33,7 @@ pub(crate) fn for_each_seed(
     mut visit: impl FnMut(Seed) -> ControlFlow<()>,
 ) {
     let h = dom.h;
-    let n = h.txn_count();
-    let mut sigma = vec![u32::MAX; n];
-    for (i, &t) in order.iter().enumerate() {
-        sigma[t as usize] = i as u32;
-    }
-    // Versions of each key in σ order, t0 first.
-    let mut versions: Vec<Vec<TxnId>> = vec![vec![INITIAL_TXN]; h.key_count()];
-    for &t in order.iter().filter(|&&t| t != INITIAL_TXN) {
-        for &k in h.keys_written(t) {
-            if versions[k as usize].last() != Some(&t) {
-                versions[k as usize].push(t);
-            }
-        }
-    }
+    let (sigma, versions) = versions_in_order(h, order);
     let minimal: Vec<u32> = (0..dom.sessions.len() as u32)
         .map(|s| dom.round_up(s, 0))
         .collect();
@@ -109,6 +96,125 @@ pub(crate) fn for_each_seed(
                     if visit(Seed { boundary, changed }).is_break() {
                         return;
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Positions in the serial order `order` (per transaction), and each key's versions in that
+/// order, t0 first.
+fn versions_in_order(h: &History, order: &[TxnId]) -> (Vec<u32>, Vec<Vec<TxnId>>) {
+    let mut sigma = vec![u32::MAX; h.txn_count()];
+    for (i, &t) in order.iter().enumerate() {
+        sigma[t as usize] = i as u32;
+    }
+    let mut versions: Vec<Vec<TxnId>> = vec![vec![INITIAL_TXN]; h.key_count()];
+    for &t in order.iter().filter(|&&t| t != INITIAL_TXN) {
+        for &k in h.keys_written(t) {
+            if versions[k as usize].last() != Some(&t) {
+                versions[k as usize].push(t);
+            }
+        }
+    }
+    (sigma, versions)
+}
+
+/// Snapshot isolation's seeds: Fekete et al.'s dangerous structure `t1 →rw p →rw t3`
+/// ([`super::dangerous`]), which every prediction at SI holds, built from the observed run. SI
+/// makes a transaction see another's writes all or none, so where a causal seed changes one
+/// read, these make `p` *miss* `t3` — every read `p` made of `t3`'s writes now reads an older
+/// version (σ order) — and `t1` miss `p`; an edge already pointing that way in the observed run
+/// needs no change. `p` and `t1` are their sessions' boundaries, so each also misses the
+/// transactions the other's session leaves out (a read of them would need them); `t3` is
+/// included whole, and the prefix closed as for the causal seeds. With the strict boundary only
+/// the boundary read may change: a miss changes the first read of a missed transaction's write
+/// and cuts the rest. One seed per (pivot, `t1`, `t3`): few, as runs have few pivots.
+pub(crate) fn for_each_pivot_seed(
+    dom: &Domains,
+    order: &[TxnId],
+    mut visit: impl FnMut(Seed) -> ControlFlow<()>,
+) {
+    let h = dom.h;
+    let (sigma, versions) = versions_in_order(h, order);
+    let minimal: Vec<u32> = (0..dom.sessions.len() as u32)
+        .map(|s| dom.round_up(s, 0))
+        .collect();
+    let caps: Vec<u32> = dom.sessions.iter().map(|d| d.max).collect();
+    let strict = dom.boundary == BoundaryKind::Strict;
+    // After `t` in its session (left out when `t` is the session's boundary).
+    let after_in_session = |t: TxnId, u: TxnId| {
+        u != INITIAL_TXN
+            && dom.session_of[u as usize] == dom.session_of[t as usize]
+            && dom.index_of[u as usize] > dom.index_of[t as usize]
+    };
+    // The reads by which `reader` misses every transaction `missed` says: (read, the latest
+    // older version, in σ, whose writer is not missed).
+    let miss = |reader: TxnId, missed: &dyn Fn(TxnId) -> bool| -> Option<Vec<(OpId, TxnId)>> {
+        let mut changes = Vec::new();
+        for o in h.txn(reader).ops().filter(|&o| is_external(h, o)) {
+            let w = h.writer_txn(o).unwrap_or(INITIAL_TXN);
+            if !missed(w) {
+                continue;
+            }
+            let vs = &versions[h.op(o).key as usize];
+            let at = vs
+                .binary_search_by_key(&sigma[w as usize], |&v| sigma[v as usize])
+                .ok()?;
+            let older = vs[..at].iter().rev().find(|&&v| !missed(v))?;
+            changes.push((o, *older));
+            if strict {
+                break;
+            }
+        }
+        Some(changes)
+    };
+    for structure in super::dangerous::structures(h) {
+        let p = structure.pivot;
+        let sp = dom.session_of[p as usize] as usize;
+        for &t1 in &structure.before {
+            let s1 = dom.session_of[t1 as usize] as usize;
+            for &t3 in &structure.after {
+                let s3 = dom.session_of[t3 as usize] as usize;
+                if after_in_session(t1, t3) {
+                    continue; // t3 would be left out
+                }
+                let left_out = |u: TxnId| after_in_session(p, u) || after_in_session(t1, u);
+                let Some(p_misses) = miss(p, &|u| u == t3 || left_out(u)) else {
+                    continue;
+                };
+                let Some(t1_misses) = miss(t1, &|u| u == p || left_out(u)) else {
+                    continue;
+                };
+                if p_misses.is_empty() && t1_misses.is_empty() {
+                    continue; // the observed prefix: serializable
+                }
+                let value = |t: TxnId, changes: &[(OpId, TxnId)]| match changes.first() {
+                    Some(&(o, _)) if strict => dom.reads_before[o as usize],
+                    _ if strict => dom.whole(t),
+                    _ => dom.index_of[t as usize],
+                };
+                let mut boundary = minimal.clone();
+                let mut cap = caps.clone();
+                cap[sp] = value(p, &p_misses);
+                cap[s1] = value(t1, &t1_misses);
+                boundary[sp] = cap[sp];
+                boundary[s1] = cap[s1];
+                if t3 != t1 {
+                    let whole = dom.round_up(s3 as u32, dom.whole(t3));
+                    if whole > cap[s3] {
+                        continue;
+                    }
+                    boundary[s3] = boundary[s3].max(whole);
+                }
+                let mut changed: Vec<(OpId, TxnId)> =
+                    p_misses.iter().chain(&t1_misses).copied().collect();
+                changed.sort_unstable();
+                if dom.close(&mut boundary, &cap, &changed).is_none() {
+                    continue;
+                }
+                if visit(Seed { boundary, changed }).is_break() {
+                    return;
                 }
             }
         }
