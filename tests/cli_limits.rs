@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::cli::{isopredict, stderr, stdout, Scratch};
+use common::cli::{isopredict, json_output, stderr, stdout, Scratch};
 
 #[test]
 fn rank_bounds_explore_and_threads() {
@@ -49,8 +49,7 @@ fn rank_fails_on_an_unparsable_history_and_counts_each_level_once() {
         "--out",
         &s.arg("r"),
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let json = json_output(&o, 0);
     assert_eq!(
         json["predictions"].as_array().unwrap().len(),
         1,
