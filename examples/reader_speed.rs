@@ -21,12 +21,14 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use isopredict::formats::{self, timekiller, Format};
-use isopredict::ser::ts_generate::{generate_timestamped, TsGenParams};
+use isopredict::formats::{self, Format};
 
 #[path = "gen_plume.rs"]
 #[allow(dead_code)]
 mod gen_plume;
+#[path = "common/speed.rs"]
+mod speed;
+use speed::{process_cpu, timekiller_json};
 
 /// One measured input.
 struct Row {
@@ -37,17 +39,6 @@ struct Row {
     best: f64,
     /// Best CPU time (user + system, all threads), seconds.
     cpu: f64,
-}
-
-/// CPU time used so far by the whole process (all threads), in seconds.
-fn process_cpu() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec it is given and nothing else.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// A serial Elle list-append history of about `ops` micro-operations, in EDN (`json` false)
@@ -184,19 +175,7 @@ fn main() {
 
 /// The timekiller row: a timestamped history of about `ops` operations.
 fn timekiller_row(ops: usize, runs: usize) -> Row {
-    let generated = generate_timestamped(&TsGenParams {
-        sessions: 50,
-        txns: (ops / 15) as u32,
-        ops_per_txn: 15,
-        keys: 1000,
-        read_fraction: 0.5,
-        seed: 1,
-        ..Default::default()
-    });
-    let mut json = Vec::new();
-    timekiller::write_timestamped(&generated, &mut json).expect("writing to memory");
-    drop(generated);
-    let parts = vec![(String::new(), json)];
+    let parts = vec![(String::new(), timekiller_json((ops / 15) as u32))];
     measure("timekiller".into(), &parts, Format::TimeKiller, runs)
 }
 
