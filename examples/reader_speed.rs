@@ -18,11 +18,12 @@
 //!   keys, 70 % reads returning the key's whole list), in EDN and in Jepsen's JSON.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use isopredict::formats::{self, Format};
 
+#[path = "common/docs.rs"]
+mod docs;
 #[path = "gen_plume.rs"]
 #[allow(dead_code)]
 mod gen_plume;
@@ -169,7 +170,7 @@ fn main() {
     let text = markdown(&rows, runs);
     print!("{text}");
     if write_docs {
-        write_docs_table(&text);
+        docs::write_docs_section("performance.md", "reader_speed", &text);
     }
 }
 
@@ -208,22 +209,4 @@ fn markdown(rows: &[Row], runs: usize) -> String {
         );
     }
     text
-}
-
-/// Replaces the table between the markers in docs/performance.md (atomically).
-fn write_docs_table(text: &str) {
-    let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/performance.md");
-    let old = std::fs::read_to_string(&docs).expect("docs/performance.md");
-    let begin = old
-        .find("<!-- begin: written by `cargo run --release --example reader_speed")
-        .expect("the begin marker in docs/performance.md");
-    let body = begin + old[begin..].find('\n').expect("a line") + 1;
-    let end = old
-        .find("<!-- end: written by reader_speed -->")
-        .expect("the end marker in docs/performance.md");
-    let new = format!("{}{text}{}", &old[..body], &old[end..]);
-    let tmp = docs.with_extension("md.tmp");
-    std::fs::write(&tmp, new).expect("writing the docs");
-    std::fs::rename(&tmp, &docs).expect("replacing the docs");
-    eprintln!("wrote {}", docs.display());
 }

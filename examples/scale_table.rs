@@ -25,13 +25,14 @@
 //!    that happens before a write it reads, which causal consistency forbids. Proving it needs
 //!    the complete solver phase.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use isopredict::check::Level;
 use isopredict::predict::{predict, PredictOptions, Strategy, Verdict};
 
+#[path = "common/docs.rs"]
+mod docs;
 #[path = "common/scale_cases.rs"]
 mod scale_cases;
 use scale_cases::{history, CASES};
@@ -148,20 +149,7 @@ fn main() {
     }
     println!("\n{text}");
     if write_docs {
-        let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/performance.md");
-        let old = std::fs::read_to_string(&docs).expect("docs/performance.md");
-        let begin = old
-            .find("<!-- begin: written by `cargo run --release --example scale_table")
-            .expect("the begin marker in docs/performance.md");
-        let body = begin + old[begin..].find('\n').expect("a line") + 1;
-        let end = old
-            .find("<!-- end: written by scale_table -->")
-            .expect("the end marker in docs/performance.md");
-        let new = format!("{}{text}{}", &old[..body], &old[end..]);
-        let tmp = docs.with_extension("md.tmp");
-        std::fs::write(&tmp, new).expect("writing the docs");
-        std::fs::rename(&tmp, &docs).expect("replacing the docs");
-        eprintln!("wrote {}", docs.display());
+        docs::write_docs_section("performance.md", "scale_table", &text);
     }
 }
 
