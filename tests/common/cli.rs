@@ -24,6 +24,15 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A file of the AWDIT test data (`relative` to its folder), as a command-line argument.
+pub fn awdit(relative: &str) -> String {
+    super::testdata_dir()
+        .join("awdit")
+        .join(relative)
+        .display()
+        .to_string()
+}
+
 /// Asserts that the binary exited with `code` (showing what it printed if not) and reads its
 /// standard output as JSON (for commands run with `--json`).
 pub fn json_output(o: &Output, code: i32) -> serde_json::Value {
