@@ -25,18 +25,23 @@ fn is_column(column: &str) -> bool {
 #[test]
 fn run_lists_distinct_anomalies_in_application_terms() {
     let s = Scratch::new("run-max");
-    let o = isopredict(&[
-        "run",
-        "smallbank",
-        "--size",
-        "large",
-        "--max",
-        "5",
-        "--json",
-        "--out",
-        &s.arg("sb"),
-    ]);
-    let json = json_output(&o, 1);
+    // `run smallbank --size large --max MAX --json` into folder `out`; it predicts (exit 1).
+    let run_max = |max: &str, out: &str| {
+        let out = s.arg(out);
+        let o = isopredict(&[
+            "run",
+            "smallbank",
+            "--size",
+            "large",
+            "--max",
+            max,
+            "--json",
+            "--out",
+            &out,
+        ]);
+        json_output(&o, 1)
+    };
+    let json = run_max("5", "sb");
     let anomalies = json["anomalies"].as_array().unwrap();
     assert!(
         (1..=5).contains(&anomalies.len()),
@@ -109,18 +114,7 @@ fn run_lists_distinct_anomalies_in_application_terms() {
     assert!(md.contains(anomalies[0]["anomaly"].as_str().unwrap()));
 
     // --max 1: just the prediction's anomaly, the same one.
-    let o = isopredict(&[
-        "run",
-        "smallbank",
-        "--size",
-        "large",
-        "--max",
-        "1",
-        "--json",
-        "--out",
-        &s.arg("sb1"),
-    ]);
-    let one = json_output(&o, 1);
+    let one = run_max("1", "sb1");
     assert_eq!(one["anomalies"].as_array().unwrap().len(), 1);
     assert_eq!(one["anomalies"][0]["anomaly"], anomalies[0]["anomaly"]);
     // Bad --max is bad input.
