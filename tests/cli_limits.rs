@@ -32,17 +32,11 @@ fn rank_bounds_explore_and_threads() {
 #[test]
 fn rank_fails_on_an_unparsable_history_and_counts_each_level_once() {
     let s = Scratch::new("rankhist");
-    let traces = common::testdata_dir().join("isopredict-traces");
-    std::fs::create_dir_all(s.join("h/bank")).unwrap();
-    std::fs::copy(
-        traces.join("smallbank_small_10000.txt"),
-        s.join("h/bank/smallbank_small_10000.txt"),
-    )
-    .unwrap();
+    let h = s.traces_by_group("h", &[("bank", "smallbank_small_10000.txt")]);
     let o = isopredict(&[
         "rank",
         "--histories",
-        &s.arg("h"),
+        &h,
         "--levels",
         "causal,causal,cc",
         "--json",
@@ -59,7 +53,7 @@ fn rank_fails_on_an_unparsable_history_and_counts_each_level_once() {
     let o = isopredict(&[
         "rank",
         "--histories",
-        &s.arg("h"),
+        &h,
         "--levels",
         "causal",
         "--out",

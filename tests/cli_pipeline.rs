@@ -164,19 +164,18 @@ fn rank_on_a_tiny_grid_writes_tables_json_and_chart() {
 #[test]
 fn rank_over_user_histories_groups_by_folder() {
     let s = Scratch::new("histories");
-    let traces = common::testdata_dir().join("isopredict-traces");
-    for (group, file) in [
-        ("bank", "smallbank_small_10000.txt"),
-        ("bank", "smallbank_small_20000.txt"),
-        ("votes", "voter_small_10000.txt"),
-    ] {
-        std::fs::create_dir_all(s.join(&format!("h/{group}"))).unwrap();
-        std::fs::copy(traces.join(file), s.join(&format!("h/{group}/{file}"))).unwrap();
-    }
+    let h = s.traces_by_group(
+        "h",
+        &[
+            ("bank", "smallbank_small_10000.txt"),
+            ("bank", "smallbank_small_20000.txt"),
+            ("votes", "voter_small_10000.txt"),
+        ],
+    );
     let o = isopredict(&[
         "rank",
         "--histories",
-        &s.arg("h"),
+        &h,
         "--levels",
         "causal",
         "--json",

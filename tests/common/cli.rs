@@ -98,6 +98,19 @@ impl Scratch {
         self.join(name).display().to_string()
     }
 
+    /// Copies shipped IsoPredict traces (`isopredict-traces/FILE` of the test data) to
+    /// `dir/GROUP/FILE` inside the directory, for each (GROUP, FILE): the layout of `rank
+    /// --histories`. Returns `dir` as a command-line argument.
+    pub fn traces_by_group(&self, dir: &str, files: &[(&str, &str)]) -> String {
+        let traces = super::testdata_dir().join("isopredict-traces");
+        for (group, file) in files {
+            let folder = self.join(dir).join(group);
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::copy(traces.join(file), folder.join(file)).unwrap();
+        }
+        self.arg(dir)
+    }
+
     /// The text of file `name` inside the directory (panics, naming it, if unreadable).
     pub fn read(&self, name: &str) -> String {
         let path = self.join(name);
