@@ -4,13 +4,16 @@
 //! re-verification.
 //! The per-trace table of docs/prediction.md comes from `examples/prediction_table.rs`.
 
-use std::path::PathBuf;
-
 use criterion::{criterion_group, criterion_main, Criterion};
 use isopredict::check::Level;
 use isopredict::formats::{read_file, Format};
 use isopredict::history::History;
 use isopredict::predict::{predict, PredictOptions, Strategy};
+
+#[path = "../examples/common/traces.rs"]
+#[allow(dead_code)]
+mod traces;
+use traces::testdata;
 
 fn trace(name: &str) -> History {
     let path = testdata()
@@ -43,17 +46,3 @@ fn approximate(c: &mut Criterion) {
 
 criterion_group!(benches, approximate);
 criterion_main!(benches);
-
-/// The shared test data: `ISOPREDICT_TESTDATA`, else `shared/testdata` one or two levels above
-/// the crate.
-fn testdata() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ISOPREDICT_TESTDATA") {
-        return dir.into();
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    ["..", "../.."]
-        .iter()
-        .map(|up| manifest.join(up).join("shared/testdata"))
-        .find(|d| d.is_dir())
-        .expect("../shared/testdata (or set ISOPREDICT_TESTDATA)")
-}

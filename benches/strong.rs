@@ -5,23 +5,12 @@
 //! `cargo run --release --example strong_levels` (docs/performance.md).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use isopredict::generate::{generate, Consistency, GenerateParams, KeyDistribution};
+use isopredict::generate::Consistency;
 use isopredict::ser::{check_serializable, check_strong, Engine, StrongLevel, StrongOptions};
 
-fn history(sessions: u32, txns: u32, consistency: Consistency, seed: u64) -> isopredict::History {
-    generate(&GenerateParams {
-        sessions,
-        txns_per_session: txns,
-        ops_per_txn: 8,
-        keys: 100,
-        read_ratio: 0.5,
-        distribution: KeyDistribution::Zipf { exponent: 1.0 },
-        abort_ratio: 0.0,
-        consistency,
-        seed,
-    })
-    .expect("valid parameters")
-}
+#[path = "../examples/common/strong_histories.rs"]
+mod strong_histories;
+use strong_histories::history;
 
 fn options(engine: Engine) -> StrongOptions {
     StrongOptions {

@@ -10,12 +10,13 @@
 //! (the file is replaced atomically), so the docs' numbers always come from this example.
 //! The table measures the paper-form encodings (`Engine::Paper`), whose sizes it reports.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use isopredict::check::Level;
 use isopredict::formats::{read_file, Format};
 
+#[path = "common/docs.rs"]
+mod docs;
 #[path = "common/traces.rs"]
 mod traces;
 use isopredict::predict::{predict, Engine, PredictOptions, Strategy};
@@ -76,20 +77,7 @@ fn main() {
     let text = markdown(&rows, timeout);
     print!("{text}");
     if write_docs {
-        let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/prediction.md");
-        let old = std::fs::read_to_string(&docs).expect("docs/prediction.md");
-        let begin = old
-            .find("<!-- begin: written by `cargo run --release --example prediction_table")
-            .expect("the begin marker in docs/prediction.md");
-        let body = begin + old[begin..].find('\n').expect("a line") + 1;
-        let end = old
-            .find("<!-- end: written by prediction_table -->")
-            .expect("the end marker in docs/prediction.md");
-        let new = format!("{}{text}{}", &old[..body], &old[end..]);
-        let tmp = docs.with_extension("md.tmp");
-        std::fs::write(&tmp, new).expect("writing the docs");
-        std::fs::rename(&tmp, &docs).expect("replacing the docs");
-        eprintln!("wrote {}", docs.display());
+        docs::write_docs_section("prediction.md", "prediction_table", &text);
     }
 }
 

@@ -18,15 +18,18 @@
 //!   keys, 70 % reads returning the key's whole list), in EDN and in Jepsen's JSON.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::time::Instant;
 
-use isopredict::formats::{self, timekiller, Format};
-use isopredict::ser::ts_generate::{generate_timestamped, TsGenParams};
+use isopredict::formats::{self, Format};
 
+#[path = "common/docs.rs"]
+mod docs;
 #[path = "gen_plume.rs"]
 #[allow(dead_code)]
 mod gen_plume;
+#[path = "common/speed.rs"]
+mod speed;
+use speed::{process_cpu, timekiller_json};
 
 /// One measured input.
 struct Row {
@@ -37,17 +40,6 @@ struct Row {
     best: f64,
     /// Best CPU time (user + system, all threads), seconds.
     cpu: f64,
-}
-
-/// CPU time used so far by the whole process (all threads), in seconds.
-fn process_cpu() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec it is given and nothing else.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// A serial Elle list-append history of about `ops` micro-operations, in EDN (`json` false)
@@ -178,25 +170,13 @@ fn main() {
     let text = markdown(&rows, runs);
     print!("{text}");
     if write_docs {
-        write_docs_table(&text);
+        docs::write_docs_section("performance.md", "reader_speed", &text);
     }
 }
 
 /// The timekiller row: a timestamped history of about `ops` operations.
 fn timekiller_row(ops: usize, runs: usize) -> Row {
-    let generated = generate_timestamped(&TsGenParams {
-        sessions: 50,
-        txns: (ops / 15) as u32,
-        ops_per_txn: 15,
-        keys: 1000,
-        read_fraction: 0.5,
-        seed: 1,
-        ..Default::default()
-    });
-    let mut json = Vec::new();
-    timekiller::write_timestamped(&generated, &mut json).expect("writing to memory");
-    drop(generated);
-    let parts = vec![(String::new(), json)];
+    let parts = vec![(String::new(), timekiller_json((ops / 15) as u32))];
     measure("timekiller".into(), &parts, Format::TimeKiller, runs)
 }
 
@@ -229,22 +209,4 @@ fn markdown(rows: &[Row], runs: usize) -> String {
         );
     }
     text
-}
-
-/// Replaces the table between the markers in docs/performance.md (atomically).
-fn write_docs_table(text: &str) {
-    let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/performance.md");
-    let old = std::fs::read_to_string(&docs).expect("docs/performance.md");
-    let begin = old
-        .find("<!-- begin: written by `cargo run --release --example reader_speed")
-        .expect("the begin marker in docs/performance.md");
-    let body = begin + old[begin..].find('\n').expect("a line") + 1;
-    let end = old
-        .find("<!-- end: written by reader_speed -->")
-        .expect("the end marker in docs/performance.md");
-    let new = format!("{}{text}{}", &old[..body], &old[end..]);
-    let tmp = docs.with_extension("md.tmp");
-    std::fs::write(&tmp, new).expect("writing the docs");
-    std::fs::rename(&tmp, &docs).expect("replacing the docs");
-    eprintln!("wrote {}", docs.display());
 }

@@ -8,30 +8,19 @@
 
 use std::time::{Duration, Instant};
 
-use isopredict::generate::{generate, Consistency, GenerateParams, KeyDistribution};
+use isopredict::generate::Consistency;
 use isopredict::ser::{
     check_serializable, check_strong, Engine, SerVerdict, StrongLevel, StrongOptions, Verdict,
 };
 use isopredict::History;
 
+#[path = "common/strong_histories.rs"]
+mod strong_histories;
+use strong_histories::history;
+
 const RUNS: usize = 3;
 /// Per check.
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn history(sessions: u32, txns: u32, consistency: Consistency, seed: u64) -> History {
-    generate(&GenerateParams {
-        sessions,
-        txns_per_session: txns,
-        ops_per_txn: 8,
-        keys: 100,
-        read_ratio: 0.5,
-        distribution: KeyDistribution::Zipf { exponent: 1.0 },
-        abort_ratio: 0.0,
-        consistency,
-        seed,
-    })
-    .expect("valid parameters")
-}
 
 fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
     let mut best = Duration::MAX;

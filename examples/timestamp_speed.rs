@@ -13,26 +13,11 @@ use std::time::Instant;
 
 use isopredict::formats::timekiller::{self, parse_transaction};
 use isopredict::ser::aion::{OnlineChecker, OnlineOptions};
-use isopredict::ser::ts_generate::{generate_timestamped, TsGenParams};
 use isopredict::ser::{check_timestamps, TsCheckOptions, TsLevel};
 
-/// CPU seconds used so far by the whole process (all threads), from /proc (Linux); 0
-/// elsewhere. Printed beside wall-clock times because the machine may be shared.
-fn process_cpu() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    // Fields after the command name: state is field 3; utime, stime are fields 14 and 15.
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
+#[path = "common/speed.rs"]
+mod speed;
+use speed::{process_cpu, timekiller_json};
 
 fn main() {
     let txns: u32 = std::env::args()
@@ -40,18 +25,7 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     let t = Instant::now();
-    let generated = generate_timestamped(&TsGenParams {
-        sessions: 50,
-        txns,
-        ops_per_txn: 15,
-        keys: 1000,
-        read_fraction: 0.5,
-        seed: 1,
-        ..Default::default()
-    });
-    let mut json = Vec::new();
-    timekiller::write_timestamped(&generated, &mut json).expect("writing to memory");
-    drop(generated);
+    let json = timekiller_json(txns);
     if let Ok(path) = std::env::var("TS_SPEED_WRITE") {
         std::fs::write(&path, &json).expect("writing the history");
         println!("wrote {path}");

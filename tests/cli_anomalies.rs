@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::cli::{isopredict, stderr, stdout, Scratch};
+use common::cli::{isopredict, json_output, Scratch, RANK_TINY_GRID};
 
 /// Whether `column` looks like `TABLE.column` or `TABLE (row)` (a store key named in
 /// application terms, not a raw key).
@@ -25,19 +25,23 @@ fn is_column(column: &str) -> bool {
 #[test]
 fn run_lists_distinct_anomalies_in_application_terms() {
     let s = Scratch::new("run-max");
-    let o = isopredict(&[
-        "run",
-        "smallbank",
-        "--size",
-        "large",
-        "--max",
-        "5",
-        "--json",
-        "--out",
-        &s.arg("sb"),
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
-    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // `run smallbank --size large --max MAX --json` into folder `out`; it predicts (exit 1).
+    let run_max = |max: &str, out: &str| {
+        let out = s.arg(out);
+        let o = isopredict(&[
+            "run",
+            "smallbank",
+            "--size",
+            "large",
+            "--max",
+            max,
+            "--json",
+            "--out",
+            &out,
+        ]);
+        json_output(&o, 1)
+    };
+    let json = run_max("5", "sb");
     let anomalies = json["anomalies"].as_array().unwrap();
     assert!(
         (1..=5).contains(&anomalies.len()),
@@ -102,7 +106,7 @@ fn run_lists_distinct_anomalies_in_application_terms() {
         assert!(detailed.contains(&txn), "{txn} not in {detailed:?}");
     }
     // report.md lists them too.
-    let md = std::fs::read_to_string(s.join("sb").join("report.md")).unwrap();
+    let md = s.read("sb/report.md");
     assert!(
         md.contains(&format!("## Distinct anomalies ({})", anomalies.len())),
         "{md}"
@@ -110,18 +114,7 @@ fn run_lists_distinct_anomalies_in_application_terms() {
     assert!(md.contains(anomalies[0]["anomaly"].as_str().unwrap()));
 
     // --max 1: just the prediction's anomaly, the same one.
-    let o = isopredict(&[
-        "run",
-        "smallbank",
-        "--size",
-        "large",
-        "--max",
-        "1",
-        "--json",
-        "--out",
-        &s.arg("sb1"),
-    ]);
-    let one: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let one = run_max("1", "sb1");
     assert_eq!(one["anomalies"].as_array().unwrap().len(), 1);
     assert_eq!(one["anomalies"][0]["anomaly"], anomalies[0]["anomaly"]);
     // Bad --max is bad input.
@@ -132,26 +125,17 @@ fn run_lists_distinct_anomalies_in_application_terms() {
 #[test]
 fn rank_aggregates_and_scores_by_distinct_anomalies() {
     let s = Scratch::new("rank-anomalies");
-    let o = isopredict(&[
-        "rank",
-        "--workloads",
-        "smallbank,voter",
-        "--seeds",
-        "1..2",
-        "--sizes",
-        "small",
-        "--levels",
-        "causal,rc",
+    let out = s.arg("r");
+    let extra = [
         "--max",
         "3",
         "--score",
         "anomalies",
         "--json",
         "--out",
-        &s.arg("r"),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        &out,
+    ];
+    let json = json_output(&isopredict(&[RANK_TINY_GRID, &extra].concat()), 0);
     let records = json["predictions"].as_array().unwrap();
     let ranking = json["ranking"].as_array().unwrap();
     assert_eq!(json["score"], "anomalies");
@@ -201,7 +185,7 @@ fn rank_aggregates_and_scores_by_distinct_anomalies() {
         .map(|r| r["score"].as_f64().unwrap())
         .collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
-    let md = std::fs::read_to_string(s.join("r").join("rank.md")).unwrap();
+    let md = s.read("r/rank.md");
     assert!(
         md.contains("## Risk ranking (by distinct anomalies)"),
         "{md}"

@@ -5,15 +5,7 @@ mod common;
 
 use isopredict::check::{Anomaly, CheckReport, Level, LevelsReport};
 
-use common::cli::{isopredict, stdout, Scratch};
-
-fn awdit(relative: &str) -> String {
-    common::testdata_dir()
-        .join("awdit")
-        .join(relative)
-        .display()
-        .to_string()
-}
+use common::cli::{awdit, isopredict, stdout, Scratch};
 
 #[test]
 fn exit_codes_follow_the_verdict() {

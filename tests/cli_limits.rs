@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::cli::{isopredict, stderr, stdout, Scratch};
+use common::cli::{isopredict, json_output, stderr, stdout, Scratch};
 
 #[test]
 fn rank_bounds_explore_and_threads() {
@@ -32,25 +32,18 @@ fn rank_bounds_explore_and_threads() {
 #[test]
 fn rank_fails_on_an_unparsable_history_and_counts_each_level_once() {
     let s = Scratch::new("rankhist");
-    let traces = common::testdata_dir().join("isopredict-traces");
-    std::fs::create_dir_all(s.join("h/bank")).unwrap();
-    std::fs::copy(
-        traces.join("smallbank_small_10000.txt"),
-        s.join("h/bank/smallbank_small_10000.txt"),
-    )
-    .unwrap();
+    let h = s.traces_by_group("h", &[("bank", "smallbank_small_10000.txt")]);
     let o = isopredict(&[
         "rank",
         "--histories",
-        &s.arg("h"),
+        &h,
         "--levels",
         "causal,causal,cc",
         "--json",
         "--out",
         &s.arg("r"),
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let json = json_output(&o, 0);
     assert_eq!(
         json["predictions"].as_array().unwrap().len(),
         1,
@@ -60,7 +53,7 @@ fn rank_fails_on_an_unparsable_history_and_counts_each_level_once() {
     let o = isopredict(&[
         "rank",
         "--histories",
-        &s.arg("h"),
+        &h,
         "--levels",
         "causal",
         "--out",

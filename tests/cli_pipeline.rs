@@ -4,13 +4,7 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::cli::{isopredict, stderr, stdout, Scratch};
-
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use common::cli::{isopredict, json_output, stderr, stdout, Scratch, RANK_TINY_GRID};
 
 #[test]
 fn run_smallbank_reports_a_validated_anomaly_and_writes_its_files() {
@@ -42,28 +36,20 @@ fn run_smallbank_reports_a_validated_anomaly_and_writes_its_files() {
     ] {
         assert!(dir.join(f).is_file(), "{f} written");
     }
-    assert_eq!(read(&dir.join("report.md")), text);
-    let svg = read(&dir.join("anomaly.svg"));
+    assert_eq!(s.read("sb/report.md"), text);
+    let svg = s.read("sb/anomaly.svg");
     assert!(
         svg.starts_with("<svg") && svg.contains("#d12a1f"),
         "the cycle is drawn in red"
     );
-    assert!(read(&dir.join("anomaly.dot")).starts_with("digraph anomaly {"));
-    let report: serde_json::Value = serde_json::from_str(&read(&dir.join("report.json"))).unwrap();
+    assert!(s.read("sb/anomaly.dot").starts_with("digraph anomaly {"));
+    let report: serde_json::Value = serde_json::from_str(&s.read("sb/report.json")).unwrap();
     assert_eq!(report["verdict"], "anomaly-validated");
     assert_eq!(report["validation"]["verdict"], "validated");
     // The written histories read back, and the predicted one re-checks at causal.
-    let check = isopredict(&[
-        "check",
-        &dir.join("predicted.json").display().to_string(),
-        "--level",
-        "cc",
-    ]);
+    let check = isopredict(&["check", &s.arg("sb/predicted.json"), "--level", "cc"]);
     assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
-    let stats = isopredict(&[
-        "stats",
-        &dir.join("observed.trace.txt").display().to_string(),
-    ]);
+    let stats = isopredict(&["stats", &s.arg("sb/observed.trace.txt")]);
     assert_eq!(stats.status.code(), Some(0), "{}", stderr(&stats));
 }
 
@@ -99,8 +85,7 @@ fn run_exit_codes_none_unknown_and_bad_input() {
         "--out",
         &s.arg("t"),
     ]);
-    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
-    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let report = json_output(&o, 3);
     assert_eq!(report["verdict"], "unknown");
     // Bad input.
     for args in [
@@ -131,43 +116,26 @@ fn run_is_deterministic_across_processes() {
             "--out",
             &s.arg(dir),
         ]);
-        assert_eq!(o.status.code(), Some(1));
-        let mut v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let mut v = json_output(&o, 1);
         v.as_object_mut().unwrap().remove("timings");
         v.as_object_mut().unwrap().remove("files");
         v
     };
     assert_eq!(report("a"), report("b"));
+    assert_eq!(s.read("a/anomaly.svg"), s.read("b/anomaly.svg"));
     assert_eq!(
-        read(&s.join("a/anomaly.svg")),
-        read(&s.join("b/anomaly.svg"))
-    );
-    assert_eq!(
-        read(&s.join("a/validating.trace.txt")),
-        read(&s.join("b/validating.trace.txt"))
+        s.read("a/validating.trace.txt"),
+        s.read("b/validating.trace.txt")
     );
 }
 
 #[test]
 fn rank_on_a_tiny_grid_writes_tables_json_and_chart() {
     let s = Scratch::new("rank");
-    let o = isopredict(&[
-        "rank",
-        "--workloads",
-        "smallbank,voter",
-        "--seeds",
-        "1..2",
-        "--sizes",
-        "small",
-        "--levels",
-        "causal,rc",
-        "--explore",
-        "2",
-        "--out",
-        &s.arg("r"),
-    ]);
+    let out = s.arg("r");
+    let o = isopredict(&[RANK_TINY_GRID, &["--explore", "2", "--out", &out]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let md = read(&s.join("r/rank.md"));
+    let md = s.read("r/rank.md");
     assert_eq!(stdout(&o), md);
     assert!(stderr(&o).contains("rank.md"));
     assert!(md.contains("## Risk ranking"));
@@ -185,38 +153,36 @@ fn rank_on_a_tiny_grid_writes_tables_json_and_chart() {
         md.contains("| 1 | smallbank |"),
         "smallbank ranks first: {md}"
     );
-    let json: serde_json::Value = serde_json::from_str(&read(&s.join("r/rank.json"))).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&s.read("r/rank.json")).unwrap();
     assert_eq!(json["predictions"].as_array().unwrap().len(), 2 * 2 * 2);
     assert_eq!(json["exploration"].as_array().unwrap().len(), 2 * 2 * 2 * 2);
     assert_eq!(json["ranking"].as_array().unwrap().len(), 2);
-    let svg = read(&s.join("r/risk.svg"));
+    let svg = s.read("r/risk.svg");
     assert!(svg.starts_with("<svg") && svg.contains(">smallbank</text>"));
 }
 
 #[test]
 fn rank_over_user_histories_groups_by_folder() {
     let s = Scratch::new("histories");
-    let traces = common::testdata_dir().join("isopredict-traces");
-    for (group, file) in [
-        ("bank", "smallbank_small_10000.txt"),
-        ("bank", "smallbank_small_20000.txt"),
-        ("votes", "voter_small_10000.txt"),
-    ] {
-        std::fs::create_dir_all(s.join(&format!("h/{group}"))).unwrap();
-        std::fs::copy(traces.join(file), s.join(&format!("h/{group}/{file}"))).unwrap();
-    }
+    let h = s.traces_by_group(
+        "h",
+        &[
+            ("bank", "smallbank_small_10000.txt"),
+            ("bank", "smallbank_small_20000.txt"),
+            ("votes", "voter_small_10000.txt"),
+        ],
+    );
     let o = isopredict(&[
         "rank",
         "--histories",
-        &s.arg("h"),
+        &h,
         "--levels",
         "causal",
         "--json",
         "--out",
         &s.arg("r"),
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let json = json_output(&o, 0);
     let records = json["predictions"].as_array().unwrap();
     assert_eq!(records.len(), 3);
     let outcome = |run: &str| {
@@ -235,7 +201,7 @@ fn rank_over_user_histories_groups_by_folder() {
     assert_eq!(outcome("smallbank_small_10000.txt").1, "sat");
     assert_eq!(outcome("voter_small_10000.txt").1, "unsat");
     // (An unparsable file fails the command: tests/cli_limits.rs.)
-    let md = read(&s.join("r/rank.md"));
+    let md = s.read("r/rank.md");
     // No replay for user histories.
     assert!(
         md.contains("| bank | - | approx-relaxed | 0 (0) | 0 | 2 |"),

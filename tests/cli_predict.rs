@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::cli::{isopredict, stderr, stdout, Scratch};
+use common::cli::{isopredict, json_output, stderr, stdout, Scratch};
 use isopredict::check::{check, CheckOptions, Level};
 use isopredict::formats::{self, Format};
 use isopredict::ser::{check_serializable, SerVerdict};
@@ -67,8 +67,7 @@ fn json_output_embeds_the_predicted_history() {
         "--out",
         pred.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = json_output(&o, 1);
     assert_eq!(v["verdict"], "predicted");
     assert_eq!(v["strategy"], "approx-strict");
     assert!(v["stats"]["encoding"]["literals"].as_u64().unwrap() > 0);
@@ -282,8 +281,7 @@ fn several_predictions_are_an_array_and_one_file_each() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let values: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let values = json_output(&o, 1);
     let list = values.as_array().expect("an array");
     assert!(!list.is_empty() && list.len() <= 3);
     for (i, v) in list.iter().enumerate() {

@@ -7,15 +7,7 @@ mod common;
 use isopredict::check::Level;
 use isopredict::ser::{EveryLevelReport, StrongEdgeKind, StrongReport, Verdict};
 
-use common::cli::{isopredict, stdout, Scratch};
-
-fn awdit(relative: &str) -> String {
-    common::testdata_dir()
-        .join("awdit")
-        .join(relative)
-        .display()
-        .to_string()
-}
+use common::cli::{awdit, isopredict, stdout, Scratch};
 
 #[test]
 fn verdicts_exit_codes_and_names() {

@@ -4,27 +4,17 @@
 //! fully determines a run's report; the report names calls, changed reads, the cycle and the
 //! broken invariant.
 
-use std::time::Duration;
+mod common;
 
 use isopredict::check::Level;
-use isopredict::pipeline::{run_workload, RunOptions};
-use isopredict::predict::Strategy;
+use isopredict::pipeline::run_workload;
 use isopredict::report::run_report::{RunReport, RunVerdict};
-use isopredict::workloads::{by_name, Size};
+use isopredict::workloads::by_name;
 
-fn options(seed: u64, level: Level) -> RunOptions {
-    RunOptions {
-        seed,
-        size: Size::Small,
-        level,
-        strategy: Strategy::ApproxRelaxed,
-        timeout: Some(Duration::from_secs(60)),
-        ..RunOptions::default()
-    }
-}
+use common::small_run;
 
 fn report(workload: &str, seed: u64, level: Level) -> RunReport {
-    let out = run_workload(by_name(workload).unwrap(), &options(seed, level)).unwrap();
+    let out = run_workload(by_name(workload).unwrap(), &small_run(seed, level)).unwrap();
     if let Some(p) = &out.prediction {
         if let Err(e) = isopredict::predict::recheck::recheck_explanation(p) {
             panic!("{workload} seed {seed}: an unjustified explanation: {e}");
@@ -105,8 +95,8 @@ fn voter_has_no_causal_anomaly_but_rc_ones() {
 #[test]
 fn a_seed_fully_determines_the_report() {
     for (workload, level) in [("smallbank", Level::Causal), ("tpcc", Level::ReadCommitted)] {
-        let a = run_workload(by_name(workload).unwrap(), &options(2, level)).unwrap();
-        let b = run_workload(by_name(workload).unwrap(), &options(2, level)).unwrap();
+        let a = run_workload(by_name(workload).unwrap(), &small_run(2, level)).unwrap();
+        let b = run_workload(by_name(workload).unwrap(), &small_run(2, level)).unwrap();
         let (mut ra, mut rb) = (a.report, b.report);
         ra.timings = Default::default();
         rb.timings = Default::default();

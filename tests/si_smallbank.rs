@@ -10,38 +10,29 @@
 //!   every strategy when Balance's read changes, with the relaxed boundary only when
 //!   WriteCheck's does (its write then lies beyond the strict boundary).
 
-use std::time::Duration;
+mod common;
 
 use isopredict::check::Level;
 use isopredict::history::ReadFrom;
-use isopredict::pipeline::{run_workload, RunOptions};
+use isopredict::pipeline::run_workload;
 use isopredict::predict::{predict, PredictOptions, Strategy};
 use isopredict::report::run_report::RunVerdict;
-use isopredict::workloads::{by_name, Size};
+use isopredict::workloads::by_name;
 use isopredict::HistoryBuilder;
 
-fn options(seed: u64, level: Level) -> RunOptions {
-    RunOptions {
-        seed,
-        size: Size::Small,
-        level,
-        strategy: Strategy::ApproxRelaxed,
-        timeout: Some(Duration::from_secs(60)),
-        ..RunOptions::default()
-    }
-}
+use common::small_run;
 
 #[test]
 fn the_paper_mix_has_no_si_anomaly_but_lost_updates_at_pc() {
     let smallbank = by_name("smallbank").unwrap();
-    let si = run_workload(smallbank, &options(1, Level::Snapshot)).unwrap();
+    let si = run_workload(smallbank, &small_run(1, Level::Snapshot)).unwrap();
     assert_eq!(
         si.report.verdict,
         RunVerdict::NoAnomaly,
         "{}",
         si.report.summary
     );
-    let pc = run_workload(smallbank, &options(1, Level::Prefix)).unwrap();
+    let pc = run_workload(smallbank, &small_run(1, Level::Prefix)).unwrap();
     assert_eq!(
         pc.report.verdict,
         RunVerdict::AnomalyValidated,
@@ -57,7 +48,7 @@ fn the_paper_mix_has_no_si_anomaly_but_lost_updates_at_pc() {
 #[test]
 fn the_full_mix_gives_the_read_only_anomaly_at_si() {
     let full = by_name("smallbank-full").unwrap();
-    let out = run_workload(full, &options(1, Level::Snapshot)).unwrap();
+    let out = run_workload(full, &small_run(1, Level::Snapshot)).unwrap();
     let r = &out.report;
     assert_eq!(r.verdict, RunVerdict::AnomalyValidated, "{}", r.summary);
     let p = r.prediction.as_ref().unwrap();

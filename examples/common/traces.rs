@@ -1,6 +1,6 @@
 //! Shared by the examples that measure prediction on the shipped IsoPredict traces
-//! (`prediction_table`, `si_pc_speed`): where the traces are, which ones to run, and how an
-//! answer is printed.
+//! (`prediction_table`, `si_pc_speed`; `benches/predict.rs` uses [`testdata`]): where the
+//! traces are, which ones to run, and how an answer is printed.
 
 use std::path::PathBuf;
 

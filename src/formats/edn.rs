@@ -289,8 +289,28 @@ impl<'a> Reader<'a> {
     /// Skips the items of a collection up to `close` (the opening byte consumed); returns
     /// how many there were. Errors as [`Self::seq`].
     fn skip_seq(&mut self, close: u8, depth: usize) -> Result<usize, EdnError> {
-        let open = self.pos - 1;
         let mut items = 0;
+        self.each_item(close, depth, Self::skip_value, |r, depth| {
+            r.skip_value(depth)?;
+            items += 1;
+            Ok(())
+        })?;
+        Ok(items)
+    }
+
+    /// Goes through the items of a collection up to `close` (the opening byte consumed):
+    /// `item` reads each item at `depth + 1`, `discard` each `#_` discarded one. Errors: the
+    /// collection never closed (at its opening byte), a closing byte of another kind, or an
+    /// item's error.
+    #[inline(always)]
+    fn each_item(
+        &mut self,
+        close: u8,
+        depth: usize,
+        discard: fn(&mut Self, usize) -> Result<(), EdnError>,
+        mut item: impl FnMut(&mut Self, usize) -> Result<(), EdnError>,
+    ) -> Result<(), EdnError> {
+        let open = self.pos - 1;
         loop {
             self.skip();
             match self.bytes.get(self.pos) {
@@ -302,7 +322,7 @@ impl<'a> Reader<'a> {
                 }
                 Some(&b) if b == close => {
                     self.pos += 1;
-                    return Ok(items);
+                    return Ok(());
                 }
                 Some(b')' | b']' | b'}') => {
                     return self.error(
@@ -312,12 +332,9 @@ impl<'a> Reader<'a> {
                 }
                 Some(b'#') if self.bytes[self.pos..].starts_with(b"#_") => {
                     self.pos += 2;
-                    self.skip_value(depth + 1)?;
+                    discard(self, depth + 1)?;
                 }
-                Some(_) => {
-                    self.skip_value(depth + 1)?;
-                    items += 1;
-                }
+                Some(_) => item(self, depth + 1)?,
             }
         }
     }
@@ -332,34 +349,17 @@ impl<'a> Reader<'a> {
     }
 
     fn seq(&mut self, close: u8, depth: usize) -> Result<Vec<Edn<'a>>, EdnError> {
-        let open = self.pos - 1;
         let mut items = Vec::new();
-        loop {
-            self.skip();
-            match self.bytes.get(self.pos) {
-                None => {
-                    return self.error(
-                        open,
-                        format!("`{}` is never closed", self.bytes[open] as char),
-                    )
-                }
-                Some(&b) if b == close => {
-                    self.pos += 1;
-                    return Ok(items);
-                }
-                Some(b')' | b']' | b'}') => {
-                    return self.error(
-                        self.pos,
-                        format!("unexpected `{}`", self.bytes[self.pos] as char),
-                    )
-                }
-                Some(b'#') if self.bytes[self.pos..].starts_with(b"#_") => {
-                    self.pos += 2;
-                    self.value(depth + 1)?;
-                }
-                Some(_) => items.push(self.value(depth + 1)?),
-            }
-        }
+        self.each_item(
+            close,
+            depth,
+            |r, depth| r.value(depth).map(drop),
+            |r, depth| {
+                items.push(r.value(depth)?);
+                Ok(())
+            },
+        )?;
+        Ok(items)
     }
 
     /// Reads one value at nesting `depth` (after whitespace).

@@ -1,5 +1,6 @@
 use super::space::NONE;
 use super::*;
+use crate::generate::{generate, Consistency, GenerateParams};
 use crate::history::{BuilderTxn, HistoryBuilder, ReadFrom};
 
 /// An operation of a test history: read `key` from (session, transaction index) or from the
@@ -596,26 +597,20 @@ pub(super) fn agree_with_brute_force(h: &History, level: Level) {
     assert!(!truth_strict || truth_exact);
 }
 
-#[test]
-fn paper_examples_agree_with_brute_force() {
-    for h in [deposits(), single_writer()] {
-        for level in [Level::Causal, Level::ReadAtomic, Level::ReadCommitted] {
-            agree_with_brute_force(&h, level);
+/// [`agree_with_brute_force`] on every history at every level.
+pub(super) fn all_agree_with_brute_force(histories: &[History], levels: &[Level]) {
+    for h in histories {
+        for &level in levels {
+            agree_with_brute_force(h, level);
         }
     }
 }
 
-#[test]
-fn generated_runs_agree_with_brute_force() {
-    // Tiny runs of the generator's serializable store (with aborts) and causal store (whose runs
-    // may already be unserializable).
-    use crate::generate::{generate, Consistency, GenerateParams};
-    for seed in 0..20 {
-        for (consistency, level) in [
-            (Consistency::Serializable, Level::Causal),
-            (Consistency::Serializable, Level::ReadCommitted),
-            (Consistency::Causal, Level::ReadAtomic),
-        ] {
+/// [`agree_with_brute_force`] on tiny generated runs (3 sessions of 2 transactions of 2
+/// operations over 2 keys, 15 % aborted), one per seed and (store consistency, level) pair.
+pub(super) fn generated_runs_agree(seeds: std::ops::Range<u64>, cases: &[(Consistency, Level)]) {
+    for seed in seeds {
+        for &(consistency, level) in cases {
             let h = generate(&GenerateParams {
                 sessions: 3,
                 txns_per_session: 2,
@@ -630,6 +625,28 @@ fn generated_runs_agree_with_brute_force() {
             agree_with_brute_force(&h, level);
         }
     }
+}
+
+#[test]
+fn paper_examples_agree_with_brute_force() {
+    all_agree_with_brute_force(
+        &[deposits(), single_writer()],
+        &[Level::Causal, Level::ReadAtomic, Level::ReadCommitted],
+    );
+}
+
+#[test]
+fn generated_runs_agree_with_brute_force() {
+    // Tiny runs of the generator's serializable store (with aborts) and causal store (whose runs
+    // may already be unserializable).
+    generated_runs_agree(
+        0..20,
+        &[
+            (Consistency::Serializable, Level::Causal),
+            (Consistency::Serializable, Level::ReadCommitted),
+            (Consistency::Causal, Level::ReadAtomic),
+        ],
+    );
 }
 
 #[test]
@@ -661,7 +678,6 @@ fn every_distinct_anomaly_is_reported() {
 /// histories (with aborts), every strategy and level.
 #[test]
 fn engines_agree_on_small_generated_runs() {
-    use crate::generate::{generate, Consistency, GenerateParams};
     for seed in 0..u64::from(proptest_cases(8).max(4)) {
         let h = generate(&GenerateParams {
             sessions: 3 + (seed % 2) as u32,
@@ -780,7 +796,6 @@ fn text_and_json_renderings() {
 
 #[test]
 fn an_encoding_over_the_memory_budget_is_unknown() {
-    use crate::generate::{generate, Consistency, GenerateParams};
     let h = generate(&GenerateParams {
         sessions: 10,
         txns_per_session: 70,

@@ -4,10 +4,11 @@
 //! the levels (SI ⊑ PC ⊑ CC: a prediction at si implies one at pc implies one at causal).
 
 use super::tests::{
-    agree_with_brute_force, deposits, hist, proptest_cases, random_program, run, serial_run,
-    single_writer, Op,
+    agree_with_brute_force, all_agree_with_brute_force, deposits, generated_runs_agree, hist,
+    proptest_cases, random_program, run, serial_run, single_writer, Op,
 };
 use super::*;
+use crate::generate::{generate, Consistency, GenerateParams};
 use Op::{R, W};
 
 /// Write skew observed serially: t1 reads y and writes x; t2 writes y, then reads x from t1.
@@ -82,41 +83,27 @@ fn a_blind_write_conflict_rules_out_write_skew_at_si() {
 
 #[test]
 fn paper_examples_agree_with_brute_force_at_pc_and_si() {
-    for h in [
-        deposits(),
-        single_writer(),
-        write_skew(),
-        write_skew_with_blind_conflict(),
-    ] {
-        for level in [Level::Prefix, Level::Snapshot] {
-            agree_with_brute_force(&h, level);
-        }
-    }
+    all_agree_with_brute_force(
+        &[
+            deposits(),
+            single_writer(),
+            write_skew(),
+            write_skew_with_blind_conflict(),
+        ],
+        &[Level::Prefix, Level::Snapshot],
+    );
 }
 
 #[test]
 fn generated_runs_agree_with_brute_force_at_pc_and_si() {
-    use crate::generate::{generate, Consistency, GenerateParams};
-    for seed in 0..4 {
-        for (consistency, level) in [
+    generated_runs_agree(
+        0..4,
+        &[
             (Consistency::Serializable, Level::Snapshot),
             (Consistency::Serializable, Level::Prefix),
             (Consistency::Causal, Level::Prefix),
-        ] {
-            let h = generate(&GenerateParams {
-                sessions: 3,
-                txns_per_session: 2,
-                ops_per_txn: 2,
-                keys: 2,
-                abort_ratio: 0.15,
-                consistency,
-                seed,
-                ..GenerateParams::default()
-            })
-            .unwrap();
-            agree_with_brute_force(&h, level);
-        }
-    }
+        ],
+    );
 }
 
 #[test]
@@ -183,7 +170,6 @@ mod random {
 /// pc/si check and the Z3 serializability check (independent of the pipeline's checkers).
 #[test]
 fn pc_and_si_answer_at_scale() {
-    use crate::generate::{generate, Consistency, GenerateParams};
     let h = generate(&GenerateParams {
         sessions: 10,
         txns_per_session: 100,

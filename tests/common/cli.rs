@@ -1,7 +1,8 @@
 //! Helpers for end-to-end tests of the built `isopredict` binary: run it, read what it
 //! printed, and a scratch directory per test.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// Runs the built binary with `args` (stdin empty) and waits for it.
@@ -21,6 +22,54 @@ pub fn stdout(o: &Output) -> String {
 /// What the binary printed on stderr.
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A file of the AWDIT test data (`relative` to its folder), as a command-line argument.
+pub fn awdit(relative: &str) -> String {
+    super::testdata_dir()
+        .join("awdit")
+        .join(relative)
+        .display()
+        .to_string()
+}
+
+/// Asserts that the binary exited with `code` (showing what it printed if not) and reads its
+/// standard output as JSON (for commands run with `--json`).
+pub fn json_output(o: &Output, code: i32) -> serde_json::Value {
+    assert_eq!(o.status.code(), Some(code), "{}{}", stdout(o), stderr(o));
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+/// `isopredict rank` over a tiny grid of built-in workloads: Smallbank and Voter, seeds 1 and
+/// 2, the small size, causal and rc (8 tasks); the caller adds the rest of the arguments.
+pub const RANK_TINY_GRID: &[&str] = &[
+    "rank",
+    "--workloads",
+    "smallbank,voter",
+    "--seeds",
+    "1..2",
+    "--sizes",
+    "small",
+    "--levels",
+    "causal,rc",
+];
+
+/// Every file under `dir` (recursively), by path relative to `dir`, with its content.
+pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().display().to_string();
+                files.insert(name, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
 }
 
 /// A fresh scratch directory for one test, removed when dropped.
@@ -47,6 +96,25 @@ impl Scratch {
     /// `name` inside the directory, as a command-line argument.
     pub fn arg(&self, name: &str) -> String {
         self.join(name).display().to_string()
+    }
+
+    /// Copies shipped IsoPredict traces (`isopredict-traces/FILE` of the test data) to
+    /// `dir/GROUP/FILE` inside the directory, for each (GROUP, FILE): the layout of `rank
+    /// --histories`. Returns `dir` as a command-line argument.
+    pub fn traces_by_group(&self, dir: &str, files: &[(&str, &str)]) -> String {
+        let traces = super::testdata_dir().join("isopredict-traces");
+        for (group, file) in files {
+            let folder = self.join(dir).join(group);
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::copy(traces.join(file), folder.join(file)).unwrap();
+        }
+        self.arg(dir)
+    }
+
+    /// The text of file `name` inside the directory (panics, naming it, if unreadable).
+    pub fn read(&self, name: &str) -> String {
+        let path = self.join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 }
 

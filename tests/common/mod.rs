@@ -420,3 +420,16 @@ pub fn table3_average(
         total.txns as f64 / 10.0,
     )
 }
+
+/// Options of a pipeline run of a built-in workload at the small size: `seed`, `level`,
+/// approx-relaxed, a 60 s prediction time limit.
+pub fn small_run(seed: u64, level: isopredict::check::Level) -> isopredict::pipeline::RunOptions {
+    isopredict::pipeline::RunOptions {
+        seed,
+        size: isopredict::workloads::Size::Small,
+        level,
+        strategy: isopredict::predict::Strategy::ApproxRelaxed,
+        timeout: Some(std::time::Duration::from_secs(60)),
+        ..isopredict::pipeline::RunOptions::default()
+    }
+}
