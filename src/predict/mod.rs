@@ -929,10 +929,12 @@ fn reverify(
 }
 
 /// Why "none" needs no search at SI (said in the outcome's reason).
-pub const NO_PIVOT: &str = "no transaction of the run both reads a key it does not write that \
-    another session writes, and writes a key that another session reads without writing it; \
-    snapshot isolation then allows only serializable executions of these transactions \
-    (Fekete et al.'s dangerous structure needs such a transaction)";
+pub const NO_PIVOT: &str = "no transaction of the run can be the middle of a dangerous \
+    structure: none both reads a key it does not write that a transaction of another session \
+    writes, and writes a key that a transaction of another session reads without writing it, \
+    with neither of those forced into its snapshot (resp. it into theirs) by what the run's \
+    earlier transactions read; snapshot isolation then allows only serializable executions of \
+    these transactions (Fekete et al.: an unserializable SI execution has such a transaction)";
 
 /// The scalable engine's pipeline after the level check ([`scalable`]).
 fn predict_scalable(
@@ -959,7 +961,7 @@ fn predict_scalable(
     };
     // SI: an SI history without a pivot is serializable (Fekete et al.'s dangerous structure,
     // [`dangerous`]), and every prediction's pivots are pivots of the observed run.
-    if options.level == Level::Snapshot && !dangerous::has_pivot(history) {
+    if options.level == Level::Snapshot && dangerous::structures(history).is_empty() {
         outcome.verdict = Verdict::NoPrediction;
         outcome.reason = Some(NO_PIVOT.to_string());
         return Ok(outcome);
