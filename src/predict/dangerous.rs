@@ -329,33 +329,61 @@ pub(crate) fn require_a_pivot(enc: &mut Encoding) {
         let other = |t: TxnId| {
             t != INITIAL_TXN && txn_node[t as usize] != NONE && h.txn(t).session != session
         };
-        let mut ins = Vec::new();
+        // `t1 →rw p` and `p →rw t3` each need the second outside the first's snapshot: the
+        // first reads nothing from the second.
+        let misses = |enc: &mut Encoding, reader: u32, writer: u32| {
+            let mut lits = Vec::new();
+            for u in space.node_units[reader as usize].clone() {
+                let g = space.units[u as usize].group;
+                if let Some(i) = space.cands(g).iter().position(|&c| c == writer) {
+                    lits.push(enc.sel(u, i as u32).not());
+                }
+            }
+            enc.store
+                .and_lit(Name::new("piv_miss", &[reader, writer]), &lits)
+        };
+        let mut before: Vec<(TxnId, KeyId)> = Vec::new();
         for &k1 in h.keys_written(p) {
             for &t1 in h.readers_of(k1) {
                 if other(t1)
                     && read_only_of[t1 as usize].binary_search(&k1).is_ok()
                     && !forced.sees(t1, p)
                 {
-                    ins.push(read_in(enc, txn_node[t1 as usize], k1));
+                    before.push((t1, k1));
                 }
             }
         }
-        let mut outs = Vec::new();
+        before.sort_unstable();
+        let mut ins = Vec::new();
+        for group in before.chunk_by(|a, b| a.0 == b.0) {
+            let t1n = txn_node[group[0].0 as usize];
+            let reads: Vec<Lit> = group.iter().map(|&(_, k1)| read_in(enc, t1n, k1)).collect();
+            let read = enc.store.or_lit(Name::new("piv_r", &[t1n, pn]), &reads);
+            let missed = misses(enc, t1n, pn);
+            ins.push(
+                enc.store
+                    .and_lit(Name::new("piv_i", &[t1n, pn]), &[read, missed]),
+            );
+        }
+        let mut after: Vec<(TxnId, KeyId)> = Vec::new();
         for &k2 in &read_only_of[p as usize] {
-            let writers: Vec<Lit> = h
-                .writers_of(k2)
-                .iter()
-                .filter(|&&t3| other(t3) && !forced.sees(p, t3))
-                .map(|&t3| starts(enc, txn_node[t3 as usize]))
-                .collect();
-            if writers.is_empty() {
-                continue;
+            for &t3 in h.writers_of(k2) {
+                if other(t3) && !forced.sees(p, t3) {
+                    after.push((t3, k2));
+                }
             }
-            let written = enc.store.or_lit(Name::new("piv_w", &[pn, k2]), &writers);
-            let read = read_in(enc, pn, k2);
+        }
+        after.sort_unstable();
+        let mut outs = Vec::new();
+        for group in after.chunk_by(|a, b| a.0 == b.0) {
+            let t3n = txn_node[group[0].0 as usize];
+            let reads: Vec<Lit> = group.iter().map(|&(_, k2)| read_in(enc, pn, k2)).collect();
+            let read = enc.store.or_lit(Name::new("piv_r", &[pn, t3n]), &reads);
+            let start = starts(enc, t3n);
+            let missed = misses(enc, pn, t3n);
             outs.push(
                 enc.store
-                    .and_lit(Name::new("piv_o", &[pn, k2]), &[read, written]),
+                    .and_lit(Name::new("piv_o", &[pn, t3n]), &[read, start, missed]),
             );
         }
         let read_by_other = enc.store.or_lit(Name::new("piv_in", &[pn]), &ins);
