@@ -3,24 +3,34 @@
 //! time of `predict` (space, constraints, solving, re-verification) at cc, pc and si, the
 //! answers, and the ratios pc/cc and si/cc.
 //!
-//! `cargo run --release --example si_pc_speed [-- TIMEOUT_SECS [TRACE…]]`
-//! (default timeout 60 s; default traces: all 16 in ../shared/testdata/isopredict-traces).
+//! `cargo run --release --example si_pc_speed [-- [--write-docs] TIMEOUT_SECS [TRACE…]]`
+//! (default timeout 60 s; default traces: all 16 in ../shared/testdata/isopredict-traces);
+//! `--write-docs` also writes the table into docs/performance.md between its markers.
 
 use std::time::{Duration, Instant};
 
 use isopredict::check::Level;
 use isopredict::formats::{read_file, Format};
 
+#[path = "common/docs.rs"]
+mod docs;
 #[path = "common/traces.rs"]
 mod traces;
 use isopredict::predict::{predict, PredictOptions, Strategy};
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    let write_docs = args.next_if(|a| a == "--write-docs").is_some();
     let timeout: u64 = args.next().map_or(60, |t| t.parse().expect("seconds"));
     let traces = traces::traces(args);
-    println!("| trace | strategy | cc | pc | si | cc ms | pc ms | si ms | pc/cc | si/cc |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut text = String::new();
+    let mut line = |l: String| {
+        println!("{l}");
+        text.push_str(&l);
+        text.push('\n');
+    };
+    line("| trace | strategy | cc | pc | si | cc ms | pc ms | si ms | pc/cc | si/cc |".into());
+    line("|---|---|---|---|---|---|---|---|---|---|".into());
     let (mut worst_pc, mut worst_si) = (0.0f64, 0.0f64);
     let (mut total_cc, mut total_pc, mut total_si) = (0.0, 0.0, 0.0);
     for path in &traces {
@@ -45,14 +55,19 @@ fn main() {
             total_cc += times[0];
             total_pc += times[1];
             total_si += times[2];
-            println!(
+            line(format!(
                 "| {name} | {strategy} | {} | {} | {} | {:.0} | {:.0} | {:.0} | {rp:.2} | {rs:.2} |",
                 cells[0], cells[1], cells[2], times[0], times[1], times[2]
-            );
+            ));
         }
     }
-    println!(
-        "\ntotal: cc {total_cc:.0} ms, pc {total_pc:.0} ms, si {total_si:.0} ms; \
-         worst ratio (cc floored at 10 ms): pc/cc {worst_pc:.2}, si/cc {worst_si:.2}"
-    );
+    line(String::new());
+    line(format!(
+        "Total: cc {total_cc:.0} ms, pc {total_pc:.0} ms, si {total_si:.0} ms; worst ratio (cc \
+         floored at 10 ms): pc/cc {worst_pc:.2}, si/cc {worst_si:.2}."
+    ));
+    drop(line);
+    if write_docs {
+        docs::write_docs_section("performance.md", "si_pc_speed", &text);
+    }
 }
