@@ -169,52 +169,64 @@ pub(crate) fn for_each_pivot_seed(
         }
         Some(changes)
     };
-    for structure in super::dangerous::structures(h) {
-        let p = structure.pivot;
-        let sp = dom.session_of[p as usize] as usize;
-        for &t1 in &structure.before {
-            let s1 = dom.session_of[t1 as usize] as usize;
-            for &t3 in &structure.after {
-                let s3 = dom.session_of[t3 as usize] as usize;
-                if after_in_session(t1, t3) {
-                    continue; // t3 would be left out
-                }
-                let left_out = |u: TxnId| after_in_session(p, u) || after_in_session(t1, u);
-                let Some(p_misses) = miss(p, &|u| u == t3 || left_out(u)) else {
-                    continue;
-                };
-                let Some(t1_misses) = miss(t1, &|u| u == p || left_out(u)) else {
-                    continue;
-                };
-                if p_misses.is_empty() && t1_misses.is_empty() {
-                    continue; // the observed prefix: serializable
-                }
-                let value = |t: TxnId, changes: &[(OpId, TxnId)]| match changes.first() {
-                    Some(&(o, _)) if strict => dom.reads_before[o as usize],
-                    _ if strict => dom.whole(t),
-                    _ => dom.index_of[t as usize],
-                };
-                let mut boundary = minimal.clone();
-                let mut cap = caps.clone();
-                cap[sp] = value(p, &p_misses);
-                cap[s1] = value(t1, &t1_misses);
-                boundary[sp] = cap[sp];
-                boundary[s1] = cap[s1];
-                if t3 != t1 {
-                    let whole = dom.round_up(s3 as u32, dom.whole(t3));
-                    if whole > cap[s3] {
+    // `t3` must come before `t1` for the cycle to close: pairs where the observed run already
+    // says so directly (`t3 = t1`, `t3` before `t1` in a session, `t1` read from `t3`) first.
+    let closes = |t1: TxnId, t3: TxnId| {
+        t1 == t3
+            || after_in_session(t3, t1)
+            || h.txn(t1)
+                .ops()
+                .any(|o| is_external(h, o) && h.writer_txn(o) == Some(t3))
+    };
+    let structures = super::dangerous::structures(h);
+    for first in [true, false] {
+        for structure in &structures {
+            let p = structure.pivot;
+            let sp = dom.session_of[p as usize] as usize;
+            for &t1 in &structure.before {
+                let s1 = dom.session_of[t1 as usize] as usize;
+                for &t3 in &structure.after {
+                    let s3 = dom.session_of[t3 as usize] as usize;
+                    if after_in_session(t1, t3) || closes(t1, t3) != first {
+                        continue; // t3 would be left out, or not this pass
+                    }
+                    let left_out = |u: TxnId| after_in_session(p, u) || after_in_session(t1, u);
+                    let Some(p_misses) = miss(p, &|u| u == t3 || left_out(u)) else {
+                        continue;
+                    };
+                    let Some(t1_misses) = miss(t1, &|u| u == p || left_out(u)) else {
+                        continue;
+                    };
+                    if p_misses.is_empty() && t1_misses.is_empty() {
+                        continue; // the observed prefix: serializable
+                    }
+                    let value = |t: TxnId, changes: &[(OpId, TxnId)]| match changes.first() {
+                        Some(&(o, _)) if strict => dom.reads_before[o as usize],
+                        _ if strict => dom.whole(t),
+                        _ => dom.index_of[t as usize],
+                    };
+                    let mut boundary = minimal.clone();
+                    let mut cap = caps.clone();
+                    cap[sp] = value(p, &p_misses);
+                    cap[s1] = value(t1, &t1_misses);
+                    boundary[sp] = cap[sp];
+                    boundary[s1] = cap[s1];
+                    if t3 != t1 {
+                        let whole = dom.round_up(s3 as u32, dom.whole(t3));
+                        if whole > cap[s3] {
+                            continue;
+                        }
+                        boundary[s3] = boundary[s3].max(whole);
+                    }
+                    let mut changed: Vec<(OpId, TxnId)> =
+                        p_misses.iter().chain(&t1_misses).copied().collect();
+                    changed.sort_unstable();
+                    if dom.close(&mut boundary, &cap, &changed).is_none() {
                         continue;
                     }
-                    boundary[s3] = boundary[s3].max(whole);
-                }
-                let mut changed: Vec<(OpId, TxnId)> =
-                    p_misses.iter().chain(&t1_misses).copied().collect();
-                changed.sort_unstable();
-                if dom.close(&mut boundary, &cap, &changed).is_none() {
-                    continue;
-                }
-                if visit(Seed { boundary, changed }).is_break() {
-                    return;
+                    if visit(Seed { boundary, changed }).is_break() {
+                        return;
+                    }
                 }
             }
         }
