@@ -34,10 +34,7 @@ pub(crate) fn for_each_seed(
 ) {
     let h = dom.h;
     let (sigma, versions) = versions_in_order(h, order);
-    let minimal: Vec<u32> = (0..dom.sessions.len() as u32)
-        .map(|s| dom.round_up(s, 0))
-        .collect();
-    let caps: Vec<u32> = dom.sessions.iter().map(|d| d.max).collect();
+    let (minimal, caps) = smallest_and_largest_boundaries(dom);
     let longest = dom.sessions.iter().map(|d| d.txns.len()).max().unwrap_or(0);
     for p in 0..longest {
         for (s, d) in dom.sessions.iter().enumerate() {
@@ -102,6 +99,14 @@ pub(crate) fn for_each_seed(
     }
 }
 
+/// Per session: its smallest allowed boundary and ∞ (no cap).
+fn smallest_and_largest_boundaries(dom: &Domains) -> (Vec<u32>, Vec<u32>) {
+    let minimal = (0..dom.sessions.len() as u32)
+        .map(|s| dom.round_up(s, 0))
+        .collect();
+    (minimal, dom.sessions.iter().map(|d| d.max).collect())
+}
+
 /// Positions in the serial order `order` (per transaction), and each key's versions in that
 /// order, t0 first.
 fn versions_in_order(h: &History, order: &[TxnId]) -> (Vec<u32>, Vec<Vec<TxnId>>) {
@@ -137,10 +142,7 @@ pub(crate) fn for_each_pivot_seed(
 ) {
     let h = dom.h;
     let (sigma, versions) = versions_in_order(h, order);
-    let minimal: Vec<u32> = (0..dom.sessions.len() as u32)
-        .map(|s| dom.round_up(s, 0))
-        .collect();
-    let caps: Vec<u32> = dom.sessions.iter().map(|d| d.max).collect();
+    let (minimal, caps) = smallest_and_largest_boundaries(dom);
     let strict = dom.boundary == BoundaryKind::Strict;
     // After `t` in its session (left out when `t` is the session's boundary).
     let after_in_session = |t: TxnId, u: TxnId| {
