@@ -66,7 +66,6 @@ fn main() {
         "Total: cc {total_cc:.0} ms, pc {total_pc:.0} ms, si {total_si:.0} ms; worst ratio (cc \
          floored at 10 ms): pc/cc {worst_pc:.2}, si/cc {worst_si:.2}."
     ));
-    drop(line);
     if write_docs {
         docs::write_docs_section("performance.md", "si_pc_speed", &text);
     }
