@@ -329,14 +329,18 @@ pub(crate) fn require_a_pivot(enc: &mut Encoding) {
         let other = |t: TxnId| {
             t != INITIAL_TXN && txn_node[t as usize] != NONE && h.txn(t).session != session
         };
-        // `t1 →rw p` and `p →rw t3` each need the second outside the first's snapshot: the
-        // first reads nothing from the second.
+        // `t1 →rw p` and `p →rw t3` each need the second outside the first's snapshot: no
+        // read of the first that is in the prefix reads from the second.
         let misses = |enc: &mut Encoding, reader: u32, writer: u32| {
             let mut lits = Vec::new();
             for u in space.node_units[reader as usize].clone() {
                 let g = space.units[u as usize].group;
                 if let Some(i) = space.cands(g).iter().position(|&c| c == writer) {
-                    lits.push(enc.sel(u, i as u32).not());
+                    let not_read = [enc.inc(u).not(), enc.sel(u, i as u32).not()];
+                    lits.push(
+                        enc.store
+                            .or_lit(Name::new("piv_nr", &[u, writer]), &not_read),
+                    );
                 }
             }
             enc.store
