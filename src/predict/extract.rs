@@ -11,8 +11,11 @@
 //! Aborted transactions are not part of an execution and are left out.
 
 use super::feasibility::Encoding;
-use super::formula::Lit;
+use super::formula::{Lit, Z3Terms};
 use super::space::{BoundaryKind, Space, NONE};
+use std::cell::Cell;
+use z3::Model;
+
 use crate::history::{
     BuilderTxn, History, HistoryBuilder, OpId, OpKind, ReadFrom, SessionId, TxnId, INITIAL_TXN,
 };
@@ -26,8 +29,43 @@ pub(crate) struct Assignment {
     pub choice: Vec<u32>,
 }
 
-/// Reads the assignment through `value`.
-pub(crate) fn read_assignment(e: &Encoding, value: impl Fn(Lit) -> bool) -> Assignment {
+/// A model's literal values as the engines read them. Z3 gives no value when it is
+/// interrupted while evaluating (the deadline passed or the memory watchdog stopped it right
+/// after `sat`): such a literal reads as false and the reading is marked incomplete, so that
+/// the caller answers unknown instead of trusting it.
+pub(crate) struct ModelValues<'a> {
+    terms: &'a Z3Terms,
+    model: &'a Model,
+    incomplete: Cell<bool>,
+}
+
+impl<'a> ModelValues<'a> {
+    pub fn new(terms: &'a Z3Terms, model: &'a Model) -> ModelValues<'a> {
+        ModelValues {
+            terms,
+            model,
+            incomplete: Cell::new(false),
+        }
+    }
+
+    /// The literal's value (false, and the reading incomplete, when Z3 gave none).
+    pub fn get(&self, l: Lit) -> bool {
+        self.terms.value(self.model, l).unwrap_or_else(|| {
+            self.incomplete.set(true);
+            false
+        })
+    }
+
+    /// Whether every value read so far came from Z3.
+    pub fn complete(&self) -> bool {
+        !self.incomplete.get()
+    }
+}
+
+/// Reads the assignment through `value`; `None` when the values do not form one (a boundary
+/// interval without an allowed value, an included unit without a writer), which a complete
+/// model of the encoding never gives: the reading was cut short by an interrupt.
+pub(crate) fn read_assignment(e: &Encoding, value: impl Fn(Lit) -> bool) -> Option<Assignment> {
     let space = e.space;
     let boundary = (0..space.sessions.len() as u32)
         .map(|s| {
@@ -36,21 +74,18 @@ pub(crate) fn read_assignment(e: &Encoding, value: impl Fn(Lit) -> bool) -> Assi
             (lo..hi.min(session.max + 1))
                 .rev()
                 .find(|&v| session.allowed[v as usize])
-                .expect("the encoding forbids intervals without an allowed value")
         })
-        .collect();
+        .collect::<Option<Vec<u32>>>()?;
     let choice = (0..space.units.len() as u32)
         .map(|u| {
             if !value(e.inc(u)) {
-                return NONE;
+                return Some(NONE);
             }
             let g = space.units[u as usize].group;
-            (0..space.cands(g).len() as u32)
-                .find(|&i| value(e.sel(u, i)))
-                .expect("an included unit chooses a writer")
+            (0..space.cands(g).len() as u32).find(|&i| value(e.sel(u, i)))
         })
-        .collect();
-    Assignment { boundary, choice }
+        .collect::<Option<Vec<u32>>>()?;
+    Some(Assignment { boundary, choice })
 }
 
 /// The literals that pin down an assignment's predicted history: the boundary literals and

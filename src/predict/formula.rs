@@ -400,19 +400,17 @@ impl Z3Terms {
         }
     }
 
-    /// A literal's value in `model` (unconstrained atoms read as false).
-    pub fn value(&self, model: &Model, l: Lit) -> bool {
+    /// A literal's value in `model` (unconstrained atoms read as false); `None` when Z3 gave
+    /// no value: it was interrupted (deadline, memory watchdog, Ctrl-C) while evaluating.
+    pub fn value(&self, model: &Model, l: Lit) -> Option<bool> {
         if let Some(c) = l.constant() {
-            return c;
+            return Some(c);
         }
         let v = match &self.atoms[l.atom()] {
-            Some(b) => model
-                .eval(b, true)
-                .and_then(|v| v.as_bool())
-                .unwrap_or(false),
+            Some(b) => model.eval(b, true).and_then(|v| v.as_bool())?,
             None => false, // never asserted: unconstrained
         };
-        v != l.negated()
+        Some(v != l.negated())
     }
 
     /// The Z3 term of a literal whose atom was asserted somewhere (for blocking clauses).
@@ -475,10 +473,10 @@ mod tests {
         let terms = s.to_z3(&solver);
         assert_eq!(solver.check(), SatResult::Sat);
         let m = solver.get_model().unwrap();
-        assert!(terms.value(&m, a));
-        assert!(!terms.value(&m, b));
-        assert!(!terms.value(&m, c));
-        assert!(terms.value(&m, d));
+        assert_eq!(terms.value(&m, a), Some(true));
+        assert_eq!(terms.value(&m, b), Some(false));
+        assert_eq!(terms.value(&m, c), Some(false));
+        assert_eq!(terms.value(&m, d), Some(true));
     }
 
     #[test]

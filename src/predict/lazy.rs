@@ -119,8 +119,12 @@ pub(crate) fn search(
             return Ok(LazyEnd::Unknown(super::stopped_reason(deadline)));
         };
         let verification = Instant::now();
-        let value = |l: Lit| terms.value(&model, l);
-        let assignment = extract::read_assignment(&enc, value);
+        let values = extract::ModelValues::new(&terms, &model);
+        let value = |l: Lit| values.get(l);
+        let Some(assignment) = extract::read_assignment(&enc, value).filter(|_| values.complete())
+        else {
+            return Ok(LazyEnd::Unknown(super::stopped_reason(deadline)));
+        };
         let built = extract::build(space, &assignment).map_err(PredictError::Internal)?;
         // PC, SI: the level judges the boundary transactions' whole write sets.
         let full = if matches!(level, Level::Prefix | Level::Snapshot) {
@@ -163,6 +167,10 @@ pub(crate) fn search(
                 enc.store.clause(&clause);
             }
             Judgement::Unknown(reason) => return Ok(LazyEnd::Unknown(reason)),
+        }
+        if !values.complete() {
+            // A clause read off a model Z3 stopped giving values for may be wrong.
+            return Ok(LazyEnd::Unknown(super::stopped_reason(deadline)));
         }
         terms.sync(&enc.store, &solver);
         stats.generation_ms += ms(more.elapsed());

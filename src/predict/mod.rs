@@ -55,6 +55,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
 use z3::{Params, SatResult, Solver};
 
 use crate::check::{self, CheckError, CheckOptions, CheckReport, Level};
@@ -822,8 +823,13 @@ fn predict_paper(
             return Ok(outcome);
         };
         let verification = Instant::now();
-        let value = |l| terms.value(&model, l);
-        let assignment = extract::read_assignment(&enc, value);
+        let values = extract::ModelValues::new(&terms, &model);
+        let value = |l| values.get(l);
+        let Some(assignment) = extract::read_assignment(&enc, value).filter(|_| values.complete())
+        else {
+            outcome.reason = Some(stopped_reason(deadline));
+            return Ok(outcome);
+        };
         let built = extract::build(&space, &assignment).map_err(PredictError::Internal)?;
         // PC, SI: boundary transactions commit with their whole write sets (isolation_si_pc).
         let full = if is_si_pc(level) {
@@ -860,6 +866,11 @@ fn predict_paper(
                 .filter(|_| !core.is_empty())
                 .and_then(|f| level_core::core_clause(&enc, &assignment, f, core, level, deadline))
                 .unwrap_or_else(|| lazy::level_clause(&enc, value, &assignment));
+            if !values.complete() {
+                // A clause read off a model Z3 stopped giving values for may be wrong.
+                outcome.reason = Some(stopped_reason(deadline));
+                return Ok(outcome);
+            }
             enc.store.clause(&clause);
             terms.sync(&enc.store, &solver);
             outcome.stats.generation_ms += ms(more.elapsed());
@@ -887,6 +898,10 @@ fn predict_paper(
                     return Ok(outcome);
                 }
                 let lits = extract::assignment_literals(&enc, value);
+                if !values.complete() {
+                    outcome.reason = Some(stopped_reason(deadline));
+                    return Ok(outcome);
+                }
                 let negated: Vec<z3::ast::Bool> =
                     lits.iter().filter_map(|&l| terms.term(l.not())).collect();
                 solver.assert(z3::ast::Bool::or(&negated));
@@ -995,8 +1010,10 @@ fn predict_scalable(
             } else {
                 outcome.verdict = Verdict::Predicted;
                 outcome.stats.exhaustive = Some(complete);
+                // Each description proves a shortest cycle (milliseconds on a few hundred
+                // transactions): in parallel, as `--max all` can ask for hundreds.
                 outcome.predictions = found
-                    .into_iter()
+                    .into_par_iter()
                     .map(|(built, cycle)| describe(history, built, cycle))
                     .collect();
                 outcome.prediction = outcome.predictions.first().cloned();

@@ -62,10 +62,17 @@ pub fn watch<R>(
                 std::thread::park_timeout(POLL);
             }
         });
-        let result = f();
-        done.store(true, Ordering::Release);
-        watchdog.thread().unpark();
-        result
+        // Stops the watchdog when `f` returns and also when it panics: the scope waits for
+        // the watchdog, which would otherwise poll forever and hang the panicking process.
+        struct StopOnDrop<'a>(&'a AtomicBool, &'a std::thread::Thread);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Release);
+                self.1.unpark();
+            }
+        }
+        let _stop = StopOnDrop(&done, watchdog.thread());
+        f()
     });
     let peak = peak.load(Ordering::Acquire);
     (result, (peak > 0).then_some(peak))
@@ -122,6 +129,21 @@ mod tests {
         assert_eq!(result, SatResult::Unknown);
         assert!(peak.is_some_and(|p| p > 1 << 20), "{peak:?}");
         assert!(over_budget_reason(1 << 20, peak.unwrap()).contains("over the 1 MB budget"));
+    }
+
+    #[test]
+    fn a_panic_under_the_watchdog_is_not_a_hang() {
+        // The scope waits for the watchdog: a panic in `f` must stop it too.
+        let caught = std::panic::catch_unwind(|| {
+            z3::with_z3_config(&z3::Config::new(), || {
+                watch(
+                    None,
+                    Some(Instant::now() + Duration::from_secs(3600)),
+                    || panic!("inside the watched computation"),
+                )
+            })
+        });
+        assert!(caught.is_err());
     }
 
     #[test]
