@@ -16,6 +16,7 @@
 //! proof is well founded: each fact rests only on facts listed before it.
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use super::reach::Reach;
 use super::CycleEdge;
@@ -91,7 +92,13 @@ struct Saturation {
     reason: Vec<Option<EdgeReason>>,
     round: Vec<u32>,
     closure: Reach,
+    /// Per round `r` (once asked for): the successors of each transaction by the edges found
+    /// before `r`, shared by every premise path of that round.
+    successors: std::cell::RefCell<Vec<Option<Rc<Successors>>>>,
 }
+
+/// Per transaction, its successors.
+type Successors = Vec<Vec<TxnId>>;
 
 impl Saturation {
     fn of(h: &History) -> Saturation {
@@ -101,6 +108,7 @@ impl Saturation {
             reason: vec![None; n * n],
             round: vec![0; n * n],
             closure: Reach::new(n),
+            successors: Default::default(),
         };
         for s in h.sessions() {
             let txns: Vec<TxnId> = s.txns().filter(|&t| h.txn(t).is_committed()).collect();
@@ -199,12 +207,28 @@ impl Saturation {
         (self.reason[i].expect("an edge of pco"), self.round[i])
     }
 
+    /// The successor lists of the edges found before `round` (built once per round: a
+    /// proof asks for many paths of the same round).
+    fn successors_before(&self, round: u32) -> Rc<Successors> {
+        let mut cache = self.successors.borrow_mut();
+        let r = round as usize; // an edge's round: at most the saturation's number of rounds
+        if cache.len() <= r {
+            cache.resize(r + 1, None);
+        }
+        cache[r]
+            .get_or_insert_with(|| {
+                let mut succ: Vec<Vec<TxnId>> = vec![Vec::new(); self.n];
+                for (x, y) in self.edges_before(round) {
+                    succ[x as usize].push(y);
+                }
+                Rc::new(succ)
+            })
+            .clone()
+    }
+
     /// A shortest path `a ⇝ b` of edges found before `round` (as node list `a … b`).
     fn path_before(&self, a: TxnId, b: TxnId, round: u32) -> Vec<TxnId> {
-        let mut succ: Vec<Vec<TxnId>> = vec![Vec::new(); self.n];
-        for (x, y) in self.edges_before(round) {
-            succ[x as usize].push(y);
-        }
+        let succ = self.successors_before(round);
         let mut parent = vec![u32::MAX; self.n];
         let mut queue = VecDeque::from([a]);
         parent[a as usize] = a;

@@ -373,9 +373,15 @@ pub(crate) fn search(
             return Ok(incomplete(
                 found,
                 format!(
-                    "timeout: {seeds} seed candidate(s) judged, none a prediction, and {solver}                      the complete solver phase (~{candidates} candidate writers, ~{} MB) that                      would prove there is none; try a longer --timeout{}",
+                    "timeout: {seeds} seed candidate(s) judged, none a prediction, and {solver} \
+                     the complete solver phase (~{candidates} candidate writers, ~{} MB) that \
+                     would prove there is none; try a longer --timeout{}",
                     candidates.saturating_mul(BYTES_PER_CANDIDATE) >> 20,
-                    if solver_fits { "" } else { " and a larger --memory" }
+                    if solver_fits {
+                        ""
+                    } else {
+                        " and a larger --memory"
+                    }
                 ),
             ));
         }
