@@ -376,3 +376,28 @@ fn last_included_value(h: &History, t: TxnId, key: u32, cut: &[OpId]) -> Option<
         .last()
         .and_then(|o| h.op(o).value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_that_form_no_assignment_are_refused() {
+        // Two deposits: the second's read has two candidate writers (t0 and the first).
+        let h = super::super::tests::deposits();
+        let space = Space::new(&h, BoundaryKind::Relaxed, false).unwrap();
+        let enc = Encoding::sparse(&space);
+        // What an evaluation cut short can give: every read included, none choosing a writer
+        // (its selectors read as false).
+        let no_writer = read_assignment(&enc, |l| {
+            l == Lit::TRUE || (0..space.units.len() as u32).any(|u| l == enc.inc(u))
+        });
+        assert_eq!(no_writer, None);
+        // A consistent reading: every read included, each choosing its first candidate.
+        let first = read_assignment(&enc, |l| {
+            l == Lit::TRUE
+                || (0..space.units.len() as u32).any(|u| l == enc.inc(u) || l == enc.sel(u, 0))
+        });
+        assert!(first.is_some_and(|a| a.choice.iter().all(|&c| c == 0)));
+    }
+}
