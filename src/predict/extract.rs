@@ -10,12 +10,13 @@
 //! operations, values and input lines; a read reads its chosen writer's last included write.
 //! Aborted transactions are not part of an execution and are left out.
 
+use std::cell::Cell;
+
+use z3::Model;
+
 use super::feasibility::Encoding;
 use super::formula::{Lit, Z3Terms};
 use super::space::{BoundaryKind, Space, NONE};
-use std::cell::Cell;
-use z3::Model;
-
 use crate::history::{
     BuilderTxn, History, HistoryBuilder, OpId, OpKind, ReadFrom, SessionId, TxnId, INITIAL_TXN,
 };
