@@ -85,7 +85,7 @@ pub(crate) fn instance(e: &mut Encoding, position: &[u32]) {
         for b in 1..n as u32 {
             let wr = e.wr(a, b);
             if wr != Lit::FALSE && position[b as usize] < position[a as usize] {
-                violations.push(F::Lit(wr));
+                violations.push(wr);
             }
         }
     }
@@ -96,10 +96,10 @@ pub(crate) fn instance(e: &mut Encoding, position: &[u32]) {
             position[a.t3 as usize],
         );
         if p2 < p1 && p1 < p3 {
-            violations.push(F::all(&[e.wrk[a.cand as usize], e.incw[a.slot][a.w]]));
+            violations.push(e.overwritten(a.cand, a.slot, a.w));
         }
     }
-    e.store.assert(F::or(violations));
+    e.store.clause(&violations);
 }
 
 /// [`instance`] without the `n × n` relation `wr(a, b)` (for [`Encoding::sparse`]): the same
@@ -135,22 +135,18 @@ pub(crate) fn instance_sparse(e: &mut Encoding, position: &[u32]) {
                 let t2 = space.group_cands[ci as usize];
                 let p2 = position[t2 as usize];
                 if p3 < p2 {
-                    violations.push(F::Lit(wrk));
+                    violations.push(wrk);
                     continue;
                 }
-                let mut between = Vec::new();
                 for &(start, end) in &runs {
                     let run = &writers[start..end];
                     let j = run.partition_point(|w| position[w.node as usize] <= p2);
                     if j < run.len() && position[run[j].node as usize] < p3 {
-                        between.push(e.incw[slot][start + j]);
+                        violations.push(e.overwritten(ci, slot, start + j));
                     }
-                }
-                if !between.is_empty() {
-                    violations.push(F::and(vec![F::Lit(wrk), F::any(&between)]));
                 }
             }
         }
     }
-    e.store.assert(F::or(violations));
+    e.store.clause(&violations);
 }

@@ -19,6 +19,8 @@
 //! - an included unit reads a write inside its writer's session boundary:
 //!   `ge(inc) ∧ sel_i ⇒ ge_{s'}(thr(c_i, k))` (appendix B.1's `wrpos_k(t1) < boundary(s1)`).
 
+use rustc_hash::FxHashMap;
+
 use super::formula::{Lit, Name, Store, F};
 use super::space::Space;
 
@@ -39,6 +41,9 @@ pub(crate) struct Encoding<'s, 'h> {
     /// `n × n`: `wr(a, b)` (`FALSE` where `a` can never be read by `b`, and for `a = t0`,
     /// whose order is session order).
     pub wr: Vec<Lit>,
+    /// `wr_k(t2, t3) ∧ incw(t1)` per (candidate, writer) as the exact instances use it
+    /// ([`Encoding::overwritten`]), each defined once and shared by every instance.
+    overwritten: FxHashMap<(u32, u32), Lit>,
 }
 
 impl<'s, 'h> Encoding<'s, 'h> {
@@ -64,6 +69,7 @@ impl<'s, 'h> Encoding<'s, 'h> {
             wrk: vec![Lit::FALSE; space.group_cands.len()],
             incw: Vec::with_capacity(space.keys.len()),
             wr: vec![Lit::FALSE; n * n],
+            overwritten: FxHashMap::default(),
         };
         e.boundaries();
         for slot in 0..space.keys.len() {
@@ -121,6 +127,32 @@ impl<'s, 'h> Encoding<'s, 'h> {
     /// `wr(a, b)` between nodes.
     pub fn wr(&self, a: u32, b: u32) -> Lit {
         self.wr[a as usize * self.space.nodes() + b as usize]
+    }
+
+    /// A literal that implies `wr_k(t2, t3)` (candidate `cand`, `wrk[cand]`) and that the
+    /// key's writer `w` (of slot `slot`) writes inside the boundary: the read of `t3` would be
+    /// overwritten by `t1` in an order placing `t1` between `t2` and `t3`. It occurs only
+    /// positively (in the exact instances' clauses), so the one direction suffices; defined
+    /// once per pair, so that instances are plain clauses over shared literals, which the SAT
+    /// engine propagates without a fresh Tseitin variable per instance.
+    pub fn overwritten(&mut self, cand: u32, slot: usize, w: usize) -> Lit {
+        let (wrk, inside) = (self.wrk[cand as usize], self.incw[slot][w]);
+        match (wrk.constant(), inside.constant()) {
+            (Some(false), _) | (_, Some(false)) => return Lit::FALSE,
+            (Some(true), _) => return inside,
+            (_, Some(true)) => return wrk,
+            _ => {}
+        }
+        if let Some(&l) = self.overwritten.get(&(cand, w as u32)) {
+            return l;
+        }
+        let l = self
+            .store
+            .bool_var(Name::new("ovw", &[cand, slot as u32, w as u32]));
+        self.store.implies(&[l], wrk);
+        self.store.implies(&[l], inside);
+        self.overwritten.insert((cand, w as u32), l);
+        l
     }
 
     /// Writer `node`'s write of key slot `slot` is inside the boundary (`FALSE` if it does not
