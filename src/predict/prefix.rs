@@ -217,14 +217,10 @@ impl<'h> Domains<'h> {
         Some(())
     }
 
-    /// The predicted history of closed boundaries `b` with `changed` reads (sorted by op).
-    pub fn build(&self, b: &[u32], changed: &[(OpId, TxnId)]) -> Result<Built, String> {
-        self.build_with(b, changed, false)
-    }
-
-    /// [`Domains::build`]; with `boundary_writes`, a strict boundary transaction also keeps its
-    /// writes after the boundary read (the write set it commits with: prefix consistency and
-    /// snapshot isolation judge it, as [`super::extract::build_with`] does).
+    /// The predicted history of closed boundaries `b` with `changed` reads (sorted by op);
+    /// with `boundary_writes`, a strict boundary transaction also keeps its writes after the
+    /// boundary read (the write set it commits with: prefix consistency and snapshot isolation
+    /// judge it, as [`super::extract::build_with`] does).
     pub fn build_with(
         &self,
         b: &[u32],

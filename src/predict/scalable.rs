@@ -116,6 +116,16 @@ pub(crate) fn judge(
             return Ok(Judgement::Unknown("timeout checking the level".to_string()))
         }
     }
+    judge_unserializability(p, strategy, deadline)
+}
+
+/// The second half of [`judge`], for a candidate already found valid at the level: whether
+/// `p` is a prediction for `strategy` (a `pco` cycle, or for exact-strict no serial order).
+pub(crate) fn judge_unserializability(
+    p: &History,
+    strategy: Strategy,
+    deadline: Option<Instant>,
+) -> Result<Judgement, PredictError> {
     let (order, edges) = match saturate(p, deadline) {
         Pco::Cyclic(cycle) => return Ok(Judgement::Prediction(Some(cycle))),
         Pco::GaveUp => return Ok(Judgement::Unknown("timeout".to_string())),
@@ -292,7 +302,12 @@ pub(crate) fn search(
             return ControlFlow::Break(());
         }
         seeds += 1;
-        let built = match dom.build(&seed.boundary, &seed.changed) {
+        // PC, SI: the level judges the boundary transactions' whole write sets, built first:
+        // the candidate as predicted is built only when the level allows it (the same reads,
+        // so the same changes). Most seeds fail the level, and building is most of their cost.
+        let build =
+            |boundary_writes| dom.build_with(&seed.boundary, &seed.changed, boundary_writes);
+        let first = match build(snapshots) {
             Ok(b) => b,
             Err(e) => {
                 failure = Some(Err(PredictError::Internal(e)));
@@ -301,28 +316,50 @@ pub(crate) fn search(
         };
         if found
             .iter()
-            .any(|(f, _)| same_anomaly(&f.changed, &built.changed))
+            .any(|(f, _)| same_anomaly(&f.changed, &first.changed))
         {
             return ControlFlow::Continue(());
         }
-        // PC, SI: the level judges the boundary transactions' whole write sets.
-        let full = if snapshots {
-            match dom.build_with(&seed.boundary, &seed.changed, true) {
-                Ok(b) => Some(b.history),
+        // SI: no pivot, no prediction (an SI history without one is serializable).
+        if level == Level::Snapshot && !has_pivot(&first.history) {
+            return ControlFlow::Continue(());
+        }
+        let built = if snapshots {
+            match check_level(&first.history, level, deadline, false) {
+                Ok(LevelCheck::Holds) => {}
+                Ok(LevelCheck::Fails(_)) => return ControlFlow::Continue(()),
+                Ok(LevelCheck::Unknown) => {
+                    failure = Some(Ok("timeout checking the level".to_string()));
+                    return ControlFlow::Break(());
+                }
+                Err(e) => {
+                    failure = Some(Err(e));
+                    return ControlFlow::Break(());
+                }
+            }
+            match build(false) {
+                Ok(b) => b,
                 Err(e) => {
                     failure = Some(Err(PredictError::Internal(e)));
                     return ControlFlow::Break(());
                 }
             }
         } else {
-            None
+            first
         };
-        let level_h = full.as_ref().unwrap_or(&built.history);
-        // SI: no pivot, no prediction (an SI history without one is serializable).
-        if level == Level::Snapshot && !has_pivot(level_h) {
-            return ControlFlow::Continue(());
-        }
-        match judge(&built.history, level_h, level, strategy, deadline, false) {
+        let judgement = if snapshots {
+            judge_unserializability(&built.history, strategy, deadline)
+        } else {
+            judge(
+                &built.history,
+                &built.history,
+                level,
+                strategy,
+                deadline,
+                false,
+            )
+        };
+        match judgement {
             Ok(Judgement::Prediction(cycle)) => found.push((built, cycle)),
             Ok(Judgement::Unknown(reason)) => {
                 failure = Some(Ok(reason));
