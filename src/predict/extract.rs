@@ -256,12 +256,13 @@ pub(crate) fn build_prefix(
         }
         key_of[k as usize]
     };
-    for o in h.txn(INITIAL_TXN).ops() {
-        if !h.is_implicit_initial_write(o) {
-            let op = h.op(o);
-            let k = key(&mut builder, op.key);
-            builder.write(BuilderTxn::INITIAL, k, op.value, op.line);
-        }
+    // The initial transaction's explicit writes (its implicit ones, one per other key, come
+    // last in its range and are implied again by the builder).
+    let initial = h.txn(INITIAL_TXN).ops();
+    for o in initial.start..initial.end - h.implicit_initial_writes() {
+        let op = h.op(o);
+        let k = key(&mut builder, op.key);
+        builder.write(BuilderTxn::INITIAL, k, op.value, op.line);
     }
     // Sessions and transactions first (reads may name writers of later sessions).
     let mut builder_txn: Vec<Option<BuilderTxn>> = vec![None; h.txn_count()];
@@ -331,7 +332,13 @@ pub(crate) fn build_prefix(
                             h.txn_label(writer)
                         )
                     })?;
-                    if last_included_value_exists(h, writer, op.key, cut) {
+                    // The observed writer's write is inside when the write read is (O(1)); a
+                    // changed writer's, when any of its writes of the key is.
+                    let inside = match h.read_from(o) {
+                        Some(w) if writer == observed && w < cut[writer as usize] => true,
+                        _ => last_included_value_exists(h, writer, op.key, cut),
+                    };
+                    if inside {
                         ReadFrom::Txn(w)
                     } else {
                         return Err(format!(
@@ -373,8 +380,27 @@ fn last_included_value_exists(h: &History, t: TxnId, key: u32, cut: &[OpId]) -> 
 }
 
 fn last_included_value(h: &History, t: TxnId, key: u32, cut: &[OpId]) -> Option<u64> {
+    if t == INITIAL_TXN {
+        return initial_value(h, key);
+    }
     included_writes(h, t, key, cut)
         .last()
+        .and_then(|o| h.op(o).value)
+}
+
+/// The value the initial transaction writes to `key`. It writes every key: explicitly (a few
+/// keys, first in its range) or implicitly (the rest, last in its range, in ascending key
+/// order), so a binary search finds most without scanning its thousands of writes.
+fn initial_value(h: &History, key: u32) -> Option<u64> {
+    let ops = h.txn(INITIAL_TXN).ops();
+    let implicit = ops.end - h.implicit_initial_writes();
+    let tail = &h.ops()[implicit as usize..ops.end as usize];
+    if let Ok(i) = tail.binary_search_by_key(&key, |op| op.key) {
+        return tail[i].value;
+    }
+    (ops.start..implicit)
+        .rev()
+        .find(|&o| h.op(o).kind == OpKind::Write && h.op(o).key == key)
         .and_then(|o| h.op(o).value)
 }
 

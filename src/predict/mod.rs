@@ -595,13 +595,21 @@ fn predict_in_context(
     //    Lemma 2.4). The checkers use the known write order (if the input shows one); for SI
     //    it is given as reads (`History::with_write_order_as_reads`, exact there; stronger
     //    than the order under PC, so not used for PC).
+    // A serial order of the observed history found on the way, given to the scalable engine
+    // when it is the one that engine would find itself (the same history: the rewritten one
+    // at SI, and at PC when the input shows no write order).
+    let mut observed_order = None;
     if is_si_pc(level) {
         let rewritten = (level == Level::Snapshot)
             .then(|| history.with_write_order_as_reads())
             .flatten();
         let observed = rewritten.as_ref().unwrap_or(history);
-        let serial = serial::greedy_serial_order(observed, &[], deadline)
-            .is_some_and(|order| ser::verify_serial_order(observed, &order).is_ok());
+        let order = serial::greedy_serial_order(observed, &[], deadline)
+            .filter(|order| ser::verify_serial_order(observed, order).is_ok());
+        let serial = order.is_some();
+        if level == Level::Snapshot || history.known_write_order().is_empty() {
+            observed_order = order;
+        }
         let verdict = if serial {
             scalable::LevelCheck::Holds
         } else {
@@ -632,7 +640,7 @@ fn predict_in_context(
     }
 
     if options.engine == Engine::Scalable {
-        return predict_scalable(history, options, deadline, outcome);
+        return predict_scalable(history, options, deadline, outcome, observed_order);
     }
 
     predict_paper(history, options, deadline, outcome, false)
@@ -951,15 +959,21 @@ pub const NO_PIVOT: &str = "no transaction of the run can be the middle of a dan
     earlier transactions read; snapshot isolation then allows only serializable executions of \
     these transactions (Fekete et al.: an unserializable SI execution has such a transaction)";
 
-/// The scalable engine's pipeline after the level check ([`scalable`]).
+/// The scalable engine's pipeline after the level check ([`scalable`]); `observed_order`: a
+/// verified serial order of the observed history, if the level check found the one
+/// [`scalable::observed_serializability`] would.
 fn predict_scalable(
     history: &History,
     options: &PredictOptions,
     deadline: Option<Instant>,
     mut outcome: PredictOutcome,
+    observed_order: Option<Vec<TxnId>>,
 ) -> Result<PredictOutcome, PredictError> {
     let verification = Instant::now();
-    let observed = scalable::observed_serializability(history, deadline)?;
+    let observed = match observed_order {
+        Some(order) => SerVerdict::Serializable { order },
+        None => scalable::observed_serializability(history, deadline)?,
+    };
     outcome.stats.verification_ms += ms(verification.elapsed());
     let order = match observed {
         SerVerdict::Serializable { order } => order,
