@@ -296,7 +296,8 @@ pub struct PredictStats {
     /// Approximate strategies with [`RankEncoding::Rounds`]: rounds of `pco` generated.
     pub rounds: Option<u32>,
     /// Exact strategy with [`ExactMethod::Instances`], and the scalable engine: instances of
-    /// the quantified formula added (serializable candidates refuted).
+    /// the quantified formula added (serializable candidates refuted), and, for the
+    /// approximate strategies, valid unserializable candidates without a `pco` cycle blocked.
     pub instances: u32,
     /// Scalable engine: the engine that answered (`paper` or `scalable`).
     pub engine: Option<Engine>,
@@ -647,18 +648,27 @@ fn predict_in_context(
 }
 
 /// The paper-form engine's pipeline after the level check (steps 2–5 of the module
-/// documentation). `lazy_level` (pc and si, for the scalable engine): instead of the
-/// paper-form pc/si encoding, causal consistency (which both imply) is encoded eagerly and the
-/// level is added lazily — a candidate the exact checker rejects is blocked with every
-/// candidate that includes at least as much ([`lazy::level_clause`]).
+/// documentation). `for_scalable`: called as the scalable engine's solver phase on a small
+/// space, which changes two things (docs/prediction.md "Small spaces"):
+/// - pc and si: instead of the paper-form pc/si encoding, causal consistency (which both
+///   imply) is encoded eagerly and the level is added lazily — a candidate the exact checker
+///   rejects is blocked with every candidate that includes at least as much
+///   ([`lazy::level_clause`], [`level_core::core_clause`]);
+/// - approximate strategies: instead of the rank (rounds) encoding of `pco`, candidates are
+///   judged by the `pco` saturation after the fact, as exact-strict's are by the
+///   serializability check: a serializable candidate's serial order becomes an exact
+///   instance (refuting every candidate it explains, none of which is a prediction of any
+///   strategy), a valid unserializable candidate without a `pco` cycle is blocked alone.
 fn predict_paper(
     history: &History,
     options: &PredictOptions,
     deadline: Option<Instant>,
     mut outcome: PredictOutcome,
-    lazy_level: bool,
+    for_scalable: bool,
 ) -> Result<PredictOutcome, PredictError> {
     let level = options.level;
+    let lazy_level = for_scalable && is_si_pc(level);
+    let approx_by_instances = for_scalable && options.strategy != Strategy::ExactStrict;
     outcome.stats.engine = Some(Engine::Paper);
     // 2. Space and constraints.
     let generation = Instant::now();
@@ -730,6 +740,7 @@ fn predict_paper(
             exact::encode(&mut enc)
         }
         (Strategy::ExactStrict, _) => {} // instances are added as candidates are refuted
+        _ if approx_by_instances => {}
 
         (_, RankEncoding::Integer) => ranked::encode(&mut enc),
         (_, RankEncoding::Rounds) => rounds = Some(approx::Rounds::new(&mut enc)),
@@ -845,17 +856,28 @@ fn predict_paper(
         } else {
             None
         };
-        let verdict = reverify(
-            full.as_ref().map_or(&built.history, |f| &f.history),
-            &built.history,
-            level,
-            deadline,
-            lazy_level,
-        )?;
+        let verdict = if approx_by_instances {
+            reverify_approx(
+                full.as_ref().map_or(&built.history, |f| &f.history),
+                &built.history,
+                level,
+                options.strategy,
+                deadline,
+                lazy_level,
+            )?
+        } else {
+            reverify(
+                full.as_ref().map_or(&built.history, |f| &f.history),
+                &built.history,
+                level,
+                deadline,
+                lazy_level,
+            )?
+        };
         outcome.stats.verification_ms += ms(verification.elapsed());
-        if let (Reverified::Serializable(order), Strategy::ExactStrict, ExactMethod::Instances) =
-            (&verdict, options.strategy, options.exact)
-        {
+        let by_instances = approx_by_instances
+            || (options.strategy, options.exact) == (Strategy::ExactStrict, ExactMethod::Instances);
+        if let (Reverified::Serializable(order), true) = (&verdict, by_instances) {
             // A serializable candidate: its serial order becomes an instance of the
             // quantified formula, refuting every candidate it also explains.
             let more = Instant::now();
@@ -884,7 +906,22 @@ fn predict_paper(
             outcome.stats.generation_ms += ms(more.elapsed());
             continue;
         }
+        if let Reverified::AcyclicUnserializable = verdict {
+            // Unserializable but without a pco cycle: no approximate prediction, and no serial
+            // order to refute others with; blocked alone.
+            let lits = extract::assignment_literals(&enc, value);
+            if !values.complete() {
+                outcome.reason = Some(stopped_reason(deadline));
+                return Ok(outcome);
+            }
+            let clause: Vec<formula::Lit> = lits.iter().map(|l| l.not()).collect();
+            enc.store.clause(&clause);
+            terms.sync(&enc.store, &solver);
+            outcome.stats.instances += 1;
+            continue;
+        }
         match verdict {
+            Reverified::AcyclicUnserializable => unreachable!("handled above"),
             Reverified::Yes => {
                 outcome.verdict = Verdict::Predicted;
                 let p = describe(history, built, None);
@@ -920,10 +957,41 @@ fn predict_paper(
 
 enum Reverified {
     Yes,
+    /// Approximate strategies by instances: valid, unserializable, `pco` acyclic.
+    AcyclicUnserializable,
     /// With the core of a pc/si violation when asked for (see [`scalable::LevelCheck`]).
     LevelFails(Vec<TxnId>),
     Serializable(Vec<TxnId>),
     Unknown(String),
+}
+
+/// [`reverify`] for the approximate strategies searched by instances: valid at the level, and
+/// a `pco` cycle ([`scalable::judge_unserializability`]); a serial order when serializable.
+fn reverify_approx(
+    level_h: &History,
+    h: &History,
+    level: Level,
+    strategy: Strategy,
+    deadline: Option<Instant>,
+    core: bool,
+) -> Result<Reverified, PredictError> {
+    let checked = if is_si_pc(level) { level_h } else { h };
+    match scalable::check_level(checked, level, deadline, core)? {
+        scalable::LevelCheck::Fails(core) => return Ok(Reverified::LevelFails(core)),
+        scalable::LevelCheck::Holds => {}
+        scalable::LevelCheck::Unknown => return Ok(Reverified::Unknown("timeout".to_string())),
+    }
+    Ok(
+        match scalable::judge_unserializability(h, strategy, deadline)? {
+            scalable::Judgement::Prediction(_) => Reverified::Yes,
+            scalable::Judgement::Serializable(Some(order)) => Reverified::Serializable(order),
+            scalable::Judgement::Serializable(None) => Reverified::AcyclicUnserializable,
+            scalable::Judgement::Unknown(reason) => Reverified::Unknown(reason),
+            scalable::Judgement::LevelFails(_) => {
+                unreachable!("judge_unserializability does not check the level")
+            }
+        },
+    )
 }
 
 /// The predicted history satisfies the level (checker; `level_h`, which under SI also holds
@@ -1009,10 +1077,10 @@ fn predict_scalable(
     )?;
     match end {
         scalable::End::Paper => {
-            // Small enough for the paper-form encodings, whose eager level constraints prove
-            // "no prediction" faster than lazy level clauses (pc, si: causal eagerly, the level
-            // lazily).
-            return predict_paper(history, options, deadline, outcome, is_si_pc(options.level));
+            // Small enough for the paper-form encodings, whose eager constraints prove "no
+            // prediction" faster than the sparse ones (pc, si: causal eagerly, the level
+            // lazily; approximate strategies: `pco` judged after the fact).
+            return predict_paper(history, options, deadline, outcome, true);
         }
         scalable::End::Unknown(reason) => {
             outcome.reason = Some(reason);
