@@ -856,24 +856,14 @@ fn predict_paper(
         } else {
             None
         };
-        let verdict = if approx_by_instances {
-            reverify_approx(
-                full.as_ref().map_or(&built.history, |f| &f.history),
-                &built.history,
-                level,
-                options.strategy,
-                deadline,
-                lazy_level,
-            )?
-        } else {
-            reverify(
-                full.as_ref().map_or(&built.history, |f| &f.history),
-                &built.history,
-                level,
-                deadline,
-                lazy_level,
-            )?
-        };
+        let verdict = reverify(
+            full.as_ref().map_or(&built.history, |f| &f.history),
+            &built.history,
+            level,
+            deadline,
+            lazy_level,
+            approx_by_instances.then_some(options.strategy),
+        )?;
         outcome.stats.verification_ms += ms(verification.elapsed());
         let by_instances = approx_by_instances
             || (options.strategy, options.exact) == (Strategy::ExactStrict, ExactMethod::Instances);
@@ -965,15 +955,17 @@ enum Reverified {
     Unknown(String),
 }
 
-/// [`reverify`] for the approximate strategies searched by instances: valid at the level, and
-/// a `pco` cycle ([`scalable::judge_unserializability`]); a serial order when serializable.
-fn reverify_approx(
+/// The predicted history satisfies the level (checker; `level_h`, which under SI also holds
+/// the boundary transactions' later writes) and is unserializable (exact check on `h`); with
+/// `pco_judged` (approximate strategies searched by instances) has a `pco` cycle
+/// ([`scalable::judge_unserializability`]), with a serial order when serializable.
+fn reverify(
     level_h: &History,
     h: &History,
     level: Level,
-    strategy: Strategy,
     deadline: Option<Instant>,
     core: bool,
+    pco_judged: Option<Strategy>,
 ) -> Result<Reverified, PredictError> {
     let checked = if is_si_pc(level) { level_h } else { h };
     match scalable::check_level(checked, level, deadline, core)? {
@@ -981,33 +973,18 @@ fn reverify_approx(
         scalable::LevelCheck::Holds => {}
         scalable::LevelCheck::Unknown => return Ok(Reverified::Unknown("timeout".to_string())),
     }
-    Ok(
-        match scalable::judge_unserializability(h, strategy, deadline)? {
-            scalable::Judgement::Prediction(_) => Reverified::Yes,
-            scalable::Judgement::Serializable(Some(order)) => Reverified::Serializable(order),
-            scalable::Judgement::Serializable(None) => Reverified::AcyclicUnserializable,
-            scalable::Judgement::Unknown(reason) => Reverified::Unknown(reason),
-            scalable::Judgement::LevelFails(_) => {
-                unreachable!("judge_unserializability does not check the level")
-            }
-        },
-    )
-}
-
-/// The predicted history satisfies the level (checker; `level_h`, which under SI also holds
-/// the boundary transactions' later writes) and is unserializable (exact check on `h`).
-fn reverify(
-    level_h: &History,
-    h: &History,
-    level: Level,
-    deadline: Option<Instant>,
-    core: bool,
-) -> Result<Reverified, PredictError> {
-    let checked = if is_si_pc(level) { level_h } else { h };
-    match scalable::check_level(checked, level, deadline, core)? {
-        scalable::LevelCheck::Fails(core) => return Ok(Reverified::LevelFails(core)),
-        scalable::LevelCheck::Holds => {}
-        scalable::LevelCheck::Unknown => return Ok(Reverified::Unknown("timeout".to_string())),
+    if let Some(strategy) = pco_judged {
+        return Ok(
+            match scalable::judge_unserializability(h, strategy, deadline)? {
+                scalable::Judgement::Prediction(_) => Reverified::Yes,
+                scalable::Judgement::Serializable(Some(order)) => Reverified::Serializable(order),
+                scalable::Judgement::Serializable(None) => Reverified::AcyclicUnserializable,
+                scalable::Judgement::Unknown(reason) => Reverified::Unknown(reason),
+                scalable::Judgement::LevelFails(_) => {
+                    unreachable!("judge_unserializability does not check the level")
+                }
+            },
+        );
     }
     match ser::is_serializable(h, remaining(deadline)) {
         Ok(SerVerdict::Unserializable) => Ok(Reverified::Yes),
