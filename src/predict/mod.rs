@@ -649,7 +649,7 @@ fn predict_in_context(
 
 /// The paper-form engine's pipeline after the level check (steps 2–5 of the module
 /// documentation). `for_scalable`: called as the scalable engine's solver phase on a small
-/// space, which changes two things (docs/prediction.md "Small spaces"):
+/// space, which changes two things (docs/prediction.md "Engines", small-space mode):
 /// - pc and si: instead of the paper-form pc/si encoding, causal consistency (which both
 ///   imply) is encoded eagerly and the level is added lazily — a candidate the exact checker
 ///   rejects is blocked with every candidate that includes at least as much
