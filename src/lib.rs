@@ -20,6 +20,8 @@
 //! - [`output`]: writing files and output folders atomically (never a cut or mixed output).
 //! - [`generate`]: random histories, optionally consistent at a chosen level.
 //! - [`store`]: the recording transactional key–value store and its table layer.
+//! - [`verdict`]: the one decision core: every command judges a history at a level through
+//!   [`verdict::decide`], on explicit evidence, with levels that imply each other.
 //! - [`workloads`]: Smallbank, Voter, TPC-C and Wikipedia written against the store; runs,
 //!   seeds, replay validation.
 
@@ -38,6 +40,7 @@ pub mod predict;
 pub mod report;
 pub mod ser;
 pub mod store;
+pub mod verdict;
 pub mod workloads;
 
 pub use error::InputError;

@@ -3,7 +3,8 @@
 
 mod common;
 
-use isopredict::check::{Anomaly, CheckReport, Level, LevelsReport};
+use isopredict::check::{Anomaly, CheckReport, Level};
+use isopredict::verdict::VerdictsReport;
 
 use common::cli::{awdit, isopredict, stdout, Scratch};
 
@@ -94,9 +95,9 @@ fn json_parses_into_the_report_types() {
         .all(|v| v.anomaly == Anomaly::NonRepeatableRead));
 
     let o = isopredict(&["check", &path, "--json"]);
-    let all: LevelsReport = serde_json::from_slice(&o.stdout).expect("a LevelsReport");
+    let all: VerdictsReport = serde_json::from_slice(&o.stdout).expect("a VerdictsReport");
     assert_eq!(all.strongest, Some(Level::ReadCommitted));
-    assert!(!all.cut_isolation);
+    assert_eq!(all.cut_isolation, Some(false));
 
     let o = isopredict(&["check", &path, "--level", "rc", "--json", "--witness"]);
     assert_eq!(o.status.code(), Some(0));

@@ -5,7 +5,8 @@
 mod common;
 
 use isopredict::check::Level;
-use isopredict::ser::{EveryLevelReport, StrongEdgeKind, StrongReport, Verdict};
+use isopredict::ser::{StrongEdgeKind, StrongReport, Verdict};
+use isopredict::verdict::VerdictsReport;
 
 use common::cli::{awdit, isopredict, stdout, Scratch};
 
@@ -60,7 +61,7 @@ fn json_dot_and_witness() {
     assert_eq!(witness[0], 0);
 
     let o = isopredict(&["check", &lost, "--json"]);
-    let all: EveryLevelReport = serde_json::from_slice(&o.stdout).expect("an EveryLevelReport");
+    let all: VerdictsReport = serde_json::from_slice(&o.stdout).expect("a VerdictsReport");
     let order: Vec<Level> = all.verdicts.iter().map(|v| v.level).collect();
     assert_eq!(
         order,
@@ -74,7 +75,7 @@ fn json_dot_and_witness() {
             Level::CutIsolation
         ]
     );
-    assert_eq!(all.strongest_satisfied(), Some(Level::Prefix));
+    assert_eq!(all.strongest, Some(Level::Prefix));
     let text = stdout(&isopredict(&["check", &lost]));
     let ser_line = text
         .lines()

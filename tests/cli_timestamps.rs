@@ -80,9 +80,15 @@ fn check_uses_the_timestamp_checker_and_says_so() {
         "--initial-value",
         "0",
     ]);
-    let report: TimestampReport = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!((report.counts.no_conflict, report.counts.ext), (0, 1));
-    assert_eq!(report.strict_serializable, Some(false));
+    // ser implies si, which the timestamps violate: ser's verdict is si's (one chain of
+    // levels), with si's report.
+    let verdict: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(verdict["verdict"], "violated");
+    assert_eq!(verdict["implied_by"], "snapshot");
+    assert_eq!(verdict["evidence"], "timestamps");
+    let report: TimestampReport = serde_json::from_value(verdict["report"].clone()).unwrap();
+    assert_eq!(report.level, "si");
+    assert_eq!(report.counts.no_conflict, 1);
     // --black-box does not use the timestamps.
     let o = isopredict(&["check", &file, "--level", "si", "--black-box"]);
     assert!(!stdout(&o).contains("timestamp checker"));
@@ -97,11 +103,12 @@ fn native_json_with_timestamps_is_checked_by_timestamps() {
     let (h, _) = generated(300, 7);
     let history = timekiller::to_history(&h).unwrap();
     formats::write_file(&history, &dir.join("h.json"), Format::Json).unwrap();
-    let expected = check_timestamps(&h, TsLevel::Serializable, &TsCheckOptions::default());
-    let o = isopredict(&["check", &dir.arg("h.json"), "--level", "ser", "--json"]);
+    let expected = check_timestamps(&h, TsLevel::Snapshot, &TsCheckOptions::default());
+    let o = isopredict(&["check", &dir.arg("h.json"), "--level", "si", "--json"]);
     let report: TimestampReport = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(report.counts, expected.counts);
     assert!(!report.consistent);
+    assert!(stdout(&o).contains("\"evidence\": \"timestamps\""));
 }
 
 #[test]

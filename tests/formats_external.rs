@@ -9,8 +9,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use isopredict::check::{check, check_all, CheckOptions, Level};
+use isopredict::check::{check, CheckOptions, Level};
 use isopredict::formats::{self, Format};
+use isopredict::verdict::{decide_all, EvidenceChoice, Input, Limits, VerdictsReport};
 use proptest::prelude::*;
 
 use common::cli::{isopredict, stdout, Scratch};
@@ -134,9 +135,9 @@ fn the_same_history_in_every_format_gives_the_same_verdicts() {
         // Three committed transactions over two keys (the aborted one differs: Elle's :fail
         // carries no reads, Viper has none).
         assert_eq!((s.committed, s.keys), (3, 2), "{format}");
-        let all = check_all(&h, &CheckOptions::default()).unwrap();
+        let all = every_level(&h);
         assert_eq!(all.strongest, Some(Level::ReadCommitted), "{format}");
-        assert!(all.cut_isolation, "{format}");
+        assert_eq!(all.cut_isolation, Some(true), "{format}");
         let ra = check(&h, Level::ReadAtomic, &CheckOptions::default()).unwrap();
         let names: Vec<String> = ra.cycles.iter().map(|c| c.anomaly.to_string()).collect();
         assert!(!names.is_empty(), "{format}");
@@ -153,7 +154,7 @@ fn the_same_history_in_every_format_gives_the_same_verdicts() {
             let parts =
                 formats::write_parts(&h, to).unwrap_or_else(|e| panic!("{format} -> {to}: {e}"));
             let g = formats::read_parts(&parts, to, "converted").unwrap();
-            let again = check_all(&g, &CheckOptions::default()).unwrap();
+            let again = every_level(&g);
             assert_eq!(
                 again.strongest,
                 Some(Level::ReadCommitted),
@@ -167,8 +168,11 @@ fn the_same_history_in_every_format_gives_the_same_verdicts() {
 fn elle_reads_keep_times_notes_and_aborts() {
     let h = formats::read_file(&data("elle.edn"), None).unwrap();
     assert_eq!(h.stats().aborted, 1);
-    let t = h.timestamps(1).expect("invoke and completion times");
-    assert_eq!((t.start, t.commit), (100, 120));
+    // Client real time by history position (Elle's order), never `:time`; no database
+    // timestamps.
+    let t = h.real_time(1).expect("invocation and completion positions");
+    assert_eq!((t.invoked, t.completed), (0, 2));
+    assert!(!h.has_timestamps());
     assert_eq!(
         h.input_notes().len(),
         1,
@@ -242,7 +246,7 @@ fn cli_checks_a_directory_of_histories() {
         .filter(|l| !l.contains("broken") && !l.contains("histories:"))
     {
         assert!(
-            line.contains("strongest rc, ci holds; cc VIOLATED"),
+            line.contains("strongest rc, ci holds; ra VIOLATED"),
             "{line}"
         );
     }
@@ -307,4 +311,14 @@ proptest! {
             }
         }
     }
+}
+
+/// Every level's verdict, by the one decision core.
+fn every_level(history: &isopredict::History) -> VerdictsReport {
+    decide_all(
+        &Input::of(history).unwrap(),
+        EvidenceChoice::Auto,
+        &Limits::default(),
+    )
+    .unwrap()
 }

@@ -1,7 +1,7 @@
 //! Isolation levels, after Biswas & Enea (OOPSLA'19, Table 1) and Plume (OOPSLA'24, Def. 3).
 //!
 //! Strength (A ⊑ B: every history satisfying A satisfies B):
-//! CC ⊑ RA ⊑ RC, RA ⊑ CI, SER ⊑ SI ⊑ PC ⊑ CC.
+//! CC ⊑ RA ⊑ RC, RA ⊑ CI, STRICT-SER ⊑ SER ⊑ SI ⊑ PC ⊑ CC.
 
 use std::fmt;
 use std::str::FromStr;
@@ -26,11 +26,15 @@ pub enum Level {
     Snapshot,
     /// Serializability.
     Serializable,
+    /// Strict serializability: serializability in an order that also respects real time (a
+    /// transaction that completed before another was invoked comes first). Needs the client
+    /// real-time intervals of a Jepsen history.
+    StrictSerializable,
 }
 
 impl Level {
     /// Every level, weakest first within each family.
-    pub const ALL: [Level; 7] = [
+    pub const ALL: [Level; 8] = [
         Level::ReadCommitted,
         Level::CutIsolation,
         Level::ReadAtomic,
@@ -38,6 +42,7 @@ impl Level {
         Level::Prefix,
         Level::Snapshot,
         Level::Serializable,
+        Level::StrictSerializable,
     ];
 
     /// The short name used on the command line and in JSON: `rc`, `ci`, `ra`, `cc`, `pc`,
@@ -51,6 +56,7 @@ impl Level {
             Level::Prefix => "pc",
             Level::Snapshot => "si",
             Level::Serializable => "ser",
+            Level::StrictSerializable => "strict-ser",
         }
     }
 
@@ -64,6 +70,7 @@ impl Level {
             Level::Prefix => "prefix consistency",
             Level::Snapshot => "snapshot isolation",
             Level::Serializable => "serializability",
+            Level::StrictSerializable => "strict serializability",
         }
     }
 
@@ -77,6 +84,7 @@ impl Level {
             Prefix => 3,
             Snapshot => 4,
             Serializable => 5,
+            StrictSerializable => 6,
         };
         if self == other {
             return true;
@@ -110,9 +118,12 @@ impl FromStr for Level {
             "pc" | "prefix" => Level::Prefix,
             "si" | "snapshot" => Level::Snapshot,
             "ser" | "serializable" | "serializability" => Level::Serializable,
+            "strict-ser" | "strict-serializable" | "strict-serializability" | "strong-serializable" => {
+                Level::StrictSerializable
+            }
             other => {
                 return Err(format!(
-                    "unknown isolation level `{other}` (expected rc, ci, ra, cc, pc, si or ser)"
+                    "unknown isolation level `{other}` (expected rc, ci, ra, cc, pc, si, ser or strict-ser)"
                 ))
             }
         })

@@ -4,7 +4,8 @@
 //! - [`check`]: one level — RC, RA, CC with AWDIT's optimal algorithms (PLDI'25 §3), CI per
 //!   Plume (OOPSLA'24 Def. 3) — giving a [`CheckReport`] that names every violation by Plume's
 //!   patterns ([`Anomaly`]) and explains each cycle edge by edge.
-//! - [`check_all`]: the strongest of CC, RA, RC the history satisfies, and CI.
+//! - Every level at once, and the levels above cc: [`crate::verdict`], the one decision core
+//!   every command asks.
 //! - [`oracle`]: the brute-force ground truth over all commit orders (tiny histories only).
 //!
 //! Every level first checks read consistency (TAP a–f; and TAP j, repeatable reads, for CI, RA
@@ -161,86 +162,6 @@ fn check_with_budgets(
     Ok(report::build(
         history, level, options, &reads, &graph, analysis,
     ))
-}
-
-/// The verdicts of [`check_all`]: the strongest of CC, RA, RC satisfied, and CI.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct LevelsReport {
-    /// The strongest of cc, ra, rc the history satisfies; `None` if it violates all three.
-    pub strongest: Option<Level>,
-    /// Whether the history satisfies cut isolation.
-    pub cut_isolation: bool,
-    /// The reports of the levels actually checked, in the order checked (cc, then ra if cc
-    /// failed, then rc and ci if ra failed). Levels implied by a satisfied one are not run.
-    pub reports: Vec<CheckReport>,
-}
-
-impl LevelsReport {
-    /// Whether the history satisfies every level checked (CC, hence RA, RC and CI).
-    pub fn is_consistent(&self) -> bool {
-        self.strongest == Some(Level::Causal) && self.cut_isolation
-    }
-
-    /// The verdicts in words, then each report run.
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
-        match self.strongest {
-            Some(l) => out.push_str(&format!(
-                "strongest level satisfied: {} ({})\n",
-                l,
-                l.full_name()
-            )),
-            None => out.push_str("satisfies none of cc, ra, rc\n"),
-        }
-        let ci_checked = self.reports.iter().any(|r| r.level == Level::CutIsolation);
-        out.push_str(&format!(
-            "cut isolation (ci): {}{}\n",
-            if self.cut_isolation {
-                "satisfied"
-            } else {
-                "VIOLATED"
-            },
-            if ci_checked { "" } else { " (implied by ra)" }
-        ));
-        for r in &self.reports {
-            out.push('\n');
-            out.push_str(&r.render_text());
-        }
-        out
-    }
-}
-
-impl std::fmt::Display for LevelsReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.render_text())
-    }
-}
-
-/// Checks CC, then RA if CC fails, then RC if RA fails (CC ⊑ RA ⊑ RC), and CI unless RA holds
-/// (RA ⊑ CI).
-pub fn check_all(history: &History, options: &CheckOptions) -> Result<LevelsReport, CheckError> {
-    let mut reports = Vec::new();
-    let mut strongest = None;
-    let mut cut_isolation = true;
-    for level in [Level::Causal, Level::ReadAtomic, Level::ReadCommitted] {
-        let report = check(history, level, options)?;
-        let ok = report.is_consistent();
-        reports.push(report);
-        if ok {
-            strongest = Some(level);
-            break;
-        }
-    }
-    if !matches!(strongest, Some(Level::Causal | Level::ReadAtomic)) {
-        let report = check(history, Level::CutIsolation, options)?;
-        cut_isolation = report.is_consistent();
-        reports.push(report);
-    }
-    Ok(LevelsReport {
-        strongest,
-        cut_isolation,
-        reports,
-    })
 }
 
 #[cfg(test)]

@@ -152,6 +152,9 @@ struct Tiny {
     /// `ww[a][b]`: the input shows a write of `a` installed before one of `b`
     /// ([`History::known_write_order`]); every commit order must respect it.
     ww: Vec<Vec<bool>>,
+    /// `rt[a][b]`: `a` completed before `b` was invoked ([`History::real_time`]); a strictly
+    /// serializable order must respect it.
+    rt: Vec<Vec<bool>>,
 }
 
 impl Tiny {
@@ -218,9 +221,18 @@ impl Tiny {
                 ww[la][lb] = true;
             }
         }
+        let mut rt = vec![vec![false; n]; n];
+        for a in 0..n {
+            for b in 0..n {
+                if let (Some(x), Some(y)) = (history.real_time(ids[a]), history.real_time(ids[b])) {
+                    rt[a][b] = a != b && x.completed < y.invoked;
+                }
+            }
+        }
         Tiny {
             n,
             ww,
+            rt,
             writes,
             reads,
             so,
@@ -289,6 +301,10 @@ impl Tiny {
             Level::Prefix => self.schema_holds(co, prefix),
             Level::Snapshot => self.schema_holds(co, prefix) && self.schema_holds(co, conflict),
             Level::Serializable => self.schema_holds(co, co),
+            Level::StrictSerializable => {
+                self.schema_holds(co, co)
+                    && (0..self.n).all(|a| (0..self.n).all(|b| !self.rt[a][b] || co(a, b)))
+            }
         }
     }
 

@@ -446,27 +446,26 @@ fn limits_keep_counts_exact() {
 }
 
 #[test]
-fn check_all_picks_the_strongest() {
-    let rc_only = h("wx1 / wx2 wy2 | rx1 ry2");
-    let all = check_all(&rc_only, &CheckOptions::default()).unwrap();
-    assert_eq!(all.strongest, Some(Level::ReadCommitted));
-    assert!(all.cut_isolation);
-    assert_eq!(
-        all.reports.iter().map(|r| r.level).collect::<Vec<_>>(),
-        vec![
-            Level::Causal,
-            Level::ReadAtomic,
-            Level::ReadCommitted,
-            Level::CutIsolation
-        ]
-    );
-    let cc = check_all(&h("wx1 | rx1"), &CheckOptions::default()).unwrap();
-    assert_eq!(cc.strongest, Some(Level::Causal));
-    assert!(cc.is_consistent());
-    assert_eq!(cc.reports.len(), 1);
-    let none = check_all(&h("rx1 wy1 | ry1 wx1"), &CheckOptions::default()).unwrap();
+fn every_level_picks_the_strongest() {
+    use crate::verdict::{decide_all, EvidenceChoice, Input, Limits};
+    let weak = [Level::Causal, Level::ReadAtomic, Level::ReadCommitted];
+    let all = |hist: &History| {
+        decide_all(
+            &Input::of(hist).unwrap(),
+            EvidenceChoice::Auto,
+            &Limits::default(),
+        )
+        .unwrap()
+    };
+    let rc_only = all(&h("wx1 / wx2 wy2 | rx1 ry2"));
+    assert_eq!(rc_only.strongest_among(&weak), Some(Level::ReadCommitted));
+    assert_eq!(rc_only.cut_isolation, Some(true));
+    let cc = all(&h("wx1 | rx1"));
+    assert_eq!(cc.strongest, Some(Level::Serializable));
+    assert_eq!(cc.strongest_among(&weak), Some(Level::Causal));
+    let none = all(&h("rx1 wy1 | ry1 wx1"));
     assert_eq!(none.strongest, None);
-    assert!(!none.cut_isolation);
+    assert_eq!(none.cut_isolation, Some(false));
 }
 
 #[test]

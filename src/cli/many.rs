@@ -43,22 +43,28 @@ pub fn run(
     format: Option<Format>,
     each: impl Fn(&History, Format) -> Outcome + Sync,
 ) -> anyhow::Result<ExitCode> {
-    let outcomes: Vec<Outcome> = paths
-        .par_iter()
-        .map(|p| match read_input(p, format) {
-            Ok((h, f)) => {
-                let mut outcome = each(&h, f);
-                for note in h.input_notes() {
-                    outcome.line.push_str(&format!(" (note: {note})"));
-                }
-                outcome
+    run_paths(paths, |p| match read_input(p, format) {
+        Ok((h, f)) => {
+            let mut outcome = each(&h, f);
+            for note in h.input_notes() {
+                outcome.line.push_str(&format!(" (note: {note})"));
             }
-            Err(e) => Outcome {
-                code: EXIT_BAD_INPUT,
-                line: format!("bad input: {e}"),
-            },
-        })
-        .collect();
+            outcome
+        }
+        Err(e) => Outcome {
+            code: EXIT_BAD_INPUT,
+            line: format!("bad input: {e}"),
+        },
+    })
+}
+
+/// Runs `each` on every path (in parallel), prints `PATH: line` in path order and a
+/// summary, and returns the largest exit code.
+pub fn run_paths(
+    paths: &[PathBuf],
+    each: impl Fn(&Path) -> Outcome + Sync,
+) -> anyhow::Result<ExitCode> {
+    let outcomes: Vec<Outcome> = paths.par_iter().map(|p| each(p)).collect();
     let mut out = std::io::stdout().lock();
     let mut counts = [0usize; 4];
     for (p, o) in paths.iter().zip(&outcomes) {

@@ -5,7 +5,6 @@
 //! made; 2 = bad input or usage (clap usage errors too); 3 = solver unknown or timeout;
 //! 130 = interrupted (Ctrl-C, SIGINT) before any output was written.
 
-use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::OnceLock;
@@ -17,7 +16,6 @@ use isopredict::formats::{self, Format};
 use isopredict::{History, InputError};
 
 mod check;
-mod check_timestamps;
 mod convert;
 mod generate;
 mod many;
@@ -173,83 +171,19 @@ impl ValueEnum for InputFormat {
     }
 }
 
-/// The largest input read, in bytes, unless the environment variable `ISOPREDICT_MAX_INPUT`
-/// says otherwise: 4 GiB.
-const DEFAULT_MAX_INPUT: u64 = 4 << 30;
-
-/// The input size bound: `ISOPREDICT_MAX_INPUT` (bytes) or [`DEFAULT_MAX_INPUT`].
-fn max_input() -> u64 {
-    std::env::var("ISOPREDICT_MAX_INPUT")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_MAX_INPUT)
-}
-
-/// Reads at most `limit` bytes from `reader`; more is an error naming `source`.
-fn read_bounded(reader: impl Read, source: &str, limit: u64) -> Result<Vec<u8>, InputError> {
-    let mut bytes = Vec::new();
-    reader
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| InputError::new(source, 0, e.to_string()))?;
-    if bytes.len() as u64 > limit {
-        return Err(InputError::new(
-            source,
-            0,
-            format!(
-                "input larger than {limit} bytes (the bound; set ISOPREDICT_MAX_INPUT to change it)"
-            ),
-        ));
-    }
-    Ok(bytes)
-}
-
 /// Reads a history from a file or a directory (cobra, viper, dbcop-bincode), or standard
-/// input for `-`; returns it with its format. Files are read by [`read_input_bytes`].
+/// input for `-`; returns it with its format.
 pub fn read_input(path: &Path, format: Option<Format>) -> Result<(History, Format), InputError> {
     if path != Path::new("-") && path.is_dir() {
         return formats::read_path(path, format);
     }
-    let (bytes, source) = read_input_bytes(path)?;
+    let (bytes, source) = formats::read_file_bytes(path)?;
     let history = formats::read_bytes(&bytes, &source, format)?;
     // Reading succeeded, so detection (when asked for) found a format.
     let format = format
         .or_else(|| formats::detect(&bytes))
         .unwrap_or(Format::Json);
     Ok((history, format))
-}
-
-/// Reads the bytes of a file, or of standard input for `-`, with the name errors give it.
-/// Devices, folders and sockets are refused (a device such as `/dev/zero` never ends); files,
-/// pipes and standard input are read up to the input bound (`ISOPREDICT_MAX_INPUT`, default
-/// 4 GiB).
-pub fn read_input_bytes(path: &Path) -> Result<(Vec<u8>, String), InputError> {
-    let limit = max_input();
-    if path == Path::new("-") {
-        let bytes = read_bounded(std::io::stdin().lock(), "<stdin>", limit)?;
-        return Ok((bytes, "<stdin>".to_string()));
-    }
-    use std::os::unix::fs::FileTypeExt;
-    let source = path.display().to_string();
-    let fail = |e: std::io::Error| InputError::new(source.clone(), 0, e.to_string());
-    let meta = std::fs::metadata(path).map_err(fail)?;
-    let t = meta.file_type();
-    if !t.is_file() && !t.is_fifo() {
-        let what = if t.is_dir() {
-            "a folder"
-        } else if t.is_char_device() || t.is_block_device() {
-            "a device"
-        } else {
-            "not a regular file"
-        };
-        return Err(InputError::new(
-            source,
-            0,
-            format!("{what}, not a history file; refusing to read it"),
-        ));
-    }
-    let bytes = read_bounded(std::fs::File::open(path).map_err(fail)?, &source, limit)?;
-    Ok((bytes, source))
 }
 
 /// Standard output, where a reader that went away (`isopredict check … | head`) is not an

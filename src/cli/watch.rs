@@ -9,7 +9,7 @@ use isopredict::ser::aion::OnlineOptions;
 use isopredict::ser::watch::{watch, WatchError, WatchInput};
 use isopredict::ser::TsLevel;
 
-use super::check_timestamps::InitialValue;
+use super::check::InitialValue;
 use super::EXIT_BAD_INPUT;
 
 /// The level watched.

@@ -26,9 +26,12 @@
 //!   key is a prefix of the longest one (else the orders contradict each other: an input
 //!   error, naming both lines) and passes the longest to the history
 //!   ([`History::known_write_order`]), which the checkers use as write–write facts.
-//! - `:time` of the invocation and of the completion become the transaction's timestamps
-//!   (`start` = invoke time, `commit` = completion time, in Jepsen's nanoseconds): real-time
-//!   order, not snapshot times. `:info` transactions get none.
+//! - The positions of the invocation and of the completion in the history become the
+//!   transaction's client real-time interval ([`crate::history::RealTime`]), as Elle orders
+//!   operations: by history position, never by `:time`. They are not database timestamps
+//!   (a transaction takes effect somewhere inside its interval) and only the real-time levels
+//!   use them (`strict-ser`). `:info` transactions get none; completions without an
+//!   invocation get none.
 //!
 //! Jepsen's JSON rendering is the same maps with string keys and values (`"type": "ok"`,
 //! `["append", "x", 1]`), as JSON lines or one array. Writing emits the rw-register model
@@ -47,7 +50,7 @@ use super::text::{canonical_u64, json_error, utf8, LineIndex};
 use super::{Format, FormatError};
 use crate::error::InputError;
 use crate::history::{
-    History, HistoryBuilder, KeyId, OpKind, ReadFrom, SessionId, Timestamps, INITIAL_TXN,
+    History, HistoryBuilder, KeyId, OpKind, ReadFrom, RealTime, SessionId, INITIAL_TXN,
 };
 
 /// Reads an Elle history in EDN.
@@ -368,13 +371,14 @@ struct Completed {
     process: i64,
     status: Status,
     line: u32,
-    times: Option<(i64, i64)>,
+    /// Positions in the history of the invocation and of the completion (client real time).
+    real_time: Option<(u64, u64)>,
     mops: (u32, u32),
 }
 
 struct Pending<'a> {
     line: u32,
-    time: Option<i64>,
+    position: u64,
     value: OpValue<'a>,
 }
 
@@ -598,6 +602,8 @@ struct State<'a, 's> {
     pending: FxHashMap<i64, Pending<'a>>,
     completed: Vec<Completed>,
     skipped: usize,
+    /// Operations seen so far (the position of the next one in the history).
+    position: u64,
 }
 
 impl<'a, 's> State<'a, 's> {
@@ -612,6 +618,7 @@ impl<'a, 's> State<'a, 's> {
             pending: FxHashMap::default(),
             completed: Vec::new(),
             skipped: 0,
+            position: 0,
         }
     }
 
@@ -620,6 +627,8 @@ impl<'a, 's> State<'a, 's> {
     fn op(&mut self, op: RawOp<'a>) -> Result<(), InputError> {
         let source = self.source;
         let line = op.line;
+        let position = self.position;
+        self.position += 1;
         let err = |m: String| InputError::new(source, line, m);
         // None: an invocation.
         let status = match op.ty.as_deref() {
@@ -656,7 +665,7 @@ impl<'a, 's> State<'a, 's> {
                 process,
                 Pending {
                     line,
-                    time: op.time,
+                    position,
                     value: op.value,
                 },
             );
@@ -672,15 +681,16 @@ impl<'a, 's> State<'a, 's> {
             _ => (&invocation.value, false),
         };
         let mops = self.read_mops(value, with_reads).map_err(err)?;
-        let times = match (invocation.time, op.time, status) {
-            (Some(s), Some(c), Status::Ok | Status::Fail) if 0 <= s && s <= c => Some((s, c)),
-            _ => None,
+        // Elle orders by history position, never by `:time` (notes/elle.md §1).
+        let real_time = match status {
+            Status::Ok | Status::Fail => Some((invocation.position, position)),
+            Status::Info => None,
         };
         self.completed.push(Completed {
             process,
             status,
             line: invocation.line,
-            times,
+            real_time,
             mops,
         });
         Ok(())
@@ -866,7 +876,7 @@ impl<'a, 's> State<'a, 's> {
                 process,
                 status: Status::Info,
                 line: p.line,
-                times: None,
+                real_time: None,
                 mops: (start, mops.len() as u32),
             });
         }
@@ -958,14 +968,8 @@ impl<'a, 's> State<'a, 's> {
                 if c.status == Status::Fail {
                     b.abort(t);
                 }
-                if let Some((start, commit)) = c.times {
-                    b.set_timestamps(
-                        t,
-                        Timestamps {
-                            start: start as u64,
-                            commit: commit as u64,
-                        },
-                    );
+                if let Some((invoked, completed)) = c.real_time {
+                    b.set_real_time(t, RealTime { invoked, completed });
                 }
                 for m in ops_of(c) {
                     match m.kind {
@@ -1158,13 +1162,16 @@ mod tests {
         let s = h.stats();
         assert_eq!((s.sessions, s.committed, s.reads, s.writes), (4, 4, 2, 4));
         assert_eq!(h.known_write_order().len(), 2);
+        // Real time by history position (invocation 0, completion 2), never by :time; no
+        // database timestamps.
         assert_eq!(
-            h.timestamps(1),
-            Some(Timestamps {
-                start: 1,
-                commit: 3
+            h.real_time(1),
+            Some(RealTime {
+                invoked: 0,
+                completed: 2
             })
         );
+        assert_eq!(h.timestamps(1), None);
         assert_eq!(h.input_notes().len(), 1, "{:?}", h.input_notes());
         let r = check(&h, Level::ReadCommitted, &CheckOptions::default()).unwrap();
         assert!(!r.is_consistent(), "{r}");
@@ -1364,10 +1371,10 @@ mod tests {
     #[test]
     fn rw_register_round_trips() {
         let text = "\
-{:type :invoke, :f :txn, :value [[:w 1 1] [:r 2 nil]], :process 0, :time 1, :index 0}
-{:type :ok, :f :txn, :value [[:w 1 1] [:r 2 nil]], :process 0, :time 2, :index 1}
-{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1, :time 3, :index 2}
-{:type :ok, :f :txn, :value [[:r 1 1]], :process 1, :time 4, :index 3}
+{:type :invoke, :f :txn, :value [[:w 1 1] [:r 2 nil]], :process 0, :index 0}
+{:type :ok, :f :txn, :value [[:w 1 1] [:r 2 nil]], :process 0, :index 1}
+{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1, :index 2}
+{:type :ok, :f :txn, :value [[:r 1 1]], :process 1, :index 3}
 ";
         let h = read_edn(text.as_bytes(), "h.edn").unwrap();
         let mut out = Vec::new();
@@ -1377,6 +1384,6 @@ mod tests {
         write_json(&h, &mut json).unwrap();
         let g = read_json(&json, "j").unwrap();
         h.same_content(&g).unwrap();
-        assert_eq!(g.timestamps(2), h.timestamps(2));
+        assert_eq!(g.real_time(2), h.real_time(2));
     }
 }

@@ -33,12 +33,15 @@ pub mod dbcop_text;
 mod edn;
 pub mod elle;
 pub mod events;
+mod file;
 pub mod isopredict;
 pub mod json;
 pub mod plume;
 mod text;
 pub mod timekiller;
 pub mod viper;
+
+pub use file::read_file_bytes;
 
 use std::fmt;
 use std::io::Write;

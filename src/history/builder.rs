@@ -4,8 +4,8 @@
 use rustc_hash::FxHashMap;
 
 use super::{
-    Csr, History, KeyId, OpId, OpKind, Operation, Session, SessionId, Timestamps, Transaction,
-    TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
+    Csr, History, KeyId, OpId, OpKind, Operation, RealTime, Session, SessionId, Timestamps,
+    Transaction, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
 };
 use crate::error::InputError;
 
@@ -106,6 +106,7 @@ struct PendingTxn {
     status: TxnStatus,
     external_id: Option<u64>,
     timestamps: Option<Timestamps>,
+    real_time: Option<RealTime>,
     line: u32,
 }
 
@@ -171,6 +172,7 @@ impl HistoryBuilder {
                 status: TxnStatus::Committed,
                 external_id: None,
                 timestamps: None,
+                real_time: None,
                 line: 0,
             }],
             ops: Vec::new(),
@@ -303,6 +305,7 @@ impl HistoryBuilder {
             status: TxnStatus::Committed,
             external_id,
             timestamps: None,
+            real_time: None,
             line,
         });
         id
@@ -331,6 +334,11 @@ impl HistoryBuilder {
     /// Records start and commit timestamps of a transaction.
     pub fn set_timestamps(&mut self, txn: BuilderTxn, timestamps: Timestamps) {
         self.txns[txn.0 as usize].timestamps = Some(timestamps);
+    }
+
+    /// Records the client's real-time interval of a transaction ([`RealTime`]).
+    pub fn set_real_time(&mut self, txn: BuilderTxn, real_time: RealTime) {
+        self.txns[txn.0 as usize].real_time = Some(real_time);
     }
 
     /// Appends a write to a transaction ([`BuilderTxn::INITIAL`] for an explicit initial write).
@@ -684,6 +692,7 @@ impl HistoryBuilder {
             txn_total
         ];
         let mut timestamps: Option<Vec<Option<Timestamps>>> = None;
+        let mut real_time: Option<Vec<Option<RealTime>>> = None;
         for (b, t) in self.txns.iter().enumerate() {
             let f = final_id[b] as usize;
             txns[f] = Transaction {
@@ -696,6 +705,9 @@ impl HistoryBuilder {
             };
             if let Some(ts) = t.timestamps {
                 timestamps.get_or_insert_with(|| vec![None; txn_total])[f] = Some(ts);
+            }
+            if let Some(rt) = t.real_time {
+                real_time.get_or_insert_with(|| vec![None; txn_total])[f] = Some(rt);
             }
         }
 
@@ -737,6 +749,7 @@ impl HistoryBuilder {
             read_from,
             unresolved,
             timestamps,
+            real_time,
             implicit_initial_writes: implicit_initial.len() as u32,
             write_order,
             notes: self.notes,

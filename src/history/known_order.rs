@@ -21,22 +21,45 @@ use rustc_hash::FxHashSet;
 use super::{BuilderTxn, History, HistoryBuilder, OpKind, ReadFrom, TxnId, INITIAL_TXN};
 
 impl History {
+    /// The history without its known write order: what a black-box checker, which sees only
+    /// which write each read observed, may rely on.
+    pub fn without_write_order(&self) -> History {
+        let mut h = self.clone();
+        h.write_order.clear();
+        h
+    }
+
     /// The history with each known write–write pair between committed transactions turned
     /// into a write of a fresh key by the earlier transaction (its last operation) and a read
     /// of it by the later (its first), see the module documentation; `None` when there is no
     /// such pair. Transaction ids are the same as in `self`.
     pub fn with_write_order_as_reads(&self) -> Option<History> {
-        let mut pairs: Vec<(TxnId, TxnId)> = self
+        let pairs: Vec<(TxnId, TxnId)> = self
             .known_write_order()
             .iter()
             .map(|&(a, b)| (self.op(a).txn, self.op(b).txn))
-            .filter(|&(ta, tb)| {
-                ta != tb
-                    && ta != INITIAL_TXN
-                    && self.txn(ta).is_committed()
-                    && self.txn(tb).is_committed()
-            })
             .collect();
+        self.with_txn_order_as_reads(pairs, "installed a version before")
+    }
+
+    /// The history with each pair `(Ta, Tb)` of committed transactions (`Ta ≠ Tb`, `Ta` not
+    /// the initial transaction) turned into a write of a fresh key by `Ta` (its last
+    /// operation) and a read of it by `Tb` (its first): a serial order of the result is a
+    /// serial order of `self` that puts every `Ta` before its `Tb`, and conversely. A fresh
+    /// key is named by the fact it stands for, `(Ta <relation> Tb)` — e.g. `(T1.1 completed
+    /// before the invocation of T2.1)` — so explanations that mention it read as that fact.
+    /// `None` when no pair remains. Transaction ids are kept.
+    pub fn with_txn_order_as_reads(
+        &self,
+        mut pairs: Vec<(TxnId, TxnId)>,
+        relation: &str,
+    ) -> Option<History> {
+        pairs.retain(|&(ta, tb)| {
+            ta != tb
+                && ta != INITIAL_TXN
+                && self.txn(ta).is_committed()
+                && self.txn(tb).is_committed()
+        });
         if pairs.is_empty() {
             return None;
         }
@@ -51,15 +74,14 @@ impl History {
         // Fresh keys: names no key has.
         let taken: FxHashSet<&str> = self.key_names().iter().map(String::as_str).collect();
         let mut fresh = Vec::with_capacity(pairs.len());
-        let mut n = 0u64;
-        for _ in &pairs {
-            let name = loop {
-                let name = format!("known-write-order#{n}");
+        for &(ta, tb) in &pairs {
+            let fact = format!("({} {relation} {})", self.txn_label(ta), self.txn_label(tb));
+            let mut name = fact.clone();
+            let mut n = 0u64;
+            while taken.contains(name.as_str()) {
                 n += 1;
-                if !taken.contains(name.as_str()) {
-                    break name;
-                }
-            };
+                name = format!("{fact}#{n}");
+            }
             fresh.push(b.key(&name));
         }
         // Per transaction: the fresh keys it reads first and writes last.
@@ -82,6 +104,9 @@ impl History {
                 }
                 if let Some(ts) = self.timestamps(t) {
                     b.set_timestamps(bt[t as usize], ts);
+                }
+                if let Some(rt) = self.real_time(t) {
+                    b.set_real_time(bt[t as usize], rt);
                 }
             }
         }

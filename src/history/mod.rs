@@ -14,6 +14,7 @@
 
 mod builder;
 mod known_order;
+mod real_time;
 mod stats;
 
 pub use builder::{BuilderTxn, HistoryBuilder, ReadFrom};
@@ -83,6 +84,21 @@ pub struct Timestamps {
     pub commit: u64,
 }
 
+/// When a client invoked a transaction and when it saw the transaction complete, as positions
+/// in the client's history (Jepsen/Elle: the indices of the `:invoke` and the completion
+/// operations). Real time, not the database's clock: a transaction may have taken effect
+/// anywhere inside its interval, so the only fact it gives is "a transaction that completed
+/// before another was invoked took effect first" (the real-time order of strict
+/// serializability). Never a snapshot or commit timestamp ([`Timestamps`] are those).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RealTime {
+    /// When the client invoked the transaction.
+    pub invoked: u64,
+    /// When the client saw it complete.
+    pub completed: u64,
+}
+
 /// A transaction: a contiguous range of operations in one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transaction {
@@ -149,6 +165,7 @@ pub struct History {
     read_from: Vec<OpId>,
     unresolved: Vec<(OpId, Unresolved)>,
     timestamps: Option<Vec<Option<Timestamps>>>,
+    real_time: Option<Vec<Option<RealTime>>>,
     implicit_initial_writes: u32,
     write_order: Vec<(OpId, OpId)>,
     notes: Vec<String>,
@@ -404,6 +421,17 @@ impl History {
     /// Timestamps of a transaction, when the input carried them.
     pub fn timestamps(&self, txn: TxnId) -> Option<Timestamps> {
         self.timestamps.as_ref().and_then(|ts| ts[txn as usize])
+    }
+
+    /// The client's real-time interval of a transaction, when the input carried one (Jepsen
+    /// histories with invocations).
+    pub fn real_time(&self, txn: TxnId) -> Option<RealTime> {
+        self.real_time.as_ref().and_then(|rt| rt[txn as usize])
+    }
+
+    /// Whether any transaction carries a client real-time interval.
+    pub fn has_real_time(&self) -> bool {
+        self.real_time.is_some()
     }
 
     /// Known write–write facts: pairs `(earlier, later)` of writes of one key that the input

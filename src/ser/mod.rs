@@ -5,7 +5,6 @@
 //!   pass and a small, checkable explanation on a failure ([`StrongReport`]).
 //! - [`is_serializable`]: the fast SER verdict with its serial order (for callers such as
 //!   prediction that check many observed histories).
-//! - [`check_every_level`]: every level's verdict, strongest first (`check --level all`).
 //! - [`smt`]: serializability as a direct Z3 total-order check, with a witness serial order.
 //! - [`timestamped`], [`chronos`], [`aion`], [`ts_report`]: checking SI and SER from the
 //!   start and commit timestamps a database assigned (Chronos offline, Aion online);
@@ -25,7 +24,6 @@ pub mod aion;
 pub mod chronos;
 mod components;
 mod decide;
-mod every_level;
 mod explain;
 mod reduce;
 mod report;
@@ -44,7 +42,6 @@ mod verify;
 pub mod watch;
 
 pub use chronos::{check_timestamps, TsCheckOptions, TsLevel};
-pub use every_level::{check_every_level, EveryLevelReport, LevelVerdict};
 pub use report::{
     CoreLevels, CoreTxn, StrongEdge, StrongEdgeKind, StrongReport, StrongSummary, Verdict,
     Violation,
