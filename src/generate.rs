@@ -19,9 +19,13 @@
 //! key's newest versions until a visible one (ra, cc: short in practice); memory is the
 //! history itself plus one entry per committed write. The `cc` mode keeps a vector clock per
 //! session (sessions² words).
+//!
+//! [`timestamped`] generates the other shape of history: committed transactions with start and
+//! commit timestamps, from a simulated timestamp-based SI store.
 
 pub mod keys;
 pub mod rng;
+pub mod timestamped;
 
 use std::fmt;
 use std::str::FromStr;

@@ -32,7 +32,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::timestamped::{Hlc, TimestampedHistory, TsOp, TsOpKind, TsValue};
+use crate::history::timestamped::{Hlc, TimestampedHistory, TsOp, TsOpKind, TsValue};
 use super::ts_report::{ExtKind, TimestampReport, TsCounts, TsTxnRef, TsViolation};
 
 /// The level a timestamped history is checked against.
