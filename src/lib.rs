@@ -18,6 +18,7 @@
 //! - [`pipeline`]: `run` (record → check → predict → re-verify → validate → report) and `rank`.
 //! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.
 //! - [`output`]: writing files and output folders atomically (never a cut or mixed output).
+//! - [`stable_hash`]: the stable 64-bit hash (SipHash-1-3) that names keys, as MonkeyDB does.
 //! - [`generate`]: random histories, optionally consistent at a chosen level.
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`workloads`]: Smallbank, Voter, TPC-C and Wikipedia written against the store; runs,
@@ -37,6 +38,7 @@ pub mod pipeline;
 pub mod predict;
 pub mod report;
 pub mod ser;
+pub mod stable_hash;
 pub mod store;
 pub mod workloads;
 

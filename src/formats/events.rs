@@ -36,7 +36,7 @@ use serde_json::Value as Json;
 use super::{Format, FormatError};
 use crate::error::InputError;
 use crate::history::{BuilderTxn, History, HistoryBuilder, OpKind, ReadFrom, TxnId, INITIAL_TXN};
-use crate::store::hash_str;
+use crate::stable_hash::hash_str;
 
 /// Whether a line looks like an event of this format: a JSON object with an `event` field.
 pub(crate) fn looks_like(line: &[u8]) -> bool {

@@ -53,7 +53,6 @@ mod read_committed;
 mod record;
 mod replay;
 mod replay_order;
-mod siphash;
 mod snapshot;
 mod table;
 mod value;
@@ -78,7 +77,7 @@ pub use replay::{
     ReplayPlan,
 };
 pub use replay_order::commit_order;
-pub use siphash::{hash_str, hash_u64s, StableHasher};
+pub use crate::stable_hash::{hash_str, hash_u64s, StableHasher};
 pub use table::{Assign, CmpOp, Pred, Projection, Table};
 pub use value::Value;
 

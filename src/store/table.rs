@@ -33,7 +33,7 @@
 use std::cmp::Ordering;
 
 use super::access::{KvRead, KvWrite};
-use super::siphash::{hash_str, hash_u64s, StableHasher};
+use crate::stable_hash::{hash_str, hash_u64s, StableHasher};
 use super::value::Value;
 
 const TAG_COLUMNS: u64 = 0;
