@@ -11,9 +11,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use isopredict::formats::{self, timekiller, Format};
-use isopredict::ser::chronos::{check_timestamps, TsCheckOptions, TsLevel};
-use isopredict::history::timestamped::TimestampedHistory;
 use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
+use isopredict::history::timestamped::TimestampedHistory;
+use isopredict::ser::chronos::{check_timestamps, TsCheckOptions, TsLevel};
 use isopredict::ser::TimestampReport;
 
 use common::cli::{isopredict, stderr, stdout, Scratch};

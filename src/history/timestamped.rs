@@ -15,8 +15,8 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::error::InputError;
 use super::{History, OpKind, TxnId, INITIAL_TXN};
+use crate::error::InputError;
 
 /// A hybrid-logical-clock timestamp, ordered by `physical`, then `logical`.
 #[derive(

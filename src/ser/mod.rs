@@ -42,6 +42,7 @@ mod txns;
 mod verify;
 pub mod watch;
 
+pub use crate::history::timestamped::{self, Hlc, TimestampedHistory};
 pub use chronos::{check_timestamps, TsCheckOptions, TsLevel};
 pub use every_level::{check_every_level, EveryLevelReport, LevelVerdict};
 pub use report::{
@@ -51,7 +52,6 @@ pub use report::{
 pub use smt::{check_serializable, verify_serial_order, SerError, SerVerdict};
 pub use smt_si_pc::{check_si_pc, satisfies_si_pc, verify_si_pc_order, SiPcVerdict};
 pub use strong::{check_strong, is_serializable};
-pub use crate::history::timestamped::{self, Hlc, TimestampedHistory};
 pub use ts_report::{TimestampReport, TsViolation};
 
 use std::fmt;

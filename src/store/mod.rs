@@ -57,6 +57,7 @@ mod snapshot;
 mod table;
 mod value;
 
+pub use crate::stable_hash::{hash_str, hash_u64s, StableHasher};
 pub use access::{KvRead, KvWrite, Transaction, Tx};
 pub use backend::{Backend, BackendError, DatabaseRun, Embedded, Execution, Isolation, Job};
 pub use data::{
@@ -77,7 +78,6 @@ pub use replay::{
     ReplayPlan,
 };
 pub use replay_order::commit_order;
-pub use crate::stable_hash::{hash_str, hash_u64s, StableHasher};
 pub use table::{Assign, CmpOp, Pred, Projection, Table};
 pub use value::Value;
 
