@@ -78,18 +78,6 @@ impl Consistency {
         Consistency::ReadCommitted,
     ];
 
-    /// The level the mode guarantees, if any.
-    pub fn level(self) -> Option<crate::check::Level> {
-        use crate::check::Level;
-        match self {
-            Consistency::None => None,
-            Consistency::Serializable => Some(Level::Serializable),
-            Consistency::Causal => Some(Level::Causal),
-            Consistency::ReadAtomic => Some(Level::ReadAtomic),
-            Consistency::ReadCommitted => Some(Level::ReadCommitted),
-        }
-    }
-
     /// The name used on the command line: `none`, `ser`, `cc`, `ra`, `rc`.
     pub fn name(self) -> &'static str {
         match self {

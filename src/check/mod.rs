@@ -244,6 +244,8 @@ pub fn check_all(history: &History, options: &CheckOptions) -> Result<LevelsRepo
 }
 
 #[cfg(test)]
+mod generator_tests;
+#[cfg(test)]
 pub(crate) mod test_util;
 #[cfg(test)]
 mod tests;
