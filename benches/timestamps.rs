@@ -5,8 +5,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use isopredict::formats::timekiller::{self, parse_transaction};
+use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
 use isopredict::ser::aion::{OnlineChecker, OnlineOptions};
-use isopredict::ser::ts_generate::{generate_timestamped, TsGenParams};
 use isopredict::ser::{check_timestamps, TsCheckOptions, TsLevel};
 
 fn timestamps(c: &mut Criterion) {

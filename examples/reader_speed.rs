@@ -12,7 +12,7 @@
 //! - every format but timekiller and the Elle list-append row: the serial Plume history of
 //!   `examples/gen_plume.rs` (50 sessions, 10,000 keys, transactions of 4–16 operations, 70 %
 //!   reads), converted with isopredict's own writers;
-//! - timekiller: the timestamped history of `ser::ts_generate` (50 sessions, 1,000 keys,
+//! - timekiller: the timestamped history of `generate::timestamped` (50 sessions, 1,000 keys,
 //!   15 operations a transaction, half reads), which has the timestamps the format needs;
 //! - elle list-append: a serial list-append history generated below (50 processes, 10,000
 //!   keys, 70 % reads returning the key's whole list), in EDN and in Jepsen's JSON.

@@ -19,9 +19,13 @@
 //! key's newest versions until a visible one (ra, cc: short in practice); memory is the
 //! history itself plus one entry per committed write. The `cc` mode keeps a vector clock per
 //! session (sessions² words).
+//!
+//! [`timestamped`] generates the other shape of history: committed transactions with start and
+//! commit timestamps, from a simulated timestamp-based SI store.
 
 pub mod keys;
 pub mod rng;
+pub mod timestamped;
 
 use std::fmt;
 use std::str::FromStr;
@@ -73,18 +77,6 @@ impl Consistency {
         Consistency::ReadAtomic,
         Consistency::ReadCommitted,
     ];
-
-    /// The level the mode guarantees, if any.
-    pub fn level(self) -> Option<crate::check::Level> {
-        use crate::check::Level;
-        match self {
-            Consistency::None => None,
-            Consistency::Serializable => Some(Level::Serializable),
-            Consistency::Causal => Some(Level::Causal),
-            Consistency::ReadAtomic => Some(Level::ReadAtomic),
-            Consistency::ReadCommitted => Some(Level::ReadCommitted),
-        }
-    }
 
     /// The name used on the command line: `none`, `ser`, `cc`, `ra`, `rc`.
     pub fn name(self) -> &'static str {

@@ -6,7 +6,8 @@
 //! Pipeline (see DESIGN.md): input → formats → [`history::History`] → checkers →
 //! predictor → re-verification → replay on the embedded store.
 //!
-//! Modules:
+//! Modules (docs/architecture.md orders them as layers, each using only the ones listed
+//! before it; `tests/layout.rs` keeps the graph acyclic):
 //! - [`history`]: the data model and its validating builder.
 //! - [`error`]: input errors that name the file, the line and the problem.
 //! - [`dot`]: quoting shared by every DOT rendering.
@@ -18,6 +19,7 @@
 //! - [`pipeline`]: `run` (record → check → predict → re-verify → validate → report) and `rank`.
 //! - [`report`]: anomaly drawings (DOT, SVG), the evaluation tables and the risk ranking.
 //! - [`output`]: writing files and output folders atomically (never a cut or mixed output).
+//! - [`stable_hash`]: the stable 64-bit hash (SipHash-1-3) that names keys, as MonkeyDB does.
 //! - [`generate`]: random histories, optionally consistent at a chosen level.
 //! - [`store`]: the recording transactional key–value store and its table layer.
 //! - [`verdict`]: the one decision core: every command judges a history at a level through
@@ -39,6 +41,7 @@ pub mod pipeline;
 pub mod predict;
 pub mod report;
 pub mod ser;
+pub mod stable_hash;
 pub mod store;
 pub mod verdict;
 pub mod workloads;

@@ -11,9 +11,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use isopredict::formats::{self, timekiller, Format};
+use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
+use isopredict::history::timestamped::TimestampedHistory;
 use isopredict::ser::chronos::{check_timestamps, TsCheckOptions, TsLevel};
-use isopredict::ser::timestamped::TimestampedHistory;
-use isopredict::ser::ts_generate::{generate_timestamped, TsGenParams};
 use isopredict::ser::TimestampReport;
 
 use common::cli::{isopredict, stderr, stdout, Scratch};
@@ -41,7 +41,7 @@ fn generated(txns: u32, seed: u64) -> (TimestampedHistory, Vec<u8>) {
             break;
         }
         let op = h.ops[o];
-        if op.kind == isopredict::ser::timestamped::TsOpKind::Read && op.value > 1 {
+        if op.kind == isopredict::history::timestamped::TsOpKind::Read && op.value > 1 {
             h.ops[o].value = 1.min(op.value - 1);
             changed += 1;
         }

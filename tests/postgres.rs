@@ -281,6 +281,21 @@ fn a_connection_killed_mid_transaction_aborts_only_that_transaction() {
             .unwrap()
             .is_consistent()
     );
+    // The same recording as JSON-lines events (formats::events) reads back to the same
+    // transactions and the same writer of a3's read.
+    let mut events = Vec::new();
+    recorder.write_events(&mut events).unwrap();
+    let text = String::from_utf8(events).unwrap();
+    let again = formats::read_str(&text, "killed.jsonl", Some(formats::Format::Events)).unwrap();
+    assert_eq!(again.txn_count(), 6, "{text}");
+    assert_eq!(again.committed_txns().count(), h.committed_txns().count());
+    let a3_again = again.sessions()[0].txns().nth(2).unwrap();
+    let a1_again = again.sessions()[0].txns().next().unwrap();
+    assert_eq!(
+        again.writer_txn(again.txn(a3_again).ops().start),
+        Some(a1_again),
+        "{text}"
+    );
     // The final balance shows a2 never happened: 100 + 10 + 10 + 10.
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let bal: i32 = c

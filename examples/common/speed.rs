@@ -3,7 +3,7 @@
 //! TimeKiller history both read.
 
 use isopredict::formats::timekiller;
-use isopredict::ser::ts_generate::{generate_timestamped, TsGenParams};
+use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
 
 /// CPU time used so far by the whole process (all threads), in seconds.
 pub fn process_cpu() -> f64 {

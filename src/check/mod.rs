@@ -165,6 +165,8 @@ fn check_with_budgets(
 }
 
 #[cfg(test)]
+mod generator_tests;
+#[cfg(test)]
 pub(crate) mod test_util;
 #[cfg(test)]
 mod tests;

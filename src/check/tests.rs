@@ -581,3 +581,23 @@ fn known_write_order_reveals_g0() {
         assert_eq!(oracle::satisfies(&plain, level), Some(true), "{level}");
     }
 }
+
+/// Known write orders from an Elle list-append history (x = [1 2], y = [2 1]) order the two
+/// writers both ways: write cycle G0, which even RC forbids.
+#[test]
+fn list_append_orders_reveal_g0() {
+    const APPEND: &str = "\
+{:type :invoke, :f :txn, :value [[:append :x 1] [:append :y 1]], :process 0, :time 1, :index 0}
+{:type :invoke, :f :txn, :value [[:append :x 2] [:append :y 2]], :process 1, :time 2, :index 1}
+{:type :ok, :f :txn, :value [[:append :x 1] [:append :y 1]], :process 0, :time 3, :index 2}
+{:type :ok, :f :txn, :value [[:append :x 2] [:append :y 2]], :process 1, :time 4, :index 3}
+{:type :invoke, :f :txn, :value [[:r :x nil]], :process 2, :time 5, :index 4}
+{:type :ok, :f :txn, :value [[:r :x [1 2]]], :process 2, :time 6, :index 5}
+{:type :invoke, :f :txn, :value [[:r :y nil]], :process 3, :time 7, :index 6}
+{:type :ok, :f :txn, :value [[:r :y [2 1]]], :process 3, :time 8, :index 7}
+";
+    let h = crate::formats::elle::read_edn(APPEND.as_bytes(), "h.edn").unwrap();
+    assert_eq!(h.known_write_order().len(), 2);
+    let r = run(&h, Level::ReadCommitted);
+    assert!(!r.is_consistent(), "{r}");
+}

@@ -23,7 +23,9 @@
 //! - The initial state's writes, if listed: `{"event":"write","txn":"initial","key":…}`
 //!   (no session, no begin).
 //!
-//! This is the format [`crate::store::postgres::Recorder::write_events`] writes.
+//! Writing: [`EventWriter`] writes events one per line in the field order above; [`write`]
+//! (a history) and [`crate::store::postgres::Recorder::write_events`] (a PostgreSQL recording,
+//! with its original values) both go through it.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -36,7 +38,7 @@ use serde_json::Value as Json;
 use super::{Format, FormatError};
 use crate::error::InputError;
 use crate::history::{BuilderTxn, History, HistoryBuilder, OpKind, ReadFrom, TxnId, INITIAL_TXN};
-use crate::store::hash_str;
+use crate::stable_hash::hash_str;
 
 /// Whether a line looks like an event of this format: a JSON object with an `event` field.
 pub(crate) fn looks_like(line: &[u8]) -> bool {
@@ -381,6 +383,110 @@ fn unrepresentable(problem: String) -> FormatError {
     }
 }
 
+/// Whose write a read saw, as the `writer` field names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WrittenBy {
+    /// The initial state (`"initial"`).
+    Initial,
+    /// The transaction with this id.
+    Txn(u64),
+}
+
+/// Writes events of the format one per line, fields in the documented order (`event`,
+/// `session`, `txn`, `key`, `value`, `writer`). Session and transaction ids are numbers; values
+/// are any JSON value and may be left out.
+#[derive(Debug)]
+pub struct EventWriter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> EventWriter<W> {
+    /// A writer of events to `out` (wrap a file in a `BufWriter`).
+    pub fn new(out: W) -> EventWriter<W> {
+        EventWriter { out }
+    }
+
+    /// The underlying output.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// A write of the initial state: no session, transaction `"initial"`, no begin.
+    pub fn initial_write(&mut self, key: &str, value: Option<&Json>) -> std::io::Result<()> {
+        self.out
+            .write_all(b"{\"event\":\"write\",\"txn\":\"initial\"")?;
+        self.key_value(key, value)?;
+        self.out.write_all(b"}\n")
+    }
+
+    /// Transaction `txn` of `session` begins.
+    pub fn begin(&mut self, session: u64, txn: u64) -> std::io::Result<()> {
+        self.head("begin", session, txn)?;
+        self.out.write_all(b"}\n")
+    }
+
+    /// Transaction `txn` of `session` writes `value` (if given) to `key`.
+    pub fn write(
+        &mut self,
+        session: u64,
+        txn: u64,
+        key: &str,
+        value: Option<&Json>,
+    ) -> std::io::Result<()> {
+        self.head("write", session, txn)?;
+        self.key_value(key, value)?;
+        self.out.write_all(b"}\n")
+    }
+
+    /// Transaction `txn` of `session` reads `value` (if given) of `key`, written by `writer`
+    /// (if known).
+    pub fn read(
+        &mut self,
+        session: u64,
+        txn: u64,
+        key: &str,
+        value: Option<&Json>,
+        writer: Option<WrittenBy>,
+    ) -> std::io::Result<()> {
+        self.head("read", session, txn)?;
+        self.key_value(key, value)?;
+        match writer {
+            Some(WrittenBy::Initial) => self.out.write_all(b",\"writer\":\"initial\"")?,
+            Some(WrittenBy::Txn(w)) => write!(self.out, ",\"writer\":{w}")?,
+            None => {}
+        }
+        self.out.write_all(b"}\n")
+    }
+
+    /// Transaction `txn` of `session` commits (`committed`) or aborts.
+    pub fn end(&mut self, session: u64, txn: u64, committed: bool) -> std::io::Result<()> {
+        self.head(if committed { "commit" } else { "abort" }, session, txn)?;
+        self.out.write_all(b"}\n")
+    }
+
+    /// Flushes the output.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    fn head(&mut self, event: &str, session: u64, txn: u64) -> std::io::Result<()> {
+        write!(
+            self.out,
+            "{{\"event\":\"{event}\",\"session\":{session},\"txn\":{txn}"
+        )
+    }
+
+    fn key_value(&mut self, key: &str, value: Option<&Json>) -> std::io::Result<()> {
+        self.out.write_all(b",\"key\":")?;
+        serde_json::to_writer(&mut self.out, key)?;
+        if let Some(v) = value {
+            self.out.write_all(b",\"value\":")?;
+            serde_json::to_writer(&mut self.out, v)?;
+        }
+        Ok(())
+    }
+}
+
 /// Writes `h` as an event log: transactions session by session; transaction ids are the
 /// history's transaction numbers; the initial transaction's explicit writes first.
 pub(crate) fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
@@ -391,46 +497,38 @@ pub(crate) fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError>
             last_write.insert((op.txn, op.key), i as u32);
         }
     }
-    let value = |v: Option<u64>| v.map_or(String::new(), |v| format!(",\"value\":{v}"));
-    let key = |k: u32| serde_json::to_string(h.key_name(k)).unwrap_or_default();
+    let mut events = EventWriter::new(out);
+    let value = |v: Option<u64>| v.map(Json::from);
     for o in h.txn(INITIAL_TXN).ops() {
         let op = h.op(o);
         // Implicit initial writes too: the initial transaction keeps the same keys.
         if op.kind == OpKind::Write {
-            writeln!(
-                out,
-                "{{\"event\":\"write\",\"txn\":\"initial\",\"key\":{}{}}}",
-                key(op.key),
-                value(op.value)
-            )?;
+            events.initial_write(h.key_name(op.key), value(op.value).as_ref())?;
         }
     }
     for (s, session) in h.sessions().iter().enumerate() {
+        let s = s as u64;
         for t in session.txns() {
-            writeln!(out, "{{\"event\":\"begin\",\"session\":{s},\"txn\":{t}}}")?;
+            events.begin(s, u64::from(t))?;
             let mut own: FxHashMap<u32, u32> = FxHashMap::default();
             for o in h.txn(t).ops() {
                 let op = h.op(o);
+                let key = h.key_name(op.key);
                 if op.kind == OpKind::Write {
                     own.insert(op.key, o);
-                    writeln!(
-                        out,
-                        "{{\"event\":\"write\",\"session\":{s},\"txn\":{t},\"key\":{}{}}}",
-                        key(op.key),
-                        value(op.value)
-                    )?;
+                    events.write(s, u64::from(t), key, value(op.value).as_ref())?;
                     continue;
                 }
                 let Some(w) = h.read_from(o) else {
                     return Err(unrepresentable(format!(
                         "transaction {} reads {} from no known write",
                         h.txn_label(t),
-                        h.key_name(op.key)
+                        key
                     )));
                 };
                 let wt = h.op(w).txn;
                 let writer = if wt == INITIAL_TXN {
-                    "\"initial\"".to_string()
+                    WrittenBy::Initial
                 } else {
                     let expected = if wt == t {
                         own.get(&op.key).copied()
@@ -441,25 +539,15 @@ pub(crate) fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError>
                         return Err(unrepresentable(format!(
                             "transaction {} reads {} from a write of {} that is not the one naming the transaction gives",
                             h.txn_label(t),
-                            h.key_name(op.key),
+                            key,
                             h.txn_label(wt)
                         )));
                     }
-                    wt.to_string()
+                    WrittenBy::Txn(u64::from(wt))
                 };
-                writeln!(
-                    out,
-                    "{{\"event\":\"read\",\"session\":{s},\"txn\":{t},\"key\":{}{},\"writer\":{writer}}}",
-                    key(op.key),
-                    value(op.value)
-                )?;
+                events.read(s, u64::from(t), key, value(op.value).as_ref(), Some(writer))?;
             }
-            let end = if h.txn(t).is_committed() {
-                "commit"
-            } else {
-                "abort"
-            };
-            writeln!(out, "{{\"event\":\"{end}\",\"session\":{s},\"txn\":{t}}}")?;
+            events.end(s, u64::from(t), h.txn(t).is_committed())?;
         }
     }
     Ok(())
@@ -529,5 +617,52 @@ mod tests {
         }
         assert!(looks_like(br#"{"event":"begin","session":1,"txn":1}"#));
         assert!(!looks_like(br#"{"format": 1}"#));
+    }
+
+    #[test]
+    fn the_event_writer_writes_what_the_reader_reads() {
+        let mut events = EventWriter::new(Vec::new());
+        let text = Json::from("a name");
+        events.initial_write("k", None).unwrap();
+        events.begin(7, 1).unwrap();
+        events.write(7, 1, "k", Some(&Json::from(5))).unwrap();
+        events.end(7, 1, true).unwrap();
+        events.begin(8, 2).unwrap();
+        events
+            .read(8, 2, "k", Some(&Json::from(5)), Some(WrittenBy::Txn(1)))
+            .unwrap();
+        events.write(8, 2, "j\"", Some(&text)).unwrap();
+        events.read(8, 2, "j\"", Some(&text), None).unwrap();
+        events.end(8, 2, false).unwrap();
+        events.begin(8, 3).unwrap();
+        events
+            .read(8, 3, "k", None, Some(WrittenBy::Initial))
+            .unwrap();
+        events.end(8, 3, true).unwrap();
+        let out = String::from_utf8(events.into_inner()).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], r#"{"event":"write","txn":"initial","key":"k"}"#);
+        assert_eq!(
+            lines[5],
+            r#"{"event":"read","session":8,"txn":2,"key":"k","value":5,"writer":1}"#
+        );
+        assert_eq!(
+            lines[6],
+            r#"{"event":"write","session":8,"txn":2,"key":"j\"","value":"a name"}"#
+        );
+        assert_eq!(lines[8], r#"{"event":"abort","session":8,"txn":2}"#);
+        let h = read(out.as_bytes(), "w.jsonl").unwrap();
+        assert_eq!(h.txn_count(), 4);
+        assert!(h.txn(1).is_committed() && !h.txn(2).is_committed());
+        let reads: Vec<_> = h
+            .txn(2)
+            .ops()
+            .filter(|&o| h.op(o).kind == OpKind::Read)
+            .collect();
+        assert_eq!(h.writer_txn(reads[0]), Some(1));
+        // Matched by value: its own write of the same text.
+        assert_eq!(h.writer_txn(reads[1]), Some(2));
+        let last = h.txn(3).ops().next().unwrap();
+        assert_eq!(h.writer_txn(last), Some(INITIAL_TXN));
     }
 }

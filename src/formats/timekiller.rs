@@ -34,8 +34,8 @@ use serde::Deserialize;
 
 use super::{Format, FormatError};
 use crate::error::InputError;
+use crate::history::timestamped::{Hlc, Name, TimestampedHistory, TsOp, TsOpKind, TsTxn, TsValue};
 use crate::history::{History, HistoryBuilder, OpKind, ReadFrom, Timestamps, TxnId, INITIAL_TXN};
-use crate::ser::timestamped::{Hlc, Name, TimestampedHistory, TsOp, TsOpKind, TsTxn, TsValue};
 
 /// Whether `bytes` look like TimeKiller JSON: an array (or a stream) of objects whose first
 /// object has `"sts"` and `"ops"` fields.

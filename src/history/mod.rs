@@ -11,11 +11,15 @@
 //! comparison of ids. Operations are numbered transaction by transaction in program order, so a
 //! transaction's operations are a contiguous range too. Per-key writer and reader lists and
 //! per-transaction key lists are flat CSR arrays built once by [`HistoryBuilder::build`].
+//!
+//! [`timestamped`] is the other shape of a history: committed transactions with the start and
+//! commit timestamps their database assigned (the input of the timestamp checkers).
 
 mod builder;
 mod known_order;
 mod real_time;
 mod stats;
+pub mod timestamped;
 
 pub use builder::{BuilderTxn, HistoryBuilder, ReadFrom};
 pub use stats::Stats;

@@ -36,9 +36,9 @@ use rustc_hash::FxHashMap;
 
 use super::chronos::TsLevel;
 use super::sorted_window::SortedWindow;
-use super::timestamped::{Hlc, Name, TsOpKind};
 use super::ts_report::{ExtKind, TsCounts, TsTxnRef, TsViolation};
 use crate::formats::timekiller::{Transaction, Value};
+use crate::history::timestamped::{Hlc, Name, TsOpKind};
 
 /// Options of the online checker.
 #[derive(Debug, Clone)]

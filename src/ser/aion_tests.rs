@@ -4,10 +4,10 @@
 
 use super::*;
 use crate::generate::rng::Rng;
+use crate::generate::timestamped::{generate_timestamped, TsGenParams};
+use crate::history::timestamped::{Name, TimestampedHistory, TsValue};
 use crate::ser::chronos::tests::{hist, Op};
 use crate::ser::chronos::{check_timestamps, TsCheckOptions};
-use crate::ser::timestamped::{Name, TimestampedHistory, TsValue};
-use crate::ser::ts_generate::{generate_timestamped, TsGenParams};
 
 /// The online unit of transaction `t` of `h`.
 pub(crate) fn transaction(h: &TimestampedHistory, t: usize) -> Transaction {

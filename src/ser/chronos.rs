@@ -32,8 +32,8 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::timestamped::{Hlc, TimestampedHistory, TsOp, TsOpKind, TsValue};
 use super::ts_report::{ExtKind, TimestampReport, TsCounts, TsTxnRef, TsViolation};
+use crate::history::timestamped::{Hlc, TimestampedHistory, TsOp, TsOpKind, TsValue};
 
 /// The level a timestamped history is checked against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

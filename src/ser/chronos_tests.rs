@@ -2,7 +2,7 @@
 //! timestamps (P2), hybrid logical clocks, lists (P13), initial values and own writes.
 
 use super::*;
-use crate::ser::timestamped::{Name, TimestampedBuilder};
+use crate::history::timestamped::{Name, TimestampedBuilder};
 
 /// One operation of a test transaction.
 #[derive(Clone, Copy)]

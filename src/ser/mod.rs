@@ -6,9 +6,10 @@
 //! - [`is_serializable`]: the fast SER verdict with its serial order (for callers such as
 //!   prediction that check many observed histories).
 //! - [`smt`]: serializability as a direct Z3 total-order check, with a witness serial order.
-//! - [`timestamped`], [`chronos`], [`aion`], [`ts_report`]: checking SI and SER from the
-//!   start and commit timestamps a database assigned (Chronos offline, Aion online);
-//!   [`ts_generate`] simulates a timestamped SI store; [`watch`] drives the online checker.
+//! - [`chronos`], [`aion`], [`ts_report`]: checking SI and SER from the start and commit
+//!   timestamps a database assigned (Chronos offline, Aion online), on the timestamped
+//!   histories of [`crate::history::timestamped`] (re-exported here as [`timestamped`]);
+//!   [`watch`] drives the online checker.
 //! - [`smt_si_pc`]: prefix consistency and snapshot isolation as a direct Z3 check (positions
 //!   and snapshot cuts), with a witness commit order; the re-verifier of SI/PC predictions.
 //!
@@ -34,13 +35,12 @@ mod smt_problem;
 pub mod smt_si_pc;
 mod sorted_window;
 mod strong;
-pub mod timestamped;
-pub mod ts_generate;
 pub mod ts_report;
 mod txns;
 mod verify;
 pub mod watch;
 
+pub use crate::history::timestamped::{self, Hlc, TimestampedHistory};
 pub use chronos::{check_timestamps, TsCheckOptions, TsLevel};
 pub use report::{
     CoreLevels, CoreTxn, StrongEdge, StrongEdgeKind, StrongReport, StrongSummary, Verdict,
@@ -49,7 +49,6 @@ pub use report::{
 pub use smt::{check_serializable, verify_serial_order, SerError, SerVerdict};
 pub use smt_si_pc::{check_si_pc, satisfies_si_pc, verify_si_pc_order, SiPcVerdict};
 pub use strong::{check_strong, is_serializable};
-pub use timestamped::{Hlc, TimestampedHistory};
 pub use ts_report::{TimestampReport, TsViolation};
 
 use std::fmt;

@@ -403,3 +403,54 @@ fn an_explanation_out_of_time_says_it_is_not_minimal() {
         .render_text()
         .contains("removing any one of them fixes it"));
 }
+
+/// A known write order ([`History::with_write_order_as_reads`], from list-append histories)
+/// decides serializability where the reads alone do not.
+mod known_write_order {
+    use crate::formats::elle;
+    use crate::ser::{self, SerVerdict};
+
+    /// T1 appends 1 to x and writes z; T2 reads z's initial value and appends 2 to x; T3
+    /// reads x = [1 2]. Serializable as registers (T2, T3, T1), not under the known order of
+    /// x (T1 before T2, and T2 before T1 because T2 missed T1's z).
+    const LOST_ORDER: &str = "\
+{:type :invoke, :f :txn, :value [[:append :x 1] [:append :z 1]], :process 0}
+{:type :ok, :f :txn, :value [[:append :x 1] [:append :z 1]], :process 0}
+{:type :invoke, :f :txn, :value [[:r :z nil] [:append :x 2]], :process 1}
+{:type :ok, :f :txn, :value [[:r :z []] [:append :x 2]], :process 1}
+{:type :invoke, :f :txn, :value [[:r :x nil]], :process 2}
+{:type :ok, :f :txn, :value [[:r :x [1 2]]], :process 2}
+";
+
+    #[test]
+    fn the_known_order_decides_serializability() {
+        let h = elle::read_edn(LOST_ORDER.as_bytes(), "h.edn").unwrap();
+        assert_eq!(h.known_write_order().len(), 1);
+        assert!(matches!(
+            ser::is_serializable(&h, None),
+            Ok(SerVerdict::Serializable { .. })
+        ));
+        let rewritten = h.with_write_order_as_reads().unwrap();
+        assert_eq!(rewritten.txn_count(), h.txn_count());
+        assert_eq!(rewritten.key_count(), h.key_count() + 1);
+        assert_eq!(
+            ser::is_serializable(&rewritten, None),
+            Ok(SerVerdict::Unserializable)
+        );
+        // The same history without T2's read of z is serializable under the order too.
+        let text = LOST_ORDER
+            .replace("[:r :z nil] ", "")
+            .replace("[:r :z []] ", "");
+        let h = elle::read_edn(text.as_bytes(), "h.edn").unwrap();
+        match ser::is_serializable(&h.with_write_order_as_reads().unwrap(), None) {
+            Ok(SerVerdict::Serializable { order }) => {
+                let pos = |t| order.iter().position(|&x| x == t).unwrap();
+                assert!(pos(1) < pos(2), "{order:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Without a known order there is nothing to rewrite.
+        let plain = crate::formats::read_str("w(1,1,1,1)\n", "p", None).unwrap();
+        assert!(plain.with_write_order_as_reads().is_none());
+    }
+}

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::timestamped::{Hlc, TimestampedHistory};
+use crate::history::timestamped::{Hlc, TimestampedHistory};
 
 /// A transaction as timestamp reports name it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

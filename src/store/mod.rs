@@ -53,11 +53,11 @@ mod read_committed;
 mod record;
 mod replay;
 mod replay_order;
-mod siphash;
 mod snapshot;
 mod table;
 mod value;
 
+pub use crate::stable_hash::{hash_str, hash_u64s, StableHasher};
 pub use access::{KvRead, KvWrite, Transaction, Tx};
 pub use backend::{Backend, BackendError, DatabaseRun, Embedded, Execution, Isolation, Job};
 pub use data::{
@@ -78,7 +78,6 @@ pub use replay::{
     ReplayPlan,
 };
 pub use replay_order::commit_order;
-pub use siphash::{hash_str, hash_u64s, StableHasher};
 pub use table::{Assign, CmpOp, Pred, Projection, Table};
 pub use value::Value;
 

@@ -31,7 +31,6 @@
 //! w bigint)` for plain keys (values tagged `i:`, `r:`, `t:`, `b:`, `n`) and `member(s, e,
 //! present, w)` for set membership; a set scan reads the rows of `member` it can see.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -49,6 +48,7 @@ use super::key::KeyRef;
 use super::policy::ReadPolicy;
 use super::value::Value;
 use crate::error::InputError;
+use crate::formats::events::{EventWriter, WrittenBy};
 use crate::history::{BuilderTxn, History, HistoryBuilder, ReadFrom, TxnId};
 
 /// A PostgreSQL server and the isolation level to run at.
@@ -239,52 +239,40 @@ impl Recorder {
 
     /// Writes the recording in the JSON-lines event format ([`crate::formats::events`]), with
     /// values: session by session, transaction ids as numbers (see the module documentation).
+    /// A transaction whose outcome is unknown counts as committed exactly when another one
+    /// read one of its writes.
     pub fn write_events(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let sessions = self.sessions();
         let read_by_others = read_by_others(&sessions);
-        let mut out = std::io::BufWriter::new(out);
+        let mut events = EventWriter::new(std::io::BufWriter::new(out));
         for key in self.initial.lock().expect("recorder lock").iter() {
-            let line = serde_json::json!({"event": "write", "txn": "initial", "key": key});
-            writeln!(out, "{line}")?;
+            events.initial_write(key, None)?;
         }
         for s in &sessions {
             let session = s.external_id;
             for t in &s.txns {
-                let txn = t.id;
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::json!({"event": "begin", "session": session, "txn": txn})
-                )?;
+                events.begin(session, t.id)?;
                 for op in &t.ops {
-                    let mut line = serde_json::json!({
-                        "event": if op.write { "write" } else { "read" },
-                        "session": session,
-                        "txn": txn,
-                        "key": op.key,
-                    });
-                    if let Some(v) = &op.value {
-                        line["value"] = value_json(v);
+                    let value = op.value.as_ref().map(value_json);
+                    if op.write {
+                        events.write(session, t.id, &op.key, value.as_ref())?;
+                    } else {
+                        let writer = op.writer.map(|w| match w {
+                            0 => WrittenBy::Initial,
+                            w => WrittenBy::Txn(w),
+                        });
+                        events.read(session, t.id, &op.key, value.as_ref(), writer)?;
                     }
-                    if let Some(w) = op.writer {
-                        line["writer"] = if w == 0 { "initial".into() } else { w.into() };
-                    }
-                    writeln!(out, "{line}")?;
                 }
                 let committed = match t.end {
                     TxnEnd::Committed => true,
                     TxnEnd::Unknown => read_by_others.contains(&t.id),
                     _ => false,
                 };
-                let end = if committed { "commit" } else { "abort" };
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::json!({"event": end, "session": session, "txn": txn})
-                )?;
+                events.end(session, t.id, committed)?;
             }
         }
-        out.flush()
+        events.flush()
     }
 
     /// The recording as a history named `source`: one transaction per recorded transaction

@@ -33,8 +33,8 @@
 use std::cmp::Ordering;
 
 use super::access::{KvRead, KvWrite};
-use super::siphash::{hash_str, hash_u64s, StableHasher};
 use super::value::Value;
+use crate::stable_hash::{hash_str, hash_u64s, StableHasher};
 
 const TAG_COLUMNS: u64 = 0;
 const TAG_COLUMN_KEY: u64 = 1;

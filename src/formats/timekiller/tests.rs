@@ -1,6 +1,6 @@
 use super::*;
 use crate::formats::{detect, read_bytes, write_to};
-use crate::ser::timestamped::TsValue;
+use crate::history::timestamped::TsValue;
 
 const KV: &str = r#"[
   {"tid": 1, "sid": 7, "sts": {"p": 10, "l": 0}, "cts": {"p": 11, "l": 0}, "rtts": 5,

@@ -1,5 +1,5 @@
-//! Timestamped histories: the input of the timestamp-based checkers ([`super::chronos`] offline,
-//! [`super::aion`] online), after Li et al., "Online Timestamp-based Transactional Isolation
+//! Timestamped histories: the input of the timestamp-based checkers ([`crate::ser::chronos`]
+//! offline, [`crate::ser::aion`] online), after Li et al., "Online Timestamp-based Transactional Isolation
 //! Checking of Database Systems" (Chronos/Aion), §II–III.
 //!
 //! Every transaction carries the start and commit timestamps its database assigned;
@@ -15,8 +15,8 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
+use super::{History, OpKind, TxnId, INITIAL_TXN};
 use crate::error::InputError;
-use crate::history::{History, OpKind, TxnId, INITIAL_TXN};
 
 /// A hybrid-logical-clock timestamp, ordered by `physical`, then `logical`.
 #[derive(

@@ -8,9 +8,9 @@
 //! Used by the tests (offline and online checkers must agree on these histories and on
 //! mutations of them) and by the benchmarks (a TimeKiller-sized history).
 
-use super::timestamped::{Hlc, Name, TimestampedBuilder, TimestampedHistory};
-use crate::generate::keys::{KeyDistribution, KeySampler};
-use crate::generate::rng::Rng;
+use super::keys::{KeyDistribution, KeySampler};
+use super::rng::Rng;
+use crate::history::timestamped::{Hlc, Name, TimestampedBuilder, TimestampedHistory};
 
 /// Parameters of [`generate_timestamped`].
 #[derive(Debug, Clone)]
