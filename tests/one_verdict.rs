@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use isopredict::check::oracle;
 use isopredict::check::Level;
+use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
 use isopredict::generate::{generate, Consistency, GenerateParams, KeyDistribution};
-use isopredict::ser::ts_generate::{generate_timestamped, TsGenParams};
 use isopredict::verdict::{
     decide, decide_all, read_input, Evidence, EvidenceChoice, Input, Limits, Outcome, ReadOptions,
     VerdictsReport,

@@ -446,29 +446,6 @@ fn limits_keep_counts_exact() {
 }
 
 #[test]
-fn every_level_picks_the_strongest() {
-    use crate::verdict::{decide_all, EvidenceChoice, Input, Limits};
-    let weak = [Level::Causal, Level::ReadAtomic, Level::ReadCommitted];
-    let all = |hist: &History| {
-        decide_all(
-            &Input::of(hist).unwrap(),
-            EvidenceChoice::Auto,
-            &Limits::default(),
-        )
-        .unwrap()
-    };
-    let rc_only = all(&h("wx1 / wx2 wy2 | rx1 ry2"));
-    assert_eq!(rc_only.strongest_among(&weak), Some(Level::ReadCommitted));
-    assert_eq!(rc_only.cut_isolation, Some(true));
-    let cc = all(&h("wx1 | rx1"));
-    assert_eq!(cc.strongest, Some(Level::Serializable));
-    assert_eq!(cc.strongest_among(&weak), Some(Level::Causal));
-    let none = all(&h("rx1 wy1 | ry1 wx1"));
-    assert_eq!(none.strongest, None);
-    assert_eq!(none.cut_isolation, Some(false));
-}
-
-#[test]
 fn one_cycle_per_component() {
     let hist = h("wx1 / wx2 / rx1 | wy1 / wy2 / ry1");
     let r = run(&hist, Level::ReadAtomic);

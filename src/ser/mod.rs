@@ -8,7 +8,7 @@
 //! - [`smt`]: serializability as a direct Z3 total-order check, with a witness serial order.
 //! - [`chronos`], [`aion`], [`ts_report`]: checking SI and SER from the start and commit
 //!   timestamps a database assigned (Chronos offline, Aion online), on the timestamped
-//!   histories of [`crate::history::timestamped`] (re-exported here as [`timestamped`]);
+//!   histories of [`crate::history::timestamped`];
 //!   [`watch`] drives the online checker.
 //! - [`smt_si_pc`]: prefix consistency and snapshot isolation as a direct Z3 check (positions
 //!   and snapshot cuts), with a witness commit order; the re-verifier of SI/PC predictions.
@@ -40,7 +40,7 @@ mod txns;
 mod verify;
 pub mod watch;
 
-pub use crate::history::timestamped::{self, Hlc, TimestampedHistory};
+pub use crate::history::timestamped::{Hlc, TimestampedHistory};
 pub use chronos::{check_timestamps, TsCheckOptions, TsLevel};
 pub use report::{
     CoreLevels, CoreTxn, StrongEdge, StrongEdgeKind, StrongReport, StrongSummary, Verdict,

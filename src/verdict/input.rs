@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use crate::error::InputError;
 use crate::formats::{self, timekiller, Format};
+use crate::history::timestamped::TimestampedHistory;
 use crate::history::History;
-use crate::ser::timestamped::TimestampedHistory;
 
 /// A history to judge, with its timestamped view when the input has database timestamps.
 ///
