@@ -3,34 +3,17 @@
 //! §13.2): read committed → rc (Biswas & Enea, OOPSLA'19), repeatable read → snapshot
 //! isolation, serializable → serializability.
 //!
-//! Which checker decides each level is chosen in one place, [`checker_for`]: rc (and the other
-//! weak levels) by [`crate::check::check`]; snapshot isolation and serializability by the
-//! exact black-box checker [`crate::ser::check_strong`] (Biswas & Enea's search, Z3 on what
-//! it gives up on), whose failures come with a minimal failing set of transactions.
+//! The verdict comes from the one decision core ([`crate::verdict::decide`]) on the reads
+//! the database returned (black-box evidence: the recording has no version order or
+//! timestamps of the database's own); a violation's report names the anomaly and, for pc, si
+//! and ser, a minimal failing set of transactions.
 
 use std::time::Duration;
 
-use crate::check::{self, CheckOptions, Level};
+use crate::check::Level;
 use crate::history::History;
-use crate::ser::{self, StrongLevel, StrongOptions};
 use crate::store::Isolation;
-
-/// How a promised level is decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Checker {
-    /// [`crate::check::check`] at this level.
-    Axiomatic(Level),
-    /// [`crate::ser::check_strong`] at this level (pc, si, ser).
-    Strong(StrongLevel),
-}
-
-/// The checker of each promised level.
-pub fn checker_for(level: Level) -> Checker {
-    match StrongLevel::from_level(level) {
-        Some(strong) => Checker::Strong(strong),
-        None => Checker::Axiomatic(level),
-    }
-}
+use crate::verdict::{self, EvidenceChoice, Input, Limits, Outcome};
 
 /// The verdict on a promise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -60,46 +43,38 @@ pub struct PromiseCheck {
 }
 
 /// Checks `history`, recorded at `isolation`, at the level that promises; `timeout` bounds
-/// the serializability check.
+/// the check.
 pub fn check_promise(
     history: &History,
     isolation: Isolation,
     timeout: Option<Duration>,
 ) -> PromiseCheck {
     let promised = isolation.promised_level();
-    let axiomatic = |level: Level| match check::check(history, level, &CheckOptions::default()) {
-        Ok(r) if r.is_consistent() => (PromiseVerdict::Kept, None),
-        Ok(r) => (PromiseVerdict::Broken, Some(r.render_text())),
-        Err(e) => (PromiseVerdict::Unknown, Some(e.to_string())),
+    let limits = Limits {
+        timeout,
+        ..Limits::default()
     };
-    let (verdict, checked, explanation) = match checker_for(promised) {
-        Checker::Axiomatic(level) => {
-            let (v, e) = axiomatic(level);
-            (
-                v,
-                format!("{} by the axiomatic checker", level.full_name()),
-                e,
-            )
+    let decided = Input::of(history)
+        .map_err(verdict::DecideError::from)
+        .and_then(|input| verdict::decide(&input, promised, EvidenceChoice::Auto, &limits));
+    let (verdict, checked, explanation) = match decided {
+        Ok(v) => {
+            let checked = format!("{} [evidence: {}]", v.level.full_name(), v.evidence);
+            match v.verdict {
+                Outcome::Consistent => (PromiseVerdict::Kept, checked, None),
+                Outcome::Violated => (
+                    PromiseVerdict::Broken,
+                    checked,
+                    v.report.as_ref().map(|r| r.render_text()),
+                ),
+                Outcome::Unknown => (PromiseVerdict::Unknown, checked, v.unknown_reason),
+            }
         }
-        Checker::Strong(strong) => {
-            let options = StrongOptions {
-                timeout,
-                ..StrongOptions::default()
-            };
-            let (v, e) = match ser::check_strong(history, strong, &options) {
-                Ok(r) => match r.verdict {
-                    ser::Verdict::Consistent => (PromiseVerdict::Kept, None),
-                    ser::Verdict::Violated => (PromiseVerdict::Broken, Some(r.render_text())),
-                    ser::Verdict::Unknown => (PromiseVerdict::Unknown, r.unknown_reason.clone()),
-                },
-                Err(e) => (PromiseVerdict::Unknown, Some(e.to_string())),
-            };
-            (
-                v,
-                format!("{} by the exact black-box checker", promised.full_name()),
-                e,
-            )
-        }
+        Err(e) => (
+            PromiseVerdict::Unknown,
+            promised.full_name().to_string(),
+            Some(e.to_string()),
+        ),
     };
     PromiseCheck {
         isolation,

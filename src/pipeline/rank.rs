@@ -30,7 +30,7 @@ use crate::report::tables::{
     prediction_markdown, prediction_rows, risk_markdown, risk_rows, ExplorationRecord,
     ExplorationRow, PredictionOutcome, PredictionRecord, PredictionRow, RiskRow, ValidationRecord,
 };
-use crate::ser::{self, SerVerdict};
+
 use crate::store::ReadPolicy;
 use crate::workloads::{self, RunConfig, Size, Workload};
 
@@ -648,9 +648,22 @@ fn explore(
     let (invariant_failed, unserializable) = match workloads::run(workload, &config) {
         Ok(r) => (
             !r.invariants_hold(),
-            match ser::check_serializable(&r.history, timeout) {
-                Ok(SerVerdict::Unserializable) => Some(true),
-                Ok(SerVerdict::Serializable { .. }) => Some(false),
+            match crate::verdict::Input::of(&r.history).map(|input| {
+                let limits = crate::verdict::Limits {
+                    timeout,
+                    explain: false,
+                    ..Default::default()
+                };
+                crate::verdict::decide(
+                    &input,
+                    Level::Serializable,
+                    crate::verdict::EvidenceChoice::Auto,
+                    &limits,
+                )
+                .map(|v| v.verdict)
+            }) {
+                Ok(Ok(crate::verdict::Outcome::Violated)) => Some(true),
+                Ok(Ok(crate::verdict::Outcome::Consistent)) => Some(false),
                 _ => None,
             },
         ),

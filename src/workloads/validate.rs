@@ -1,18 +1,19 @@
 //! Validation of a predicted execution (IsoPredict, PLDI'24 §5): replay the application with
 //! the predicted history as the read policy (same seed), executing every transaction on or
 //! hb-before the prediction boundary in full and then stopping; the prediction is *validated*
-//! when the validating history satisfies the level (by [`crate::check::check`]) and is
-//! unserializable (by the exact Z3 check [`crate::ser::check_serializable`]). The run
+//! when the validating history satisfies the level and is unserializable (both decided by the
+//! one decision core, [`crate::verdict`]). The run
 //! *diverged* when some read could not follow the prediction (it then read the latest valid
 //! writer). Invariant failures of the validating run's final state are reported too.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::check::{self, CheckOptions, Level};
+use crate::check::Level;
 use crate::history::{History, TxnId};
-use crate::ser::{self, SerVerdict};
+use crate::ser;
 use crate::store::{Divergence, ReadPolicy, ReplayPlan};
+use crate::verdict::{Decider, EvidenceChoice, Input, Limits, Outcome};
 
 use super::harness::{run, Run, RunConfig, RunError};
 use super::{InvariantCheck, Workload};
@@ -98,28 +99,29 @@ pub fn validate(
     })
 }
 
-/// The verdict on a validating execution: the level by [`check::check`] (pc and si: by
-/// [`ser::satisfies_si_pc`]), then
-/// serializability by [`ser::check_serializable`].
+/// The verdict on a validating execution, by the one decision core
+/// ([`crate::verdict::Decider`]): the level, then serializability.
 pub fn judge(history: &History, level: Level, ser_timeout: Option<Duration>) -> Verdict {
-    if matches!(level, Level::Prefix | Level::Snapshot) {
-        match ser::satisfies_si_pc(history, level, ser_timeout) {
-            ser::SiPcVerdict::Satisfies { .. } => {}
-            ser::SiPcVerdict::Violates { .. } => return Verdict::LevelViolated,
-            ser::SiPcVerdict::Unknown { .. } => return Verdict::Unknown,
-        }
-    } else {
-        match check::check(history, level, &CheckOptions::default()) {
-            Ok(report) if !report.is_consistent() => return Verdict::LevelViolated,
-            Ok(_) => {}
-            Err(_) => return Verdict::Unknown,
-        }
+    let limits = Limits {
+        timeout: ser_timeout,
+        explain: false,
+        ..Limits::default()
+    };
+    let Ok(input) = Input::of(history) else {
+        return Verdict::Unknown;
+    };
+    let Ok(mut decider) = Decider::new(&input, EvidenceChoice::Auto, &limits) else {
+        return Verdict::Unknown;
+    };
+    match decider.decide(level).map(|v| v.verdict) {
+        Ok(Outcome::Consistent) => {}
+        Ok(Outcome::Violated) => return Verdict::LevelViolated,
+        Ok(Outcome::Unknown) | Err(_) => return Verdict::Unknown,
     }
-    match ser::check_serializable(history, ser_timeout) {
-        Ok(SerVerdict::Unserializable) => Verdict::Validated,
-        Ok(SerVerdict::Serializable { .. }) => Verdict::Serializable,
-        // A read without a committed writer cannot come out of the store; a timeout.
-        Ok(SerVerdict::Unknown { .. }) | Err(_) => Verdict::Unknown,
+    match decider.decide(Level::Serializable).map(|v| v.verdict) {
+        Ok(Outcome::Violated) => Verdict::Validated,
+        Ok(Outcome::Consistent) => Verdict::Serializable,
+        Ok(Outcome::Unknown) | Err(_) => Verdict::Unknown,
     }
 }
 
