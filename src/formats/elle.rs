@@ -46,8 +46,9 @@ use super::edn::{Edn, EdnError, Reader};
 use super::text::{canonical_u64, json_error, utf8, LineIndex};
 use super::{Format, FormatError};
 use crate::error::InputError;
+use crate::check::Level;
 use crate::history::{
-    History, HistoryBuilder, KeyId, OpKind, ReadFrom, SessionId, Timestamps, INITIAL_TXN,
+    BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, SessionId, Timestamps, INITIAL_TXN,
 };
 
 /// Reads an Elle history in EDN.
@@ -187,7 +188,11 @@ fn json_op<'a>(text: &'a str, source: &str, line: u32) -> Result<RawOp<'a>, Inpu
             return Ok(RawOp {
                 line,
                 ty: op.ty.and_then(json_word),
-                process: op.process.and_then(json_int),
+                process: op.process.map_or(Proc::Missing, |p| match json_int(p) {
+                    Some(i) => Proc::Int(i),
+                    None if p.get().trim() == "null" => Proc::Missing,
+                    None => Proc::Other,
+                }),
                 txn: op.f.and_then(json_word).as_deref() == Some("txn"),
                 time: op.time.and_then(json_int),
                 value: op
@@ -224,7 +229,7 @@ fn edn_op<'a>(r: &mut Reader<'a>, line: u32) -> Result<RawOp<'a>, EdnError> {
     let mut op = RawOp {
         line,
         ty: None,
-        process: None,
+        process: Proc::Missing,
         txn: false,
         time: None,
         value: OpValue::Missing,
@@ -278,7 +283,13 @@ fn edn_op<'a>(r: &mut Reader<'a>, line: u32) -> Result<RawOp<'a>, EdnError> {
         match slot {
             0 => op.ty = edn_word(v),
             1 => op.txn = edn_word(v).as_deref() == Some("txn"),
-            2 => op.process = if let Edn::Int(p) = v { Some(p) } else { None },
+            2 => {
+                op.process = match v {
+                    Edn::Int(p) => Proc::Int(p),
+                    Edn::Nil => Proc::Missing,
+                    _ => Proc::Other,
+                }
+            }
             _ => op.time = if let Edn::Int(t) = v { Some(t) } else { None },
         }
     }
@@ -298,7 +309,12 @@ fn tree_op<'a>(op: Edn<'a>, source: &str, line: u32) -> Result<RawOp<'a>, InputE
         Some(Edn::Int(i)) => Some(*i),
         _ => None,
     };
-    let (process, time) = (int("process"), int("time"));
+    let time = int("time");
+    let process = match op.get("process") {
+        None | Some(Edn::Nil) => Proc::Missing,
+        Some(Edn::Int(p)) => Proc::Int(*p),
+        Some(_) => Proc::Other,
+    };
     let ty = op
         .get("type")
         .and_then(Edn::word)
@@ -319,6 +335,17 @@ fn tree_op<'a>(op: Edn<'a>, source: &str, line: u32) -> Result<RawOp<'a>, InputE
         time,
         value,
     })
+}
+
+/// An operation's `:process`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Proc {
+    /// An integer: a client (Jepsen's `client-op?`).
+    Int(i64),
+    /// No `:process` at all (or `nil`): the shape of many checkers' anomaly tests.
+    Missing,
+    /// Anything else (`:nemesis`, a string): not a client, skipped.
+    Other,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -345,8 +372,8 @@ struct RawOp<'a> {
     line: u32,
     /// `:type`'s word, if it is a keyword or string.
     ty: Option<Cow<'a, str>>,
-    /// `:process`, if an integer.
-    process: Option<i64>,
+    /// `:process`.
+    process: Proc,
     /// Whether `:f` is `:txn`.
     txn: bool,
     /// `:time`, if an integer.
@@ -361,11 +388,14 @@ struct Mop {
     key: KeyId,
     value: Option<u64>,
     list: Option<(u32, u32)>,
+    /// A list-append `:append` (not a register `:w`).
+    append: bool,
 }
 
 /// A completed (or never completed) transaction: its micro-operations are `mops[start..end]`.
 struct Completed {
-    process: i64,
+    /// Its client process; `None` for an operation without `:process` (its own session).
+    process: Option<i64>,
     status: Status,
     line: u32,
     times: Option<(i64, i64)>,
@@ -375,7 +405,53 @@ struct Completed {
 struct Pending<'a> {
     line: u32,
     time: Option<i64>,
+    /// Whether its `:f` is `:txn`.
+    txn: bool,
     value: OpValue<'a>,
+}
+
+/// Whether a `:value` is `nil` (or absent).
+fn is_nil(value: &OpValue) -> bool {
+    match value {
+        OpValue::Missing => true,
+        OpValue::Edn(t) => t.trim() == "nil",
+        OpValue::Json(t) => t.trim() == "null",
+        OpValue::Tree(t) => matches!(t, Edn::Nil),
+    }
+}
+
+/// Whether a `:value` is a non-empty list of micro-operations `[f k v]` with `f` one of
+/// `:r`, `:w`, `:append` (Elle reads any client operation's `:value` as a transaction; an
+/// operation whose `:f` is not `:txn` is taken as one only when it has this shape). Parses
+/// the value in full: only operations whose `:f` is not `:txn` come here.
+fn looks_like_txn(value: &OpValue) -> bool {
+    let parsed;
+    let tree = match value {
+        OpValue::Missing => return false,
+        OpValue::Tree(t) => t,
+        OpValue::Edn(text) => match Reader::new(text).value(0) {
+            Ok(v) => {
+                parsed = v;
+                &parsed
+            }
+            Err(_) => return false,
+        },
+        OpValue::Json(text) => match serde_json::from_str(text) {
+            Ok(v) => {
+                parsed = Edn::from_json(v);
+                &parsed
+            }
+            Err(_) => return false,
+        },
+    };
+    match tree.items() {
+        Some(items) if !items.is_empty() => items.iter().all(|m| {
+            m.items().is_some_and(|p| {
+                p.len() == 3 && matches!(p[0].word(), Some("r" | "w" | "append"))
+            })
+        }),
+        _ => false,
+    }
 }
 
 fn key_name<'b>(k: &'b Edn, buf: &'b mut String) -> Option<&'b str> {
@@ -441,6 +517,7 @@ fn mops_of_tree(
                 key,
                 value: Some(uint(v).ok_or_else(bad_value)?),
                 list: None,
+                append: f == "append",
             }),
             "r" if !with_reads => {}
             "r" => match v {
@@ -449,6 +526,7 @@ fn mops_of_tree(
                     key,
                     value: None,
                     list: None,
+                    append: false,
                 }),
                 Edn::Vector(items) | Edn::List(items) => {
                     let start = lists.len() as u32;
@@ -465,6 +543,7 @@ fn mops_of_tree(
                         key,
                         value: items.last().and_then(uint),
                         list: Some((start, lists.len() as u32)),
+                        append: false,
                     });
                 }
                 _ => out.push(Mop {
@@ -472,6 +551,7 @@ fn mops_of_tree(
                     key,
                     value: Some(uint(v).ok_or_else(bad_value)?),
                     list: None,
+                    append: false,
                 }),
             },
             _ => {
@@ -597,7 +677,16 @@ struct State<'a, 's> {
     name: String,
     pending: FxHashMap<i64, Pending<'a>>,
     completed: Vec<Completed>,
-    skipped: usize,
+    /// Whether any client invocation was seen (then every completion needs one).
+    saw_invoke: bool,
+    /// The first completion without an invocation: (line, process).
+    orphan: Option<(u32, i64)>,
+    /// Operations of non-client processes (`:nemesis`…), skipped.
+    non_client: usize,
+    /// Client operations whose `:value` is not a transaction, skipped.
+    not_txn: usize,
+    /// Invocations without `:process` (they cannot be paired), skipped.
+    invokes_without_process: usize,
 }
 
 impl<'a, 's> State<'a, 's> {
@@ -611,7 +700,11 @@ impl<'a, 's> State<'a, 's> {
             name: String::new(),
             pending: FxHashMap::default(),
             completed: Vec::new(),
-            skipped: 0,
+            saw_invoke: false,
+            orphan: None,
+            non_client: 0,
+            not_txn: 0,
+            invokes_without_process: 0,
         }
     }
 
@@ -638,15 +731,23 @@ impl<'a, 's> State<'a, 's> {
                 ))
             }
         };
-        let Some(process) = op.process else {
-            self.skipped += 1;
-            return Ok(());
+        let process = match op.process {
+            Proc::Other => {
+                self.non_client += 1;
+                return Ok(());
+            }
+            Proc::Missing if status.is_none() => {
+                self.invokes_without_process += 1;
+                return Ok(());
+            }
+            Proc::Missing => None,
+            Proc::Int(p) => Some(p),
         };
-        if !op.txn {
-            self.skipped += 1;
-            return Ok(());
-        }
         let Some(status) = status else {
+            let Some(process) = process else {
+                unreachable!("invocations without :process were skipped above")
+            };
+            self.saw_invoke = true;
             if self.pending.contains_key(&process) {
                 return Err(err(format!(
                     "process {process} invokes again before its last invocation completed"
@@ -657,29 +758,42 @@ impl<'a, 's> State<'a, 's> {
                 Pending {
                     line,
                     time: op.time,
+                    txn: op.txn,
                     value: op.value,
                 },
             );
             return Ok(());
         };
-        let Some(invocation) = self.pending.remove(&process) else {
-            return Err(err(format!(
-                "a completion of process {process} without an invocation"
-            )));
+        let invocation = process.and_then(|p| self.pending.remove(&p));
+        if let (None, Some(p), None) = (&invocation, process, self.orphan) {
+            // A completion-only history (Elle's own tests, Plume's): the completion is the
+            // transaction. Refused at the end if the history has invocations after all.
+            self.orphan = Some((line, p));
+        }
+        // The value read: an :ok's completion (the results); a :fail's invocation (its reads
+        // returned nothing); an :info's completion, or its invocation when the completion
+        // carries none.
+        let (value, with_reads) = match (status, &invocation) {
+            (Status::Ok, _) => (&op.value, true),
+            (Status::Fail, Some(inv)) => (&inv.value, false),
+            (Status::Fail, None) => (&op.value, false),
+            (Status::Info, Some(inv)) if is_nil(&op.value) => (&inv.value, false),
+            (Status::Info, _) => (&op.value, true),
         };
-        let (value, with_reads) = match status {
-            Status::Ok => (&op.value, true),
-            _ => (&invocation.value, false),
-        };
+        let is_txn = op.txn || invocation.as_ref().is_some_and(|i| i.txn);
+        if is_nil(value) || (!is_txn && !looks_like_txn(value)) {
+            self.not_txn += 1;
+            return Ok(());
+        }
         let mops = self.read_mops(value, with_reads).map_err(err)?;
-        let times = match (invocation.time, op.time, status) {
+        let times = match (invocation.as_ref().and_then(|i| i.time), op.time, status) {
             (Some(s), Some(c), Status::Ok | Status::Fail) if 0 <= s && s <= c => Some((s, c)),
             _ => None,
         };
         self.completed.push(Completed {
             process,
             status,
-            line: invocation.line,
+            line: invocation.as_ref().map_or(line, |i| i.line),
             times,
             mops,
         });
@@ -772,6 +886,7 @@ impl<'a, 's> State<'a, 's> {
                         key,
                         value: Some(v),
                         list: None,
+                        append: f == "append",
                     });
                 }
                 "r" => {
@@ -803,6 +918,7 @@ impl<'a, 's> State<'a, 's> {
                             key,
                             value: read.0,
                             list: read.1,
+                            append: false,
                         });
                     }
                 }
@@ -835,13 +951,30 @@ impl<'a, 's> State<'a, 's> {
             mut mops,
             pending,
             mut completed,
-            skipped,
+            saw_invoke,
+            orphan,
+            non_client,
+            not_txn,
+            invokes_without_process,
             ..
         } = self;
+        if let (true, Some((line, process))) = (saw_invoke, orphan) {
+            return Err(InputError::new(
+                source,
+                line,
+                format!(
+                    "a completion of process {process} without an invocation (this history \
+                     has invocations, so each completion follows its own)"
+                ),
+            ));
+        }
         // Invocations never completed are indeterminate.
         let mut open: Vec<(i64, Pending)> = pending.into_iter().collect();
         open.sort_by_key(|(_, p)| p.line);
         for (process, p) in open {
+            if !p.txn && !looks_like_txn(&p.value) {
+                continue;
+            }
             let start = mops.len() as u32;
             let tree;
             let value = match &p.value {
@@ -863,7 +996,7 @@ impl<'a, 's> State<'a, 's> {
             mops_of_tree(value, &mut b, &mut lists, false, &mut mops)
                 .map_err(|m| InputError::new(source, p.line, m))?;
             completed.push(Completed {
-                process,
+                process: Some(process),
                 status: Status::Info,
                 line: p.line,
                 times: None,
@@ -871,88 +1004,71 @@ impl<'a, 's> State<'a, 's> {
             });
         }
         let ops_of = |c: &Completed| &mops[c.mops.0 as usize..c.mops.1 as usize];
+        // A list-append transaction (appends or list reads) or a rw-register one.
+        let list_append = |c: &Completed| ops_of(c).iter().any(|m| m.append || m.list.is_some());
+        // The reads that count (Elle): all of an :ok; of a list-append :info, the non-nil ones
+        // (its nil reads are unknown); none of a rw-register :info (Elle gives it no edges) or
+        // of a :fail (whose reads returned nothing).
+        let reads_used = |c: &Completed| match c.status {
+            Status::Ok => true,
+            Status::Info => list_append(c),
+            Status::Fail => false,
+        };
+        let used = |c: &Completed, m: &Mop| {
+            m.kind == OpKind::Read && (c.status == Status::Ok || m.list.is_some())
+        };
 
-        // The writes some committed read observed (only :info transactions need them), and
-        // the longest list read of each key (the version order), checked for prefix
-        // compatibility.
+        // The writes some read observed (only :info transactions need them).
         let any_info = completed.iter().any(|c| c.status == Status::Info);
         let mut observed: FxHashSet<(KeyId, u64)> = FxHashSet::default();
-        // Per key: (start, end, line) of the longest list read so far.
-        let mut longest: Vec<Option<(u32, u32, u32)>> = vec![None; b.key_count()];
-        for c in completed.iter().filter(|c| c.status == Status::Ok) {
-            for m in ops_of(c) {
-                if m.kind != OpKind::Read {
-                    continue;
-                }
+        for c in completed.iter().filter(|c| any_info && reads_used(c)) {
+            for m in ops_of(c).iter().filter(|m| used(c, m)) {
                 match m.list {
-                    None => {
-                        if let (true, Some(v)) = (any_info, m.value) {
-                            observed.insert((m.key, v));
-                        }
-                    }
+                    None => observed.extend(m.value.map(|v| (m.key, v))),
                     Some((s, e)) => {
-                        let list = &lists[s as usize..e as usize];
-                        if any_info {
-                            observed.extend(list.iter().map(|&v| (m.key, v)));
-                        }
-                        let slot = &mut longest[m.key as usize];
-                        match *slot {
-                            None => *slot = Some((s, e, c.line)),
-                            Some((ls, le, lline)) => {
-                                let known = &lists[ls as usize..le as usize];
-                                let (short, long) = if list.len() <= known.len() {
-                                    (list, known)
-                                } else {
-                                    (known, list)
-                                };
-                                if long[..short.len()] != *short {
-                                    return Err(InputError::new(
-                                        source,
-                                        c.line,
-                                        format!(
-                                            "incompatible orders of key {}: this read of {:?} \
-                                             and the read of {:?} at line {lline} are not \
-                                             prefixes of one another",
-                                            b.key_name(m.key),
-                                            list,
-                                            known
-                                        ),
-                                    ));
-                                }
-                                if list.len() > known.len() {
-                                    *slot = Some((s, e, c.line));
-                                }
-                            }
-                        }
+                        observed.extend(lists[s as usize..e as usize].iter().map(|&v| (m.key, v)))
                     }
                 }
             }
         }
 
+        // The transactions, each completion in its process's session (a new one after a
+        // crash), an operation without :process in a session of its own.
         let mut sessions: FxHashMap<i64, SessionId> = FxHashMap::default();
         let mut had_session: FxHashSet<i64> = FxHashSet::default();
         let mut left_out = 0usize;
+        let mut without_process = 0usize;
+        // Per list-append read that counts: (key, start, end, line, its transaction).
+        let mut list_reads: Vec<(KeyId, u32, u32, u32, BuilderTxn)> = Vec::new();
         for c in &completed {
             let keep = match c.status {
-                Status::Info => ops_of(c).iter().any(|m| {
-                    m.kind == OpKind::Write && observed.contains(&(m.key, m.value.unwrap_or(0)))
-                }),
+                Status::Info => {
+                    ops_of(c).iter().any(|m| {
+                        m.kind == OpKind::Write && observed.contains(&(m.key, m.value.unwrap_or(0)))
+                    }) || (reads_used(c) && ops_of(c).iter().any(|m| used(c, m)))
+                }
                 _ => true,
             };
             if keep {
-                let s = match sessions.get(&c.process) {
-                    Some(&s) => s,
+                let s = match c.process {
                     None => {
-                        // The process's first session carries its id; later ones (after a
-                        // crash) are anonymous.
-                        let s = if had_session.insert(c.process) {
-                            b.session(u64::try_from(c.process).ok())
-                        } else {
-                            b.session(None)
-                        };
-                        sessions.insert(c.process, s);
-                        s
+                        without_process += 1;
+                        b.session(None)
                     }
+                    Some(p) => match sessions.get(&p) {
+                        Some(&s) => s,
+                        None => {
+                            // The process's first session carries its id; later ones (after
+                            // a crash) are anonymous.
+                            let s = if had_session.insert(p) {
+                                b.session(u64::try_from(p).ok())
+                            } else {
+                                b.session(None)
+                            };
+                            sessions.insert(p, s);
+                            s
+                        }
+                    },
                 };
                 let t = b.begin_at(s, None, c.line);
                 if c.status == Status::Fail {
@@ -970,39 +1086,231 @@ impl<'a, 's> State<'a, 's> {
                 for m in ops_of(c) {
                     match m.kind {
                         OpKind::Write => b.write(t, m.key, m.value, c.line),
+                        OpKind::Read if c.status != Status::Fail && !used(c, m) => {}
                         OpKind::Read => {
                             let from = m.value.map_or(ReadFrom::Initial, ReadFrom::Value);
                             b.read(t, m.key, m.value, from, c.line);
+                            if let Some((s, e)) = m.list {
+                                list_reads.push((m.key, s, e, c.line, t));
+                            }
                         }
                     }
                 }
             } else {
                 left_out += 1;
             }
-            if c.status == Status::Info {
+            if let (Status::Info, Some(p)) = (c.status, c.process) {
                 // The process crashed: its next operation is a new session.
-                sessions.remove(&c.process);
-            }
-        }
-        for (key, order) in longest.into_iter().enumerate() {
-            if let Some((s, e, line)) = order {
-                b.version_order(key as KeyId, &lists[s as usize..e as usize], line);
+                sessions.remove(&p);
             }
         }
         drop(mops);
+        version_orders(&mut b, &lists, &list_reads);
         if left_out > 0 {
             b.note(format!(
-                "{left_out} indeterminate (:info) transaction(s) whose writes no committed read \
-                 observed are left out"
+                "{left_out} indeterminate (:info) transaction(s) whose writes no read observed \
+                 (and, for list-append, that read nothing) are left out"
             ));
         }
-        if skipped > 0 {
+        if without_process > 0 {
             b.note(format!(
-                "{skipped} operation(s) that are not transactions (:f other than :txn, or a \
-                 non-integer :process such as the nemesis) are skipped"
+                "{without_process} operation(s) carry no :process: each is read as a \
+                 transaction in a session of its own (Elle drops operations without an integer \
+                 :process, jepsen-io/elle#20)"
+            ));
+        }
+        if invokes_without_process > 0 {
+            b.note(format!(
+                "{invokes_without_process} invocation(s) without :process are skipped (without \
+                 a process an invocation cannot be paired with its completion)"
+            ));
+        }
+        if non_client > 0 {
+            b.note(format!(
+                "{non_client} operation(s) of non-client processes (a :process that is not an \
+                 integer, such as :nemesis) are skipped"
+            ));
+        }
+        if not_txn > 0 {
+            b.note(format!(
+                "{not_txn} client operation(s) whose :value is not a list of micro-operations \
+                 ([:r k v], [:w k v], [:append k v]) are skipped"
+            ));
+        }
+        if b.txn_count() == 1 {
+            let skipped = non_client + not_txn + invokes_without_process + left_out;
+            return Err(InputError::new(
+                source,
+                if skipped > 0 { 1 } else { 0 },
+                format!(
+                    "no transaction to check: {}an Elle history is a sequence of operation maps \
+                     whose :value is a list of micro-operations, e.g. {{:type :ok, :process 0, \
+                     :value [[:append :x 1] [:r :y [1]]]}}",
+                    if skipped > 0 {
+                        format!(
+                            "all {skipped} operation(s) were skipped or left out ({}); ",
+                            b_notes_summary(non_client, not_txn, invokes_without_process, left_out)
+                        )
+                    } else {
+                        "the input holds no operation; ".to_string()
+                    }
+                ),
             ));
         }
         b.build()
+    }
+}
+
+/// Counts of what was skipped, in words.
+fn b_notes_summary(non_client: usize, not_txn: usize, invokes: usize, left_out: usize) -> String {
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (non_client, "of non-client processes"),
+        (not_txn, "not transactions"),
+        (invokes, "invocations without :process"),
+        (left_out, "unobserved :info transactions"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    parts.join(", ")
+}
+
+/// A list for messages: `[1 2 3]`, long ones elided in the middle.
+fn show_list(list: &[u64]) -> String {
+    let show = |xs: &[u64]| xs.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
+    if list.len() <= 10 {
+        format!("[{}]", show(list))
+    } else {
+        format!(
+            "[{} … {}] ({} elements)",
+            show(&list[..6]),
+            show(&list[list.len() - 2..]),
+            list.len()
+        )
+    }
+}
+
+/// The first element a list holds twice, if any.
+fn first_duplicate(list: &[u64], seen: &mut FxHashSet<u64>) -> Option<u64> {
+    seen.clear();
+    list.iter().copied().find(|&v| !seen.insert(v))
+}
+
+/// Elle's list-append version orders (`elle.list-append/sorted-values`): each key's order is
+/// its longest read (duplicates dropped), given to the builder as known write order. Reads
+/// that are not a prefix of it are Elle's `:incompatible-order`, reads holding an element
+/// twice its `:duplicate-elements`: both recorded as observed anomalies (forbidden from read
+/// committed up), one incompatible order per key naming every read that contradicts.
+fn version_orders(
+    b: &mut HistoryBuilder,
+    lists: &[u64],
+    reads: &[(KeyId, u32, u32, u32, BuilderTxn)],
+) {
+    if reads.is_empty() {
+        return;
+    }
+    let list = |r: &(KeyId, u32, u32, u32, BuilderTxn)| &lists[r.1 as usize..r.2 as usize];
+    // Per key, the index in `reads` of its longest read (the first of the longest).
+    let mut longest: Vec<Option<usize>> = vec![None; b.key_count()];
+    for (i, r) in reads.iter().enumerate() {
+        let slot = &mut longest[r.0 as usize];
+        if slot.is_none_or(|l| r.2 - r.1 > reads[l].2 - reads[l].1) {
+            *slot = Some(i);
+        }
+    }
+    // Per key, the reads contradicting the longest.
+    let mut contradicting: FxHashMap<KeyId, Vec<usize>> = FxHashMap::default();
+    for (i, r) in reads.iter().enumerate() {
+        let l = longest[r.0 as usize].unwrap_or(i);
+        let (short, long) = (list(r), list(&reads[l]));
+        if long[..short.len()] != *short {
+            contradicting.entry(r.0).or_default().push(i);
+        }
+    }
+    let mut seen = FxHashSet::default();
+    let mut order = Vec::new();
+    let mut incompatible = Vec::new();
+    let mut duplicates = Vec::new();
+    for (key, l) in longest.iter().enumerate() {
+        let Some(l) = *l else { continue };
+        let r = &reads[l];
+        let values = list(r);
+        let name = b.key_name(key as KeyId).to_string();
+        let mut dup_reads: Vec<usize> = vec![l];
+        if let Some(c) = contradicting.get(&(key as KeyId)) {
+            dup_reads.extend(c);
+            let first = &reads[c[0]];
+            let mut txns = vec![r.4];
+            for &i in c {
+                if !txns.contains(&reads[i].4) {
+                    txns.push(reads[i].4);
+                }
+            }
+            incompatible.push((
+                txns,
+                first.3,
+                format!(
+                    "key {name}: the read of {} at line {} and the read of {} at line {} are \
+                     not prefixes of one another, so no order of the appends explains both; \
+                     {} read(s) of {name} contradict its longest read, which is taken as its \
+                     version order",
+                    show_list(list(first)),
+                    first.3,
+                    show_list(values),
+                    r.3,
+                    c.len()
+                ),
+            ));
+        }
+        for &i in &dup_reads {
+            let d = &reads[i];
+            if let Some(v) = first_duplicate(list(d), &mut seen) {
+                duplicates.push((
+                    d.4,
+                    d.3,
+                    format!(
+                        "key {name}: the read of {} at line {} holds {v} more than once",
+                        show_list(list(d)),
+                        d.3
+                    ),
+                ));
+            }
+        }
+        order.clear();
+        seen.clear();
+        order.extend(values.iter().copied().filter(|&v| seen.insert(v)));
+        b.version_order(key as KeyId, &order, r.3);
+    }
+    for (name, found, elle) in [
+        ("incompatible order", incompatible.len(), "incompatible-order"),
+        ("duplicate element", duplicates.len(), "duplicate-elements"),
+    ] {
+        if found > 0 {
+            b.note(format!(
+                "{found} {name}(s) in list-append reads (Elle's :{elle}), an anomaly from read \
+                 committed up"
+            ));
+        }
+    }
+    for (txns, line, text) in incompatible {
+        b.observed_anomaly(
+            "incompatible-order",
+            Level::ReadCommitted,
+            &txns,
+            Some(line),
+            text,
+        );
+    }
+    for (txn, line, text) in duplicates {
+        b.observed_anomaly(
+            "duplicate-elements",
+            Level::ReadCommitted,
+            &[txn],
+            Some(line),
+            text,
+        );
     }
 }
 
@@ -1339,26 +1647,116 @@ mod tests {
     #[test]
     fn errors_name_the_line() {
         let cases: &[(&str, u32, &str)] = &[
-            ("{:type :ok, :f :txn, :value [], :process 0}", 1, "without an invocation"),
+            (
+                "{:type :invoke, :f :txn, :value [], :process 1}\n{:type :ok, :f :txn, :value [], :process 0}\n{:type :ok, :f :txn, :value [], :process 1}",
+                2,
+                "without an invocation",
+            ),
+            ("{:type :invoke, :f :start, :process :nemesis}", 1, "no transaction to check"),
+            ("", 0, "holds no operation"),
             ("{:type :invoke, :f :txn, :value [], :process 0}\n{:type :what, :f :txn, :process 0}", 2, ":type is"),
             ("{:type :invoke, :f :txn, :value [[:w 1 -1]], :process 0}\n{:type :ok, :f :txn, :value [[:w 1 -1]], :process 0}", 2, "unsigned integer"),
             ("\n{:type :invoke :f}", 2, "invalid EDN"),
-            (
-                "{:type :invoke, :f :txn, :value [[:append 1 1] [:append 1 2]], :process 0}\n\
-                 {:type :ok, :f :txn, :value [[:append 1 1] [:append 1 2]], :process 0}\n\
-                 {:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1}\n\
-                 {:type :ok, :f :txn, :value [[:r 1 [1 2]]], :process 1}\n\
-                 {:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1}\n\
-                 {:type :ok, :f :txn, :value [[:r 1 [2]]], :process 1}",
-                5,
-                "incompatible orders",
-            ),
         ];
         for &(text, line, message) in cases {
             let e = read_edn(text.as_bytes(), "h.edn").unwrap_err();
             assert_eq!(e.line(), line, "{text}: {e}");
             assert!(e.to_string().contains(message), "{text}: {e}");
         }
+    }
+
+    /// Elle's own tests write completions only (`elle/list_append_test.clj`, `op`), with
+    /// `:process 0`; the transactions keep their process's session.
+    #[test]
+    fn completion_only_histories() {
+        let text = "\
+{:type :ok, :value [[:append :x 1] [:r :y [1]]], :process 0}
+{:type :ok, :value [[:append :y 1] [:r :x [1]]], :process 1}
+{:type :ok, :value [[:r :x [1]]], :process 0}
+{:type :fail, :value [[:append :z 5]], :process 2}";
+        let h = read_edn(text.as_bytes(), "h.edn").unwrap();
+        let s = h.stats();
+        assert_eq!((s.sessions, s.committed, s.aborted), (3, 3, 1));
+        assert_eq!(h.sessions()[0].txns().len(), 2);
+        assert!(h.input_notes().is_empty(), "{:?}", h.input_notes());
+        // A G1c (Elle's "G1c" case): each transaction reads the other's append.
+        let r = check(&h, Level::ReadCommitted, &CheckOptions::default()).unwrap();
+        assert!(!r.is_consistent(), "{r}");
+    }
+
+    /// Operations without `:process` (Elle's paper example, many checkers' tests) are each a
+    /// transaction in a session of their own, with a note; `:f` other than `:txn` is fine
+    /// when `:value` is a transaction; nemesis operations and other values are skipped.
+    #[test]
+    fn any_f_and_no_process() {
+        let text = "\
+{:type :ok, :f :read, :value [[:w 1 1] [:w 2 1]]}
+{:type :ok, :value [[:r 1 1] [:w 2 2]]}
+{:type :ok, :value [[:r 2 1] [:w 1 2]]}
+{:type :info, :f :kill, :value nil, :process :nemesis}
+{:type :invoke, :f :read, :value nil, :process 3}
+{:type :ok, :f :read, :value 7, :process 3}";
+        let h = read_edn(text.as_bytes(), "h.edn").unwrap();
+        let s = h.stats();
+        assert_eq!((s.sessions, s.committed), (3, 3));
+        let notes = h.input_notes().join("\n");
+        assert!(notes.contains("3 operation(s) carry no :process"), "{notes}");
+        assert!(notes.contains("1 operation(s) of non-client"), "{notes}");
+        assert!(notes.contains("1 client operation(s) whose :value"), "{notes}");
+        // A write skew: serializable fails, causal holds.
+        let r = check(&h, Level::Causal, &CheckOptions::default()).unwrap();
+        assert!(r.is_consistent(), "{r}");
+        let ser = crate::ser::check_strong(
+            &h,
+            crate::ser::StrongLevel::Serializable,
+            &Default::default(),
+        )
+        .unwrap();
+        assert!(!ser.is_consistent());
+    }
+
+    /// Two reads of one key that are not prefixes of one another are Elle's
+    /// `:incompatible-order`, an anomaly (not bad input); a read holding an element twice
+    /// is `:duplicate-elements`. The longest read gives the version order.
+    #[test]
+    fn incompatible_orders_and_duplicates_are_observed_anomalies() {
+        let text = "\
+{:type :ok, :value [[:append 1 1] [:append 1 2]], :process 0}
+{:type :ok, :value [[:r 1 [1 2]]], :process 1}
+{:type :ok, :value [[:r 1 [2]]], :process 2}
+{:type :ok, :value [[:append 1 3]], :process 0}
+{:type :ok, :value [[:r 1 [1 2 3 3]]], :process 3}
+{:type :ok, :value [[:r 1 [1]]], :process 4}";
+        let h = read_edn(text.as_bytes(), "h.edn").unwrap();
+        let a = h.observed_anomalies();
+        assert_eq!(a.len(), 2, "{a:?}");
+        assert_eq!(a[0].name, "incompatible-order");
+        assert_eq!(a[0].line, Some(3));
+        // The longest read's transaction first, then the contradicting one.
+        assert_eq!(a[0].txns, vec![5, 4]);
+        assert!(a[0].description.contains("[2]"), "{}", a[0].description);
+        assert!(a[0].violates(Level::ReadCommitted) && a[0].violates(Level::Serializable));
+        assert_eq!(a[1].name, "duplicate-elements");
+        assert_eq!(a[1].txns, vec![5]);
+        assert!(a[1].description.contains("holds 3 more than once"));
+        // The version order is the longest read, deduplicated: 1 < 2 < 3.
+        assert_eq!(h.known_write_order().len(), 2);
+        assert!(h.input_notes().iter().any(|n| n.contains(":incompatible-order")));
+    }
+
+    /// An :info list-append transaction may have committed: its non-nil reads count, its
+    /// nil reads are unknown; a rw-register :info is kept only when a read observes it.
+    #[test]
+    fn info_list_append_reads_count() {
+        let text = "\
+{:type :invoke, :value [[:append 1 1] [:r 2 nil]], :process 0}
+{:type :info, :value [[:append 1 1] [:r 2 [4]]], :process 0}
+{:type :invoke, :value [[:append 2 4] [:r 3 nil]], :process 1}
+{:type :info, :value [[:append 2 4] [:r 3 nil]], :process 1}";
+        let h = read_edn(text.as_bytes(), "h.edn").unwrap();
+        let s = h.stats();
+        // Both kept: the first read 2 = [4], which observes the second's append.
+        assert_eq!((s.committed, s.reads, s.writes), (2, 1, 2));
     }
 
     #[test]

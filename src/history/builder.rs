@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{
-    Csr, History, KeyId, OpId, OpKind, Operation, Session, SessionId, Timestamps, Transaction,
+    Csr, History, ObservedAnomaly, KeyId, OpId, OpKind, Operation, Session, SessionId, Timestamps, Transaction,
     TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
 };
 use crate::error::InputError;
@@ -138,6 +138,7 @@ pub struct HistoryBuilder {
     orders: Vec<PendingOrder>,
     order_values: Vec<u64>,
     notes: Vec<String>,
+    observed: Vec<(ObservedAnomaly, Vec<BuilderTxn>)>,
 }
 
 /// A known version order of one key, as given to [`HistoryBuilder::version_order`] (values
@@ -179,6 +180,7 @@ impl HistoryBuilder {
             orders: Vec::new(),
             order_values: Vec::new(),
             notes: Vec::new(),
+            observed: Vec::new(),
         }
     }
 
@@ -218,6 +220,29 @@ impl HistoryBuilder {
     /// Records what the reader left out or assumed ([`History::input_notes`]).
     pub fn note(&mut self, note: impl Into<String>) {
         self.notes.push(note.into());
+    }
+
+    /// Records an anomaly observed in the input itself ([`History::observed_anomalies`]): its
+    /// Elle name, the weakest level forbidding it, the transactions involved, the input line
+    /// and a description.
+    pub fn observed_anomaly(
+        &mut self,
+        name: &'static str,
+        weakest_level_forbidding: crate::check::Level,
+        txns: &[BuilderTxn],
+        line: Option<u32>,
+        description: impl Into<String>,
+    ) {
+        self.observed.push((
+            ObservedAnomaly {
+                name,
+                weakest_level_forbidding,
+                txns: Vec::new(),
+                line,
+                description: description.into(),
+            },
+            txns.to_vec(),
+        ));
     }
 
     /// The source name given to [`HistoryBuilder::new`].
@@ -699,6 +724,15 @@ impl HistoryBuilder {
             }
         }
 
+        // Observed anomalies name final transaction ids.
+        let observed = std::mem::take(&mut self.observed)
+            .into_iter()
+            .map(|(mut a, txns)| {
+                a.txns = txns.iter().map(|t| final_id[t.0 as usize]).collect();
+                a
+            })
+            .collect();
+
         // 7. Per-key and per-transaction indexes.
         let key_total = self.key_names.len();
         let mut writer_pairs = Vec::new();
@@ -740,6 +774,7 @@ impl HistoryBuilder {
             implicit_initial_writes: implicit_initial.len() as u32,
             write_order,
             notes: self.notes,
+            observed,
             key_writers,
             key_readers,
             txn_keys_written,
