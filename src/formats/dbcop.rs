@@ -9,7 +9,8 @@
 //! ```
 //!
 //! - A read's `version` names the write it observed by (variable, version); `null` is the
-//!   initial value (a read of the initial transaction). Versions are unique per variable.
+//!   initial value (a read of the initial transaction), and so is version 0 when no
+//!   transaction writes 0 (dbcop's `Default` version). Versions are unique per variable.
 //! - `"committed": false` marks an aborted transaction (kept, in no order).
 //! - Variables are unsigned integers or strings; `params`, `info`, `start`, `end` and any
 //!   other top-level field are ignored.
@@ -94,6 +95,17 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
     read_with_lines(text, bytes, bare, source)
 }
 
+/// The write a dbcop read of `version` observed: `null` is the initial state, and so is
+/// version 0 unless some transaction writes 0 (dbcop's `Default` version, its
+/// `tests/version_zero.rs`); any other version is the write of that version.
+pub(crate) fn read_from(version: Option<u64>) -> ReadFrom {
+    match version {
+        None => ReadFrom::Initial,
+        Some(0) => ReadFrom::ValueOrInitial(0),
+        Some(v) => ReadFrom::Value(v),
+    }
+}
+
 fn add_txn(b: &mut HistoryBuilder, s: u32, txn: Txn, line: u32, name: &mut String) {
     let t = b.begin_at(s, None, line);
     if !txn.committed {
@@ -107,7 +119,7 @@ fn add_txn(b: &mut HistoryBuilder, s: u32, txn: Txn, line: u32, name: &mut Strin
             }
             Event::Read(a) => {
                 let key = b.key(a.variable.name(name));
-                let from = a.version.map_or(ReadFrom::Initial, ReadFrom::Value);
+                let from = read_from(a.version);
                 b.read(t, key, a.version, from, line);
             }
         }

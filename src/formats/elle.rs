@@ -11,21 +11,35 @@
 //!   initial value), `[:append k v]` and `[:r k [v …]]` (list-append; the read observes the
 //!   append of its last element, or the initial value for `[]`/`nil`). Keys are integers,
 //!   keywords or strings; values are unsigned integers, unique per key.
-//! - Each `:invoke` is paired with the next completion of its `:process`. `:ok` is a committed
-//!   transaction with the completion's values; `:fail` an aborted one (its writes, from the
-//!   invocation, are aborted writes; its reads returned nothing and are dropped); `:info` is
-//!   indeterminate: if some committed read observes one of its writes it is kept as committed
-//!   (its writes only), otherwise it is left out, and [`History::input_notes`] says how many.
-//!   An invocation never completed counts as `:info`.
+//! - Which operations are transactions (Elle's rules, `elle.list-append/check`): those of a
+//!   client, an integer `:process`; operations of other processes (`:nemesis`) are skipped and
+//!   counted in a note. `:f` is not read: any `:f` is a transaction when its `:value` is a
+//!   list of micro-operations (elle-cli's `:f :read`, or no `:f`); a client operation with
+//!   another `:value` (or `nil`) is skipped and counted. An operation without `:process` (the
+//!   Elle paper's example, many checkers' anomaly tests) is a transaction in a session of its
+//!   own, with a note: Elle drops such operations (jepsen-io/elle#20) and then has nothing to
+//!   judge.
+//! - Each `:invoke` is paired with the next completion of its `:process`. A history without
+//!   invocations (Elle's and Plume's tests) is read completion by completion; in a history with
+//!   invocations, a completion without one is an error. `:ok` is a committed transaction with
+//!   the completion's values; `:fail` an aborted one (its writes, from the invocation, are
+//!   aborted writes; its reads returned nothing and are dropped); `:info` is indeterminate, as
+//!   Elle treats it: in list-append a transaction that may have committed, kept (as committed)
+//!   when a read observes one of its appends or it has a non-`nil` read (its `nil` reads are
+//!   unknown and dropped); in rw-register it takes part in no edge, and is kept (writes only)
+//!   only when a committed read observes one of its writes. The others are left out and
+//!   [`History::input_notes`] says how many. An invocation never completed counts as `:info`.
 //! - A process whose operation ended in `:info` crashed: its next operation starts a new
 //!   session. Each process is otherwise one session.
-//! - Operations whose `:f` is not `:txn` or whose `:process` is not an integer (nemesis
-//!   events) are skipped, with a note.
+//! - A file that yields no transaction at all is an input error naming what was skipped (never
+//!   an empty, trivially consistent history).
 //! - **List-append reads reveal each key's version order**: a read `[1 2 3]` shows the
-//!   appends of 1, 2, 3 were installed in that order. The reader checks that every read of a
-//!   key is a prefix of the longest one (else the orders contradict each other: an input
-//!   error, naming both lines) and passes the longest to the history
-//!   ([`History::known_write_order`]), which the checkers use as write–write facts.
+//!   appends of 1, 2, 3 were installed in that order. As Elle does, the longest read of a key
+//!   (duplicates dropped) is its version order ([`History::known_write_order`]), which the
+//!   checkers use as write–write facts. A read that is not a prefix of it is Elle's
+//!   `:incompatible-order`, a read holding an element twice its `:duplicate-elements`: both
+//!   anomalies of the run (forbidden from read committed up), recorded as
+//!   [`History::observed_anomalies`] naming the reads and lines, never input errors.
 //! - `:time` of the invocation and of the completion become the transaction's timestamps
 //!   (`start` = invoke time, `commit` = completion time, in Jepsen's nanoseconds): real-time
 //!   order, not snapshot times. `:info` transactions get none.

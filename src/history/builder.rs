@@ -26,6 +26,10 @@ pub enum ReadFrom {
     Op(BuilderTxn, u32),
     /// The initial transaction's write of the key.
     Initial,
+    /// The write of this value to the read's key if the history has one, else the initial
+    /// transaction's write (dbcop's version 0: the initial state unless some transaction
+    /// writes 0, dbcop `tests/version_zero.rs`).
+    ValueOrInitial(u64),
     /// The input names no writer.
     Unknown,
 }
@@ -71,6 +75,7 @@ impl PendingOp {
             ReadFrom::Value(v) => (2, v),
             ReadFrom::Txn(t) => (3, u64::from(t.0)),
             ReadFrom::Op(t, i) => (4, u64::from(t.0) << 32 | u64::from(i)),
+            ReadFrom::ValueOrInitial(v) => (5, v),
         };
         PendingOp {
             txn: txn.0,
@@ -95,6 +100,7 @@ impl PendingOp {
             2 => ReadFrom::Value(p),
             3 => ReadFrom::Txn(BuilderTxn(p as u32)),
             4 => ReadFrom::Op(BuilderTxn((p >> 32) as u32), p as u32),
+            5 => ReadFrom::ValueOrInitial(p),
             _ => ReadFrom::Unknown,
         }
     }
@@ -666,6 +672,15 @@ impl HistoryBuilder {
                             Ok(w)
                         }
                         ReadFrom::Initial => Ok(initial_write[op.key as usize]),
+                        ReadFrom::ValueOrInitial(v) => match by_value.get(&(op.key, v)) {
+                            _ if !duplicated.is_empty()
+                                && duplicated.contains_key(&(op.key, v)) =>
+                            {
+                                Err(Unresolved::Ambiguous)
+                            }
+                            Some(&w) => Ok(w),
+                            None => Ok(initial_write[op.key as usize]),
+                        },
                         ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
                     };
                     match resolved {
