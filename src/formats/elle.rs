@@ -31,8 +31,8 @@
 //!   [`History::input_notes`] says how many. An invocation never completed counts as `:info`.
 //! - A process whose operation ended in `:info` crashed: its next operation starts a new
 //!   session. Each process is otherwise one session.
-//! - A file that yields no transaction at all is an input error naming what was skipped (never
-//!   an empty, trivially consistent history).
+//! - A file that yields no micro-operation at all (no transaction, or only empty ones) is an
+//!   input error naming what was skipped: never an empty, trivially consistent history.
 //! - **List-append reads reveal each key's version order**: a read `[1 2 3]` shows the
 //!   appends of 1, 2, 3 were installed in that order. As Elle does, the longest read of a key
 //!   (duplicates dropped) is its version order ([`History::known_write_order`]), which the
@@ -1167,7 +1167,8 @@ impl<'a, 's> State<'a, 's> {
                  ([:r k v], [:w k v], [:append k v]) are skipped"
             ));
         }
-        if b.txn_count() == 1 {
+        if b.op_count() == 0 {
+            // Nothing to judge: no transaction, or only empty ones.
             let skipped = non_client + not_txn + invokes_without_process + left_out;
             return Err(InputError::new(
                 source,
@@ -1181,6 +1182,8 @@ impl<'a, 's> State<'a, 's> {
                             "all {skipped} operation(s) were skipped or left out ({}); ",
                             b_notes_summary(non_client, not_txn, invokes_without_process, left_out)
                         )
+                    } else if b.txn_count() > 1 {
+                        "its transactions have no micro-operations; ".to_string()
                     } else {
                         "the input holds no operation; ".to_string()
                     }
@@ -1393,6 +1396,18 @@ fn version_orders(
 /// One written operation: (type, process, index, time, micro-operations text).
 fn ops_text(h: &History, edn: bool) -> Result<Vec<String>, FormatError> {
     let format = if edn { Format::Elle } else { Format::ElleJson };
+    // Reading refuses a history without micro-operations (nothing to judge); so does writing.
+    let written = h.ops().iter().any(|o| {
+        o.txn != INITIAL_TXN && (o.kind == OpKind::Write || h.txn(o.txn).is_committed())
+    });
+    if !written {
+        return Err(FormatError::Unrepresentable {
+            format,
+            problem: "an Elle history needs at least one micro-operation (a write, or a read \
+                      of a committed transaction); this one has none"
+                .to_string(),
+        });
+    }
     let plan = common::plan_values(h, InitialValues::Zero)
         .map_err(|problem| FormatError::Unrepresentable { format, problem })?;
     let all_int = h.key_names().iter().all(|n| canonical_u64(n).is_some());
