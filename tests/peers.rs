@@ -93,11 +93,20 @@ const CASES: &[Case] = &[
     // ligurio/elle-cli test/test-data
     agrees("elle-cli/long-fork-as-given.edn", "si=V"),
     agrees("elle-cli/long-fork-with-writes.edn", "cc=ok pc=V si=V"),
-    agrees("elle-cli/list-append-partial-read-diff-processes.json", "rc=V"),
+    agrees(
+        "elle-cli/list-append-partial-read-diff-processes.json",
+        "rc=V",
+    ),
     agrees("elle-cli/list-append-valid-info-read.json", "ser=ok"),
-    agrees("elle-cli/list-append-internal-unknown-prefix.json", "ra=V ser=V"),
+    agrees(
+        "elle-cli/list-append-internal-unknown-prefix.json",
+        "ra=V ser=V",
+    ),
     // rnbguy/dbcop crates/core/tests
-    agrees("dbcop/simple-valid.txt", "rc=ok ra=ok cc=ok pc=ok si=ok ser=ok"),
+    agrees(
+        "dbcop/simple-valid.txt",
+        "rc=ok ra=ok cc=ok pc=ok si=ok ser=ok",
+    ),
     agrees("dbcop/committed-read-violation.txt", "rc=V"),
     agrees("dbcop/repeatable-read-violation.txt", "ci=V ra=V"),
     Case {

@@ -18,10 +18,10 @@
 use std::io::Write;
 
 use super::common::{self, InitialValues};
+use super::dbcop::read_from as dbcop_read_from;
 use super::text::{error, excerpt, trim, Lines};
 use super::{Format, FormatError};
 use crate::error::InputError;
-use super::dbcop::read_from as dbcop_read_from;
 use crate::history::{History, HistoryBuilder, OpKind, SessionId, INITIAL_TXN};
 
 fn is_name_byte(b: u8) -> bool {

@@ -59,10 +59,11 @@ use super::common::{self, InitialValues};
 use super::edn::{Edn, EdnError, Reader};
 use super::text::{canonical_u64, json_error, utf8, LineIndex};
 use super::{Format, FormatError};
-use crate::error::InputError;
 use crate::check::Level;
+use crate::error::InputError;
 use crate::history::{
-    BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, SessionId, Timestamps, INITIAL_TXN,
+    BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, SessionId, Timestamps,
+    INITIAL_TXN,
 };
 
 /// Reads an Elle history in EDN.
@@ -1252,7 +1253,7 @@ fn version_orders(
     let mut longest: Vec<Option<usize>> = vec![None; b.key_count()];
     for (i, r) in reads.iter().enumerate() {
         let slot = &mut longest[r.0 as usize];
-        if slot.is_none_or(|l| r.2 - r.1 > reads[l].2 - reads[l].1) {
+        if slot.map_or(true, |l| r.2 - r.1 > reads[l].2 - reads[l].1) {
             *slot = Some(i);
         }
     }
@@ -1359,7 +1360,11 @@ fn version_orders(
         }
     }
     for (name, found, elle) in [
-        ("incompatible order", incompatible.len(), "incompatible-order"),
+        (
+            "incompatible order",
+            incompatible.len(),
+            "incompatible-order",
+        ),
         ("duplicate element", duplicates.len(), "duplicate-elements"),
         ("read of an aborted append", g1a.len(), "G1a"),
     ] {
@@ -1397,9 +1402,10 @@ fn version_orders(
 fn ops_text(h: &History, edn: bool) -> Result<Vec<String>, FormatError> {
     let format = if edn { Format::Elle } else { Format::ElleJson };
     // Reading refuses a history without micro-operations (nothing to judge); so does writing.
-    let written = h.ops().iter().any(|o| {
-        o.txn != INITIAL_TXN && (o.kind == OpKind::Write || h.txn(o.txn).is_committed())
-    });
+    let written = h
+        .ops()
+        .iter()
+        .any(|o| o.txn != INITIAL_TXN && (o.kind == OpKind::Write || h.txn(o.txn).is_committed()));
     if !written {
         return Err(FormatError::Unrepresentable {
             format,
@@ -1791,9 +1797,15 @@ mod tests {
         let s = h.stats();
         assert_eq!((s.sessions, s.committed), (3, 3));
         let notes = h.input_notes().join("\n");
-        assert!(notes.contains("3 operation(s) carry no :process"), "{notes}");
+        assert!(
+            notes.contains("3 operation(s) carry no :process"),
+            "{notes}"
+        );
         assert!(notes.contains("1 operation(s) of non-client"), "{notes}");
-        assert!(notes.contains("1 client operation(s) whose :value"), "{notes}");
+        assert!(
+            notes.contains("1 client operation(s) whose :value"),
+            "{notes}"
+        );
         // A write skew: serializable fails, causal holds.
         let r = check(&h, Level::Causal, &CheckOptions::default()).unwrap();
         assert!(r.is_consistent(), "{r}");
@@ -1832,7 +1844,10 @@ mod tests {
         assert!(a[1].description.contains("holds 3 more than once"));
         // The version order is the longest read, deduplicated: 1 < 2 < 3.
         assert_eq!(h.known_write_order().len(), 2);
-        assert!(h.input_notes().iter().any(|n| n.contains(":incompatible-order")));
+        assert!(h
+            .input_notes()
+            .iter()
+            .any(|n| n.contains(":incompatible-order")));
     }
 
     /// An :info list-append transaction may have committed: its non-nil reads count, its

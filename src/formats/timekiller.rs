@@ -731,7 +731,9 @@ fn initial_value_hint(
             e.1.insert(k);
         }
     }
-    let (&v, (n, ks)) = by_value.iter().max_by_key(|(v, (_, ks))| (ks.len(), u64::MAX - **v))?;
+    let (&v, (n, ks)) = by_value
+        .iter()
+        .max_by_key(|(v, (_, ks))| (ks.len(), u64::MAX - **v))?;
     // "Most keys": more than half of the keys read (at least 2 when several are read).
     (2 * ks.len() > keys_read.len().max(1) && (ks.len() >= 2 || keys <= 1)).then(|| {
         format!(

@@ -4,8 +4,8 @@
 use rustc_hash::FxHashMap;
 
 use super::{
-    Csr, History, ObservedAnomaly, KeyId, OpId, OpKind, Operation, Session, SessionId, Timestamps, Transaction,
-    TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
+    Csr, History, KeyId, ObservedAnomaly, OpId, OpKind, Operation, Session, SessionId, Timestamps,
+    Transaction, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
 };
 use crate::error::InputError;
 

@@ -152,9 +152,11 @@ fn reads_of_an_unwritten_value_suggest_the_initial_value() {
     let h = read_with_initial(text.as_bytes(), "kv.json", Some(0)).unwrap();
     assert!(h.input_notes().is_empty() && h.unresolved().is_empty());
     // One stray unwritten value on one key of three is no pattern.
-    let stray = text.replace(r#""k": 2, "v": 0"#, r#""k": 2, "v": 9"#).replace(
-        r#""k": 3, "v": 0"#,
-        r#""k": 3, "v": 1"#,
-    );
-    assert!(read(stray.as_bytes(), "kv.json").unwrap().input_notes().is_empty());
+    let stray = text
+        .replace(r#""k": 2, "v": 0"#, r#""k": 2, "v": 9"#)
+        .replace(r#""k": 3, "v": 0"#, r#""k": 3, "v": 1"#);
+    assert!(read(stray.as_bytes(), "kv.json")
+        .unwrap()
+        .input_notes()
+        .is_empty());
 }
