@@ -1848,6 +1848,29 @@ mod tests {
             .input_notes()
             .iter()
             .any(|n| n.contains(":incompatible-order")));
+        // Converting drops them, and says so.
+        assert!(super::super::conversion_notes(&h, Format::Json)
+            .iter()
+            .any(|n| n.contains("incompatible-order, duplicate-elements")));
+    }
+
+    /// Jepsen's JSON rendering: operations without "process", any "f", a nemesis process.
+    #[test]
+    fn json_without_process_and_other_f() {
+        let text = r#"[{"type": "ok", "f": "read", "value": [["w", "x", 1]]},
+ {"type": "ok", "value": [["r", "x", 1]]},
+ {"type": "info", "f": "start", "process": "nemesis", "value": null},
+ {"type": "ok", "f": "txn", "process": 4, "value": [["append", "y", 1], ["r", "y", [1]]]}]"#;
+        let h = read_json(text.as_bytes(), "h.json").unwrap();
+        let s = h.stats();
+        assert_eq!((s.sessions, s.committed, s.reads, s.writes), (3, 3, 2, 2));
+        assert_eq!(h.writer_txn(h.txn(2).ops().start), Some(1));
+        let notes = h.input_notes().join("\n");
+        assert!(
+            notes.contains("2 operation(s) carry no :process"),
+            "{notes}"
+        );
+        assert!(notes.contains("1 operation(s) of non-client"), "{notes}");
     }
 
     /// An :info list-append transaction may have committed: its non-nil reads count, its
