@@ -227,3 +227,45 @@ fn every_peer_file_is_a_case_citing_its_source() {
         }
     }
 }
+
+mod common;
+
+/// End to end: an incompatible order is a violation (exit 1, named in a note), not bad input;
+/// operations without `:process` are read (with a note); a file with no transaction is bad
+/// input (exit 2), never "consistent".
+#[test]
+fn cli_reads_elle_shapes_and_reports_observed_anomalies() {
+    use common::cli::{isopredict, stderr, stdout, Scratch};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/peers");
+    let path = |f: &str| dir.join(f).to_string_lossy().into_owned();
+    let o = isopredict(&[
+        "check",
+        &path("elle/la-incompatible-order.edn"),
+        "--level",
+        "rc",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stderr(&o).contains(":incompatible-order"), "{}", stderr(&o));
+    let o = isopredict(&[
+        "check",
+        &path("elle-cli/long-fork-with-writes.edn"),
+        "--level",
+        "cc",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("5 operation(s) carry no :process"),
+        "{}",
+        stderr(&o)
+    );
+    let scratch = Scratch::new("peers");
+    std::fs::write(
+        scratch.join("nemesis.edn"),
+        "{:type :info, :f :start-partition, :process :nemesis, :value nil}\n",
+    )
+    .unwrap();
+    let o = isopredict(&["check", &scratch.arg("nemesis.edn")]);
+    assert_eq!(o.status.code(), Some(2));
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(all.contains("no transaction to check"), "{all}");
+}
