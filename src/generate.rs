@@ -31,7 +31,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::InputError;
-use crate::history::{History, HistoryBuilder, KeyId, ReadFrom};
+use crate::history::{History, HistoryBuilder, KeyId, Level, ReadFrom};
 pub use keys::{KeyDistribution, KeySampler};
 use rng::{splitmix64, Rng};
 
@@ -66,6 +66,20 @@ pub enum Consistency {
     /// at the current read point, so any `t2` an earlier read saw and that writes `x` is
     /// `co`-before it: Read Committed holds (RA and CI may fail).
     ReadCommitted,
+}
+
+/// The level a generator mode guarantees.
+impl Consistency {
+    /// The level the mode guarantees, if any.
+    pub fn level(self) -> Option<Level> {
+        match self {
+            Consistency::None => None,
+            Consistency::Serializable => Some(Level::Serializable),
+            Consistency::Causal => Some(Level::Causal),
+            Consistency::ReadAtomic => Some(Level::ReadAtomic),
+            Consistency::ReadCommitted => Some(Level::ReadCommitted),
+        }
+    }
 }
 
 impl Consistency {

@@ -21,7 +21,6 @@ mod cc;
 mod classify;
 mod cycles;
 mod graph;
-mod level;
 pub mod oracle;
 mod ra;
 mod rc;
@@ -29,9 +28,9 @@ mod read_consistency;
 mod report;
 mod scc;
 
+pub use crate::history::Level;
 pub use anomaly::Anomaly;
 pub use classify::Relation;
-pub use level::Level;
 pub use report::{
     AxiomInstance, CheckReport, CheckSummary, CycleEdge, CycleReport, EdgeReason, OpRef,
     ReadViolation, TxnRef,

@@ -9,8 +9,11 @@
 //! ```
 //!
 //! - A read's `version` names the write it observed by (variable, version); `null` is the
-//!   initial value (a read of the initial transaction). Versions are unique per variable.
+//!   initial value (a read of the initial transaction), and so is version 0 when no
+//!   transaction writes 0 (dbcop's `Default` version). Versions are unique per variable.
 //! - `"committed": false` marks an aborted transaction (kept, in no order).
+//! - Events are `{"Write": …}` / `{"Read": …}` objects or dbcop's compact
+//!   `["w", variable, version]` / `["r", variable, version]`, as dbcop reads both.
 //! - Variables are unsigned integers or strings; `params`, `info`, `start`, `end` and any
 //!   other top-level field are ignored.
 //!
@@ -51,12 +54,70 @@ struct Access<'a, V> {
     version: V,
 }
 
-#[derive(Deserialize)]
+/// An event: `{"Write": {…}}` / `{"Read": {…}}`, or dbcop's compact form
+/// `["w", variable, version]` / `["r", variable, version]` (its `compact-serde` feature;
+/// dbcop reads both).
 enum Event<'a> {
-    #[serde(borrow)]
     Write(Access<'a, u64>),
-    #[serde(borrow)]
     Read(Access<'a, Option<u64>>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Event<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Event<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "an event: {\"Read\": …}, {\"Write\": …}, [\"r\", variable, version] or \
+                     [\"w\", variable, version]",
+                )
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Event<'a>, A::Error> {
+                let tag: &'de str = m
+                    .next_key()?
+                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let event = match tag {
+                    "Write" => Event::Write(m.next_value()?),
+                    "Read" => Event::Read(m.next_value()?),
+                    other => return Err(de::Error::unknown_variant(other, &["Read", "Write"])),
+                };
+                if m.next_key::<IgnoredAny>()?.is_some() {
+                    return Err(de::Error::custom("an event has one field, Read or Write"));
+                }
+                Ok(event)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Event<'a>, A::Error> {
+                let tag: &'de str = s
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let variable: JsonKey<'a> = s
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                let event = match tag {
+                    "w" => Event::Write(Access {
+                        variable,
+                        version: s
+                            .next_element()?
+                            .ok_or_else(|| de::Error::invalid_length(2, &self))?,
+                    }),
+                    "r" => Event::Read(Access {
+                        variable,
+                        version: s
+                            .next_element()?
+                            .ok_or_else(|| de::Error::invalid_length(2, &self))?,
+                    }),
+                    other => return Err(de::Error::unknown_variant(other, &["r", "w"])),
+                };
+                if s.next_element::<IgnoredAny>()?.is_some() {
+                    return Err(de::Error::invalid_length(4, &self));
+                }
+                Ok(event)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 #[derive(Deserialize)]
@@ -94,6 +155,17 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
     read_with_lines(text, bytes, bare, source)
 }
 
+/// The write a dbcop read of `version` observed: `null` is the initial state, and so is
+/// version 0 unless some transaction writes 0 (dbcop's `Default` version, its
+/// `tests/version_zero.rs`); any other version is the write of that version.
+pub(crate) fn read_from(version: Option<u64>) -> ReadFrom {
+    match version {
+        None => ReadFrom::Initial,
+        Some(0) => ReadFrom::ValueOrInitial(0),
+        Some(v) => ReadFrom::Value(v),
+    }
+}
+
 fn add_txn(b: &mut HistoryBuilder, s: u32, txn: Txn, line: u32, name: &mut String) {
     let t = b.begin_at(s, None, line);
     if !txn.committed {
@@ -107,7 +179,7 @@ fn add_txn(b: &mut HistoryBuilder, s: u32, txn: Txn, line: u32, name: &mut Strin
             }
             Event::Read(a) => {
                 let key = b.key(a.variable.name(name));
-                let from = a.version.map_or(ReadFrom::Initial, ReadFrom::Value);
+                let from = read_from(a.version);
                 b.read(t, key, a.version, from, line);
             }
         }
@@ -268,6 +340,31 @@ mod tests {
         let g = read(&out, "w").unwrap();
         h.same_content(&g).unwrap();
         assert!(notes(&h).is_empty(), "{:?}", notes(&h));
+    }
+
+    /// dbcop's `tests/version_zero.rs`: version 0 is the initial state unless a transaction
+    /// writes 0; its compact events `["r", x, v]` are read too.
+    #[test]
+    fn version_zero_and_compact_events() {
+        let h = read(
+            br#"[[{"events": [["r", "x", 0], ["w", "x", 1]], "committed": true}],
+                 [{"events": [{"Read": {"variable": "x", "version": 0}}, ["w", "y", 0]], "committed": true},
+                  {"events": [["r", "y", 0]], "committed": false}]]"#,
+            "d.json",
+        )
+        .unwrap();
+        assert!(h.unresolved().is_empty());
+        assert_eq!(h.writer_txn(h.txn(1).ops().start), Some(INITIAL_TXN));
+        assert_eq!(h.writer_txn(h.txn(2).ops().start), Some(INITIAL_TXN));
+        // y := 0 is written, so y == 0 reads it.
+        assert_eq!(h.writer_txn(h.txn(3).ops().start), Some(2));
+        assert!(!h.txn(3).is_committed());
+        let e = read(
+            br#"[[{"events": [["q", "x", 0]], "committed": true}]]"#,
+            "d.json",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown variant"), "{e}");
     }
 
     #[test]

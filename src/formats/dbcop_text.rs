@@ -18,10 +18,11 @@
 use std::io::Write;
 
 use super::common::{self, InitialValues};
+use super::dbcop::read_from as dbcop_read_from;
 use super::text::{error, excerpt, trim, Lines};
 use super::{Format, FormatError};
 use crate::error::InputError;
-use crate::history::{History, HistoryBuilder, OpKind, ReadFrom, SessionId, INITIAL_TXN};
+use crate::history::{History, HistoryBuilder, OpKind, SessionId, INITIAL_TXN};
 
 fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
@@ -109,7 +110,7 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                 match kind {
                     OpKind::Write => b.write(t, key, value, line_no),
                     OpKind::Read => {
-                        let from = value.map_or(ReadFrom::Initial, ReadFrom::Value);
+                        let from = dbcop_read_from(value);
                         b.read(t, key, value, from, line_no)
                     }
                 }

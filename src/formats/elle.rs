@@ -11,21 +11,35 @@
 //!   initial value), `[:append k v]` and `[:r k [v …]]` (list-append; the read observes the
 //!   append of its last element, or the initial value for `[]`/`nil`). Keys are integers,
 //!   keywords or strings; values are unsigned integers, unique per key.
-//! - Each `:invoke` is paired with the next completion of its `:process`. `:ok` is a committed
-//!   transaction with the completion's values; `:fail` an aborted one (its writes, from the
-//!   invocation, are aborted writes; its reads returned nothing and are dropped); `:info` is
-//!   indeterminate: if some committed read observes one of its writes it is kept as committed
-//!   (its writes only), otherwise it is left out, and [`History::input_notes`] says how many.
-//!   An invocation never completed counts as `:info`.
+//! - Which operations are transactions (Elle's rules, `elle.list-append/check`): those of a
+//!   client, an integer `:process`; operations of other processes (`:nemesis`) are skipped and
+//!   counted in a note. `:f` is not read: any `:f` is a transaction when its `:value` is a
+//!   list of micro-operations (elle-cli's `:f :read`, or no `:f`); a client operation with
+//!   another `:value` (or `nil`) is skipped and counted. An operation without `:process` (the
+//!   Elle paper's example, many checkers' anomaly tests) is a transaction in a session of its
+//!   own, with a note: Elle drops such operations (jepsen-io/elle#20) and then has nothing to
+//!   judge.
+//! - Each `:invoke` is paired with the next completion of its `:process`. A history without
+//!   invocations (Elle's and Plume's tests) is read completion by completion; in a history with
+//!   invocations, a completion without one is an error. `:ok` is a committed transaction with
+//!   the completion's values; `:fail` an aborted one (its writes, from the invocation, are
+//!   aborted writes; its reads returned nothing and are dropped); `:info` is indeterminate, as
+//!   Elle treats it: in list-append a transaction that may have committed, kept (as committed)
+//!   when a read observes one of its appends or it has a non-`nil` read (its `nil` reads are
+//!   unknown and dropped); in rw-register it takes part in no edge, and is kept (writes only)
+//!   only when a committed read observes one of its writes. The others are left out and
+//!   [`History::input_notes`] says how many. An invocation never completed counts as `:info`.
 //! - A process whose operation ended in `:info` crashed: its next operation starts a new
 //!   session. Each process is otherwise one session.
-//! - Operations whose `:f` is not `:txn` or whose `:process` is not an integer (nemesis
-//!   events) are skipped, with a note.
+//! - A file that yields no micro-operation at all (no transaction, or only empty ones) is an
+//!   input error naming what was skipped: never an empty, trivially consistent history.
 //! - **List-append reads reveal each key's version order**: a read `[1 2 3]` shows the
-//!   appends of 1, 2, 3 were installed in that order. The reader checks that every read of a
-//!   key is a prefix of the longest one (else the orders contradict each other: an input
-//!   error, naming both lines) and passes the longest to the history
-//!   ([`History::known_write_order`]), which the checkers use as write–write facts.
+//!   appends of 1, 2, 3 were installed in that order. As Elle does, the longest read of a key
+//!   (duplicates dropped) is its version order ([`History::known_write_order`]), which the
+//!   checkers use as write–write facts. A read that is not a prefix of it is Elle's
+//!   `:incompatible-order`, a read holding an element twice its `:duplicate-elements`: both
+//!   anomalies of the run (forbidden from read committed up), recorded as
+//!   [`History::observed_anomalies`] naming the reads and lines, never input errors.
 //! - The positions of the invocation and of the completion in the history become the
 //!   transaction's client real-time interval ([`crate::history::RealTime`]), as Elle orders
 //!   operations: by history position, never by `:time`. They are not database timestamps
@@ -49,8 +63,9 @@ use super::edn::{Edn, EdnError, Reader};
 use super::text::{canonical_u64, json_error, utf8, LineIndex};
 use super::{Format, FormatError};
 use crate::error::InputError;
+use crate::history::Level;
 use crate::history::{
-    History, HistoryBuilder, KeyId, OpKind, ReadFrom, RealTime, SessionId, INITIAL_TXN,
+    BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, RealTime, SessionId, INITIAL_TXN,
 };
 
 /// Reads an Elle history in EDN.
@@ -190,7 +205,11 @@ fn json_op<'a>(text: &'a str, source: &str, line: u32) -> Result<RawOp<'a>, Inpu
             return Ok(RawOp {
                 line,
                 ty: op.ty.and_then(json_word),
-                process: op.process.and_then(json_int),
+                process: op.process.map_or(Proc::Missing, |p| match json_int(p) {
+                    Some(i) => Proc::Int(i),
+                    None if p.get().trim() == "null" => Proc::Missing,
+                    None => Proc::Other,
+                }),
                 txn: op.f.and_then(json_word).as_deref() == Some("txn"),
                 time: op.time.and_then(json_int),
                 value: op
@@ -227,7 +246,7 @@ fn edn_op<'a>(r: &mut Reader<'a>, line: u32) -> Result<RawOp<'a>, EdnError> {
     let mut op = RawOp {
         line,
         ty: None,
-        process: None,
+        process: Proc::Missing,
         txn: false,
         time: None,
         value: OpValue::Missing,
@@ -281,7 +300,13 @@ fn edn_op<'a>(r: &mut Reader<'a>, line: u32) -> Result<RawOp<'a>, EdnError> {
         match slot {
             0 => op.ty = edn_word(v),
             1 => op.txn = edn_word(v).as_deref() == Some("txn"),
-            2 => op.process = if let Edn::Int(p) = v { Some(p) } else { None },
+            2 => {
+                op.process = match v {
+                    Edn::Int(p) => Proc::Int(p),
+                    Edn::Nil => Proc::Missing,
+                    _ => Proc::Other,
+                }
+            }
             _ => op.time = if let Edn::Int(t) = v { Some(t) } else { None },
         }
     }
@@ -301,7 +326,12 @@ fn tree_op<'a>(op: Edn<'a>, source: &str, line: u32) -> Result<RawOp<'a>, InputE
         Some(Edn::Int(i)) => Some(*i),
         _ => None,
     };
-    let (process, time) = (int("process"), int("time"));
+    let time = int("time");
+    let process = match op.get("process") {
+        None | Some(Edn::Nil) => Proc::Missing,
+        Some(Edn::Int(p)) => Proc::Int(*p),
+        Some(_) => Proc::Other,
+    };
     let ty = op
         .get("type")
         .and_then(Edn::word)
@@ -322,6 +352,17 @@ fn tree_op<'a>(op: Edn<'a>, source: &str, line: u32) -> Result<RawOp<'a>, InputE
         time,
         value,
     })
+}
+
+/// An operation's `:process`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Proc {
+    /// An integer: a client (Jepsen's `client-op?`).
+    Int(i64),
+    /// No `:process` at all (or `nil`): the shape of many checkers' anomaly tests.
+    Missing,
+    /// Anything else (`:nemesis`, a string): not a client, skipped.
+    Other,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -348,8 +389,8 @@ struct RawOp<'a> {
     line: u32,
     /// `:type`'s word, if it is a keyword or string.
     ty: Option<Cow<'a, str>>,
-    /// `:process`, if an integer.
-    process: Option<i64>,
+    /// `:process`.
+    process: Proc,
     /// Whether `:f` is `:txn`.
     txn: bool,
     /// `:time`, if an integer.
@@ -364,11 +405,14 @@ struct Mop {
     key: KeyId,
     value: Option<u64>,
     list: Option<(u32, u32)>,
+    /// A list-append `:append` (not a register `:w`).
+    append: bool,
 }
 
 /// A completed (or never completed) transaction: its micro-operations are `mops[start..end]`.
 struct Completed {
-    process: i64,
+    /// Its client process; `None` for an operation without `:process` (its own session).
+    process: Option<i64>,
     status: Status,
     line: u32,
     /// Positions in the history of the invocation and of the completion (client real time).
@@ -379,7 +423,54 @@ struct Completed {
 struct Pending<'a> {
     line: u32,
     position: u64,
+    /// Whether its `:f` is `:txn`.
+    txn: bool,
     value: OpValue<'a>,
+}
+
+/// Whether a `:value` is `nil` (or absent).
+fn is_nil(value: &OpValue) -> bool {
+    match value {
+        OpValue::Missing => true,
+        OpValue::Edn(t) => t.trim() == "nil",
+        OpValue::Json(t) => t.trim() == "null",
+        OpValue::Tree(t) => matches!(t, Edn::Nil),
+    }
+}
+
+/// Whether a `:value` is a non-empty list of micro-operations `[f k v]` with `f` one of
+/// `:r`, `:w`, `:append` (Elle reads any client operation's `:value` as a transaction; an
+/// operation whose `:f` is not `:txn` is taken as one only when it has this shape). Parses
+/// the value in full: only operations whose `:f` is not `:txn` come here.
+fn looks_like_txn(value: &OpValue) -> bool {
+    let parsed;
+    let tree = match value {
+        OpValue::Missing => return false,
+        OpValue::Tree(t) => t,
+        OpValue::Edn(text) => match Reader::new(text).value(0) {
+            Ok(v) => {
+                parsed = v;
+                &parsed
+            }
+            Err(_) => return false,
+        },
+        OpValue::Json(text) => match serde_json::from_str(text) {
+            Ok(v) => {
+                parsed = Edn::from_json(v);
+                &parsed
+            }
+            Err(_) => return false,
+        },
+    };
+    match tree.items() {
+        Some(items) if !items.is_empty() => items.iter().all(|m| {
+            m.items().is_some_and(|p| {
+                (p.len() == 3 && matches!(p[0].word(), Some("r" | "w" | "append")))
+                    || (p.len() == 2 && p[0].word() == Some("r"))
+            })
+        }),
+        _ => false,
+    }
 }
 
 fn key_name<'b>(k: &'b Edn, buf: &'b mut String) -> Option<&'b str> {
@@ -422,6 +513,8 @@ fn mops_of_tree(
     for m in items {
         let parts = match m.items() {
             Some(p) if p.len() == 3 => p,
+            // `[:r k]`: a read not yet done, as Elle's own tests write invocations.
+            Some(p) if p.len() == 2 && p[0].word() == Some("r") => p,
             _ => {
                 return Err(format!(
                     "a micro-operation is [f k v], found {}",
@@ -437,7 +530,7 @@ fn mops_of_tree(
             )
         })?;
         let key = b.key(key);
-        let v = &parts[2];
+        let v = parts.get(2).unwrap_or(&Edn::Nil);
         let bad_value = || format!("a value is an unsigned integer, found {}", v.describe());
         match f {
             "w" | "append" => out.push(Mop {
@@ -445,6 +538,7 @@ fn mops_of_tree(
                 key,
                 value: Some(uint(v).ok_or_else(bad_value)?),
                 list: None,
+                append: f == "append",
             }),
             "r" if !with_reads => {}
             "r" => match v {
@@ -453,6 +547,7 @@ fn mops_of_tree(
                     key,
                     value: None,
                     list: None,
+                    append: false,
                 }),
                 Edn::Vector(items) | Edn::List(items) => {
                     let start = lists.len() as u32;
@@ -469,6 +564,7 @@ fn mops_of_tree(
                         key,
                         value: items.last().and_then(uint),
                         list: Some((start, lists.len() as u32)),
+                        append: false,
                     });
                 }
                 _ => out.push(Mop {
@@ -476,6 +572,7 @@ fn mops_of_tree(
                     key,
                     value: Some(uint(v).ok_or_else(bad_value)?),
                     list: None,
+                    append: false,
                 }),
             },
             _ => {
@@ -601,7 +698,16 @@ struct State<'a, 's> {
     name: String,
     pending: FxHashMap<i64, Pending<'a>>,
     completed: Vec<Completed>,
-    skipped: usize,
+    /// Whether any client invocation was seen (then every completion needs one).
+    saw_invoke: bool,
+    /// The first completion without an invocation: (line, process).
+    orphan: Option<(u32, i64)>,
+    /// Operations of non-client processes (`:nemesis`…), skipped.
+    non_client: usize,
+    /// Client operations whose `:value` is not a transaction, skipped.
+    not_txn: usize,
+    /// Invocations without `:process` (they cannot be paired), skipped.
+    invokes_without_process: usize,
     /// Operations seen so far (the position of the next one in the history).
     position: u64,
 }
@@ -617,7 +723,11 @@ impl<'a, 's> State<'a, 's> {
             name: String::new(),
             pending: FxHashMap::default(),
             completed: Vec::new(),
-            skipped: 0,
+            saw_invoke: false,
+            orphan: None,
+            non_client: 0,
+            not_txn: 0,
+            invokes_without_process: 0,
             position: 0,
         }
     }
@@ -647,15 +757,23 @@ impl<'a, 's> State<'a, 's> {
                 ))
             }
         };
-        let Some(process) = op.process else {
-            self.skipped += 1;
-            return Ok(());
+        let process = match op.process {
+            Proc::Other => {
+                self.non_client += 1;
+                return Ok(());
+            }
+            Proc::Missing if status.is_none() => {
+                self.invokes_without_process += 1;
+                return Ok(());
+            }
+            Proc::Missing => None,
+            Proc::Int(p) => Some(p),
         };
-        if !op.txn {
-            self.skipped += 1;
-            return Ok(());
-        }
         let Some(status) = status else {
+            let Some(process) = process else {
+                unreachable!("invocations without :process were skipped above")
+            };
+            self.saw_invoke = true;
             if self.pending.contains_key(&process) {
                 return Err(err(format!(
                     "process {process} invokes again before its last invocation completed"
@@ -666,30 +784,43 @@ impl<'a, 's> State<'a, 's> {
                 Pending {
                     line,
                     position,
+                    txn: op.txn,
                     value: op.value,
                 },
             );
             return Ok(());
         };
-        let Some(invocation) = self.pending.remove(&process) else {
-            return Err(err(format!(
-                "a completion of process {process} without an invocation"
-            )));
+        let invocation = process.and_then(|p| self.pending.remove(&p));
+        if let (None, Some(p), None) = (&invocation, process, self.orphan) {
+            // A completion-only history (Elle's own tests, Plume's): the completion is the
+            // transaction. Refused at the end if the history has invocations after all.
+            self.orphan = Some((line, p));
+        }
+        // The value read: an :ok's completion (the results); a :fail's invocation (its reads
+        // returned nothing); an :info's completion, or its invocation when the completion
+        // carries none.
+        let (value, with_reads) = match (status, &invocation) {
+            (Status::Ok, _) => (&op.value, true),
+            (Status::Fail, Some(inv)) => (&inv.value, false),
+            (Status::Fail, None) => (&op.value, false),
+            (Status::Info, Some(inv)) if is_nil(&op.value) => (&inv.value, false),
+            (Status::Info, _) => (&op.value, true),
         };
-        let (value, with_reads) = match status {
-            Status::Ok => (&op.value, true),
-            _ => (&invocation.value, false),
-        };
+        let is_txn = op.txn || invocation.as_ref().is_some_and(|i| i.txn);
+        if is_nil(value) || (!is_txn && !looks_like_txn(value)) {
+            self.not_txn += 1;
+            return Ok(());
+        }
         let mops = self.read_mops(value, with_reads).map_err(err)?;
         // Elle orders by history position, never by `:time` (notes/elle.md §1).
-        let real_time = match status {
-            Status::Ok | Status::Fail => Some((invocation.position, position)),
-            Status::Info => None,
+        let real_time = match (status, &invocation) {
+            (Status::Ok | Status::Fail, Some(inv)) => Some((inv.position, position)),
+            _ => None,
         };
         self.completed.push(Completed {
             process,
             status,
-            line: invocation.line,
+            line: invocation.as_ref().map_or(line, |i| i.line),
             real_time,
             mops,
         });
@@ -782,6 +913,7 @@ impl<'a, 's> State<'a, 's> {
                         key,
                         value: Some(v),
                         list: None,
+                        append: f == "append",
                     });
                 }
                 "r" => {
@@ -813,6 +945,7 @@ impl<'a, 's> State<'a, 's> {
                             key,
                             value: read.0,
                             list: read.1,
+                            append: false,
                         });
                     }
                 }
@@ -845,13 +978,30 @@ impl<'a, 's> State<'a, 's> {
             mut mops,
             pending,
             mut completed,
-            skipped,
+            saw_invoke,
+            orphan,
+            non_client,
+            not_txn,
+            invokes_without_process,
             ..
         } = self;
+        if let (true, Some((line, process))) = (saw_invoke, orphan) {
+            return Err(InputError::new(
+                source,
+                line,
+                format!(
+                    "a completion of process {process} without an invocation (this history \
+                     has invocations, so each completion follows its own)"
+                ),
+            ));
+        }
         // Invocations never completed are indeterminate.
         let mut open: Vec<(i64, Pending)> = pending.into_iter().collect();
         open.sort_by_key(|(_, p)| p.line);
         for (process, p) in open {
+            if !p.txn && !looks_like_txn(&p.value) {
+                continue;
+            }
             let start = mops.len() as u32;
             let tree;
             let value = match &p.value {
@@ -873,7 +1023,7 @@ impl<'a, 's> State<'a, 's> {
             mops_of_tree(value, &mut b, &mut lists, false, &mut mops)
                 .map_err(|m| InputError::new(source, p.line, m))?;
             completed.push(Completed {
-                process,
+                process: Some(process),
                 status: Status::Info,
                 line: p.line,
                 real_time: None,
@@ -881,88 +1031,75 @@ impl<'a, 's> State<'a, 's> {
             });
         }
         let ops_of = |c: &Completed| &mops[c.mops.0 as usize..c.mops.1 as usize];
+        // A list-append transaction (appends or list reads) or a rw-register one.
+        let list_append = |c: &Completed| ops_of(c).iter().any(|m| m.append || m.list.is_some());
+        // The reads that count (Elle): all of an :ok; of a list-append :info, the non-nil ones
+        // (its nil reads are unknown); none of a rw-register :info (Elle gives it no edges) or
+        // of a :fail (whose reads returned nothing).
+        let reads_used = |c: &Completed| match c.status {
+            Status::Ok => true,
+            Status::Info => list_append(c),
+            Status::Fail => false,
+        };
+        let used = |c: &Completed, m: &Mop| {
+            m.kind == OpKind::Read && (c.status == Status::Ok || m.list.is_some())
+        };
 
-        // The writes some committed read observed (only :info transactions need them), and
-        // the longest list read of each key (the version order), checked for prefix
-        // compatibility.
+        // The writes some read observed (only :info transactions need them).
         let any_info = completed.iter().any(|c| c.status == Status::Info);
         let mut observed: FxHashSet<(KeyId, u64)> = FxHashSet::default();
-        // Per key: (start, end, line) of the longest list read so far.
-        let mut longest: Vec<Option<(u32, u32, u32)>> = vec![None; b.key_count()];
-        for c in completed.iter().filter(|c| c.status == Status::Ok) {
-            for m in ops_of(c) {
-                if m.kind != OpKind::Read {
-                    continue;
-                }
+        for c in completed.iter().filter(|c| any_info && reads_used(c)) {
+            for m in ops_of(c).iter().filter(|m| used(c, m)) {
                 match m.list {
-                    None => {
-                        if let (true, Some(v)) = (any_info, m.value) {
-                            observed.insert((m.key, v));
-                        }
-                    }
+                    None => observed.extend(m.value.map(|v| (m.key, v))),
                     Some((s, e)) => {
-                        let list = &lists[s as usize..e as usize];
-                        if any_info {
-                            observed.extend(list.iter().map(|&v| (m.key, v)));
-                        }
-                        let slot = &mut longest[m.key as usize];
-                        match *slot {
-                            None => *slot = Some((s, e, c.line)),
-                            Some((ls, le, lline)) => {
-                                let known = &lists[ls as usize..le as usize];
-                                let (short, long) = if list.len() <= known.len() {
-                                    (list, known)
-                                } else {
-                                    (known, list)
-                                };
-                                if long[..short.len()] != *short {
-                                    return Err(InputError::new(
-                                        source,
-                                        c.line,
-                                        format!(
-                                            "incompatible orders of key {}: this read of {:?} \
-                                             and the read of {:?} at line {lline} are not \
-                                             prefixes of one another",
-                                            b.key_name(m.key),
-                                            list,
-                                            known
-                                        ),
-                                    ));
-                                }
-                                if list.len() > known.len() {
-                                    *slot = Some((s, e, c.line));
-                                }
-                            }
-                        }
+                        observed.extend(lists[s as usize..e as usize].iter().map(|&v| (m.key, v)))
                     }
                 }
             }
         }
 
+        // The transactions, each completion in its process's session (a new one after a
+        // crash), an operation without :process in a session of its own.
         let mut sessions: FxHashMap<i64, SessionId> = FxHashMap::default();
         let mut had_session: FxHashSet<i64> = FxHashSet::default();
         let mut left_out = 0usize;
+        let mut without_process = 0usize;
+        // Per list-append read that counts: (key, start, end, line, its transaction).
+        let mut list_reads: Vec<(KeyId, u32, u32, u32, BuilderTxn)> = Vec::new();
+        // The appends of kept transactions: committed ones, and aborted ones with their
+        // transaction and line.
+        let mut appends: Vec<(KeyId, u64)> = Vec::new();
+        let mut aborted: FxHashMap<(KeyId, u64), (BuilderTxn, u32)> = FxHashMap::default();
         for c in &completed {
             let keep = match c.status {
-                Status::Info => ops_of(c).iter().any(|m| {
-                    m.kind == OpKind::Write && observed.contains(&(m.key, m.value.unwrap_or(0)))
-                }),
+                Status::Info => {
+                    ops_of(c).iter().any(|m| {
+                        m.kind == OpKind::Write && observed.contains(&(m.key, m.value.unwrap_or(0)))
+                    }) || (reads_used(c) && ops_of(c).iter().any(|m| used(c, m)))
+                }
                 _ => true,
             };
             if keep {
-                let s = match sessions.get(&c.process) {
-                    Some(&s) => s,
+                let s = match c.process {
                     None => {
-                        // The process's first session carries its id; later ones (after a
-                        // crash) are anonymous.
-                        let s = if had_session.insert(c.process) {
-                            b.session(u64::try_from(c.process).ok())
-                        } else {
-                            b.session(None)
-                        };
-                        sessions.insert(c.process, s);
-                        s
+                        without_process += 1;
+                        b.session(None)
                     }
+                    Some(p) => match sessions.get(&p) {
+                        Some(&s) => s,
+                        None => {
+                            // The process's first session carries its id; later ones (after
+                            // a crash) are anonymous.
+                            let s = if had_session.insert(p) {
+                                b.session(u64::try_from(p).ok())
+                            } else {
+                                b.session(None)
+                            };
+                            sessions.insert(p, s);
+                            s
+                        }
+                    },
                 };
                 let t = b.begin_at(s, None, c.line);
                 if c.status == Status::Fail {
@@ -973,46 +1110,313 @@ impl<'a, 's> State<'a, 's> {
                 }
                 for m in ops_of(c) {
                     match m.kind {
-                        OpKind::Write => b.write(t, m.key, m.value, c.line),
+                        OpKind::Write => {
+                            if let (true, Some(v)) = (m.append, m.value) {
+                                if c.status == Status::Fail {
+                                    aborted.insert((m.key, v), (t, c.line));
+                                } else {
+                                    appends.push((m.key, v));
+                                }
+                            }
+                            b.write(t, m.key, m.value, c.line)
+                        }
+                        OpKind::Read if c.status != Status::Fail && !used(c, m) => {}
                         OpKind::Read => {
                             let from = m.value.map_or(ReadFrom::Initial, ReadFrom::Value);
                             b.read(t, m.key, m.value, from, c.line);
+                            if let Some((s, e)) = m.list {
+                                list_reads.push((m.key, s, e, c.line, t));
+                            }
                         }
                     }
                 }
             } else {
                 left_out += 1;
             }
-            if c.status == Status::Info {
+            if let (Status::Info, Some(p)) = (c.status, c.process) {
                 // The process crashed: its next operation is a new session.
-                sessions.remove(&c.process);
-            }
-        }
-        for (key, order) in longest.into_iter().enumerate() {
-            if let Some((s, e, line)) = order {
-                b.version_order(key as KeyId, &lists[s as usize..e as usize], line);
+                sessions.remove(&p);
             }
         }
         drop(mops);
+        version_orders(&mut b, &lists, &list_reads, &mut appends, &aborted);
         if left_out > 0 {
             b.note(format!(
-                "{left_out} indeterminate (:info) transaction(s) whose writes no committed read \
-                 observed are left out"
+                "{left_out} indeterminate (:info) transaction(s) whose writes no read observed \
+                 (and, for list-append, that read nothing) are left out"
             ));
         }
-        if skipped > 0 {
+        if without_process > 0 {
             b.note(format!(
-                "{skipped} operation(s) that are not transactions (:f other than :txn, or a \
-                 non-integer :process such as the nemesis) are skipped"
+                "{without_process} operation(s) carry no :process: each is read as a \
+                 transaction in a session of its own (Elle drops operations without an integer \
+                 :process, jepsen-io/elle#20)"
+            ));
+        }
+        if invokes_without_process > 0 {
+            b.note(format!(
+                "{invokes_without_process} invocation(s) without :process are skipped (without \
+                 a process an invocation cannot be paired with its completion)"
+            ));
+        }
+        if non_client > 0 {
+            b.note(format!(
+                "{non_client} operation(s) of non-client processes (a :process that is not an \
+                 integer, such as :nemesis) are skipped"
+            ));
+        }
+        if not_txn > 0 {
+            b.note(format!(
+                "{not_txn} client operation(s) whose :value is not a list of micro-operations \
+                 ([:r k v], [:w k v], [:append k v]) are skipped"
+            ));
+        }
+        if b.op_count() == 0 {
+            // Nothing to judge: no transaction, or only empty ones.
+            let skipped = non_client + not_txn + invokes_without_process + left_out;
+            return Err(InputError::new(
+                source,
+                if skipped > 0 { 1 } else { 0 },
+                format!(
+                    "no transaction to check: {}an Elle history is a sequence of operation maps \
+                     whose :value is a list of micro-operations, e.g. {{:type :ok, :process 0, \
+                     :value [[:append :x 1] [:r :y [1]]]}}",
+                    if skipped > 0 {
+                        format!(
+                            "all {skipped} operation(s) were skipped or left out ({}); ",
+                            b_notes_summary(non_client, not_txn, invokes_without_process, left_out)
+                        )
+                    } else if b.txn_count() > 1 {
+                        "its transactions have no micro-operations; ".to_string()
+                    } else {
+                        "the input holds no operation; ".to_string()
+                    }
+                ),
             ));
         }
         b.build()
     }
 }
 
+/// Counts of what was skipped, in words.
+fn b_notes_summary(non_client: usize, not_txn: usize, invokes: usize, left_out: usize) -> String {
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (non_client, "of non-client processes"),
+        (not_txn, "not transactions"),
+        (invokes, "invocations without :process"),
+        (left_out, "unobserved :info transactions"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    parts.join(", ")
+}
+
+/// A list for messages: `[1 2 3]`, long ones elided in the middle.
+fn show_list(list: &[u64]) -> String {
+    let show = |xs: &[u64]| xs.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
+    if list.len() <= 10 {
+        format!("[{}]", show(list))
+    } else {
+        format!(
+            "[{} … {}] ({} elements)",
+            show(&list[..6]),
+            show(&list[list.len() - 2..]),
+            list.len()
+        )
+    }
+}
+
+/// The first element a list holds twice, if any.
+fn first_duplicate(list: &[u64], seen: &mut FxHashSet<u64>) -> Option<u64> {
+    seen.clear();
+    list.iter().copied().find(|&v| !seen.insert(v))
+}
+
+/// Elle's list-append version orders (`elle.list-append/sorted-values`): each key's order is
+/// its longest read (duplicates dropped), given to the builder as known write order. Reads
+/// that are not a prefix of it are Elle's `:incompatible-order`, reads holding an element
+/// twice its `:duplicate-elements`: both recorded as observed anomalies (forbidden from read
+/// committed up), one incompatible order per key naming every read that contradicts.
+fn version_orders(
+    b: &mut HistoryBuilder,
+    lists: &[u64],
+    reads: &[(KeyId, u32, u32, u32, BuilderTxn)],
+    appends: &mut [(KeyId, u64)],
+    aborted: &FxHashMap<(KeyId, u64), (BuilderTxn, u32)>,
+) {
+    if reads.is_empty() {
+        return;
+    }
+    appends.sort_unstable();
+    let list = |r: &(KeyId, u32, u32, u32, BuilderTxn)| &lists[r.1 as usize..r.2 as usize];
+    // Per key, the index in `reads` of its longest read (the first of the longest).
+    let mut longest: Vec<Option<usize>> = vec![None; b.key_count()];
+    for (i, r) in reads.iter().enumerate() {
+        let slot = &mut longest[r.0 as usize];
+        if slot.map_or(true, |l| r.2 - r.1 > reads[l].2 - reads[l].1) {
+            *slot = Some(i);
+        }
+    }
+    // Per key, the reads contradicting the longest.
+    let mut contradicting: FxHashMap<KeyId, Vec<usize>> = FxHashMap::default();
+    for (i, r) in reads.iter().enumerate() {
+        let l = longest[r.0 as usize].unwrap_or(i);
+        let (short, long) = (list(r), list(&reads[l]));
+        if long[..short.len()] != *short {
+            contradicting.entry(r.0).or_default().push(i);
+        }
+    }
+    let mut seen = FxHashSet::default();
+    let mut order = Vec::new();
+    let mut incompatible = Vec::new();
+    let mut duplicates = Vec::new();
+    for (key, l) in longest.iter().enumerate() {
+        let Some(l) = *l else { continue };
+        let r = &reads[l];
+        let values = list(r);
+        let name = b.key_name(key as KeyId).to_string();
+        let mut dup_reads: Vec<usize> = vec![l];
+        if let Some(c) = contradicting.get(&(key as KeyId)) {
+            dup_reads.extend(c);
+            let first = &reads[c[0]];
+            let mut txns = vec![r.4];
+            for &i in c {
+                if !txns.contains(&reads[i].4) {
+                    txns.push(reads[i].4);
+                }
+            }
+            incompatible.push((
+                txns,
+                first.3,
+                format!(
+                    "key {name}: the read of {} at line {} and the read of {} at line {} are \
+                     not prefixes of one another, so no order of the appends explains both; \
+                     {} read(s) of {name} contradict its longest read, which is taken as its \
+                     version order",
+                    show_list(list(first)),
+                    first.3,
+                    show_list(values),
+                    r.3,
+                    c.len()
+                ),
+            ));
+        }
+        for &i in &dup_reads {
+            let d = &reads[i];
+            if let Some(v) = first_duplicate(list(d), &mut seen) {
+                duplicates.push((
+                    d.4,
+                    d.3,
+                    format!(
+                        "key {name}: the read of {} at line {} holds {v} more than once",
+                        show_list(list(d)),
+                        d.3
+                    ),
+                ));
+            }
+        }
+        order.clear();
+        seen.clear();
+        order.extend(values.iter().copied().filter(|&v| seen.insert(v)));
+        b.version_order(key as KeyId, &order, r.3);
+        // An append no read shows came after the last element shown: a read is the whole
+        // list, so had it come earlier the longest read would hold it (Elle's
+        // `previously-appended-element`).
+        if let Some(&last) = order.last() {
+            let start = appends.partition_point(|&(k, _)| k < key as KeyId);
+            for &(_, v) in appends[start..]
+                .iter()
+                .take_while(|&&(k, _)| k == key as KeyId)
+            {
+                if !seen.contains(&v) {
+                    b.version_order(key as KeyId, &[last, v], r.3);
+                }
+            }
+        }
+    }
+    // Elle's G1a: a committed read holding an element an aborted transaction appended. The
+    // checkers see a read's last element (an aborted read); the earlier ones are noted here.
+    let mut g1a = Vec::new();
+    if !aborted.is_empty() {
+        for r in reads {
+            let l = list(r);
+            let earlier = &l[..l.len().saturating_sub(1)];
+            if let Some((v, (writer, line))) = earlier
+                .iter()
+                .find_map(|&v| aborted.get(&(r.0, v)).map(|w| (v, w)))
+            {
+                g1a.push((
+                    [r.4, *writer],
+                    r.3,
+                    format!(
+                        "key {}: the read of {} at line {} holds {v}, appended by the aborted \
+                         transaction at line {line}",
+                        b.key_name(r.0),
+                        show_list(l),
+                        r.3
+                    ),
+                ));
+            }
+        }
+    }
+    for (name, found, elle) in [
+        (
+            "incompatible order",
+            incompatible.len(),
+            "incompatible-order",
+        ),
+        ("duplicate element", duplicates.len(), "duplicate-elements"),
+        ("read of an aborted append", g1a.len(), "G1a"),
+    ] {
+        if found > 0 {
+            b.note(format!(
+                "{found} {name}(s) in list-append reads (Elle's :{elle}), an anomaly from read \
+                 committed up"
+            ));
+        }
+    }
+    for (txns, line, text) in incompatible {
+        b.observed_anomaly(
+            "incompatible-order",
+            Level::ReadCommitted,
+            &txns,
+            Some(line),
+            text,
+        );
+    }
+    for (txns, line, text) in g1a {
+        b.observed_anomaly("G1a", Level::ReadCommitted, &txns, Some(line), text);
+    }
+    for (txn, line, text) in duplicates {
+        b.observed_anomaly(
+            "duplicate-elements",
+            Level::ReadCommitted,
+            &[txn],
+            Some(line),
+            text,
+        );
+    }
+}
+
 /// One written operation: (type, process, index, time, micro-operations text).
 fn ops_text(h: &History, edn: bool) -> Result<Vec<String>, FormatError> {
     let format = if edn { Format::Elle } else { Format::ElleJson };
+    // Reading refuses a history without micro-operations (nothing to judge); so does writing.
+    let written = h
+        .ops()
+        .iter()
+        .any(|o| o.txn != INITIAL_TXN && (o.kind == OpKind::Write || h.txn(o.txn).is_committed()));
+    if !written {
+        return Err(FormatError::Unrepresentable {
+            format,
+            problem: "an Elle history needs at least one micro-operation (a write, or a read \
+                      of a committed transaction); this one has none"
+                .to_string(),
+        });
+    }
     let plan = common::plan_values(h, InitialValues::Zero)
         .map_err(|problem| FormatError::Unrepresentable { format, problem })?;
     let all_int = h.key_names().iter().all(|n| canonical_u64(n).is_some());
@@ -1344,26 +1748,137 @@ mod tests {
     #[test]
     fn errors_name_the_line() {
         let cases: &[(&str, u32, &str)] = &[
-            ("{:type :ok, :f :txn, :value [], :process 0}", 1, "without an invocation"),
+            (
+                "{:type :invoke, :f :txn, :value [], :process 1}\n{:type :ok, :f :txn, :value [], :process 0}\n{:type :ok, :f :txn, :value [], :process 1}",
+                2,
+                "without an invocation",
+            ),
+            ("{:type :invoke, :f :start, :process :nemesis}", 1, "no transaction to check"),
+            ("", 0, "holds no operation"),
             ("{:type :invoke, :f :txn, :value [], :process 0}\n{:type :what, :f :txn, :process 0}", 2, ":type is"),
             ("{:type :invoke, :f :txn, :value [[:w 1 -1]], :process 0}\n{:type :ok, :f :txn, :value [[:w 1 -1]], :process 0}", 2, "unsigned integer"),
             ("\n{:type :invoke :f}", 2, "invalid EDN"),
-            (
-                "{:type :invoke, :f :txn, :value [[:append 1 1] [:append 1 2]], :process 0}\n\
-                 {:type :ok, :f :txn, :value [[:append 1 1] [:append 1 2]], :process 0}\n\
-                 {:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1}\n\
-                 {:type :ok, :f :txn, :value [[:r 1 [1 2]]], :process 1}\n\
-                 {:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1}\n\
-                 {:type :ok, :f :txn, :value [[:r 1 [2]]], :process 1}",
-                5,
-                "incompatible orders",
-            ),
         ];
         for &(text, line, message) in cases {
             let e = read_edn(text.as_bytes(), "h.edn").unwrap_err();
             assert_eq!(e.line(), line, "{text}: {e}");
             assert!(e.to_string().contains(message), "{text}: {e}");
         }
+    }
+
+    /// Elle's own tests write completions only (`elle/list_append_test.clj`, `op`), with
+    /// `:process 0`; the transactions keep their process's session.
+    #[test]
+    fn completion_only_histories() {
+        let text = "\
+{:type :ok, :value [[:append :x 1] [:r :y [1]]], :process 0}
+{:type :ok, :value [[:append :y 1] [:r :x [1]]], :process 1}
+{:type :ok, :value [[:r :x [1]]], :process 0}
+{:type :fail, :value [[:append :z 5]], :process 2}";
+        let h = read_edn(text.as_bytes(), "h.edn").unwrap();
+        let s = h.stats();
+        assert_eq!((s.sessions, s.committed, s.aborted), (3, 3, 1));
+        assert_eq!(h.sessions()[0].txns().len(), 2);
+        assert!(h.input_notes().is_empty(), "{:?}", h.input_notes());
+        // Its verdict (a G1c) is tested in tests/peers.rs, above the checkers.
+    }
+
+    /// Operations without `:process` (Elle's paper example, many checkers' tests) are each a
+    /// transaction in a session of their own, with a note; `:f` other than `:txn` is fine
+    /// when `:value` is a transaction; nemesis operations and other values are skipped.
+    #[test]
+    fn any_f_and_no_process() {
+        let text = "\
+{:type :ok, :f :read, :value [[:w 1 1] [:w 2 1]]}
+{:type :ok, :value [[:r 1 1] [:w 2 2]]}
+{:type :ok, :value [[:r 2 1] [:w 1 2]]}
+{:type :info, :f :kill, :value nil, :process :nemesis}
+{:type :invoke, :f :read, :value nil, :process 3}
+{:type :ok, :f :read, :value 7, :process 3}";
+        let h = read_edn(text.as_bytes(), "h.edn").unwrap();
+        let s = h.stats();
+        assert_eq!((s.sessions, s.committed), (3, 3));
+        let notes = h.input_notes().join("\n");
+        assert!(
+            notes.contains("3 operation(s) carry no :process"),
+            "{notes}"
+        );
+        assert!(notes.contains("1 operation(s) of non-client"), "{notes}");
+        assert!(
+            notes.contains("1 client operation(s) whose :value"),
+            "{notes}"
+        );
+        // Its verdict (a write skew) is tested in tests/peers.rs, above the checkers.
+    }
+
+    /// Two reads of one key that are not prefixes of one another are Elle's
+    /// `:incompatible-order`, an anomaly (not bad input); a read holding an element twice
+    /// is `:duplicate-elements`. The longest read gives the version order.
+    #[test]
+    fn incompatible_orders_and_duplicates_are_observed_anomalies() {
+        let text = "\
+{:type :ok, :value [[:append 1 1] [:append 1 2]], :process 0}
+{:type :ok, :value [[:r 1 [1 2]]], :process 1}
+{:type :ok, :value [[:r 1 [2]]], :process 2}
+{:type :ok, :value [[:append 1 3]], :process 0}
+{:type :ok, :value [[:r 1 [1 2 3 3]]], :process 3}
+{:type :ok, :value [[:r 1 [1]]], :process 4}";
+        let h = read_edn(text.as_bytes(), "h.edn").unwrap();
+        let a = h.observed_anomalies();
+        assert_eq!(a.len(), 2, "{a:?}");
+        assert_eq!(a[0].name, "incompatible-order");
+        assert_eq!(a[0].line, Some(3));
+        // The longest read's transaction first, then the contradicting one.
+        assert_eq!(a[0].txns, vec![5, 4]);
+        assert!(a[0].description.contains("[2]"), "{}", a[0].description);
+        assert!(a[0].violates(Level::ReadCommitted) && a[0].violates(Level::Serializable));
+        assert_eq!(a[1].name, "duplicate-elements");
+        assert_eq!(a[1].txns, vec![5]);
+        assert!(a[1].description.contains("holds 3 more than once"));
+        // The version order is the longest read, deduplicated: 1 < 2 < 3.
+        assert_eq!(h.known_write_order().len(), 2);
+        assert!(h
+            .input_notes()
+            .iter()
+            .any(|n| n.contains(":incompatible-order")));
+        // Converting drops them, and says so.
+        assert!(super::super::conversion_notes(&h, Format::Json)
+            .iter()
+            .any(|n| n.contains("incompatible-order, duplicate-elements")));
+    }
+
+    /// Jepsen's JSON rendering: operations without "process", any "f", a nemesis process.
+    #[test]
+    fn json_without_process_and_other_f() {
+        let text = r#"[{"type": "ok", "f": "read", "value": [["w", "x", 1]]},
+ {"type": "ok", "value": [["r", "x", 1]]},
+ {"type": "info", "f": "start", "process": "nemesis", "value": null},
+ {"type": "ok", "f": "txn", "process": 4, "value": [["append", "y", 1], ["r", "y", [1]]]}]"#;
+        let h = read_json(text.as_bytes(), "h.json").unwrap();
+        let s = h.stats();
+        assert_eq!((s.sessions, s.committed, s.reads, s.writes), (3, 3, 2, 2));
+        assert_eq!(h.writer_txn(h.txn(2).ops().start), Some(1));
+        let notes = h.input_notes().join("\n");
+        assert!(
+            notes.contains("2 operation(s) carry no :process"),
+            "{notes}"
+        );
+        assert!(notes.contains("1 operation(s) of non-client"), "{notes}");
+    }
+
+    /// An :info list-append transaction may have committed: its non-nil reads count, its
+    /// nil reads are unknown; a rw-register :info is kept only when a read observes it.
+    #[test]
+    fn info_list_append_reads_count() {
+        let text = "\
+{:type :invoke, :value [[:append 1 1] [:r 2 nil]], :process 0}
+{:type :info, :value [[:append 1 1] [:r 2 [4]]], :process 0}
+{:type :invoke, :value [[:append 2 4] [:r 3 nil]], :process 1}
+{:type :info, :value [[:append 2 4] [:r 3 nil]], :process 1}";
+        let h = read_edn(text.as_bytes(), "h.edn").unwrap();
+        let s = h.stats();
+        // Both kept: the first read 2 = [4], which observes the second's append.
+        assert_eq!((s.committed, s.reads, s.writes), (2, 1, 2));
     }
 
     #[test]

@@ -647,6 +647,17 @@ pub fn conversion_notes(history: &History, format: Format) -> Vec<String> {
              dropped (checking the output may find fewer anomalies)"
         ));
     }
+    let observed = history.observed_anomalies();
+    if !observed.is_empty() {
+        let mut names: Vec<&str> = observed.iter().map(|a| a.name).collect();
+        names.dedup();
+        notes.push(format!(
+            "{format} cannot carry the {} anomaly(ies) observed in the input's reads ({}); \
+             checking the output will not see them",
+            observed.len(),
+            names.join(", ")
+        ));
+    }
     notes
 }
 

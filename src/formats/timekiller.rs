@@ -657,6 +657,9 @@ pub fn to_history(h: &TimestampedHistory) -> Result<History, InputError> {
         .map(|name| b.session(name.parse::<u64>().ok()))
         .collect();
     let stamps = encode_timestamps(h);
+    // Register reads and writes by (key, value), for the initial-value hint.
+    let mut written: rustc_hash::FxHashSet<(u32, u64)> = Default::default();
+    let mut read_values: Vec<(u32, u64)> = Vec::new();
     for (t, txn) in h.txns.iter().enumerate() {
         let external = match &txn.tid {
             Name::Num(n) => u64::try_from(*n).ok(),
@@ -671,7 +674,10 @@ pub fn to_history(h: &TimestampedHistory) -> Result<History, InputError> {
             },
         );
         for op in h.txn_ops(t) {
-            let read_of = |b: &mut HistoryBuilder, v: Option<u64>| {
+            let mut read_of = |b: &mut HistoryBuilder, v: Option<u64>| {
+                if let (Some(v), None) = (v, initial) {
+                    read_values.push((op.key, v));
+                }
                 let from = match v {
                     None => ReadFrom::Initial,
                     Some(v) if Some(v) == initial => ReadFrom::Initial,
@@ -682,6 +688,9 @@ pub fn to_history(h: &TimestampedHistory) -> Result<History, InputError> {
             match (op.kind, h.value(op)) {
                 (TsOpKind::Write | TsOpKind::Append, TsValue::Int(v)) => {
                     let v = unsigned(v, txn.line)?;
+                    if initial.is_none() {
+                        written.insert((op.key, v));
+                    }
                     b.write(bt, op.key, Some(v), txn.line)
                 }
                 (TsOpKind::Write, _) => b.write(bt, op.key, None, txn.line),
@@ -695,7 +704,46 @@ pub fn to_history(h: &TimestampedHistory) -> Result<History, InputError> {
             }
         }
     }
+    if let Some(note) = initial_value_hint(&read_values, &written, h.key_names.len()) {
+        b.note(note);
+    }
     b.build()
+}
+
+/// When most keys read one value that no transaction writes, TimeKiller's initial value (a
+/// parameter of TimeKiller, `--initial_value`, `null` by default) was most likely that value:
+/// a note saying so and suggesting `--initial-value`. `reads` are the register reads of
+/// values (key, value), `written` the values written; only asked when the initial value is
+/// `null`.
+fn initial_value_hint(
+    reads: &[(u32, u64)],
+    written: &rustc_hash::FxHashSet<(u32, u64)>,
+    keys: usize,
+) -> Option<String> {
+    // Per value no transaction writes: its reads, and the keys it was read from.
+    let mut by_value: FxHashMap<u64, (usize, rustc_hash::FxHashSet<u32>)> = FxHashMap::default();
+    let mut keys_read: rustc_hash::FxHashSet<u32> = Default::default();
+    for &(k, v) in reads {
+        keys_read.insert(k);
+        if !written.contains(&(k, v)) {
+            let e = by_value.entry(v).or_default();
+            e.0 += 1;
+            e.1.insert(k);
+        }
+    }
+    let (&v, (n, ks)) = by_value
+        .iter()
+        .max_by_key(|(v, (_, ks))| (ks.len(), u64::MAX - **v))?;
+    // "Most keys": more than half of the keys read (at least 2 when several are read).
+    (2 * ks.len() > keys_read.len().max(1) && (ks.len() >= 2 || keys <= 1)).then(|| {
+        format!(
+            "{n} read(s) of {v}, a value no transaction writes, on {} of the {} key(s) read: \
+             TimeKiller's initial value is a parameter (`null` unless set); if this run's was \
+             {v}, read it with --initial-value {v}",
+            ks.len(),
+            keys_read.len()
+        )
+    })
 }
 
 /// Writes a timestamped history as TimeKiller JSON, one transaction per line.

@@ -4,8 +4,8 @@
 use rustc_hash::FxHashMap;
 
 use super::{
-    Csr, History, KeyId, OpId, OpKind, Operation, RealTime, Session, SessionId, Timestamps,
-    Transaction, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
+    Csr, History, KeyId, ObservedAnomaly, OpId, OpKind, Operation, RealTime, Session, SessionId,
+    Timestamps, Transaction, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
 };
 use crate::error::InputError;
 
@@ -26,6 +26,10 @@ pub enum ReadFrom {
     Op(BuilderTxn, u32),
     /// The initial transaction's write of the key.
     Initial,
+    /// The write of this value to the read's key if the history has one, else the initial
+    /// transaction's write (dbcop's version 0: the initial state unless some transaction
+    /// writes 0, dbcop `tests/version_zero.rs`).
+    ValueOrInitial(u64),
     /// The input names no writer.
     Unknown,
 }
@@ -71,6 +75,7 @@ impl PendingOp {
             ReadFrom::Value(v) => (2, v),
             ReadFrom::Txn(t) => (3, u64::from(t.0)),
             ReadFrom::Op(t, i) => (4, u64::from(t.0) << 32 | u64::from(i)),
+            ReadFrom::ValueOrInitial(v) => (5, v),
         };
         PendingOp {
             txn: txn.0,
@@ -95,6 +100,7 @@ impl PendingOp {
             2 => ReadFrom::Value(p),
             3 => ReadFrom::Txn(BuilderTxn(p as u32)),
             4 => ReadFrom::Op(BuilderTxn((p >> 32) as u32), p as u32),
+            5 => ReadFrom::ValueOrInitial(p),
             _ => ReadFrom::Unknown,
         }
     }
@@ -139,6 +145,7 @@ pub struct HistoryBuilder {
     orders: Vec<PendingOrder>,
     order_values: Vec<u64>,
     notes: Vec<String>,
+    observed: Vec<(ObservedAnomaly, Vec<BuilderTxn>)>,
 }
 
 /// A known version order of one key, as given to [`HistoryBuilder::version_order`] (values
@@ -181,6 +188,7 @@ impl HistoryBuilder {
             orders: Vec::new(),
             order_values: Vec::new(),
             notes: Vec::new(),
+            observed: Vec::new(),
         }
     }
 
@@ -220,6 +228,29 @@ impl HistoryBuilder {
     /// Records what the reader left out or assumed ([`History::input_notes`]).
     pub fn note(&mut self, note: impl Into<String>) {
         self.notes.push(note.into());
+    }
+
+    /// Records an anomaly observed in the input itself ([`History::observed_anomalies`]): its
+    /// Elle name, the weakest level forbidding it, the transactions involved, the input line
+    /// and a description.
+    pub fn observed_anomaly(
+        &mut self,
+        name: &'static str,
+        weakest_level_forbidding: super::Level,
+        txns: &[BuilderTxn],
+        line: Option<u32>,
+        description: impl Into<String>,
+    ) {
+        self.observed.push((
+            ObservedAnomaly {
+                name,
+                weakest_level_forbidding,
+                txns: Vec::new(),
+                line,
+                description: description.into(),
+            },
+            txns.to_vec(),
+        ));
     }
 
     /// The source name given to [`HistoryBuilder::new`].
@@ -649,6 +680,15 @@ impl HistoryBuilder {
                             Ok(w)
                         }
                         ReadFrom::Initial => Ok(initial_write[op.key as usize]),
+                        ReadFrom::ValueOrInitial(v) => match by_value.get(&(op.key, v)) {
+                            _ if !duplicated.is_empty()
+                                && duplicated.contains_key(&(op.key, v)) =>
+                            {
+                                Err(Unresolved::Ambiguous)
+                            }
+                            Some(&w) => Ok(w),
+                            None => Ok(initial_write[op.key as usize]),
+                        },
                         ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
                     };
                     match resolved {
@@ -711,6 +751,15 @@ impl HistoryBuilder {
             }
         }
 
+        // Observed anomalies name final transaction ids.
+        let observed = std::mem::take(&mut self.observed)
+            .into_iter()
+            .map(|(mut a, txns)| {
+                a.txns = txns.iter().map(|t| final_id[t.0 as usize]).collect();
+                a
+            })
+            .collect();
+
         // 7. Per-key and per-transaction indexes.
         let key_total = self.key_names.len();
         let mut writer_pairs = Vec::new();
@@ -753,6 +802,7 @@ impl HistoryBuilder {
             implicit_initial_writes: implicit_initial.len() as u32,
             write_order,
             notes: self.notes,
+            observed,
             key_writers,
             key_readers,
             txn_keys_written,

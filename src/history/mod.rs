@@ -17,11 +17,15 @@
 
 mod builder;
 mod known_order;
+mod level;
+mod observed;
 mod real_time;
 mod stats;
 pub mod timestamped;
 
 pub use builder::{BuilderTxn, HistoryBuilder, ReadFrom};
+pub use level::Level;
+pub use observed::ObservedAnomaly;
 pub use stats::Stats;
 
 use std::ops::Range;
@@ -173,6 +177,7 @@ pub struct History {
     implicit_initial_writes: u32,
     write_order: Vec<(OpId, OpId)>,
     notes: Vec<String>,
+    observed: Vec<ObservedAnomaly>,
     key_writers: Csr,
     key_readers: Csr,
     txn_keys_written: Csr,
@@ -451,6 +456,13 @@ impl History {
     /// transactions whose writes nobody observed), one sentence each; empty for most inputs.
     pub fn input_notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// Anomalies the reader observed in the input itself (Elle's `incompatible-order` and
+    /// `duplicate-elements` of list-append reads), in input order; empty for most inputs. Each
+    /// is a violation of every level that forbids it, whatever the checkers find.
+    pub fn observed_anomalies(&self) -> &[ObservedAnomaly] {
+        &self.observed
     }
 
     /// Whether any transaction carries timestamps.

@@ -234,3 +234,56 @@ fn read_from_op_names_the_exact_write() {
     b.read(t1, x, None, ReadFrom::Op(t1, 0), 2);
     assert_eq!(b.build().unwrap_err().line(), 2);
 }
+
+/// Observed anomalies name final transaction ids and say which levels they violate.
+#[test]
+fn observed_anomalies_map_to_final_ids() {
+    use crate::history::Level;
+    let mut b = HistoryBuilder::new("test");
+    let x = b.key("x");
+    let s1 = b.session(None);
+    let s2 = b.session(None);
+    // Begun in the other order than sessions lay them out.
+    let late = b.begin(s2, None);
+    let early = b.begin(s1, None);
+    b.write(early, x, Some(1), 1);
+    b.read(late, x, Some(1), ReadFrom::Value(1), 2);
+    b.observed_anomaly(
+        "incompatible-order",
+        Level::ReadCommitted,
+        &[late, early],
+        Some(2),
+        "key x: reads [1] and [2]",
+    );
+    let h = b.build().unwrap();
+    let a = &h.observed_anomalies()[0];
+    assert_eq!(a.txns, vec![2, 1]);
+    assert_eq!((a.name, a.line), ("incompatible-order", Some(2)));
+    for level in Level::ALL {
+        assert!(a.violates(level), "{level}");
+    }
+    let g1a_free = ObservedAnomaly {
+        weakest_level_forbidding: Level::Snapshot,
+        ..a.clone()
+    };
+    assert!(!g1a_free.violates(Level::Causal) && g1a_free.violates(Level::Serializable));
+    assert!(two_sessions().observed_anomalies().is_empty());
+}
+
+/// `ReadFrom::ValueOrInitial`: the write of the value when there is one, else the initial
+/// write (dbcop's version 0).
+#[test]
+fn value_or_initial_reads() {
+    let mut b = HistoryBuilder::new("test");
+    let (x, y) = (b.key("x"), b.key("y"));
+    let s = b.session(None);
+    let t1 = b.begin(s, None);
+    b.write(t1, x, Some(0), 1);
+    let t2 = b.begin(s, None);
+    b.read(t2, x, Some(0), ReadFrom::ValueOrInitial(0), 2);
+    b.read(t2, y, Some(0), ReadFrom::ValueOrInitial(0), 2);
+    let h = b.build().unwrap();
+    let r = h.txn(2).ops().start;
+    assert_eq!(h.writer_txn(r), Some(1));
+    assert_eq!(h.writer_txn(r + 1), Some(INITIAL_TXN));
+}

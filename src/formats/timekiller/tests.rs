@@ -131,3 +131,32 @@ fn writing_needs_timestamps() {
     let e = write_to(&h, Format::TimeKiller, &mut Vec::new()).unwrap_err();
     assert!(e.to_string().contains("no timestamps"), "{e}");
 }
+
+/// TimeKiller's kv examples start every register at 0 (its `--initial_value`): read with the
+/// default `null`, the reads of 0 have no writer, and a note names the option.
+#[test]
+fn reads_of_an_unwritten_value_suggest_the_initial_value() {
+    let text = r#"[
+  {"tid": 1, "sid": 0, "sts": {"p": 1}, "cts": {"p": 2}, "ops": [{"t": "r", "k": 1, "v": 0}, {"t": "w", "k": 1, "v": 5}]},
+  {"tid": 2, "sid": 1, "sts": {"p": 3}, "cts": {"p": 4}, "ops": [{"t": "r", "k": 2, "v": 0}, {"t": "r", "k": 1, "v": 5}]},
+  {"tid": 3, "sid": 1, "sts": {"p": 5}, "cts": {"p": 6}, "ops": [{"t": "r", "k": 3, "v": 0}, {"t": "w", "k": 3, "v": 1}]}
+]"#;
+    let h = read(text.as_bytes(), "kv.json").unwrap();
+    let notes = h.input_notes().join("\n");
+    assert!(
+        notes.contains("3 read(s) of 0, a value no transaction writes, on 3 of the 3 key(s)")
+            && notes.contains("--initial-value 0"),
+        "{notes}"
+    );
+    // With the initial value given, no note and every read resolves.
+    let h = read_with_initial(text.as_bytes(), "kv.json", Some(0)).unwrap();
+    assert!(h.input_notes().is_empty() && h.unresolved().is_empty());
+    // One stray unwritten value on one key of three is no pattern.
+    let stray = text
+        .replace(r#""k": 2, "v": 0"#, r#""k": 2, "v": 9"#)
+        .replace(r#""k": 3, "v": 0"#, r#""k": 3, "v": 1"#);
+    assert!(read(stray.as_bytes(), "kv.json")
+        .unwrap()
+        .input_notes()
+        .is_empty());
+}

@@ -6,8 +6,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::generate::Consistency;
-
 /// An isolation level a history can be checked against.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -129,21 +127,6 @@ impl FromStr for Level {
                 ))
             }
         })
-    }
-}
-
-/// The level a generator mode guarantees. Stated here, beside the levels, because `generate`
-/// sits below `check` (docs/architecture.md) and cannot name them.
-impl Consistency {
-    /// The level the mode guarantees, if any.
-    pub fn level(self) -> Option<Level> {
-        match self {
-            Consistency::None => None,
-            Consistency::Serializable => Some(Level::Serializable),
-            Consistency::Causal => Some(Level::Causal),
-            Consistency::ReadAtomic => Some(Level::ReadAtomic),
-            Consistency::ReadCommitted => Some(Level::ReadCommitted),
-        }
     }
 }
 
