@@ -34,6 +34,7 @@ pub mod history;
 pub mod interrupt;
 pub mod output;
 pub mod pipeline;
+pub mod printable;
 pub mod predict;
 pub mod report;
 pub mod ser;
