@@ -206,8 +206,7 @@ pub fn write_file_atomically(
     track(&temp);
     let result = (|| {
         {
-            let mut buffered =
-                io::BufWriter::with_capacity(1 << 16, StopOnInterrupt(&mut file));
+            let mut buffered = io::BufWriter::with_capacity(1 << 16, StopOnInterrupt(&mut file));
             write(&mut buffered)?;
             buffered.flush()?;
         }
@@ -262,7 +261,10 @@ impl Drop for FolderLock {
 /// Whether `dir` is the working folder or holds it (replacing it would pull the folder out
 /// from under the shell that runs the command).
 fn holds_working_folder(dir: &Path) -> bool {
-    match (fs::canonicalize(dir), std::env::current_dir().and_then(fs::canonicalize)) {
+    match (
+        fs::canonicalize(dir),
+        std::env::current_dir().and_then(fs::canonicalize),
+    ) {
         (Ok(dir), Ok(cwd)) => cwd.starts_with(dir),
         _ => false,
     }
@@ -551,7 +553,10 @@ mod tests {
         std::os::unix::fs::symlink("missing/target.json", &link).unwrap();
         let e = write_file_atomically(&link, |w| w.write_all(b"x")).unwrap_err();
         assert!(e.to_string().contains("does not exist"), "{e}");
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert_eq!(names(&dir), ["out.json"]);
         fs::remove_dir_all(&dir).unwrap();
     }

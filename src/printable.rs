@@ -44,7 +44,10 @@ mod tests {
             printable("k\nNOCONFLICT: forged"),
             "k\\u{a}NOCONFLICT: forged"
         );
-        assert_eq!(printable("a\u{202e}b\u{7f}\u{9b}"), "a\\u{202e}b\\u{7f}\\u{9b}");
+        assert_eq!(
+            printable("a\u{202e}b\u{7f}\u{9b}"),
+            "a\\u{202e}b\\u{7f}\\u{9b}"
+        );
         assert_eq!(printable("é ü 日本 \\"), "é ü 日本 \\");
     }
 }

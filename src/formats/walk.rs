@@ -201,7 +201,11 @@ mod tests {
     #[test]
     fn pipes_and_undetected_files_are_skipped_with_a_reason() {
         let root = scratch("special");
-        fs::write(root.join("LICENSE"), "MIT License\n\nCopyright (c) someone\n").unwrap();
+        fs::write(
+            root.join("LICENSE"),
+            "MIT License\n\nCopyright (c) someone\n",
+        )
+        .unwrap();
         fs::write(root.join("README.md"), "# Histories\n\nSee the paper.\n").unwrap();
         fs::write(root.join("empty.txt"), "").unwrap();
         fs::write(root.join("h.plume"), PLUME).unwrap();
@@ -225,7 +229,10 @@ mod tests {
         assert_eq!(reasons[0].0, "LICENSE");
         assert_eq!(reasons[0].1, "no history format detected");
         assert_eq!(reasons[1].0, "README.md");
-        assert!(reasons[2].1.starts_with("a broken symbolic link"), "{reasons:?}");
+        assert!(
+            reasons[2].1.starts_with("a broken symbolic link"),
+            "{reasons:?}"
+        );
         assert_eq!(reasons[3], ("empty.txt".to_string(), "empty"));
         assert_eq!(reasons[4], ("pipe".to_string(), "a named pipe"));
         // A file named directly is not walked: it is returned to be read (and must parse).

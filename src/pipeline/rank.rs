@@ -254,8 +254,8 @@ impl Task {
 /// (a README beside them is passed over); a file that is detected but does not parse is an
 /// error later.
 fn history_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
-    let walk = formats::walk::walk_histories(dir, None)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let walk =
+        formats::walk::walk_histories(dir, None).map_err(|e| format!("{}: {e}", dir.display()))?;
     let top_name = dir.file_name().map_or_else(
         || dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

@@ -1356,7 +1356,10 @@ mod tests {
                 "postgres://alice:s3cret@db:5432/x",
                 "postgres://alice:***@db:5432/x",
             ),
-            ("postgres://alice:s3:c@r@et@db/x", "postgres://alice:***@db/x"),
+            (
+                "postgres://alice:s3:c@r@et@db/x",
+                "postgres://alice:***@db/x",
+            ),
             (
                 "postgresql://alice:s3cret@db:notaport/x",
                 "postgresql://alice:***@db:notaport/x",
@@ -1374,9 +1377,12 @@ mod tests {
         ] {
             assert_eq!(redact_password(given), shown, "{given}");
         }
-        let e = Postgres::new("postgres://alice:s3cret@db:notaport/x", Isolation::ReadCommitted)
-            .unwrap_err()
-            .to_string();
+        let e = Postgres::new(
+            "postgres://alice:s3cret@db:notaport/x",
+            Isolation::ReadCommitted,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(!e.contains("s3cret"), "{e}");
         assert!(e.contains("alice:***@db"), "{e}");
     }
