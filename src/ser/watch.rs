@@ -176,13 +176,13 @@ fn read_lines(reader: impl std::io::Read, conn: u32, tx: mpsc::Sender<Message>) 
             }
         }
         let waiting = reader.buffer().contains(&b'\n');
-        if !batch.is_empty() && (batch.len() >= BATCH || !waiting) {
-            if tx
+        if !batch.is_empty()
+            && (batch.len() >= BATCH || !waiting)
+            && tx
                 .send(Message::Lines(conn, std::mem::take(&mut batch)))
                 .is_err()
-            {
-                return;
-            }
+        {
+            return;
         }
     }
     if !batch.is_empty() {
