@@ -412,3 +412,37 @@ pub fn watch(
         seconds,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_measured_not_kept_and_reading_goes_on() {
+        let mut input = vec![b'a'; 100];
+        input.extend_from_slice(b"\nshort\n");
+        input.extend_from_slice(&[b'b'; 30]);
+        // A small buffer, so lines span several fills.
+        let mut reader = BufReader::with_capacity(8, &input[..]);
+        let mut line = Vec::new();
+        assert_eq!(
+            read_line_limited(&mut reader, &mut line, 10).unwrap(),
+            LineRead::TooLong(100)
+        );
+        assert!(line.len() <= 10);
+        assert_eq!(
+            read_line_limited(&mut reader, &mut line, 10).unwrap(),
+            LineRead::Line
+        );
+        assert_eq!(line, b"short\n");
+        // The last line has no newline: still reported, as too long.
+        assert_eq!(
+            read_line_limited(&mut reader, &mut line, 10).unwrap(),
+            LineRead::TooLong(30)
+        );
+        assert_eq!(
+            read_line_limited(&mut reader, &mut line, 10).unwrap(),
+            LineRead::End
+        );
+    }
+}
