@@ -251,6 +251,21 @@ impl GenerateParams {
         if self.sessions as u64 * self.txns_per_session as u64 >= u32::MAX as u64 / 2 {
             return Err("too many transactions".into());
         }
+        if self.sessions > MAX_SESSIONS {
+            return Err(format!(
+                "--sessions is at most {MAX_SESSIONS}, not {}",
+                self.sessions
+            ));
+        }
+        if let KeyDistribution::Zipf { .. } = self.distribution {
+            if self.keys > MAX_ZIPF_KEYS {
+                return Err(format!(
+                    "--dist zipf keeps a table of every key's weight: at most {MAX_ZIPF_KEYS} \
+                     keys, not {}",
+                    self.keys
+                ));
+            }
+        }
         if self.consistency == Consistency::Causal && self.sessions > 20_000 {
             return Err(
                 "--consistent cc keeps sessions² clock entries: at most 20000 sessions".into(),
@@ -270,6 +285,12 @@ pub fn generate(params: &GenerateParams) -> Result<History, InputError> {
     Simulation::new(params, &mut builder).run(&mut builder);
     builder.build()
 }
+
+/// The most sessions a generated history has (each is kept whole in memory).
+pub const MAX_SESSIONS: u32 = 1 << 24;
+
+/// The most keys `--dist zipf` draws from (its alias table takes 12 bytes a key).
+pub const MAX_ZIPF_KEYS: u32 = 1 << 24;
 
 /// A committed version of a key in the simulated store.
 #[derive(Debug, Clone, Copy)]
@@ -301,13 +322,26 @@ struct Simulation<'p> {
     next_value: u64,
     /// `cc`: each session's vector clock, flat (`sessions × sessions`).
     clocks: Vec<u32>,
-    /// Generated key → interned key (`u32::MAX` until first use).
+    /// Generated key → its slot (dense, in order of first use): only the keys operations
+    /// touch get state, so `--keys` can be far larger than the history.
+    slots: KeySlots,
+    /// Per slot: the interned key.
     key_ids: Vec<KeyId>,
-    /// Per key: the transaction (counter) that last wrote it, for own-write lookups.
+    /// Per slot: the transaction (counter) that last wrote it, for own-write lookups.
     own_stamp: Vec<u32>,
-    /// Per key: that transaction's latest value.
+    /// Per slot: that transaction's latest value.
     own_value: Vec<u64>,
 }
+
+/// Generated key → slot: a table over all keys when there are few (`u32::MAX` until first
+/// use), a map over the keys used when there are more keys than operations can touch.
+enum KeySlots {
+    Dense(Vec<u32>),
+    Sparse(rustc_hash::FxHashMap<u32, u32>),
+}
+
+/// Up to this many keys (or as many as there are operations), slots are a table.
+const DENSE_KEYS: u64 = 1 << 20;
 
 /// What one transaction sees, per mode.
 enum View {
@@ -331,12 +365,16 @@ impl<'p> Simulation<'p> {
             builder.session(None);
         }
         let sessions = params.sessions as usize;
-        let keys = params.keys as usize;
+        let slots = if params.keys as u64 <= DENSE_KEYS.max(params.events()) {
+            KeySlots::Dense(vec![u32::MAX; params.keys as usize])
+        } else {
+            KeySlots::Sparse(Default::default())
+        };
         Simulation {
             params,
             rng: Rng::new(params.seed),
             sampler: KeySampler::new(params.keys, params.distribution),
-            versions: vec![Vec::new(); keys],
+            versions: Vec::new(),
             committed: vec![0; sessions],
             seq: 0,
             next_value: INITIAL_VALUE + 1,
@@ -345,9 +383,10 @@ impl<'p> Simulation<'p> {
             } else {
                 Vec::new()
             },
-            key_ids: vec![u32::MAX; keys],
-            own_stamp: vec![u32::MAX; keys],
-            own_value: vec![0; keys],
+            slots,
+            key_ids: Vec::new(),
+            own_stamp: Vec::new(),
+            own_value: Vec::new(),
         }
     }
 
@@ -372,14 +411,25 @@ impl<'p> Simulation<'p> {
         }
     }
 
-    fn intern(&mut self, builder: &mut HistoryBuilder, key: u32) -> KeyId {
-        let id = self.key_ids[key as usize];
-        if id != u32::MAX {
-            return id;
+    /// The slot of generated key `key` and its interned id, made on first use.
+    fn intern(&mut self, builder: &mut HistoryBuilder, key: u32) -> (u32, KeyId) {
+        let next = self.key_ids.len() as u32;
+        let slot = match &mut self.slots {
+            KeySlots::Dense(table) => {
+                if table[key as usize] == u32::MAX {
+                    table[key as usize] = next;
+                }
+                table[key as usize]
+            }
+            KeySlots::Sparse(map) => *map.entry(key).or_insert(next),
+        };
+        if slot == next {
+            self.key_ids.push(builder.key(&key.to_string()));
+            self.versions.push(Vec::new());
+            self.own_stamp.push(u32::MAX);
+            self.own_value.push(0);
         }
-        let id = builder.key(&key.to_string());
-        self.key_ids[key as usize] = id;
-        id
+        (slot, self.key_ids[slot as usize])
     }
 
     fn run_txn(
@@ -394,8 +444,10 @@ impl<'p> Simulation<'p> {
         let mut view = self.open_view(session);
         written_keys.clear();
         for _ in 0..self.params.ops_per_txn {
-            let key = self.sampler.sample(&mut self.rng);
-            let key_id = self.intern(builder, key);
+            let (key, key_id) = {
+                let sampled = self.sampler.sample(&mut self.rng);
+                self.intern(builder, sampled)
+            };
             let is_read = self.rng.chance(self.params.read_ratio);
             if is_read {
                 let value = if self.own_stamp[key as usize] == txn_counter {
@@ -471,7 +523,7 @@ impl<'p> Simulation<'p> {
         }
     }
 
-    /// The value an external read of `key` returns under `view`.
+    /// The value an external read of the key in slot `key` returns under `view`.
     fn read(&mut self, view: &mut View, key: u32) -> u64 {
         let versions = &self.versions[key as usize];
         let value_at = |i: usize| {

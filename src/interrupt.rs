@@ -1,7 +1,8 @@
-//! Stopping cleanly when the user interrupts (Ctrl-C, SIGINT).
+//! Stopping cleanly when the user interrupts (Ctrl-C, SIGINT) or the system asks the process
+//! to end (SIGTERM, SIGHUP).
 //!
 //! One process-wide flag says that a stop was requested ([`request`], called by the command
-//! line's SIGINT handler); long computations look at it ([`requested`]) and give up, and the
+//! line's signal handler); long computations look at it ([`requested`]) and give up, and the
 //! command line then exits with [`EXIT_INTERRUPTED`] before writing any output.
 //!
 //! Z3 work in flight is stopped too. Every solver call goes through [`check`], which turns off
@@ -13,6 +14,10 @@
 //! before a call starts, so interrupting once could miss a call that was about to begin, and a
 //! call that starts after the request is refused by [`check`] itself.
 //!
+//! Work that leaves something outside the process while it runs (a PostgreSQL schema)
+//! registers how to remove it ([`register_cleanup`]); a second signal, which exits at once,
+//! runs those ([`run_cleanups`]) first.
+//!
 //! The flag never goes back: tests of a stop run in a process of their own
 //! (`tests/interrupt.rs`), not beside other tests.
 
@@ -22,8 +27,8 @@ use std::time::Duration;
 
 use z3::{Params, SatResult, Solver};
 
-/// The exit code of a command stopped by SIGINT (128 + the signal's number 2, as shells
-/// report a process killed by it).
+/// The exit code of a command stopped by SIGINT or SIGTERM (128 + SIGINT's number 2, as
+/// shells report a process killed by Ctrl-C).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// How often the contexts of solver calls in flight are interrupted once a stop is requested.
@@ -36,6 +41,47 @@ static REQUESTED: AtomicBool = AtomicBool::new(false);
 /// call. An entry is removed, under this lock, before its call's context can be freed, so the
 /// interrupting thread, which holds the lock while it interrupts, only touches live contexts.
 static IN_FLIGHT: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// Cleanups to run before a forced exit: (id, action).
+type CleanupList = Vec<(u64, Box<dyn FnOnce() + Send>)>;
+
+static CLEANUPS: Mutex<CleanupList> = Mutex::new(Vec::new());
+
+/// Registers `action` to run if the process is made to exit at once ([`run_cleanups`]);
+/// dropping the returned guard unregisters it (the work removed what it made itself).
+pub fn register_cleanup(action: Box<dyn FnOnce() + Send>) -> CleanupGuard {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, Ordering::SeqCst);
+    CLEANUPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((id, action));
+    CleanupGuard(id)
+}
+
+/// Unregisters its cleanup when dropped ([`register_cleanup`]).
+#[derive(Debug)]
+pub struct CleanupGuard(u64);
+
+impl Drop for CleanupGuard {
+    fn drop(&mut self) {
+        let mut list = CLEANUPS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = list.iter().position(|(id, _)| *id == self.0) {
+            // Dropped without running.
+            drop(list.swap_remove(i));
+        }
+    }
+}
+
+/// Runs (once) every registered cleanup and removes the temporaries of writes in flight
+/// ([`crate::output::remove_temporaries`]): for an exit that cannot wait for the work to stop.
+pub fn run_cleanups() {
+    let list = std::mem::take(&mut *CLEANUPS.lock().unwrap_or_else(|e| e.into_inner()));
+    for (_, action) in list {
+        action();
+    }
+    crate::output::remove_temporaries();
+}
 
 /// The computation was interrupted by the user (SIGINT): its result, if any, is not to be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -39,6 +39,7 @@ pub mod interrupt;
 pub mod output;
 pub mod pipeline;
 pub mod predict;
+pub mod printable;
 pub mod report;
 pub mod ser;
 pub mod stable_hash;

@@ -5,19 +5,86 @@
 //!   content or the new one, never a cut file, and a failed or refused write leaves the old file
 //!   as it was. A target that exists but is not a regular file (a device, a folder, a pipe) is
 //!   refused and left alone; a symbolic link is followed (the link stays, its target is
-//!   replaced).
+//!   replaced), but a link to nothing (a dangling link) is refused: writing through it would
+//!   create a file wherever it points, and replacing it would lose the link.
 //! - A folder of outputs ([`write_folder_atomically`], for `run` and `rank`) is built as a
 //!   temporary sibling folder and swapped in under an exclusive lock on the parent folder
 //!   (`flock`), so two commands writing one folder at the same time never mix their files: the
-//!   folder holds one command's complete output. An existing folder is replaced only if it
-//!   holds nothing but files the command writes (an earlier run's, stale ones included);
-//!   otherwise the command refuses and names what is in the way.
+//!   folder holds one command's complete output. Every such folder holds a marker file,
+//!   [`MARKER`]; an existing folder is replaced only if it holds the marker and nothing but
+//!   files the command writes (an earlier run's, stale ones included), or is empty. Folders
+//!   named like isopredict's outputs but written by someone else (a folder of `*.log` files)
+//!   are refused, naming what is in the way, as is the working folder or one that holds it.
+//! - Interrupted writes (Ctrl-C, SIGTERM: [`crate::interrupt`]) stop between blocks and remove
+//!   their temporaries; [`remove_temporaries`] removes those of writes still in flight (for a
+//!   second signal that exits at once).
 
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+/// The marker file of every folder [`write_folder_atomically`] writes: an existing folder
+/// without it is not isopredict's output and is never replaced (unless empty).
+pub const MARKER: &str = ".isopredict-output";
+
+/// What the marker file says.
+const MARKER_TEXT: &str = "This folder was written by isopredict. The next isopredict command \
+writing its output here replaces the whole folder; remove this file to prevent that.\n";
+
+/// The temporary files and folders of writes in flight, removed by [`remove_temporaries`].
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn track(temp: &Path) {
+    TEMPORARIES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(temp.to_path_buf());
+}
+
+fn untrack(temp: &Path) {
+    let mut live = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = live.iter().position(|t| t == temp) {
+        live.swap_remove(i);
+    }
+}
+
+/// Removes the temporary files and folders of the writes still in flight (called when the
+/// process is about to exit at once, e.g. on a second Ctrl-C); the writes then fail.
+pub fn remove_temporaries() {
+    let live = std::mem::take(&mut *TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner()));
+    for temp in live {
+        if temp.is_dir() {
+            let _ = fs::remove_dir_all(&temp);
+        } else {
+            let _ = fs::remove_file(&temp);
+        }
+    }
+}
+
+/// The error of a write stopped by a stop request.
+fn interrupted_error() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "interrupted; nothing written")
+}
+
+/// A writer that fails once a stop was requested ([`crate::interrupt::requested`]), so a long
+/// write stops within one block.
+struct StopOnInterrupt<W>(W);
+
+impl<W: Write> Write for StopOnInterrupt<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if crate::interrupt::requested() {
+            return Err(interrupted_error());
+        }
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
 
 /// Writing an output failed or was refused; names the path.
 #[derive(Debug, thiserror::Error)]
@@ -116,7 +183,18 @@ pub fn write_file_atomically(
                 ),
             ))
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Ok(link) = fs::read_link(path) {
+                return Err(OutputError::refused(
+                    path,
+                    format!(
+                        "a symbolic link to {}, which does not exist; refusing to write \
+                         through it or replace it (remove the link or give another path)",
+                        link.display()
+                    ),
+                ));
+            }
+        }
         Err(e) => return Err(OutputError::new(path, e)),
     }
     let temp = temporary_sibling(&target);
@@ -125,11 +203,15 @@ pub fn write_file_atomically(
         .create_new(true)
         .open(&temp)
         .map_err(|e| OutputError::new(path, e))?;
+    track(&temp);
     let result = (|| {
         {
-            let mut buffered = io::BufWriter::with_capacity(1 << 16, &mut file);
+            let mut buffered = io::BufWriter::with_capacity(1 << 16, StopOnInterrupt(&mut file));
             write(&mut buffered)?;
             buffered.flush()?;
+        }
+        if crate::interrupt::requested() {
+            return Err(interrupted_error());
         }
         if let Some(p) = permissions {
             file.set_permissions(p)?;
@@ -141,6 +223,7 @@ pub fn write_file_atomically(
         let _ = sync_folder(parent_of(&target));
         Ok(())
     })();
+    untrack(&temp);
     result.map_err(|e| {
         let _ = fs::remove_file(&temp);
         OutputError::new(path, e)
@@ -175,7 +258,21 @@ impl Drop for FolderLock {
     }
 }
 
-/// Checks that `dir`, if it exists, is a folder holding only names in `ours`.
+/// Whether `dir` is the working folder or holds it (replacing it would pull the folder out
+/// from under the shell that runs the command).
+fn holds_working_folder(dir: &Path) -> bool {
+    match (
+        fs::canonicalize(dir),
+        std::env::current_dir().and_then(fs::canonicalize),
+    ) {
+        (Ok(dir), Ok(cwd)) => cwd.starts_with(dir),
+        _ => false,
+    }
+}
+
+/// Checks that `dir`, if it exists, is a folder isopredict may replace: empty, or holding
+/// [`MARKER`] and only names in `ours`; never the working folder or one that holds it.
+/// `Ok(true)` when it exists.
 fn check_replaceable(dir: &Path, ours: &[&str]) -> Result<bool, OutputError> {
     let meta = match fs::symlink_metadata(dir) {
         Ok(meta) => meta,
@@ -193,14 +290,36 @@ fn check_replaceable(dir: &Path, ours: &[&str]) -> Result<bool, OutputError> {
             format!("exists and is {what}, not an output folder; refusing to replace it"),
         ));
     }
+    if holds_working_folder(dir) {
+        return Err(OutputError::refused(
+            dir,
+            "is the working folder or holds it; refusing to replace it \
+             (choose another output folder)"
+                .to_string(),
+        ));
+    }
     let mut foreign = Vec::new();
+    let mut marked = false;
+    let mut entries = 0usize;
     for entry in fs::read_dir(dir).map_err(|e| OutputError::new(dir, e))? {
         let entry = entry.map_err(|e| OutputError::new(dir, e))?;
+        entries += 1;
         let name = entry.file_name();
         let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-        if !is_file || !ours.iter().any(|o| name == **o) {
+        if is_file && name == MARKER {
+            marked = true;
+        } else if !is_file || !ours.iter().any(|o| name == **o) {
             foreign.push(name.to_string_lossy().into_owned());
         }
+    }
+    if entries > 0 && !marked && foreign.is_empty() {
+        return Err(OutputError::refused(
+            dir,
+            format!(
+                "the folder has no {MARKER} file, so isopredict did not write it; \
+                 refusing to replace it (choose another output folder or empty this one)"
+            ),
+        ));
     }
     if !foreign.is_empty() {
         foreign.sort();
@@ -277,8 +396,13 @@ pub fn write_folder_atomically(
     fs::create_dir_all(parent).map_err(|e| OutputError::new(parent, e))?;
     let temp = temporary_sibling(dir);
     fs::create_dir(&temp).map_err(|e| OutputError::new(dir, e))?;
+    track(&temp);
+    let marker: (&str, &[u8]) = (MARKER, MARKER_TEXT.as_bytes());
     let result = (|| -> Result<(), OutputError> {
-        for (name, content) in files {
+        for (name, content) in files.iter().chain(std::iter::once(&marker)) {
+            if crate::interrupt::requested() {
+                return Err(OutputError::new(dir, interrupted_error()));
+            }
             let path = temp.join(name);
             let fail = |e| OutputError::new(&dir.join(name), e);
             let mut file = File::options()
@@ -290,6 +414,9 @@ pub fn write_folder_atomically(
             file.sync_all().map_err(fail)?;
         }
         sync_folder(&temp).map_err(|e| OutputError::new(dir, e))?;
+        if crate::interrupt::requested() {
+            return Err(OutputError::new(dir, interrupted_error()));
+        }
         let _lock = FolderLock::take(parent).map_err(|e| OutputError::new(parent, e))?;
         // Another command may have written `dir` while this one was working.
         let exists = check_replaceable(dir, ours)?;
@@ -310,6 +437,7 @@ pub fn write_folder_atomically(
         let _ = sync_folder(parent);
         Ok(())
     })();
+    untrack(&temp);
     if result.is_err() {
         let _ = fs::remove_dir_all(&temp);
     }
@@ -376,17 +504,17 @@ mod tests {
         let out = root.join("run");
         let ours = ["a", "b", "c"];
         write_folder_atomically(&out, &[("a", b"1"), ("b", b"2")], &ours).unwrap();
-        assert_eq!(names(&out), ["a", "b"]);
+        assert_eq!(names(&out), [MARKER, "a", "b"]);
         // The new output has no `b`: the stale one goes.
         write_folder_atomically(&out, &[("a", b"3"), ("c", b"4")], &ours).unwrap();
-        assert_eq!(names(&out), ["a", "c"]);
+        assert_eq!(names(&out), [MARKER, "a", "c"]);
         assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "3");
         assert_eq!(names(&root), ["run"]);
         // Something else in the folder: refused, nothing changes.
         fs::write(out.join("mine.txt"), "keep").unwrap();
         let e = write_folder_atomically(&out, &[("a", b"5")], &ours).unwrap_err();
         assert!(e.to_string().contains("mine.txt"), "{e}");
-        assert_eq!(names(&out), ["a", "c", "mine.txt"]);
+        assert_eq!(names(&out), [MARKER, "a", "c", "mine.txt"]);
         assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "3");
         assert_eq!(names(&root), ["run"]);
         // A file where the folder should be: refused.
@@ -394,5 +522,42 @@ mod tests {
         let e = write_folder_atomically(&root.join("file"), &[("a", b"5")], &ours).unwrap_err();
         assert!(e.to_string().contains("not an output folder"), "{e}");
         fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_folder_of_the_same_names_without_the_marker_is_not_replaced() {
+        let root = scratch("foreign");
+        let theirs = root.join("logs");
+        fs::create_dir(&theirs).unwrap();
+        fs::write(theirs.join("a"), "their file").unwrap();
+        let e = write_folder_atomically(&theirs, &[("a", b"1")], &["a"]).unwrap_err();
+        assert!(e.to_string().contains(MARKER), "{e}");
+        assert_eq!(names(&theirs), ["a"]);
+        assert_eq!(fs::read_to_string(theirs.join("a")).unwrap(), "their file");
+        // An empty folder may be written.
+        let empty = root.join("empty");
+        fs::create_dir(&empty).unwrap();
+        write_folder_atomically(&empty, &[("a", b"1")], &["a"]).unwrap();
+        assert_eq!(names(&empty), [MARKER, "a"]);
+        // A folder that holds the working folder is never replaced.
+        assert!(holds_working_folder(Path::new(".")));
+        assert!(holds_working_folder(&std::env::current_dir().unwrap()));
+        assert!(!holds_working_folder(&empty));
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_dangling_link_is_refused_and_left_alone() {
+        let dir = scratch("dangling");
+        let link = dir.join("out.json");
+        std::os::unix::fs::symlink("missing/target.json", &link).unwrap();
+        let e = write_file_atomically(&link, |w| w.write_all(b"x")).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(names(&dir), ["out.json"]);
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -49,7 +49,22 @@ fn rank_fails_on_an_unparsable_history_and_counts_each_level_once() {
         1,
         "one level"
     );
-    std::fs::write(s.join("h/bank/broken.txt"), "this is not a history\n").unwrap();
+    // A file whose format is not detected is not a history: passed over (a README, say).
+    std::fs::write(s.join("h/bank/README"), "this is not a history\n").unwrap();
+    let o = isopredict(&[
+        "rank",
+        "--histories",
+        &h,
+        "--levels",
+        "causal",
+        "--json",
+        "--out",
+        &s.arg("r1"),
+    ]);
+    let json = json_output(&o, 0);
+    assert_eq!(json["predictions"].as_array().unwrap().len(), 1);
+    // A history that does not parse fails the whole folder.
+    std::fs::write(s.join("h/bank/broken.txt"), "r(1,2,3\n").unwrap();
     let o = isopredict(&[
         "rank",
         "--histories",

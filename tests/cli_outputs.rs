@@ -152,6 +152,8 @@ fn listed_files(dir: &Path) -> BTreeSet<String> {
                 .to_string_lossy()
                 .into_owned()
         })
+        // Every output folder also holds the marker that makes it isopredict's to replace.
+        .chain([isopredict::output::MARKER.to_string()])
         .collect()
 }
 

@@ -390,3 +390,72 @@ fn the_server_going_away_mid_run_gives_a_clear_error_and_a_well_formed_history()
             .is_consistent()
     );
 }
+
+/// The `isopredict_*` schemas of process `pid` on the server.
+fn schemas_of(url: &str, pid: u32) -> Vec<String> {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.query(
+        "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE $1",
+        &[&format!("isopredict\\_{pid}\\_%")],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+/// Issue 24, defect 7: a recording run stops within seconds of SIGINT or SIGTERM (once, or
+/// twice for an exit at once), writes nothing and leaves no schema in the user's database.
+#[test]
+fn an_interrupted_recording_run_stops_and_drops_its_schema() {
+    let Some(url) = server("an_interrupted_recording_run_stops_and_drops_its_schema") else {
+        return;
+    };
+    for signals in [&[libc::SIGINT][..], &[libc::SIGTERM, libc::SIGTERM]] {
+        let scratch = Scratch::new("pg-interrupted");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
+            .args([
+                "run",
+                "smallbank",
+                "--store",
+                &url,
+                "--sessions",
+                "4",
+                "--calls",
+                "100000",
+                "--out",
+                &scratch.arg("out"),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Recording: its schema exists.
+        let start = Instant::now();
+        while schemas_of(&url, child.id()).is_empty() {
+            assert!(start.elapsed() < Duration::from_secs(30), "no schema made");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        for &sig in signals {
+            // SAFETY: sending a signal to our own child process.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        let sent = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if sent.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                panic!("still recording 10 s after {signals:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pid = child.id();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+        assert!(!scratch.join("out").exists());
+        assert_eq!(schemas_of(&url, pid), Vec::<String>::new(), "{signals:?}");
+    }
+}

@@ -94,7 +94,7 @@ impl OpRef {
             id: op,
             txn: o.txn,
             kind: o.kind,
-            key: history.key_name(o.key).to_string(),
+            key: crate::printable::printable(history.key_name(o.key)).into_owned(),
             value: o.value,
             line: o.line,
         }
@@ -829,7 +829,7 @@ fn axiom_reason(
         t1: inst.t1,
         t2: inst.t2,
         t3: txn_refs.get(inst.t3),
-        key: history.key_name(inst.key).to_string(),
+        key: crate::printable::printable(history.key_name(inst.key)).into_owned(),
         relation: inst.relation,
         read_x,
         write_x,

@@ -22,10 +22,16 @@ pub struct Args {
     /// directory.
     #[arg(long, value_enum)]
     to: Option<Format>,
+    /// Convert even when the output format cannot express what the history means (e.g. awdit
+    /// has no initial state and no aborted transactions): without it, such a conversion is
+    /// refused (exit 2), naming what would be lost.
+    #[arg(long)]
+    lossy: bool,
 }
 
 /// Converts, then prints a `note:` line on standard error for everything the output format
-/// dropped. Exit code 0.
+/// dropped. Exit code 0; 2 when the output format would change what the history means
+/// (unless `--lossy`).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (history, _) = read_input(&args.input, args.from.0)?;
     for note in history.input_notes() {
@@ -35,6 +41,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .to
         .or_else(|| Format::from_extension(&args.output))
         .unwrap_or(Format::Json);
+    let losses = formats::conversion_losses(&history, to);
+    if !losses.is_empty() {
+        if !args.lossy {
+            for loss in &losses {
+                eprintln!("error: {loss}");
+            }
+            eprintln!(
+                "error: refusing to convert to {to}: the output would not mean what the input \
+                 means (give --lossy to convert anyway)"
+            );
+            return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+        }
+        for loss in &losses {
+            eprintln!("note: lost (--lossy): {loss}");
+        }
+    }
     let written = if args.output == Path::new("-") {
         // A reader that went away (`| head`) is not an error of ours (see `super::stdout`).
         formats::write_to(&history, to, &mut super::stdout())

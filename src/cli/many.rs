@@ -13,20 +13,33 @@ use isopredict::History;
 
 use super::{read_input, EXIT_BAD_INPUT};
 
-/// The histories the command-line paths name ([`formats::history_paths`]), and whether
-/// there is more than one or a directory was walked (the "many" mode).
+/// The histories the command-line paths name ([`formats::walk::walk_histories`]: folders
+/// walked once each, entries that are not histories skipped with a note on standard error),
+/// and whether there is more than one or a directory was walked (the "many" mode).
 pub fn expand(paths: &[PathBuf], format: Option<Format>) -> anyhow::Result<(Vec<PathBuf>, bool)> {
     let mut all = Vec::new();
     let mut walked = false;
     for p in paths {
-        let found = formats::history_paths(p, format)
+        let found = formats::walk::walk_histories(p, format)
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-        walked |= found.len() != 1 || found[0] != *p;
-        all.extend(found);
+        walked |=
+            found.histories.len() != 1 || found.histories[0] != *p || !found.skipped.is_empty();
+        for skipped in &found.skipped {
+            eprintln!(
+                "note: skipped {} ({})",
+                skipped.path.display(),
+                skipped.reason
+            );
+        }
+        SKIPPED.fetch_add(found.skipped.len(), std::sync::atomic::Ordering::Relaxed);
+        all.extend(found.histories);
     }
     let many = all.len() != 1 || walked;
     Ok((all, many))
 }
+
+/// Entries skipped while walking folders (for the summary line).
+static SKIPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// One history's outcome: its exit code and its line (without the path).
 pub struct Outcome {
@@ -71,14 +84,20 @@ pub fn run_paths(
         writeln!(out, "{}: {}", display(p), o.line)?;
         counts[o.code.min(3) as usize] += 1;
     }
+    let skipped = SKIPPED.load(std::sync::atomic::Ordering::Relaxed);
     writeln!(
         out,
-        "{} histories: {} ok, {} found, {} bad input, {} unknown",
+        "{} histories: {} ok, {} found, {} bad input, {} unknown{}",
         paths.len(),
         counts[0],
         counts[1],
         counts[2],
-        counts[3]
+        counts[3],
+        if skipped > 0 {
+            format!(" ({skipped} other entries skipped)")
+        } else {
+            String::new()
+        }
     )?;
     let worst = outcomes.iter().map(|o| o.code).max().unwrap_or(0);
     Ok(ExitCode::from(worst))

@@ -3,7 +3,7 @@
 //!
 //! Exit codes (DESIGN.md): 0 = consistent / nothing found; 1 = violation found or prediction
 //! made; 2 = bad input or usage (clap usage errors too); 3 = solver unknown or timeout;
-//! 130 = interrupted (Ctrl-C, SIGINT) before any output was written.
+//! 130 = interrupted (Ctrl-C, SIGINT or SIGTERM) before any output was written.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -29,7 +29,11 @@ mod watch;
 const EXIT_CODES: &str =
     "Exit codes: 0 = consistent / nothing found; 1 = violation found or prediction \
 made (run: an anomaly); 2 = bad input or usage; 3 = unknown (solver unknown, time or memory \
-limit); 130 = interrupted (Ctrl-C) before anything was written.";
+limit); 130 = interrupted (Ctrl-C, SIGTERM) before anything was written.";
+
+/// The exit codes of `watch`, shown after its `--help`.
+const WATCH_EXIT_CODES: &str = "Exit codes: 0 = no violation; 1 = a violation was found; \
+2 = bad input or usage. Ctrl-C or SIGTERM ends the watch with its summary (exit 0 or 1).";
 
 /// Exit code for bad input or usage.
 pub const EXIT_BAD_INPUT: u8 = 2;
@@ -68,7 +72,9 @@ pub enum Command {
     /// Generate a random history, optionally consistent at a level (simulating a store).
     #[command(after_help = EXIT_CODES)]
     Generate(generate::Args),
-    /// Check SI or SER online, from timestamped transactions arriving as JSON lines.
+    /// Check SI or SER online, from timestamped transactions arriving as JSON lines (until
+    /// the input ends, or Ctrl-C / SIGTERM, which print the summary).
+    #[command(after_help = WATCH_EXIT_CODES)]
     Watch(watch::Args),
 }
 
@@ -89,12 +95,18 @@ pub fn main() -> ExitCode {
             };
         }
     };
-    if matches!(
+    // These look at the stop flag and stop cleanly (watch: with its summary); the others
+    // (stats, convert, generate) have nothing worth finishing and exit at the first signal,
+    // after removing their temporaries.
+    let cooperative = matches!(
         cli.command,
-        Command::Check(_) | Command::Predict(_) | Command::Run(_) | Command::Rank(_)
-    ) {
-        stop_on_sigint();
-    }
+        Command::Check(_)
+            | Command::Predict(_)
+            | Command::Run(_)
+            | Command::Rank(_)
+            | Command::Watch(_)
+    );
+    stop_on_signals(cooperative);
     let result = match cli.command {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),
@@ -116,15 +128,23 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Makes SIGINT (Ctrl-C) stop the command cleanly, for the commands that look at
-/// [`isopredict::interrupt::requested`] before writing (`check`, `predict`, `run`, `rank`;
-/// the others keep the default: SIGINT ends them at once, and their atomic writes leave no
-/// cut file). The first SIGINT requests a stop (Z3 calls in flight are interrupted, remaining
-/// work is skipped, nothing is written, exit 130); a second one exits at once with 130.
-fn stop_on_sigint() {
-    let installed = ctrlc::set_handler(|| {
+/// Makes SIGINT (Ctrl-C), SIGTERM and SIGHUP stop every command cleanly. For `cooperative`
+/// commands the first signal requests a stop ([`isopredict::interrupt`]: Z3 calls in flight
+/// are interrupted, recording runs stop between calls, writes stop, nothing is written and
+/// temporaries are removed, exit 130; `watch` prints its summary) and a second one exits at
+/// once; other commands exit at the first. An exit at once (130) first removes the
+/// temporaries of writes in flight and what recording runs made outside the process (their
+/// PostgreSQL schema).
+fn stop_on_signals(cooperative: bool) {
+    let installed = ctrlc::set_handler(move || {
+        if !cooperative {
+            isopredict::interrupt::run_cleanups();
+            eprintln!("isopredict: interrupted; no output written");
+            std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
+        }
         if isopredict::interrupt::requested() {
-            eprintln!("isopredict: interrupted again: exiting now");
+            eprintln!("isopredict: interrupted again: cleaning up and exiting now");
+            isopredict::interrupt::run_cleanups();
             std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
         }
         eprintln!("isopredict: interrupted: stopping (Ctrl-C again to exit at once)");

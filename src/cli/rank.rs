@@ -132,8 +132,16 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                 Ok(s) => s,
                 Err(e) => return bad(e),
             };
-            if args.sessions == 0 || args.calls == Some(0) {
-                return bad("--sessions and --calls must be at least 1".to_string());
+            let sizes: Vec<Size> = match args.calls {
+                Some(n) => vec![Size::Calls(n)],
+                None => args.sizes.clone(),
+            };
+            for size in &sizes {
+                if let Err(e) =
+                    isopredict::workloads::check_run_size(args.sessions, size.calls_per_terminal())
+                {
+                    return bad(e);
+                }
             }
             let backend = match parse_store(&args.store, args.isolation) {
                 Ok(b) => b,
@@ -141,10 +149,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             };
             RankInput::Workloads {
                 workloads,
-                sizes: match args.calls {
-                    Some(n) => vec![Size::Calls(n)],
-                    None => args.sizes,
-                },
+                sizes,
                 seeds,
                 explore: args.explore,
                 sessions: args.sessions,

@@ -80,8 +80,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
     };
-    if args.sessions == 0 || args.calls == Some(0) {
-        eprintln!("error: --sessions and --calls must be at least 1");
+    let calls = args.calls.unwrap_or(args.size.calls_per_terminal());
+    if let Err(e) = isopredict::workloads::check_run_size(args.sessions, calls) {
+        eprintln!("error: {e}");
         return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
     }
     let backend = match parse_store(&args.store, args.isolation) {

@@ -12,6 +12,9 @@ use isopredict::ser::TsLevel;
 use super::check::InitialValue;
 use super::EXIT_BAD_INPUT;
 
+/// The longest `--timeout`, in seconds (a day): EXT verdicts wait that long at most.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
 /// The level watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum WatchLevel {
@@ -34,7 +37,7 @@ pub struct Args {
     /// With --listen: stop after this many connections have closed.
     #[arg(long, value_name = "N")]
     connections: Option<u32>,
-    /// Seconds after a transaction's arrival when its EXT verdicts become final.
+    /// Seconds after a transaction's arrival when its EXT verdicts become final (0 to 86400).
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     timeout: f64,
     /// The initial value of every key: `null` (TimeKiller's default) or an integer.
@@ -45,10 +48,13 @@ pub struct Args {
     json: bool,
 }
 
-/// Watches until the input ends; exit code 0 without violations, 1 with, 2 on bad usage.
+/// Watches until the input ends or a stop is requested (Ctrl-C, SIGTERM: the summary is
+/// printed); exit code 0 without violations, 1 with, 2 on bad usage.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !(args.timeout.is_finite() && args.timeout >= 0.0) {
-        eprintln!("error: --timeout must be a non-negative number of seconds");
+    if !(args.timeout.is_finite() && (0.0..=MAX_TIMEOUT_SECS).contains(&args.timeout)) {
+        eprintln!(
+            "error: --timeout must be a number of seconds from 0 to {MAX_TIMEOUT_SECS} (a day)"
+        );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     let input = match args.listen {

@@ -111,7 +111,7 @@ fn unrepresentable(problem: String) -> FormatError {
 
 /// The initial transaction's writes that become an ordinary first transaction: the explicit
 /// ones and those a committed transaction reads.
-fn materialized_initial_writes(h: &History) -> Vec<OpId> {
+pub(crate) fn materialized_initial_writes(h: &History) -> Vec<OpId> {
     let t0 = h.txn(INITIAL_TXN).ops();
     let mut read = vec![false; t0.len()];
     for (i, op) in h.ops().iter().enumerate() {

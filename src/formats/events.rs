@@ -20,6 +20,9 @@
 //!   `"initial"` for the initial state. It names that transaction's last write of the key (or,
 //!   for its own transaction, the last one before the read). Without `writer`, the read is
 //!   matched to the write of the same value to the key, if exactly one exists.
+//! - Events do not contradict each other: an event that names a `session` names its
+//!   transaction's; a session begins a transaction only after its previous one ended (commit
+//!   or abort); each field appears once in an event. Each is an error naming its line.
 //! - The initial state's writes, if listed: `{"event":"write","txn":"initial","key":…}`
 //!   (no session, no begin).
 //!
@@ -181,15 +184,24 @@ fn fields(line: &str) -> Result<Fields<'_>, String> {
         r.map(|r| Field(Cow::Borrowed(r.get().trim())))
     }
     if line.starts_with('{') {
-        if let Ok(e) = serde_json::from_str::<RawEvent>(line) {
-            return Ok(Fields {
-                event: raw(e.event),
-                session: raw(e.session),
-                txn: raw(e.txn),
-                key: raw(e.key),
-                value: raw(e.value),
-                writer: raw(e.writer),
-            });
+        match serde_json::from_str::<RawEvent>(line) {
+            Ok(e) => {
+                return Ok(Fields {
+                    event: raw(e.event),
+                    session: raw(e.session),
+                    txn: raw(e.txn),
+                    key: raw(e.key),
+                    value: raw(e.value),
+                    writer: raw(e.writer),
+                })
+            }
+            // Two values for one field contradict each other: neither is taken.
+            Err(e) if e.to_string().starts_with("duplicate field") => {
+                let e = e.to_string();
+                let what = e.split(" at line").next().unwrap_or(&e);
+                return Err(format!("{what}: each field may appear once in an event"));
+            }
+            Err(_) => {}
         }
     }
     let v: Json = serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
@@ -222,6 +234,40 @@ struct Event<'a> {
     writer: Option<Writer<'a>>,
 }
 
+/// A transaction met in the log.
+struct TxnState {
+    bt: BuilderTxn,
+    /// `Some(committed)` once it ended.
+    end: Option<bool>,
+    /// Its session's index.
+    session: u32,
+    /// The line of its begin.
+    line: u32,
+}
+
+/// Checks that an event's `session`, when given, is its transaction's.
+fn same_session(
+    f: &Fields<'_>,
+    txn: &Id<'_>,
+    state: &TxnState,
+    sessions: &FxHashMap<Id<'_>, u32>,
+    names: &[Id<'_>],
+) -> Result<(), String> {
+    let Some(field) = &f.session else {
+        return Ok(());
+    };
+    let named = field
+        .id()
+        .ok_or_else(|| "\"session\" must be a number or a string".to_string())?;
+    if sessions.get(&named) == Some(&state.session) {
+        return Ok(());
+    }
+    Err(format!(
+        "the event names session {named}, but transaction {txn} began in session {} (line {})",
+        names[state.session as usize], state.line
+    ))
+}
+
 /// Reads an event log. Lines are deserialised borrowed (no value tree, no owned strings);
 /// ids are hashed as borrowed text.
 pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
@@ -230,7 +276,10 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
     let mut b = HistoryBuilder::new(source);
     b.allow_duplicate_writes(true);
     let mut sessions: FxHashMap<Id, u32> = FxHashMap::default();
-    let mut txns: FxHashMap<Id, (BuilderTxn, Option<bool>)> = FxHashMap::default();
+    let mut txns: FxHashMap<Id, TxnState> = FxHashMap::default();
+    // Per session (by index): its open transaction and the line of its begin.
+    let mut open: Vec<Option<(Id, u32)>> = Vec::new();
+    let mut session_names: Vec<Id> = Vec::new();
     let mut events = Vec::new();
     let mut key_text = String::new();
     for (line_no, line) in super::text::Lines::new(bytes) {
@@ -268,17 +317,44 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                     return Err(err(line_no, format!("transaction {txn} begins twice")));
                 }
                 let next = sessions.len() as u32;
-                let s = *sessions.entry(session).or_insert(next);
+                let s = *sessions.entry(session.clone()).or_insert(next);
                 let s = if s == next {
+                    open.push(None);
+                    session_names.push(session);
                     b.session(session_field.and_then(Field::as_u64))
                 } else {
                     s
                 };
+                if let Some((other, begun)) = &open[s as usize] {
+                    return Err(err(
+                        line_no,
+                        format!(
+                            "transaction {txn} begins in session {} while its transaction \
+                             {other} (begun on line {begun}) is still open: a session runs one \
+                             transaction at a time",
+                            session_names[s as usize]
+                        ),
+                    ));
+                }
+                open[s as usize] = Some((txn.clone(), line_no));
                 let bt = b.begin_at(s, txn_field.and_then(Field::as_u64), line_no);
-                txns.insert(txn, (bt, None));
+                txns.insert(
+                    txn,
+                    TxnState {
+                        bt,
+                        end: None,
+                        session: s,
+                        line: line_no,
+                    },
+                );
             }
             "commit" | "abort" => match txns.get_mut(&txn) {
-                Some((_, end @ None)) => *end = Some(&*kind == "commit"),
+                Some(state) if state.end.is_none() => {
+                    same_session(&f, &txn, state, &sessions, &session_names)
+                        .map_err(|m| err(line_no, m))?;
+                    state.end = Some(&*kind == "commit");
+                    open[state.session as usize] = None;
+                }
                 Some(_) => return Err(err(line_no, format!("transaction {txn} ends twice"))),
                 None => {
                     return Err(err(
@@ -302,7 +378,11 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                     BuilderTxn::INITIAL
                 } else {
                     match txns.get(&txn) {
-                        Some(&(bt, None)) => bt,
+                        Some(state) if state.end.is_none() => {
+                            same_session(&f, &txn, state, &sessions, &session_names)
+                                .map_err(|m| err(line_no, m))?;
+                            state.bt
+                        }
                         Some(_) => {
                             return Err(err(
                                 line_no,
@@ -350,9 +430,9 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
             }
         }
     }
-    for (bt, end) in txns.values() {
-        if *end != Some(true) {
-            b.abort(*bt);
+    for state in txns.values() {
+        if state.end != Some(true) {
+            b.abort(state.bt);
         }
     }
     for e in events {
@@ -363,7 +443,7 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
         let from = match &e.writer {
             Some(Writer::Initial) => ReadFrom::Initial,
             Some(Writer::Txn(w)) => match txns.get(w) {
-                Some(&(t, _)) => ReadFrom::Txn(t),
+                Some(state) => ReadFrom::Txn(state.bt),
                 None => return Err(err(e.line, format!("the writer {w} never begins"))),
             },
             None => match e.value {
@@ -664,5 +744,54 @@ mod tests {
         assert_eq!(h.writer_txn(reads[1]), Some(2));
         let last = h.txn(3).ops().next().unwrap();
         assert_eq!(h.writer_txn(last), Some(INITIAL_TXN));
+    }
+
+    #[test]
+    fn contradictory_events_are_errors_naming_the_line() {
+        let begin = "{\"event\":\"begin\",\"session\":1,\"txn\":1}\n";
+        for (text, line, needle) in [
+            // A write naming another session than its transaction's.
+            (
+                format!("{begin}{{\"event\":\"write\",\"session\":2,\"txn\":1,\"key\":\"x\",\"value\":1}}"),
+                2,
+                "names session 2, but transaction 1 began in session 1 (line 1)",
+            ),
+            // ... or a session never begun.
+            (
+                format!("{begin}{{\"event\":\"commit\",\"session\":\"1\",\"txn\":1}}"),
+                2,
+                "began in session 1",
+            ),
+            // Two open transactions in one session.
+            (
+                format!("{begin}{{\"event\":\"begin\",\"session\":1,\"txn\":2}}"),
+                2,
+                "transaction 2 begins in session 1 while its transaction 1 (begun on line 1) is still open",
+            ),
+            // A field given twice.
+            (
+                format!("{begin}{{\"event\":\"write\",\"txn\":1,\"key\":\"x\",\"key\":\"y\",\"value\":1}}"),
+                2,
+                "duplicate field `key`",
+            ),
+            (
+                "{\"event\":\"begin\",\"session\":1,\"session\":2,\"txn\":1}".to_string(),
+                1,
+                "each field may appear once",
+            ),
+        ] {
+            let e = read(text.as_bytes(), "f").unwrap_err();
+            assert_eq!(e.line(), line, "{text}: {e}");
+            assert!(e.message.contains(needle), "{e}");
+        }
+        // The same session named consistently, one transaction after another, is fine.
+        let ok = format!(
+            "{begin}{{\"event\":\"write\",\"session\":1,\"txn\":1,\"key\":\"x\",\"value\":1}}\n\
+             {{\"event\":\"commit\",\"session\":1,\"txn\":1}}\n\
+             {{\"event\":\"begin\",\"session\":1,\"txn\":2}}\n\
+             {{\"event\":\"read\",\"txn\":2,\"key\":\"x\",\"value\":1}}"
+        );
+        let h = read(ok.as_bytes(), "f").unwrap();
+        assert_eq!(h.sessions().len(), 1);
     }
 }

@@ -40,6 +40,7 @@ pub mod plume;
 mod text;
 pub mod timekiller;
 pub mod viper;
+pub mod walk;
 
 pub use file::read_file_bytes;
 
@@ -49,7 +50,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::error::InputError;
-use crate::history::History;
+use crate::history::{self, History};
 
 /// A history format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -397,52 +398,12 @@ pub fn read_bytes(
 
 /// The histories a path names, for commands that take many: a file, or `-`, is one; a
 /// directory that holds a directory format (given as `format`, or detected by [`detect_dir`])
-/// is one; any other directory is walked (recursively, in name order, skipping hidden
-/// entries and the `.debug`/`.error` files Cobra leaves) for files and history directories.
+/// is one; any other directory is walked ([`walk::walk_histories`]: each folder once, links
+/// back to a parent not followed, each file once, pipes and devices skipped, and only files
+/// whose format is detected taken). The entries skipped, with why, are in
+/// [`walk::walk_histories`]'s result.
 pub fn history_paths(path: &Path, format: Option<Format>) -> std::io::Result<Vec<PathBuf>> {
-    if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let is_history_dir = match format {
-        Some(f) => f.is_directory(),
-        None => detect_dir(path).is_some(),
-    };
-    if is_history_dir {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let mut found = Vec::new();
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    !n.starts_with('.') && !n.ends_with(".debug") && !n.ends_with(".error")
-                })
-            })
-            .collect();
-        entries.sort();
-        let mut subdirs = Vec::new();
-        for p in entries {
-            if p.is_dir() {
-                let history = match format {
-                    Some(f) => f.is_directory() && p.is_dir(),
-                    None => detect_dir(&p).is_some(),
-                };
-                if history {
-                    found.push(p);
-                } else {
-                    subdirs.push(p);
-                }
-            } else {
-                found.push(p);
-            }
-        }
-        // Visit subdirectories in name order (the stack pops the last first).
-        stack.extend(subdirs.into_iter().rev());
-    }
-    found.sort();
-    Ok(found)
+    Ok(walk::walk_histories(path, format)?.histories)
 }
 
 /// Reads a history from a file or a directory; returns it with its format. `None` detects
@@ -659,6 +620,53 @@ pub fn conversion_notes(history: &History, format: Format) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// What writing `history` in `format` would change in its *meaning* — what an isolation
+/// check of the output could conclude differently — one sentence each; empty when the
+/// conversion keeps it. `convert` refuses such a conversion unless told it may lose (`--lossy`).
+/// Counted: the known write order (only the native JSON carries it: dropping it can hide
+/// anomalies); reads of aborted transactions' writes in formats without aborted transactions
+/// (awdit, isopredict: the aborted read disappears); and, in awdit, which has no initial
+/// state, initial writes that are read (they become a session of their own, which a level
+/// need not order before the others, so a violation can disappear).
+pub fn conversion_losses(history: &History, format: Format) -> Vec<String> {
+    let mut losses = Vec::new();
+    let known = history.known_write_order().len();
+    if known > 0 && format != Format::Json {
+        losses.push(format!(
+            "{format} cannot carry the known write order: its {known} write-write fact(s) \
+             would be dropped, and checking the output may find fewer anomalies"
+        ));
+    }
+    if matches!(format, Format::Awdit | Format::IsoPredict) {
+        let aborted_reads = (0..history.ops().len() as history::OpId)
+            .filter(|&o| {
+                history.ops()[o as usize].kind == history::OpKind::Read
+                    && history.txn(history.ops()[o as usize].txn).is_committed()
+                    && history
+                        .writer_txn(o)
+                        .is_some_and(|w| !history.txn(w).is_committed())
+            })
+            .count();
+        if aborted_reads > 0 {
+            losses.push(format!(
+                "{format} has no aborted transactions: {aborted_reads} read(s) of an aborted \
+                 transaction's write (aborted reads) would be lost"
+            ));
+        }
+    }
+    if format == Format::Awdit {
+        let initial = awdit::materialized_initial_writes(history).len();
+        if initial > 0 {
+            losses.push(format!(
+                "awdit has no initial state: {initial} initial write(s) would become a session \
+                 of their own, which an isolation level need not order before the other \
+                 transactions (a violation of the input can be consistent in the output)"
+            ));
+        }
+    }
+    losses
 }
 
 fn format_notes(history: &History, format: Format) -> Vec<String> {

@@ -180,7 +180,7 @@ impl Explainer<'_> {
                         let cut = match b.read {
                             Some(op) => format!(
                                 ", stopping at its read of {}",
-                                self.key_short(h.key_name(h.op(op).key))
+                                self.key_short(&crate::printable::printable(h.key_name(h.op(op).key)))
                             ),
                             None => String::new(),
                         };

@@ -69,7 +69,8 @@ pub fn parse_store(
             .map_err(|e| e.to_string());
     }
     Err(format!(
-        "unknown store {store:?}: `embedded` or a PostgreSQL URL (postgres://user@host:port/db)"
+        "unknown store {:?}: `embedded` or a PostgreSQL URL (postgres://user@host:port/db)",
+        crate::store::postgres::redact_password(store)
     ))
 }
 

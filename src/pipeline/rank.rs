@@ -248,39 +248,31 @@ impl Task {
     }
 }
 
-/// Lists the history files of `dir`: (group, path), sorted.
+/// Lists the histories under `dir` ([`formats::walk::walk_histories`]): (group, path),
+/// sorted; the group is the first folder under `dir` that holds the history, or `dir`'s own
+/// name for histories directly in it. Files whose format is not detected are not histories
+/// (a README beside them is passed over); a file that is detected but does not parse is an
+/// error later.
 fn history_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
-    let read = |d: &Path| -> Result<Vec<PathBuf>, String> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(d)
-            .map_err(|e| format!("{}: {e}", d.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                !p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
-        entries.sort();
-        Ok(entries)
-    };
+    let walk =
+        formats::walk::walk_histories(dir, None).map_err(|e| format!("{}: {e}", dir.display()))?;
     let top_name = dir.file_name().map_or_else(
         || dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let mut files = Vec::new();
-    for entry in read(dir)? {
-        if entry.is_dir() {
-            let group = entry
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            for f in read(&entry)? {
-                if f.is_file() {
-                    files.push((group.clone(), f));
-                }
-            }
-        } else if entry.is_file() {
-            files.push((top_name.clone(), entry));
-        }
-    }
+    let files: Vec<(String, PathBuf)> = walk
+        .histories
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(dir).unwrap_or(&p);
+            let mut parts = rel.components();
+            let group = match (parts.next(), parts.next()) {
+                (Some(first), Some(_)) => first.as_os_str().to_string_lossy().into_owned(),
+                _ => top_name.clone(),
+            };
+            (group, p)
+        })
+        .collect();
     if files.is_empty() {
         return Err(format!("{}: no history files found", dir.display()));
     }

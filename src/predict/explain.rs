@@ -379,7 +379,7 @@ fn describe_edges(
 ) -> (Vec<CycleEdge>, Vec<CycleEdge>) {
     let edge = |e: &PcoEdge| -> CycleEdge {
         let (from, to) = (origin[e.from as usize], origin[e.to as usize]);
-        let key = |k: KeyId| predicted.key_name(k).to_string();
+        let key = |k: KeyId| crate::printable::printable(predicted.key_name(k)).into_owned();
         let premise = || match facts {
             Some(facts) => premise_text(facts, e, origin, label),
             None => "the chain behind this ordering is not shown (the predicted execution is \

@@ -424,8 +424,11 @@ impl OnlineChecker {
         });
         self.pending_positions
             .push(Reverse((pos, info.arrival, slot, generation)));
-        self.queue
-            .push_back((now_ms + self.options.timeout_ms, slot, generation));
+        self.queue.push_back((
+            now_ms.saturating_add(self.options.timeout_ms),
+            slot,
+            generation,
+        ));
         self.stats.max_live = self.stats.max_live.max(self.live() as u64);
         self.report(&out);
         out.extend(self.tick(now_ms));

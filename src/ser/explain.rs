@@ -416,7 +416,9 @@ fn name(
     adya: Option<Phenomenon>,
 ) -> (String, String) {
     let t = |l: u32| format!("t{}", core.orig[l as usize]);
-    let key = |k: u32| history.key_name(core.key_orig[k as usize]).to_string();
+    let key = |k: u32| {
+        crate::printable::printable(history.key_name(core.key_orig[k as usize])).into_owned()
+    };
     let pc_fails =
         levels.pc == Some(false) || (level == StrongLevel::Prefix && levels.pc.is_none());
     let si_fails =

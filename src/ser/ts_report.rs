@@ -170,7 +170,23 @@ pub enum TsViolation {
 }
 
 impl fmt::Display for TsViolation {
+    /// One line; names from the input (keys, transactions, sessions) are escaped
+    /// ([`crate::printable`]), so the line cannot be split or act on a terminal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::printable::printable(&self.raw_line()))
+    }
+}
+
+impl TsViolation {
+    /// The line of [`fmt::Display`] before names are escaped.
+    fn raw_line(&self) -> String {
+        let mut line = String::new();
+        let _ = self.write_raw(&mut line);
+        line
+    }
+
+    fn write_raw(&self, f: &mut String) -> fmt::Result {
+        use fmt::Write as _;
         match self {
             TsViolation::StartAfterCommit { txn } => {
                 write!(f, "START-AFTER-COMMIT: {txn} starts after it commits")

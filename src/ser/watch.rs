@@ -3,10 +3,14 @@
 //! checker ([`super::aion`]) as they arrive, prints each violation when it becomes final,
 //! and ends with a summary (counts, throughput, memory high-water marks).
 //!
-//! Reader threads parse lines and hand transactions over in batches; the checking thread wakes at least every
-//! 50 ms so that EXT verdicts become final on time even when the input is idle. A malformed
-//! line is reported with its source and line number, skipped and counted; nothing else is
-//! lost. Lines that are only `[` or `]`, blank lines and a trailing `,` are accepted, so a
+//! Reader threads parse lines and hand each over as soon as it is complete (lines already
+//! received together go together, at most 256); the checking thread wakes at least every
+//! 50 ms so that EXT verdicts become final on time even when the input is idle, and stops
+//! (finishing the verdicts and returning the summary) once a stop is requested (Ctrl-C,
+//! SIGTERM: [`crate::interrupt`]). A malformed line, or one longer than [`MAX_LINE_BYTES`]
+//! (never kept whole in memory), is reported with its source and line number, skipped and
+//! counted; nothing else is lost. At most [`MAX_CONNECTIONS`] connections are served at once
+//! (one more is told so and closed), and failed accepts are retried with growing pauses. Lines that are only `[` or `]`, blank lines and a trailing `,` are accepted, so a
 //! TimeKiller file written one transaction per line can be piped in as it is.
 
 use std::io::{BufRead, BufReader, Write};
@@ -64,41 +68,204 @@ type Parsed = Vec<(u32, Result<Transaction, String>)>;
 
 enum Message {
     Lines(u32, Parsed),
+    /// A connection was refused (too many at once, or no thread for it): its number, why.
+    Refused(u32, String),
+    /// The listener cannot accept connections (e.g. out of file descriptors); it retries
+    /// with growing pauses.
+    AcceptFailed(String),
     Closed,
 }
 
+/// The most lines handed to the checker at once (only lines already received are batched:
+/// a line that arrives alone is checked alone, at once).
 const BATCH: usize = 256;
 
-fn read_lines(reader: impl BufRead, conn: u32, tx: mpsc::Sender<Message>) {
-    let mut batch = Vec::with_capacity(BATCH);
+/// The longest line accepted, in bytes: a longer one is reported as malformed and skipped
+/// (without being kept in memory), and reading goes on after its end.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The most connections served at once; one more is told so and closed.
+pub const MAX_CONNECTIONS: usize = 64;
+
+/// The longest pause between failed attempts to accept a connection.
+const MAX_ACCEPT_PAUSE: Duration = Duration::from_secs(1);
+
+/// What [`read_line_limited`] read.
+#[derive(Debug, PartialEq, Eq)]
+enum LineRead {
+    /// A line (in the buffer, newline included if there was one).
+    Line,
+    /// A line longer than the limit, of this many bytes (newline excluded), not kept.
+    TooLong(usize),
+    /// The end of the input.
+    End,
+}
+
+/// Reads one line into `line` (cleared first), keeping at most `limit` bytes of it: a longer
+/// line is read to its end but not kept.
+fn read_line_limited(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<LineRead> {
+    line.clear();
+    let mut length = 0usize;
+    let mut any = false;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(match (any, length > limit) {
+                (false, _) => LineRead::End,
+                (true, true) => LineRead::TooLong(length),
+                (true, false) => LineRead::Line,
+            });
+        }
+        any = true;
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let content = if done { take - 1 } else { take };
+        if length + content <= limit {
+            line.extend_from_slice(&buf[..take]);
+        } else {
+            line.clear();
+        }
+        length += content;
+        reader.consume(take);
+        if done {
+            return Ok(if length > limit {
+                LineRead::TooLong(length)
+            } else {
+                LineRead::Line
+            });
+        }
+    }
+}
+
+/// Reads, parses and hands over the lines of one input. Lines are sent as soon as no
+/// complete line is waiting behind them, so each is checked on arrival.
+fn read_lines(reader: impl std::io::Read, conn: u32, tx: mpsc::Sender<Message>) {
+    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    let mut batch = Vec::new();
     let mut line_no = 0u32;
-    let mut reader = reader;
     let mut line = Vec::with_capacity(256);
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
+        match read_line_limited(&mut reader, &mut line, MAX_LINE_BYTES) {
+            Ok(LineRead::End) | Err(_) => break,
+            Ok(LineRead::Line) => {
                 line_no += 1;
                 // Parsing happens here, on the reader's thread, beside the checking thread.
-                let Some(text) = payload(&line) else { continue };
-                batch.push((line_no, parse_transaction(text)));
-                if batch.len() == BATCH {
-                    if tx
-                        .send(Message::Lines(conn, std::mem::take(&mut batch)))
-                        .is_err()
-                    {
-                        return;
-                    }
-                    batch.reserve(BATCH);
+                if let Some(text) = payload(&line) {
+                    batch.push((line_no, parse_transaction(text)));
                 }
             }
+            Ok(LineRead::TooLong(length)) => {
+                line_no += 1;
+                batch.push((
+                    line_no,
+                    Err(format!(
+                        "the line is {length} bytes long, more than the {MAX_LINE_BYTES} \
+                         accepted"
+                    )),
+                ));
+            }
+        }
+        let waiting = reader.buffer().contains(&b'\n');
+        if !batch.is_empty()
+            && (batch.len() >= BATCH || !waiting)
+            && tx
+                .send(Message::Lines(conn, std::mem::take(&mut batch)))
+                .is_err()
+        {
+            return;
         }
     }
     if !batch.is_empty() {
         let _ = tx.send(Message::Lines(conn, batch));
     }
     let _ = tx.send(Message::Closed);
+}
+
+/// Counts a connection as served until dropped.
+struct Live(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Accepts connections until `connections` have been taken (`None`: forever), serving at
+/// most [`MAX_CONNECTIONS`] at once, each on a thread of its own; a connection beyond the
+/// cap, or one no thread can be started for, is told why and closed (and counts as closed).
+/// Failed accepts (out of file descriptors, say) are retried after a pause that doubles up
+/// to [`MAX_ACCEPT_PAUSE`].
+fn accept_loop(listener: TcpListener, connections: Option<u32>, tx: mpsc::Sender<Message>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let live = std::sync::Arc::new(AtomicUsize::new(0));
+    let mut conn = 0u32;
+    let mut pause = Duration::ZERO;
+    while !connections.is_some_and(|n| conn >= n) {
+        let mut stream = match listener.accept() {
+            Ok((stream, _)) => {
+                pause = Duration::ZERO;
+                stream
+            }
+            Err(e) => {
+                if pause.is_zero() && tx.send(Message::AcceptFailed(e.to_string())).is_err() {
+                    return;
+                }
+                pause = (pause * 2).clamp(Duration::from_millis(10), MAX_ACCEPT_PAUSE);
+                std::thread::sleep(pause);
+                continue;
+            }
+        };
+        conn += 1;
+        let refuse = |stream: &mut std::net::TcpStream, why: String| {
+            let _ = writeln!(stream, "isopredict watch: {why}; closing this connection");
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            tx.send(Message::Refused(conn, why)).is_ok()
+        };
+        if live.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            if !refuse(
+                &mut stream,
+                format!("{MAX_CONNECTIONS} connections are open, the most served at once"),
+            ) {
+                return;
+            }
+            continue;
+        }
+        live.fetch_add(1, Ordering::SeqCst);
+        let guard = Live(live.clone());
+        let reader_tx = tx.clone();
+        let (read_half, mut keep) = match stream.try_clone() {
+            Ok(r) => (r, stream),
+            Err(e) => {
+                drop(guard);
+                if !refuse(&mut stream, format!("cannot serve it: {e}")) {
+                    return;
+                }
+                continue;
+            }
+        };
+        let spawned = std::thread::Builder::new()
+            .name(format!("watch connection {conn}"))
+            .spawn(move || {
+                let _guard = guard;
+                read_lines(read_half, conn, reader_tx);
+            });
+        if let Err(e) = spawned {
+            // The thread never ran: its guard went with the closure.
+            if !refuse(&mut keep, format!("no thread to serve it: {e}")) {
+                return;
+            }
+        }
+    }
 }
 
 /// The transaction text of a line: `None` for lines to skip silently.
@@ -138,7 +305,7 @@ pub fn watch(
     let (tx, rx) = mpsc::channel::<Message>();
     let (expected_closes, source) = match input {
         WatchInput::Stdin => {
-            std::thread::spawn(move || read_lines(std::io::stdin().lock(), 0, tx));
+            std::thread::spawn(move || read_lines(std::io::stdin(), 0, tx));
             (Some(1), "<stdin>".to_string())
         }
         WatchInput::Listen { addr, connections } => {
@@ -148,18 +315,7 @@ pub fn watch(
             let listener = TcpListener::bind(addr)?;
             let bound = listener.local_addr()?;
             on_listen(bound);
-            std::thread::spawn(move || {
-                let mut conn = 0u32;
-                for stream in listener.incoming() {
-                    let Ok(stream) = stream else { continue };
-                    conn += 1;
-                    let tx = tx.clone();
-                    std::thread::spawn(move || read_lines(BufReader::new(stream), conn, tx));
-                    if connections.is_some_and(|n| conn >= n) {
-                        break;
-                    }
-                }
-            });
+            std::thread::spawn(move || accept_loop(listener, connections, tx));
             (connections, bound.to_string())
         }
     };
@@ -184,6 +340,10 @@ pub fn watch(
         Ok(())
     };
     loop {
+        if crate::interrupt::requested() {
+            // Ctrl-C or SIGTERM: the verdicts so far become final and the summary follows.
+            break;
+        }
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(Message::Lines(conn, lines)) => {
                 first.get_or_insert_with(Instant::now);
@@ -207,6 +367,21 @@ pub fn watch(
                 }
                 let found = checker.tick(now_ms(epoch));
                 emit(&found, out)?;
+            }
+            Ok(Message::Refused(conn, why)) => {
+                writeln!(err, "{source} connection {conn}: refused: {why}")?;
+                closed += 1;
+                if expected_closes.is_some_and(|n| closed >= n) {
+                    break;
+                }
+            }
+            Ok(Message::AcceptFailed(why)) => {
+                writeln!(
+                    err,
+                    "{source}: cannot accept connections ({why}); retrying with pauses of up \
+                     to {} s",
+                    MAX_ACCEPT_PAUSE.as_secs()
+                )?;
             }
             Ok(Message::Closed) => {
                 closed += 1;
@@ -236,4 +411,38 @@ pub fn watch(
         malformed,
         seconds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_measured_not_kept_and_reading_goes_on() {
+        let mut input = vec![b'a'; 100];
+        input.extend_from_slice(b"\nshort\n");
+        input.extend_from_slice(&[b'b'; 30]);
+        // A small buffer, so lines span several fills.
+        let mut reader = BufReader::with_capacity(8, &input[..]);
+        let mut line = Vec::new();
+        assert_eq!(
+            read_line_limited(&mut reader, &mut line, 10).unwrap(),
+            LineRead::TooLong(100)
+        );
+        assert!(line.len() <= 10);
+        assert_eq!(
+            read_line_limited(&mut reader, &mut line, 10).unwrap(),
+            LineRead::Line
+        );
+        assert_eq!(line, b"short\n");
+        // The last line has no newline: still reported, as too long.
+        assert_eq!(
+            read_line_limited(&mut reader, &mut line, 10).unwrap(),
+            LineRead::TooLong(30)
+        );
+        assert_eq!(
+            read_line_limited(&mut reader, &mut line, 10).unwrap(),
+            LineRead::End
+        );
+    }
 }

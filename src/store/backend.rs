@@ -160,6 +160,10 @@ pub enum BackendError {
     /// The database could not be reached or set up.
     #[error("{0}")]
     Database(String),
+    /// A stop was requested ([`crate::interrupt`]) before the run ended; nothing of it is
+    /// kept (a database run's schema is dropped).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Where transactions run and get recorded. See the module documentation.
@@ -212,6 +216,7 @@ impl Backend for Embedded {
                 &self.forced_aborts,
             )
         };
+        crate::interrupt::stop_point().map_err(|_| BackendError::Interrupted)?;
         store.finish_replay();
         let history = store.history(&job.name)?;
         let commit_order = store.commit_order();

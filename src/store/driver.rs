@@ -105,7 +105,8 @@ pub fn run_clients_forcing(
         Schedule::Seeded(seed) => {
             let mut rng = SplitMix64::new(*seed);
             let mut live: Vec<usize> = Vec::with_capacity(clients.len());
-            loop {
+            // A stop request ends the run between calls ([`crate::interrupt`]).
+            while !crate::interrupt::requested() {
                 live.clear();
                 live.extend((0..clients.len()).filter(|&i| !clients[i].is_done()));
                 if live.is_empty() {
@@ -117,7 +118,7 @@ pub fn run_clients_forcing(
         }
         Schedule::Turns(turns) => {
             for &i in turns {
-                while !clients[i].is_done() {
+                while !clients[i].is_done() && !crate::interrupt::requested() {
                     let attempt = run_one(store, sessions[i], &mut *clients[i], i);
                     ran.push(attempt);
                     if let Some(Committed::At(_)) = attempt.outcome {
@@ -128,7 +129,7 @@ pub fn run_clients_forcing(
         }
         Schedule::Steps(steps) => {
             for &i in steps {
-                if !clients[i].is_done() {
+                if !clients[i].is_done() && !crate::interrupt::requested() {
                     ran.push(run_one(store, sessions[i], &mut *clients[i], i));
                 }
             }

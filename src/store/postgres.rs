@@ -59,12 +59,61 @@ pub struct Postgres {
     record: bool,
 }
 
+/// `store` (a PostgreSQL URL or key=value connection string, well formed or not) with every
+/// password replaced by `***`, for messages: the `user:password@` of a URL, and `password=…`
+/// as a URL query parameter or a key=value pair.
+pub fn redact_password(store: &str) -> String {
+    let mut out = store.to_string();
+    // The userinfo of a URL: between `://` and the last `@` before the host part.
+    if let Some(scheme_end) = out.find("://") {
+        let rest_start = scheme_end + 3;
+        let authority_end = out[rest_start..]
+            .find(['/', '?', '#'])
+            .map_or(out.len(), |i| rest_start + i);
+        if let Some(at) = out[rest_start..authority_end].rfind('@') {
+            let userinfo = &out[rest_start..rest_start + at];
+            if let Some(colon) = userinfo.find(':') {
+                let start = rest_start + colon + 1;
+                out.replace_range(start..rest_start + at, "***");
+            }
+        }
+    }
+    // `password=VALUE` (query parameter or key=value pair; the value ends at `&`, a space, or
+    // its closing quote).
+    let mut searched = 0;
+    while let Some(i) = out[searched..].to_ascii_lowercase().find("password") {
+        let key_end = searched + i + "password".len();
+        let after = out[key_end..].trim_start();
+        let Some(value) = after.strip_prefix('=') else {
+            searched = key_end;
+            continue;
+        };
+        let value_start = out.len() - value.trim_start().len();
+        let quoted = out[value_start..].starts_with('\'');
+        let value_end = if quoted {
+            out[value_start + 1..]
+                .find('\'')
+                .map_or(out.len(), |j| value_start + 1 + j + 1)
+        } else {
+            out[value_start..]
+                .find(['&', ' ', '\t'])
+                .map_or(out.len(), |j| value_start + j)
+        };
+        out.replace_range(value_start..value_end, "***");
+        searched = value_start + 3;
+    }
+    out
+}
+
 impl Postgres {
     /// The server at `url` (`postgres://user@host:port/db` or a key=value string), at
     /// `isolation`. Nothing is contacted yet.
     pub fn new(url: &str, isolation: Isolation) -> Result<Postgres, BackendError> {
         let mut config: Config = url.parse().map_err(|e| {
-            BackendError::Database(format!("not a PostgreSQL connection string: {url}: {e}"))
+            BackendError::Database(format!(
+                "not a PostgreSQL connection string: {}: {e}",
+                redact_password(url)
+            ))
         })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
@@ -974,6 +1023,39 @@ struct Ended {
     by_db: bool,
 }
 
+/// Drops a run's schema (tables and data) when dropped: on success, error, panic or a stop
+/// request; and, registered with [`crate::interrupt::register_cleanup`], before a forced exit
+/// (a second Ctrl-C). A server that went away keeps it (nothing can reach it).
+struct SchemaGuard {
+    config: Config,
+    schema: String,
+    _cleanup: crate::interrupt::CleanupGuard,
+}
+
+impl SchemaGuard {
+    fn new(config: &Config, schema: &str) -> SchemaGuard {
+        let (c, s) = (config.clone(), schema.to_string());
+        SchemaGuard {
+            config: config.clone(),
+            schema: schema.to_string(),
+            _cleanup: crate::interrupt::register_cleanup(Box::new(move || drop_schema(&c, &s))),
+        }
+    }
+}
+
+impl Drop for SchemaGuard {
+    fn drop(&mut self) {
+        drop_schema(&self.config, &self.schema);
+    }
+}
+
+/// `DROP SCHEMA schema CASCADE` on a connection of its own (errors ignored: best effort).
+fn drop_schema(config: &Config, schema: &str) {
+    if let Ok(mut conn) = config.connect(NoTls) {
+        let _ = conn.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+    }
+}
+
 /// A unique schema name for one run.
 fn schema_name() -> String {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
@@ -1083,6 +1165,7 @@ impl Backend for Postgres {
         let mut admin = self.connect()?;
         let version = Postgres::server_version(&mut admin);
         let schema = schema_name();
+        let schema_guard = SchemaGuard::new(&self.config, &schema);
         self.set_up(&mut admin, &schema, &initial)
             .map_err(|e| BackendError::Database(format!("setting up the tables: {e}")))?;
         let recorder = Recorder::new();
@@ -1125,7 +1208,8 @@ impl Backend for Postgres {
                     let Some(session) = session.as_mut() else {
                         return;
                     };
-                    while !client.is_done() {
+                    // A stop request ends the run between calls ([`crate::interrupt`]).
+                    while !client.is_done() && !crate::interrupt::requested() {
                         let id = session.next_txn_id();
                         match session.transaction(|tx| client.run(tx)) {
                             Ok(end) => {
@@ -1152,11 +1236,13 @@ impl Backend for Postgres {
             }
         });
         drop(sessions);
+        if crate::interrupt::requested() {
+            // The schema goes with its guard.
+            return Err(BackendError::Interrupted);
+        }
         let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
         let final_state = self.final_state(&schema);
-        if let Ok(mut conn) = self.connect() {
-            let _ = conn.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
-        }
+        drop(schema_guard);
         let recorded = recorder.sessions();
         let initial_keys = recorder.initial.lock().expect("recorder lock").clone();
         let (history, ids) = build_history(&job.name, &initial_keys, &recorded)?;
@@ -1250,6 +1336,44 @@ impl Backend for Postgres {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_are_redacted_in_well_and_badly_formed_store_strings() {
+        for (given, shown) in [
+            (
+                "postgres://alice:s3cret@db:5432/x",
+                "postgres://alice:***@db:5432/x",
+            ),
+            (
+                "postgres://alice:s3:c@r@et@db/x",
+                "postgres://alice:***@db/x",
+            ),
+            (
+                "postgresql://alice:s3cret@db:notaport/x",
+                "postgresql://alice:***@db:notaport/x",
+            ),
+            (
+                "postgres://db/x?user=a&password=s3cret&sslmode=disable",
+                "postgres://db/x?user=a&password=***&sslmode=disable",
+            ),
+            (
+                "host=db user=a password = 's3 cret' dbname=x",
+                "host=db user=a password = *** dbname=x",
+            ),
+            ("postgress://alice:s3cret@db", "postgress://alice:***@db"),
+            ("postgres://alice@db/x", "postgres://alice@db/x"),
+        ] {
+            assert_eq!(redact_password(given), shown, "{given}");
+        }
+        let e = Postgres::new(
+            "postgres://alice:s3cret@db:notaport/x",
+            Isolation::ReadCommitted,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains("s3cret"), "{e}");
+        assert!(e.contains("alice:***@db"), "{e}");
+    }
 
     #[test]
     fn values_round_trip_through_the_value_column() {

@@ -63,6 +63,35 @@ impl std::str::FromStr for Size {
     }
 }
 
+/// The most sessions (terminals) a workload run has: each is a client with its own state.
+pub const MAX_SESSIONS: usize = 10_000;
+
+/// The most calls a workload run makes in all (sessions × calls per session): a run and its
+/// history are kept whole in memory.
+pub const MAX_TOTAL_CALLS: usize = 10_000_000;
+
+/// Checks a run's size before anything is allocated for it: at least one session and one
+/// call, at most [`MAX_SESSIONS`] sessions and [`MAX_TOTAL_CALLS`] calls in all. The error
+/// names the option to change.
+pub fn check_run_size(sessions: usize, calls_per_session: usize) -> Result<(), String> {
+    if sessions == 0 || calls_per_session == 0 {
+        return Err("--sessions and --calls must be at least 1".to_string());
+    }
+    if sessions > MAX_SESSIONS {
+        return Err(format!(
+            "--sessions is at most {MAX_SESSIONS}, not {sessions}"
+        ));
+    }
+    let total = sessions.saturating_mul(calls_per_session);
+    if total > MAX_TOTAL_CALLS {
+        return Err(format!(
+            "{sessions} sessions × {calls_per_session} calls is {total} calls; a run makes at \
+             most {MAX_TOTAL_CALLS} (lower --sessions or --calls)"
+        ));
+    }
+    Ok(())
+}
+
 /// One run's configuration.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -194,6 +223,9 @@ pub enum RunError {
     /// The database could not be reached or set up.
     #[error("{0}")]
     Database(String),
+    /// A stop was requested before the run ended ([`crate::interrupt`]).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl From<BackendError> for RunError {
@@ -202,6 +234,7 @@ impl From<BackendError> for RunError {
             BackendError::Store(e) => RunError::Store(e),
             BackendError::History(e) => RunError::History(e),
             BackendError::Database(e) => RunError::Database(e),
+            BackendError::Interrupted => RunError::Interrupted,
         }
     }
 }

@@ -68,7 +68,10 @@ pub mod wikipedia;
 
 pub use counts::{counts, Counts};
 pub use distributions::{next_long_below, Flat, FlatHistogram, Zipf};
-pub use harness::{run, run_on, Run, RunConfig, RunError, Size, TxnCall};
+pub use harness::{
+    check_run_size, run, run_on, Run, RunConfig, RunError, Size, TxnCall, MAX_SESSIONS,
+    MAX_TOTAL_CALLS,
+};
 pub use java_random::JavaRandom;
 pub use validate::{judge, validate, Validation, Verdict};
 
