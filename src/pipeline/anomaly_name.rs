@@ -20,9 +20,9 @@
 //! - otherwise the generic **unserializable interleaving** (read atomic and read committed
 //!   predictions, which the checkers already name by Plume's patterns when observed).
 
+use super::judge::{judge, Checkers, Judged};
 use crate::check::Level;
 use crate::history::{History, KeyId, TxnId};
-use crate::ser::{self, SiPcVerdict};
 
 /// An anomaly's name and a one-line description in the history's own labels.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,13 +63,13 @@ pub(crate) fn name_anomaly(
     let at_least_causal = matches!(level, Level::Causal | Level::Prefix | Level::Snapshot);
     let timeout = Some(std::time::Duration::from_secs(10));
     if at_least_causal {
-        match ser::satisfies_si_pc(h, Level::Snapshot, timeout) {
-            SiPcVerdict::Satisfies { order } => {
+        match judge(h, Level::Snapshot, Checkers::Smt, timeout) {
+            Ok(Judged::Holds(Some(order))) => {
                 if let Some(named) = si_anomaly(h, &order, label, &who, key) {
                     return named;
                 }
             }
-            SiPcVerdict::Unknown { .. } if level == Level::Snapshot => {
+            Ok(Judged::Unknown(_)) if level == Level::Snapshot => {
                 return AnomalyName {
                     name: "serialization anomaly",
                     description: "snapshot isolation allows it; the commit order needed to \
@@ -81,8 +81,8 @@ pub(crate) fn name_anomaly(
         }
     }
     if at_least_causal && level != Level::Snapshot {
-        let order = match ser::satisfies_si_pc(h, Level::Prefix, timeout) {
-            SiPcVerdict::Satisfies { order } => Some(order),
+        let order = match judge(h, Level::Prefix, Checkers::Smt, timeout) {
+            Ok(Judged::Holds(order)) => order,
             _ => None,
         };
         if order.is_some() || level == Level::Prefix {

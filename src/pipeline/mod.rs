@@ -13,6 +13,7 @@
 mod anomaly_name;
 pub mod distinct;
 mod explain;
+mod judge;
 pub mod promise;
 pub mod rank;
 pub mod run;

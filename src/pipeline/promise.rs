@@ -3,16 +3,18 @@
 //! §13.2): read committed → rc (Biswas & Enea, OOPSLA'19), repeatable read → snapshot
 //! isolation, serializable → serializability.
 //!
-//! Which checker decides each level is chosen in one place, [`checker_for`]: rc (and the other
+//! Which checker decides each level is said in one place, [`checker_for`]: rc (and the other
 //! weak levels) by [`crate::check::check`]; snapshot isolation and serializability by the
 //! exact black-box checker [`crate::ser::check_strong`] (Biswas & Enea's search, Z3 on what
-//! it gives up on), whose failures come with a minimal failing set of transactions.
+//! it gives up on), whose failures come with a minimal failing set of transactions. The
+//! question itself goes to the pipelines' one judge (`super::judge`, [`Checkers::Strong`]).
 
 use std::time::Duration;
 
-use crate::check::{self, CheckOptions, Level};
+use super::judge::{judge, Checkers, Judged};
+use crate::check::Level;
 use crate::history::History;
-use crate::ser::{self, StrongLevel, StrongOptions};
+use crate::ser::StrongLevel;
 use crate::store::Isolation;
 
 /// How a promised level is decided.
@@ -67,39 +69,15 @@ pub fn check_promise(
     timeout: Option<Duration>,
 ) -> PromiseCheck {
     let promised = isolation.promised_level();
-    let axiomatic = |level: Level| match check::check(history, level, &CheckOptions::default()) {
-        Ok(r) if r.is_consistent() => (PromiseVerdict::Kept, None),
-        Ok(r) => (PromiseVerdict::Broken, Some(r.render_text())),
-        Err(e) => (PromiseVerdict::Unknown, Some(e.to_string())),
+    let checked = match checker_for(promised) {
+        Checker::Axiomatic(level) => format!("{} by the axiomatic checker", level.full_name()),
+        Checker::Strong(_) => format!("{} by the exact black-box checker", promised.full_name()),
     };
-    let (verdict, checked, explanation) = match checker_for(promised) {
-        Checker::Axiomatic(level) => {
-            let (v, e) = axiomatic(level);
-            (
-                v,
-                format!("{} by the axiomatic checker", level.full_name()),
-                e,
-            )
-        }
-        Checker::Strong(strong) => {
-            let options = StrongOptions {
-                timeout,
-                ..StrongOptions::default()
-            };
-            let (v, e) = match ser::check_strong(history, strong, &options) {
-                Ok(r) => match r.verdict {
-                    ser::Verdict::Consistent => (PromiseVerdict::Kept, None),
-                    ser::Verdict::Violated => (PromiseVerdict::Broken, Some(r.render_text())),
-                    ser::Verdict::Unknown => (PromiseVerdict::Unknown, r.unknown_reason.clone()),
-                },
-                Err(e) => (PromiseVerdict::Unknown, Some(e.to_string())),
-            };
-            (
-                v,
-                format!("{} by the exact black-box checker", promised.full_name()),
-                e,
-            )
-        }
+    let (verdict, explanation) = match judge(history, promised, Checkers::Strong, timeout) {
+        Ok(Judged::Holds(_)) => (PromiseVerdict::Kept, None),
+        Ok(Judged::Violated(text)) => (PromiseVerdict::Broken, Some(text)),
+        Ok(Judged::Unknown(reason)) => (PromiseVerdict::Unknown, reason),
+        Err(e) => (PromiseVerdict::Unknown, Some(e.to_string())),
     };
     PromiseCheck {
         isolation,

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
+use super::judge::{judge, Checkers, Judged};
 use crate::check::Level;
 use crate::formats;
 use crate::history::History;
@@ -30,7 +31,6 @@ use crate::report::tables::{
     prediction_markdown, prediction_rows, risk_markdown, risk_rows, ExplorationRecord,
     ExplorationRow, PredictionOutcome, PredictionRecord, PredictionRow, RiskRow, ValidationRecord,
 };
-use crate::ser::{self, SerVerdict};
 use crate::store::ReadPolicy;
 use crate::workloads::{self, RunConfig, Size, Workload};
 
@@ -648,9 +648,9 @@ fn explore(
     let (invariant_failed, unserializable) = match workloads::run(workload, &config) {
         Ok(r) => (
             !r.invariants_hold(),
-            match ser::check_serializable(&r.history, timeout) {
-                Ok(SerVerdict::Unserializable) => Some(true),
-                Ok(SerVerdict::Serializable { .. }) => Some(false),
+            match judge(&r.history, Level::Serializable, Checkers::Smt, timeout) {
+                Ok(Judged::Violated(_)) => Some(true),
+                Ok(Judged::Holds(_)) => Some(false),
                 _ => None,
             },
         ),

@@ -1,7 +1,10 @@
-use super::space::NONE;
+use super::space::{BoundaryKind, Space, NONE};
 use super::*;
+use crate::check::{self, CheckOptions, Level};
 use crate::generate::{generate, Consistency, GenerateParams};
 use crate::history::{BuilderTxn, HistoryBuilder, ReadFrom};
+use crate::history::{History, OpId, TxnId};
+use crate::ser::{self, SerVerdict};
 
 /// An operation of a test history: read `key` from (session, transaction index) or from the
 /// initial state; write `key`.
