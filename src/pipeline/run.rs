@@ -1,38 +1,34 @@
 //! `isopredict run`: one workload run through the whole pipeline (IsoPredict PLDI'24 §4–5),
 //! one function per stage, each handing the next a named result:
-//! 1. [`record`]: run the workload with reads seeing the latest write (a serial observed
+//! 1. `record`: run the workload with reads seeing the latest write (a serial observed
 //!    execution), or on a database → `Recorded`;
-//! 2. [`check`]: the observed run at the level (a violation stops the run) → `Checked`;
-//! 3. [`predict_anomaly`]: an unserializable execution the level allows → `Predicted`;
-//! 4. [`verify`]: the prediction re-verified by the checkers → `Verified`;
-//! 5. [`validate`]: the workload replayed along it (same seed) → `Validated`;
-//! 6. [`report_anomaly`]: which procedure calls, which reads changed writer, the cycle, which
+//! 2. `check`: the observed run at the level (a violation stops the run) → `Checked`;
+//! 3. `predict_anomaly`: an unserializable execution the level allows → `Predicted`;
+//! 4. `verify`: the prediction re-verified by the checkers → `Verified`;
+//! 5. `validate`: the workload replayed along it (same seed) → `Validated`;
+//! 6. `report_anomaly`: which procedure calls, which reads changed writer, the cycle, which
 //!    invariant broke, and the run's other distinct anomalies.
 //!
-//! Every level question goes to `super::judge`. [`write_run_files`] writes the histories,
-//! the anomaly's DOT and SVG, report.md and report.json.
+//! Every level question goes to `super::judge`. The report is built in `super::run_report`;
+//! [`write_run_files`] writes the histories, the anomaly's DOT and SVG, report.md and
+//! report.json.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::check::{CheckError, Level};
-use crate::formats::{self, Format};
 use crate::predict::{predict, PredictError, PredictOptions, Prediction, Strategy, Verdict};
 use crate::report::anomaly::AnomalyGraph;
-use crate::report::run_report::{
-    CallLine, DatabaseSection, DistinctAnomalyLine, InvariantLine, PredictionSection, RunReport,
-    RunTimings, RunVerdict, ValidationSection,
-};
+use crate::report::run_report::{RunReport, RunTimings, RunVerdict};
 use crate::store::{Backend, KeyDirectory};
-use crate::workloads::{
-    self, InvariantCheck, Run, RunConfig, RunError, Size, Validation, Workload,
-};
+use crate::workloads::{self, Run, RunConfig, RunError, Size, Validation, Workload};
 
-use super::anomaly_name::name_anomaly;
-use super::explain::{txn_name, Explainer};
 use super::judge::{judge, Checkers, Judged};
 use super::level_name;
+pub use super::run_files::{write_run_files, RUN_FILES};
+pub use super::run_report::verdict_name;
+use super::run_report::{observed_report, report_anomaly};
 
 /// Options of [`run_workload`].
 #[derive(Debug, Clone)]
@@ -120,18 +116,6 @@ pub struct RunOutcome {
     pub anomaly: Option<AnomalyGraph>,
 }
 
-fn invariant_lines(invariants: &[InvariantCheck]) -> Vec<InvariantLine> {
-    invariants
-        .iter()
-        .map(|i| InvariantLine {
-            id: i.id.to_string(),
-            description: i.description.to_string(),
-            holds: i.holds,
-            detail: i.detail.clone(),
-        })
-        .collect()
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -203,15 +187,15 @@ fn run_in_context(
 }
 
 /// Stage 1's result: the observed run.
-struct Recorded {
+pub(super) struct Recorded {
     /// The configuration it ran with (the replays use it again).
-    config: RunConfig,
+    pub(super) config: RunConfig,
     /// The run: its history, calls, store and invariants.
-    run: Run,
+    pub(super) run: Run,
     /// The store's keys in table, column and row terms.
-    keys: KeyDirectory,
+    pub(super) keys: KeyDirectory,
     /// Time to record it (ms).
-    record_ms: f64,
+    pub(super) record_ms: f64,
 }
 
 /// Where a run stops before a prediction is validated: the report's verdict and summary.
@@ -267,80 +251,6 @@ fn record(workload: &dyn Workload, options: &RunOptions) -> Result<Recorded, Pip
         run,
         keys,
         record_ms,
-    })
-}
-
-/// The report's part about the observed run (the verdict still unknown): its calls,
-/// invariants and sessions, and for a run on a database whether it kept its promise.
-fn observed_report(
-    workload: &dyn Workload,
-    options: &RunOptions,
-    recorded: &Recorded,
-) -> RunReport {
-    let observed = &recorded.run;
-    let h = &observed.history;
-    let observed_calls: Vec<CallLine> = observed
-        .commit_order
-        .iter()
-        .map(|&t| CallLine {
-            txn: txn_name(h, t),
-            trace: super::explain::trace_name(h, t),
-            call: observed.txn_calls[t as usize]
-                .as_ref()
-                .map(|c| c.describe()),
-            role: String::new(),
-        })
-        .collect();
-    RunReport {
-        workload: workload.name().to_string(),
-        seed: options.seed,
-        size: options.size.name().to_string(),
-        level: level_name(options.level).to_string(),
-        strategy: options.strategy.name().to_string(),
-        verdict: RunVerdict::Unknown,
-        summary: String::new(),
-        reason: None,
-        observed_transactions: h.committed_txns().count(),
-        observed_calls,
-        observed_invariants: invariant_lines(&observed.invariants),
-        observed_violation: None,
-        prediction: None,
-        validation: None,
-        timings: RunTimings::default(),
-        files: Vec::new(),
-        sessions: Explainer {
-            observed: h,
-            calls: &observed.txn_calls,
-            keys: &recorded.keys,
-        }
-        .sessions(),
-        raw_keys: false,
-        database: database_section(observed, options.timeout),
-        anomalies: Vec::new(),
-    }
-}
-
-/// The database part of the report, for a run recorded on one: its counts and whether it
-/// kept the isolation level it promised ([`super::promise`]).
-fn database_section(observed: &Run, timeout: Option<Duration>) -> Option<DatabaseSection> {
-    let db = observed.database.as_ref()?;
-    let promise = super::promise::check_promise(&observed.history, db.isolation, timeout);
-    let committed = observed.history.committed_txns().count().saturating_sub(1);
-    Some(DatabaseSection {
-        database: db.database.clone(),
-        isolation: db.isolation.name().to_string(),
-        attempts: db.attempts,
-        aborted_by_database: db.aborted_by_database,
-        connection_losses: db.connection_losses,
-        unknown_outcome: db.unknown_outcome,
-        committed_per_second: committed as f64 / (db.elapsed_ms / 1000.0).max(1e-9),
-        promise: promise.sentence(),
-        promise_verdict: serde_json::to_value(promise.verdict)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-        promise_explanation: promise.explanation,
-        failure: db.failure.clone(),
     })
 }
 
@@ -477,11 +387,11 @@ fn no_prediction(verdict: Verdict, reason: Option<&str>, options: &RunOptions) -
 
 /// Stage 4's result: the prediction re-verified by the checkers, independently of the
 /// predictor (which verified it too; the report says so on its own evidence).
-struct Verified {
+pub(super) struct Verified {
     /// The predicted history is valid at the level.
-    level: bool,
+    pub(super) level: bool,
     /// It is unserializable (`None`: undecided).
-    unserializable: Option<bool>,
+    pub(super) unserializable: Option<bool>,
 }
 
 /// Stage 4, verify.
@@ -531,346 +441,3 @@ fn validate(
         validation_ms: ms(t.elapsed()),
     })
 }
-
-/// Stage 6, report: the prediction in the application's terms (calls, changed reads, the
-/// cycle, the anomaly's name), the verdict and summary, the distinct anomalies of the run,
-/// and the validation; returns the drawing of the anomaly.
-fn report_anomaly(
-    workload: &dyn Workload,
-    options: &RunOptions,
-    recorded: &Recorded,
-    prediction: &Prediction,
-    verified: &Verified,
-    validation: &Validation,
-    report: &mut RunReport,
-) -> Result<AnomalyGraph, PipelineError> {
-    let level = options.level;
-    let observed = &recorded.run;
-    let keys = &recorded.keys;
-    let explainer = Explainer {
-        observed: &observed.history,
-        calls: &observed.txn_calls,
-        keys,
-    };
-    let mut section =
-        explainer.prediction_section(prediction, verified.level, verified.unserializable);
-    let named = name_anomaly(
-        &prediction.history,
-        level,
-        &|t| explainer.label(prediction.txn_origin[t as usize]),
-        &|t| explainer.call(prediction.txn_origin[t as usize]),
-        &|k| {
-            let name = prediction.history.key_name(k);
-            format!(
-                "`{}`",
-                explainer.key_meaning(name).as_deref().unwrap_or(name)
-            )
-        },
-    );
-    section.anomaly = Some(format!("**{}**: {}", named.name, named.description));
-    let validated = validation.verdict == workloads::Verdict::Validated;
-    report.verdict = if validated {
-        RunVerdict::AnomalyValidated
-    } else {
-        RunVerdict::AnomalyPredicted
-    };
-    report.summary = anomaly_summary(workload, level, &named, &section, validation);
-    let title = format!(
-        "{} seed {} {}: {} under {} ({})",
-        workload.name(),
-        options.seed,
-        options.size.name(),
-        if validated {
-            "validated anomaly"
-        } else {
-            "predicted anomaly"
-        },
-        level_name(level),
-        options.strategy
-    );
-    let anomaly = explainer.anomaly_graph(prediction, title);
-    // (Its time counts in the total only.)
-    report.anomalies = distinct_anomalies(
-        workload,
-        &recorded.config,
-        observed,
-        keys,
-        options,
-        prediction,
-        validation,
-    )?;
-    report.prediction = Some(section);
-    report.validation = Some(ValidationSection {
-        verdict: verdict_name(validation.verdict).to_string(),
-        divergences: validation
-            .divergences
-            .iter()
-            .map(|d| divergence_text(d, &observed.history, keys))
-            .collect(),
-        transactions: validation.run.history.committed_txns().count(),
-        invariants: invariant_lines(&validation.invariants),
-    });
-    Ok(anomaly)
-}
-
-/// The report's one-sentence summary of a predicted anomaly and its replay.
-fn anomaly_summary(
-    workload: &dyn Workload,
-    level: Level,
-    named: &super::anomaly_name::AnomalyName,
-    section: &PredictionSection,
-    validation: &Validation,
-) -> String {
-    let broken: Vec<&InvariantCheck> = validation.failed_invariants().collect();
-    let involved = section.calls.len();
-    let changed: u32 = section.changed_reads.iter().map(|c| c.reads).sum();
-    let level_words = level.full_name();
-    if validation.verdict != workloads::Verdict::Validated {
-        return format!(
-            "Anomaly predicted under {level_words} ({}; {changed} read(s) see a different write; re-verified), but the replay did not confirm it: the validating run is {}{}.",
-            named.name,
-            verdict_name(validation.verdict),
-            if validation.diverged() {
-                " after diverging from the prediction"
-            } else {
-                ""
-            }
-        );
-    }
-    let broke = if broken.is_empty() {
-        "no invariant broke, but the execution is unserializable".to_string()
-    } else {
-        format!(
-            "it broke invariant {}",
-            broken
-                .iter()
-                .map(|i| format!("{} ({})", i.id, i.description))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    let replay = if validation.diverged() {
-        format!(
-            "replaying the workload along the prediction could not follow it at {} (see Validation), yet the execution the replay produced is itself valid under {level_words} and unserializable",
-            plural_reads(validation.divergences.len())
-        )
-    } else {
-        "replaying the workload along the prediction reproduced it exactly".to_string()
-    };
-    format!(
-        "Anomaly validated ({}): under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); {replay}, and {broke}.",
-        named.name,
-        workload.name()
-    )
-}
-
-/// The distinct anomalies of the run (`options.max` of them at most): `first` (the prediction
-/// the report details, replayed as `first_validation`), then those of a search by the
-/// scalable engine for `options.max` predictions, each re-verified by the predictor, named in
-/// application terms ([`super::distinct::app_anomaly`]), kept when their anomaly is new, and
-/// replayed.
-fn distinct_anomalies(
-    workload: &dyn Workload,
-    config: &RunConfig,
-    observed: &Run,
-    keys: &KeyDirectory,
-    options: &RunOptions,
-    first: &Prediction,
-    first_validation: &Validation,
-) -> Result<Vec<DistinctAnomalyLine>, PipelineError> {
-    let h = &observed.history;
-    let mut predictions = vec![first.clone()];
-    predictions.extend(super::distinct::more_predictions(
-        h,
-        options.level,
-        options.strategy,
-        options.timeout,
-        options.max,
-    ));
-    let named: Vec<_> = predictions
-        .iter()
-        .map(|p| super::distinct::app_anomaly(p, &observed.txn_calls, keys))
-        .collect();
-    let mut lines = Vec::new();
-    for i in super::distinct::first_of_each(&named)
-        .into_iter()
-        .take(options.max.max(1))
-    {
-        let p = &predictions[i];
-        let replay;
-        let validation = if i == 0 {
-            first_validation
-        } else {
-            replay = workloads::validate(
-                workload,
-                config,
-                Some(observed),
-                &p.history,
-                options.level,
-                options.timeout,
-            )?;
-            &replay
-        };
-        let calls = p
-            .cycle
-            .iter()
-            .flatten()
-            .map(|e| e.from)
-            .chain(
-                p.changed_reads
-                    .iter()
-                    .map(|c| c.txn)
-                    .take(if p.cycle.is_none() { usize::MAX } else { 0 }),
-            )
-            .map(
-                |t| match observed.txn_calls.get(t as usize).and_then(Option::as_ref) {
-                    Some(c) => format!("{} {}", txn_name(h, t), c.describe()),
-                    None => txn_name(h, t),
-                },
-            )
-            .collect();
-        lines.push(DistinctAnomalyLine {
-            anomaly: named[i].to_string(),
-            procedures: named[i].procedures.clone(),
-            columns: named[i].columns.clone(),
-            calls,
-            changed_reads: p.changed_reads.len(),
-            validation: verdict_name(validation.verdict).to_string(),
-            broken_invariants: validation
-                .failed_invariants()
-                .map(|c| c.id.to_string())
-                .collect(),
-        });
-    }
-    Ok(lines)
-}
-
-/// A divergence in the report's terms: the transaction by its name (`T3.2`), the key by its
-/// meaning.
-fn divergence_text(
-    d: &crate::store::Divergence,
-    h: &crate::history::History,
-    keys: &KeyDirectory,
-) -> String {
-    let full = d.to_string();
-    let mut prefix = format!("session {} transaction #{}", d.session, d.txn);
-    if let Some(r) = d.read {
-        prefix.push_str(&format!(" read #{r}"));
-    }
-    if let Some(k) = &d.key {
-        prefix.push_str(&format!(" of {k}"));
-    }
-    let Some(why) = full.strip_prefix(&prefix) else {
-        return full;
-    };
-    let txn = h
-        .sessions()
-        .iter()
-        .position(|s| s.external_id == Some(d.session))
-        .and_then(|i| {
-            h.sessions()[i]
-                .txns()
-                .filter(|&t| h.txn(t).is_committed())
-                .nth(d.txn as usize)
-        })
-        .map_or_else(
-            || format!("session {} transaction #{}", d.session, d.txn),
-            |t| txn_name(h, t),
-        );
-    let mut out = txn;
-    if let Some(r) = d.read {
-        out.push_str(&format!(", read #{}", r + 1));
-    }
-    if let Some(k) = &d.key {
-        out.push_str(&format!(" of {}", keys.describe(k).unwrap_or(k)));
-    }
-    let mut why = why.to_string();
-    if let crate::store::DivergenceReason::OtherKey { expected: Some(e) } = &d.reason {
-        if let Some(m) = keys.describe(e) {
-            why = why.replace(e.as_str(), m);
-        }
-    }
-    out + &why
-}
-
-fn plural_reads(n: usize) -> String {
-    format!("{n} {}", if n == 1 { "read" } else { "reads" })
-}
-
-/// The name of a validation verdict (`validated`, `serializable`, `level-violated`,
-/// `unknown`).
-pub fn verdict_name(v: workloads::Verdict) -> &'static str {
-    match v {
-        workloads::Verdict::Validated => "validated",
-        workloads::Verdict::Serializable => "serializable",
-        workloads::Verdict::LevelViolated => "level-violated",
-        workloads::Verdict::Unknown => "unknown",
-    }
-}
-
-/// Writes `outcome`'s files into `dir` (created if needed) and records their paths in the
-/// report: `observed.json` / `observed.trace.txt`, and with a prediction `predicted.json` /
-/// `predicted.trace.txt`, `validating.json` / `validating.trace.txt`, `anomaly.dot`,
-/// `anomaly.svg`; then `report.md` and `report.json`. Histories are in the native JSON format
-/// and the IsoPredict trace format. The folder is written atomically
-/// ([`crate::output::write_folder_atomically`]): complete, or untouched on failure; an earlier
-/// run's folder is replaced whole (no stale file stays), a folder holding files `run` does not
-/// write ([`RUN_FILES`]) is refused.
-pub fn write_run_files(outcome: &mut RunOutcome, dir: &Path) -> anyhow::Result<()> {
-    let mut files: Vec<(&str, Vec<u8>)> = Vec::new();
-    let trace = |run: &Run| -> anyhow::Result<Vec<u8>> {
-        let mut out = Vec::new();
-        run.write_trace(&mut out)?;
-        Ok(out)
-    };
-    let json = |h: &crate::history::History| -> anyhow::Result<Vec<u8>> {
-        let mut out = Vec::new();
-        formats::write_to(h, Format::Json, &mut out)?;
-        Ok(out)
-    };
-    files.push(("observed.json", json(&outcome.observed.history)?));
-    files.push(("observed.trace.txt", trace(&outcome.observed)?));
-    if let Some(p) = &outcome.prediction {
-        files.push(("predicted.json", json(&p.history)?));
-        let mut out = Vec::new();
-        formats::write_to(&p.history, Format::IsoPredict, &mut out)?;
-        files.push(("predicted.trace.txt", out));
-    }
-    if let Some(v) = &outcome.validation {
-        files.push(("validating.json", json(&v.run.history)?));
-        files.push(("validating.trace.txt", trace(&v.run)?));
-    }
-    if let Some(g) = &outcome.anomaly {
-        files.push(("anomaly.dot", g.to_dot().into_bytes()));
-        files.push(("anomaly.svg", g.to_svg().into_bytes()));
-    }
-    outcome.report.files = files
-        .iter()
-        .map(|(name, _)| *name)
-        .chain(["report.md", "report.json"])
-        .map(|name| dir.join(name).display().to_string())
-        .collect();
-    files.push(("report.md", outcome.report.to_markdown().into_bytes()));
-    files.push((
-        "report.json",
-        (serde_json::to_string_pretty(&outcome.report)? + "\n").into_bytes(),
-    ));
-    let files: Vec<(&str, &[u8])> = files.iter().map(|(n, c)| (*n, c.as_slice())).collect();
-    crate::output::write_folder_atomically(dir, &files, RUN_FILES)?;
-    Ok(())
-}
-
-/// Every file `run` may write into its output folder; a folder holding anything else is not
-/// replaced.
-pub const RUN_FILES: &[&str] = &[
-    "observed.json",
-    "observed.trace.txt",
-    "predicted.json",
-    "predicted.trace.txt",
-    "validating.json",
-    "validating.trace.txt",
-    "anomaly.dot",
-    "anomaly.svg",
-    "report.md",
-    "report.json",
-];
