@@ -225,7 +225,6 @@ pub(crate) fn search(
 ) -> Result<End, PredictError> {
     let boundary = strategy.boundary();
     let per_read = level == Level::ReadCommitted;
-    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
     let generation = Instant::now();
     let dom = Domains::new(h, boundary);
     let candidates = estimated_candidates(h, per_read);
@@ -243,6 +242,62 @@ pub(crate) fn search(
         }
         (d, _) => d,
     };
+    let seeds = judge_seeds(
+        &dom,
+        order,
+        level,
+        strategy,
+        deadline,
+        seed_deadline,
+        want,
+        found,
+        stats,
+    )?;
+    if found.len() >= want {
+        return Ok(End::Found {
+            complete: false,
+            stopped: None,
+        });
+    }
+    if let Some(end) = solver_phase_out_of_reach(
+        found,
+        deadline,
+        memory_bytes,
+        seeds,
+        candidates,
+        solver_fits,
+    ) {
+        return Ok(end);
+    }
+    solver_phase(
+        h,
+        level,
+        strategy,
+        deadline,
+        memory_bytes,
+        want,
+        found,
+        stats,
+    )
+}
+
+/// The seeds (step 2 of the module documentation), each built and judged until `want`
+/// predictions are in `found` or `seed_deadline` passes; the number judged. `deadline`
+/// bounds each judgement.
+#[allow(clippy::too_many_arguments)]
+fn judge_seeds(
+    dom: &Domains,
+    order: &[TxnId],
+    level: Level,
+    strategy: Strategy,
+    deadline: Option<Instant>,
+    seed_deadline: Option<Instant>,
+    want: usize,
+    found: &mut Vec<Found>,
+    stats: &mut PredictStats,
+) -> Result<u32, PredictError> {
+    let per_read = level == Level::ReadCommitted;
+    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
     let verification = Instant::now();
     let mut failure: Option<Result<String, PredictError>> = None;
     let mut seeds = 0u32;
@@ -343,26 +398,34 @@ pub(crate) fn search(
     // SI: a seed must hold a dangerous structure, and SI's all-or-nothing visibility rejects
     // the causal seeds' single changed reads of a transaction's writes.
     if level == Level::Snapshot {
-        for_each_pivot_seed(&dom, order, &mut judge_seed);
+        for_each_pivot_seed(dom, order, &mut judge_seed);
     } else {
-        for_each_seed(&dom, order, per_read, &mut judge_seed);
+        for_each_seed(dom, order, per_read, &mut judge_seed);
     }
     stats.verification_ms += super::ms(verification.elapsed());
     stats.seeds = seeds;
-    if let Some(Err(e)) = failure {
-        return Err(e);
+    match failure {
+        Some(Err(e)) => Err(e),
+        _ => Ok(seeds),
     }
-    if found.len() >= want {
-        return Ok(End::Found {
-            complete: false,
-            stopped: None,
-        });
-    }
+}
+
+/// Why the solver phase cannot run after seeds found too few predictions, if it cannot: no
+/// time left, too little time to build its encoding (~[`BUILD_TIME_PER_CANDIDATE`] per
+/// candidate writer), or over the memory budget.
+fn solver_phase_out_of_reach(
+    found: &[Found],
+    deadline: Option<Instant>,
+    memory_bytes: Option<u64>,
+    seeds: u32,
+    candidates: u64,
+    solver_fits: bool,
+) -> Option<End> {
     if let Some(d) = deadline {
         let left = d.saturating_duration_since(Instant::now());
         let build = BUILD_TIME_PER_CANDIDATE.saturating_mul(candidates.min(u32::MAX as u64) as u32);
         if left.is_zero() && !found.is_empty() {
-            return Ok(incomplete(found, "timeout".to_string()));
+            return Some(incomplete(found, "timeout".to_string()));
         }
         if left.is_zero() {
             // Say what the time went to and what proving "no prediction" would take.
@@ -374,7 +437,7 @@ pub(crate) fn search(
                     memory_bytes.unwrap_or(0) >> 20
                 )
             };
-            return Ok(incomplete(
+            return Some(incomplete(
                 found,
                 format!(
                     "timeout: {seeds} seed candidate(s) judged, none a prediction, and {solver} \
@@ -390,7 +453,7 @@ pub(crate) fn search(
             ));
         }
         if build > left {
-            return Ok(incomplete(
+            return Some(incomplete(
                 found,
                 format!(
                     "timeout: the solver phase would encode ~{candidates} candidate writers \
@@ -402,7 +465,7 @@ pub(crate) fn search(
         }
     }
     if !solver_fits {
-        return Ok(incomplete(
+        return Some(incomplete(
             found,
             format!(
                 "memory limit: the solver phase would encode ~{} candidate writers (~{} MB), over \
@@ -413,6 +476,26 @@ pub(crate) fn search(
             ),
         ));
     }
+    None
+}
+
+/// Step 3 of the module documentation: the complete solver phase over the prediction space
+/// ([`lazy::search`]), or — nothing found, one prediction wanted, and a space small enough —
+/// [`End::Paper`] for the paper-form encodings.
+#[allow(clippy::too_many_arguments)]
+fn solver_phase(
+    h: &History,
+    level: Level,
+    strategy: Strategy,
+    deadline: Option<Instant>,
+    memory_bytes: Option<u64>,
+    want: usize,
+    found: &mut Vec<Found>,
+    stats: &mut PredictStats,
+) -> Result<End, PredictError> {
+    let boundary = strategy.boundary();
+    let per_read = level == Level::ReadCommitted;
+    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
     let generation = Instant::now();
     // PC, SI: every transaction's start is a threshold (and under SI keys written twice
     // matter), so the interval of a model's boundaries fixes which transactions — with their

@@ -1,3 +1,8 @@
+//! Tests of prediction (IsoPredict PLDI'24 §4): the paper's examples (Figure 9, the deposits),
+//! the textbook anomalies per level, agreement with a brute-force enumeration of every boundary
+//! and read choice, the scalable engine against the paper-form one, and every explanation
+//! re-checked; helpers shared with `tests_si_pc`.
+
 use super::space::{BoundaryKind, Space, NONE};
 use super::*;
 use crate::check::{self, CheckOptions, Level};
