@@ -395,10 +395,14 @@ impl<'s, 'h> Search<'s, 'h> {
     ) -> Result<Step, PredictError> {
         let level = options.level;
         // A model can be lost when Z3 is interrupted right after `sat` (deadline, memory
-        // watchdog): the answer is then unknown, like an interrupted call.
-        let Some(model) = self.solver.get_model() else {
+        // watchdog), and a clause read off a model Z3 stopped giving values for may be wrong:
+        // the answer is then unknown, like an interrupted call.
+        let stopped = |outcome: &mut PredictOutcome| -> Result<Step, PredictError> {
             outcome.reason = Some(stopped_reason(deadline));
-            return Ok(Step::Answer);
+            Ok(Step::Answer)
+        };
+        let Some(model) = self.solver.get_model() else {
+            return stopped(outcome);
         };
         let verification = Instant::now();
         let values = ModelValues::new(&self.terms, &model);
@@ -406,8 +410,7 @@ impl<'s, 'h> Search<'s, 'h> {
         let Some(assignment) =
             extract::read_assignment(&self.enc, value).filter(|_| values.complete())
         else {
-            outcome.reason = Some(stopped_reason(deadline));
-            return Ok(Step::Answer);
+            return stopped(outcome);
         };
         let space = self.enc.space;
         let built = extract::build(space, &assignment).map_err(PredictError::Internal)?;
@@ -426,17 +429,10 @@ impl<'s, 'h> Search<'s, 'h> {
             form.level_lazily,
         )?;
         outcome.stats.verification_ms += ms(verification.elapsed());
-        let clause = match judgement {
+        match judgement {
             Judgement::Serializable(Some(order)) if form.refutes_by_instances(options) => {
-                // A serializable candidate: its serial order becomes an instance of the
-                // quantified formula, refuting every candidate it also explains.
-                let more = Instant::now();
-                let position = exact::node_positions(space, &built, &order);
-                exact::instance(&mut self.enc, &position);
-                self.terms.sync(&self.enc.store, &self.solver);
-                outcome.stats.instances += 1;
-                outcome.stats.generation_ms += ms(more.elapsed());
-                return Ok(Step::Continue);
+                self.refute_by_instance(&built, &order, outcome);
+                Ok(Step::Continue)
             }
             Judgement::LevelFails(core) if form.level_lazily => {
                 let more = Instant::now();
@@ -451,43 +447,38 @@ impl<'s, 'h> Search<'s, 'h> {
                     deadline,
                 );
                 if !values.complete() {
-                    // A clause read off a model Z3 stopped giving values for may be wrong.
-                    outcome.reason = Some(stopped_reason(deadline));
-                    return Ok(Step::Answer);
+                    return stopped(outcome);
                 }
-                self.enc.store.clause(&clause);
-                self.terms.sync(&self.enc.store, &self.solver);
+                self.add_clause(&clause);
                 outcome.stats.generation_ms += ms(more.elapsed());
-                return Ok(Step::Continue);
+                Ok(Step::Continue)
             }
             Judgement::Serializable(None) => {
                 // Unserializable but without a pco cycle: no approximate prediction, and no
                 // serial order to refute others with; blocked alone.
                 let lits = extract::assignment_literals(&self.enc, value);
                 if !values.complete() {
-                    outcome.reason = Some(stopped_reason(deadline));
-                    return Ok(Step::Answer);
+                    return stopped(outcome);
                 }
                 let clause: Vec<formula::Lit> = lits.iter().map(|l| l.not()).collect();
-                self.enc.store.clause(&clause);
-                self.terms.sync(&self.enc.store, &self.solver);
+                self.add_clause(&clause);
                 outcome.stats.instances += 1;
-                return Ok(Step::Continue);
+                Ok(Step::Continue)
             }
             Judgement::Prediction(_) => {
                 outcome.verdict = Verdict::Predicted;
                 let p = describe(history, built, None);
                 outcome.predictions = vec![p.clone()];
                 outcome.prediction = Some(p);
-                return Ok(Step::Answer);
+                Ok(Step::Answer)
             }
             Judgement::LevelUnknown => {
                 outcome.reason = Some("re-verification: timeout".to_string());
-                return Ok(Step::Answer);
+                Ok(Step::Answer)
             }
             Judgement::Unknown(reason) => {
                 outcome.reason = Some(format!("re-verification: {reason}"));
-                return Ok(Step::Answer);
+                Ok(Step::Answer)
             }
             Judgement::LevelFails(_) | Judgement::Serializable(Some(_)) => {
                 // A model the encodings should not have given: rejected, blocked alone.
@@ -499,19 +490,45 @@ impl<'s, 'h> Search<'s, 'h> {
                     ));
                     return Ok(Step::Answer);
                 }
-                extract::assignment_literals(&self.enc, value)
+                let lits = extract::assignment_literals(&self.enc, value);
+                if !values.complete() {
+                    return stopped(outcome);
+                }
+                self.block_model(&lits);
+                Ok(Step::Continue)
             }
-        };
-        if !values.complete() {
-            outcome.reason = Some(stopped_reason(deadline));
-            return Ok(Step::Answer);
         }
-        let negated: Vec<z3::ast::Bool> = clause
+    }
+
+    /// A serializable candidate: its serial order becomes an instance of the quantified
+    /// formula, refuting every candidate it also explains.
+    fn refute_by_instance(
+        &mut self,
+        built: &Built,
+        order: &[crate::history::TxnId],
+        outcome: &mut PredictOutcome,
+    ) {
+        let more = Instant::now();
+        let position = exact::node_positions(self.enc.space, built, order);
+        exact::instance(&mut self.enc, &position);
+        self.terms.sync(&self.enc.store, &self.solver);
+        outcome.stats.instances += 1;
+        outcome.stats.generation_ms += ms(more.elapsed());
+    }
+
+    /// Adds `clause` to the encodings and hands it to Z3.
+    fn add_clause(&mut self, clause: &[formula::Lit]) {
+        self.enc.store.clause(clause);
+        self.terms.sync(&self.enc.store, &self.solver);
+    }
+
+    /// Blocks the model whose read choices and boundaries are `lits` (asserted to Z3 only).
+    fn block_model(&mut self, lits: &[formula::Lit]) {
+        let negated: Vec<z3::ast::Bool> = lits
             .iter()
             .filter_map(|&l| self.terms.term(l.not()))
             .collect();
         self.solver.assert(z3::ast::Bool::or(&negated));
-        Ok(Step::Continue)
     }
 }
 
