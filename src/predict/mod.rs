@@ -1,7 +1,8 @@
 //! Predictive analysis (IsoPredict, Geng et al., PLDI 2024, §4 and appendix B): from one
 //! observed execution history, predict a *different* execution of the same program that a
 //! weakly isolated store (causal consistency, read atomic, read committed, prefix consistency or
-//! snapshot isolation) may produce and that is not serializable — or show that none exists under the chosen encoding.
+//! snapshot isolation) may produce and that is not serializable — or show that none exists
+//! under the chosen encoding.
 //!
 //! Pipeline ([`predict()`], in `entry`):
 //! 1. check the observed history at the level (if it already violates it, report that);
@@ -19,14 +20,14 @@
 //!    is blocked and the solver asked again (bounded); a prediction is only ever reported
 //!    verified. Every level and serializability question goes through one function,
 //!    `judge::judge`;
-//! 6. explain (`describe`, [`explain`]): a cycle of the least `pco` of the prediction, each edge with its
-//!    reason; [`dot`] draws it.
+//! 6. explain (`describe`, [`explain`]): a cycle of the least `pco` of the prediction, each
+//!    edge with its reason; [`dot`] draws it.
 //!
 //! Strategies (the paper's Table 2): [`Strategy::ExactStrict`], [`Strategy::ApproxStrict`],
 //! [`Strategy::ApproxRelaxed`].
 //!
-//! Engines: steps 2–5 above are the paper-form engine (`paper`, [`Engine::Paper`]). The default,
-//! [`Engine::Scalable`], gives the same verdicts at the scale of real test runs: the observed
+//! Engines: steps 2–5 above are the paper-form engine (`paper`, [`Engine::Paper`]). The
+//! default, [`Engine::Scalable`], gives the same verdicts at the scale of real test runs: the observed
 //! history's serializability first, then seeds and a lazily constrained solver decided by the
 //! checkers (`scalable`, `seeds`, `prefix`, `lazy`, `saturate`, `serial`; docs/prediction.md
 //! "Engines" has the equivalence argument).
