@@ -120,6 +120,7 @@ impl Args {
             witness: self.witness,
             explain,
             max_cycle_edges: Some(MAX_CYCLE_EDGES),
+            explain_timeout: None,
         }
     }
 

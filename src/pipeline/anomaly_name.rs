@@ -20,9 +20,9 @@
 //! - otherwise the generic **unserializable interleaving** (read atomic and read committed
 //!   predictions, which the checkers already name by Plume's patterns when observed).
 
+use crate::ser;
 use crate::check::Level;
 use crate::history::{History, KeyId, TxnId};
-use crate::ser::{self, SiPcVerdict};
 
 /// An anomaly's name and a one-line description in the history's own labels.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,12 +64,12 @@ pub(crate) fn name_anomaly(
     let timeout = Some(std::time::Duration::from_secs(10));
     if at_least_causal {
         match ser::satisfies_si_pc(h, Level::Snapshot, timeout) {
-            SiPcVerdict::Satisfies { order } => {
+            ser::SiPcVerdict::Satisfies { order } => {
                 if let Some(named) = si_anomaly(h, &order, label, &who, key) {
                     return named;
                 }
             }
-            SiPcVerdict::Unknown { .. } if level == Level::Snapshot => {
+            ser::SiPcVerdict::Unknown { .. } if level == Level::Snapshot => {
                 return AnomalyName {
                     name: "serialization anomaly",
                     description: "snapshot isolation allows it; the commit order needed to \
@@ -82,7 +82,7 @@ pub(crate) fn name_anomaly(
     }
     if at_least_causal && level != Level::Snapshot {
         let order = match ser::satisfies_si_pc(h, Level::Prefix, timeout) {
-            SiPcVerdict::Satisfies { order } => Some(order),
+            ser::SiPcVerdict::Satisfies { order } => Some(order),
             _ => None,
         };
         if order.is_some() || level == Level::Prefix {

@@ -13,9 +13,12 @@
 mod anomaly_name;
 pub mod distinct;
 mod explain;
+mod judge;
 pub mod promise;
 pub mod rank;
 pub mod run;
+mod run_files;
+mod run_report;
 
 pub use rank::{
     parse_seeds, progress_bar, rank, write_rank_files, RankGrid, RankInput, RankOutcome, RankScore,

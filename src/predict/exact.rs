@@ -19,8 +19,11 @@
 //! lazily, with the candidates found by Z3's SAT engine (the default: on TPC-C it answers in
 //! seconds where the quantifier times out).
 
+use super::extract::Built;
 use super::feasibility::Encoding;
 use super::formula::{IntTerm, Lit, Name, F};
+use super::space::{Space, NONE};
+use crate::history::TxnId;
 
 /// Encodes `∀co. ¬IsSerializable(co)`.
 pub(crate) fn encode(e: &mut Encoding) {
@@ -149,4 +152,28 @@ pub(crate) fn instance_sparse(e: &mut Encoding, position: &[u32]) {
         }
     }
     e.store.clause(&violations);
+}
+
+/// Positions of every node for an exact instance: the candidate's serial order (predicted
+/// transaction ids) mapped to nodes, then the nodes the candidate excludes, in session order.
+pub(crate) fn node_positions(space: &Space, built: &Built, order: &[TxnId]) -> Vec<u32> {
+    let n = space.nodes();
+    let mut node_of_txn = vec![NONE; space.history.txn_count()];
+    for (node, &t) in space.node_txn.iter().enumerate() {
+        node_of_txn[t as usize] = node as u32;
+    }
+    let mut position = vec![u32::MAX; n];
+    let mut next = 0u32;
+    for &t in order {
+        let node = node_of_txn[built.origin[t as usize] as usize];
+        if node != NONE {
+            position[node as usize] = next;
+            next += 1;
+        }
+    }
+    for p in position.iter_mut().filter(|p| **p == u32::MAX) {
+        *p = next;
+        next += 1;
+    }
+    position
 }

@@ -2,7 +2,7 @@
 //! choices, [`Encoding::sparse`], linear in the prediction space), with weak isolation and
 //! unserializability added lazily as clauses — counterexample-guided, as Cobra (OSDI'20) and
 //! PolySI (VLDB'23) add acyclicity constraints. Each model is a candidate prediction, decided
-//! exactly by the checkers ([`super::scalable::judge`]):
+//! exactly by the checkers ([`super::candidate::judge_candidate`]):
 //!
 //! - **level fails**: the candidate's boundaries and the read choices of its boundary
 //!   transactions are blocked together with every candidate that includes at least as much
@@ -26,12 +26,14 @@ use std::time::{Duration, Instant};
 
 use z3::{Params, SatResult, Solver};
 
+use super::candidate::{judge_candidate, Criterion, Judgement};
+use super::exact::node_positions;
 use super::extract::{self, Built};
 use super::feasibility::Encoding;
 use super::formula::Lit;
-use super::scalable::{judge, Judgement};
+use super::scalable::LEVEL_TIMEOUT;
 use super::space::{Space, NONE};
-use super::{exact, level_core, node_positions, PredictError, PredictStats, Strategy};
+use super::{exact, level_core, PredictError, PredictStats, Strategy};
 use crate::check::Level;
 use crate::history::{OpId, TxnId};
 
@@ -133,7 +135,14 @@ pub(crate) fn search(
             None
         };
         let level_h = full.as_ref().map_or(&built.history, |f| &f.history);
-        let judgement = judge(&built.history, level_h, level, strategy, deadline, true)?;
+        let judgement = judge_candidate(
+            &built.history,
+            level_h,
+            level,
+            Criterion::Strategy(strategy),
+            deadline,
+            true,
+        )?;
         stats.verification_ms += ms(verification.elapsed());
         let more = Instant::now();
         match judgement {
@@ -167,6 +176,7 @@ pub(crate) fn search(
                 enc.store.clause(&clause);
             }
             Judgement::Unknown(reason) => return Ok(LazyEnd::Unknown(reason)),
+            Judgement::LevelUnknown => return Ok(LazyEnd::Unknown(LEVEL_TIMEOUT.to_string())),
         }
         if !values.complete() {
             // A clause read off a model Z3 stopped giving values for may be wrong.

@@ -27,10 +27,10 @@ use std::time::Instant;
 use super::extract::{Assignment, Built};
 use super::feasibility::Encoding;
 use super::formula::Lit;
+use super::judge::{judge, How, Judged};
 use super::space::NONE;
 use crate::check::Level;
 use crate::history::{BuilderTxn, History, HistoryBuilder, OpKind, ReadFrom, TxnId, INITIAL_TXN};
-use crate::ser;
 
 /// The clause excluding every candidate that contains the core `core` (transaction ids of
 /// `full.history`, the candidate with its whole write sets) of the candidate's level
@@ -123,15 +123,12 @@ pub(crate) fn core_clause(
         }
     }
     let sub: History = b.build().ok()?;
-    let strong = ser::StrongLevel::from_level(level)?;
-    let options = ser::StrongOptions {
-        timeout: deadline.map(|d| d.saturating_duration_since(Instant::now())),
-        explain: false,
-        ..ser::StrongOptions::default()
-    };
-    let report = ser::check_strong(&sub, strong, &options).ok()?;
-    if report.verdict != ser::Verdict::Violated {
+    if !super::is_si_pc(level) {
         return None;
+    }
+    match judge(&sub, level, How::Checker { core: false }, deadline) {
+        Ok(Judged::Fails { .. }) => {}
+        _ => return None,
     }
     let mut clause: Vec<Lit> = Vec::new();
     for (s, &v) in bound.iter().enumerate() {

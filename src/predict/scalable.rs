@@ -6,7 +6,7 @@
 //!    unserializable observed run is the answer itself. Then every prefix of it closed under
 //!    write–read order is serializable too, and a prediction needs a changed read.
 //! 2. **Seeds** ([`super::seeds`]): candidate predictions shaped like common anomalies, built
-//!    and decided without the solver ([`judge`]); most predictions are found here.
+//!    and decided without the solver ([`super::candidate`]); most predictions are found here.
 //! 3. **Solver** ([`super::lazy`]): the feasible-prefix encoding alone, with weak isolation and
 //!    unserializability added lazily from the checkers' verdicts on each candidate — complete,
 //!    so "no prediction" is exact. Its size (read choices × candidate writers) is estimated first
@@ -19,17 +19,24 @@
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
-use super::dangerous::has_pivot;
+use rayon::prelude::*;
+
+use super::candidate::{
+    judge_candidate, judge_unserializability, level_error, Criterion, Judgement,
+};
+use super::dangerous::{self, has_pivot};
+use super::judge::{judge, How, JudgeError, Judged};
 use super::lazy::{self, Found, LazyEnd};
 use super::prefix::Domains;
-use super::saturate::{saturate, Pco};
 use super::seeds::{for_each_pivot_seed, for_each_seed, Seed};
-use super::serial::greedy_serial_order;
 use super::space::Space;
-use super::{PcoEdge, PredictError, PredictStats, Strategy};
-use crate::check::{self, CheckOptions, Level};
+use super::{ms, PredictError, PredictOptions, PredictOutcome, PredictStats, Strategy, Verdict};
+use crate::check::Level;
 use crate::history::{History, OpKind, TxnId};
-use crate::ser::{self, SerVerdict};
+use crate::ser::SerVerdict;
+
+/// Why a search stops when the level check of a candidate does not finish.
+pub(crate) const LEVEL_TIMEOUT: &str = "timeout checking the level";
 
 /// Bytes the solver phase is estimated to take per candidate writer of a read choice (Z3
 /// terms and clauses of the selector, its exactly-one constraint, the boundary implication
@@ -42,166 +49,116 @@ pub(crate) const BYTES_PER_CANDIDATE: u64 = 10 * 1024;
 /// is shorter.
 const BUILD_TIME_PER_CANDIDATE: Duration = Duration::from_micros(50);
 
-/// The observed history's serializability: the one place the prediction pipeline asks it.
-/// Cheap sound answers first — a greedy replay ([`greedy_serial_order`]), verified; saturate
-/// `pco` ([`saturate`]; a cycle: unserializable), then try its topological order and a greedy
-/// replay guided by it as serial orders, verified — and the exact check ([`ser::is_serializable`]: search, then Z3) only when none
-/// of them answers.
+/// Why "none" needs no search at SI (said in the outcome's reason).
+pub const NO_PIVOT: &str = "no transaction of the run can be the middle of a dangerous \
+    structure: none both reads a key it does not write that a transaction of another session \
+    writes, and writes a key that a transaction of another session reads without writing it, \
+    with neither of those forced into its snapshot (resp. it into theirs) by what the run's \
+    earlier transactions read; snapshot isolation then allows only serializable executions of \
+    these transactions (Fekete et al.: an unserializable SI execution has such a transaction)";
+
+/// The scalable engine's pipeline after the level check ([`scalable`]); `observed_order`: a
+/// verified serial order of the observed history, if the level check found the one
+/// [`observed_serializability`] would.
+pub(crate) fn predict(
+    history: &History,
+    options: &PredictOptions,
+    deadline: Option<Instant>,
+    mut outcome: PredictOutcome,
+    observed_order: Option<Vec<TxnId>>,
+) -> Result<PredictOutcome, PredictError> {
+    let verification = Instant::now();
+    let observed = match observed_order {
+        Some(order) => SerVerdict::Serializable { order },
+        None => observed_serializability(history, deadline)?,
+    };
+    outcome.stats.verification_ms += ms(verification.elapsed());
+    let order = match observed {
+        SerVerdict::Serializable { order } => order,
+        SerVerdict::Unserializable => {
+            outcome.verdict = Verdict::ObservedUnserializable;
+            return Ok(outcome);
+        }
+        SerVerdict::Unknown { reason } => {
+            outcome.reason = Some(format!(
+                "checking the observed history for serializability: {reason}"
+            ));
+            return Ok(outcome);
+        }
+    };
+    // SI: an SI history without a pivot is serializable (Fekete et al.'s dangerous structure,
+    // [`dangerous`]), and every prediction's pivots are pivots of the observed run.
+    if options.level == Level::Snapshot && dangerous::structures(history).is_empty() {
+        outcome.verdict = Verdict::NoPrediction;
+        outcome.reason = Some(NO_PIVOT.to_string());
+        return Ok(outcome);
+    }
+    let mut found = Vec::new();
+    let end = search(
+        history,
+        &order,
+        options.level,
+        options.strategy,
+        deadline,
+        options.memory,
+        options.max.max(1),
+        &mut found,
+        &mut outcome.stats,
+    )?;
+    match end {
+        End::Paper => {
+            // Small enough for the paper-form encodings, whose eager constraints prove "no
+            // prediction" faster than the sparse ones (pc, si: causal eagerly, the level
+            // lazily; approximate strategies: `pco` judged after the fact).
+            return super::paper::solve_small_space(history, options, deadline, outcome);
+        }
+        End::Unknown(reason) => {
+            outcome.reason = Some(reason);
+        }
+        End::Found { complete, stopped } => {
+            outcome.reason = stopped.map(|r| format!("search stopped early: {r}"));
+            if found.is_empty() {
+                outcome.verdict = Verdict::NoPrediction;
+            } else {
+                outcome.verdict = Verdict::Predicted;
+                outcome.stats.exhaustive = Some(complete);
+                // Each description proves a shortest cycle (milliseconds on a few hundred
+                // transactions): in parallel, as `--max all` can ask for hundreds.
+                outcome.predictions = found
+                    .into_par_iter()
+                    .map(|(built, cycle)| super::describe::describe(history, built, cycle))
+                    .collect();
+                outcome.prediction = outcome.predictions.first().cloned();
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// The observed history's serializability: the one place the prediction pipeline asks it,
+/// cheap sound answers first ([`How::CheapFirst`]), under the known write order if the input
+/// shows one (Elle list-append reads: the rewritten history keeps the transaction ids, so its
+/// serial order is one of `h`).
 pub(crate) fn observed_serializability(
     h: &History,
     deadline: Option<Instant>,
 ) -> Result<SerVerdict, PredictError> {
-    // Under the known write order, if the input shows one (Elle list-append reads): the
-    // rewritten history keeps the transaction ids, so its serial order is one of `h`.
     let rewritten = h.with_write_order_as_reads();
     let h = rewritten.as_ref().unwrap_or(h);
-    if let Some(order) = greedy_serial_order(h, &[], deadline) {
-        if ser::verify_serial_order(h, &order).is_ok() {
-            return Ok(SerVerdict::Serializable { order });
+    match judge(h, Level::Serializable, How::CheapFirst, deadline) {
+        Ok(Judged::Holds(order)) => Ok(SerVerdict::Serializable {
+            order: order.expect("a serial order"),
+        }),
+        Ok(Judged::Fails { .. }) => Ok(SerVerdict::Unserializable),
+        Ok(Judged::Unknown(reason)) => Ok(SerVerdict::Unknown { reason }),
+        Err(e @ JudgeError::ReadWithoutCommittedWriter(read)) => {
+            Err(PredictError::InvalidObservation {
+                op: read,
+                message: e.to_string(),
+            })
         }
+        Err(e) => Err(level_error(e)),
     }
-    match saturate(h, deadline) {
-        Pco::Cyclic(_) => return Ok(SerVerdict::Unserializable),
-        Pco::Acyclic(order, edges) => {
-            if ser::verify_serial_order(h, &order).is_ok() {
-                return Ok(SerVerdict::Serializable { order });
-            }
-            if let Some(order) = greedy_serial_order(h, &edges, deadline) {
-                if ser::verify_serial_order(h, &order).is_ok() {
-                    return Ok(SerVerdict::Serializable { order });
-                }
-            }
-        }
-        Pco::GaveUp => {}
-    }
-    ser::is_serializable(h, remaining(deadline)).map_err(|e| PredictError::InvalidObservation {
-        op: match e {
-            ser::SerError::ReadWithoutCommittedWriter { read } => read,
-        },
-        message: e.to_string(),
-    })
-}
-
-/// The verdict on one candidate prediction.
-pub(crate) enum Judgement {
-    /// Valid at the level and unserializable (with a `pco` cycle when one exists).
-    Prediction(Option<Vec<PcoEdge>>),
-    /// Not valid at the level; pc, si: the core of the violation (transactions of the checked
-    /// history whose sub-history already fails; empty when none was found).
-    LevelFails(Vec<TxnId>),
-    /// Valid but not a prediction: serializable (with a serial order), or — approximate
-    /// strategies — acyclic `pco` yet unserializable (`None`).
-    Serializable(Option<Vec<TxnId>>),
-    /// The deadline passed or a check gave up.
-    Unknown(String),
-}
-
-/// Decides a candidate predicted history exactly: `level_h` at the level (for prefix
-/// consistency and snapshot isolation the candidate with its boundary transactions' whole
-/// write sets, [`super::prefix::Domains::build_with`]; else `p` itself), `p` for
-/// unserializability. `core`: shrink a pc/si violation to its core (the solver phase blocks
-/// through it; seeds do not need it).
-pub(crate) fn judge(
-    p: &History,
-    level_h: &History,
-    level: Level,
-    strategy: Strategy,
-    deadline: Option<Instant>,
-    core: bool,
-) -> Result<Judgement, PredictError> {
-    match check_level(level_h, level, deadline, core)? {
-        LevelCheck::Fails(core) => return Ok(Judgement::LevelFails(core)),
-        LevelCheck::Holds => {}
-        LevelCheck::Unknown => {
-            return Ok(Judgement::Unknown("timeout checking the level".to_string()))
-        }
-    }
-    judge_unserializability(p, strategy, deadline)
-}
-
-/// The second half of [`judge`], for a candidate already found valid at the level: whether
-/// `p` is a prediction for `strategy` (a `pco` cycle, or for exact-strict no serial order).
-pub(crate) fn judge_unserializability(
-    p: &History,
-    strategy: Strategy,
-    deadline: Option<Instant>,
-) -> Result<Judgement, PredictError> {
-    let (order, edges) = match saturate(p, deadline) {
-        Pco::Cyclic(cycle) => return Ok(Judgement::Prediction(Some(cycle))),
-        Pco::GaveUp => return Ok(Judgement::Unknown("timeout".to_string())),
-        Pco::Acyclic(order, edges) => (order, edges),
-    };
-    if ser::verify_serial_order(p, &order).is_ok() {
-        return Ok(Judgement::Serializable(Some(order)));
-    }
-    if let Some(order) = greedy_serial_order(p, &edges, deadline) {
-        if ser::verify_serial_order(p, &order).is_ok() {
-            return Ok(Judgement::Serializable(Some(order)));
-        }
-    }
-    match ser::is_serializable(p, remaining(deadline)) {
-        Ok(SerVerdict::Serializable { order }) => Ok(Judgement::Serializable(Some(order))),
-        Ok(SerVerdict::Unserializable) if strategy == Strategy::ExactStrict => {
-            Ok(Judgement::Prediction(None))
-        }
-        Ok(SerVerdict::Unserializable) => Ok(Judgement::Serializable(None)),
-        Ok(SerVerdict::Unknown { reason }) => Ok(Judgement::Unknown(reason)),
-        Err(e) => Err(PredictError::Internal(format!(
-            "predicted history is malformed: {e}"
-        ))),
-    }
-}
-
-/// A history's verdict at a level.
-pub(crate) enum LevelCheck {
-    /// Valid.
-    Holds,
-    /// Violated; pc, si with `core` asked: the transactions of a failing sub-history (empty
-    /// when the checker found none, e.g. a causal violation).
-    Fails(Vec<TxnId>),
-    /// Undecided before the deadline.
-    Unknown,
-}
-
-/// Most time the exact checker may spend shrinking a violation to its core.
-const CORE_BUDGET: Duration = Duration::from_millis(500);
-
-/// `h` at `level`. Prefix consistency and snapshot isolation are decided by the exact checker
-/// [`ser::check_strong`] (Biswas & Enea's prefix search on the read/write split, Z3 when it
-/// gives up), with the core of a violation when `core`; the other levels by [`check::check`].
-pub(crate) fn check_level(
-    h: &History,
-    level: Level,
-    deadline: Option<Instant>,
-    core: bool,
-) -> Result<LevelCheck, PredictError> {
-    let Some(strong) = ser::StrongLevel::from_level(level) else {
-        return Ok(
-            if check::check(h, level, &CheckOptions::default())?.is_consistent() {
-                LevelCheck::Holds
-            } else {
-                LevelCheck::Fails(Vec::new())
-            },
-        );
-    };
-    let left = remaining(deadline);
-    let options = ser::StrongOptions {
-        timeout: left,
-        explain: core,
-        explain_timeout: left.map_or(CORE_BUDGET, |l| l.min(CORE_BUDGET)),
-        ..ser::StrongOptions::default()
-    };
-    let report = ser::check_strong(h, strong, &options)?;
-    Ok(match report.verdict {
-        ser::Verdict::Consistent => LevelCheck::Holds,
-        ser::Verdict::Violated => LevelCheck::Fails(
-            report
-                .violation
-                .map(|v| v.core.iter().map(|c| c.txn.id).collect())
-                .unwrap_or_default(),
-        ),
-        ser::Verdict::Unknown => LevelCheck::Unknown,
-    })
 }
 
 /// Read choices × candidate writers the solver phase would encode (an upper bound of the
@@ -249,7 +206,7 @@ pub(crate) enum End {
 }
 
 /// Most bytes the paper-form encodings may be estimated to take for the solver phase to hand
-/// them the search (nodes³ × [`super::PAPER_BYTES_PER_NODE_CUBE`]: about 70 nodes).
+/// them the search (nodes³ × [`super::paper::PAPER_BYTES_PER_NODE_CUBE`]: about 70 nodes).
 const PAPER_FALLBACK_BYTES: u64 = 1 << 30;
 
 /// Runs seeds, then the solver phase, until `want` predictions are found, the space is
@@ -268,7 +225,6 @@ pub(crate) fn search(
 ) -> Result<End, PredictError> {
     let boundary = strategy.boundary();
     let per_read = level == Level::ReadCommitted;
-    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
     let generation = Instant::now();
     let dom = Domains::new(h, boundary);
     let candidates = estimated_candidates(h, per_read);
@@ -286,6 +242,62 @@ pub(crate) fn search(
         }
         (d, _) => d,
     };
+    let seeds = judge_seeds(
+        &dom,
+        order,
+        level,
+        strategy,
+        deadline,
+        seed_deadline,
+        want,
+        found,
+        stats,
+    )?;
+    if found.len() >= want {
+        return Ok(End::Found {
+            complete: false,
+            stopped: None,
+        });
+    }
+    if let Some(end) = solver_phase_out_of_reach(
+        found,
+        deadline,
+        memory_bytes,
+        seeds,
+        candidates,
+        solver_fits,
+    ) {
+        return Ok(end);
+    }
+    solver_phase(
+        h,
+        level,
+        strategy,
+        deadline,
+        memory_bytes,
+        want,
+        found,
+        stats,
+    )
+}
+
+/// The seeds (step 2 of the module documentation), each built and judged until `want`
+/// predictions are in `found` or `seed_deadline` passes; the number judged. `deadline`
+/// bounds each judgement.
+#[allow(clippy::too_many_arguments)]
+fn judge_seeds(
+    dom: &Domains,
+    order: &[TxnId],
+    level: Level,
+    strategy: Strategy,
+    deadline: Option<Instant>,
+    seed_deadline: Option<Instant>,
+    want: usize,
+    found: &mut Vec<Found>,
+    stats: &mut PredictStats,
+) -> Result<u32, PredictError> {
+    let per_read = level == Level::ReadCommitted;
+    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
     let verification = Instant::now();
     let mut failure: Option<Result<String, PredictError>> = None;
     let mut seeds = 0u32;
@@ -325,15 +337,20 @@ pub(crate) fn search(
             return ControlFlow::Continue(());
         }
         let built = if snapshots {
-            match check_level(&first.history, level, deadline, false) {
-                Ok(LevelCheck::Holds) => {}
-                Ok(LevelCheck::Fails(_)) => return ControlFlow::Continue(()),
-                Ok(LevelCheck::Unknown) => {
-                    failure = Some(Ok("timeout checking the level".to_string()));
+            match judge(
+                &first.history,
+                level,
+                How::Checker { core: false },
+                deadline,
+            ) {
+                Ok(Judged::Holds(_)) => {}
+                Ok(Judged::Fails { .. }) => return ControlFlow::Continue(()),
+                Ok(Judged::Unknown(_)) => {
+                    failure = Some(Ok(LEVEL_TIMEOUT.to_string()));
                     return ControlFlow::Break(());
                 }
                 Err(e) => {
-                    failure = Some(Err(e));
+                    failure = Some(Err(level_error(e)));
                     return ControlFlow::Break(());
                 }
             }
@@ -347,14 +364,15 @@ pub(crate) fn search(
         } else {
             first
         };
+        let criterion = Criterion::Strategy(strategy);
         let judgement = if snapshots {
-            judge_unserializability(&built.history, strategy, deadline)
+            judge_unserializability(&built.history, criterion, deadline)
         } else {
-            judge(
+            judge_candidate(
                 &built.history,
                 &built.history,
                 level,
-                strategy,
+                criterion,
                 deadline,
                 false,
             )
@@ -363,6 +381,10 @@ pub(crate) fn search(
             Ok(Judgement::Prediction(cycle)) => found.push((built, cycle)),
             Ok(Judgement::Unknown(reason)) => {
                 failure = Some(Ok(reason));
+                return ControlFlow::Break(());
+            }
+            Ok(Judgement::LevelUnknown) => {
+                failure = Some(Ok(LEVEL_TIMEOUT.to_string()));
                 return ControlFlow::Break(());
             }
             Ok(_) => {}
@@ -376,26 +398,34 @@ pub(crate) fn search(
     // SI: a seed must hold a dangerous structure, and SI's all-or-nothing visibility rejects
     // the causal seeds' single changed reads of a transaction's writes.
     if level == Level::Snapshot {
-        for_each_pivot_seed(&dom, order, &mut judge_seed);
+        for_each_pivot_seed(dom, order, &mut judge_seed);
     } else {
-        for_each_seed(&dom, order, per_read, &mut judge_seed);
+        for_each_seed(dom, order, per_read, &mut judge_seed);
     }
     stats.verification_ms += super::ms(verification.elapsed());
     stats.seeds = seeds;
-    if let Some(Err(e)) = failure {
-        return Err(e);
+    match failure {
+        Some(Err(e)) => Err(e),
+        _ => Ok(seeds),
     }
-    if found.len() >= want {
-        return Ok(End::Found {
-            complete: false,
-            stopped: None,
-        });
-    }
+}
+
+/// Why the solver phase cannot run after seeds found too few predictions, if it cannot: no
+/// time left, too little time to build its encoding (~[`BUILD_TIME_PER_CANDIDATE`] per
+/// candidate writer), or over the memory budget.
+fn solver_phase_out_of_reach(
+    found: &[Found],
+    deadline: Option<Instant>,
+    memory_bytes: Option<u64>,
+    seeds: u32,
+    candidates: u64,
+    solver_fits: bool,
+) -> Option<End> {
     if let Some(d) = deadline {
         let left = d.saturating_duration_since(Instant::now());
         let build = BUILD_TIME_PER_CANDIDATE.saturating_mul(candidates.min(u32::MAX as u64) as u32);
         if left.is_zero() && !found.is_empty() {
-            return Ok(incomplete(found, "timeout".to_string()));
+            return Some(incomplete(found, "timeout".to_string()));
         }
         if left.is_zero() {
             // Say what the time went to and what proving "no prediction" would take.
@@ -407,7 +437,7 @@ pub(crate) fn search(
                     memory_bytes.unwrap_or(0) >> 20
                 )
             };
-            return Ok(incomplete(
+            return Some(incomplete(
                 found,
                 format!(
                     "timeout: {seeds} seed candidate(s) judged, none a prediction, and {solver} \
@@ -423,7 +453,7 @@ pub(crate) fn search(
             ));
         }
         if build > left {
-            return Ok(incomplete(
+            return Some(incomplete(
                 found,
                 format!(
                     "timeout: the solver phase would encode ~{candidates} candidate writers \
@@ -435,7 +465,7 @@ pub(crate) fn search(
         }
     }
     if !solver_fits {
-        return Ok(incomplete(
+        return Some(incomplete(
             found,
             format!(
                 "memory limit: the solver phase would encode ~{} candidate writers (~{} MB), over \
@@ -446,6 +476,26 @@ pub(crate) fn search(
             ),
         ));
     }
+    None
+}
+
+/// Step 3 of the module documentation: the complete solver phase over the prediction space
+/// ([`lazy::search`]), or — nothing found, one prediction wanted, and a space small enough —
+/// [`End::Paper`] for the paper-form encodings.
+#[allow(clippy::too_many_arguments)]
+fn solver_phase(
+    h: &History,
+    level: Level,
+    strategy: Strategy,
+    deadline: Option<Instant>,
+    memory_bytes: Option<u64>,
+    want: usize,
+    found: &mut Vec<Found>,
+    stats: &mut PredictStats,
+) -> Result<End, PredictError> {
+    let boundary = strategy.boundary();
+    let per_read = level == Level::ReadCommitted;
+    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
     let generation = Instant::now();
     // PC, SI: every transaction's start is a threshold (and under SI keys written twice
     // matter), so the interval of a model's boundaries fixes which transactions — with their
@@ -464,7 +514,7 @@ pub(crate) fn search(
     let paper = nodes
         .saturating_mul(nodes)
         .saturating_mul(nodes)
-        .saturating_mul(super::PAPER_BYTES_PER_NODE_CUBE);
+        .saturating_mul(super::paper::PAPER_BYTES_PER_NODE_CUBE);
     if found.is_empty()
         && want == 1
         && paper <= PAPER_FALLBACK_BYTES.min(memory_bytes.unwrap_or(u64::MAX))
@@ -504,8 +554,4 @@ pub(crate) fn same_anomaly(
     first
         .iter()
         .all(|&(o, _, w)| second.iter().any(|&(o2, _, w2)| o2 == o && w2 == w))
-}
-
-fn remaining(deadline: Option<Instant>) -> Option<Duration> {
-    deadline.map(|d| d.saturating_duration_since(Instant::now()))
 }

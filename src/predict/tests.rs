@@ -1,7 +1,15 @@
-use super::space::NONE;
+//! Tests of prediction (IsoPredict PLDI'24 §4): the paper's examples (Figure 9, the deposits),
+//! the textbook anomalies per level, agreement with a brute-force enumeration of every boundary
+//! and read choice, the scalable engine against the paper-form one, and every explanation
+//! re-checked; helpers shared with `tests_si_pc`.
+
+use super::space::{BoundaryKind, Space, NONE};
 use super::*;
+use crate::check::{self, CheckOptions, Level};
 use crate::generate::{generate, Consistency, GenerateParams};
 use crate::history::{BuilderTxn, HistoryBuilder, ReadFrom};
+use crate::history::{History, OpId, TxnId};
+use crate::ser::{self, SerVerdict};
 
 /// An operation of a test history: read `key` from (session, transaction index) or from the
 /// initial state; write `key`.

@@ -8,7 +8,10 @@ use super::tests::{
     proptest_cases, random_program, run, serial_run, single_writer, Op,
 };
 use super::*;
+use crate::check::{self, Level};
 use crate::generate::{generate, Consistency, GenerateParams};
+use crate::history::History;
+use crate::ser::{self, SerVerdict};
 use Op::{R, W};
 
 /// Write skew observed serially: t1 reads y and writes x; t2 writes y, then reads x from t1.

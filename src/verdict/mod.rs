@@ -56,6 +56,9 @@ pub struct Limits {
     pub explain: bool,
     /// Show at most this many edges of each rc/ra/cc/ci cycle (the report says how many more).
     pub max_cycle_edges: Option<usize>,
+    /// Most time spent shrinking a pc/si/ser violation to its minimal core (`None`: the
+    /// search's default, 10 s).
+    pub explain_timeout: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -67,6 +70,7 @@ impl Default for Limits {
             witness: false,
             explain: true,
             max_cycle_edges: None,
+            explain_timeout: None,
         }
     }
 }
@@ -444,12 +448,14 @@ impl<'i, 'h> Decider<'i, 'h> {
     }
 
     fn strong_options(&self) -> StrongOptions {
+        let defaults = StrongOptions::default();
         StrongOptions {
             engine: self.limits.engine,
             timeout: self.remaining(),
             witness: self.limits.witness,
             explain: self.limits.explain,
-            ..StrongOptions::default()
+            explain_timeout: self.limits.explain_timeout.unwrap_or(defaults.explain_timeout),
+            ..defaults
         }
     }
 

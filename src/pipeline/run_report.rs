@@ -1,0 +1,388 @@
+//! The report of a run (`isopredict run`, [`super::run`]): its observed part (calls,
+//! invariants, sessions, the database's promise) and stage 6 — the prediction in the
+//! application's terms (procedure calls, changed reads, the cycle, the anomaly's name), the
+//! verdict and summary in words, the run's distinct anomalies (each re-verified and replayed)
+//! and the validation.
+
+use std::time::Duration;
+
+use crate::check::Level;
+use crate::predict::Prediction;
+use crate::report::anomaly::AnomalyGraph;
+use crate::report::run_report::{
+    CallLine, DatabaseSection, DistinctAnomalyLine, InvariantLine, PredictionSection, RunReport,
+    RunTimings, RunVerdict, ValidationSection,
+};
+use crate::store::KeyDirectory;
+use crate::workloads::{self, InvariantCheck, Run, RunConfig, Validation, Workload};
+
+use super::anomaly_name::{name_anomaly, AnomalyName};
+use super::explain::{txn_name, Explainer};
+use super::level_name;
+use super::run::{PipelineError, Recorded, RunOptions, Verified};
+
+/// The invariants' lines of the report.
+pub(super) fn invariant_lines(invariants: &[InvariantCheck]) -> Vec<InvariantLine> {
+    invariants
+        .iter()
+        .map(|i| InvariantLine {
+            id: i.id.to_string(),
+            description: i.description.to_string(),
+            holds: i.holds,
+            detail: i.detail.clone(),
+        })
+        .collect()
+}
+
+/// The report's part about the observed run (the verdict still unknown): its calls,
+/// invariants and sessions, and for a run on a database whether it kept its promise.
+pub(super) fn observed_report(
+    workload: &dyn Workload,
+    options: &RunOptions,
+    recorded: &Recorded,
+) -> RunReport {
+    let observed = &recorded.run;
+    let h = &observed.history;
+    let observed_calls: Vec<CallLine> = observed
+        .commit_order
+        .iter()
+        .map(|&t| CallLine {
+            txn: txn_name(h, t),
+            trace: super::explain::trace_name(h, t),
+            call: observed.txn_calls[t as usize]
+                .as_ref()
+                .map(|c| c.describe()),
+            role: String::new(),
+        })
+        .collect();
+    RunReport {
+        workload: workload.name().to_string(),
+        seed: options.seed,
+        size: options.size.name().to_string(),
+        level: level_name(options.level).to_string(),
+        strategy: options.strategy.name().to_string(),
+        verdict: RunVerdict::Unknown,
+        summary: String::new(),
+        reason: None,
+        observed_transactions: h.committed_txns().count(),
+        observed_calls,
+        observed_invariants: invariant_lines(&observed.invariants),
+        observed_violation: None,
+        prediction: None,
+        validation: None,
+        timings: RunTimings::default(),
+        files: Vec::new(),
+        sessions: Explainer {
+            observed: h,
+            calls: &observed.txn_calls,
+            keys: &recorded.keys,
+        }
+        .sessions(),
+        raw_keys: false,
+        database: database_section(observed, options.timeout),
+        anomalies: Vec::new(),
+    }
+}
+
+/// The database part of the report, for a run recorded on one: its counts and whether it
+/// kept the isolation level it promised ([`super::promise`]).
+pub(super) fn database_section(
+    observed: &Run,
+    timeout: Option<Duration>,
+) -> Option<DatabaseSection> {
+    let db = observed.database.as_ref()?;
+    let promise = super::promise::check_promise(&observed.history, db.isolation, timeout);
+    let committed = observed.history.committed_txns().count().saturating_sub(1);
+    Some(DatabaseSection {
+        database: db.database.clone(),
+        isolation: db.isolation.name().to_string(),
+        attempts: db.attempts,
+        aborted_by_database: db.aborted_by_database,
+        connection_losses: db.connection_losses,
+        unknown_outcome: db.unknown_outcome,
+        committed_per_second: committed as f64 / (db.elapsed_ms / 1000.0).max(1e-9),
+        promise: promise.sentence(),
+        promise_verdict: serde_json::to_value(promise.verdict)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        promise_explanation: promise.explanation,
+        failure: db.failure.clone(),
+    })
+}
+
+/// Stage 6, report: the prediction in the application's terms (calls, changed reads, the
+/// cycle, the anomaly's name), the verdict and summary, the distinct anomalies of the run,
+/// and the validation; returns the drawing of the anomaly.
+pub(super) fn report_anomaly(
+    workload: &dyn Workload,
+    options: &RunOptions,
+    recorded: &Recorded,
+    prediction: &Prediction,
+    verified: &Verified,
+    validation: &Validation,
+    report: &mut RunReport,
+) -> Result<AnomalyGraph, PipelineError> {
+    let level = options.level;
+    let observed = &recorded.run;
+    let keys = &recorded.keys;
+    let explainer = Explainer {
+        observed: &observed.history,
+        calls: &observed.txn_calls,
+        keys,
+    };
+    let mut section =
+        explainer.prediction_section(prediction, verified.level, verified.unserializable);
+    let named = name_anomaly(
+        &prediction.history,
+        level,
+        &|t| explainer.label(prediction.txn_origin[t as usize]),
+        &|t| explainer.call(prediction.txn_origin[t as usize]),
+        &|k| {
+            let name = prediction.history.key_name(k);
+            format!(
+                "`{}`",
+                explainer.key_meaning(name).as_deref().unwrap_or(name)
+            )
+        },
+    );
+    section.anomaly = Some(format!("**{}**: {}", named.name, named.description));
+    let validated = validation.verdict == workloads::Verdict::Validated;
+    report.verdict = if validated {
+        RunVerdict::AnomalyValidated
+    } else {
+        RunVerdict::AnomalyPredicted
+    };
+    report.summary = anomaly_summary(workload, level, &named, &section, validation);
+    let title = format!(
+        "{} seed {} {}: {} under {} ({})",
+        workload.name(),
+        options.seed,
+        options.size.name(),
+        if validated {
+            "validated anomaly"
+        } else {
+            "predicted anomaly"
+        },
+        level_name(level),
+        options.strategy
+    );
+    let anomaly = explainer.anomaly_graph(prediction, title);
+    // (Its time counts in the total only.)
+    report.anomalies = distinct_anomalies(
+        workload,
+        &recorded.config,
+        observed,
+        keys,
+        options,
+        prediction,
+        validation,
+    )?;
+    report.prediction = Some(section);
+    report.validation = Some(ValidationSection {
+        verdict: verdict_name(validation.verdict).to_string(),
+        divergences: validation
+            .divergences
+            .iter()
+            .map(|d| divergence_text(d, &observed.history, keys))
+            .collect(),
+        transactions: validation.run.history.committed_txns().count(),
+        invariants: invariant_lines(&validation.invariants),
+    });
+    Ok(anomaly)
+}
+
+/// The report's one-sentence summary of a predicted anomaly and its replay.
+fn anomaly_summary(
+    workload: &dyn Workload,
+    level: Level,
+    named: &AnomalyName,
+    section: &PredictionSection,
+    validation: &Validation,
+) -> String {
+    let broken: Vec<&InvariantCheck> = validation.failed_invariants().collect();
+    let involved = section.calls.len();
+    let changed: u32 = section.changed_reads.iter().map(|c| c.reads).sum();
+    let level_words = level.full_name();
+    if validation.verdict != workloads::Verdict::Validated {
+        return format!(
+            "Anomaly predicted under {level_words} ({}; {changed} read(s) see a different write; re-verified), but the replay did not confirm it: the validating run is {}{}.",
+            named.name,
+            verdict_name(validation.verdict),
+            if validation.diverged() {
+                " after diverging from the prediction"
+            } else {
+                ""
+            }
+        );
+    }
+    let broke = if broken.is_empty() {
+        "no invariant broke, but the execution is unserializable".to_string()
+    } else {
+        format!(
+            "it broke invariant {}",
+            broken
+                .iter()
+                .map(|i| format!("{} ({})", i.id, i.description))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let replay = if validation.diverged() {
+        format!(
+            "replaying the workload along the prediction could not follow it at {} (see Validation), yet the execution the replay produced is itself valid under {level_words} and unserializable",
+            plural_reads(validation.divergences.len())
+        )
+    } else {
+        "replaying the workload along the prediction reproduced it exactly".to_string()
+    };
+    format!(
+        "Anomaly validated ({}): under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); {replay}, and {broke}.",
+        named.name,
+        workload.name()
+    )
+}
+
+/// The distinct anomalies of the run (`options.max` of them at most): `first` (the prediction
+/// the report details, replayed as `first_validation`), then those of a search by the
+/// scalable engine for `options.max` predictions, each re-verified by the predictor, named in
+/// application terms ([`super::distinct::app_anomaly`]), kept when their anomaly is new, and
+/// replayed.
+pub(super) fn distinct_anomalies(
+    workload: &dyn Workload,
+    config: &RunConfig,
+    observed: &Run,
+    keys: &KeyDirectory,
+    options: &RunOptions,
+    first: &Prediction,
+    first_validation: &Validation,
+) -> Result<Vec<DistinctAnomalyLine>, PipelineError> {
+    let h = &observed.history;
+    let mut predictions = vec![first.clone()];
+    predictions.extend(super::distinct::more_predictions(
+        h,
+        options.level,
+        options.strategy,
+        options.timeout,
+        options.max,
+    ));
+    let named: Vec<_> = predictions
+        .iter()
+        .map(|p| super::distinct::app_anomaly(p, &observed.txn_calls, keys))
+        .collect();
+    let mut lines = Vec::new();
+    for i in super::distinct::first_of_each(&named)
+        .into_iter()
+        .take(options.max.max(1))
+    {
+        let p = &predictions[i];
+        let replay;
+        let validation = if i == 0 {
+            first_validation
+        } else {
+            replay = workloads::validate(
+                workload,
+                config,
+                Some(observed),
+                &p.history,
+                options.level,
+                options.timeout,
+            )?;
+            &replay
+        };
+        let calls = p
+            .cycle
+            .iter()
+            .flatten()
+            .map(|e| e.from)
+            .chain(
+                p.changed_reads
+                    .iter()
+                    .map(|c| c.txn)
+                    .take(if p.cycle.is_none() { usize::MAX } else { 0 }),
+            )
+            .map(
+                |t| match observed.txn_calls.get(t as usize).and_then(Option::as_ref) {
+                    Some(c) => format!("{} {}", txn_name(h, t), c.describe()),
+                    None => txn_name(h, t),
+                },
+            )
+            .collect();
+        lines.push(DistinctAnomalyLine {
+            anomaly: named[i].to_string(),
+            procedures: named[i].procedures.clone(),
+            columns: named[i].columns.clone(),
+            calls,
+            changed_reads: p.changed_reads.len(),
+            validation: verdict_name(validation.verdict).to_string(),
+            broken_invariants: validation
+                .failed_invariants()
+                .map(|c| c.id.to_string())
+                .collect(),
+        });
+    }
+    Ok(lines)
+}
+
+/// A divergence in the report's terms: the transaction by its name (`T3.2`), the key by its
+/// meaning.
+pub(super) fn divergence_text(
+    d: &crate::store::Divergence,
+    h: &crate::history::History,
+    keys: &KeyDirectory,
+) -> String {
+    let full = d.to_string();
+    let mut prefix = format!("session {} transaction #{}", d.session, d.txn);
+    if let Some(r) = d.read {
+        prefix.push_str(&format!(" read #{r}"));
+    }
+    if let Some(k) = &d.key {
+        prefix.push_str(&format!(" of {k}"));
+    }
+    let Some(why) = full.strip_prefix(&prefix) else {
+        return full;
+    };
+    let txn = h
+        .sessions()
+        .iter()
+        .position(|s| s.external_id == Some(d.session))
+        .and_then(|i| {
+            h.sessions()[i]
+                .txns()
+                .filter(|&t| h.txn(t).is_committed())
+                .nth(d.txn as usize)
+        })
+        .map_or_else(
+            || format!("session {} transaction #{}", d.session, d.txn),
+            |t| txn_name(h, t),
+        );
+    let mut out = txn;
+    if let Some(r) = d.read {
+        out.push_str(&format!(", read #{}", r + 1));
+    }
+    if let Some(k) = &d.key {
+        out.push_str(&format!(" of {}", keys.describe(k).unwrap_or(k)));
+    }
+    let mut why = why.to_string();
+    if let crate::store::DivergenceReason::OtherKey { expected: Some(e) } = &d.reason {
+        if let Some(m) = keys.describe(e) {
+            why = why.replace(e.as_str(), m);
+        }
+    }
+    out + &why
+}
+
+fn plural_reads(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "read" } else { "reads" })
+}
+
+/// The name of a validation verdict (`validated`, `serializable`, `level-violated`,
+/// `unknown`).
+pub fn verdict_name(v: workloads::Verdict) -> &'static str {
+    match v {
+        workloads::Verdict::Validated => "validated",
+        workloads::Verdict::Serializable => "serializable",
+        workloads::Verdict::LevelViolated => "level-violated",
+        workloads::Verdict::Unknown => "unknown",
+    }
+}

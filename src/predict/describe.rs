@@ -1,0 +1,81 @@
+//! The user-facing description of a verified prediction (IsoPredict PLDI'24 §4, step 6):
+//! each session's boundary, the reads whose writer changed, and the `pco` cycle that shows why
+//! no serial order exists, each edge with its proof ([`super::explain`]).
+
+use super::explain::{self, PcoEdge};
+use super::{extract, saturate, ChangedRead, Prediction, SessionBoundary};
+use crate::history::{History, TxnId};
+
+/// Most predicted transactions for which the explanation is the *shortest* `pco` cycle
+/// ([`explain::pco_cycle`], quadratic memory); above, the cycle saturation found is used.
+pub(crate) const SHORTEST_CYCLE_MAX_TXNS: usize = 3000;
+
+/// The user-facing description of a verified prediction; `cycle`: a `pco` cycle of the
+/// predicted history already found (used when the history is too big for the shortest one).
+pub(crate) fn describe(
+    observed: &History,
+    built: extract::Built,
+    cycle: Option<Vec<PcoEdge>>,
+) -> Prediction {
+    let h = observed;
+    let label = |t: TxnId| h.txn_label(t);
+    let changed_reads = built
+        .changed
+        .iter()
+        .map(|&(op, old, new)| {
+            let o = h.op(op);
+            ChangedRead {
+                op,
+                line: o.line,
+                txn: o.txn,
+                txn_label: label(o.txn),
+                key: h.key_name(o.key).to_string(),
+                old_writer: old,
+                old_writer_label: label(old),
+                new_writer: new,
+                new_writer_label: label(new),
+            }
+        })
+        .collect();
+    let boundaries = built
+        .boundaries
+        .iter()
+        .map(|b| SessionBoundary {
+            session: b.session,
+            external_id: h.sessions()[b.session as usize].external_id,
+            txn: b.txn,
+            txn_label: b.txn.map(label),
+            read: b.read,
+            line: b.read.map(|r| h.op(r).line),
+            included_txns: b.included_txns,
+            committed_txns: h.sessions()[b.session as usize]
+                .txns()
+                .filter(|&t| h.txn(t).is_committed())
+                .count() as u32,
+        })
+        .collect();
+    let origin = &built.origin;
+    let (cycle, facts) = if built.history.txn_count() <= SHORTEST_CYCLE_MAX_TXNS {
+        match explain::explain(&built.history, origin, &label) {
+            Some((cycle, facts)) => (Some(cycle), facts),
+            None => (None, Vec::new()),
+        }
+    } else {
+        let cycle = cycle.or_else(|| match saturate::saturate(&built.history, None) {
+            saturate::Pco::Cyclic(c) => Some(c),
+            _ => None,
+        });
+        (
+            cycle.map(|c| explain::explain_unproven(&built.history, origin, &label, &c)),
+            Vec::new(),
+        )
+    };
+    Prediction {
+        boundaries,
+        changed_reads,
+        cycle,
+        facts,
+        history: built.history,
+        txn_origin: built.origin,
+    }
+}
