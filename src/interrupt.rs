@@ -73,14 +73,14 @@ impl Drop for CleanupGuard {
     }
 }
 
-/// Runs (once) every registered cleanup and removes the temporaries of writes in flight
-/// ([`crate::output::remove_temporaries`]): for an exit that cannot wait for the work to stop.
+/// Runs (once) every registered cleanup: for an exit that cannot wait for the work to stop.
+/// (The temporaries of writes in flight are `output`'s, removed by
+/// `output::remove_temporaries`, which sits above this module.)
 pub fn run_cleanups() {
     let list = std::mem::take(&mut *CLEANUPS.lock().unwrap_or_else(|e| e.into_inner()));
     for (_, action) in list {
         action();
     }
-    crate::output::remove_temporaries();
 }
 
 /// The computation was interrupted by the user (SIGINT): its result, if any, is not to be used.

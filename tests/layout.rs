@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "output",
     "dot",
     "stable_hash",
+    "printable",
     // The data model.
     "history",
     // Random histories, from the data model alone.

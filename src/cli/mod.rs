@@ -139,12 +139,14 @@ fn stop_on_signals(cooperative: bool) {
     let installed = ctrlc::set_handler(move || {
         if !cooperative {
             isopredict::interrupt::run_cleanups();
+            isopredict::output::remove_temporaries();
             eprintln!("isopredict: interrupted; no output written");
             std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
         }
         if isopredict::interrupt::requested() {
             eprintln!("isopredict: interrupted again: cleaning up and exiting now");
             isopredict::interrupt::run_cleanups();
+            isopredict::output::remove_temporaries();
             std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
         }
         eprintln!("isopredict: interrupted: stopping (Ctrl-C again to exit at once)");

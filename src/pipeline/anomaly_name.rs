@@ -20,9 +20,9 @@
 //! - otherwise the generic **unserializable interleaving** (read atomic and read committed
 //!   predictions, which the checkers already name by Plume's patterns when observed).
 
-use crate::ser;
 use crate::check::Level;
 use crate::history::{History, KeyId, TxnId};
+use crate::ser;
 
 /// An anomaly's name and a one-line description in the history's own labels.
 #[derive(Debug, Clone, PartialEq, Eq)]

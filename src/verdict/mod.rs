@@ -347,6 +347,7 @@ impl<'i, 'h> Decider<'i, 'h> {
                 self.after_weaker(&ser, |d| d.strict())?
             }
         };
+        let verdict = self.with_observed_anomalies(verdict)?;
         let verdict = Verdict {
             level,
             evidence: if verdict.implied_by.is_some() {
@@ -358,6 +359,37 @@ impl<'i, 'h> Decider<'i, 'h> {
         };
         self.memo[level as usize] = Some(verdict.clone());
         Ok(verdict)
+    }
+
+    /// A verdict that the anomalies the reader saw in the input itself (Elle's incompatible
+    /// orders, duplicate elements: `History::observed_anomalies`) overrule: no commit order
+    /// explains them, so every level that forbids one is violated, whatever the checker found
+    /// with the version order the reader had to pick.
+    fn with_observed_anomalies(&self, v: Verdict) -> Result<Verdict, DecideError> {
+        if v.verdict == Outcome::Violated {
+            return Ok(v);
+        }
+        let Some(history) = self.input.history_if_built() else {
+            return Ok(v);
+        };
+        let Some(seen) = history
+            .observed_anomalies()
+            .iter()
+            .find(|a| a.violates(v.level))
+        else {
+            return Ok(v);
+        };
+        Ok(Verdict {
+            verdict: Outcome::Violated,
+            anomaly: Some(seen.name.to_string()),
+            unknown_reason: None,
+            note: Some(format!(
+                "seen in the input itself: {}{}",
+                seen.description,
+                seen.line.map_or(String::new(), |l| format!(" (line {l})"))
+            )),
+            ..v
+        })
     }
 
     /// The verdict of a level whose own check does not prove the weaker level `weaker`:
@@ -454,7 +486,10 @@ impl<'i, 'h> Decider<'i, 'h> {
             timeout: self.remaining(),
             witness: self.limits.witness,
             explain: self.limits.explain,
-            explain_timeout: self.limits.explain_timeout.unwrap_or(defaults.explain_timeout),
+            explain_timeout: self
+                .limits
+                .explain_timeout
+                .unwrap_or(defaults.explain_timeout),
             ..defaults
         }
     }
