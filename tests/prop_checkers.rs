@@ -399,7 +399,7 @@ fn tiny_histories_cover_both_verdicts_and_every_separation() {
     let mut runner = TestRunner::deterministic();
     let strategy = tiny_history();
     let samples = 2000;
-    let mut holds = [0usize; 7];
+    let mut holds = [0usize; Level::ALL.len()];
     // (holds, fails, count): histories satisfying the first level but not the second.
     let mut separations = [
         (ReadCommitted, ReadAtomic, 0),

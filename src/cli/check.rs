@@ -152,11 +152,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return super::many::run_paths(&files, |p| one_line(p, &args));
     }
     let (input, _format) = verdict::read_input(&files[0], args.read_options())?;
-    if let Some(h) = input.history_if_built() {
-        for note in h.input_notes() {
-            eprintln!("note: {note}");
-        }
-    }
     let limits = args.limits(true);
     let mut out = super::stdout();
     let decided = match args.level {
@@ -172,6 +167,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         LevelArg::All => verdict::decide_all(&input, args.evidence(), &limits)
             .map(|all| (exit_code(all.outcome()), Printed::All(Box::new(all)))),
     };
+    // The reader's notes (a TimeKiller history is built only when a verdict needs it).
+    if let Some(h) = input.history_if_built() {
+        for note in h.input_notes() {
+            eprintln!("note: {note}");
+        }
+    }
     let (code, printed) = match decided {
         Ok(x) => x,
         Err(e) => {

@@ -193,19 +193,10 @@ impl ValueEnum for InputFormat {
     }
 }
 
-/// Reads a history from a file or a directory (cobra, viper, dbcop-bincode), or standard
-/// input for `-`; returns it with its format.
+/// Reads a history from a file, a directory (cobra, viper, dbcop-bincode) or standard input
+/// (`-`): [`formats::read_path`], the library's one reading path.
 pub fn read_input(path: &Path, format: Option<Format>) -> Result<(History, Format), InputError> {
-    if path != Path::new("-") && path.is_dir() {
-        return formats::read_path(path, format);
-    }
-    let (bytes, source) = formats::read_file_bytes(path)?;
-    let history = formats::read_bytes(&bytes, &source, format)?;
-    // Reading succeeded, so detection (when asked for) found a format.
-    let format = format
-        .or_else(|| formats::detect(&bytes))
-        .unwrap_or(Format::Json);
-    Ok((history, format))
+    formats::read_path(path, format)
 }
 
 /// Standard output, where a reader that went away (`isopredict check … | head`) is not an

@@ -34,6 +34,9 @@
 //!   transaction `t`; `"from": "initial"` is the initial transaction's (last) write of the key
 //!   (written for its implicit writes); `"unresolved": "no-such-write"` or `"ambiguous"` (which needs `v`) marks a read
 //!   without a writer.
+//! - `"real_time": {"invoked": i, "completed": j}` (optional, per transaction): the client's
+//!   real-time interval ([`crate::history::RealTime`], e.g. read from a Jepsen history), used
+//!   only by strict serializability.
 //! - `"write_order": [[[t, i], [u, j]], …]` (optional, last) lists the known write–write
 //!   facts ([`History::known_write_order`]): operation `i` of `t` was installed before
 //!   operation `j` of `u`.
@@ -51,8 +54,8 @@ use serde_json::value::RawValue;
 use super::FormatError;
 use crate::error::InputError;
 use crate::history::{
-    BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, SessionId, Timestamps, TxnId,
-    TxnStatus, Unresolved, INITIAL_TXN,
+    BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, RealTime, SessionId, Timestamps,
+    TxnId, TxnStatus, Unresolved, INITIAL_TXN,
 };
 
 /// The value of `"format"`.
@@ -98,6 +101,8 @@ struct JsonTxn<'a> {
     status: Option<TxnStatus>,
     #[serde(default)]
     timestamps: Option<Timestamps>,
+    #[serde(default)]
+    real_time: Option<RealTime>,
     #[serde(borrow, default)]
     ops: Vec<&'a RawValue>,
 }
@@ -189,6 +194,7 @@ struct ParsedTxn {
     id: Option<u64>,
     status: TxnStatus,
     timestamps: Option<Timestamps>,
+    real_time: Option<RealTime>,
     line: u32,
     ops: Vec<ParsedOp>,
 }
@@ -304,6 +310,7 @@ impl<'a> Parser<'a> {
             id: txn.id,
             status: txn.status.unwrap_or(TxnStatus::Committed),
             timestamps: txn.timestamps,
+            real_time: txn.real_time,
             line,
             ops,
         })
@@ -406,6 +413,9 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
         if let Some(ts) = t.timestamps {
             b.set_timestamps(handle, ts);
         }
+        if let Some(rt) = t.real_time {
+            b.set_real_time(handle, rt);
+        }
         for (i, op) in t.ops.iter().enumerate() {
             let from = match op.from {
                 Source::Write => {
@@ -491,6 +501,13 @@ fn txn_json(h: &History, t: TxnId, out: &mut dyn Write, indent: &str) -> std::io
             out,
             ", \"timestamps\": {{\"start\": {}, \"commit\": {}}}",
             ts.start, ts.commit
+        )?;
+    }
+    if let Some(rt) = h.real_time(t) {
+        write!(
+            out,
+            ", \"real_time\": {{\"invoked\": {}, \"completed\": {}}}",
+            rt.invoked, rt.completed
         )?;
     }
     write!(out, ", \"ops\": [")?;
@@ -721,5 +738,29 @@ mod tests {
         let g = read(&out, "j").unwrap();
         assert_eq!(g.unresolved(), h.unresolved());
         h.same_content(&g).unwrap();
+    }
+
+    #[test]
+    fn real_time_intervals_round_trip() {
+        let mut b = HistoryBuilder::new("m");
+        let x = b.key("x");
+        let s = b.session(None);
+        let t = b.begin(s, None);
+        b.write(t, x, Some(1), 0);
+        b.set_real_time(
+            t,
+            RealTime {
+                invoked: 4,
+                completed: 9,
+            },
+        );
+        let h = b.build().unwrap();
+        let mut out = Vec::new();
+        write(&h, &mut out).unwrap();
+        assert!(String::from_utf8_lossy(&out)
+            .contains("\"real_time\": {\"invoked\": 4, \"completed\": 9}"));
+        let g = read(&out, "j").unwrap();
+        assert_eq!(g.real_time(1), h.real_time(1));
+        assert!(!g.has_timestamps());
     }
 }

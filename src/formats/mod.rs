@@ -406,12 +406,13 @@ pub fn history_paths(path: &Path, format: Option<Format>) -> std::io::Result<Vec
     Ok(walk::walk_histories(path, format)?.histories)
 }
 
-/// Reads a history from a file or a directory; returns it with its format. `None` detects
-/// the format (directories by their entries, [`detect_dir`]; files by their content). A
+/// Reads a history from a file, a directory, or standard input (`-`); returns it with its
+/// format. `None` detects the format (directories by their entries, [`detect_dir`]; files by
+/// their content). Files are read by [`read_file_bytes`] (bounded; devices refused). A
 /// directory that holds no directory format is an error.
 pub fn read_path(path: &Path, format: Option<Format>) -> Result<(History, Format), InputError> {
     let source = path.display().to_string();
-    if path.is_dir() {
+    if path != Path::new("-") && path.is_dir() {
         let format = match format.or_else(|| detect_dir(path)) {
             Some(f) => f,
             None => {
@@ -443,8 +444,7 @@ pub fn read_path(path: &Path, format: Option<Format>) -> Result<(History, Format
         };
         return Ok((history, format));
     }
-    let bytes =
-        std::fs::read(path).map_err(|e| InputError::new(source.clone(), 0, e.to_string()))?;
+    let (bytes, source) = read_file_bytes(path)?;
     let history = read_bytes(&bytes, &source, format)?;
     // Reading succeeded, so detection (when asked for) found a format.
     let format = format.or_else(|| detect(&bytes)).unwrap_or(Format::Json);

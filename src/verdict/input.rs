@@ -104,6 +104,7 @@ pub fn read_input(
         let (history, format) = formats::read_path(path, options.format)?;
         return Ok((Input::new(Cow::Owned(history))?, format));
     }
+    // A file: its bytes once; TimeKiller into its timestamped view, the rest into a history.
     let (bytes, source) = formats::read_file_bytes(path)?;
     let format = match options.format.or_else(|| formats::detect(&bytes)) {
         Some(f) => f,
