@@ -397,10 +397,7 @@ pub(super) struct Verified {
 /// Stage 4, verify.
 fn verify(prediction: &Prediction, options: &RunOptions) -> Result<Verified, PipelineError> {
     let h = &prediction.history;
-    let level = matches!(
-        judge(h, options.level, options.timeout)?,
-        Judged::Holds
-    );
+    let level = matches!(judge(h, options.level, options.timeout)?, Judged::Holds);
     let unserializable = match judge(h, Level::Serializable, options.timeout)? {
         Judged::Violated(_) => Some(true),
         Judged::Holds => Some(false),

@@ -145,10 +145,9 @@ fn level_by_checker(
             };
             Judged::Fails { core, report }
         }
-        Outcome::Unknown => Judged::Unknown(
-            v.unknown_reason
-                .unwrap_or_else(|| "timeout".to_string()),
-        ),
+        Outcome::Unknown => {
+            Judged::Unknown(v.unknown_reason.unwrap_or_else(|| "timeout".to_string()))
+        }
     })
 }
 
@@ -219,10 +218,9 @@ fn serializability(h: &History, how: How, deadline: Option<Instant>) -> Result<J
             core: Vec::new(),
             report: None,
         },
-        Outcome::Unknown => Judged::Unknown(
-            v.unknown_reason
-                .unwrap_or_else(|| "timeout".to_string()),
-        ),
+        Outcome::Unknown => {
+            Judged::Unknown(v.unknown_reason.unwrap_or_else(|| "timeout".to_string()))
+        }
     })
 }
 

@@ -454,7 +454,10 @@ impl<'i, 'h> Decider<'i, 'h> {
             timeout: self.remaining(),
             witness: self.limits.witness,
             explain: self.limits.explain,
-            explain_timeout: self.limits.explain_timeout.unwrap_or(defaults.explain_timeout),
+            explain_timeout: self
+                .limits
+                .explain_timeout
+                .unwrap_or(defaults.explain_timeout),
             ..defaults
         }
     }
