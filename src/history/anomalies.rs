@@ -460,8 +460,8 @@ pub const ANOMALIES: &[AnomalyRow] = &[
     },
 ];
 
-/// The table as Markdown, for `docs/checking.md` (between the markers
-/// `<!-- anomalies:begin -->` and `<!-- anomalies:end -->`).
+/// The table as Markdown, for `docs/checking.md` (written there by
+/// `cargo run --release --example anomaly_table -- --write-docs`).
 pub fn render_markdown() -> String {
     let mut out = String::from(
         "| id | name | Adya | Plume | Elle | weakest level forbidding | what happens |\n\

@@ -30,7 +30,7 @@ use crate::ser;
 /// An anomaly's row in the anomaly table and a one-line description in the history's own
 /// labels.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct AnomalyName {
+pub struct AnomalyName {
     /// The anomaly (its row gives the name: `lost update`, `write skew`, …).
     pub id: AnomalyId,
     /// What happens, naming transactions and keys by the caller's labels.
@@ -47,7 +47,7 @@ impl AnomalyName {
 /// Names the anomaly of `h`, a prediction valid at `level` (see the module documentation);
 /// `label` names its transactions (`T1.2`), `call` gives a transaction's procedure call when
 /// known (shown beside its first mention) and `key` names keys in the description.
-pub(crate) fn name_anomaly(
+pub fn name_anomaly(
     h: &History,
     level: Level,
     label: &dyn Fn(TxnId) -> String,
