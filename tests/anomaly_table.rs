@@ -211,3 +211,52 @@ fn the_docs_show_the_table() {
     );
     assert_eq!(docs[body..end].lines().count(), ANOMALIES.len() + 2);
 }
+
+#[test]
+fn every_axiom_the_timestamp_checker_names_is_a_row() {
+    use isopredict::formats::timekiller::read_timestamped;
+    use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
+    use isopredict::ser::chronos::{check_timestamps, TsCheckOptions, TsLevel};
+    // T1 and T2 both write key 1 and overlap (NOCONFLICT under si); T3 reads T1's stale 1
+    // although T2 committed later before T3 started (EXT).
+    let violating = br#"[
+{"tid": 1, "sid": 1, "sts": {"p": 1, "l": 0}, "cts": {"p": 4, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 1}]},
+{"tid": 2, "sid": 2, "sts": {"p": 2, "l": 0}, "cts": {"p": 5, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 2}]},
+{"tid": 3, "sid": 3, "sts": {"p": 6, "l": 0}, "cts": {"p": 7, "l": 0}, "ops": [{"t": "r", "k": 1, "v": 1}, {"t": "r", "k": 2, "v": 0}]}
+]
+"#;
+    let mut histories = vec![read_timestamped(violating, "v.json", Some(0)).unwrap()];
+    for seed in 0..5 {
+        let mut h = generate_timestamped(&TsGenParams {
+            txns: 200,
+            sessions: 8,
+            keys: 20,
+            seed,
+            ..Default::default()
+        });
+        // Stale reads: every tenth read returns an older value.
+        for (i, op) in h.ops.iter_mut().enumerate() {
+            if i % 10 == 0
+                && op.kind == isopredict::history::timestamped::TsOpKind::Read
+                && op.value > 1
+            {
+                op.value -= 1;
+            }
+        }
+        histories.push(h);
+    }
+    let mut axioms = BTreeSet::new();
+    for h in &histories {
+        for level in [TsLevel::Snapshot, TsLevel::Serializable] {
+            for v in check_timestamps(h, level, &TsCheckOptions::default()).violations {
+                let row = by_name(v.axiom()).unwrap_or_else(|| panic!("{} is no row", v.axiom()));
+                assert_eq!(row.id, v.anomaly(), "{v}");
+                assert_eq!(row.chronos, Some(v.axiom()));
+                axioms.insert(v.axiom());
+            }
+        }
+    }
+    for expected in ["EXT", "NOCONFLICT"] {
+        assert!(axioms.contains(expected), "{expected} among {axioms:?}");
+    }
+}

@@ -4,7 +4,8 @@
 //! 2005, Cerone et al. CONCUR'15), Adya's phenomenon (Adya's PhD thesis, MIT 1999, §3–4) where
 //! one applies, Plume's transactional anomalous pattern (Liu et al. OOPSLA'24, Table 1, TAP
 //! a–n) where one applies, Elle's name (Kingsbury & Alvaro VLDB'20) where it differs from
-//! Adya's, the weakest level that forbids it, and one sentence for someone who never read the
+//! Adya's, the axiom of the timestamp checkers (Chronos, EuroSys'24) it breaks where one
+//! applies, the weakest level that forbids it, and one sentence for someone who never read the
 //! papers.
 //!
 //! The table is data: [`ANOMALIES`] holds one [`AnomalyRow`] per [`AnomalyId`], in the order of
@@ -77,6 +78,16 @@ pub enum AnomalyId {
     SerializationAnomaly,
     /// Allowed by a weak level, not serializable, no finer name.
     UnserializableInterleaving,
+    /// Chronos's START-AFTER-COMMIT.
+    StartAfterCommit,
+    /// Chronos's SESSION.
+    SessionNotVisible,
+    /// Chronos's INT.
+    InternalInconsistency,
+    /// Chronos's EXT.
+    SnapshotReadViolation,
+    /// Chronos's EQUAL-COMMIT.
+    EqualCommitTimestamps,
 }
 
 /// One of Plume's transactional anomalous patterns: its letter and name.
@@ -103,6 +114,9 @@ pub struct AnomalyRow {
     pub plume: Option<PlumeTap>,
     /// Elle's name where it differs from Adya's (Elle otherwise uses Adya's).
     pub elle: Option<&'static str>,
+    /// The axiom of the timestamp checkers (Chronos, Geng et al. EuroSys'24) it breaks, for
+    /// violations shown by a database's own start and commit timestamps.
+    pub chronos: Option<&'static str>,
     /// The weakest level that forbids it; every level that implies it forbids it too.
     pub weakest_level_forbidding: Level,
     /// What happens, in one sentence.
@@ -115,7 +129,7 @@ impl AnomalyRow {
         self.elle.or(self.adya)
     }
 
-    /// Every name of the row (engineer's, Adya's, Plume's, Elle's, the id).
+    /// Every name of the row (engineer's, the id, Adya's, Plume's, Elle's, Chronos's).
     pub fn names(&self) -> impl Iterator<Item = &'static str> {
         [
             Some(self.name),
@@ -123,6 +137,7 @@ impl AnomalyRow {
             self.adya,
             self.plume.map(|p| p.name),
             self.elle,
+            self.chronos,
         ]
         .into_iter()
         .flatten()
@@ -152,7 +167,8 @@ impl std::fmt::Display for AnomalyId {
     }
 }
 
-/// The row one of whose names (engineer's, Adya's, Plume's, Elle's or the id) is `name`.
+/// The row one of whose names (engineer's, the id, Adya's, Plume's, Elle's or Chronos's) is
+/// `name`.
 /// Adya's `G-single` and `G2` name the general rows, not the engineer's anomalies that show
 /// them (a lost update is also G-single).
 pub fn by_name(name: &str) -> Option<&'static AnomalyRow> {
@@ -175,6 +191,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('a', "ThinAirRead"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "a read of a value that no transaction wrote",
     },
@@ -185,6 +202,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G1a"),
         plume: tap('b', "AbortedRead"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "a read of a value written by an aborted transaction",
     },
@@ -195,6 +213,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('c', "FutureRead"),
         elle: Some("future-read"),
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "a read of a write that comes later in its own transaction",
     },
@@ -205,6 +224,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('d', "NotMyOwnWrite"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "a read from another transaction after the reader wrote the key itself",
     },
@@ -215,6 +235,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('e', "NotMyLastWrite"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "a read of an own write that was already overwritten",
     },
@@ -225,6 +246,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G1b"),
         plume: tap('f', "IntermediateRead"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "a read of another transaction's write that it later overwrote",
     },
@@ -235,6 +257,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G1c"),
         plume: tap('g', "CyclicCO"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "a cycle of session order and write-read edges (and write-write edges the input revealed)",
     },
@@ -245,6 +268,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('h', "NonMonoReadCO"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "non-monotonic reads in a transaction; the writers are causally ordered",
     },
@@ -255,6 +279,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('i', "NonMonoReadCM"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "non-monotonic reads in a transaction; the writers are ordered by commit order",
     },
@@ -265,6 +290,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('j', "NonRepeatableRead"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::CutIsolation,
         description: "a transaction reads one key from two different transactions",
     },
@@ -275,6 +301,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('k', "FracturedReadCO"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadAtomic,
         description: "a fractured read; the writers are causally ordered",
     },
@@ -285,6 +312,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('l', "FracturedReadCM"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadAtomic,
         description: "a fractured read; the writers are ordered by commit order",
     },
@@ -295,6 +323,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('m', "COConflictCM"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::Causal,
         description: "a read from a writer overwritten by a causally later writer that happens before the reader",
     },
@@ -305,6 +334,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: tap('n', "ConflictCM"),
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::Causal,
         description: "a read from a writer overwritten by a commit-order later writer that happens before the reader",
     },
@@ -315,6 +345,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: None,
         elle: Some("incompatible-order"),
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "two reads of one list are not prefixes of one another, so no single order of its appends explains both",
     },
@@ -325,6 +356,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: None,
         elle: Some("duplicate-elements"),
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "a read of a list holds one appended element twice",
     },
@@ -335,6 +367,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G0"),
         plume: None,
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::ReadCommitted,
         description: "under every order of each key's writes, some transactions overwrite one another in a circle",
     },
@@ -345,6 +378,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G-single"),
         plume: None,
         elle: Some("G-single-item"),
+        chronos: None,
         weakest_level_forbidding: Level::Snapshot,
         description: "under every order of each key's writes, a cycle of dependencies closes through exactly one transaction that misses another's write",
     },
@@ -355,6 +389,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G2"),
         plume: None,
         elle: Some("G2-item"),
+        chronos: None,
         weakest_level_forbidding: Level::Serializable,
         description: "under every order of each key's writes, a cycle of dependencies closes only through two or more transactions that miss another's write",
     },
@@ -365,6 +400,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G2"),
         plume: None,
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::Prefix,
         description: "causally independent writes are seen in different orders by different transactions (no common prefix explains them)",
     },
@@ -375,6 +411,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G-single"),
         plume: None,
         elle: Some("G-single-item"),
+        chronos: None,
         weakest_level_forbidding: Level::Prefix,
         description: "a transaction sees one transaction's writes but misses a write that every commit order puts before it: no snapshot shows what it read (not prefix consistent; one anti-dependency, Adya G-single)",
     },
@@ -385,6 +422,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: None,
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::Prefix,
         description: "no order of commits lets every transaction see a prefix of it (Biswas & Enea's Prefix axiom)",
     },
@@ -395,6 +433,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G-single"),
         plume: None,
         elle: Some("lost-update"),
+        chronos: None,
         weakest_level_forbidding: Level::Snapshot,
         description: "two transactions read a key from the same write and both write it: one update overwrites the other unseen",
     },
@@ -405,6 +444,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: None,
         elle: None,
+        chronos: Some("NOCONFLICT"),
         weakest_level_forbidding: Level::Snapshot,
         description: "two transactions that write a common key run on snapshots that miss each other (snapshot isolation's first committer wins would abort one)",
     },
@@ -415,6 +455,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G2-item"),
         plume: None,
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::Serializable,
         description: "two transactions each read a key the other writes without seeing that write, and they write different keys: allowed by snapshot isolation, not by serializability",
     },
@@ -425,6 +466,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G2"),
         plume: None,
         elle: Some("G2-item"),
+        chronos: None,
         weakest_level_forbidding: Level::Serializable,
         description: "a read-only transaction observes a state that no serial order produces, although the writers alone are serializable (Fekete, O'Neil & O'Neil 2004; allowed by snapshot isolation)",
     },
@@ -435,6 +477,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: Some("G2"),
         plume: None,
         elle: Some("G2-item"),
+        chronos: None,
         weakest_level_forbidding: Level::Serializable,
         description: "three or more transactions each read a key the next one writes, each from a snapshot that misses that write: allowed by snapshot isolation, not by serializability",
     },
@@ -445,6 +488,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: None,
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::Serializable,
         description: "snapshot isolation allows it; the commit order needed to name it could not be computed in time",
     },
@@ -455,8 +499,64 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         adya: None,
         plume: None,
         elle: None,
+        chronos: None,
         weakest_level_forbidding: Level::Serializable,
         description: "reads that a weaker level allows but no serial order explains",
+    },
+    AnomalyRow {
+        id: AnomalyId::StartAfterCommit,
+        key: "start-after-commit",
+        name: "start after commit",
+        adya: None,
+        plume: None,
+        elle: None,
+        chronos: Some("START-AFTER-COMMIT"),
+        weakest_level_forbidding: Level::Snapshot,
+        description: "the database gave a transaction a start timestamp later than its commit timestamp",
+    },
+    AnomalyRow {
+        id: AnomalyId::SessionNotVisible,
+        key: "session-not-visible",
+        name: "session order not visible",
+        adya: None,
+        plume: None,
+        elle: None,
+        chronos: Some("SESSION"),
+        weakest_level_forbidding: Level::Snapshot,
+        description: "by the database's timestamps, a transaction does not see an earlier transaction of its own session",
+    },
+    AnomalyRow {
+        id: AnomalyId::InternalInconsistency,
+        key: "internal-inconsistency",
+        name: "internal inconsistency",
+        adya: None,
+        plume: None,
+        elle: Some("internal"),
+        chronos: Some("INT"),
+        weakest_level_forbidding: Level::ReadAtomic,
+        description: "a transaction reads a key and gets something other than what its own earlier read or write of that key gave",
+    },
+    AnomalyRow {
+        id: AnomalyId::SnapshotReadViolation,
+        key: "snapshot-read-violation",
+        name: "read outside the snapshot",
+        adya: None,
+        plume: None,
+        elle: None,
+        chronos: Some("EXT"),
+        weakest_level_forbidding: Level::Snapshot,
+        description: "by the database's timestamps, a read returns a value other than the one its snapshot holds (stale, uncommitted, from the future, or never written)",
+    },
+    AnomalyRow {
+        id: AnomalyId::EqualCommitTimestamps,
+        key: "equal-commit-timestamps",
+        name: "equal commit timestamps",
+        adya: None,
+        plume: None,
+        elle: None,
+        chronos: Some("EQUAL-COMMIT"),
+        weakest_level_forbidding: Level::Snapshot,
+        description: "two writers of one key have the same commit timestamp, so the database's timestamps do not say which write is later",
     },
 ];
 
@@ -464,19 +564,20 @@ pub const ANOMALIES: &[AnomalyRow] = &[
 /// `cargo run --release --example anomaly_table -- --write-docs`).
 pub fn render_markdown() -> String {
     let mut out = String::from(
-        "| id | name | Adya | Plume | Elle | weakest level forbidding | what happens |\n\
-         |---|---|---|---|---|---|---|\n",
+        "| id | name | Adya | Plume | Elle | Chronos | weakest level forbidding | what happens |\n\
+         |---|---|---|---|---|---|---|---|\n",
     );
     for r in ANOMALIES {
         let dash = |s: Option<&str>| s.map_or_else(|| "—".to_string(), |s| format!("`{s}`"));
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |\n",
             r.key,
             r.name,
             dash(r.adya),
             r.plume
                 .map_or_else(|| "—".to_string(), |p| format!("{} `{}`", p.letter, p.name)),
             dash(r.elle),
+            dash(r.chronos),
             r.weakest_level_forbidding.short_name(),
             r.description,
         ));
@@ -502,9 +603,14 @@ mod tests {
     fn engineer_names_ids_and_plume_names_are_unique() {
         let mut seen = std::collections::HashSet::new();
         for r in ANOMALIES {
-            for n in [Some(r.name), Some(r.key), r.plume.map(|p| p.name)]
-                .into_iter()
-                .flatten()
+            for n in [
+                Some(r.name),
+                Some(r.key),
+                r.plume.map(|p| p.name),
+                r.chronos,
+            ]
+            .into_iter()
+            .flatten()
             {
                 assert!(seen.insert(n), "{n} twice");
             }
@@ -541,8 +647,7 @@ mod tests {
     fn the_markdown_has_one_line_per_row() {
         let md = render_markdown();
         assert_eq!(md.lines().count(), ANOMALIES.len() + 2);
-        assert!(
-            md.contains("| `lost-update` | lost update | `G-single` | — | `lost-update` | si |")
-        );
+        assert!(md
+            .contains("| `lost-update` | lost update | `G-single` | — | `lost-update` | — | si |"));
     }
 }
