@@ -85,7 +85,10 @@ fn the_full_mix_gives_the_read_only_anomaly_at_si() {
     let p = r.prediction.as_ref().unwrap();
     assert!(p.reverified_level && p.reverified_unserializable == Some(true));
     let anomaly = p.anomaly.as_deref().unwrap();
-    assert!(anomaly.starts_with("**read-only anomaly**"), "{anomaly}");
+    assert!(
+        anomaly.starts_with("**read-only transaction anomaly**"),
+        "{anomaly}"
+    );
     for part in [
         "(`Balance(custName=",
         "), which writes nothing, reads `CHECKING.bal[custid=",

@@ -1,10 +1,13 @@
-//! The names of isolation anomalies: Plume's 14 transactional anomalous patterns (TAPs).
+//! The names of isolation anomalies: Plume's 14 transactional anomalous patterns (TAPs). Their
+//! names, letters and descriptions are rows of the anomaly table ([`crate::history::anomalies`]).
 //!
 //! Plume (Liu, Gu, Wei, Basin; OOPSLA 2024), §3.2, Table 1 and Fig. 3. Each name keeps its TAP
 //! letter a–n. Specificity (Plume Thm 3–5): h ⊂ i ⊂ l ⊂ n, k ⊂ l, m ⊂ n; a violation is named
 //! by the most specific pattern it matches.
 
 use std::fmt;
+
+use crate::history::anomalies::{AnomalyId, AnomalyRow, PlumeTap};
 
 /// A named isolation anomaly: one of Plume's transactional anomalous patterns (TAP a–n).
 #[derive(
@@ -69,67 +72,50 @@ impl Anomaly {
         Anomaly::ConflictCm,
     ];
 
+    /// This pattern's row in the anomaly table, which holds its names and description.
+    pub fn id(self) -> AnomalyId {
+        match self {
+            Anomaly::ThinAirRead => AnomalyId::ThinAirRead,
+            Anomaly::AbortedRead => AnomalyId::AbortedRead,
+            Anomaly::FutureRead => AnomalyId::FutureRead,
+            Anomaly::NotMyOwnWrite => AnomalyId::NotMyOwnWrite,
+            Anomaly::NotMyLastWrite => AnomalyId::NotMyLastWrite,
+            Anomaly::IntermediateRead => AnomalyId::IntermediateRead,
+            Anomaly::CyclicCo => AnomalyId::CausalityCycle,
+            Anomaly::NonMonoReadCo => AnomalyId::NonMonotonicReadCausal,
+            Anomaly::NonMonoReadCm => AnomalyId::NonMonotonicRead,
+            Anomaly::NonRepeatableRead => AnomalyId::NonRepeatableRead,
+            Anomaly::FracturedReadCo => AnomalyId::FracturedReadCausal,
+            Anomaly::FracturedReadCm => AnomalyId::FracturedRead,
+            Anomaly::CoConflictCm => AnomalyId::CausalWriteConflict,
+            Anomaly::ConflictCm => AnomalyId::WriteConflict,
+        }
+    }
+
+    /// This pattern's row in the anomaly table.
+    pub fn row(self) -> &'static AnomalyRow {
+        self.id().row()
+    }
+
+    fn plume(self) -> PlumeTap {
+        self.row()
+            .plume
+            .expect("every Plume pattern's row names its pattern (tested)")
+    }
+
     /// Plume's TAP letter, `'a'`..=`'n'`.
     pub fn tap(self) -> char {
-        (b'a' + Anomaly::ALL.iter().position(|&a| a == self).unwrap_or(0) as u8) as char
+        self.plume().letter
     }
 
     /// Plume's name, e.g. `NonMonoReadCO`.
     pub fn name(self) -> &'static str {
-        match self {
-            Anomaly::ThinAirRead => "ThinAirRead",
-            Anomaly::AbortedRead => "AbortedRead",
-            Anomaly::FutureRead => "FutureRead",
-            Anomaly::NotMyOwnWrite => "NotMyOwnWrite",
-            Anomaly::NotMyLastWrite => "NotMyLastWrite",
-            Anomaly::IntermediateRead => "IntermediateRead",
-            Anomaly::CyclicCo => "CyclicCO",
-            Anomaly::NonMonoReadCo => "NonMonoReadCO",
-            Anomaly::NonMonoReadCm => "NonMonoReadCM",
-            Anomaly::NonRepeatableRead => "NonRepeatableRead",
-            Anomaly::FracturedReadCo => "FracturedReadCO",
-            Anomaly::FracturedReadCm => "FracturedReadCM",
-            Anomaly::CoConflictCm => "COConflictCM",
-            Anomaly::ConflictCm => "ConflictCM",
-        }
+        self.plume().name
     }
 
     /// One line saying what the pattern is.
     pub fn description(self) -> &'static str {
-        match self {
-            Anomaly::ThinAirRead => "a read of a value that no transaction wrote",
-            Anomaly::AbortedRead => "a read of a value written by an aborted transaction",
-            Anomaly::FutureRead => "a read of a write that comes later in its own transaction",
-            Anomaly::NotMyOwnWrite => {
-                "a read from another transaction after the reader wrote the key itself"
-            }
-            Anomaly::NotMyLastWrite => "a read of an own write that was already overwritten",
-            Anomaly::IntermediateRead => {
-                "a read of another transaction's write that it later overwrote"
-            }
-            Anomaly::CyclicCo => "a cycle of session order and write-read edges (and write-write edges the input revealed)",
-            Anomaly::NonMonoReadCo => {
-                "non-monotonic reads in a transaction; the writers are causally ordered"
-            }
-            Anomaly::NonMonoReadCm => {
-                "non-monotonic reads in a transaction; the writers are ordered by commit order"
-            }
-            Anomaly::NonRepeatableRead => {
-                "a transaction reads one key from two different transactions"
-            }
-            Anomaly::FracturedReadCo => {
-                "a fractured read; the writers are causally ordered"
-            }
-            Anomaly::FracturedReadCm => {
-                "a fractured read; the writers are ordered by commit order"
-            }
-            Anomaly::CoConflictCm => {
-                "a read from a writer overwritten by a causally later writer that happens before the reader"
-            }
-            Anomaly::ConflictCm => {
-                "a read from a writer overwritten by a commit-order later writer that happens before the reader"
-            }
-        }
+        self.row().description
     }
 
     /// Whether the pattern is about a single read (TAP a–f, j) rather than a cycle.
@@ -179,7 +165,8 @@ mod tests {
         assert_eq!(Anomaly::CyclicCo.tap(), 'g');
         assert_eq!(Anomaly::NonRepeatableRead.tap(), 'j');
         assert_eq!(Anomaly::ConflictCm.tap(), 'n');
-        for a in Anomaly::ALL {
+        for (i, a) in Anomaly::ALL.into_iter().enumerate() {
+            assert_eq!(a.tap(), (b'a' + i as u8) as char);
             let json = serde_json::to_string(&a).unwrap();
             assert_eq!(json, format!("\"{}\"", a.name()));
             let back: Anomaly = serde_json::from_str(&json).unwrap();

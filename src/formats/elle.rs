@@ -63,7 +63,7 @@ use super::edn::{Edn, EdnError, Reader};
 use super::text::{canonical_u64, json_error, utf8, LineIndex};
 use super::{Format, FormatError};
 use crate::error::InputError;
-use crate::history::Level;
+use crate::history::AnomalyId;
 use crate::history::{
     BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, RealTime, SessionId, INITIAL_TXN,
 };
@@ -1362,42 +1362,40 @@ fn version_orders(
             }
         }
     }
-    for (name, found, elle) in [
+    for (name, found, anomaly) in [
         (
             "incompatible order",
             incompatible.len(),
-            "incompatible-order",
+            AnomalyId::IncompatibleOrder,
         ),
-        ("duplicate element", duplicates.len(), "duplicate-elements"),
-        ("read of an aborted append", g1a.len(), "G1a"),
+        (
+            "duplicate element",
+            duplicates.len(),
+            AnomalyId::DuplicateElements,
+        ),
+        (
+            "read of an aborted append",
+            g1a.len(),
+            AnomalyId::AbortedRead,
+        ),
     ] {
         if found > 0 {
+            let row = anomaly.row();
             b.note(format!(
-                "{found} {name}(s) in list-append reads (Elle's :{elle}), an anomaly from read \
-                 committed up"
+                "{found} {name}(s) in list-append reads (Elle's :{}), an anomaly from {} up",
+                row.elle_name().unwrap_or(row.key),
+                row.weakest_level_forbidding.full_name()
             ));
         }
     }
     for (txns, line, text) in incompatible {
-        b.observed_anomaly(
-            "incompatible-order",
-            Level::ReadCommitted,
-            &txns,
-            Some(line),
-            text,
-        );
+        b.observed_anomaly(AnomalyId::IncompatibleOrder, &txns, Some(line), text);
     }
     for (txns, line, text) in g1a {
-        b.observed_anomaly("G1a", Level::ReadCommitted, &txns, Some(line), text);
+        b.observed_anomaly(AnomalyId::AbortedRead, &txns, Some(line), text);
     }
     for (txn, line, text) in duplicates {
-        b.observed_anomaly(
-            "duplicate-elements",
-            Level::ReadCommitted,
-            &[txn],
-            Some(line),
-            text,
-        );
+        b.observed_anomaly(AnomalyId::DuplicateElements, &[txn], Some(line), text);
     }
 }
 
@@ -1546,6 +1544,7 @@ pub(crate) fn notes(h: &History, format: Format) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::Level;
 
     const APPEND: &str = "\
 {:type :invoke, :f :txn, :value [[:append :x 1] [:append :y 1]], :process 0, :time 1, :index 0}

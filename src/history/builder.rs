@@ -231,20 +231,21 @@ impl HistoryBuilder {
     }
 
     /// Records an anomaly observed in the input itself ([`History::observed_anomalies`]): its
-    /// Elle name, the weakest level forbidding it, the transactions involved, the input line
-    /// and a description.
+    /// row in the anomaly table (which gives its Elle name and the weakest level forbidding
+    /// it), the transactions involved, the input line and a description.
     pub fn observed_anomaly(
         &mut self,
-        name: &'static str,
-        weakest_level_forbidding: super::Level,
+        anomaly: super::AnomalyId,
         txns: &[BuilderTxn],
         line: Option<u32>,
         description: impl Into<String>,
     ) {
+        let row = anomaly.row();
         self.observed.push((
             ObservedAnomaly {
-                name,
-                weakest_level_forbidding,
+                anomaly,
+                name: row.elle_name().unwrap_or(row.key),
+                weakest_level_forbidding: row.weakest_level_forbidding,
                 txns: Vec::new(),
                 line,
                 description: description.into(),

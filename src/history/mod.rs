@@ -15,6 +15,7 @@
 //! [`timestamped`] is the other shape of a history: committed transactions with the start and
 //! commit timestamps their database assigned (the input of the timestamp checkers).
 
+pub mod anomalies;
 mod builder;
 mod known_order;
 mod level;
@@ -23,6 +24,7 @@ mod real_time;
 mod stats;
 pub mod timestamped;
 
+pub use anomalies::{AnomalyId, AnomalyRow, ANOMALIES};
 pub use builder::{BuilderTxn, HistoryBuilder, ReadFrom};
 pub use level::Level;
 pub use observed::ObservedAnomaly;

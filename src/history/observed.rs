@@ -5,15 +5,17 @@
 //! so no single version order of the key explains both) and `duplicate-elements` (a read
 //! that holds one appended element twice).
 
-use super::TxnId;
+use super::{AnomalyId, TxnId};
 use crate::history::Level;
 
 /// An anomaly read off the input itself (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObservedAnomaly {
-    /// Elle's name for it: `incompatible-order`, `duplicate-elements`.
+    /// Its row in the anomaly table ([`crate::history::anomalies`]).
+    pub anomaly: AnomalyId,
+    /// Elle's name for it (from its row): `incompatible-order`, `duplicate-elements`, `G1a`.
     pub name: &'static str,
-    /// The weakest level that forbids it; every stronger level forbids it too.
+    /// The weakest level that forbids it (from its row); every stronger level forbids it too.
     pub weakest_level_forbidding: Level,
     /// The transactions involved (for an incompatible order: the read that gives the key's
     /// version order first, then the reads that contradict it).

@@ -249,8 +249,7 @@ fn observed_anomalies_map_to_final_ids() {
     b.write(early, x, Some(1), 1);
     b.read(late, x, Some(1), ReadFrom::Value(1), 2);
     b.observed_anomaly(
-        "incompatible-order",
-        Level::ReadCommitted,
+        crate::history::AnomalyId::IncompatibleOrder,
         &[late, early],
         Some(2),
         "key x: reads [1] and [2]",

@@ -9,9 +9,9 @@
 //!   write a common key), it is named from a witness commit order by the shape every such
 //!   cycle has (Fekete et al. 2005, Theorem 2.1: two consecutive anti-dependencies
 //!   `a →rw p →rw b` between concurrent transactions): **write skew** when `b = a` (each of
-//!   two transactions misses the other's write); **read-only anomaly** when `a` writes nothing
-//!   (Fekete et al. 2004); else **multi-transaction write skew** (pivot `p`, with the path by
-//!   which `b` precedes `a` in every serial order).
+//!   two transactions misses the other's write); **read-only transaction anomaly** when `a`
+//!   writes nothing (Fekete et al. 2004); else **multi-transaction write skew** (pivot `p`,
+//!   with the path by which `b` precedes `a` in every serial order).
 //! - **concurrent write conflict**: prefix consistency but not snapshot isolation, without a
 //!   lost update — two concurrent transactions write a common key (blindly, or one without
 //!   reading the other's write).
@@ -19,24 +19,35 @@
 //!   writes in opposite orders.
 //! - otherwise the generic **unserializable interleaving** (read atomic and read committed
 //!   predictions, which the checkers already name by Plume's patterns when observed).
+//!
+//! Every name is a row of the anomaly table ([`crate::history::anomalies`]), shared with the
+//! checkers' explanations (`ser::explain`), so an anomaly has the same words everywhere.
 
 use crate::check::Level;
-use crate::history::{History, KeyId, TxnId};
+use crate::history::{AnomalyId, History, KeyId, TxnId};
 use crate::ser;
 
-/// An anomaly's name and a one-line description in the history's own labels.
+/// An anomaly's row in the anomaly table and a one-line description in the history's own
+/// labels.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct AnomalyName {
-    /// The name (`lost update`, `write skew`, …).
-    pub name: &'static str,
+pub struct AnomalyName {
+    /// The anomaly (its row gives the name: `lost update`, `write skew`, …).
+    pub id: AnomalyId,
     /// What happens, naming transactions and keys by the caller's labels.
     pub description: String,
+}
+
+impl AnomalyName {
+    /// The engineer's name, from the anomaly table.
+    pub fn name(&self) -> &'static str {
+        self.id.name()
+    }
 }
 
 /// Names the anomaly of `h`, a prediction valid at `level` (see the module documentation);
 /// `label` names its transactions (`T1.2`), `call` gives a transaction's procedure call when
 /// known (shown beside its first mention) and `key` names keys in the description.
-pub(crate) fn name_anomaly(
+pub fn name_anomaly(
     h: &History,
     level: Level,
     label: &dyn Fn(TxnId) -> String,
@@ -49,7 +60,7 @@ pub(crate) fn name_anomaly(
     };
     if let Some((a, b, k, w)) = lost_update(h, key) {
         return AnomalyName {
-            name: "lost update",
+            id: AnomalyId::LostUpdate,
             description: format!(
                 "{} and {} both read {} from {} and both write it: one update overwrites the \
                  other unseen",
@@ -71,10 +82,8 @@ pub(crate) fn name_anomaly(
             }
             ser::SiPcVerdict::Unknown { .. } if level == Level::Snapshot => {
                 return AnomalyName {
-                    name: "serialization anomaly",
-                    description: "snapshot isolation allows it; the commit order needed to \
-                                  name it could not be computed in time"
-                        .to_string(),
+                    id: AnomalyId::SerializationAnomaly,
+                    description: AnomalyId::SerializationAnomaly.description().to_string(),
                 };
             }
             _ => {}
@@ -99,26 +108,22 @@ pub(crate) fn name_anomaly(
                     label(a),
                     label(b)
                 ),
-                None => "two transactions that write a common key run on snapshots that miss \
-                         each other (snapshot isolation's first committer wins would abort one)"
-                    .to_string(),
+                None => AnomalyId::ConcurrentWriteConflict.description().to_string(),
             };
             return AnomalyName {
-                name: "concurrent write conflict",
+                id: AnomalyId::ConcurrentWriteConflict,
                 description,
             };
         }
     }
     if level == Level::Causal {
         return AnomalyName {
-            name: "long fork",
-            description: "causally independent writes are seen in different orders by \
-                          different transactions (no common prefix explains them)"
-                .to_string(),
+            id: AnomalyId::LongFork,
+            description: AnomalyId::LongFork.description().to_string(),
         };
     }
     AnomalyName {
-        name: "unserializable interleaving",
+        id: AnomalyId::UnserializableInterleaving,
         description: format!(
             "reads that {} allows but no serial order explains",
             level.full_name()
@@ -155,7 +160,7 @@ impl Dep {
 /// (every committed transaction, the initial one first), by the shape Fekete et al. (TODS
 /// 2005, Theorem 2.1) prove every such cycle has: two consecutive anti-dependencies
 /// `a →rw p →rw b` between concurrent transactions (the *dangerous structure*, `p` its pivot).
-/// `b = a`: **write skew**; `a` writes nothing: **read-only anomaly**; otherwise **write skew
+/// `b = a`: **write skew**; `a` writes nothing: **read-only transaction anomaly**; otherwise **write skew
 /// over more transactions**, `b` preceding `a` in every serial order by the path shown.
 /// `None` when no such structure exists (then `h` is serializable).
 fn si_anomaly(
@@ -193,7 +198,7 @@ fn si_anomaly(
     for &(a, b, x) in &rw {
         if let Some(y) = rw_between(b, a) {
             return Some(AnomalyName {
-                name: "write skew",
+                id: AnomalyId::WriteSkew,
                 description: format!(
                     "{} reads {} without seeing the write of {}, which reads {} without \
                      seeing {}'s write of it; their writes do not overlap, so snapshot \
@@ -292,14 +297,14 @@ fn si_anomaly(
         )
         .collect::<Vec<_>>()
         .join(" ");
-    let (name, kind) = if read_only {
+    let (id, kind) = if read_only {
         (
-            "read-only anomaly",
-            "Fekete et al.'s read-only anomaly".to_string(),
+            AnomalyId::ReadOnlyTransactionAnomaly,
+            "Fekete et al.'s read-only transaction anomaly".to_string(),
         )
     } else {
         (
-            "multi-transaction write skew",
+            AnomalyId::MultiTransactionWriteSkew,
             format!(
                 "a write skew through {}, Fekete et al.'s dangerous structure",
                 label(p)
@@ -307,7 +312,7 @@ fn si_anomaly(
         )
     };
     Some(AnomalyName {
-        name,
+        id,
         description: format!(
             "{}{} reads {} without seeing the write of {}, which reads {} without seeing the \
              write of {}; yet {} must come before {} in any serial order ({chain}): no serial \
@@ -482,14 +487,14 @@ mod tests {
     #[test]
     fn names_the_textbook_anomalies() {
         assert_eq!(
-            name(&lost_update_or_write_skew(false), Level::Prefix).name,
+            name(&lost_update_or_write_skew(false), Level::Prefix).name(),
             "lost update"
         );
         let skew = name(&lost_update_or_write_skew(true), Level::Snapshot);
-        assert_eq!(skew.name, "write skew");
+        assert_eq!(skew.name(), "write skew");
         assert!(skew.description.contains("reads y"), "{}", skew.description);
         assert_eq!(
-            name(&lost_update_or_write_skew(true), Level::Causal).name,
+            name(&lost_update_or_write_skew(true), Level::Causal).name(),
             "write skew"
         );
     }
@@ -505,7 +510,12 @@ mod tests {
             &|t| (t >= 1).then(|| calls[t as usize - 1].to_string()),
             &|k| h.key_name(k).to_string(),
         );
-        assert_eq!(named.name, "read-only anomaly", "{}", named.description);
+        assert_eq!(
+            named.name(),
+            "read-only transaction anomaly",
+            "{}",
+            named.description
+        );
         for part in [
             "(`Balance`), which writes nothing, reads c",
             "(`WriteCheck`)",
@@ -531,7 +541,8 @@ mod tests {
         ]);
         let named = name(&h, Level::Snapshot);
         assert_eq!(
-            named.name, "multi-transaction write skew",
+            named.name(),
+            "multi-transaction write skew",
             "{}",
             named.description
         );
@@ -552,7 +563,8 @@ mod tests {
         ]);
         let named = name(&h, Level::Prefix);
         assert_eq!(
-            named.name, "concurrent write conflict",
+            named.name(),
+            "concurrent write conflict",
             "{}",
             named.description
         );

@@ -146,7 +146,7 @@ pub(super) fn report_anomaly(
             )
         },
     );
-    section.anomaly = Some(format!("**{}**: {}", named.name, named.description));
+    section.anomaly = Some(format!("**{}**: {}", named.name(), named.description));
     let validated = validation.verdict == workloads::Verdict::Validated;
     report.verdict = if validated {
         RunVerdict::AnomalyValidated
@@ -207,7 +207,7 @@ fn anomaly_summary(
     if validation.verdict != workloads::Verdict::Validated {
         return format!(
             "Anomaly predicted under {level_words} ({}; {changed} read(s) see a different write; re-verified), but the replay did not confirm it: the validating run is {}{}.",
-            named.name,
+            named.name(),
             verdict_name(validation.verdict),
             if validation.diverged() {
                 " after diverging from the prediction"
@@ -238,7 +238,7 @@ fn anomaly_summary(
     };
     format!(
         "Anomaly validated ({}): under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); {replay}, and {broke}.",
-        named.name,
+        named.name(),
         workload.name()
     )
 }

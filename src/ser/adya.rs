@@ -22,6 +22,7 @@
 //! key's writes by one causal order leaves no cycle without anti-dependencies).
 
 use super::txns::Txns;
+use crate::history::AnomalyId;
 
 /// One of Adya's cycle phenomena, most severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -37,14 +38,22 @@ pub(crate) enum Phenomenon {
 }
 
 impl Phenomenon {
-    /// Adya's name.
-    pub fn name(self) -> &'static str {
+    /// The phenomenon's row in the anomaly table.
+    pub fn id(self) -> AnomalyId {
         match self {
-            Phenomenon::G0 => "G0",
-            Phenomenon::G1c => "G1c",
-            Phenomenon::GSingle => "G-single",
-            Phenomenon::G2 => "G2",
+            Phenomenon::G0 => AnomalyId::WriteCycle,
+            Phenomenon::G1c => AnomalyId::CausalityCycle,
+            Phenomenon::GSingle => AnomalyId::SingleAntiDependencyCycle,
+            Phenomenon::G2 => AnomalyId::AntiDependencyCycle,
         }
+    }
+
+    /// Adya's name, from the anomaly table.
+    pub fn name(self) -> &'static str {
+        self.id()
+            .row()
+            .adya
+            .expect("the rows of Adya's phenomena name them (tested)")
     }
 }
 
@@ -224,6 +233,20 @@ mod tests {
             class("wx1 wz1 | wz2 | rx1 rz2 | rz2 rx0"), // read skew
             Some(Phenomenon::GSingle)
         );
+    }
+
+    #[test]
+    fn phenomena_take_adyas_names_from_the_table() {
+        let names: Vec<&str> = [
+            Phenomenon::G0,
+            Phenomenon::G1c,
+            Phenomenon::GSingle,
+            Phenomenon::G2,
+        ]
+        .iter()
+        .map(|p| p.name())
+        .collect();
+        assert_eq!(names, ["G0", "G1c", "G-single", "G2"]);
     }
 
     #[test]

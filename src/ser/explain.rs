@@ -9,17 +9,20 @@
 //! proved failing; it is *minimal* when removing any single transaction made it pass.
 //!
 //! Names (the ones people search for; the anomalies as in Berenson et al. SIGMOD'95, Cerone &
-//! Gotsman PODC'16 and Fekete et al. TODS'05), decided on the core by the lowest level it
-//! violates and a structural pattern, each defined below and tested on a hand-written history:
+//! Gotsman PODC'16 and Fekete et al. TODS'05; rows of the anomaly table
+//! [`crate::history::anomalies`], which gives their words), decided on the core by the lowest
+//! level it violates and a structural pattern, each defined below and tested on a hand-written
+//! history:
 //! - violates PC: **long fork** (A writes x, B writes y; C reads x from A but y not from B,
 //!   D reads y from B but x not from A); else **read skew** when Adya's class is G-single (a
 //!   transaction sees a writer but misses a write every order puts before it); else a
 //!   *prefix violation*;
 //! - satisfies PC, violates SI: **lost update** (two transactions read key x from the same
-//!   writer and both write x); else *concurrent conflicting writers*;
+//!   writer and both write x); else a *concurrent write conflict*;
 //! - satisfies SI, violates SER: **write skew** (exactly two transactions, each reading a key
 //!   the other writes and missing that write, on different keys); else the **read-only
-//!   transaction anomaly** when a core transaction writes nothing; else a *write skew cycle*.
+//!   transaction anomaly** when a core transaction writes nothing; else a *multi-transaction
+//!   write skew*.
 //!
 //! Adya's class (G0, G1c, G-single, G2) is the phenomenon the core shows under every version
 //! order ([`super::adya`]): a lost update is G-single, a write skew and a long fork G2. G0
@@ -31,7 +34,7 @@
 use std::time::{Duration, Instant};
 
 use crate::check::{OpRef, TxnRef};
-use crate::history::History;
+use crate::history::{AnomalyId, History};
 
 use super::adya::{self, Phenomenon};
 use super::decide::{decide, Decision, Work};
@@ -111,7 +114,7 @@ pub(crate) fn explain(
     let (anomaly, description) = name(history, &core, level, &levels, phenomenon);
     let adya = phenomenon.map(|p| p.name().to_string());
     Violation {
-        anomaly,
+        anomaly: anomaly.name().to_string(),
         adya,
         description,
         core: core_txns(history, &core),
@@ -414,7 +417,7 @@ fn name(
     level: StrongLevel,
     levels: &CoreLevels,
     adya: Option<Phenomenon>,
-) -> (String, String) {
+) -> (AnomalyId, String) {
     let t = |l: u32| format!("t{}", core.orig[l as usize]);
     let key = |k: u32| {
         crate::printable::printable(history.key_name(core.key_orig[k as usize])).into_owned()
@@ -423,10 +426,10 @@ fn name(
         levels.pc == Some(false) || (level == StrongLevel::Prefix && levels.pc.is_none());
     let si_fails =
         levels.si == Some(false) || (level == StrongLevel::Snapshot && levels.si.is_none());
-    let (a, d) = if pc_fails {
+    let (id, d) = if pc_fails {
         if let Some((a, b, c, d)) = long_fork(core) {
             (
-                "long fork",
+                AnomalyId::LongFork,
                 format!(
                     "{} sees {}'s write but not {}'s, and {} sees {}'s but not {}'s: no single order of the two writers explains both (not prefix consistent)",
                     t(c), t(a), t(b), t(d), t(b), t(a)
@@ -434,19 +437,19 @@ fn name(
             )
         } else if adya == Some(Phenomenon::GSingle) {
             (
-                "read skew",
-                "a transaction sees one transaction's writes but misses a write that every commit order puts before it: no snapshot shows what it read (not prefix consistent; one anti-dependency, Adya G-single)".to_string(),
+                AnomalyId::ReadSkew,
+                AnomalyId::ReadSkew.description().to_string(),
             )
         } else {
             (
-                "prefix violation",
-                "no order of commits lets every transaction see a prefix of it (Biswas & Enea's Prefix axiom)".to_string(),
+                AnomalyId::PrefixViolation,
+                AnomalyId::PrefixViolation.description().to_string(),
             )
         }
     } else if si_fails {
         if let Some((k, w, a, b)) = lost_update(core) {
             (
-                "lost update",
+                AnomalyId::LostUpdate,
                 format!(
                     "{} and {} both read {} from {} and both write {}: whichever commits second overwrites the other's update without having seen it",
                     t(a), t(b), key(k), if w == 0 { "the initial state".to_string() } else { t(w) }, key(k)
@@ -454,13 +457,13 @@ fn name(
             )
         } else {
             (
-                "concurrent conflicting writers",
-                "two transactions that write a common key must overlap (one misses the other's write), which snapshot isolation forbids (Biswas & Enea's Conflict axiom)".to_string(),
+                AnomalyId::ConcurrentWriteConflict,
+                AnomalyId::ConcurrentWriteConflict.description().to_string(),
             )
         }
     } else if let Some((a, b, x, y)) = write_skew(core) {
         (
-            "write skew",
+            AnomalyId::WriteSkew,
             format!(
                 "{} reads {} and {} reads {}, each from a snapshot that misses the other's write of it, and they write different keys: allowed by snapshot isolation, not by serializability",
                 t(a), key(x), t(b), key(y)
@@ -468,17 +471,19 @@ fn name(
         )
     } else if (1..core.len() as u32).any(|t| core.writes(t).is_empty()) {
         (
-            "read-only transaction anomaly",
-            "a read-only transaction observes a state that no serial order produces, although the writers alone are serializable (Fekete, O'Neil & O'Neil 2004; allowed by snapshot isolation)".to_string(),
+            AnomalyId::ReadOnlyTransactionAnomaly,
+            AnomalyId::ReadOnlyTransactionAnomaly
+                .description()
+                .to_string(),
         )
     } else {
         (
-            "write skew cycle",
+            AnomalyId::MultiTransactionWriteSkew,
             format!(
                 "{} transactions each read a key the next one writes, each from a snapshot that misses that write: allowed by snapshot isolation, not by serializability",
                 core.len() - 1
             ),
         )
     };
-    (a.to_string(), d)
+    (id, d)
 }

@@ -113,10 +113,11 @@ pub struct CoreLevels {
 /// either), named, with a cycle of edges every serial order of it would need when one exists.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Violation {
-    /// The name people search for: `lost update`, `write skew`, `read skew`, `long fork`,
-    /// `read-only transaction anomaly`, or (when none of these patterns fits) `write skew
-    /// cycle`, `concurrent conflicting writers` or `prefix violation` (definitions in
-    /// docs/checking.md).
+    /// The name people search for, the engineer's name of a row of the anomaly table
+    /// ([`crate::history::anomalies`]): `lost update`, `write skew`, `read skew`, `long fork`,
+    /// `read-only transaction anomaly`, or (when none of these patterns fits)
+    /// `multi-transaction write skew`, `concurrent write conflict` or `prefix violation`
+    /// (definitions in docs/checking.md).
     pub anomaly: String,
     /// Adya's phenomenon the core shows under every version order (`G-single` for a lost
     /// update or read skew, `G2` for a write skew or long fork; `G0`/`G1c` would need a causal

@@ -287,7 +287,7 @@ fn write_skew_cycle_of_three() {
     let spec = "rx0 wy1 | ry0 wz1 | rz0 wx1";
     assert_eq!(levels(spec), [false, true, true]);
     let v = anomaly(spec, StrongLevel::Serializable);
-    assert_eq!(v.anomaly, "write skew cycle");
+    assert_eq!(v.anomaly, "multi-transaction write skew");
     assert_eq!(v.adya.as_deref(), Some("G2"));
     assert_eq!(v.core.len(), 3);
 }

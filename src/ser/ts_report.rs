@@ -6,6 +6,7 @@
 use std::fmt;
 
 use crate::history::timestamped::{Hlc, TimestampedHistory};
+use crate::history::AnomalyId;
 
 /// A transaction as timestamp reports name it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -245,16 +246,25 @@ impl TsViolation {
 }
 
 impl TsViolation {
-    /// The axiom's name as reports print it (`SESSION`, `INT`, `EXT`, …).
-    pub fn axiom(&self) -> &'static str {
+    /// The violation's row in the anomaly table.
+    pub fn anomaly(&self) -> AnomalyId {
         match self {
-            TsViolation::StartAfterCommit { .. } => "START-AFTER-COMMIT",
-            TsViolation::Session { .. } => "SESSION",
-            TsViolation::Int { .. } => "INT",
-            TsViolation::Ext { .. } => "EXT",
-            TsViolation::NoConflict { .. } => "NOCONFLICT",
-            TsViolation::EqualCommit { .. } => "EQUAL-COMMIT",
+            TsViolation::StartAfterCommit { .. } => AnomalyId::StartAfterCommit,
+            TsViolation::Session { .. } => AnomalyId::SessionNotVisible,
+            TsViolation::Int { .. } => AnomalyId::InternalInconsistency,
+            TsViolation::Ext { .. } => AnomalyId::SnapshotReadViolation,
+            TsViolation::NoConflict { .. } => AnomalyId::ConcurrentWriteConflict,
+            TsViolation::EqualCommit { .. } => AnomalyId::EqualCommitTimestamps,
         }
+    }
+
+    /// The axiom's name as reports print it (`SESSION`, `INT`, `EXT`, …), from the anomaly
+    /// table.
+    pub fn axiom(&self) -> &'static str {
+        self.anomaly()
+            .row()
+            .chronos
+            .expect("every timestamp violation's row names its axiom (tested)")
     }
 }
 
