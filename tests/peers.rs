@@ -2,7 +2,7 @@
 //! the tests of Elle (jepsen-io/elle), elle-cli (ligurio/elle-cli) and dbcop (rnbguy/dbcop)
 //! state, each file citing its test, in tests/data/peers/<tool>/. For every case the peer's
 //! verdict at each level it judges, mapped to isopredict's levels, is checked against
-//! isopredict's: `check::check` (rc, ci, ra, cc), `ser::check_strong` (pc, si, ser), and the
+//! isopredict's: the decision core `verdict::decide` (every level), and the
 //! anomalies the reader observes in the input itself (`History::observed_anomalies`, e.g.
 //! Elle's incompatible order), each a violation of every level that forbids it.
 //!
@@ -16,9 +16,9 @@
 use std::path::Path;
 use std::str::FromStr;
 
-use isopredict::check::{check, CheckOptions, Level};
+use isopredict::check::Level;
 use isopredict::formats::{read_file, Format};
-use isopredict::ser::{check_strong, StrongLevel, StrongOptions};
+use isopredict::verdict::{decide, EvidenceChoice, Input, Limits};
 use isopredict::History;
 
 /// One case: the file (under tests/data/peers), the peer's verdicts (`level=ok|V`, space
@@ -43,17 +43,7 @@ const CASES: &[Case] = &[
     agrees("elle/la-g1a.edn", "rc=V"),
     agrees("elle/la-g1b.edn", "rc=V"),
     agrees("elle/la-g1c.edn", "rc=V"),
-    Case {
-        file: "elle/la-g-single.edn",
-        peer: "rc=ok si=V ser=V",
-        differs: Some((
-            "rc=ok cc=ok si=ok ser=ok",
-            "isopredict's pc/si/ser checkers (src/ser) do not yet use the version order a \
-             list-append read reveals (x: 1 before 2), which the G-single cycle needs; the \
-             weak checkers do. To be closed by the verdict core that decides with known \
-             version orders (issue 20, item 2)",
-        )),
-    },
+    agrees("elle/la-g-single.edn", "rc=ok si=V ser=V"),
     agrees("elle/la-g2.edn", "rc=ok ser=V"),
     agrees("elle/la-strong-si-realtime.edn", "ser=ok"),
     agrees("elle/la-strong-session-si.edn", "si=V"),
@@ -149,19 +139,13 @@ fn format_of(file: &str) -> Format {
     }
 }
 
-/// isopredict's verdict: whether `h` satisfies `level`.
+/// isopredict's verdict: whether `h` satisfies `level`, by the decision core every command
+/// asks (`verdict::decide`, on the evidence the history carries).
 fn satisfies(h: &History, level: Level) -> bool {
-    if h.observed_anomalies().iter().any(|a| a.violates(level)) {
-        return false;
-    }
-    match StrongLevel::from_level(level) {
-        Some(strong) => check_strong(h, strong, &StrongOptions::default())
-            .unwrap_or_else(|e| panic!("{}: {e}", h.source()))
-            .is_consistent(),
-        None => check(h, level, &CheckOptions::default())
-            .unwrap_or_else(|e| panic!("{}: {e}", h.source()))
-            .is_consistent(),
-    }
+    let input = Input::of(h).unwrap_or_else(|e| panic!("{}: {e}", h.source()));
+    decide(&input, level, EvidenceChoice::Auto, &Limits::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", h.source()))
+        .is_consistent()
 }
 
 fn verdicts(spec: &str) -> Vec<(Level, bool)> {
@@ -202,7 +186,7 @@ fn isopredict_agrees_with_the_peers_suites() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // docs/checking.md, "Agreement with the peers' suites", counts these.
-    assert_eq!((CASES.len(), disagreements), (55, 3));
+    assert_eq!((CASES.len(), disagreements), (55, 2));
     assert_eq!(agreements + disagreements, CASES.len());
 }
 
