@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 
 use isopredict::check::{check, CheckOptions, Level};
 use isopredict::formats::{self, Format};
-use isopredict::verdict::{decide_all, EvidenceChoice, Input, Limits, VerdictsReport};
 use proptest::prelude::*;
 
 use common::cli::{isopredict, stdout, Scratch};
@@ -135,7 +134,7 @@ fn the_same_history_in_every_format_gives_the_same_verdicts() {
         // Three committed transactions over two keys (the aborted one differs: Elle's :fail
         // carries no reads, Viper has none).
         assert_eq!((s.committed, s.keys), (3, 2), "{format}");
-        let all = every_level(&h);
+        let all = common::every_level(&h);
         assert_eq!(all.strongest, Some(Level::ReadCommitted), "{format}");
         assert_eq!(all.cut_isolation, Some(true), "{format}");
         let ra = check(&h, Level::ReadAtomic, &CheckOptions::default()).unwrap();
@@ -154,7 +153,7 @@ fn the_same_history_in_every_format_gives_the_same_verdicts() {
             let parts =
                 formats::write_parts(&h, to).unwrap_or_else(|e| panic!("{format} -> {to}: {e}"));
             let g = formats::read_parts(&parts, to, "converted").unwrap();
-            let again = every_level(&g);
+            let again = common::every_level(&g);
             assert_eq!(
                 again.strongest,
                 Some(Level::ReadCommitted),
@@ -311,14 +310,4 @@ proptest! {
             }
         }
     }
-}
-
-/// Every level's verdict, by the one decision core.
-fn every_level(history: &isopredict::History) -> VerdictsReport {
-    decide_all(
-        &Input::of(history).unwrap(),
-        EvidenceChoice::Auto,
-        &Limits::default(),
-    )
-    .unwrap()
 }

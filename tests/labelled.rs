@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use isopredict::check::{check, Anomaly, CheckOptions, Level};
 use isopredict::formats::{read_file, Format};
-use isopredict::verdict::{decide_all, EvidenceChoice, Input, Limits, VerdictsReport};
 use isopredict::History;
 
 /// (folder, satisfies RC, RA, CC).
@@ -70,7 +69,7 @@ fn every_labelled_history_gets_its_folders_verdicts() {
                     assert!(report.read_violation_count + report.cycle_count > 0);
                 }
             }
-            let all = every_level(&history);
+            let all = common::every_level(&history);
             let strongest = LEVELS
                 .into_iter()
                 .zip(expected)
@@ -121,7 +120,7 @@ fn observed_isopredict_traces_are_causal() {
     assert_eq!(files.len(), 16);
     for path in files {
         let history = read_file(&path, Some(Format::IsoPredict)).unwrap_or_else(|e| panic!("{e}"));
-        let all = every_level(&history);
+        let all = common::every_level(&history);
         assert_eq!(
             all.strongest,
             Some(Level::Serializable),
@@ -129,14 +128,4 @@ fn observed_isopredict_traces_are_causal() {
             path.display()
         );
     }
-}
-
-/// Every level's verdict, by the one decision core.
-fn every_level(history: &isopredict::History) -> VerdictsReport {
-    decide_all(
-        &Input::of(history).unwrap(),
-        EvidenceChoice::Auto,
-        &Limits::default(),
-    )
-    .unwrap()
 }

@@ -249,18 +249,12 @@ pub fn render_one(v: &Verdict, evidence: &EvidenceUse) -> String {
     let mut out = String::new();
     if let Some(by) = v.implied_by {
         let _ = writeln!(out, "{}", v.line());
-        let _ = writeln!(
-            out,
-            "(decided by {by}: {} implies it; the report of {by} follows)\n",
-            if v.verdict == Outcome::Violated {
-                format!(
-                    "a violation of {by}, which {} implies, violates it too",
-                    v.level
-                )
-            } else {
-                format!("{by} holding")
-            }
-        );
+        let why = if v.verdict == Outcome::Violated {
+            format!("{} implies {by}, which is violated", v.level)
+        } else {
+            format!("{by} holds and implies {}", v.level)
+        };
+        let _ = writeln!(out, "(decided by {by}: {why}; the report of {by} follows)\n");
     }
     if let Some(r) = &v.report {
         out.push_str(&r.render_text());

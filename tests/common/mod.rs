@@ -433,3 +433,14 @@ pub fn small_run(seed: u64, level: isopredict::check::Level) -> isopredict::pipe
         ..isopredict::pipeline::RunOptions::default()
     }
 }
+
+/// Every level's verdict of `history`, by the one decision core (`verdict::decide_all`).
+pub fn every_level(history: &History) -> isopredict::verdict::VerdictsReport {
+    use isopredict::verdict::{decide_all, EvidenceChoice, Input, Limits};
+    decide_all(
+        &Input::of(history).unwrap(),
+        EvidenceChoice::Auto,
+        &Limits::default(),
+    )
+    .unwrap()
+}
