@@ -483,6 +483,75 @@ fn emit_violations(
 mod tests {
     use super::*;
 
+    /// Two writers of one key with overlapping intervals: serial in commit-timestamp order,
+    /// not snapshot isolation (NOCONFLICT).
+    const OVERLAPPING_WRITERS: &str = concat!(
+        r#"{"tid": 1, "sid": 1, "sts": {"p": 1, "l": 0}, "cts": {"p": 3, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 1}]}"#,
+        "\n",
+        r#"{"tid": 2, "sid": 2, "sts": {"p": 2, "l": 0}, "cts": {"p": 4, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 2}]}"#,
+        "\n"
+    );
+
+    /// Watches `text`, sent over one loopback connection, at `level`: the summary and what
+    /// was printed.
+    fn watch_text(level: TsLevel, text: &'static str, json: bool) -> (WatchSummary, String) {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let mut client = None;
+        let summary = watch(
+            WatchInput::Listen {
+                addr: "127.0.0.1:0".parse().unwrap(),
+                connections: Some(1),
+            },
+            OnlineOptions {
+                level,
+                timeout_ms: 5000,
+                initial: Some(0),
+            },
+            json,
+            &mut out,
+            &mut err,
+            &mut |addr| {
+                client = Some(std::thread::spawn(move || {
+                    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+                    stream.write_all(text.as_bytes()).unwrap();
+                }));
+            },
+        )
+        .unwrap();
+        client.unwrap().join().unwrap();
+        (summary, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn watching_ser_also_watches_si_which_ser_implies() {
+        let (si, _) = watch_text(TsLevel::Snapshot, OVERLAPPING_WRITERS, false);
+        assert!(si.violated() && si.si_counts.is_none());
+        assert_eq!(si.counts.no_conflict, 1);
+        let (ser, printed) = watch_text(TsLevel::Serializable, OVERLAPPING_WRITERS, false);
+        assert_eq!(
+            ser.counts.total(),
+            0,
+            "commit-timestamp order alone is serial"
+        );
+        assert_eq!(ser.si_counts.as_ref().unwrap().no_conflict, 1);
+        assert!(ser.violated());
+        assert!(
+            printed.starts_with("si (ser implies si): NOCONFLICT: T1"),
+            "{printed}"
+        );
+        let (_, printed) = watch_text(TsLevel::Serializable, OVERLAPPING_WRITERS, true);
+        let v: serde_json::Value = serde_json::from_str(printed.lines().next().unwrap()).unwrap();
+        assert_eq!(v["level"], "si");
+        assert_eq!(v["axiom"], "NOCONFLICT");
+        // One writer alone: nothing at either level.
+        let one = OVERLAPPING_WRITERS.lines().next().unwrap();
+        let one: &'static str = Box::leak(format!("{one}\n").into_boxed_str());
+        let (ser, printed) = watch_text(TsLevel::Serializable, one, false);
+        assert!(!ser.violated(), "{printed}");
+        assert_eq!(ser.si_counts.unwrap().total(), 0);
+    }
+
     #[test]
     fn long_lines_are_measured_not_kept_and_reading_goes_on() {
         let mut input = vec![b'a'; 100];
