@@ -12,6 +12,14 @@
 //! counted; nothing else is lost. At most [`MAX_CONNECTIONS`] connections are served at once
 //! (one more is told so and closed), and failed accepts are retried with growing pauses. Lines that are only `[` or `]`, blank lines and a trailing `,` are accepted, so a
 //! TimeKiller file written one transaction per line can be piped in as it is.
+//!
+//! Watching SER also watches SI on the same stream, because serializability implies snapshot
+//! isolation (the decision core's chain of levels, [`crate::verdict`]): Aion-SER alone checks
+//! only that the transactions execute serially in commit-timestamp order, which says nothing
+//! of the start timestamps (two writers of one key with overlapping intervals, a read that
+//! does not see its snapshot). A stream that violates SI is therefore a SER violation too, and
+//! once the stream is complete the verdict is the offline one (`check --level ser` with the
+//! timestamps as evidence).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -19,6 +27,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::aion::{OnlineChecker, OnlineOptions, OnlineStats};
+use super::chronos::TsLevel;
 use super::ts_report::{TsCounts, TsViolation};
 use crate::formats::timekiller::{parse_transaction, Transaction};
 
@@ -51,8 +60,13 @@ pub enum WatchError {
 /// The end of a watch run.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct WatchSummary {
-    /// Violations by axiom.
+    /// Violations by axiom (of the level watched: SER's own, commit-timestamp order, when
+    /// watching SER).
     pub counts: TsCounts,
+    /// When watching SER: the violations of SI on the same stream, by axiom (SER implies
+    /// SI, so any of them makes the stream violate SER too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub si_counts: Option<TsCounts>,
     /// Checker counters (transactions, late arrivals, memory high-water marks).
     pub stats: OnlineStats,
     /// Malformed lines skipped.
@@ -61,6 +75,14 @@ pub struct WatchSummary {
     pub seconds: f64,
     /// Transactions per second over that time.
     pub throughput: f64,
+}
+
+impl WatchSummary {
+    /// Whether the stream violates the level watched: a violation of the level's own
+    /// axioms or, when watching SER, of SI (which SER implies).
+    pub fn violated(&self) -> bool {
+        self.counts.total() > 0 || self.si_counts.as_ref().is_some_and(|c| c.total() > 0)
+    }
 }
 
 /// Parsed lines of one connection: (line number, transaction or error message).
@@ -319,26 +341,24 @@ pub fn watch(
             (connections, bound.to_string())
         }
     };
+    // SER implies SI: when watching SER, SI is watched beside it on the same stream.
+    let mut si_checker = (options.level == TsLevel::Serializable).then(|| {
+        OnlineChecker::new(OnlineOptions {
+            level: TsLevel::Snapshot,
+            ..options.clone()
+        })
+    });
     let mut checker = OnlineChecker::new(options);
     let epoch = Instant::now();
     let mut first: Option<Instant> = None;
     let mut closed = 0u32;
     let mut malformed = 0u64;
     let now_ms = |epoch: Instant| epoch.elapsed().as_millis() as u64;
-    let emit = |v: &[TsViolation], out: &mut dyn Write| -> std::io::Result<()> {
-        for v in v {
-            if json {
-                serde_json::to_writer(&mut *out, v)?;
-                writeln!(out)?;
-            } else {
-                writeln!(out, "{v}")?;
-            }
-        }
-        if !v.is_empty() {
-            out.flush()?;
-        }
-        Ok(())
-    };
+    let emit = |v: &[TsViolation], out: &mut dyn Write| emit_violations(v, None, json, out);
+    // The SI checker's violations, marked as such (`si (ser implies si): …`, or a JSON
+    // object with `"level": "si"`).
+    let emit_si =
+        |v: &[TsViolation], out: &mut dyn Write| emit_violations(v, Some("si"), json, out);
     loop {
         if crate::interrupt::requested() {
             // Ctrl-C or SIGTERM: the verdicts so far become final and the summary follows.
@@ -351,6 +371,10 @@ pub fn watch(
                 for (line_no, parsed) in lines {
                     match parsed {
                         Ok(txn) => {
+                            if let Some(si) = si_checker.as_mut() {
+                                let found = si.arrive(txn.clone(), line_no, now);
+                                emit_si(&found, out)?;
+                            }
                             let found = checker.arrive(txn, line_no, now);
                             emit(&found, out)?;
                         }
@@ -365,8 +389,11 @@ pub fn watch(
                         }
                     }
                 }
-                let found = checker.tick(now_ms(epoch));
-                emit(&found, out)?;
+                let now = now_ms(epoch);
+                if let Some(si) = si_checker.as_mut() {
+                    emit_si(&si.tick(now), out)?;
+                }
+                emit(&checker.tick(now), out)?;
             }
             Ok(Message::Refused(conn, why)) => {
                 writeln!(err, "{source} connection {conn}: refused: {why}")?;
@@ -390,11 +417,17 @@ pub fn watch(
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                let found = checker.tick(now_ms(epoch));
-                emit(&found, out)?;
+                let now = now_ms(epoch);
+                if let Some(si) = si_checker.as_mut() {
+                    emit_si(&si.tick(now), out)?;
+                }
+                emit(&checker.tick(now), out)?;
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
+    }
+    if let Some(si) = si_checker.as_mut() {
+        emit_si(&si.finish(), out)?;
     }
     let found = checker.finish();
     emit(&found, out)?;
@@ -402,6 +435,7 @@ pub fn watch(
     let stats = checker.stats().clone();
     Ok(WatchSummary {
         counts: checker.counts().clone(),
+        si_counts: si_checker.map(|si| si.counts().clone()),
         throughput: if seconds > 0.0 {
             stats.transactions as f64 / seconds
         } else {
@@ -413,9 +447,110 @@ pub fn watch(
     })
 }
 
+/// Writes violations, one per line: as text (`LEVEL (ser implies LEVEL): …` when `level` names
+/// the weaker level they belong to) or as JSON objects (with `"level": LEVEL` then).
+fn emit_violations(
+    violations: &[TsViolation],
+    level: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    for v in violations {
+        match (json, level) {
+            (true, None) => {
+                serde_json::to_writer(&mut *out, v)?;
+                writeln!(out)?;
+            }
+            (true, Some(level)) => {
+                let mut value = serde_json::to_value(v)?;
+                if let serde_json::Value::Object(fields) = &mut value {
+                    fields.insert("level".to_string(), level.into());
+                }
+                serde_json::to_writer(&mut *out, &value)?;
+                writeln!(out)?;
+            }
+            (false, None) => writeln!(out, "{v}")?,
+            (false, Some(level)) => writeln!(out, "{level} (ser implies {level}): {v}")?,
+        }
+    }
+    if !violations.is_empty() {
+        out.flush()?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two writers of one key with overlapping intervals: serial in commit-timestamp order,
+    /// not snapshot isolation (NOCONFLICT).
+    const OVERLAPPING_WRITERS: &str = concat!(
+        r#"{"tid": 1, "sid": 1, "sts": {"p": 1, "l": 0}, "cts": {"p": 3, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 1}]}"#,
+        "\n",
+        r#"{"tid": 2, "sid": 2, "sts": {"p": 2, "l": 0}, "cts": {"p": 4, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 2}]}"#,
+        "\n"
+    );
+
+    /// Watches `text`, sent over one loopback connection, at `level`: the summary and what
+    /// was printed.
+    fn watch_text(level: TsLevel, text: &'static str, json: bool) -> (WatchSummary, String) {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let mut client = None;
+        let summary = watch(
+            WatchInput::Listen {
+                addr: "127.0.0.1:0".parse().unwrap(),
+                connections: Some(1),
+            },
+            OnlineOptions {
+                level,
+                timeout_ms: 5000,
+                initial: Some(0),
+            },
+            json,
+            &mut out,
+            &mut err,
+            &mut |addr| {
+                client = Some(std::thread::spawn(move || {
+                    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+                    stream.write_all(text.as_bytes()).unwrap();
+                }));
+            },
+        )
+        .unwrap();
+        client.unwrap().join().unwrap();
+        (summary, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn watching_ser_also_watches_si_which_ser_implies() {
+        let (si, _) = watch_text(TsLevel::Snapshot, OVERLAPPING_WRITERS, false);
+        assert!(si.violated() && si.si_counts.is_none());
+        assert_eq!(si.counts.no_conflict, 1);
+        let (ser, printed) = watch_text(TsLevel::Serializable, OVERLAPPING_WRITERS, false);
+        assert_eq!(
+            ser.counts.total(),
+            0,
+            "commit-timestamp order alone is serial"
+        );
+        assert_eq!(ser.si_counts.as_ref().unwrap().no_conflict, 1);
+        assert!(ser.violated());
+        assert!(
+            printed.starts_with("si (ser implies si): NOCONFLICT: T1"),
+            "{printed}"
+        );
+        let (_, printed) = watch_text(TsLevel::Serializable, OVERLAPPING_WRITERS, true);
+        let v: serde_json::Value = serde_json::from_str(printed.lines().next().unwrap()).unwrap();
+        assert_eq!(v["level"], "si");
+        assert_eq!(v["axiom"], "NOCONFLICT");
+        // One writer alone: nothing at either level.
+        let one = OVERLAPPING_WRITERS.lines().next().unwrap();
+        let one: &'static str = Box::leak(format!("{one}\n").into_boxed_str());
+        let (ser, printed) = watch_text(TsLevel::Serializable, one, false);
+        assert!(!ser.violated(), "{printed}");
+        assert_eq!(ser.si_counts.unwrap().total(), 0);
+    }
 
     #[test]
     fn long_lines_are_measured_not_kept_and_reading_goes_on() {
