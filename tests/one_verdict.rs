@@ -383,3 +383,26 @@ fn reproducer_timekiller_all_and_si_agree() {
         }
     }
 }
+
+/// A transaction that starts after it commits is a violation of the timestamps, never bad
+/// input: every way of asking answers, and si/ser name it.
+#[test]
+fn a_start_after_commit_is_a_violation_not_bad_input() {
+    let dir = Scratch::new("start-after-commit");
+    let text = r#"[
+{"tid": 1, "sid": 1, "sts": {"p": 5, "l": 0}, "cts": {"p": 2, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 1}]},
+{"tid": 2, "sid": 2, "sts": {"p": 6, "l": 0}, "cts": {"p": 7, "l": 0}, "ops": [{"t": "r", "k": 1, "v": 1}]}
+]"#;
+    std::fs::write(dir.join("tk.json"), text).unwrap();
+    let file = dir.arg("tk.json");
+    let o = isopredict(&["check", &file]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("START-AFTER-COMMIT"), "{}", stdout(&o));
+    for level in ["si", "ser"] {
+        let o = isopredict(&["check", &file, "--level", level]);
+        assert_eq!(o.status.code(), Some(1), "{level}: {}", stdout(&o));
+    }
+    // The reads alone are fine.
+    let o = isopredict(&["check", &file, "--level", "cc"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}

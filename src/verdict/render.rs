@@ -254,7 +254,10 @@ pub fn render_one(v: &Verdict, evidence: &EvidenceUse) -> String {
         } else {
             format!("{by} holds and implies {}", v.level)
         };
-        let _ = writeln!(out, "(decided by {by}: {why}; the report of {by} follows)\n");
+        let _ = writeln!(
+            out,
+            "(decided by {by}: {why}; the report of {by} follows)\n"
+        );
     }
     if let Some(r) = &v.report {
         out.push_str(&r.render_text());
