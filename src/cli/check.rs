@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use isopredict::check::Level;
 use isopredict::ser::Engine;
-use isopredict::verdict::{self, DecideError, EvidenceChoice, Input, Limits, Outcome, ReadOptions};
+use isopredict::verdict::{self, DecideError, EvidenceChoice, Limits, Outcome, ReadOptions};
 
 use super::{InputFormat, EXIT_BAD_INPUT};
 
@@ -220,8 +220,8 @@ enum Printed {
 /// The one-line verdict of a history in a batch: the same decision core as one file.
 fn one_line(path: &Path, args: &Args) -> super::many::Outcome {
     use super::many::Outcome as Line;
-    let input = match verdict::read_input(path, args.read_options()) {
-        Ok((input, format)) => (input, format),
+    let (input, format) = match verdict::read_input(path, args.read_options()) {
+        Ok(read) => read,
         Err(e) => {
             return Line {
                 code: EXIT_BAD_INPUT,
@@ -229,7 +229,6 @@ fn one_line(path: &Path, args: &Args) -> super::many::Outcome {
             }
         }
     };
-    let (input, format): (Input, _) = input;
     let limits = args.limits(true);
     let decided: Result<(u8, String), DecideError> = match args.level {
         LevelArg::One(level) => verdict::decide(&input, level, args.evidence(), &limits)

@@ -141,6 +141,21 @@ impl Verdict {
         self.verdict == Outcome::Consistent
     }
 
+    /// The verdict of `level` (on `evidence`) that this verdict decides: the same outcome,
+    /// anomaly and report, implied by this level (or by the level that implied this one).
+    fn implying(&self, level: Level, evidence: Evidence) -> Verdict {
+        Verdict {
+            level,
+            verdict: self.verdict,
+            evidence,
+            implied_by: Some(self.implied_by.unwrap_or(self.level)),
+            anomaly: self.anomaly.clone(),
+            unknown_reason: None,
+            note: None,
+            report: self.report.clone(),
+        }
+    }
+
     /// The verdict as one line: `ser serializability VIOLATED: write skew [evidence: …]`.
     pub fn line(&self) -> String {
         let outcome = match self.verdict {
@@ -323,7 +338,11 @@ impl<'i, 'h> Decider<'i, 'h> {
                     let own = self.timestamps(TsLevel::Serializable)?;
                     if own.is_consistent() {
                         v.note = Some(
-                            "the commit timestamps alone order the transactions serially, but                              the start timestamps are not snapshots of that order (si fails,                              and ser implies si); a database that does not read from a                              snapshot taken at its start timestamp is judged with --evidence                              black-box"
+                            "the commit timestamps alone order the transactions serially, but \
+                             the start timestamps are not snapshots of that order (si fails, \
+                             and ser implies si); a database that does not read from a \
+                             snapshot taken at its start timestamp is judged with --evidence \
+                             black-box"
                                 .to_string(),
                         );
                     }
@@ -401,16 +420,8 @@ impl<'i, 'h> Decider<'i, 'h> {
         own: impl FnOnce(&mut Self) -> Result<Verdict, DecideError>,
     ) -> Result<Verdict, DecideError> {
         if weaker.verdict == Outcome::Violated {
-            return Ok(Verdict {
-                level: Level::Serializable, // set by the caller's level below
-                verdict: Outcome::Violated,
-                evidence: weaker.evidence,
-                implied_by: Some(weaker.implied_by.unwrap_or(weaker.level)),
-                anomaly: weaker.anomaly.clone(),
-                unknown_reason: None,
-                note: weaker.note.clone(),
-                report: weaker.report.clone(),
-            });
+            // `decide` sets the level and its evidence.
+            return Ok(weaker.implying(weaker.level, weaker.evidence));
         }
         let mut v = own(self)?;
         if weaker.verdict == Outcome::Unknown && v.verdict == Outcome::Consistent {
@@ -620,16 +631,7 @@ impl<'i, 'h> Decider<'i, 'h> {
         if self.memo[level as usize].is_some() {
             return;
         }
-        self.memo[level as usize] = Some(Verdict {
-            level,
-            verdict: by.verdict,
-            evidence: self.uses.for_level(level),
-            implied_by: Some(by.implied_by.unwrap_or(by.level)),
-            anomaly: by.anomaly.clone(),
-            unknown_reason: None,
-            note: None,
-            report: by.report.clone(),
-        });
+        self.memo[level as usize] = Some(by.implying(level, self.uses.for_level(level)));
     }
 
     /// Every level's verdict, strongest first, checking as little as the implications allow.
