@@ -61,10 +61,10 @@ fn check_uses_the_timestamp_checker_and_says_so() {
     let text = stdout(&o);
     assert!(text.contains("timestamp checker"), "{text}");
     assert!(
-        text.contains("NOCONFLICT: T1 (session 1, start 1, commit 4, line 2)"),
+        text.contains("NOCONFLICT: T1.1 (tid 1, sid 1, start 1, commit 4, line 2)"),
         "{text}"
     );
-    assert!(text.contains("EXT BEFORE: T3"), "{text}");
+    assert!(text.contains("EXT BEFORE: T3.1"), "{text}");
     // With the default initial value (null), the read of key 2 = 0 has no writer.
     let o = isopredict(&["check", &file, "--level", "si", "--json"]);
     let report: TimestampReport = serde_json::from_str(&stdout(&o)).unwrap();

@@ -23,6 +23,14 @@ use isopredict::store::postgres::{PgSession, Postgres, Recorder, TxnEnd};
 use isopredict::store::{Backend, Isolation, Outcome};
 use isopredict::workloads::{self, run_on, RunConfig, Size};
 
+/// Says that a test is skipped and why, on the terminal: written to the process's standard
+/// error directly, not through `eprintln!`, which the test harness captures and shows only for
+/// failing tests (a skipped test passes, so its message would never be seen).
+fn skipped(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {why}");
+}
+
 /// The server's URL, or `None` after saying why the test is skipped (a failure under CI).
 fn server(test: &str) -> Option<String> {
     match std::env::var("ISOPREDICT_POSTGRES_URL") {
@@ -32,10 +40,10 @@ fn server(test: &str) -> Option<String> {
                 std::env::var_os("CI").is_none(),
                 "{test}: ISOPREDICT_POSTGRES_URL is not set, but CI must provide a PostgreSQL server (.ci/run starts one)"
             );
-            eprintln!(
-                "SKIPPED {test}: ISOPREDICT_POSTGRES_URL is not set; start a throwaway server with \
+            skipped(&format!(
+                "{test}: ISOPREDICT_POSTGRES_URL is not set; start a throwaway server with \
                  `eval \"$(scripts/pg-throwaway.sh start)\"` to run it"
-            );
+            ));
             None
         }
     }
@@ -320,10 +328,10 @@ fn private_server(test: &str) -> Option<(String, String)> {
             "{test}: scripts/pg-throwaway.sh could not start a server: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        eprintln!(
-            "SKIPPED {test}: scripts/pg-throwaway.sh could not start a private server: {}",
+        skipped(&format!(
+            "{test}: scripts/pg-throwaway.sh could not start a private server: {}",
             String::from_utf8_lossy(&out.stderr)
-        );
+        ));
         return None;
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();

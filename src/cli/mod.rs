@@ -56,10 +56,11 @@ pub enum Command {
     /// Convert a history from one format to another.
     #[command(after_help = EXIT_CODES)]
     Convert(convert::Args),
-    /// Check a history against an isolation level (rc, ra, cc, ci, or all).
+    /// Check a history against an isolation level (strict-ser, ser, si, pc, cc, ra, rc, ci, or
+    /// all).
     #[command(after_help = EXIT_CODES)]
     Check(check::Args),
-    /// Predict an unserializable execution that causal, ra or rc allows (IsoPredict).
+    /// Predict an unserializable execution that causal, ra, rc, pc or si allows (IsoPredict).
     #[command(after_help = EXIT_CODES)]
     Predict(predict::Args),
     /// Record a workload run, predict an anomaly, validate it by replay, and report it.

@@ -170,6 +170,21 @@ pub struct TimestampedHistory {
 }
 
 impl TimestampedHistory {
+    /// Every transaction's 0-based position in its session (input order): transaction `t` is
+    /// `T<session + 1>.<position + 1>` in reports, as in the [`crate::history::History`]
+    /// built from this one.
+    pub fn session_positions(&self) -> Vec<u32> {
+        let mut next = vec![0u32; self.session_names.len()];
+        self.txns
+            .iter()
+            .map(|t| {
+                let slot = &mut next[t.session as usize];
+                *slot += 1;
+                *slot - 1
+            })
+            .collect()
+    }
+
     /// The value of an operation.
     pub fn value(&self, op: &TsOp) -> TsValue<'_> {
         match op.kind {

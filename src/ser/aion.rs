@@ -55,6 +55,9 @@ pub struct OnlineOptions {
 #[derive(Debug)]
 struct Info {
     arrival: u32,
+    /// `T<s>.<k>`: its session's number (from 1, in order of first arrival) and its
+    /// position in the session (from 1, in arrival order), as `check` names it.
+    label: (u32, u32),
     tid: Name,
     session: Rc<str>,
     start: Hlc,
@@ -66,6 +69,7 @@ impl Info {
     fn txn_ref(&self) -> TsTxnRef {
         TsTxnRef {
             index: self.arrival,
+            label: format!("T{}.{}", self.label.0, self.label.1),
             tid: self.tid.to_string(),
             session: self.session.to_string(),
             start: self.start,
@@ -73,6 +77,18 @@ impl Info {
             line: self.line,
         }
     }
+}
+
+/// A session as the online checker follows it.
+#[derive(Debug)]
+struct SessionState {
+    name: Rc<str>,
+    /// Its number in reports (from 1, in order of first arrival).
+    number: u32,
+    /// Transactions arrived so far.
+    arrived: u32,
+    /// The last one.
+    last: Option<Rc<Info>>,
 }
 
 /// A committed write kept for lookups.
@@ -135,7 +151,7 @@ pub struct OnlineChecker {
     keys: FxHashMap<Name, u32>,
     key_names: Vec<String>,
     key_state: Vec<KeyState>,
-    sessions: FxHashMap<String, (Rc<str>, Option<Rc<Info>>)>,
+    sessions: FxHashMap<String, SessionState>,
     live: Vec<Option<Live>>,
     free: Vec<u32>,
     queue: VecDeque<(u64, u32, u32)>, // deadline, slot, generation
@@ -244,14 +260,22 @@ impl OnlineChecker {
         self.arrivals += 1;
         self.stats.transactions += 1;
         let level = self.options.level;
-        let session_entry = self.sessions.entry(txn.session).or_insert_with_key(|name| {
-            let name: Rc<str> = Rc::from(name.as_str());
-            (name, None)
-        });
+        let session_number = self.sessions.len() as u32 + 1;
+        let session_entry =
+            self.sessions
+                .entry(txn.session)
+                .or_insert_with_key(|name| SessionState {
+                    name: Rc::from(name.as_str()),
+                    number: session_number,
+                    arrived: 0,
+                    last: None,
+                });
+        session_entry.arrived += 1;
         let info = Rc::new(Info {
             arrival: self.arrivals - 1,
+            label: (session_entry.number, session_entry.arrived),
             tid: txn.tid,
-            session: session_entry.0.clone(),
+            session: session_entry.name.clone(),
             start: txn.start,
             commit: txn.commit,
             line,
@@ -266,7 +290,7 @@ impl OnlineChecker {
             }
         }
         // SESSION, in arrival order.
-        if let Some(prev) = &session_entry.1 {
+        if let Some(prev) = &session_entry.last {
             let ok = match level {
                 TsLevel::Snapshot => prev.commit <= info.start,
                 TsLevel::Serializable => prev.commit < info.commit,
@@ -278,7 +302,7 @@ impl OnlineChecker {
                 });
             }
         }
-        session_entry.1 = Some(info.clone());
+        session_entry.last = Some(info.clone());
 
         let pos = self.position(info.start, info.commit);
         if self.watermark.is_some_and(|w| pos < w) {

@@ -661,8 +661,9 @@ fn describe(
         }
     };
 
-    let txn_ref = |t: u32| TsTxnRef::new(h, t as usize);
-    let maybe_ref = |t: u32| (t != NONE).then(|| TsTxnRef::new(h, t as usize));
+    let positions = h.session_positions();
+    let txn_ref = |t: u32| TsTxnRef::new(h, t as usize, positions[t as usize]);
+    let maybe_ref = |t: u32| (t != NONE).then(|| txn_ref(t));
     let op_index = |txn: u32, op: u32| op - h.txns[txn as usize].ops_start;
     let key_name = |op: &TsOp| h.key_names[op.key as usize].clone();
     let expected_text = |txn: u32, op: u32, e: Expected| -> String {

@@ -110,7 +110,7 @@ fn session_violation() {
     assert_eq!(txn.line, 2);
     assert!(r
         .to_string()
-        .contains("SESSION: T1 (session a, start 1, commit 5, line 1)"));
+        .contains("SESSION: T1.1 (tid 1, sid a, start 1, commit 5, line 1)"));
     // SER only needs the commit order to follow the session: 5 < 6.
     assert!(ser(&h).consistent);
     let h = hist(None, &[(1, "a", 1, 7, &[]), (2, "a", 3, 6, &[])]);
@@ -312,7 +312,7 @@ fn hybrid_logical_clocks_compare_lexicographically() {
     assert_eq!(only_ext(&r), (ExtKind::Uncommitted, Some("1".into()), None));
     assert!(
         r.to_string()
-            .contains("Tthree (session u, start (1,6), commit (1,9)"),
+            .contains("(tid three, sid u, start (1,6), commit (1,9)"),
         "{r}"
     );
 }
@@ -370,7 +370,7 @@ fn lists_are_checked_whole() {
     // [2] starts with an element committed in time but out of place; [1,2] is stale.
     assert_eq!(r.counts.ext_before, 2, "{r}");
     let text = r.to_string();
-    assert!(text.contains("T4 (session c"), "{text}");
+    assert!(text.contains("(tid 4, sid c"), "{text}");
     assert!(text.contains("reads key x = [2]"), "{text}");
     assert!(text.contains("its snapshot has [1,2]"), "{text}");
 }

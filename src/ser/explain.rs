@@ -220,6 +220,8 @@ fn strong_edge(
 ) -> StrongEdge {
     let e = edges[i];
     let (from, to) = (core.orig[e.from as usize], core.orig[e.to as usize]);
+    let name = |t: u32| history.txn_label(t);
+    let (from_label, to_label) = (name(from), name(to));
     let op = |o: u32| OpRef::new(history, o);
     let last_write = |t: u32, read_op: u32| {
         let key = history.op(read_op).key;
@@ -241,6 +243,8 @@ fn strong_edge(
         Why::So | Why::Given => StrongEdge {
             from,
             to,
+            from_label: name(from),
+            to_label: name(to),
             kind: StrongEdgeKind::SessionOrder,
             key: None,
             read: None,
@@ -249,7 +253,7 @@ fn strong_edge(
             explanation: if e.from == 0 {
                 "the initial transaction comes first".to_string()
             } else {
-                format!("t{from} precedes t{to} in their session")
+                format!("{from_label} precedes {to_label} in their session")
             },
             premise: Vec::new(),
         },
@@ -259,10 +263,12 @@ fn strong_edge(
             StrongEdge {
                 from,
                 to,
+                from_label: name(from),
+                to_label: name(to),
                 kind: StrongEdgeKind::WriteRead,
                 key: Some(read.key.clone()),
                 explanation: format!(
-                    "t{to} reads {read} written by t{from}{}",
+                    "{to_label} reads {read} written by {from_label}{}",
                     write
                         .as_ref()
                         .map_or_else(String::new, |w| format!(" ({w})"))
@@ -279,11 +285,14 @@ fn strong_edge(
             StrongEdge {
                 from,
                 to,
+                from_label: name(from),
+                to_label: name(to),
                 kind: StrongEdgeKind::WriteWrite,
                 key: Some(read.key.clone()),
                 explanation: format!(
-                    "t{t3o} reads {read} from t{to}, and t{from}, which also writes {}, comes before t{t3o}: t{from}'s write must come before t{to}'s",
-                    read.key
+                    "{reader} reads {read} from {to_label}, and {from_label}, which also writes {}, comes before {reader}: {from_label}'s write must come before {to_label}'s",
+                    read.key,
+                    reader = name(t3o),
                 ),
                 write: last_write(e.from, o),
                 read: Some(read),
@@ -297,11 +306,14 @@ fn strong_edge(
             StrongEdge {
                 from,
                 to,
+                from_label: name(from),
+                to_label: name(to),
                 kind: StrongEdgeKind::ReadWrite,
                 key: Some(read.key.clone()),
                 explanation: format!(
-                    "t{from} reads {read} from t{t1o}, and t{to} overwrites {} after t{t1o}: t{to} must come after t{from}",
-                    read.key
+                    "{from_label} reads {read} from {writer}, and {to_label} overwrites {} after {writer}: {to_label} must come after {from_label}",
+                    read.key,
+                    writer = name(t1o),
                 ),
                 write: last_write(e.to, o),
                 read: Some(read),
@@ -418,7 +430,7 @@ fn name(
     levels: &CoreLevels,
     adya: Option<Phenomenon>,
 ) -> (AnomalyId, String) {
-    let t = |l: u32| format!("t{}", core.orig[l as usize]);
+    let t = |l: u32| history.txn_label(core.orig[l as usize]);
     let key = |k: u32| {
         crate::printable::printable(history.key_name(core.key_orig[k as usize])).into_owned()
     };

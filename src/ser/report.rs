@@ -68,6 +68,10 @@ pub struct StrongEdge {
     pub from: TxnId,
     /// Target transaction.
     pub to: TxnId,
+    /// The source's name in reports (`T2.1`, [`crate::history::History::txn_label`]).
+    pub from_label: String,
+    /// The target's name in reports.
+    pub to_label: String,
     /// Why.
     pub kind: StrongEdgeKind,
     /// The key, for write–read, write–write and read–write edges.
@@ -162,6 +166,10 @@ pub struct StrongReport {
     /// When consistent and asked for: a commit order (SER: a serial order; SI, PC: the order
     /// of the transactions' writes), committed transactions, the initial one first.
     pub witness: Option<Vec<TxnId>>,
+    /// The witness's transactions by name (`T2.1`, [`crate::history::History::txn_label`]),
+    /// as the text report prints them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness_labels: Option<Vec<String>>,
     /// Why the verdict is unknown.
     pub unknown_reason: Option<String>,
 }
@@ -244,9 +252,12 @@ impl StrongReport {
                 "commit order"
             };
             let _ = writeln!(out, "witness {what} ({} transactions):", w.len());
-            for chunk in w.chunks(16) {
-                let ids: Vec<String> = chunk.iter().map(|t| format!("t{t}")).collect();
-                let _ = writeln!(out, "  {}", ids.join(" "));
+            let names: Vec<String> = match &self.witness_labels {
+                Some(l) if l.len() == w.len() => l.clone(),
+                _ => w.iter().map(|t| format!("transaction #{t}")).collect(),
+            };
+            for chunk in names.chunks(16) {
+                let _ = writeln!(out, "  {}", chunk.join(" "));
             }
         }
         out
@@ -308,7 +319,11 @@ fn edge_style(e: &StrongEdge) -> (&'static str, String) {
 fn write_edges(out: &mut String, edges: &[StrongEdge], indent: usize) {
     let pad = " ".repeat(indent);
     for e in edges {
-        let _ = writeln!(out, "{pad}t{} -> t{}: {}", e.from, e.to, e.explanation);
+        let _ = writeln!(
+            out,
+            "{pad}{} -> {}: {}",
+            e.from_label, e.to_label, e.explanation
+        );
         if !e.premise.is_empty() {
             let _ = writeln!(out, "{pad}  because:");
             write_edges(out, &e.premise, indent + 4);

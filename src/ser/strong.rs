@@ -76,6 +76,7 @@ pub fn check_strong(
         causal: None,
         violation: None,
         witness: None,
+        witness_labels: None,
         unknown_reason: None,
     };
     if !cc.is_consistent() {
@@ -154,6 +155,7 @@ pub fn check_strong(
     report.verdict = Verdict::Consistent;
     report.consistent = true;
     if options.witness {
+        report.witness_labels = Some(order.iter().map(|&t| history.txn_label(t)).collect());
         report.witness = Some(order);
     }
     Ok(report)

@@ -57,12 +57,59 @@ fn lost_update_is_pc_but_not_si() {
     assert_eq!(v.adya.as_deref(), Some("G-single"));
     assert!(v
         .description
-        .starts_with("t1 and t2 both read x from the initial state"));
+        .starts_with("T1.1 and T2.1 both read x from the initial state"));
     assert_eq!(v.core.len(), 2);
     assert!(v.core_minimal);
     assert_eq!(v.core_levels.pc, Some(true));
     assert_eq!(v.core_levels.si, Some(false));
     assert_eq!(anomaly(spec, StrongLevel::Snapshot).anomaly, "lost update");
+}
+
+#[test]
+fn explanations_and_witnesses_name_transactions_as_every_report_does() {
+    // The cycle's edges, their reasons and the witness order use `T<s>.<k>` (docs/formats.md,
+    // "Naming transactions"), never the internal ids (`t1 -> t2`).
+    let hist = h("rx0 wx1 | rx0 wx2");
+    let r = check_strong(&hist, StrongLevel::Serializable, &opts(Engine::Auto)).unwrap();
+    let text = r.render_text();
+    let cycle: Vec<&str> = text.lines().filter(|l| l.contains(" -> ")).collect();
+    assert!(!cycle.is_empty(), "{text}");
+    for line in cycle {
+        let line = line.trim_start();
+        assert!(
+            line.starts_with('T') || line.starts_with("initial state"),
+            "{line}"
+        );
+        assert!(
+            !line
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| w.len() > 1
+                    && w.starts_with('t')
+                    && w[1..].chars().all(|c| c.is_ascii_digit())),
+            "an internal id in: {line}"
+        );
+    }
+    let v = r.violation.unwrap();
+    assert!(v
+        .cycle
+        .iter()
+        .all(|e| e.from_label.starts_with('T') || e.from == 0));
+    let ok = check_strong(
+        &h("rx0 wx1 / rx1 wx2"),
+        StrongLevel::Serializable,
+        &opts(Engine::Auto),
+    )
+    .unwrap();
+    assert_eq!(ok.verdict, Verdict::Consistent);
+    assert_eq!(
+        ok.witness_labels.as_deref(),
+        Some(&["initial state".to_string(), "T1.1".into(), "T1.2".into()][..])
+    );
+    assert!(
+        ok.render_text().contains("initial state T1.1 T1.2"),
+        "{}",
+        ok.render_text()
+    );
 }
 
 #[test]
@@ -297,7 +344,7 @@ fn write_skew_is_named_with_its_transactions() {
     let v = anomaly("rx0 wy1 | ry0 wx1", StrongLevel::Serializable);
     assert_eq!(v.anomaly, "write skew");
     assert!(
-        v.description.starts_with("t1 reads x and t2 reads y"),
+        v.description.starts_with("T1.1 reads x and T2.1 reads y"),
         "{}",
         v.description
     );

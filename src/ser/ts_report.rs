@@ -13,6 +13,10 @@ use crate::history::AnomalyId;
 pub struct TsTxnRef {
     /// Its 0-based position in the input.
     pub index: u32,
+    /// Its name in reports: `T<s>.<k>`, the `k`-th transaction of the `s`-th session (both
+    /// from 1, in input order), as every other report names it
+    /// ([`crate::history::History::txn_label`]).
+    pub label: String,
     /// Its id in the input (`tid`).
     pub tid: String,
     /// Its session's name in the input (`sid`).
@@ -26,11 +30,13 @@ pub struct TsTxnRef {
 }
 
 impl TsTxnRef {
-    /// Describes transaction `t` of `h`.
-    pub fn new(h: &TimestampedHistory, t: usize) -> TsTxnRef {
+    /// Describes transaction `t` of `h`; `position` is its 0-based position in its session
+    /// ([`TimestampedHistory::session_positions`]).
+    pub fn new(h: &TimestampedHistory, t: usize, position: u32) -> TsTxnRef {
         let txn = &h.txns[t];
         TsTxnRef {
             index: t as u32,
+            label: format!("T{}.{}", txn.session + 1, position + 1),
             tid: txn.tid.to_string(),
             session: h.session_names[txn.session as usize].clone(),
             start: txn.start,
@@ -44,8 +50,8 @@ impl fmt::Display for TsTxnRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "T{} (session {}, start {}, commit {}",
-            self.tid, self.session, self.start, self.commit
+            "{} (tid {}, sid {}, start {}, commit {}",
+            self.label, self.tid, self.session, self.start, self.commit
         )?;
         if self.line != 0 {
             write!(f, ", line {}", self.line)?;
