@@ -40,7 +40,7 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashSet;
 
 use super::{LevelReport, Outcome, Verdict};
-use crate::check::{CheckReport, CycleEdge, EdgeReason, Level, OpRef};
+use crate::check::{AxiomInstance, CheckReport, CycleEdge, EdgeReason, Level, OpRef, Relation};
 use crate::history::{anomalies, History, OpKind, TxnId, TxnStatus, INITIAL_TXN, NO_SESSION};
 use crate::ser::{StrongEdge, StrongEdgeKind, StrongReport, TimestampReport};
 
@@ -450,9 +450,9 @@ fn level_model(level: Level) -> Option<&'static str> {
     Some(match level {
         Level::ReadCommitted => "strong-session-read-committed",
         Level::CutIsolation => return None,
-        Level::ReadAtomic => "read-atomic",
-        Level::Causal => "causal-cerone",
-        Level::Prefix => "prefix",
+        // Elle's read-atomic, causal-cerone and prefix have no session order; isopredict's
+        // levels do, and each is implied by strong-session snapshot isolation.
+        Level::ReadAtomic | Level::Causal | Level::Prefix => "strong-session-snapshot-isolation",
         Level::Snapshot => "strong-session-snapshot-isolation",
         Level::Serializable => "strong-session-serializable",
         Level::StrictSerializable => "strict-serializable",
@@ -624,8 +624,79 @@ impl<'h> Context<'h> {
                 }
             }
             EdgeReason::WriteWrite { earlier, later, .. } => Some(Step::Ww(self.ww(earlier, later))),
-            EdgeReason::Axiom(_) => None,
+            EdgeReason::Axiom(a) => self.known_axiom_ww(a),
         }
+    }
+
+    /// An axiom edge t2 → t1 that the input's known version order of its key states itself
+    /// (t2's version right before t1's): a `:ww` step.
+    fn known_axiom_ww(&self, a: &AxiomInstance) -> Option<Step> {
+        let h = self.history?;
+        let key = h.key_names().iter().position(|k| *k == a.key)? as crate::history::KeyId;
+        let (w2, w1) = (h.last_write(a.t2, key)?, h.last_write(a.t1, key)?);
+        let order = h.known_write_order();
+        let adjacent = order.contains(&(w2, w1))
+            && !order
+                .iter()
+                .any(|&(x, c)| x == w2 && c != w1 && order.contains(&(c, w1)));
+        adjacent.then(|| Step::Ww(self.ww(&OpRef::new(h, w2), &OpRef::new(h, w1))))
+    }
+
+    /// An axiom edge t2 → t1 (t3 reads `key` from t1, t2 writes `key` and reaches t3) as the
+    /// Adya cycle it stands for when the version order of `key` is a fact with t2's version
+    /// right after t1's: t2 reaches t3 (session order, or t3 reads from t2), and t3 read the
+    /// version t2 overwrote (an anti-dependency t3 → t2). `None` otherwise.
+    fn axiom_cycle(&self, a: &AxiomInstance) -> Option<(Vec<TxnId>, Vec<Step>)> {
+        let h = self.history?;
+        let (t1, t2, t3) = (a.t1, a.t2, a.t3.id);
+        if t2 == INITIAL_TXN || t3 == INITIAL_TXN || t2 == t3 {
+            return None;
+        }
+        let key = h.key_names().iter().position(|k| *k == a.key)? as crate::history::KeyId;
+        let w2 = h.last_write(t2, key)?;
+        let next = if t1 == INITIAL_TXN {
+            // The initial state is followed by every value in a register (Elle's
+            // rw-register), by the first append in a list.
+            !self.list_append
+                || !h
+                    .known_write_order()
+                    .iter()
+                    .any(|&(x, y)| y == w2 && h.op(x).txn != INITIAL_TXN)
+        } else {
+            let w1 = h.last_write(t1, key)?;
+            let order = h.known_write_order();
+            order.contains(&(w1, w2))
+                && !order
+                    .iter()
+                    .any(|&(x, c)| x == w1 && c != w2 && order.contains(&(c, w2)))
+        };
+        if !next {
+            return None;
+        }
+        let relation = match a.relation {
+            Relation::SessionOrder => self.process_step(t2),
+            Relation::WriteRead => {
+                let r = a.read_y.as_ref()?;
+                if self.is_input_key(&r.key) {
+                    let y = h.key_names().iter().position(|k| *k == r.key)? as crate::history::KeyId;
+                    let w = OpRef::new(h, h.last_write(t2, y)?);
+                    Step::Wr(self.wr(&w, r))
+                } else {
+                    self.known_order_step(t2, t3, &r.key)?
+                }
+            }
+            Relation::HappensBefore => return None,
+        };
+        let read = &a.read_x;
+        let rw = Step::Rw(map(vec![
+            ("type", kw("rw")),
+            ("key", ElleValue::datum(&a.key)),
+            ("value", self.value(Some(&a.write_x))),
+            ("value'", self.value(Some(&OpRef::new(h, w2)))),
+            ("a-mop-index", self.mop_index(Some(read))),
+            ("b-mop-index", self.mop_index(Some(&OpRef::new(h, w2)))),
+        ]));
+        Some((vec![t2, t3], vec![relation, rw]))
     }
 
     /// A strong report's cycle edge as an Elle step.
@@ -795,6 +866,17 @@ fn weak_cases(ctx: &Context<'_>, r: &CheckReport, out: &mut Vec<Case>) {
                 out.push(cycle_case(ctx, txns, steps, ty));
             }
             _ => {
+                // A cycle through an axiom edge: the Adya cycle the edge stands for, if any.
+                let adya = c.edges.iter().find_map(|e| match &e.reason {
+                    EdgeReason::Axiom(a) => ctx.axiom_cycle(a),
+                    _ => None,
+                });
+                if let Some((txns, steps)) = adya {
+                    if let Some(ty) = cycle_type(&steps) {
+                        out.push(cycle_case(ctx, txns, steps, ty));
+                        continue;
+                    }
+                }
                 let edges = c
                     .edges
                     .iter()
@@ -836,7 +918,10 @@ fn strong_cases(ctx: &Context<'_>, r: &StrongReport, out: &mut Vec<Case>) {
             // else Elle's rule on the steps.
             let ty = match v.adya.as_deref() {
                 Some("G-single") => Some(format!("G-single-item{}", suffix(&steps))),
-                Some("G2") | Some("G2-item") => Some(format!("G2-item{}", suffix(&steps))),
+                // Two or more anti-dependencies: Elle tells adjacent from nonadjacent ones.
+                Some("G2") | Some("G2-item") => cycle_type(&steps)
+                    .filter(|t| t.starts_with("G2-item") || t.starts_with("G-nonadjacent"))
+                    .or_else(|| Some(format!("G2-item{}", suffix(&steps)))),
                 Some(a @ ("G0" | "G1c")) => Some(format!("{a}{}", suffix(&steps))),
                 _ => cycle_type(&steps),
             };
