@@ -89,10 +89,17 @@ total_iso=0
 total_adya=0
 agree=0
 runs=0
-for f in "${files[@]}"; do
-    [[ -s "$f" ]] || continue
-    name="${f#"$repo"/}"
+mkdir -p "$bench/inputs"
+for src in "${files[@]}"; do
+    [[ -s "$src" ]] || continue
+    name="${src#"$repo"/}"
     name="${name#"$bench"/}"
+    # adya reads no EDN comments: both tools get the history without its comment lines.
+    f="$src"
+    if grep -q '^;' "$src"; then
+        f="$bench/inputs/$(basename "$src")"
+        grep -v '^;' "$src" >"$f"
+    fi
     txns=$(grep -cE '(:type :(ok|fail|info))|("type" *: *"(ok|fail|info)")' "$f" || true)
     size=$(human_kb "$(( $(stat -c %s "$f") / 1024 ))")
     model=list-append

@@ -57,7 +57,9 @@ fn rotated(lines: &[u64], steps: &[Value]) -> (Vec<u64>, Vec<Value>) {
     let n = lines.len();
     (
         (0..n).map(|i| lines[(start + i) % n]).collect(),
-        (0..n).map(|i| comparable(&steps[(start + i) % n])).collect(),
+        (0..n)
+            .map(|i| comparable(&steps[(start + i) % n]))
+            .collect(),
     )
 }
 

@@ -198,8 +198,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             // The initial state is named by the model: read the file again to tell.
             let list_append = matches!(format, Format::Elle | Format::ElleJson)
                 && std::fs::read(&files[0]).is_ok_and(|b| verdict::is_list_append(&b));
-            let map = verdict::elle_result(verdicts, input.history_if_built(), list_append)
-                .to_value();
+            let map =
+                verdict::elle_result(verdicts, input.history_if_built(), list_append).to_value();
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &map.to_json())?;
             } else {

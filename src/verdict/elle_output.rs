@@ -191,7 +191,14 @@ const MODELS: &[(&str, &[&str])] = &[
     ("cursor-stability", &["read-committed"]),
     ("forward-consistent-view", &["consistent-view"]),
     ("read-committed", &["read-uncommitted"]),
-    ("serializable", &["repeatable-read", "update-serializable", "snapshot-isolation"]),
+    (
+        "serializable",
+        &[
+            "repeatable-read",
+            "update-serializable",
+            "snapshot-isolation",
+        ],
+    ),
     ("update-serializable", &["forward-consistent-view"]),
     ("monotonic-atomic-view", &["read-committed"]),
     ("monotonic-view", &["read-committed"]),
@@ -199,7 +206,10 @@ const MODELS: &[(&str, &[&str])] = &[
     ("parallel-snapshot-isolation", &["causal-cerone", "ROLA"]),
     ("prefix", &["causal-cerone"]),
     ("read-atomic", &["monotonic-atomic-view"]),
-    ("repeatable-read", &["cursor-stability", "monotonic-atomic-view"]),
+    (
+        "repeatable-read",
+        &["cursor-stability", "monotonic-atomic-view"],
+    ),
     ("ROLA", &["read-atomic"]),
     (
         "snapshot-isolation",
@@ -225,7 +235,10 @@ const MODELS: &[(&str, &[&str])] = &[
         "strong-session-read-committed",
         &["read-committed", "strong-session-read-uncommitted"],
     ),
-    ("strong-read-uncommitted", &["strong-session-read-uncommitted"]),
+    (
+        "strong-read-uncommitted",
+        &["strong-session-read-uncommitted"],
+    ),
     (
         "strong-read-committed",
         &["strong-session-read-committed", "strong-read-uncommitted"],
@@ -255,13 +268,22 @@ const PROSCRIBED: &[(&str, &[&str])] = &[
     ("parallel-snapshot-isolation", &["internal", "G1a"]),
     ("serializable", &["G1", "G2", "internal"]),
     ("read-committed", &["G1"]),
-    ("read-uncommitted", &["G0", "duplicate-elements", "cyclic-versions"]),
+    (
+        "read-uncommitted",
+        &["G0", "duplicate-elements", "cyclic-versions"],
+    ),
     ("prefix", &["internal", "G1a"]),
-    ("snapshot-isolation", &["internal", "G1", "G-SI", "G-nonadjacent"]),
+    (
+        "snapshot-isolation",
+        &["internal", "G1", "G-SI", "G-nonadjacent"],
+    ),
     ("read-atomic", &["internal", "G1a", "future-read"]),
     ("repeatable-read", &["G1", "G2-item", "lost-update"]),
     ("ROLA", &["lost-update"]),
-    ("strict-serializable", &["G1", "G1c-realtime", "G2-realtime"]),
+    (
+        "strict-serializable",
+        &["G1", "G1c-realtime", "G2-realtime"],
+    ),
     ("strong-session-read-uncommitted", &["G0-process"]),
     ("strong-session-read-committed", &["G1c-process"]),
     ("strong-read-uncommitted", &["G0-realtime"]),
@@ -358,17 +380,12 @@ fn friendly(model: &str) -> &str {
 }
 
 fn out_of<'a>(table: &'a [(&'a str, &'a [&'a str])], x: &str) -> &'a [&'a str] {
-    table
-        .iter()
-        .find(|(k, _)| *k == x)
-        .map_or(&[], |(_, v)| *v)
+    table.iter().find(|(k, _)| *k == x).map_or(&[], |(_, v)| *v)
 }
 
 /// Whether Elle's lattice knows the anomaly `ty`.
 fn elle_knows(ty: &str) -> bool {
-    IMPLIED
-        .iter()
-        .any(|(k, v)| *k == ty || v.contains(&ty))
+    IMPLIED.iter().any(|(k, v)| *k == ty || v.contains(&ty))
         || PROSCRIBED.iter().any(|(_, v)| v.contains(&ty))
 }
 
@@ -392,9 +409,7 @@ fn models_implying(models: &BTreeSet<String>) -> BTreeSet<String> {
     loop {
         let more: Vec<String> = MODELS
             .iter()
-            .filter(|(m, implied)| {
-                !seen.contains(*m) && implied.iter().any(|i| seen.contains(*i))
-            })
+            .filter(|(m, implied)| !seen.contains(*m) && implied.iter().any(|i| seen.contains(*i)))
             .map(|(m, _)| m.to_string())
             .collect();
         if more.is_empty() {
@@ -487,8 +502,7 @@ impl<'h> Context<'h> {
             keys: history
                 .map(|h| h.key_names().iter().map(String::as_str).collect())
                 .unwrap_or_default(),
-            list_append: list_append
-                || history.is_some_and(|h| !h.known_write_order().is_empty()),
+            list_append: list_append || history.is_some_and(|h| !h.known_write_order().is_empty()),
         }
     }
 
@@ -533,7 +547,10 @@ impl<'h> Context<'h> {
                 }),
             ),
             ("process", process),
-            ("line", line.map_or(ElleValue::Nil, |l| ElleValue::Int(i64::from(l)))),
+            (
+                "line",
+                line.map_or(ElleValue::Nil, |l| ElleValue::Int(i64::from(l))),
+            ),
             ("label", ElleValue::Str(h.txn_label(t))),
         ])
     }
@@ -623,7 +640,9 @@ impl<'h> Context<'h> {
                     self.known_order_step(e.from, e.to, key)
                 }
             }
-            EdgeReason::WriteWrite { earlier, later, .. } => Some(Step::Ww(self.ww(earlier, later))),
+            EdgeReason::WriteWrite { earlier, later, .. } => {
+                Some(Step::Ww(self.ww(earlier, later)))
+            }
             EdgeReason::Axiom(a) => self.known_axiom_ww(a),
         }
     }
@@ -678,7 +697,8 @@ impl<'h> Context<'h> {
             Relation::WriteRead => {
                 let r = a.read_y.as_ref()?;
                 if self.is_input_key(&r.key) {
-                    let y = h.key_names().iter().position(|k| *k == r.key)? as crate::history::KeyId;
+                    let y =
+                        h.key_names().iter().position(|k| *k == r.key)? as crate::history::KeyId;
                     let w = OpRef::new(h, h.last_write(t2, y)?);
                     Step::Wr(self.wr(&w, r))
                 } else {
@@ -708,7 +728,9 @@ impl<'h> Context<'h> {
         match e.kind {
             StrongEdgeKind::SessionOrder => Some(self.process_step(e.from)),
             _ if !self.is_input_key(key) => self.known_order_step(e.from, e.to, key),
-            StrongEdgeKind::WriteRead => Some(Step::Wr(self.wr(e.write.as_ref()?, e.read.as_ref()?))),
+            StrongEdgeKind::WriteRead => {
+                Some(Step::Wr(self.wr(e.write.as_ref()?, e.read.as_ref()?)))
+            }
             StrongEdgeKind::WriteWrite => {
                 let (w, r) = (e.write.as_ref()?, e.read.as_ref()?);
                 Some(Step::Ww(map(vec![
@@ -809,7 +831,10 @@ fn cycle_case(ctx: &Context<'_>, txns: Vec<TxnId>, steps: Vec<Step>, ty: String)
     let entry = map(vec![
         ("type", kw(&ty)),
         ("cycle", ElleValue::Vec(cycle)),
-        ("steps", ElleValue::Vec(steps.into_iter().map(step_value).collect())),
+        (
+            "steps",
+            ElleValue::Vec(steps.into_iter().map(step_value).collect()),
+        ),
     ]);
     Case::new(ty, entry)
 }
@@ -933,8 +958,17 @@ fn strong_cases(ctx: &Context<'_>, r: &StrongReport, out: &mut Vec<Case>) {
                         elle.to_string(),
                         map(vec![
                             ("type", kw(elle)),
-                            ("key", v.cycle.iter().find_map(|e| e.key.as_deref()).map_or(ElleValue::Nil, ElleValue::datum)),
-                            ("txns", ElleValue::Vec(txns.iter().map(|&t| ctx.op(t)).collect())),
+                            (
+                                "key",
+                                v.cycle
+                                    .iter()
+                                    .find_map(|e| e.key.as_deref())
+                                    .map_or(ElleValue::Nil, ElleValue::datum),
+                            ),
+                            (
+                                "txns",
+                                ElleValue::Vec(txns.iter().map(|&t| ctx.op(t)).collect()),
+                            ),
                         ]),
                     ));
                 }
@@ -1032,7 +1066,11 @@ pub struct ElleResult {
 
 /// Elle's result map for `verdicts` (one level's, or every level's), whose input is `history`
 /// when it was built (see the module documentation).
-pub fn elle_result(verdicts: &[Verdict], history: Option<&History>, list_append: bool) -> ElleResult {
+pub fn elle_result(
+    verdicts: &[Verdict],
+    history: Option<&History>,
+    list_append: bool,
+) -> ElleResult {
     let ctx = Context::new(history, list_append);
     // Weakest level first: a stronger level's anomaly in isopredict's own words is shown only
     // when the anomalies found do not already rule its level out.
@@ -1139,7 +1177,8 @@ fn observed_case(ctx: &Context<'_>, a: &crate::history::ObservedAnomaly) -> Case
             ),
             (
                 "line",
-                a.line.map_or(ElleValue::Nil, |l| ElleValue::Int(i64::from(l))),
+                a.line
+                    .map_or(ElleValue::Nil, |l| ElleValue::Int(i64::from(l))),
             ),
             ("description", ElleValue::Str(a.description.clone())),
         ]),
@@ -1212,7 +1251,10 @@ mod tests {
         assert_eq!(not(&["G1a"]), ["read-committed"]);
         assert_eq!(not(&["G1c"]), ["read-committed"]);
         assert_eq!(not(&["G1c", "incompatible-order"]), ["read-committed"]);
-        assert_eq!(not(&["G-single-item"]), ["consistent-view", "repeatable-read"]);
+        assert_eq!(
+            not(&["G-single-item"]),
+            ["consistent-view", "repeatable-read"]
+        );
         assert_eq!(not(&["G2-item"]), ["repeatable-read"]);
         assert_eq!(
             not(&["G-single-item-realtime"]),
@@ -1267,9 +1309,15 @@ mod tests {
             ("s", ElleValue::datum("a key")),
         ]);
         let edn = v.to_edn();
-        assert!(edn.starts_with("{:valid? false\n :anomaly-types [:G0]"), "{edn}");
+        assert!(
+            edn.starts_with("{:valid? false\n :anomaly-types [:G0]"),
+            "{edn}"
+        );
         assert!(edn.contains(":not #{:read-uncommitted}"), "{edn}");
-        assert!(edn.contains(":n 12") && edn.contains(":s \"a key\""), "{edn}");
+        assert!(
+            edn.contains(":n 12") && edn.contains(":s \"a key\""),
+            "{edn}"
+        );
         let json = v.to_json();
         assert_eq!(json["valid?"], false);
         assert_eq!(json["anomaly-types"][0], "G0");
