@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use isopredict::check::Level;
+use isopredict::formats::Format;
 use isopredict::ser::Engine;
 use isopredict::verdict::{self, DecideError, EvidenceChoice, Limits, Outcome, ReadOptions};
 
@@ -87,6 +88,11 @@ pub struct Args {
     /// Print the report as JSON (schema: docs/checking.md).
     #[arg(long)]
     json: bool,
+    /// Print instead the result map Elle's checker returns (`:valid?`, `:anomaly-types`,
+    /// `:anomalies`, `:not`, `:also-not`), as EDN, or JSON with --json (docs/checking.md,
+    /// "Elle's result map"). The exit code stays isopredict's.
+    #[arg(long, value_name = "FORMAT", value_parser = ["elle"])]
+    output: Option<String>,
     /// On a pass, print a witness commit order.
     #[arg(long)]
     witness: bool,
@@ -145,13 +151,13 @@ fn exit_code(outcome: Outcome) -> u8 {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (files, many) = super::many::expand(&args.files, args.format.0)?;
     if many {
-        if args.dot.is_some() || args.json || args.witness {
-            eprintln!("error: --dot, --json and --witness take a single history");
+        if args.dot.is_some() || args.json || args.witness || args.output.is_some() {
+            eprintln!("error: --dot, --json, --output and --witness take a single history");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
         return super::many::run_paths(&files, |p| one_line(p, &args));
     }
-    let (input, _format) = verdict::read_input(&files[0], args.read_options())?;
+    let (input, format) = verdict::read_input(&files[0], args.read_options())?;
     let limits = args.limits(true);
     let mut out = super::stdout();
     let decided = match args.level {
@@ -184,6 +190,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let dot = match &printed {
+        _ if args.output.is_some() => {
+            let verdicts = match &printed {
+                Printed::One(v, _) => std::slice::from_ref(v.as_ref()),
+                Printed::All(all) => all.verdicts.as_slice(),
+            };
+            // The initial state is named by the model: read the file again to tell.
+            let list_append = matches!(format, Format::Elle | Format::ElleJson)
+                && std::fs::read(&files[0]).is_ok_and(|b| verdict::is_list_append(&b));
+            let map =
+                verdict::elle_result(verdicts, input.history_if_built(), list_append).to_value();
+            if args.json {
+                serde_json::to_writer_pretty(&mut out, &map.to_json())?;
+            } else {
+                write!(out, "{}", map.to_edn())?;
+            }
+            writeln!(out)?;
+            printed.dot()
+        }
         Printed::One(v, evidence) => {
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &verdict::one_json(v, evidence))?;
@@ -215,6 +239,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 enum Printed {
     One(Box<verdict::Verdict>, verdict::EvidenceUse),
     All(Box<verdict::VerdictsReport>),
+}
+
+impl Printed {
+    /// The violations as a DOT drawing.
+    fn dot(&self) -> Option<String> {
+        match self {
+            Printed::One(v, _) => v.report.as_ref().and_then(|r| r.render_dot()),
+            Printed::All(all) => all.render_dot(),
+        }
+    }
 }
 
 /// The one-line verdict of a history in a batch: the same decision core as one file.

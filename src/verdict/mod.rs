@@ -19,10 +19,12 @@
 //! implications (a consistent ser makes si and pc consistent without a search) and checks
 //! that no answer breaks the chain.
 
+mod elle_output;
 mod evidence;
 mod input;
 mod render;
 
+pub use elle_output::{elle_result, is_list_append, ElleResult, ElleValid, ElleValue};
 pub use evidence::{Evidence, EvidenceChoice, EvidenceUnavailable, EvidenceUse};
 pub use input::{read_input, Input, ReadOptions};
 pub use render::{evidence_line, one_json, render_one, VerdictsReport};
