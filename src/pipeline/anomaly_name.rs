@@ -334,6 +334,12 @@ fn si_anomaly(
     })
 }
 
+/// Whether a key's name (by the caller's `key`) is the application's: neither raw store
+/// metadata (`T.<last primary key>`) nor its meaning in words.
+fn is_application_key(name: &str) -> bool {
+    !name.contains('<') && !name.contains(super::explain::NOT_AN_APPLICATION_COLUMN)
+}
+
 /// External reads of committed transactions: `(reader, key, writer)`, deduplicated.
 fn external_reads(h: &History) -> Vec<(TxnId, KeyId, TxnId)> {
     let mut reads: Vec<(TxnId, KeyId, TxnId)> = h
@@ -367,7 +373,7 @@ fn lost_update(h: &History, key: &dyn Fn(KeyId) -> String) -> Option<(TxnId, Txn
         .collect();
     found
         .iter()
-        .find(|f| !key(f.2).contains('<'))
+        .find(|f| is_application_key(&key(f.2)))
         .or(found.first())
         .copied()
 }
@@ -416,7 +422,7 @@ fn concurrent_writers(
     }
     found
         .iter()
-        .find(|f| !key(f.2).contains('<'))
+        .find(|f| is_application_key(&key(f.2)))
         .or(found.first())
         .copied()
 }

@@ -339,26 +339,26 @@ fn prove(
     }
 }
 
-/// The proof of [`pco_proof`] in the terms of a prediction: observed transaction ids (`origin`
+/// A proof of [`pco_proof`] in the terms of a prediction: observed transaction ids (`origin`
 /// maps the predicted history's ids to them), labels by `label`, each edge's reason in words
 /// with the chain behind its "precedes". Returns the cycle and the facts its premises use.
-pub(crate) fn explain(
+pub(crate) fn explain_proof(
     predicted: &History,
     origin: &[TxnId],
     label: &dyn Fn(TxnId) -> String,
-) -> Option<(Vec<CycleEdge>, Vec<CycleEdge>)> {
-    let proof = pco_proof(predicted)?;
-    Some(describe_edges(
+    proof: &PcoProof,
+) -> (Vec<CycleEdge>, Vec<CycleEdge>) {
+    describe_edges(
         predicted,
         origin,
         label,
         &proof.cycle,
         Some(&proof.facts),
-    ))
+    )
 }
 
 /// A `pco` cycle found without its proof (predicted executions too large for
-/// [`pco_proof`]'s pair table), in the terms of [`explain`]; each derived edge says that the
+/// [`pco_proof`]'s pair table), in the terms of [`explain_proof`]; each derived edge says that the
 /// chain behind it is not shown.
 pub(crate) fn explain_unproven(
     predicted: &History,
@@ -408,6 +408,42 @@ fn describe_edges(
                 None,
                 format!("{} reads {} from {}", label(to), key(k), label(from)),
             ),
+            EdgeReason::Ww { key: k, reader } if to == INITIAL_TXN => {
+                let reader = origin[reader as usize];
+                (
+                    "ww",
+                    Some(key(k)),
+                    Some(reader),
+                    format!(
+                        "{} reads {} from the initial state, yet {} (which also writes {}) \
+                         precedes {} ({}): {} would have to come before the initial state, \
+                         which is impossible",
+                        label(reader),
+                        key(k),
+                        label(from),
+                        key(k),
+                        label(reader),
+                        premise(),
+                        label(from)
+                    ),
+                )
+            }
+            EdgeReason::Rw { key: k, writer } if to == INITIAL_TXN => {
+                let writer = origin[writer as usize];
+                (
+                    "rw",
+                    Some(key(k)),
+                    Some(writer),
+                    format!(
+                        "{} reads {} from {}, which would then have to come before the \
+                         initial state ({}), which is impossible",
+                        label(from),
+                        key(k),
+                        label(writer),
+                        premise()
+                    ),
+                )
+            }
             EdgeReason::Ww { key: k, reader } => {
                 let reader = origin[reader as usize];
                 (
