@@ -16,7 +16,7 @@ use crate::report::run_report::{
 use crate::store::KeyDirectory;
 use crate::workloads::{self, InvariantCheck, Run, RunConfig, Validation, Workload};
 
-use super::anomaly_name::{name_anomaly, AnomalyName};
+use super::anomaly_name::AnomalyName;
 use super::explain::{anomaly_txns, txn_name, Explainer};
 use super::level_name;
 use super::run::{PipelineError, Recorded, RunOptions, Verified};
@@ -348,35 +348,33 @@ pub(super) fn divergence_text(
         out.push_str(&format!(", read #{}", r + 1));
     }
     if let Some(k) = &d.key {
-        out.push_str(&format!(" of {}", keys.describe(k).unwrap_or(k)));
+        out.push_str(&format!(
+            " of {}",
+            keys.describe(k).map_or_else(|| k.to_string(), super::explain::key_words)
+        ));
     }
     let mut why = why.to_string();
     if let crate::store::DivergenceReason::OtherKey { expected: Some(e) } = &d.reason {
         if let Some(m) = keys.describe(e) {
-            why = why.replace(e.as_str(), m);
+            why = why.replace(e.as_str(), &super::explain::key_words(m));
         }
     }
     out + &why
 }
 
-/// The anomaly of `p` named by the one classifier ([`name_anomaly`]) on its minimal core (the
-/// whole predicted history when it has none), transactions by their report names.
+/// The anomaly of `p` named by the one classifier ([`super::anomaly_name`]) on its minimal
+/// core, transactions by their report names, keys by their meaning.
 pub(super) fn name_prediction(
     explainer: &Explainer<'_>,
     p: &Prediction,
     level: Level,
 ) -> AnomalyName {
-    let (h, origin) = match &p.core {
-        Some(core) => (&core.history, &core.origin),
-        None => (&p.history, &p.txn_origin),
-    };
-    name_anomaly(
-        h,
+    super::anomaly_name::name_prediction(
+        p,
         level,
-        &|t| explainer.label(origin[t as usize]),
-        &|t| explainer.call(origin[t as usize]),
-        &|k| {
-            let name = h.key_name(k);
+        &|t| explainer.label(t),
+        &|t| explainer.call(t),
+        &|name| {
             format!(
                 "`{}`",
                 explainer.key_meaning(name).as_deref().unwrap_or(name)

@@ -54,6 +54,9 @@ pub struct CoreRead {
 pub struct AnomalyCore {
     /// Its transactions (observed ids, ascending; the initial state not included).
     pub txns: Vec<TxnId>,
+    /// Their names (`T1.2`), in the same order (set by the caller, which knows the observed
+    /// history).
+    pub txn_labels: Vec<String>,
     /// The external reads that matter: dropping any one of them makes the core serializable.
     pub reads: Vec<CoreRead>,
     /// Whether minimisation ran to the end (`false`: the time budget ran out or the predicted
@@ -249,6 +252,7 @@ pub(crate) fn minimal_core(
     let mut txns: Vec<TxnId> = origin[1..].to_vec();
     txns.sort_unstable();
     Some(AnomalyCore {
+        txn_labels: Vec::new(),
         txns,
         reads: core_reads,
         minimal,

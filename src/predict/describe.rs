@@ -60,6 +60,9 @@ pub(crate) fn describe(
     let (cycle, facts) = if built.history.txn_count() <= SHORTEST_CYCLE_MAX_TXNS {
         let proof = explain::pco_proof(&built.history);
         core = anomaly_core::minimal_core(&built.history, origin, proof.as_ref());
+        if let Some(c) = &mut core {
+            c.txn_labels = c.txns.iter().map(|&t| label(t)).collect();
+        }
         // The cycle shown is the core's: over exactly its transactions.
         let core_proof = core
             .as_ref()
