@@ -157,10 +157,19 @@ fn weak_pattern(
         if let Some(v) = report.read_violations.first() {
             let id = v.anomaly.id();
             let k = h.op(v.read.id).key;
-            let from = v
+            let mut from = v
                 .writer
                 .as_ref()
                 .map_or("nowhere".to_string(), |w| label(w.id));
+            // A non-repeatable read's earlier read, from another writer.
+            if let Some(other) = v
+                .related
+                .as_ref()
+                .filter(|r| r.kind == crate::history::OpKind::Read)
+                .and_then(|r| h.writer_txn(r.id))
+            {
+                from = format!("{} and, in an earlier read, from {from}", label(other));
+            }
             return Some(AnomalyName {
                 id,
                 description: format!(

@@ -66,7 +66,7 @@ pub(crate) fn describe(
         // The cycle shown is the core's: over exactly its transactions.
         let core_proof = core
             .as_ref()
-            .and_then(|c| explain::pco_proof(&c.history).map(|p| (c, p)));
+            .and_then(|c| explain::pco_proof_covering(&c.history).map(|p| (c, p)));
         match (core_proof, proof) {
             (Some((c, p)), _) => {
                 let (cycle, facts) = explain::explain_proof(&c.history, &c.origin, &label, &p);
