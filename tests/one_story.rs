@@ -85,14 +85,23 @@ fn one_story(workload: &str, level: Level, seed: u64) -> bool {
     // The cycle and its facts: only the core's transactions.
     let on_cycle = set(s.cycle.iter().flat_map(|e| [&e.from, &e.to]));
     assert!(!on_cycle.is_empty(), "{at}: a cycle");
-    assert!(on_cycle.is_subset(&txns), "{at}: cycle {on_cycle:?} ⊄ {txns:?}");
+    assert!(
+        on_cycle.is_subset(&txns),
+        "{at}: cycle {on_cycle:?} ⊄ {txns:?}"
+    );
     let in_facts = set(s.facts.iter().flat_map(|e| [&e.from, &e.to]));
     assert!(in_facts.is_subset(&txns), "{at}: facts {in_facts:?}");
     // The changed reads: those of the core only.
-    let changed = set(s.changed_reads.iter().flat_map(|c| [&c.reader, &c.new_writer]));
+    let changed = set(s
+        .changed_reads
+        .iter()
+        .flat_map(|c| [&c.reader, &c.new_writer]));
     assert!(changed.is_subset(&txns), "{at}: changed reads {changed:?}");
     assert_eq!(
-        s.changed_reads.iter().map(|c| c.reads as usize).sum::<usize>(),
+        s.changed_reads
+            .iter()
+            .map(|c| c.reads as usize)
+            .sum::<usize>(),
         p.changed_reads.iter().filter(|c| c.in_core).count(),
         "{at}"
     );
@@ -117,16 +126,25 @@ fn one_story(workload: &str, level: Level, seed: u64) -> bool {
         names(anomaly)
     );
     // The summary: the same name and count.
-    assert!(r.summary.contains(&format!("({}", first.name)), "{at}: {}", r.summary);
     assert!(
-        r.summary.contains(&format!("{} calls involved", txns.len()))
-            || r.summary.contains(&format!("of {} transaction(s)", txns.len())),
+        r.summary.contains(&format!("({}", first.name)),
+        "{at}: {}",
+        r.summary
+    );
+    assert!(
+        r.summary
+            .contains(&format!("{} calls involved", txns.len()))
+            || r.summary
+                .contains(&format!("of {} transaction(s)", txns.len())),
         "{at}: {}",
         r.summary
     );
     // "validated" only when the replay followed the prediction.
     if r.verdict == RunVerdict::AnomalyValidated {
-        assert!(r.validation.as_ref().unwrap().divergences.is_empty(), "{at}");
+        assert!(
+            r.validation.as_ref().unwrap().divergences.is_empty(),
+            "{at}"
+        );
         assert_eq!(first.validation, "validated");
     }
     // The drawing, as SVG and as DOT: the core's boxes and nothing else.
@@ -181,7 +199,10 @@ fn every_view_names_the_same_transactions() {
         "{runs} runs, {predicted} with a prediction, in {:.1} s",
         start.elapsed().as_secs_f64()
     );
-    assert!(predicted >= runs / 3, "{predicted} of {runs} runs predicted");
+    assert!(
+        predicted >= runs / 3,
+        "{predicted} of {runs} runs predicted"
+    );
 }
 
 #[test]
@@ -204,7 +225,11 @@ fn smallbank_seed_1_tells_one_lost_update() {
         set(s.calls.iter().map(|c| &c.txn)),
         ["T1.1", "T2.2"].iter().map(|s| s.to_string()).collect()
     );
-    assert!(r.summary.contains("2 calls involved, 1 read(s)"), "{}", r.summary);
+    assert!(
+        r.summary.contains("2 calls involved, 1 read(s)"),
+        "{}",
+        r.summary
+    );
     assert_eq!(r.anomalies[0].name, "lost update");
     let md = r.to_markdown();
     assert!(!md.contains("T1.3 →"), "{md}");

@@ -243,7 +243,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     &|_| None,
                     &|k| isopredict::printable::printable(k).into_owned(),
                 );
-                writeln!(out, "the anomaly is a {}: {}", named.name(), named.description)?;
+                writeln!(
+                    out,
+                    "the anomaly is a {}: {}",
+                    named.name(),
+                    named.description
+                )?;
             }
         }
     }

@@ -474,9 +474,15 @@ mod tests {
         assert_eq!(ex.rename("the t-shirt t9", None), "the t-shirt t9");
         // The store's own keys by what they mean.
         let words = key_words("NEW_ORDER.<last primary key>");
-        assert!(words.starts_with("the insert counter of NEW_ORDER"), "{words}");
+        assert!(
+            words.starts_with("the insert counter of NEW_ORDER"),
+            "{words}"
+        );
         assert!(words.contains(NOT_AN_APPLICATION_COLUMN));
-        assert_eq!(key_words("CHECKING.bal[custid=1]"), "CHECKING.bal[custid=1]");
+        assert_eq!(
+            key_words("CHECKING.bal[custid=1]"),
+            "CHECKING.bal[custid=1]"
+        );
         assert_eq!(
             replace_word("writes 42) 421 x42 (42", "42", "K"),
             "writes K) 421 x42 (K"

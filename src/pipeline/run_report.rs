@@ -295,7 +295,9 @@ pub(super) fn distinct_anomalies(
             )
             .collect();
         lines.push(DistinctAnomalyLine {
-            name: name_prediction(&explainer, p, options.level).name().to_string(),
+            name: name_prediction(&explainer, p, options.level)
+                .name()
+                .to_string(),
             anomaly: named[i].to_string(),
             procedures: named[i].procedures.clone(),
             columns: named[i].columns.clone(),
@@ -350,7 +352,8 @@ pub(super) fn divergence_text(
     if let Some(k) = &d.key {
         out.push_str(&format!(
             " of {}",
-            keys.describe(k).map_or_else(|| k.to_string(), super::explain::key_words)
+            keys.describe(k)
+                .map_or_else(|| k.to_string(), super::explain::key_words)
         ));
     }
     let mut why = why.to_string();

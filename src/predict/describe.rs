@@ -91,10 +91,9 @@ pub(crate) fn describe(
     let mut changed_reads = changed_reads;
     if let Some(core) = &core {
         for c in &mut changed_reads {
-            c.in_core = core
-                .reads
-                .iter()
-                .any(|r| (r.reader, r.key.as_str(), r.writer) == (c.txn, c.key.as_str(), c.new_writer));
+            c.in_core = core.reads.iter().any(|r| {
+                (r.reader, r.key.as_str(), r.writer) == (c.txn, c.key.as_str(), c.new_writer)
+            });
         }
     }
     Prediction {

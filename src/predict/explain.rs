@@ -313,7 +313,9 @@ fn widest_cycle(sat: &Saturation) -> Option<Vec<TxnId>> {
     let succ: Vec<Vec<TxnId>> = (0..n as TxnId)
         .map(|a| {
             (1..n as TxnId)
-                .filter(|&b| a != INITIAL_TXN && b != a && sat.reason[a as usize * n + b as usize].is_some())
+                .filter(|&b| {
+                    a != INITIAL_TXN && b != a && sat.reason[a as usize * n + b as usize].is_some()
+                })
                 .collect()
         })
         .collect();
@@ -446,13 +448,7 @@ pub(crate) fn explain_proof(
     label: &dyn Fn(TxnId) -> String,
     proof: &PcoProof,
 ) -> (Vec<CycleEdge>, Vec<CycleEdge>) {
-    describe_edges(
-        predicted,
-        origin,
-        label,
-        &proof.cycle,
-        Some(&proof.facts),
-    )
+    describe_edges(predicted, origin, label, &proof.cycle, Some(&proof.facts))
 }
 
 /// A `pco` cycle found without its proof (predicted executions too large for
@@ -730,13 +726,20 @@ mod tests {
         b.read(t2, x, None, ReadFrom::Initial, 0);
         let h = b.build().unwrap();
         let sat = Saturation::of(&h);
-        let e = prove(&sat, 1, INITIAL_TXN, &mut Vec::new(), &mut Default::default());
+        let e = prove(
+            &sat,
+            1,
+            INITIAL_TXN,
+            &mut Vec::new(),
+            &mut Default::default(),
+        );
         let label = |t: TxnId| h.txn_label(t);
         let origin: Vec<TxnId> = (0..h.txn_count() as TxnId).collect();
         let (words, _) = describe_edges(&h, &origin, &label, &[e], None);
         let reason = &words[0].reason;
         assert!(
-            reason.contains("T1.1 would have to come before the initial state, which is impossible"),
+            reason
+                .contains("T1.1 would have to come before the initial state, which is impossible"),
             "{reason}"
         );
         assert!(!reason.contains("precedes initial state"), "{reason}");

@@ -98,7 +98,11 @@ impl fmt::Display for PredictOutcome {
                     f,
                     "the anomaly{}: {} (the fewest transactions of the prediction that still \
                      show it; the cycle below goes through exactly these)",
-                    if core.minimal { "" } else { " (not minimised: time ran out)" },
+                    if core.minimal {
+                        ""
+                    } else {
+                        " (not minimised: time ran out)"
+                    },
                     core.txn_labels.join(", ")
                 )?;
             }
@@ -123,7 +127,11 @@ impl fmt::Display for PredictOutcome {
                     f,
                     "{} line {}: {} reads {} from {} (observed: from {})",
                     if marks && c.in_core { " *" } else { "  " },
-                    c.line, c.txn_label, c.key, c.new_writer_label, c.old_writer_label
+                    c.line,
+                    c.txn_label,
+                    c.key,
+                    c.new_writer_label,
+                    c.old_writer_label
                 )?;
             }
             match &p.cycle {
