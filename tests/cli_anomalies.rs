@@ -87,8 +87,14 @@ fn run_lists_distinct_anomalies_in_application_terms() {
         assert!(name.contains(" on ") && name.contains(columns[0]), "{name}");
         // Each is replayed.
         assert!(
-            ["validated", "serializable", "level-violated", "unknown"]
-                .contains(&a["validation"].as_str().unwrap()),
+            [
+                "validated",
+                "diverged",
+                "serializable",
+                "level-violated",
+                "unknown"
+            ]
+            .contains(&a["validation"].as_str().unwrap()),
             "{a}"
         );
         assert!(!a["calls"].as_array().unwrap().is_empty(), "{a}");

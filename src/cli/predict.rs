@@ -235,6 +235,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 writeln!(out, "== prediction {} of {} ==", i + 1, each.len())?;
             }
             write!(out, "{o}")?;
+            if let Some(p) = &o.prediction {
+                let named = isopredict::pipeline::name_prediction(
+                    p,
+                    o.level,
+                    &|t| history.txn_label(t),
+                    &|_| None,
+                    &|k| isopredict::printable::printable(k).into_owned(),
+                );
+                writeln!(
+                    out,
+                    "the anomaly is a {}: {}",
+                    named.name(),
+                    named.description
+                )?;
+            }
         }
     }
     Ok(match each[0].verdict {

@@ -116,6 +116,11 @@ pub fn name_anomaly(
             };
         }
     }
+    if matches!(level, Level::ReadAtomic | Level::ReadCommitted) {
+        if let Some(named) = weak_pattern(h, level, label, &who, key) {
+            return named;
+        }
+    }
     if level == Level::Causal {
         return AnomalyName {
             id: AnomalyId::LongFork,
@@ -129,6 +134,93 @@ pub fn name_anomaly(
             level.full_name()
         ),
     }
+}
+
+/// A read atomic or read committed prediction named by the pattern the weak levels' checker
+/// finds in it at the next stronger level (read atomic, then causal): e.g. a **non-repeatable
+/// read** (one transaction reads a key from two writers, which read committed allows), a
+/// **fractured read**, a **causality cycle**. `None` when the history satisfies causal
+/// consistency (then nothing finer than an unserializable interleaving names it).
+fn weak_pattern(
+    h: &History,
+    level: Level,
+    label: &dyn Fn(TxnId) -> String,
+    who: &dyn Fn(TxnId) -> String,
+    key: &dyn Fn(KeyId) -> String,
+) -> Option<AnomalyName> {
+    let stronger: &[Level] = match level {
+        Level::ReadCommitted => &[Level::ReadAtomic, Level::Causal],
+        _ => &[Level::Causal],
+    };
+    for &l in stronger {
+        let report = crate::check::check(h, l, &crate::check::CheckOptions::default()).ok()?;
+        if let Some(v) = report.read_violations.first() {
+            let id = v.anomaly.id();
+            let k = h.op(v.read.id).key;
+            let mut from = v
+                .writer
+                .as_ref()
+                .map_or("nowhere".to_string(), |w| label(w.id));
+            // A non-repeatable read's earlier read, from another writer.
+            if let Some(other) = v
+                .related
+                .as_ref()
+                .filter(|r| r.kind == crate::history::OpKind::Read)
+                .and_then(|r| h.writer_txn(r.id))
+            {
+                from = format!("{} and, in an earlier read, from {from}", label(other));
+            }
+            return Some(AnomalyName {
+                id,
+                description: format!(
+                    "{} reads {} from {from}, which {} allows but {} forbids: {}",
+                    who(v.txn.id),
+                    key(k),
+                    level.full_name(),
+                    l.full_name(),
+                    id.description()
+                ),
+            });
+        }
+        if let Some(c) = report.cycles.first() {
+            let id = c.anomaly.id();
+            let txns: Vec<String> = c.transactions.iter().map(|t| who(t.id)).collect();
+            return Some(AnomalyName {
+                id,
+                description: format!(
+                    "{} allows it, {} forbids it: {} ({})",
+                    level.full_name(),
+                    l.full_name(),
+                    id.description(),
+                    txns.join(", ")
+                ),
+            });
+        }
+    }
+    None
+}
+
+/// Names the anomaly of prediction `p` (valid at `level`) on its minimal core (the whole
+/// predicted history when it has none): [`name_anomaly`] with `label` and `call` taking
+/// observed transaction ids and `key` a key's name.
+pub fn name_prediction(
+    p: &crate::predict::Prediction,
+    level: Level,
+    label: &dyn Fn(TxnId) -> String,
+    call: &dyn Fn(TxnId) -> Option<String>,
+    key: &dyn Fn(&str) -> String,
+) -> AnomalyName {
+    let (h, origin) = match &p.core {
+        Some(core) => (&core.history, &core.origin),
+        None => (&p.history, &p.txn_origin),
+    };
+    name_anomaly(
+        h,
+        level,
+        &|t| label(origin[t as usize]),
+        &|t| call(origin[t as usize]),
+        &|k| key(h.key_name(k)),
+    )
 }
 
 /// How one transaction must precede another in every serial order (Adya's dependency edges
@@ -334,6 +426,12 @@ fn si_anomaly(
     })
 }
 
+/// Whether a key's name (by the caller's `key`) is the application's: neither raw store
+/// metadata (`T.<last primary key>`) nor its meaning in words.
+fn is_application_key(name: &str) -> bool {
+    !name.contains('<') && !name.contains(super::explain::NOT_AN_APPLICATION_COLUMN)
+}
+
 /// External reads of committed transactions: `(reader, key, writer)`, deduplicated.
 fn external_reads(h: &History) -> Vec<(TxnId, KeyId, TxnId)> {
     let mut reads: Vec<(TxnId, KeyId, TxnId)> = h
@@ -367,7 +465,7 @@ fn lost_update(h: &History, key: &dyn Fn(KeyId) -> String) -> Option<(TxnId, Txn
         .collect();
     found
         .iter()
-        .find(|f| !key(f.2).contains('<'))
+        .find(|f| is_application_key(&key(f.2)))
         .or(found.first())
         .copied()
 }
@@ -416,7 +514,7 @@ fn concurrent_writers(
     }
     found
         .iter()
-        .find(|f| !key(f.2).contains('<'))
+        .find(|f| is_application_key(&key(f.2)))
         .or(found.first())
         .copied()
 }

@@ -49,6 +49,9 @@ pub fn key_column(keys: &KeyDirectory, key: &str) -> String {
     let Some(d) = keys.describe(key) else {
         return key.to_string();
     };
+    if let Some(table) = d.strip_suffix(".<last primary key>") {
+        return format!("{table} (insert counter)");
+    }
     if let Some(row) = d.strip_prefix("row ") {
         let table = row.split('[').next().unwrap_or(row);
         return format!("{table} (row)");

@@ -35,9 +35,10 @@ impl Explainer<'_> {
             .map(TxnCall::describe)
     }
 
-    /// The key's table/column/row, if known.
+    /// The key's table/column/row, if known; the store's own keys by what they mean
+    /// ([`key_words`]).
     pub fn key_meaning(&self, key: &str) -> Option<String> {
-        self.keys.describe(key).map(str::to_string)
+        self.keys.describe(key).map(key_words)
     }
 
     /// The key's meaning, or the key.
@@ -104,7 +105,12 @@ impl Explainer<'_> {
                 None => roles.push((t, vec![role])),
             }
         };
-        for c in &p.changed_reads {
+        // The anomaly's transactions: its minimal core (else the cycle's and the changed
+        // readers' and writers').
+        for t in anomaly_txns(p) {
+            add(t, String::new());
+        }
+        for c in p.changed_reads.iter().filter(|c| c.in_core) {
             add(c.txn, "reads from a different writer".to_string());
             add(
                 c.new_writer,
@@ -117,11 +123,13 @@ impl Explainer<'_> {
         }
         for b in &p.boundaries {
             if let Some(t) = b.txn {
-                add(
-                    t,
-                    "last transaction of its session in the prediction".to_string(),
-                );
+                if let Some((_, r)) = roles.iter_mut().find(|(u, _)| *u == t) {
+                    r.push("last transaction of its session in the prediction".to_string());
+                }
             }
+        }
+        for (_, r) in &mut roles {
+            r.retain(|x| !x.is_empty());
         }
         roles.sort_by_key(|(t, _)| *t);
         let calls = roles
@@ -134,7 +142,7 @@ impl Explainer<'_> {
             })
             .collect();
         let mut changed_reads: Vec<ChangedReadLine> = Vec::new();
-        for c in &p.changed_reads {
+        for c in p.changed_reads.iter().filter(|c| c.in_core) {
             let line = ChangedReadLine {
                 reader: self.label(c.txn),
                 key: c.key.clone(),
@@ -195,6 +203,7 @@ impl Explainer<'_> {
             })
             .collect();
         PredictionSection {
+            all_changed_reads: p.changed_reads.len(),
             boundaries,
             calls,
             changed_reads,
@@ -214,11 +223,13 @@ impl Explainer<'_> {
         let boundary: Vec<TxnId> = p.boundaries.iter().filter_map(|b| b.txn).collect();
         let mut sessions = Vec::new();
         let mut edges = Vec::new();
+        let shown = anomaly_txns(p);
         for s in ph.sessions() {
             let txns: Vec<TxnId> = s
                 .txns()
                 .filter(|&t| ph.txn(t).is_committed())
                 .map(|t| origin[t as usize])
+                .filter(|t| shown.contains(t))
                 .collect();
             if txns.is_empty() {
                 continue;
@@ -252,7 +263,7 @@ impl Explainer<'_> {
         }
         // Changed reads, grouped by (new writer, reader).
         let mut pairs: Vec<((TxnId, TxnId), Vec<&str>)> = Vec::new();
-        for c in &p.changed_reads {
+        for c in p.changed_reads.iter().filter(|c| c.in_core) {
             let pair = (c.new_writer, c.txn);
             match pairs.iter_mut().find(|(q, _)| *q == pair) {
                 Some((_, keys)) => keys.push(&c.key),
@@ -270,6 +281,35 @@ impl Explainer<'_> {
                 to: *to,
                 label: format!("wr {}{more}", self.key_short(keys[0])),
                 kind: EdgeKind::ChangedRead,
+                dashed: false,
+            });
+        }
+        // The core's other reads (as observed), grouped the same way.
+        let mut kept: Vec<((TxnId, TxnId), Vec<&str>)> = Vec::new();
+        for r in p.core.iter().flat_map(|c| &c.reads) {
+            let changed = p.changed_reads.iter().any(|c| {
+                (c.txn, c.key.as_str(), c.new_writer) == (r.reader, r.key.as_str(), r.writer)
+            });
+            if changed {
+                continue;
+            }
+            let pair = (r.writer, r.reader);
+            match kept.iter_mut().find(|(q, _)| *q == pair) {
+                Some((_, keys)) => keys.push(&r.key),
+                None => kept.push((pair, vec![&r.key])),
+            }
+        }
+        for ((from, to), keys) in &kept {
+            let more = if keys.len() > 1 {
+                format!(" (+{})", keys.len() - 1)
+            } else {
+                String::new()
+            };
+            edges.push(GraphEdge {
+                from: *from,
+                to: *to,
+                label: format!("wr {}{more}", self.key_short(keys[0])),
+                kind: EdgeKind::ReadFrom,
                 dashed: false,
             });
         }
@@ -301,6 +341,58 @@ impl Explainer<'_> {
             edges,
         }
     }
+}
+
+/// Said of a key that is the store's, not the application's.
+pub(crate) const NOT_AN_APPLICATION_COLUMN: &str = "not an application column";
+
+/// A key's description ([`KeyDirectory::describe`]) in words: the store's metadata keys of
+/// table `T` (`T.<last primary key>` and the like, an emulation's keys, which no application
+/// column names) by what they mean; other descriptions as they are.
+pub(crate) fn key_words(description: &str) -> String {
+    let meta = [
+        (
+            ".<last primary key>",
+            "the insert counter of {T} (the last row id the store gave a new row of {T}; every \
+             insert into {T} reads and bumps it",
+        ),
+        (
+            ".<columns metadata>",
+            "the column list of {T} (the store's schema record of {T}",
+        ),
+        (
+            ".<primary key metadata>",
+            "the primary key definition of {T} (the store's schema record of {T}",
+        ),
+    ];
+    for (suffix, words) in meta {
+        if let Some(table) = description.strip_suffix(suffix) {
+            return format!(
+                "{}; {NOT_AN_APPLICATION_COLUMN})",
+                words.replace("{T}", table)
+            );
+        }
+    }
+    description.to_string()
+}
+
+/// The transactions of the anomaly of `p`, ascending: its minimal core, else (no core) those
+/// of its cycle and of its changed reads. Every view of the anomaly shows these.
+pub(crate) fn anomaly_txns(p: &Prediction) -> Vec<TxnId> {
+    let mut txns: Vec<TxnId> = match &p.core {
+        Some(core) => core.txns.clone(),
+        None => p
+            .cycle
+            .iter()
+            .flatten()
+            .flat_map(|e| [e.from, e.to])
+            .chain(p.changed_reads.iter().flat_map(|c| [c.txn, c.new_writer]))
+            .collect(),
+    };
+    txns.retain(|&t| t != INITIAL_TXN);
+    txns.sort_unstable();
+    txns.dedup();
+    txns
 }
 
 /// `text` with every occurrence of `word` that is not part of a longer alphanumeric word
@@ -380,6 +472,17 @@ mod tests {
             "T1.2 reads 42 from initial state, which precedes T1.1 (which also writes 42)"
         );
         assert_eq!(ex.rename("the t-shirt t9", None), "the t-shirt t9");
+        // The store's own keys by what they mean.
+        let words = key_words("NEW_ORDER.<last primary key>");
+        assert!(
+            words.starts_with("the insert counter of NEW_ORDER"),
+            "{words}"
+        );
+        assert!(words.contains(NOT_AN_APPLICATION_COLUMN));
+        assert_eq!(
+            key_words("CHECKING.bal[custid=1]"),
+            "CHECKING.bal[custid=1]"
+        );
         assert_eq!(
             replace_word("writes 42) 421 x42 (42", "42", "K"),
             "writes K) 421 x42 (K"

@@ -20,7 +20,7 @@ pub mod run;
 mod run_files;
 mod run_report;
 
-pub use anomaly_name::{name_anomaly, AnomalyName};
+pub use anomaly_name::{name_anomaly, name_prediction, AnomalyName};
 pub use rank::{
     parse_seeds, progress_bar, rank, write_rank_files, RankGrid, RankInput, RankOutcome, RankScore,
 };

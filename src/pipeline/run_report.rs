@@ -16,8 +16,8 @@ use crate::report::run_report::{
 use crate::store::KeyDirectory;
 use crate::workloads::{self, InvariantCheck, Run, RunConfig, Validation, Workload};
 
-use super::anomaly_name::{name_anomaly, AnomalyName};
-use super::explain::{txn_name, Explainer};
+use super::anomaly_name::AnomalyName;
+use super::explain::{anomaly_txns, txn_name, Explainer};
 use super::level_name;
 use super::run::{PipelineError, Recorded, RunOptions, Verified};
 
@@ -133,21 +133,9 @@ pub(super) fn report_anomaly(
     };
     let mut section =
         explainer.prediction_section(prediction, verified.level, verified.unserializable);
-    let named = name_anomaly(
-        &prediction.history,
-        level,
-        &|t| explainer.label(prediction.txn_origin[t as usize]),
-        &|t| explainer.call(prediction.txn_origin[t as usize]),
-        &|k| {
-            let name = prediction.history.key_name(k);
-            format!(
-                "`{}`",
-                explainer.key_meaning(name).as_deref().unwrap_or(name)
-            )
-        },
-    );
+    let named = name_prediction(&explainer, prediction, level);
     section.anomaly = Some(format!("**{}**: {}", named.name(), named.description));
-    let validated = validation.verdict == workloads::Verdict::Validated;
+    let validated = replay_word(validation) == "validated";
     report.verdict = if validated {
         RunVerdict::AnomalyValidated
     } else {
@@ -180,7 +168,7 @@ pub(super) fn report_anomaly(
     )?;
     report.prediction = Some(section);
     report.validation = Some(ValidationSection {
-        verdict: verdict_name(validation.verdict).to_string(),
+        verdict: replay_word(validation).to_string(),
         divergences: validation
             .divergences
             .iter()
@@ -204,10 +192,20 @@ fn anomaly_summary(
     let involved = section.calls.len();
     let changed: u32 = section.changed_reads.iter().map(|c| c.reads).sum();
     let level_words = level.full_name();
+    let anomaly = format!(
+        "{} of {} transaction(s); {changed} read(s) see a different write",
+        named.name(),
+        involved
+    );
+    if validation.verdict == workloads::Verdict::Validated && validation.diverged() {
+        return format!(
+            "Anomaly predicted under {level_words} ({anomaly}; re-verified), but the replay could not follow it at {} (see Validation), so it does not confirm it.",
+            plural_reads(validation.divergences.len())
+        );
+    }
     if validation.verdict != workloads::Verdict::Validated {
         return format!(
-            "Anomaly predicted under {level_words} ({}; {changed} read(s) see a different write; re-verified), but the replay did not confirm it: the validating run is {}{}.",
-            named.name(),
+            "Anomaly predicted under {level_words} ({anomaly}; re-verified), but the replay did not confirm it: the validating run is {}{}.",
             verdict_name(validation.verdict),
             if validation.diverged() {
                 " after diverging from the prediction"
@@ -228,16 +226,8 @@ fn anomaly_summary(
                 .join(", ")
         )
     };
-    let replay = if validation.diverged() {
-        format!(
-            "replaying the workload along the prediction could not follow it at {} (see Validation), yet the execution the replay produced is itself valid under {level_words} and unserializable",
-            plural_reads(validation.divergences.len())
-        )
-    } else {
-        "replaying the workload along the prediction reproduced it exactly".to_string()
-    };
     format!(
-        "Anomaly validated ({}): under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); {replay}, and {broke}.",
+        "Anomaly validated ({}): under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); replaying the workload along the prediction reproduced it exactly, and {broke}.",
         named.name(),
         workload.name()
     )
@@ -270,6 +260,11 @@ pub(super) fn distinct_anomalies(
         .iter()
         .map(|p| super::distinct::app_anomaly(p, &observed.txn_calls, keys))
         .collect();
+    let explainer = Explainer {
+        observed: h,
+        calls: &observed.txn_calls,
+        keys,
+    };
     let mut lines = Vec::new();
     for i in super::distinct::first_of_each(&named)
         .into_iter()
@@ -290,17 +285,8 @@ pub(super) fn distinct_anomalies(
             )?;
             &replay
         };
-        let calls = p
-            .cycle
-            .iter()
-            .flatten()
-            .map(|e| e.from)
-            .chain(
-                p.changed_reads
-                    .iter()
-                    .map(|c| c.txn)
-                    .take(if p.cycle.is_none() { usize::MAX } else { 0 }),
-            )
+        let calls = anomaly_txns(p)
+            .into_iter()
             .map(
                 |t| match observed.txn_calls.get(t as usize).and_then(Option::as_ref) {
                     Some(c) => format!("{} {}", txn_name(h, t), c.describe()),
@@ -309,12 +295,15 @@ pub(super) fn distinct_anomalies(
             )
             .collect();
         lines.push(DistinctAnomalyLine {
+            name: name_prediction(&explainer, p, options.level)
+                .name()
+                .to_string(),
             anomaly: named[i].to_string(),
             procedures: named[i].procedures.clone(),
             columns: named[i].columns.clone(),
             calls,
-            changed_reads: p.changed_reads.len(),
-            validation: verdict_name(validation.verdict).to_string(),
+            changed_reads: p.changed_reads.iter().filter(|c| c.in_core).count(),
+            validation: replay_word(validation).to_string(),
             broken_invariants: validation
                 .failed_invariants()
                 .map(|c| c.id.to_string())
@@ -361,15 +350,51 @@ pub(super) fn divergence_text(
         out.push_str(&format!(", read #{}", r + 1));
     }
     if let Some(k) = &d.key {
-        out.push_str(&format!(" of {}", keys.describe(k).unwrap_or(k)));
+        out.push_str(&format!(
+            " of {}",
+            keys.describe(k)
+                .map_or_else(|| k.to_string(), super::explain::key_words)
+        ));
     }
     let mut why = why.to_string();
     if let crate::store::DivergenceReason::OtherKey { expected: Some(e) } = &d.reason {
         if let Some(m) = keys.describe(e) {
-            why = why.replace(e.as_str(), m);
+            why = why.replace(e.as_str(), &super::explain::key_words(m));
         }
     }
     out + &why
+}
+
+/// The anomaly of `p` named by the one classifier ([`super::anomaly_name`]) on its minimal
+/// core, transactions by their report names, keys by their meaning.
+pub(super) fn name_prediction(
+    explainer: &Explainer<'_>,
+    p: &Prediction,
+    level: Level,
+) -> AnomalyName {
+    super::anomaly_name::name_prediction(
+        p,
+        level,
+        &|t| explainer.label(t),
+        &|t| explainer.call(t),
+        &|name| {
+            format!(
+                "`{}`",
+                explainer.key_meaning(name).as_deref().unwrap_or(name)
+            )
+        },
+    )
+}
+
+/// What the replay shows about the prediction: `validated` only when it followed the
+/// prediction exactly and its execution is valid and unserializable; `diverged` when it could
+/// not follow it (whatever its own execution is); else the replay's verdict.
+pub fn replay_word(v: &Validation) -> &'static str {
+    if v.verdict == workloads::Verdict::Validated && v.diverged() {
+        "diverged"
+    } else {
+        verdict_name(v.verdict)
+    }
 }
 
 fn plural_reads(n: usize) -> String {

@@ -3,7 +3,7 @@
 //! no serial order exists, each edge with its proof ([`super::explain`]).
 
 use super::explain::{self, PcoEdge};
-use super::{extract, saturate, ChangedRead, Prediction, SessionBoundary};
+use super::{anomaly_core, extract, saturate, ChangedRead, Prediction, SessionBoundary};
 use crate::history::{History, TxnId};
 
 /// Most predicted transactions for which the explanation is the *shortest* `pco` cycle
@@ -19,12 +19,13 @@ pub(crate) fn describe(
 ) -> Prediction {
     let h = observed;
     let label = |t: TxnId| h.txn_label(t);
-    let changed_reads = built
+    let changed_reads: Vec<ChangedRead> = built
         .changed
         .iter()
         .map(|&(op, old, new)| {
             let o = h.op(op);
             ChangedRead {
+                in_core: true,
                 op,
                 line: o.line,
                 txn: o.txn,
@@ -55,10 +56,27 @@ pub(crate) fn describe(
         })
         .collect();
     let origin = &built.origin;
+    let mut core = None;
     let (cycle, facts) = if built.history.txn_count() <= SHORTEST_CYCLE_MAX_TXNS {
-        match explain::explain(&built.history, origin, &label) {
-            Some((cycle, facts)) => (Some(cycle), facts),
-            None => (None, Vec::new()),
+        let proof = explain::pco_proof(&built.history);
+        core = anomaly_core::minimal_core(&built.history, origin, proof.as_ref());
+        if let Some(c) = &mut core {
+            c.txn_labels = c.txns.iter().map(|&t| label(t)).collect();
+        }
+        // The cycle shown is the core's: over exactly its transactions.
+        let core_proof = core
+            .as_ref()
+            .and_then(|c| explain::pco_proof_covering(&c.history).map(|p| (c, p)));
+        match (core_proof, proof) {
+            (Some((c, p)), _) => {
+                let (cycle, facts) = explain::explain_proof(&c.history, &c.origin, &label, &p);
+                (Some(cycle), facts)
+            }
+            (None, Some(p)) => {
+                let (cycle, facts) = explain::explain_proof(&built.history, origin, &label, &p);
+                (Some(cycle), facts)
+            }
+            (None, None) => (None, Vec::new()),
         }
     } else {
         let cycle = cycle.or_else(|| match saturate::saturate(&built.history, None) {
@@ -70,7 +88,16 @@ pub(crate) fn describe(
             Vec::new(),
         )
     };
+    let mut changed_reads = changed_reads;
+    if let Some(core) = &core {
+        for c in &mut changed_reads {
+            c.in_core = core.reads.iter().any(|r| {
+                (r.reader, r.key.as_str(), r.writer) == (c.txn, c.key.as_str(), c.new_writer)
+            });
+        }
+    }
     Prediction {
+        core,
         boundaries,
         changed_reads,
         cycle,

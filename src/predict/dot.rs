@@ -1,7 +1,9 @@
 //! Graphviz DOT drawing of a prediction (after IsoPredict PLDI'24 Figs. 3, 7–10): one box per
 //! transaction of the predicted history, session order in grey, write–read order in black with
 //! the reads whose writer changed in blue, and the `pco` cycle that makes the prediction
-//! unserializable in red (ww/rw edges dashed). Boundary transactions are drawn bold.
+//! unserializable in red (ww/rw edges dashed). Boundary transactions are drawn bold; the
+//! anomaly's minimal core (the transactions its cycle is over) filled, and only the changed
+//! reads that create the anomaly are blue.
 
 use crate::dot::quote;
 use std::fmt::Write as _;
@@ -17,11 +19,15 @@ pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {
         "digraph prediction {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n",
     );
     let boundary: Vec<TxnId> = prediction.boundaries.iter().filter_map(|b| b.txn).collect();
+    // The changed reads that create the anomaly (its minimal core's) in blue; the others
+    // are drawn as ordinary reads.
     let changed: Vec<(TxnId, TxnId)> = prediction
         .changed_reads
         .iter()
+        .filter(|c| c.in_core)
         .map(|c| (c.new_writer, c.txn))
         .collect();
+    let core: Option<&[TxnId]> = prediction.core.as_ref().map(|c| c.txns.as_slice());
     for t in h.committed_txns() {
         let o = origin[t as usize];
         let ops = h.txn_ops(t);
@@ -32,10 +38,11 @@ pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {
             reads,
             ops.len() - reads
         );
-        let style = if boundary.contains(&o) {
-            ", style=bold"
-        } else {
-            ""
+        let style = match (boundary.contains(&o), core.is_some_and(|c| c.contains(&o))) {
+            (true, true) => ", style=\"bold,filled\", fillcolor=\"#fde8e6\"",
+            (false, true) => ", style=filled, fillcolor=\"#fde8e6\"",
+            (true, false) => ", style=bold",
+            (false, false) => "",
         };
         let _ = writeln!(out, "  t{o} [label={}{style}];", quote(&label));
     }
@@ -88,7 +95,7 @@ pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {
         i = j;
     }
     // Changed reads from the initial state.
-    for c in &prediction.changed_reads {
+    for c in prediction.changed_reads.iter().filter(|c| c.in_core) {
         if c.new_writer == INITIAL_TXN {
             let _ = writeln!(
                 out,

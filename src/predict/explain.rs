@@ -276,15 +276,115 @@ pub fn pco_proof(h: &History) -> Option<PcoProof> {
     // Prefer a cycle that avoids t0: its edges then explain themselves without the implicit
     // initial writes.
     let path = shortest_cycle(&sat, true).or_else(|| shortest_cycle(&sat, false))?;
+    Some(proof_of(&sat, &path))
+}
+
+/// Most committed transactions (the initial one aside) for which [`pco_proof_covering`]
+/// looks at every simple cycle.
+pub const COVERING_MAX_TXNS: usize = 8;
+
+/// A cycle of the least `pco` of a small history (an anomaly's minimal core) that tells its
+/// whole story: among the simple cycles that avoid the initial state, one that goes through
+/// (or, by its ww and rw edges, names) the most transactions, then with the fewest derived
+/// edges, then the shortest; with a proof of each edge. Above [`COVERING_MAX_TXNS`]
+/// transactions, or when every cycle goes through the initial state, [`pco_proof`]'s
+/// shortest cycle. `None` if `pco` is acyclic.
+pub fn pco_proof_covering(h: &History) -> Option<PcoProof> {
+    let sat = Saturation::of(h);
+    let n = sat.n;
+    if !(0..n as u32).any(|a| sat.closure.has(a, a)) {
+        return None;
+    }
+    let path = if n <= COVERING_MAX_TXNS + 1 {
+        widest_cycle(&sat)
+    } else {
+        None
+    };
+    let path = path
+        .or_else(|| shortest_cycle(&sat, true))
+        .or_else(|| shortest_cycle(&sat, false))?;
+    Some(proof_of(&sat, &path))
+}
+
+/// The simple cycle (node list, not through t0) [`pco_proof_covering`] prefers, by depth-first
+/// search from each cycle's smallest node.
+fn widest_cycle(sat: &Saturation) -> Option<Vec<TxnId>> {
+    let n = sat.n;
+    let succ: Vec<Vec<TxnId>> = (0..n as TxnId)
+        .map(|a| {
+            (1..n as TxnId)
+                .filter(|&b| {
+                    a != INITIAL_TXN && b != a && sat.reason[a as usize * n + b as usize].is_some()
+                })
+                .collect()
+        })
+        .collect();
+    // Score: (transactions named, -derived edges, -length); larger is better.
+    let score = |path: &[TxnId]| -> (usize, isize, isize) {
+        let mut named: Vec<TxnId> = path.to_vec();
+        let mut derived = 0;
+        for i in 0..path.len() {
+            let (a, b) = (path[i], path[(i + 1) % path.len()]);
+            match sat.edge(a, b).0 {
+                EdgeReason::Ww { reader, .. } => {
+                    named.push(reader);
+                    derived += 1;
+                }
+                EdgeReason::Rw { writer, .. } => {
+                    named.push(writer);
+                    derived += 1;
+                }
+                _ => {}
+            }
+        }
+        named.retain(|&t| t != INITIAL_TXN);
+        named.sort_unstable();
+        named.dedup();
+        (named.len(), -derived, -(path.len() as isize))
+    };
+    let mut best: Option<(Vec<TxnId>, (usize, isize, isize))> = None;
+    for start in 1..n as TxnId {
+        // Iterative DFS over simple paths from `start` through nodes > start.
+        let mut path = vec![start];
+        let mut next = vec![0usize];
+        let mut on = vec![false; n];
+        on[start as usize] = true;
+        while let Some(&i) = next.last() {
+            let depth = next.len() - 1;
+            let a = path[depth];
+            let Some(&b) = succ[a as usize].get(i) else {
+                next.pop();
+                on[a as usize] = false;
+                path.pop();
+                continue;
+            };
+            next[depth] += 1;
+            if b == start {
+                let sc = score(&path);
+                if best.as_ref().map_or(true, |(_, s)| sc > *s) {
+                    best = Some((path.clone(), sc));
+                }
+            } else if b > start && !on[b as usize] {
+                on[b as usize] = true;
+                path.push(b);
+                next.push(0);
+            }
+        }
+    }
+    best.map(|(p, _)| p)
+}
+
+/// The proof of the cycle `path` (node list).
+fn proof_of(sat: &Saturation, path: &[TxnId]) -> PcoProof {
     let mut facts: Vec<PcoEdge> = Vec::new();
     let mut fact_of: rustc_hash::FxHashMap<(TxnId, TxnId), usize> = Default::default();
     let cycle = (0..path.len())
         .map(|i| {
             let (a, b) = (path[i], path[(i + 1) % path.len()]);
-            prove(&sat, a, b, &mut facts, &mut fact_of)
+            prove(sat, a, b, &mut facts, &mut fact_of)
         })
         .collect();
-    Some(PcoProof { cycle, facts })
+    PcoProof { cycle, facts }
 }
 
 /// The edge `a → b` with its premise proven: the facts its premise path goes through are
@@ -339,26 +439,20 @@ fn prove(
     }
 }
 
-/// The proof of [`pco_proof`] in the terms of a prediction: observed transaction ids (`origin`
+/// A proof of [`pco_proof`] in the terms of a prediction: observed transaction ids (`origin`
 /// maps the predicted history's ids to them), labels by `label`, each edge's reason in words
 /// with the chain behind its "precedes". Returns the cycle and the facts its premises use.
-pub(crate) fn explain(
+pub(crate) fn explain_proof(
     predicted: &History,
     origin: &[TxnId],
     label: &dyn Fn(TxnId) -> String,
-) -> Option<(Vec<CycleEdge>, Vec<CycleEdge>)> {
-    let proof = pco_proof(predicted)?;
-    Some(describe_edges(
-        predicted,
-        origin,
-        label,
-        &proof.cycle,
-        Some(&proof.facts),
-    ))
+    proof: &PcoProof,
+) -> (Vec<CycleEdge>, Vec<CycleEdge>) {
+    describe_edges(predicted, origin, label, &proof.cycle, Some(&proof.facts))
 }
 
 /// A `pco` cycle found without its proof (predicted executions too large for
-/// [`pco_proof`]'s pair table), in the terms of [`explain`]; each derived edge says that the
+/// [`pco_proof`]'s pair table), in the terms of [`explain_proof`]; each derived edge says that the
 /// chain behind it is not shown.
 pub(crate) fn explain_unproven(
     predicted: &History,
@@ -408,6 +502,42 @@ fn describe_edges(
                 None,
                 format!("{} reads {} from {}", label(to), key(k), label(from)),
             ),
+            EdgeReason::Ww { key: k, reader } if to == INITIAL_TXN => {
+                let reader = origin[reader as usize];
+                (
+                    "ww",
+                    Some(key(k)),
+                    Some(reader),
+                    format!(
+                        "{} reads {} from the initial state, yet {} (which also writes {}) \
+                         precedes {} ({}): {} would have to come before the initial state, \
+                         which is impossible",
+                        label(reader),
+                        key(k),
+                        label(from),
+                        key(k),
+                        label(reader),
+                        premise(),
+                        label(from)
+                    ),
+                )
+            }
+            EdgeReason::Rw { key: k, writer } if to == INITIAL_TXN => {
+                let writer = origin[writer as usize];
+                (
+                    "rw",
+                    Some(key(k)),
+                    Some(writer),
+                    format!(
+                        "{} reads {} from {}, which would then have to come before the \
+                         initial state ({}), which is impossible",
+                        label(from),
+                        key(k),
+                        label(writer),
+                        premise()
+                    ),
+                )
+            }
             EdgeReason::Ww { key: k, reader } => {
                 let reader = origin[reader as usize];
                 (
@@ -579,6 +709,68 @@ mod tests {
         for e in &cycle {
             assert!(matches!(e.reason, EdgeReason::Rw { writer: 0, .. }));
         }
+    }
+
+    #[test]
+    fn an_edge_into_the_initial_state_is_a_contradiction_not_a_fact() {
+        // t2 reads x from t1 and then from the initial state: t1 →wr t2 and t1 →ww t0
+        // (t1 precedes t2, which reads the initial x after t1's write).
+        let mut b = HistoryBuilder::new("non-repeatable");
+        let x = b.key("x");
+        let s1 = b.session(None);
+        let s2 = b.session(None);
+        let t1 = b.begin(s1, None);
+        b.write(t1, x, None, 0);
+        let t2 = b.begin(s2, None);
+        b.read(t2, x, None, ReadFrom::Txn(t1), 0);
+        b.read(t2, x, None, ReadFrom::Initial, 0);
+        let h = b.build().unwrap();
+        let sat = Saturation::of(&h);
+        let e = prove(
+            &sat,
+            1,
+            INITIAL_TXN,
+            &mut Vec::new(),
+            &mut Default::default(),
+        );
+        let label = |t: TxnId| h.txn_label(t);
+        let origin: Vec<TxnId> = (0..h.txn_count() as TxnId).collect();
+        let (words, _) = describe_edges(&h, &origin, &label, &[e], None);
+        let reason = &words[0].reason;
+        assert!(
+            reason
+                .contains("T1.1 would have to come before the initial state, which is impossible"),
+            "{reason}"
+        );
+        assert!(!reason.contains("precedes initial state"), "{reason}");
+    }
+
+    #[test]
+    fn the_covering_cycle_tells_the_read_only_anomaly_through_all_its_transactions() {
+        // Fekete et al.'s read-only anomaly: a (TransactSavings) writes s; b (Balance) reads s
+        // from a and c from the initial state; c (WriteCheck) reads s from the initial state
+        // and writes c. Cycle b →rw c →rw a →wr b: three transactions.
+        let mut b = HistoryBuilder::new("read-only");
+        let s_ = b.key("s");
+        let c_ = b.key("c");
+        let sa = b.session(None);
+        let sb = b.session(None);
+        let sc = b.session(None);
+        let a = b.begin(sa, None);
+        b.read(a, s_, None, ReadFrom::Initial, 0);
+        b.write(a, s_, None, 0);
+        let bal = b.begin(sb, None);
+        b.read(bal, s_, None, ReadFrom::Txn(a), 0);
+        b.read(bal, c_, None, ReadFrom::Initial, 0);
+        let wc = b.begin(sc, None);
+        b.read(wc, s_, None, ReadFrom::Initial, 0);
+        b.read(wc, c_, None, ReadFrom::Initial, 0);
+        b.write(wc, c_, None, 0);
+        let h = b.build().unwrap();
+        let proof = pco_proof_covering(&h).expect("a cycle");
+        let mut on: Vec<TxnId> = proof.cycle.iter().map(|e| e.from).collect();
+        on.sort_unstable();
+        assert_eq!(on, vec![1, 2, 3]);
     }
 
     #[test]

@@ -37,6 +37,7 @@
 //! (the judgement of one candidate), `judge` (every level and serializability question),
 //! `describe` (a verified prediction in words); the encodings and checkers they use below.
 
+mod anomaly_core;
 mod approx;
 mod candidate;
 mod dangerous;
@@ -72,6 +73,7 @@ use std::time::{Duration, Instant};
 
 use crate::check::Level;
 
+pub use anomaly_core::{AnomalyCore, CoreRead};
 pub use entry::predict;
 pub(crate) use entry::stopped_reason;
 pub use explain::{EdgeReason, PcoEdge};

@@ -88,6 +88,10 @@ pub struct ChangedRead {
     pub new_writer: TxnId,
     /// Its label.
     pub new_writer_label: String,
+    /// Whether the read is one of the reads of the anomaly's minimal core
+    /// ([`Prediction::core`]): one of the changed reads that create the anomaly (every
+    /// changed read when there is no core).
+    pub in_core: bool,
 }
 
 /// A session's prediction boundary.
@@ -155,6 +159,11 @@ pub struct Prediction {
     pub history: History,
     /// Predicted transaction id → observed transaction id.
     pub txn_origin: Vec<TxnId>,
+    /// The anomaly's minimal core: the fewest transactions and reads of the prediction that
+    /// still show that no serial order exists; [`Prediction::cycle`] goes through exactly
+    /// its transactions. `None` when the prediction has no `pco` cycle or is too large to
+    /// minimise (then the cycle is the whole prediction's).
+    pub core: Option<super::AnomalyCore>,
 }
 
 /// The result of [`predict`](super::predict()).

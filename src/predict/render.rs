@@ -93,19 +93,45 @@ impl fmt::Display for PredictOutcome {
                     )?,
                 }
             }
+            if let Some(core) = &p.core {
+                writeln!(
+                    f,
+                    "the anomaly{}: {} (the fewest transactions of the prediction that still \
+                     show it; the cycle below goes through exactly these)",
+                    if core.minimal {
+                        ""
+                    } else {
+                        " (not minimised: time ran out)"
+                    },
+                    core.txn_labels.join(", ")
+                )?;
+            }
             if p.changed_reads.is_empty() {
                 writeln!(
                     f,
                     "no read changed: the observed execution itself is unserializable"
                 )?;
-            } else {
+            } else if p.changed_reads.iter().all(|c| c.in_core) {
                 writeln!(f, "changed reads:")?;
+            } else {
+                writeln!(
+                    f,
+                    "changed reads ({} of {} create the anomaly, marked *):",
+                    p.changed_reads.iter().filter(|c| c.in_core).count(),
+                    p.changed_reads.len()
+                )?;
             }
+            let marks = !p.changed_reads.iter().all(|c| c.in_core);
             for c in &p.changed_reads {
                 writeln!(
                     f,
-                    "  line {}: {} reads {} from {} (observed: from {})",
-                    c.line, c.txn_label, c.key, c.new_writer_label, c.old_writer_label
+                    "{} line {}: {} reads {} from {} (observed: from {})",
+                    if marks && c.in_core { " *" } else { "  " },
+                    c.line,
+                    c.txn_label,
+                    c.key,
+                    c.new_writer_label,
+                    c.old_writer_label
                 )?;
             }
             match &p.cycle {

@@ -247,7 +247,8 @@ fn box_lines(b: &TxnBox) -> Vec<String> {
 const LEGEND: &[(Option<(EdgeKind, bool)>, &str)] = &[
     (
         Some((EdgeKind::SessionOrder, false)),
-        "so: session order (the earlier transaction of a session points to the later)",
+        "so: session order (the earlier transaction of a session points to the later); \
+         wr (grey): a read of the anomaly as observed",
     ),
     (
         Some((EdgeKind::ChangedRead, false)),

@@ -104,10 +104,15 @@ pub struct InvariantLine {
 pub struct PredictionSection {
     /// Per session: where the prediction stops (in words).
     pub boundaries: Vec<String>,
-    /// The transactions involved (changed reads, the cycle) and their calls.
+    /// The anomaly's transactions (its minimal core) and their calls.
     pub calls: Vec<CallLine>,
-    /// The reads whose writer changed.
+    /// The reads whose writer changed and that create the anomaly (those of its minimal
+    /// core).
     pub changed_reads: Vec<ChangedReadLine>,
+    /// Reads whose writer changed in the whole predicted execution (the anomaly needs only
+    /// `changed_reads`).
+    #[serde(default)]
+    pub all_changed_reads: usize,
     /// The cycle (empty if none was found; the exact check alone then proves it).
     pub cycle: Vec<CycleLine>,
     /// The edges the cycle's "precedes" chains go through (`fact N` in a reason is entry N,
@@ -238,6 +243,9 @@ pub struct RunReport {
 /// One distinct anomaly of a run (`run --max N`), in application terms.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DistinctAnomalyLine {
+    /// The anomaly's name as engineers know it (`lost update`; the anomaly table's).
+    #[serde(default)]
+    pub name: String,
     /// Procedures and table columns of its `pco` cycle, e.g. `Balance × WriteCheck on
     /// CHECKING.bal` ([`crate::pipeline::distinct::AppAnomaly`]).
     pub anomaly: String,
@@ -245,9 +253,9 @@ pub struct DistinctAnomalyLine {
     pub procedures: Vec<String>,
     /// The `TABLE.column`s, sorted.
     pub columns: Vec<String>,
-    /// The cycle's calls (`T2.1 WriteCheck(…)`), in cycle order.
+    /// The anomaly's calls (`T2.1 WriteCheck(…)`): its minimal core, by transaction.
     pub calls: Vec<String>,
-    /// Reads whose writer changed.
+    /// Reads whose writer changed that create the anomaly.
     pub changed_reads: usize,
     /// The replay's verdict (`validated`, `serializable`, `level-violated`, `unknown`).
     pub validation: String,
@@ -373,14 +381,19 @@ impl RunReport {
                 } else {
                     format!(", broke {}", a.broken_invariants.join(", "))
                 };
+                let name = if a.name.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", a.name)
+                };
                 let _ = writeln!(
                     out,
-                    "{}. **{}**: replay {}{broke}; {} changed read(s); cycle through {}",
+                    "{}. **{name}{}**: replay {}{broke}; {} changed read(s); {}",
                     i + 1,
                     a.anomaly,
                     a.validation,
                     a.changed_reads,
-                    a.calls.join(" → ")
+                    a.calls.join(", ")
                 );
             }
             out.push('\n');
@@ -407,11 +420,16 @@ impl RunReport {
             }
             out.push('\n');
             if !p.changed_reads.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "## Reads that change writer ({})\n",
-                    p.changed_reads.iter().map(|c| c.reads).sum::<u32>()
-                );
+                let shown = p.changed_reads.iter().map(|c| c.reads).sum::<u32>() as usize;
+                let _ = writeln!(out, "## Reads that change writer ({shown})\n");
+                if p.all_changed_reads > shown {
+                    let _ = writeln!(
+                        out,
+                        "The reads of the anomaly's transactions that create it; the predicted \
+                         execution changes {} read(s) in all (predicted.json has every one).\n",
+                        p.all_changed_reads
+                    );
+                }
                 out.push_str(
                     "| Reader | Key | Observed writer | Predicted writer |\n|---|---|---|---|\n",
                 );
@@ -480,6 +498,12 @@ impl RunReport {
                         "The anomaly is still validated: the execution the replay produced was \
                          checked on its own and satisfies {} and is unserializable, though it is \
                          not exactly the predicted one.",
+                        self.level
+                    ),
+                    "diverged" => format!(
+                        "So the replay does not confirm this prediction. (The execution it \
+                         produced happens to satisfy {} and be unserializable on its own, but \
+                         it is another execution, not the anomaly above.)",
                         self.level
                     ),
                     "serializable" => "The execution the replay produced is serializable, so \
@@ -595,6 +619,7 @@ mod tests {
                     reason: "Txn(1, 0) reads …".into(),
                 }],
                 facts: vec![],
+                all_changed_reads: 1,
                 anomaly: None,
                 reverified_level: true,
                 reverified_unserializable: Some(true),
@@ -615,6 +640,7 @@ mod tests {
             sessions: vec!["session 1: terminal 0 (trace session id 7)".into()],
             raw_keys: false,
             anomalies: vec![DistinctAnomalyLine {
+                name: "lost update".into(),
                 anomaly: "Amalgamate × Balance on CHECKING.bal".into(),
                 procedures: vec!["Amalgamate".into(), "Balance".into()],
                 columns: vec!["CHECKING.bal".into()],
@@ -627,7 +653,7 @@ mod tests {
         let md = r.to_markdown();
         assert!(md.contains("## Distinct anomalies (1)"));
         assert!(md.contains(
-            "1. **Amalgamate × Balance on CHECKING.bal**: replay validated, broke I1; 1 changed read(s)"
+            "1. **lost update: Amalgamate × Balance on CHECKING.bal**: replay validated, broke I1; 1 changed read(s)"
         ));
         assert!(md.contains(
             "| T1.1 (Txn(1, 0)) | `Amalgamate(custId0=1, custId1=3)` | reads from a different writer |"
