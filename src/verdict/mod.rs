@@ -253,7 +253,12 @@ pub struct Decider<'i, 'h> {
     with_order: Option<Option<History>>,
     /// The history with its real-time order (and write order) as reads (strict-ser).
     with_real_time: Option<Option<History>>,
+    /// Deciding ser only for its serial order, on behalf of si or pc ([`Self::after_ser`]).
+    ser_for_weaker: bool,
 }
+
+/// Failed prefixes the ser search may memoise when it runs only to lend si or pc its order.
+const SER_FOR_WEAKER_STATES: usize = 100_000;
 
 /// The levels whose verdicts [`decide_all`] reports, strongest first.
 const STRONGEST_FIRST: [Level; 8] = [
@@ -300,6 +305,7 @@ impl<'i, 'h> Decider<'i, 'h> {
             stripped,
             with_order: None,
             with_real_time: None,
+            ser_for_weaker: false,
         })
     }
 
@@ -499,6 +505,17 @@ impl<'i, 'h> Decider<'i, 'h> {
 
     fn strong_options(&self) -> StrongOptions {
         let defaults = StrongOptions::default();
+        if self.ser_for_weaker {
+            return StrongOptions {
+                engine: Engine::Search,
+                timeout: self.remaining(),
+                witness: self.limits.witness,
+                explain: false,
+                max_failed_states: SER_FOR_WEAKER_STATES,
+                memory: self.limits.memory,
+                ..defaults
+            };
+        }
         StrongOptions {
             engine: self.limits.engine,
             timeout: self.remaining(),
@@ -516,8 +533,10 @@ impl<'i, 'h> Decider<'i, 'h> {
     /// pc or si, taking ser's serial order when ser holds (issue 23): a serial order is a
     /// commit order of every weaker level, and the ser search finds one in near-linear time
     /// where the split histories of si and pc make their own searches backtrack. ser gets
-    /// half the time left and no explanation; a ser violation is not kept (asking for ser
-    /// later explains it), and the level is then decided by its own search.
+    /// half the time left, the search alone with a small state budget
+    /// ([`SER_FOR_WEAKER_STATES`]) and no explanation, so that an unserializable history
+    /// costs little more; a ser verdict other than consistent is not kept (asking for ser
+    /// later decides it in full), and the level is then decided by its own search.
     fn after_ser(&mut self, level: StrongLevel) -> Result<Verdict, DecideError> {
         if !self.uses.timestamps {
             let known = self.memo[Level::Serializable as usize].is_some();
@@ -527,8 +546,10 @@ impl<'i, 'h> Decider<'i, 'h> {
                 now + d.saturating_duration_since(now) / 2
             });
             self.limits.explain = false;
+            self.ser_for_weaker = true;
             let ser = self.decide(Level::Serializable);
             (self.deadline, self.limits.explain) = (deadline, explain);
+            self.ser_for_weaker = false;
             let ser = ser?;
             if ser.is_consistent() {
                 return Ok(ser.implying(level.level(), self.uses.for_level(level.level())));
