@@ -24,8 +24,10 @@
 //! merging; a session's clock is dropped after its last transaction. Per read, the cheaper of
 //! the backward scan (one binary search into the clock per writer) and the walk over the
 //! sessions where t3's clock is ahead of t1's is taken. Memory is the total size of the live
-//! clocks; beyond [`MAX_CLOCK_ENTRIES`] the check gives up ([`ClockMemoryLimit`]) instead of
-//! exhausting memory.
+//! clocks; beyond the memory budget ([`CcLimits::max_entries`], from `--memory`; by default
+//! [`MAX_CLOCK_ENTRIES`]) the check gives up ([`CcStopped::Memory`]) instead of exhausting
+//! memory. The pass also gives up at the deadline or on Ctrl-C, looking every few thousand
+//! transactions.
 
 use super::graph::{CommitGraph, EdgeList, SESSION_ORDER};
 use super::read_consistency::NONE;
@@ -35,15 +37,50 @@ use crate::history::{History, OpId, TxnId, INITIAL_TXN};
 /// searched session by session.
 const LINEAR_SCAN_FACTOR: usize = 4;
 
-/// Up to this many sessions clocks are dense arrays of one entry per session; beyond, sparse.
-pub(crate) const DENSE_SESSIONS: usize = 1024;
+/// Up to this many sessions clocks are dense arrays of one entry per session (4 bytes each;
+/// the per-session clocks cost k² entries, 64 MiB at this bound); beyond, sparse.
+pub(crate) const DENSE_SESSIONS: usize = 4096;
 
-/// The most clock entries kept at once (8 bytes each in sparse clocks: 512 MiB).
+/// The most clock entries kept at once without a memory budget (512 MiB of sparse entries).
 pub(crate) const MAX_CLOCK_ENTRIES: usize = 64 << 20;
 
-/// The causal check would keep more than [`MAX_CLOCK_ENTRIES`] clock entries at once.
+/// Bytes of one sparse clock entry (a session and a transaction).
+pub(crate) const SPARSE_ENTRY_BYTES: u64 = 8;
+/// Bytes of one dense clock entry.
+pub(crate) const DENSE_ENTRY_BYTES: u64 = 4;
+
+/// How often (in transactions) the pass looks at the deadline and at Ctrl-C.
+const CHECK_EVERY: usize = 4096;
+
+/// The limits of one causal saturation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ClockMemoryLimit;
+pub(crate) struct CcLimits {
+    /// The memory budget for the clocks in bytes (`None`: [`MAX_CLOCK_ENTRIES`] entries).
+    pub memory: Option<u64>,
+    /// Give up at this instant.
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl CcLimits {
+    /// The most entries kept at once by clocks of `entry_bytes` bytes.
+    fn max_entries(&self, entry_bytes: u64) -> usize {
+        match self.memory {
+            Some(m) => usize::try_from(m / entry_bytes).unwrap_or(usize::MAX),
+            None => MAX_CLOCK_ENTRIES,
+        }
+    }
+}
+
+/// Why the causal saturation stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CcStopped {
+    /// The clocks would keep more than `entries` entries (`bytes` bytes), over the budget.
+    Memory { entries: usize, bytes: u64 },
+    /// The deadline passed.
+    Timeout,
+    /// A stop was requested (Ctrl-C).
+    Interrupted,
+}
 
 /// Adds to `out` the edges t2 → t1 (cause: t3's read of x from t1) that saturate the commit
 /// order for Causal consistency. `order` is a complete topological order of so ∪ wr.
@@ -53,7 +90,8 @@ pub(crate) fn saturate(
     graph: &CommitGraph,
     order: &[TxnId],
     out: &mut EdgeList,
-) -> Result<(), ClockMemoryLimit> {
+    limits: &CcLimits,
+) -> Result<(), CcStopped> {
     saturate_with(
         history,
         external_writer,
@@ -61,6 +99,7 @@ pub(crate) fn saturate(
         order,
         out,
         history.sessions().len() > DENSE_SESSIONS,
+        limits,
     )
 }
 
@@ -72,7 +111,8 @@ fn saturate_with(
     order: &[TxnId],
     out: &mut EdgeList,
     sparse: bool,
-) -> Result<(), ClockMemoryLimit> {
+    limits: &CcLimits,
+) -> Result<(), CcStopped> {
     if sparse {
         saturate_in(
             history,
@@ -80,7 +120,8 @@ fn saturate_with(
             graph,
             order,
             out,
-            SparseClocks::new(history),
+            SparseClocks::new(history, limits.max_entries(SPARSE_ENTRY_BYTES)),
+            limits,
         )
     } else {
         saturate_in(
@@ -89,7 +130,8 @@ fn saturate_with(
             graph,
             order,
             out,
-            DenseClocks::new(history),
+            DenseClocks::new(history, limits.max_entries(DENSE_ENTRY_BYTES)),
+            limits,
         )
     }
 }
@@ -126,7 +168,7 @@ trait Clocks {
     fn release(&mut self, w: TxnId);
     /// `t3` of session `s` is processed: its own entry is set, and the current clock is kept
     /// as `t3`'s live clock when `live` (it has readers to come).
-    fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), ClockMemoryLimit>;
+    fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), CcStopped>;
 }
 
 impl Clock for &[u32] {
@@ -158,12 +200,14 @@ struct DenseClocks {
     free: Vec<u32>,
     zeros: Vec<u32>,
     clock: Vec<u32>,
+    max_entries: usize,
 }
 
 impl DenseClocks {
-    fn new(history: &History) -> DenseClocks {
+    fn new(history: &History, max_entries: usize) -> DenseClocks {
         let k = history.sessions().len();
         DenseClocks {
+            max_entries,
             k,
             session_clock: vec![0; k * k],
             slot_of: vec![NONE; history.txn_count()],
@@ -211,7 +255,7 @@ impl Clocks for DenseClocks {
         self.free.push(self.slot_of[w as usize]);
         self.slot_of[w as usize] = NONE;
     }
-    fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), ClockMemoryLimit> {
+    fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), CcStopped> {
         let k = self.k;
         self.clock[s] = t3;
         self.session_clock[s * k..(s + 1) * k].copy_from_slice(&self.clock);
@@ -219,8 +263,21 @@ impl Clocks for DenseClocks {
             let slot = match self.free.pop() {
                 Some(slot) => slot,
                 None => {
-                    if self.pool.len() + k > MAX_CLOCK_ENTRIES {
-                        return Err(ClockMemoryLimit);
+                    let entries = self.pool.len() + k;
+                    let memory = CcStopped::Memory {
+                        entries: self.max_entries,
+                        bytes: self.max_entries as u64 * DENSE_ENTRY_BYTES,
+                    };
+                    if entries > self.max_entries {
+                        return Err(memory);
+                    }
+                    // Grow fallibly (doubling), so that an address-space limit below the
+                    // budget is an unknown verdict, not an abort.
+                    if self.pool.capacity() < entries
+                        && self.pool.try_reserve(self.pool.len().max(k)).is_err()
+                        && self.pool.try_reserve_exact(k).is_err()
+                    {
+                        return Err(memory);
                     }
                     self.pool.extend_from_slice(&self.zeros);
                     (self.pool.len() / k - 1) as u32
@@ -301,10 +358,11 @@ struct SparseClocks {
     merged: Vec<Entry>,
     /// The session clock taken by [`Clocks::start`], its buffer reused by [`Clocks::finish`].
     previous_clock: Vec<Entry>,
+    max_entries: usize,
 }
 
 impl SparseClocks {
-    fn new(history: &History) -> SparseClocks {
+    fn new(history: &History, max_entries: usize) -> SparseClocks {
         let k = history.sessions().len();
         // The last committed transaction of each session: its clock is not needed by the
         // session.
@@ -322,6 +380,7 @@ impl SparseClocks {
             clock: Vec::new(),
             merged: Vec::new(),
             previous_clock: Vec::new(),
+            max_entries,
         }
     }
 }
@@ -352,7 +411,7 @@ impl Clocks for SparseClocks {
         self.entries -= self.live[w as usize].len();
         self.live[w as usize] = Vec::new();
     }
-    fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), ClockMemoryLimit> {
+    fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), CcStopped> {
         match self
             .clock
             .binary_search_by_key(&(s as u32), |&(session, _)| session)
@@ -371,8 +430,11 @@ impl Clocks for SparseClocks {
             kept.extend_from_slice(&self.clock);
             self.session_clock[s] = kept;
         }
-        if self.entries > MAX_CLOCK_ENTRIES {
-            return Err(ClockMemoryLimit);
+        if self.entries > self.max_entries {
+            return Err(CcStopped::Memory {
+                entries: self.max_entries,
+                bytes: self.max_entries as u64 * SPARSE_ENTRY_BYTES,
+            });
         }
         Ok(())
     }
@@ -386,7 +448,8 @@ fn saturate_in<C: Clocks>(
     order: &[TxnId],
     out: &mut EdgeList,
     mut clocks: C,
-) -> Result<(), ClockMemoryLimit> {
+    limits: &CcLimits,
+) -> Result<(), CcStopped> {
     let k = history.sessions().len();
     let n = history.txn_count();
     let txns = history.txns();
@@ -433,7 +496,18 @@ fn saturate_in<C: Clocks>(
     let mut done = vec![0u32; k];
     let mut done_mark = 0u32;
 
-    for &t3 in order {
+    for (step, &t3) in order.iter().enumerate() {
+        if step % CHECK_EVERY == CHECK_EVERY - 1 {
+            if crate::interrupt::requested() {
+                return Err(CcStopped::Interrupted);
+            }
+            if limits
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+            {
+                return Err(CcStopped::Timeout);
+            }
+        }
         let txn = &txns[t3 as usize];
         if t3 == INITIAL_TXN || !txn.is_committed() {
             continue;
@@ -545,6 +619,10 @@ mod tests {
             &order,
             &mut dense,
             false,
+            &CcLimits {
+                memory: None,
+                deadline: None,
+            },
         )
         .unwrap();
         let mut sparse = EdgeList::default();
@@ -555,6 +633,10 @@ mod tests {
             &order,
             &mut sparse,
             true,
+            &CcLimits {
+                memory: None,
+                deadline: None,
+            },
         )
         .unwrap();
         assert_eq!(
@@ -603,6 +685,10 @@ mod tests {
                     &order,
                     &mut out,
                     sparse,
+                    &CcLimits {
+                        memory: None,
+                        deadline: None,
+                    },
                 )
                 .unwrap();
                 let mut pairs = out.pairs();
@@ -636,5 +722,55 @@ mod tests {
     #[test]
     fn initial_value_read_after_a_causally_earlier_write() {
         assert_eq!(edges("wx1 | rx1 / rx0"), vec![(1, 0)]);
+    }
+
+    #[test]
+    fn over_the_memory_budget_or_past_the_deadline_the_check_stops() {
+        let hist = h("wx1 | rx1 wy1 | ry1 wz1 | rz1");
+        let reads = read_consistency::check(&hist, true);
+        let graph = CommitGraph::base(&hist, &reads.external_writer).unwrap();
+        let (order, _) = graph.topological_order(true);
+        for sparse in [false, true] {
+            let run = |limits: CcLimits| {
+                saturate_with(
+                    &hist,
+                    &reads.external_writer,
+                    &graph,
+                    &order,
+                    &mut EdgeList::default(),
+                    sparse,
+                    &limits,
+                )
+            };
+            // Live clocks need a few entries: a budget of 8 bytes allows at most two.
+            let r = run(CcLimits {
+                memory: Some(8),
+                deadline: None,
+            });
+            assert!(matches!(r, Err(CcStopped::Memory { .. })), "{r:?}");
+            let r = run(CcLimits {
+                memory: Some(1 << 20),
+                deadline: None,
+            });
+            assert_eq!(r, Ok(()));
+        }
+        // The deadline is looked at every few thousand transactions: a long chain.
+        let long = h(&format!("wx1 | {}", vec!["rx1"; 5000].join(" / ")));
+        let reads = read_consistency::check(&long, true);
+        let graph = CommitGraph::base(&long, &reads.external_writer).unwrap();
+        let (order, _) = graph.topological_order(true);
+        let r = saturate_with(
+            &long,
+            &reads.external_writer,
+            &graph,
+            &order,
+            &mut EdgeList::default(),
+            false,
+            &CcLimits {
+                memory: None,
+                deadline: Some(std::time::Instant::now()),
+            },
+        );
+        assert_eq!(r, Err(CcStopped::Timeout));
     }
 }

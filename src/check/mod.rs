@@ -47,6 +47,11 @@ pub struct CheckOptions {
     /// At most this many violating reads, and at most this many cycles, are described in the
     /// report (the counts are always exact).
     pub max_violations: usize,
+    /// Memory budget in bytes for the causal check's happens-before clocks (`None`: 512 MiB);
+    /// over it the check gives up ([`CheckError::MemoryLimit`]).
+    pub memory: Option<u64>,
+    /// Give up ([`CheckError::Timeout`]) at this instant.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for CheckOptions {
@@ -54,6 +59,8 @@ impl Default for CheckOptions {
         CheckOptions {
             witness: false,
             max_violations: 1000,
+            memory: None,
+            deadline: None,
         }
     }
 }
@@ -67,14 +74,28 @@ pub enum CheckError {
     /// The commit-order graph would have more edges than the checkers' 32-bit indexes allow.
     #[error("history too large to check: the commit-order graph would have {0} edges")]
     TooLarge(usize),
-    /// The causal check would keep more happens-before clock entries than its memory bound
-    /// (about 512 MiB): the verdict is unknown (exit code 3).
+    /// The causal check would keep more happens-before clock entries than its memory budget
+    /// ([`CheckOptions::memory`]): the verdict is unknown (exit code 3).
     #[error(
-        "unknown: checking causal consistency would keep more than {} happens-before clock \
-         entries (memory limit)",
-        cc::MAX_CLOCK_ENTRIES
+        "unknown: checking causal consistency would keep more than {entries} happens-before \
+         clock entries ({} MB), over the memory budget{} (a larger --memory may answer)",
+        bytes >> 20,
+        budget.map_or(String::new(), |b| format!(" of {} MB", b >> 20))
     )]
-    MemoryLimit,
+    MemoryLimit {
+        /// The most entries the budget allows.
+        entries: usize,
+        /// Their size in bytes.
+        bytes: u64,
+        /// The budget asked for, in bytes (`None`: the built-in bound).
+        budget: Option<u64>,
+    },
+    /// The deadline passed before the check ended.
+    #[error("timeout")]
+    Timeout,
+    /// A stop was requested (Ctrl-C).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl From<TooManyEdges> for CheckError {
@@ -143,8 +164,20 @@ fn check_with_budgets(
                     &graph,
                     &order,
                     &mut inferred,
+                    &cc::CcLimits {
+                        memory: options.memory,
+                        deadline: options.deadline,
+                    },
                 )
-                .map_err(|cc::ClockMemoryLimit| CheckError::MemoryLimit)?;
+                .map_err(|e| match e {
+                    cc::CcStopped::Memory { entries, bytes } => CheckError::MemoryLimit {
+                        entries,
+                        bytes,
+                        budget: options.memory,
+                    },
+                    cc::CcStopped::Timeout => CheckError::Timeout,
+                    cc::CcStopped::Interrupted => CheckError::Interrupted,
+                })?;
             }
         }
         _ => {}

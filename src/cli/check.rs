@@ -85,6 +85,12 @@ pub struct Args {
     /// Give up after this many seconds (exit code 3).
     #[arg(long, value_name = "SECS", value_parser = super::parse_timeout)]
     timeout: Option<super::Timeout>,
+    /// Memory budget in MB for the checkers' largest structures (the causal check's clocks,
+    /// the strong levels' saturation) [default: half the memory the process may use: the
+    /// machine's, or the address-space limit (`ulimit -v`) when lower]; over it the answer
+    /// is "unknown" (exit 3), naming the budget.
+    #[arg(long, value_name = "MB")]
+    memory: Option<u64>,
     /// Print the report as JSON (schema: docs/checking.md).
     #[arg(long)]
     json: bool,
@@ -127,6 +133,10 @@ impl Args {
             explain,
             max_cycle_edges: Some(MAX_CYCLE_EDGES),
             explain_timeout: None,
+            memory: match self.memory {
+                Some(mb) => Some(mb.saturating_mul(1 << 20)),
+                None => isopredict::predict::default_memory_budget(),
+            },
         }
     }
 

@@ -158,7 +158,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
-        Err(e @ predict::PredictError::Check(isopredict::check::CheckError::MemoryLimit)) => {
+        Err(
+            e @ predict::PredictError::Check(isopredict::check::CheckError::MemoryLimit { .. }),
+        ) => {
             eprintln!("{e}");
             return Ok(ExitCode::from(EXIT_UNKNOWN));
         }

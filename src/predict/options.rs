@@ -208,11 +208,28 @@ impl PredictOptions {
     }
 }
 
-/// The default memory budget: half the machine's memory (`MemTotal` of `/proc/meminfo`), or
-/// `None` where that cannot be read.
+/// The default memory budget: half the memory the process may use — the machine's
+/// (`MemTotal` of `/proc/meminfo`), or the address-space limit (`ulimit -v`, `RLIMIT_AS`)
+/// when that is lower — or `None` where neither can be read.
 pub fn default_memory_budget() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024 / 2)
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb * 1024)
+        });
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct it is given.
+    let address_space = (unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0
+        && limit.rlim_cur != libc::RLIM_INFINITY)
+        .then_some(limit.rlim_cur);
+    let usable = match (total, address_space) {
+        (Some(t), Some(a)) => t.min(a),
+        (t, a) => t.or(a)?,
+    };
+    Some(usable / 2)
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::explain::premise_closure;
 use super::reduce::{self, Split};
-use super::saturate::{saturate, saturate_with, Rules, Why};
+use super::saturate::{saturate, saturate_with, Bounds, Rules, Why};
 use super::search::{search, Limits, SearchResult};
 use super::smt_problem;
 use super::txns::Txns;
@@ -62,13 +62,17 @@ pub(crate) fn decide(
     txns: &Txns,
     level: StrongLevel,
     engine: Engine,
-    deadline: Option<Instant>,
+    bounds: &Bounds,
     max_failed_states: usize,
     work: &mut Work,
 ) -> Decision {
+    let deadline = bounds.deadline;
     // Transaction-level saturation (for SER the whole pruning; for SI its ww edges seed the
     // split level; for PC only the CC check it repeats).
-    let sat = saturate(txns, rules(level));
+    let sat = match saturate(txns, rules(level), bounds) {
+        Ok(sat) => sat,
+        Err(stopped) => return Decision::Unknown(stopped.0),
+    };
     work.forced_edges += sat.edges.len();
     if sat.cycle.is_some() {
         return Decision::Fail(Some(premise_closure(txns.len(), &sat, |t| t)));
@@ -87,7 +91,10 @@ pub(crate) fn decide(
         } else {
             Vec::new()
         };
-        let s = saturate_with(&split_txns, Rules::WwRw, &given);
+        let s = match saturate_with(&split_txns, Rules::WwRw, &given, bounds) {
+            Ok(s) => s,
+            Err(stopped) => return Decision::Unknown(stopped.0),
+        };
         work.forced_edges += s.edges.len();
         if s.cycle.is_some() {
             return Decision::Fail(Some(premise_closure(split_txns.len(), &s, |v| {
@@ -97,6 +104,9 @@ pub(crate) fn decide(
         (&split_txns, s)
     };
     let problem = reduce::build(problem_txns, &sat, split(level));
+    if let Some(stopped) = bounds.expired() {
+        return Decision::Unknown(stopped.0);
+    }
     let search_limits = |deadline: Option<Instant>, states: usize| Limits {
         deadline,
         max_failed_states: states,

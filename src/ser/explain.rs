@@ -39,7 +39,7 @@ use crate::history::{AnomalyId, History};
 use super::adya::{self, Phenomenon};
 use super::decide::{decide, Decision, Work};
 use super::report::{CoreLevels, CoreTxn, StrongEdge, StrongEdgeKind, Violation};
-use super::saturate::{path_before, saturate, Forced, Rules, Saturation, Why};
+use super::saturate::{path_before, saturate, Bounds, Forced, Rules, Saturation, Why};
 use super::txns::Txns;
 use super::{Engine, StrongLevel};
 
@@ -55,7 +55,10 @@ fn fails(txns: &Txns, level: StrongLevel, deadline: Instant) -> Option<bool> {
         txns,
         level,
         Engine::Auto,
-        Some(deadline),
+        &Bounds {
+            deadline: Some(deadline),
+            memory: None,
+        },
         CANDIDATE_STATES,
         &mut work,
     ) {
@@ -100,7 +103,11 @@ pub(crate) fn explain(
         si: level_holds(&core, StrongLevel::Snapshot, deadline),
         pc: level_holds(&core, StrongLevel::Prefix, deadline),
     };
-    let ser = saturate(&core, Rules::WwRw);
+    // The core is small; only a stop request can end this saturation early (no cycle shown).
+    let ser = saturate(&core, Rules::WwRw, &Bounds::NONE).unwrap_or(Saturation {
+        edges: Vec::new(),
+        cycle: None,
+    });
     let cycle: Vec<StrongEdge> = ser
         .cycle
         .as_ref()

@@ -144,8 +144,12 @@ pub struct StrongOptions {
     /// On a failure, shrink the failing component to a minimal failing sub-history (costs a
     /// few more checks of small histories; bounded by `explain_timeout`).
     pub explain: bool,
-    /// Time allowed for shrinking an explanation.
+    /// Time allowed for shrinking an explanation (never past `timeout`).
     pub explain_timeout: Duration,
+    /// Memory budget in bytes for the causal check's clocks and the saturation's clock
+    /// matrices (`None`: no budget beyond the causal check's built-in bound); over it the
+    /// verdict is unknown, naming the budget.
+    pub memory: Option<u64>,
 }
 
 impl Default for StrongOptions {
@@ -157,6 +161,7 @@ impl Default for StrongOptions {
             witness: false,
             explain: true,
             explain_timeout: Duration::from_secs(10),
+            memory: None,
         }
     }
 }

@@ -22,6 +22,14 @@
 //! - PC: one round only (paths of so ∪ wr, the Causal axiom, which Prefix implies); later
 //!   rounds would use paths ending in a ww edge, which Prefix does not cover (pitfall 9 is the
 //!   same mistake at the split level).
+//!
+//! Limits: the rounds keep two dense matrices of transactions × chains (the clocks, and for
+//! SER the forward clocks), so their size is checked against the memory budget before they are
+//! allocated (and allocated fallibly), and every pass looks at the deadline and at Ctrl-C
+//! ([`crate::interrupt`]) every few thousand transactions: the saturation gives up with a
+//! reason naming the limit ([`Stopped`]) instead of running past it or aborting.
+
+use std::time::Instant;
 
 use super::txns::{Txns, INIT, NONE};
 
@@ -72,16 +80,82 @@ pub(crate) struct Saturation {
 /// At most this many rounds (each adds at least one edge; in practice a handful suffice).
 const MAX_ROUNDS: u32 = 64;
 
+/// How often (in transactions) a pass looks at the deadline and at Ctrl-C.
+const CHECK_EVERY: usize = 4096;
+
+/// The limits of one saturation.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Bounds {
+    /// Give up at this instant.
+    pub deadline: Option<Instant>,
+    /// Give up rather than allocate clock matrices of more than this many bytes.
+    pub memory: Option<u64>,
+}
+
+impl Bounds {
+    /// No limit but Ctrl-C.
+    pub const NONE: Bounds = Bounds {
+        deadline: None,
+        memory: None,
+    };
+
+    /// Why to stop now, if the deadline passed or a stop was requested.
+    pub(crate) fn expired(&self) -> Option<Stopped> {
+        if crate::interrupt::requested() {
+            Some(Stopped("interrupted".to_string()))
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Stopped("timeout".to_string()))
+        } else {
+            None
+        }
+    }
+}
+
+/// The saturation gave up: the limit that stopped it, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stopped(pub String);
+
 /// Computes the forced edges of `txns` under `rules`.
-pub(crate) fn saturate(txns: &Txns, rules: Rules) -> Saturation {
-    saturate_with(txns, rules, &[])
+pub(crate) fn saturate(txns: &Txns, rules: Rules, bounds: &Bounds) -> Result<Saturation, Stopped> {
+    saturate_with(txns, rules, &[], bounds)
+}
+
+/// A zeroed (or `fill`ed) vector of `len` entries, allocated fallibly.
+fn try_vec(len: usize, fill: u32, what: &str) -> Result<Vec<u32>, Stopped> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Stopped(format!(
+            "memory: could not allocate {} MB for the forced-edge saturation's {what}",
+            (len as u64 * 4) >> 20
+        ))
+    })?;
+    v.resize(len, fill);
+    Ok(v)
 }
 
 /// [`saturate`], starting from so ∪ wr plus the `given` edges (which must hold in every
 /// commit order the caller asks about).
-pub(crate) fn saturate_with(txns: &Txns, rules: Rules, given: &[(u32, u32)]) -> Saturation {
+pub(crate) fn saturate_with(
+    txns: &Txns,
+    rules: Rules,
+    given: &[(u32, u32)],
+    bounds: &Bounds,
+) -> Result<Saturation, Stopped> {
     let n = txns.len();
     let k = txns.chains.len();
+    let matrices: u64 = if rules == Rules::WwRw { 2 } else { 1 };
+    let needed = (n as u64) * (k as u64) * 4 * matrices;
+    if let Some(budget) = bounds.memory {
+        if needed > budget {
+            return Err(Stopped(format!(
+                "memory: the forced-edge saturation keeps {matrices} clock matrices of {n} \
+                 transactions × {k} sessions ({} MB), over the memory budget of {} MB \
+                 (--memory)",
+                needed >> 20,
+                budget >> 20
+            )));
+        }
+    }
     let mut edges: Vec<Forced> = Vec::with_capacity(2 * n + given.len());
     edges.extend(given.iter().map(|&(from, to)| Forced {
         from,
@@ -133,39 +207,59 @@ pub(crate) fn saturate_with(txns: &Txns, rules: Rules, given: &[(u32, u32)]) -> 
         }
         seg_offsets[x + 1] = segs.len() as u32;
     }
-    let mut clocks = vec![0u32; n * k];
-    let mut forward = vec![NONE; n * k];
+    let mut clocks = try_vec(n * k, 0, "clocks")?;
+    let mut forward = if rules == Rules::WwRw {
+        try_vec(n * k, NONE, "forward clocks")?
+    } else {
+        Vec::new()
+    };
     let mut rounds = 0;
     loop {
+        if let Some(stop) = bounds.expired() {
+            return Err(stop);
+        }
         let order = match topological_order(n, &edges) {
             Ok(order) => order,
             Err(cycle) => {
-                return Saturation {
+                return Ok(Saturation {
                     edges,
                     cycle: Some(cycle),
-                }
+                })
             }
         };
-        compute_clocks(txns, &edges, &order, &mut clocks);
+        compute_clocks(txns, &edges, &order, &mut clocks, bounds)?;
         if rounds >= MAX_ROUNDS || (rules == Rules::CausalOnly && rounds == 1) {
             break;
         }
         rounds += 1;
         if rules == Rules::WwRw {
-            compute_forward(txns, &edges, &order, &mut forward);
+            compute_forward(txns, &edges, &order, &mut forward, bounds)?;
         }
         let reach = |a: u32, b: u32| -> bool {
             a == INIT
                 || (b != INIT && clocks[b as usize * k + txns.chain[a as usize] as usize] >= a)
         };
         let before = edges.len();
+        let no_forward: &[u32] = &[];
+        let fwd_row = |t: u32| -> &[u32] {
+            if forward.is_empty() {
+                no_forward
+            } else {
+                &forward[t as usize * k..(t as usize + 1) * k]
+            }
+        };
         for t3 in 1..n as u32 {
+            if t3 as usize % CHECK_EVERY == 0 {
+                if let Some(stop) = bounds.expired() {
+                    return Err(stop);
+                }
+            }
             let row3 = &clocks[t3 as usize * k..(t3 as usize + 1) * k];
-            let fwd3 = &forward[t3 as usize * k..(t3 as usize + 1) * k];
+            let fwd3 = fwd_row(t3);
             for r in txns.reads(t3) {
                 let (x, t1) = (r.key as usize, r.writer);
                 let row1 = &clocks[t1 as usize * k..(t1 as usize + 1) * k];
-                let fwd1 = &forward[t1 as usize * k..(t1 as usize + 1) * k];
+                let fwd1 = fwd_row(t1);
                 for &(c, s, e) in &segs[seg_offsets[x] as usize..seg_offsets[x + 1] as usize] {
                     let seg = &key_writers[s as usize..e as usize];
                     // ww: the latest writer of the chain reaching t3, other than t3 and t1; none
@@ -217,7 +311,7 @@ pub(crate) fn saturate_with(txns: &Txns, rules: Rules, given: &[(u32, u32)]) -> 
         }
         dedup_new(&mut edges, before);
     }
-    Saturation { edges, cycle: None }
+    Ok(Saturation { edges, cycle: None })
 }
 
 /// Keeps one edge per (from, to) among `edges[before..]`.
@@ -381,16 +475,27 @@ pub(crate) fn path_before(
 /// Forward clocks in reverse topological order: per chain, the earliest transaction of the
 /// chain that `t` reaches (itself included); [`NONE`] if none. The initial transaction reaches
 /// every chain's first transaction.
-fn compute_forward(txns: &Txns, edges: &[Forced], order: &[u32], forward: &mut [u32]) {
+fn compute_forward(
+    txns: &Txns,
+    edges: &[Forced],
+    order: &[u32],
+    forward: &mut [u32],
+    bounds: &Bounds,
+) -> Result<(), Stopped> {
     let n = txns.len();
     let k = txns.chains.len();
     if k == 0 {
-        return;
+        return Ok(());
     }
     let (offsets, idx) = out_adjacency(n, edges);
     forward.fill(NONE);
     let mut row = vec![NONE; k];
-    for &t in order.iter().rev() {
+    for (i, &t) in order.iter().rev().enumerate() {
+        if i % CHECK_EVERY == CHECK_EVERY - 1 {
+            if let Some(stop) = bounds.expired() {
+                return Err(stop);
+            }
+        }
         row.fill(NONE);
         for &i in &idx[offsets[t as usize] as usize..offsets[t as usize + 1] as usize] {
             let s = edges[i as usize].to as usize;
@@ -404,14 +509,21 @@ fn compute_forward(txns: &Txns, edges: &[Forced], order: &[u32], forward: &mut [
         }
         forward[t as usize * k..(t as usize + 1) * k].copy_from_slice(&row);
     }
+    Ok(())
 }
 
 /// Vector clocks in topological order: the latest transaction of each chain reaching `t`.
-fn compute_clocks(txns: &Txns, edges: &[Forced], order: &[u32], clocks: &mut [u32]) {
+fn compute_clocks(
+    txns: &Txns,
+    edges: &[Forced],
+    order: &[u32],
+    clocks: &mut [u32],
+    bounds: &Bounds,
+) -> Result<(), Stopped> {
     let n = txns.len();
     let k = txns.chains.len();
     if k == 0 {
-        return;
+        return Ok(());
     }
     // In-adjacency (edge sources) per node.
     let mut offsets = vec![0u32; n + 1];
@@ -429,7 +541,12 @@ fn compute_clocks(txns: &Txns, edges: &[Forced], order: &[u32], clocks: &mut [u3
     }
     clocks.fill(0);
     let mut row = vec![0u32; k];
-    for &t in order {
+    for (i, &t) in order.iter().enumerate() {
+        if i % CHECK_EVERY == CHECK_EVERY - 1 {
+            if let Some(stop) = bounds.expired() {
+                return Err(stop);
+            }
+        }
         if t == INIT {
             continue;
         }
@@ -446,4 +563,5 @@ fn compute_clocks(txns: &Txns, edges: &[Forced], order: &[u32], clocks: &mut [u3
         row[txns.chain[t as usize] as usize] = t;
         clocks[t as usize * k..(t as usize + 1) * k].copy_from_slice(&row);
     }
+    Ok(())
 }

@@ -12,6 +12,7 @@ use super::components::components;
 use super::decide::{deadline_after, decide, Decision, Work};
 use super::explain::explain;
 use super::report::{StrongReport, StrongSummary, Verdict, Violation};
+use super::saturate::Bounds;
 use super::smt::{verify_serial_order, SerError, SerVerdict};
 use super::txns::Txns;
 use super::{StrongLevel, StrongOptions};
@@ -52,9 +53,15 @@ pub fn check_strong(
         Level::Causal,
         &CheckOptions {
             witness: false,
+            memory: options.memory,
+            deadline,
             ..CheckOptions::default()
         },
     )?;
+    let bounds = Bounds {
+        deadline,
+        memory: options.memory,
+    };
     let mut summary = StrongSummary {
         sessions: history.sessions().len(),
         transactions: history.txn_count() - 1,
@@ -92,6 +99,10 @@ pub fn check_strong(
     let mut failed = false;
     let mut unknown: Option<String> = None;
     for mask in &masks {
+        if let Some(stopped) = bounds.expired() {
+            unknown.get_or_insert(stopped.0);
+            break;
+        }
         let comp = if masks.len() == 1 {
             txns.clone()
         } else {
@@ -102,7 +113,7 @@ pub fn check_strong(
             &comp,
             level,
             options.engine,
-            deadline,
+            &bounds,
             options.max_failed_states,
             &mut work,
         ) {
@@ -116,7 +127,11 @@ pub fn check_strong(
                         level,
                         candidates.as_deref(),
                         true,
-                        options.explain_timeout,
+                        deadline.map_or(options.explain_timeout, |d| {
+                            options
+                                .explain_timeout
+                                .min(d.saturating_duration_since(Instant::now()))
+                        }),
                     ));
                 }
                 break;

@@ -266,12 +266,12 @@ fn engines_agree_with_the_oracle() {
 #[test]
 fn replay_rejects_orders_that_break_a_rule() {
     use super::reduce::{build, Split};
-    use super::saturate::{saturate, Rules};
+    use super::saturate::{saturate, Bounds, Rules};
     use super::txns::Txns;
     use super::verify::verify_nodes;
     // t1 writes x; t2 reads it; t3 overwrites x.
     let txns = Txns::from_history(&h("wx1 | rx1 | wx2"));
-    let sat = saturate(&txns, Rules::CausalOnly);
+    let sat = saturate(&txns, Rules::CausalOnly, &Bounds::NONE).unwrap();
     let p = build(&txns, &sat, Split::None);
     assert!(verify_nodes(&p, &[0, 1, 2]).is_ok());
     assert!(verify_nodes(&p, &[1, 0, 2]).is_err()); // reader before writer
@@ -282,7 +282,7 @@ fn replay_rejects_orders_that_break_a_rule() {
     let txns = Txns::from_history(&h("rx0 wx1 | wx2"));
     let split = txns.split();
     assert_eq!(split.chains, vec![vec![1, 2], vec![3, 4]]);
-    let sat = saturate(&split, Rules::WwRw);
+    let sat = saturate(&split, Rules::WwRw, &Bounds::NONE).unwrap();
     let p = build(&split, &sat, Split::Snapshot);
     assert!(verify_nodes(&p, &[0, 1, 2, 3]).is_ok());
     assert!(verify_nodes(&p, &[0, 2, 1, 3]).is_err()); // t2 inside t1's interval
@@ -405,7 +405,7 @@ fn write_skew_buried_in_200_transactions_is_explained_by_its_2() {
             &txns.restrict(keep),
             StrongLevel::Serializable,
             Engine::Auto,
-            None,
+            &super::saturate::Bounds::NONE,
             100_000,
             &mut work,
         ) {
@@ -500,4 +500,50 @@ mod known_write_order {
         let plain = crate::formats::read_str("w(1,1,1,1)\n", "p", None).unwrap();
         assert!(plain.with_write_order_as_reads().is_none());
     }
+}
+
+#[test]
+fn the_saturation_gives_up_at_its_memory_budget_and_deadline() {
+    use super::saturate::{saturate, Bounds, Rules};
+    use super::txns::Txns;
+    let txns = Txns::from_history(&h("wx1 | rx1 wy2 | ry2"));
+    // Three sessions, four transactions with the initial one: two matrices of 48 bytes each.
+    let tiny = Bounds {
+        deadline: None,
+        memory: Some(64),
+    };
+    let e = saturate(&txns, Rules::WwRw, &tiny)
+        .err()
+        .expect("over the budget");
+    assert!(e.0.contains("memory budget"), "{}", e.0);
+    // One matrix (si's ww rules) fits the same budget.
+    assert!(saturate(&txns, Rules::Ww, &tiny).is_ok());
+    let past = Bounds {
+        deadline: Some(std::time::Instant::now()),
+        memory: None,
+    };
+    let e = saturate(&txns, Rules::WwRw, &past)
+        .err()
+        .expect("past the deadline");
+    assert_eq!(e.0, "timeout");
+    assert!(saturate(&txns, Rules::WwRw, &Bounds::NONE).is_ok());
+}
+
+#[test]
+fn check_strong_reports_the_memory_budget_as_unknown() {
+    let hist = h("wx1 | rx1 wy2 | ry2");
+    let options = StrongOptions {
+        memory: Some(64),
+        ..StrongOptions::default()
+    };
+    let r = check_strong(&hist, StrongLevel::Serializable, &options).unwrap();
+    assert_eq!(r.verdict, Verdict::Unknown);
+    assert!(
+        r.unknown_reason
+            .as_deref()
+            .unwrap()
+            .contains("memory budget"),
+        "{:?}",
+        r.unknown_reason
+    );
 }

@@ -61,6 +61,10 @@ pub struct Limits {
     /// Most time spent shrinking a pc/si/ser violation to its minimal core (`None`: the
     /// search's default, 10 s).
     pub explain_timeout: Option<Duration>,
+    /// Memory budget in bytes for the checkers' largest structures (the causal check's
+    /// clocks, the strong levels' saturation); over it the verdict is unknown, naming it.
+    /// `None`: no budget beyond the causal check's built-in bound.
+    pub memory: Option<u64>,
 }
 
 impl Default for Limits {
@@ -73,6 +77,7 @@ impl Default for Limits {
             explain: true,
             max_cycle_edges: None,
             explain_timeout: None,
+            memory: None,
         }
     }
 }
@@ -250,7 +255,12 @@ pub struct Decider<'i, 'h> {
     with_order: Option<Option<History>>,
     /// The history with its real-time order (and write order) as reads (strict-ser).
     with_real_time: Option<Option<History>>,
+    /// Deciding ser only for its serial order, on behalf of si or pc ([`Self::after_ser`]).
+    ser_for_weaker: bool,
 }
+
+/// Failed prefixes the ser search may memoise when it runs only to lend si or pc its order.
+const SER_FOR_WEAKER_STATES: usize = 100_000;
 
 /// The levels whose verdicts [`decide_all`] reports, strongest first.
 const STRONGEST_FIRST: [Level; 8] = [
@@ -297,6 +307,7 @@ impl<'i, 'h> Decider<'i, 'h> {
             stripped,
             with_order: None,
             with_real_time: None,
+            ser_for_weaker: false,
         })
     }
 
@@ -329,9 +340,9 @@ impl<'i, 'h> Decider<'i, 'h> {
             Level::ReadCommitted | Level::CutIsolation | Level::ReadAtomic | Level::Causal => {
                 self.weak(level)?
             }
-            Level::Prefix => self.strong(StrongLevel::Prefix)?,
+            Level::Prefix => self.after_ser(StrongLevel::Prefix)?,
             Level::Snapshot if self.uses.timestamps => self.timestamps(TsLevel::Snapshot)?,
-            Level::Snapshot => self.strong(StrongLevel::Snapshot)?,
+            Level::Snapshot => self.after_ser(StrongLevel::Snapshot)?,
             Level::Serializable if self.uses.timestamps => {
                 let si = self.decide(Level::Snapshot)?;
                 let mut v = self.after_weaker(&si, |d| d.timestamps(TsLevel::Serializable))?;
@@ -469,6 +480,8 @@ impl<'i, 'h> Decider<'i, 'h> {
         let options = CheckOptions {
             witness: self.limits.witness,
             max_violations: self.limits.max_violations,
+            memory: self.limits.memory,
+            deadline: self.deadline,
         };
         Ok(match check::check(self.history()?, level, &options) {
             Ok(mut report) => {
@@ -494,6 +507,17 @@ impl<'i, 'h> Decider<'i, 'h> {
 
     fn strong_options(&self) -> StrongOptions {
         let defaults = StrongOptions::default();
+        if self.ser_for_weaker {
+            return StrongOptions {
+                engine: Engine::Search,
+                timeout: self.remaining(),
+                witness: self.limits.witness,
+                explain: false,
+                max_failed_states: SER_FOR_WEAKER_STATES,
+                memory: self.limits.memory,
+                ..defaults
+            };
+        }
         StrongOptions {
             engine: self.limits.engine,
             timeout: self.remaining(),
@@ -503,8 +527,40 @@ impl<'i, 'h> Decider<'i, 'h> {
                 .limits
                 .explain_timeout
                 .unwrap_or(defaults.explain_timeout),
+            memory: self.limits.memory,
             ..defaults
         }
+    }
+
+    /// pc or si, taking ser's serial order when ser holds (issue 23): a serial order is a
+    /// commit order of every weaker level, and the ser search finds one in near-linear time
+    /// where the split histories of si and pc make their own searches backtrack. ser gets
+    /// half the time left, the search alone with a small state budget
+    /// ([`SER_FOR_WEAKER_STATES`]) and no explanation, so that an unserializable history
+    /// costs little more; a ser verdict other than consistent is not kept (asking for ser
+    /// later decides it in full), and the level is then decided by its own search.
+    fn after_ser(&mut self, level: StrongLevel) -> Result<Verdict, DecideError> {
+        if !self.uses.timestamps {
+            let known = self.memo[Level::Serializable as usize].is_some();
+            let (deadline, explain) = (self.deadline, self.limits.explain);
+            self.deadline = deadline.map(|d| {
+                let now = Instant::now();
+                now + d.saturating_duration_since(now) / 2
+            });
+            self.limits.explain = false;
+            self.ser_for_weaker = true;
+            let ser = self.decide(Level::Serializable);
+            (self.deadline, self.limits.explain) = (deadline, explain);
+            self.ser_for_weaker = false;
+            let ser = ser?;
+            if ser.is_consistent() {
+                return Ok(ser.implying(level.level(), self.uses.for_level(level.level())));
+            }
+            if !known {
+                self.memo[Level::Serializable as usize] = None;
+            }
+        }
+        self.strong(level)
     }
 
     /// pc, si or ser by the commit-order search; si and ser on the history with its known

@@ -1,0 +1,165 @@
+//! End-to-end tests of issue 23 item 4: every phase of `check` before the solver (the causal
+//! check, the strong levels' saturation) answers within the timeout and the memory budget,
+//! with exit code 3 naming the limit, never an abort; and si/pc take ser's serial order.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::cli::{isopredict, stderr, stdout, Scratch};
+
+/// `isopredict ARGS` under `ulimit -v KB` (address-space limit), through `sh`.
+fn isopredict_under_ulimit(kb: u64, args: &[&str]) -> std::process::Output {
+    let mut script = format!("ulimit -v {kb} && exec \"$0\"");
+    for i in 0..args.len() {
+        script.push_str(&format!(" \"${}\"", i + 1));
+    }
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_isopredict"))
+        .args(args)
+        .output()
+        .expect("sh runs")
+}
+
+fn generate(s: &Scratch, name: &str, args: &[&str]) -> String {
+    let path = s.arg(name);
+    let mut all = vec!["generate"];
+    all.extend_from_slice(args);
+    all.extend(["--out", &path]);
+    let o = isopredict(&all);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    path
+}
+
+#[test]
+fn a_wide_history_under_an_address_space_limit_answers_without_an_abort() {
+    // 10,000 short sessions (40,000 transactions): the saturation's clock matrices would take
+    // 3.2 GB; under a 4 GB address-space limit the default budget is 2 GB.
+    let s = Scratch::new("wide");
+    let h = generate(
+        &s,
+        "wide.plume",
+        &[
+            "--sessions",
+            "10000",
+            "--txns",
+            "4",
+            "--ops",
+            "4",
+            "--keys",
+            "2000",
+            "--consistent",
+            "ser",
+            "--seed",
+            "1",
+            "--format",
+            "plume",
+        ],
+    );
+    let o = isopredict_under_ulimit(4 << 20, &["check", &h, "--level", "ser"]);
+    let out = stdout(&o);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(3)),
+        "{out}{}",
+        stderr(&o)
+    );
+    if o.status.code() == Some(3) {
+        assert!(out.contains("memory budget of"), "{out}");
+    }
+    // An explicit small budget: unknown, naming it.
+    let o = isopredict(&["check", &h, "--level", "ser", "--memory", "100"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
+    assert!(out.contains("memory budget of 100 MB"), "{out}");
+}
+
+#[test]
+fn the_causal_check_names_its_memory_budget() {
+    // 2,000 sessions of causally dependent transactions: the clocks need more than 1 MB.
+    let s = Scratch::new("ccmem");
+    let h = generate(
+        &s,
+        "h.json",
+        &[
+            "--sessions",
+            "2000",
+            "--txns",
+            "5",
+            "--ops",
+            "4",
+            "--keys",
+            "50",
+            "--consistent",
+            "ser",
+        ],
+    );
+    let o = isopredict(&["check", &h, "--level", "cc", "--memory", "1"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
+    assert!(out.contains("over the memory budget of 1 MB"), "{out}");
+    let o = isopredict(&["check", &h, "--level", "cc"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn a_large_serial_history_answers_within_the_timeout_at_every_level() {
+    // 200,000 operations (25,000 transactions): every phase looks at the deadline.
+    let s = Scratch::new("serbig");
+    let h = generate(
+        &s,
+        "h.json",
+        &[
+            "--sessions",
+            "50",
+            "--txns",
+            "500",
+            "--ops",
+            "8",
+            "--keys",
+            "2000",
+            "--consistent",
+            "ser",
+            "--seed",
+            "1",
+        ],
+    );
+    let start = Instant::now();
+    let o = isopredict(&["check", &h, "--level", "all", "--timeout", "0.05"]);
+    let took = start.elapsed();
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(3)),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    // Reading the file is outside the timeout; the checks stop within it.
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+#[test]
+fn si_and_pc_take_sers_serial_order() {
+    let s = Scratch::new("siser");
+    let h = generate(
+        &s,
+        "h.json",
+        &[
+            "--sessions",
+            "10",
+            "--txns",
+            "200",
+            "--dist",
+            "zipf",
+            "--consistent",
+            "ser",
+        ],
+    );
+    for level in ["si", "pc"] {
+        let o = isopredict(&["check", &h, "--level", level]);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+        assert!(out.contains("(implied by ser)"), "{level}: {out}");
+    }
+}
