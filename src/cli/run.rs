@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use isopredict::pipeline::run::level_for_isolation;
 use isopredict::pipeline::{parse_level, parse_store, run_workload, write_run_files, RunOptions};
 use isopredict::predict::Strategy;
 use isopredict::store::Isolation;
@@ -37,8 +38,10 @@ pub struct Args {
     #[arg(long, default_value = "read-committed")]
     isolation: Isolation,
     /// The weak isolation level to predict at: causal, ra, rc, pc (prefix consistency) or si
-    /// (snapshot isolation) [default: rc on a database at
-    /// read committed, else causal].
+    /// (snapshot isolation) [default: what the database's isolation allows — rc at
+    /// read-committed, si at repeatable-read, none at serializable (the run checks the
+    /// database kept its promise); causal on the embedded store]. A level weaker than the
+    /// database's is allowed, with a note that the database may not produce its predictions.
     #[arg(long, value_parser = parse_level)]
     level: Option<isopredict::check::Level>,
     /// The prediction strategy.
@@ -92,13 +95,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
     };
-    let level = args.level.unwrap_or(
-        if backend.is_some() && args.isolation == Isolation::ReadCommitted {
-            isopredict::check::Level::ReadCommitted
-        } else {
-            isopredict::check::Level::Causal
-        },
-    );
+    // The level follows the database: rc at read committed, si at repeatable read, and at
+    // serializable nothing to predict (the run checks the promise).
+    let level = args.level.unwrap_or(if backend.is_some() {
+        level_for_isolation(args.isolation)
+    } else {
+        isopredict::check::Level::Causal
+    });
     let options = RunOptions {
         seed: args.seed,
         size: args.calls.map_or(args.size, Size::Calls),
