@@ -76,4 +76,6 @@ pub const RUN_FILES: &[&str] = &[
     "anomaly.svg",
     "report.md",
     "report.json",
+    // `isopredict reproduce`'s folder (replaced with the run's folder).
+    "reproduce",
 ];

@@ -21,7 +21,7 @@ use crate::verdict::{Decider, EvidenceChoice, Input, Limits, Outcome};
 use crate::workloads::{run_on, Run, RunConfig, RunError, Workload};
 
 /// How long a statement waits for its turn before the run gives up on the schedule.
-pub const TURN_TIMEOUT: Duration = Duration::from_secs(20);
+pub const TURN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A schedule's barriers: the global order of (session, transaction index, step).
 #[derive(Debug)]
@@ -41,6 +41,8 @@ pub struct Barriers {
 struct BarrierState {
     next: usize,
     failure: Option<String>,
+    /// Per session waiting for its turn: the statement it waits to run.
+    waiting: FxHashMap<usize, (usize, StepKind)>,
 }
 
 impl Barriers {
@@ -115,10 +117,25 @@ impl StatementGate for Barriers {
                 return;
             }
             let now = Instant::now();
+            state.waiting.insert(session, (txn, kind));
             if now >= deadline {
+                let (s, t, k) = self.order[state.next];
+                let there = match state.waiting.get(&s) {
+                    Some(&(wt, wk)) if (wt, wk) != (t, k) => format!(
+                        " (session {} is at T{}.{} {} instead: the workload's code took another path)",
+                        s + 1,
+                        s + 1,
+                        wt + 1,
+                        match wk {
+                            StepKind::Op(i) => format!("operation {}", i + 1),
+                            StepKind::End => "end".to_string(),
+                        }
+                    ),
+                    _ => String::new(),
+                };
                 state.failure = Some(format!(
-                    "step {} ({}) did not complete within {} s: a lock wait the schedule did not \
-                     foresee, or a statement the workload did not issue",
+                    "step {} ({}) did not come within {} s{there}: a lock wait the schedule did \
+                     not foresee, or a statement the workload did not issue",
                     state.next + 1,
                     self.texts[state.next],
                     TURN_TIMEOUT.as_secs()
@@ -241,7 +258,7 @@ pub fn execute(
     let failure = barriers
         .failure()
         .or_else(|| run.database.as_ref().and_then(|d| d.failure.clone()));
-    let reads = compare_reads(predicted, &run.history);
+    let reads = compare_reads(predicted, &run.history, None);
     let limits = Limits {
         timeout,
         ..Limits::default()
@@ -279,7 +296,11 @@ pub fn execute(
 /// state), and the writer the recorded transaction at the same place (session, index, op)
 /// got. Transactions are compared by their labels (`T<session>.<index>`), which name the
 /// same place in both histories.
-pub fn compare_reads(predicted: &History, recorded: &History) -> Vec<ReadOutcome> {
+pub fn compare_reads(
+    predicted: &History,
+    recorded: &History,
+    only: Option<&rustc_hash::FxHashSet<crate::history::OpId>>,
+) -> Vec<ReadOutcome> {
     let mut by_place: FxHashMap<(u32, u32), TxnId> = FxHashMap::default();
     for (id, t) in recorded.txns().iter().enumerate().skip(1) {
         by_place.insert((t.session, t.index_in_session), id as TxnId);
@@ -290,7 +311,10 @@ pub fn compare_reads(predicted: &History, recorded: &History) -> Vec<ReadOutcome
         let rec = by_place.get(&(tx.session, tx.index_in_session)).copied();
         for (i, o) in tx.ops().enumerate() {
             let op = predicted.op(o);
-            if op.kind != OpKind::Read || predicted.is_internal_read(o) {
+            if op.kind != OpKind::Read
+                || predicted.is_internal_read(o)
+                || only.is_some_and(|n| !n.contains(&o))
+            {
                 continue;
             }
             let got = rec.and_then(|r| {

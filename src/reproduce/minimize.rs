@@ -1,8 +1,8 @@
 //! The anomaly's transactions alone: a predicted history shrunk, transaction by transaction
 //! (one pass of delta debugging, Zeller & Hildebrandt, TSE 2002, with single-element steps),
 //! to a set from which no transaction can be left out while the rest stays unserializable
-//! (decided by the one decision core, [`crate::verdict`]) and schedulable at the target
-//! isolation ([`super::schedule`]).
+//! (decided by the one decision core, [`crate::verdict`]); then scheduled at the target
+//! isolation ([`super::schedule`]) for the reproducer files.
 //!
 //! The shrunk history keeps, of the kept transactions, only the operations on keys some kept
 //! transaction writes (the rest cannot be part of a cycle among them). A read whose writer was
@@ -12,9 +12,9 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::schedule::{schedule, Schedule};
+use super::schedule::{schedule, NoSchedule, Schedule};
 use crate::check::Level;
-use crate::history::{BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, TxnId};
+use crate::history::{BuilderTxn, History, HistoryBuilder, KeyId, OpId, OpKind, ReadFrom, TxnId};
 use crate::store::Isolation;
 use crate::verdict::{decide, EvidenceChoice, Input, Limits, Outcome};
 
@@ -28,22 +28,22 @@ pub struct Minimized {
     /// Per key of `history`: the original transaction whose version the initial state holds
     /// (`None`: the original initial state).
     pub initial_writer: Vec<Option<TxnId>>,
-    /// Its schedule.
+    /// Its schedule (set by [`Minimized::with_schedule`]; empty until then).
     pub schedule: Schedule,
 }
 
-/// The smallest set of `h`'s committed transactions (one pass, latest first) whose shrunk
-/// history is unserializable and has a schedule at `isolation`; `None` when `h` itself does
-/// not qualify.
-pub fn minimize(h: &History, isolation: Isolation) -> Option<Minimized> {
+/// The anomaly's transactions: the smallest set of `h`'s committed transactions (one pass,
+/// latest first) whose shrunk history is still unserializable; `None` when `h` itself is not
+/// (or the decision core cannot tell).
+pub fn minimize(h: &History) -> Option<Minimized> {
     let mut kept: Vec<TxnId> = h.committed_txns().filter(|&t| t != 0).collect();
-    let mut best = qualify(h, &kept, isolation)?;
+    let mut best = qualify(h, &kept)?;
     let mut i = kept.len();
     while i > 0 {
         i -= 1;
         let mut candidate = kept.clone();
         candidate.remove(i);
-        if let Some(m) = qualify(h, &candidate, isolation) {
+        if let Some(m) = qualify(h, &candidate) {
             kept = candidate;
             best = m;
         }
@@ -51,8 +51,115 @@ pub fn minimize(h: &History, isolation: Isolation) -> Option<Minimized> {
     Some(best)
 }
 
-/// The shrunk history of `kept` if it is unserializable and schedulable.
-fn qualify(h: &History, kept: &[TxnId], isolation: Isolation) -> Option<Minimized> {
+/// Transaction sets this small are tried one by one before shrinking the whole history.
+pub const SMALL_CORE: usize = 3;
+
+/// The anomaly's transactions as [`minimize`] finds them, preferring one the database can run:
+/// the first set of at most [`SMALL_CORE`] committed transactions (smallest first, earliest
+/// transactions first) whose shrunk history is unserializable and passes `runnable` (e.g.
+/// has a schedule at the target isolation); else [`minimize`]'s set.
+pub fn minimize_runnable(
+    h: &History,
+    runnable: &mut dyn FnMut(&Minimized) -> bool,
+) -> Option<Minimized> {
+    let committed: Vec<TxnId> = h.committed_txns().filter(|&t| t != 0).collect();
+    let n = committed.len();
+    for size in 2..=SMALL_CORE.min(n) {
+        let mut idx: Vec<usize> = (0..size).collect();
+        loop {
+            let kept: Vec<TxnId> = idx.iter().map(|&i| committed[i]).collect();
+            if let Some(m) = qualify(h, &kept) {
+                if runnable(&m) {
+                    return Some(m);
+                }
+            }
+            // The next combination in lexicographic order.
+            let mut i = size;
+            while i > 0 && idx[i - 1] == n - size + i - 1 {
+                i -= 1;
+            }
+            if i == 0 {
+                break;
+            }
+            idx[i - 1] += 1;
+            for j in i..size {
+                idx[j] = idx[j - 1] + 1;
+            }
+        }
+    }
+    minimize(h)
+}
+
+impl Minimized {
+    /// The same with a schedule of its history at `isolation`, or why there is none (in the
+    /// original history's transaction names).
+    pub fn with_schedule(mut self, isolation: Isolation, original: &History) -> Result<Minimized, NoSchedule> {
+        match schedule(&self.history, isolation) {
+            Ok(s) => {
+                self.schedule = s;
+                Ok(self)
+            }
+            Err(mut no) => {
+                no.reason = self.relabel(&no.reason, original);
+                Err(no)
+            }
+        }
+    }
+
+    /// `text` with the shrunk history's transaction names (`T1.1`) replaced by the original
+    /// history's.
+    pub fn relabel(&self, text: &str, original: &History) -> String {
+        let names: FxHashMap<String, String> = (1..self.history.txn_count() as TxnId)
+            .map(|t| (self.history.txn_label(t), original.txn_label(self.origin[t as usize])))
+            .collect();
+        let mut out = String::with_capacity(text.len());
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < text.len() {
+            let starts_label = bytes[i] == b'T'
+                && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric())
+                && bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
+            if starts_label {
+                let mut j = i + 1;
+                while j < text.len() && (bytes[j].is_ascii_digit() || bytes[j] == b'.') {
+                    j += 1;
+                }
+                let token = text[i..j].trim_end_matches('.');
+                if let Some(name) = names.get(token) {
+                    out.push_str(name);
+                    i += token.len();
+                    continue;
+                }
+            }
+            let c = text[i..].chars().next().expect("in range");
+            out.push(c);
+            i += c.len_utf8();
+        }
+        out
+    }
+
+    /// The reads of the original history the anomaly needs: each kept transaction's reads of
+    /// the anomaly's keys from another transaction (or the initial state).
+    pub fn needed_reads(&self, original: &History) -> FxHashSet<OpId> {
+        let keys: FxHashSet<&str> = self.history.key_names().iter().map(String::as_str).collect();
+        let mut out = FxHashSet::default();
+        for &t in &self.origin[1..] {
+            for o in original.txn(t).ops() {
+                let op = original.op(o);
+                if op.kind == OpKind::Read
+                    && !original.is_internal_read(o)
+                    && keys.contains(original.key_name(op.key))
+                {
+                    out.insert(o);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The shrunk history of `kept` if it is unserializable.
+fn qualify(h: &History, kept: &[TxnId]) -> Option<Minimized> {
     let (history, origin, initial_writer) = shrink(h, kept)?;
     let input = Input::of(&history).ok()?;
     let limits = Limits {
@@ -64,12 +171,14 @@ fn qualify(h: &History, kept: &[TxnId], isolation: Isolation) -> Option<Minimize
     if v.verdict != Outcome::Violated {
         return None;
     }
-    let schedule = schedule(&history, isolation).ok()?;
     Some(Minimized {
         history,
         origin,
         initial_writer,
-        schedule,
+        schedule: Schedule {
+            isolation: Isolation::ReadCommitted,
+            steps: Vec::new(),
+        },
     })
 }
 
@@ -172,11 +281,15 @@ mod tests {
         b.read(t2, y, None, ReadFrom::Initial, 0);
         b.write(t2, y, None, 0);
         let h = b.build().unwrap();
-        let m = minimize(&h, Isolation::RepeatableRead).unwrap();
+        let m = minimize(&h).unwrap();
         assert_eq!(m.history.txn_count(), 3, "initial + the two writers");
         let labels: Vec<String> = m.origin[1..].iter().map(|&t| h.txn_label(t)).collect();
         assert_eq!(labels, ["T1.1", "T2.1"]);
         assert_eq!(m.history.key_count(), 2, "z is left out");
-        assert!(minimize(&h, Isolation::Serializable).is_none());
+        let m = m.with_schedule(Isolation::RepeatableRead, &h).unwrap();
+        assert_eq!(m.schedule.steps.len(), 8);
+        let no = m.clone().with_schedule(Isolation::Serializable, &h).unwrap_err();
+        assert!(no.reason.contains("SERIALIZABLE"));
+        assert_eq!(m.relabel("T1.1 and T2.1, T12.1.", &h), "T1.1 and T2.1, T12.1.");
     }
 }

@@ -14,11 +14,12 @@
 pub mod execute;
 pub mod files;
 pub mod minimize;
+pub mod plan;
 pub mod schedule;
 
 pub use execute::{compare_reads, Barriers, ExecuteError, ReadOutcome};
 pub use minimize::{minimize, Minimized};
-pub use schedule::{schedule, NoSchedule, Schedule, Step, StepKind};
+pub use schedule::{schedule, schedule_reads, NoSchedule, Schedule, Step, StepKind};
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -74,11 +75,11 @@ pub struct Reproduction {
     pub no_schedule: Option<String>,
     /// The anomaly the decision core names in the recorded history.
     pub anomaly: Option<String>,
-    /// The anomaly's reads (its transactions' reads of each other's keys) and what they got.
+    /// The reads the anomaly needs (its transactions' reads of its keys) and what they got.
     pub anomaly_reads: Vec<ReadOutcome>,
-    /// Predicted reads the database gave another writer.
+    /// Reads the anomaly needs that the database gave another writer.
     pub differing_reads: Vec<ReadOutcome>,
-    /// Predicted reads compared.
+    /// Reads the anomaly needs, compared.
     pub reads_compared: usize,
     /// Why the gated run stopped early.
     pub failure: Option<String>,
@@ -99,6 +100,9 @@ pub struct Request<'a> {
     pub config: RunConfig,
     /// The predicted history (store or application key names).
     pub predicted: &'a History,
+    /// The observed run it was predicted from (same key names): its aborted attempts run
+    /// again, in their places ([`plan::plan_history`]).
+    pub observed: &'a History,
     /// The database backend, at `isolation`.
     pub backend: &'a dyn Backend,
     /// The backend's isolation level.
@@ -128,20 +132,63 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         transactions: Vec::new(),
         files: Vec::new(),
     };
-    let schedule = match schedule(request.predicted, isolation) {
+    let plan = match plan::plan_history(request.observed, request.predicted) {
+        Ok(p) => p,
+        Err(e) => {
+            out.verdict = ReproVerdict::Unknown;
+            out.summary = format!("The prediction does not fit the observed run: {e}.");
+            return Ok(out);
+        }
+    };
+    let predicted = &plan;
+    let no_schedule = |out: &mut Reproduction, no: NoSchedule, what: &str| {
+        out.verdict = if no.gave_up {
+            ReproVerdict::Unknown
+        } else {
+            ReproVerdict::NotReproducible
+        };
+        out.summary = format!(
+            "Not reproducible at {}: {what} — {}.",
+            isolation.sql(),
+            no.reason
+        );
+        out.no_schedule = Some(no.reason);
+    };
+    // The anomaly's transactions, and their schedule alone (the reproducer files).
+    let mut runnable = |m: &Minimized| -> bool {
+        schedule(&m.history, isolation).is_ok()
+            && schedule_reads(predicted, isolation, &m.needed_reads(predicted)).is_ok()
+    };
+    let Some(core) = minimize::minimize_runnable(predicted, &mut runnable) else {
+        out.verdict = ReproVerdict::Unknown;
+        out.summary = "Nothing to reproduce: the decision core does not find the predicted history unserializable (or cannot decide).".to_string();
+        return Ok(out);
+    };
+    out.transactions = core.origin[1..]
+        .iter()
+        .map(|&t| predicted.txn_label(t))
+        .collect();
+    let core = match core.with_schedule(isolation, predicted) {
+        Ok(c) => c,
+        Err(no) => {
+            let what = format!(
+                "the anomaly's transactions ({}) cannot run so that each of their reads sees its predicted writer",
+                out.transactions.join(", ")
+            );
+            no_schedule(&mut out, no, &what);
+            return Ok(out);
+        }
+    };
+    // The whole run, with the anomaly's reads steered.
+    let needed = core.needed_reads(predicted);
+    let schedule = match schedule_reads(predicted, isolation, &needed) {
         Ok(s) => s,
         Err(no) => {
-            out.verdict = if no.gave_up {
-                ReproVerdict::Unknown
-            } else {
-                ReproVerdict::NotReproducible
-            };
-            out.summary = format!(
-                "Not reproducible at {}: no order of the statements makes the database give every read its predicted writer — {}.",
-                isolation.sql(),
-                no.reason
+            no_schedule(
+                &mut out,
+                no,
+                "the workload's sessions cannot run so that the anomaly's reads see their predicted writers",
             );
-            out.no_schedule = Some(no.reason);
             return Ok(out);
         }
     };
@@ -149,7 +196,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         request.workload,
         &request.config,
         request.backend,
-        request.predicted,
+        predicted,
         &schedule,
         isolation.promised_level(),
         request.timeout,
@@ -160,13 +207,14 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         &run.history,
         &mut run.store.snapshot(),
     );
-    let named = keys.rename(request.predicted);
+    let named = keys.rename(predicted);
     out.schedule = Some(schedule.to_text(&named));
     out.database = run.database.as_ref().map(|d| d.database.clone());
     let recorded = keys.rename(&run.history);
-    let reads = compare_reads(&named, &recorded);
+    let reads = compare_reads(&named, &recorded, Some(&needed));
     out.reads_compared = reads.len();
     out.differing_reads = reads.iter().filter(|r| !r.matches()).cloned().collect();
+    out.anomaly_reads = reads;
     out.failure = exec.failure.clone();
     out.anomaly = exec.anomaly.clone();
     out.broken_invariants = run
@@ -175,30 +223,14 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         .filter(|i| !i.holds)
         .map(|i| format!("{} {}: {}", i.id, i.description, i.detail))
         .collect();
-    let minimized = minimize(&named, isolation);
-    if let Some(m) = &minimized {
-        let labels: Vec<String> = m.origin[1..]
-            .iter()
-            .map(|&t| named.txn_label(t))
-            .collect();
-        let keys_of: Vec<&str> = m.history.key_names().iter().map(String::as_str).collect();
-        out.anomaly_reads = reads
-            .iter()
-            .filter(|r| {
-                labels.contains(&r.txn)
-                    && keys_of.contains(&r.key.as_str())
-                    && r.predicted != r.txn
-            })
-            .cloned()
-            .collect();
-        out.transactions = labels;
-    }
     let version = out
         .database
         .as_deref()
         .map(|d| d.split(" at ").next().unwrap_or(d).to_string())
         .unwrap_or_else(|| "the database".to_string());
-    let reproduced = exec.reproduced();
+    let reproduced = exec.failure.is_none()
+        && out.differing_reads.is_empty()
+        && exec.serializable == Outcome::Violated;
     out.verdict = if reproduced {
         ReproVerdict::Reproduced
     } else if exec.failure.is_none()
@@ -211,7 +243,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     };
     out.summary = match out.verdict {
         ReproVerdict::Reproduced => format!(
-            "Reproduced on {version} at {}: {} — all {} predicted reads got their predicted writers, and the recorded history is unserializable{}.",
+            "Reproduced on {version} at {}: {} — all {} reads the anomaly needs got their predicted writers, and the recorded history is unserializable{}.",
             isolation.sql(),
             out.anomaly.as_deref().unwrap_or("an unserializable execution"),
             out.reads_compared,
@@ -228,7 +260,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             }
             if !out.differing_reads.is_empty() {
                 why.push(format!(
-                    "{} of {} predicted reads saw another write (first: {} read {} from {} instead of {})",
+                    "{} of the {} reads the anomaly needs saw another write (first: {} read {} from {} instead of {})",
                     out.differing_reads.len(),
                     out.reads_compared,
                     out.differing_reads[0].txn,
@@ -251,7 +283,8 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             isolation.sql()
         ),
     };
-    if let Some(m) = &minimized {
+    {
+        let m = &core;
         let calls: Vec<(String, String)> = run
             .txn_calls
             .iter()
@@ -281,6 +314,105 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         out.files.push(("README.md".to_string(), files::readme(m, &named, &ctx)));
     }
     Ok(out)
+}
+
+/// What a `run` output folder says about a prediction: enough to run it again.
+pub struct RunFolder {
+    /// The observed history (`observed.json`).
+    pub observed: History,
+    /// The workload.
+    pub workload: &'static dyn Workload,
+    /// The observed run's configuration (seed, size, sessions).
+    pub config: RunConfig,
+    /// The predicted history (`predicted.json`).
+    pub predicted: History,
+    /// The isolation level the observed run was recorded at, when on a database.
+    pub isolation: Option<Isolation>,
+    /// `smallbank-full, seed 1, large, predicted at si`.
+    pub origin: String,
+}
+
+/// Reads a `run` output folder (`report.json` and `predicted.json`); errors name the file and
+/// the problem.
+pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
+    let report_path = dir.join("report.json");
+    let text = std::fs::read_to_string(&report_path)
+        .map_err(|e| format!("{}: {e}", report_path.display()))?;
+    let report: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not JSON: {e}", report_path.display()))?;
+    let field = |name: &str| -> Result<&serde_json::Value, String> {
+        report
+            .get(name)
+            .ok_or_else(|| format!("{}: no field {name:?} (not a run's report)", report_path.display()))
+    };
+    let name = field("workload")?.as_str().unwrap_or_default();
+    let workload = crate::workloads::by_name(name)
+        .ok_or_else(|| format!("{}: unknown workload {name:?}", report_path.display()))?;
+    let seed = field("seed")?
+        .as_u64()
+        .ok_or_else(|| format!("{}: \"seed\" is not a number", report_path.display()))?;
+    let size_name = field("size")?.as_str().unwrap_or_default();
+    let size: crate::workloads::Size = size_name
+        .parse()
+        .map_err(|e| format!("{}: {e}", report_path.display()))?;
+    let sessions = field("sessions")?
+        .as_array()
+        .map_or(0, Vec::len)
+        .max(1);
+    let level = report.get("level").and_then(|l| l.as_str()).unwrap_or("?");
+    let isolation = report
+        .get("database")
+        .and_then(|d| d.get("isolation"))
+        .and_then(|i| i.as_str())
+        .and_then(|i| i.parse().ok());
+    let predicted_path = dir.join("predicted.json");
+    if !predicted_path.exists() {
+        return Err(format!(
+            "{}: no prediction in this run folder (its run predicted nothing)",
+            predicted_path.display()
+        ));
+    }
+    let predicted = crate::formats::read_file(&predicted_path, None).map_err(|e| e.to_string())?;
+    let observed = crate::formats::read_file(&dir.join("observed.json"), None)
+        .map_err(|e| e.to_string())?;
+    Ok(RunFolder {
+        workload,
+        config: RunConfig {
+            terminals: sessions,
+            ..RunConfig::paper(seed, size)
+        },
+        predicted,
+        observed,
+        isolation,
+        origin: format!("{name}, seed {seed}, {size_name}, {sessions} sessions, predicted at {level}"),
+    })
+}
+
+/// The names a reproducer folder may hold (so a later reproduction can replace it).
+pub fn folder_names() -> Vec<String> {
+    let mut names: Vec<String> = ["README.md", "reproducer.spec", "report.md", "report.json"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    names.extend((1..=256).map(|s| format!("session-s{s}.sql")));
+    names
+}
+
+/// Writes `r`'s files, `report.md` and `report.json` into `dir` atomically.
+pub fn write_folder(r: &Reproduction, dir: &std::path::Path) -> anyhow::Result<()> {
+    let report_json = serde_json::to_string_pretty(r)? + "\n";
+    let report_md = r.to_markdown();
+    let mut files: Vec<(&str, &[u8])> = r
+        .files
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_bytes()))
+        .collect();
+    files.push(("report.md", report_md.as_bytes()));
+    files.push(("report.json", report_json.as_bytes()));
+    let names = folder_names();
+    let ours: Vec<&str> = names.iter().map(String::as_str).collect();
+    crate::output::write_folder_atomically(dir, &files, &ours)?;
+    Ok(())
 }
 
 impl Reproduction {

@@ -31,7 +31,7 @@ use std::fmt::Write as _;
 
 use rustc_hash::FxHashSet;
 
-use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
+use crate::history::{History, KeyId, OpId, OpKind, TxnId, INITIAL_TXN};
 use crate::store::Isolation;
 
 /// What a step does.
@@ -93,7 +93,28 @@ pub fn schedule(h: &History, isolation: Isolation) -> Result<Schedule, NoSchedul
             gave_up: false,
         });
     }
-    let mut search = Search::new(h, isolation);
+    run_search(h, isolation, None)
+}
+
+/// A schedule for `h` at `isolation` in which only the reads in `needed` must get their
+/// predicted writers (the anomaly's reads); every other read takes what the database gives.
+pub fn schedule_reads(
+    h: &History,
+    isolation: Isolation,
+    needed: &FxHashSet<OpId>,
+) -> Result<Schedule, NoSchedule> {
+    if isolation == Isolation::Serializable {
+        return schedule(h, isolation);
+    }
+    run_search(h, isolation, Some(needed))
+}
+
+fn run_search(
+    h: &History,
+    isolation: Isolation,
+    needed: Option<&FxHashSet<OpId>>,
+) -> Result<Schedule, NoSchedule> {
+    let mut search = Search::new(h, isolation, needed);
     let mut state = search.initial_state();
     if search.dfs(&mut state) {
         return Ok(Schedule {
@@ -165,6 +186,9 @@ fn misses(h: &History, t: TxnId, u: TxnId) -> Option<KeyId> {
     None
 }
 
+/// A search state as far as the rest of the search goes.
+type MemoKey = (Vec<usize>, Vec<TxnId>, Vec<TxnId>);
+
 /// The search's mutable state.
 #[derive(Debug, Clone)]
 struct State {
@@ -181,17 +205,19 @@ struct State {
 struct Search<'h> {
     h: &'h History,
     isolation: Isolation,
+    /// The reads that must get their writers (`None`: all).
+    needed: Option<&'h FxHashSet<OpId>>,
     /// Per session: its steps in program order.
     session_steps: Vec<Vec<Step>>,
     /// Dead states: positions, commit order, snapshots of the sessions' current transactions.
-    dead: FxHashSet<(Vec<usize>, Vec<TxnId>, Vec<usize>)>,
+    dead: FxHashSet<MemoKey>,
     visited: usize,
     /// The furthest dead end: the steps done and, per blocked session, why.
     furthest: Option<(Vec<Step>, Vec<String>)>,
 }
 
 impl<'h> Search<'h> {
-    fn new(h: &'h History, isolation: Isolation) -> Search<'h> {
+    fn new(h: &'h History, isolation: Isolation, needed: Option<&'h FxHashSet<OpId>>) -> Search<'h> {
         let session_steps = h
             .sessions()
             .iter()
@@ -215,6 +241,7 @@ impl<'h> Search<'h> {
         Search {
             h,
             isolation,
+            needed,
             session_steps,
             dead: FxHashSet::default(),
             visited: 0,
@@ -270,7 +297,10 @@ impl<'h> Search<'h> {
         };
         match op.kind {
             OpKind::Read => {
-                if !h.txn(t).is_committed() || h.is_internal_read(o) {
+                if !h.txn(t).is_committed()
+                    || h.is_internal_read(o)
+                    || self.needed.is_some_and(|n| !n.contains(&o))
+                {
                     return None;
                 }
                 let wants = h.writer_txn(o).unwrap_or(INITIAL_TXN);
@@ -347,19 +377,59 @@ impl<'h> Search<'h> {
             .any(|o| self.h.op(o).kind == OpKind::Write && self.h.op(o).key == key)
     }
 
-    fn memo_key(&self, state: &State) -> (Vec<usize>, Vec<TxnId>, Vec<usize>) {
-        let snapshots = state
-            .pos
-            .iter()
-            .enumerate()
-            .map(|(s, &p)| {
-                self.session_steps[s]
-                    .get(p)
-                    .and_then(|step| state.snapshot[step.txn as usize])
-                    .unwrap_or(usize::MAX)
-            })
+    /// What decides the rest of the search: the positions, the last committed writer of each
+    /// key, and what each open transaction's snapshot shows (repeatable read).
+    fn memo_key(&self, state: &State) -> MemoKey {
+        let keys = self.h.key_count() as u32;
+        let latest = (0..keys)
+            .map(|k| self.visible(state, k, state.commits.len()))
             .collect();
-        (state.pos.clone(), state.commits.clone(), snapshots)
+        let mut snapshots = Vec::new();
+        if self.isolation == Isolation::RepeatableRead {
+            for (s, &p) in state.pos.iter().enumerate() {
+                let Some(step) = self.session_steps[s].get(p) else {
+                    continue;
+                };
+                if let Some(upto) = state.snapshot[step.txn as usize] {
+                    snapshots.extend((0..keys).map(|k| self.visible(state, k, upto)));
+                }
+                snapshots.push(u32::MAX);
+            }
+        }
+        (state.pos.clone(), latest, snapshots)
+    }
+
+    /// Whether `step` can run now without narrowing the search: a read that sees its writer
+    /// now (it changes nothing, and waiting can only change what it sees) — not the first
+    /// statement at repeatable read, which fixes the snapshot — or a write of a key no other
+    /// unfinished transaction writes.
+    fn eager(&self, state: &State, step: Step) -> bool {
+        let StepKind::Op(i) = step.kind else {
+            return false;
+        };
+        if i == 0 && self.isolation == Isolation::RepeatableRead {
+            return false;
+        }
+        if self.blocked(state, step).is_some() {
+            return false;
+        }
+        let op = self.h.op(self.h.txn(step.txn).ops().start + i);
+        match op.kind {
+            OpKind::Read => true,
+            OpKind::Write => self
+                .h
+                .writers_of(op.key)
+                .iter()
+                .all(|&w| w == step.txn || w == INITIAL_TXN || self.ended(state, w)),
+        }
+    }
+
+    /// Whether `t`'s end has run.
+    fn ended(&self, state: &State, t: TxnId) -> bool {
+        let tx = self.h.txn(t);
+        let s = tx.session as usize;
+        let steps = &self.session_steps[s];
+        state.pos[s] >= steps.len() || steps[state.pos[s]].txn > t
     }
 
     fn apply(&self, state: &mut State, s: usize, step: Step) {
@@ -391,6 +461,27 @@ impl<'h> Search<'h> {
     }
 
     fn dfs(&mut self, state: &mut State) -> bool {
+        // Steps that cannot narrow the search run at once.
+        let mut eager = Vec::new();
+        loop {
+            let next = (0..self.session_steps.len()).find_map(|s| {
+                let &step = self.session_steps[s].get(state.pos[s])?;
+                self.eager(state, step).then_some((s, step))
+            });
+            let Some((s, step)) = next else { break };
+            self.apply(state, s, step);
+            eager.push((s, step));
+        }
+        if self.branch(state) {
+            return true;
+        }
+        for &(s, step) in eager.iter().rev() {
+            self.undo(state, s, step);
+        }
+        false
+    }
+
+    fn branch(&mut self, state: &mut State) -> bool {
         if state
             .pos
             .iter()
@@ -407,24 +498,27 @@ impl<'h> Search<'h> {
         if self.dead.contains(&key) {
             return false;
         }
-        // Candidates: statements before commits, sessions in order.
+        // Candidates: writes, then first statements, then commits; sessions in order.
         let mut candidates = Vec::new();
         let mut reasons = Vec::new();
-        for pass in [false, true] {
-            for s in 0..self.session_steps.len() {
-                let Some(&step) = self.session_steps[s].get(state.pos[s]) else {
-                    continue;
-                };
-                if (step.kind == StepKind::End) != pass {
-                    continue;
+        for s in 0..self.session_steps.len() {
+            let Some(&step) = self.session_steps[s].get(state.pos[s]) else {
+                continue;
+            };
+            match self.blocked(state, step) {
+                None => {
+                    let rank = match step.kind {
+                        StepKind::Op(0) => 1,
+                        StepKind::Op(_) => 0,
+                        StepKind::End => 2,
+                    };
+                    candidates.push((rank, s, step));
                 }
-                match self.blocked(state, step) {
-                    None => candidates.push((s, step)),
-                    Some(r) => reasons.push(r),
-                }
+                Some(r) => reasons.push(r),
             }
         }
-        for (s, step) in candidates {
+        candidates.sort_by_key(|&(rank, s, _)| (rank, s));
+        for (_, s, step) in candidates {
             self.apply(state, s, step);
             if self.dfs(state) {
                 return true;
