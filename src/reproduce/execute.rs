@@ -103,18 +103,23 @@ impl Barriers {
 }
 
 impl StatementGate for Barriers {
-    fn before(&self, session: usize, txn: usize, step: GateStep) {
+    fn before(&self, session: usize, txn: usize, step: GateStep) -> bool {
         let Some(kind) = self.planned_kind(session, txn, step) else {
-            return;
+            return true;
         };
+        // A transaction the reproduced run aborted stops where that run's did.
+        let &(ops, aborted) = &self.planned[&(session, txn)];
+        if aborted && matches!(step, GateStep::Op(i) if i >= ops) {
+            return false;
+        }
         let deadline = Instant::now() + TURN_TIMEOUT;
         let mut state = self.state.lock().expect("barrier lock");
         loop {
             if state.failure.is_some() || state.next >= self.order.len() {
-                return;
+                return true;
             }
             if self.order[state.next] == (session, txn, kind) {
-                return;
+                return true;
             }
             let now = Instant::now();
             state.waiting.insert(session, (txn, kind));
@@ -141,7 +146,7 @@ impl StatementGate for Barriers {
                     TURN_TIMEOUT.as_secs()
                 ));
                 self.turn.notify_all();
-                return;
+                return true;
             }
             state = self
                 .turn
@@ -165,7 +170,7 @@ impl StatementGate for Barriers {
                 } else {
                     format!("a statement of T{}.{}", session + 1, txn + 1)
                 };
-                let rolled_back = reason.contains("rolled back as in the run being reproduced");
+                let rolled_back = reason.contains(crate::store::postgres::ROLLED_BACK_AS_REPRODUCED);
                 if !rolled_back {
                     state.failure = Some(format!("{at} failed: {reason}"));
                 }

@@ -199,8 +199,10 @@ pub enum GateStep {
 /// and [`Self::after`] around every statement, asks [`Self::must_roll_back`] before a commit
 /// and [`Self::session_done`] before each transaction.
 pub trait StatementGate: Send + Sync + fmt::Debug {
-    /// Returns when it is the statement's turn (or when the gated run failed: then at once).
-    fn before(&self, session: usize, txn: usize, step: GateStep);
+    /// Returns when it is the statement's turn (or when the gated run failed: then at once):
+    /// `true` to run it, `false` to fail the transaction here without running it (the run
+    /// being reproduced had it aborted by this point).
+    fn before(&self, session: usize, txn: usize, step: GateStep) -> bool;
     /// The statement ran; `failed` holds the database's error when it failed.
     fn after(&self, session: usize, txn: usize, step: GateStep, failed: Option<&str>);
     /// Whether the transaction must end with ROLLBACK even when the application commits it

@@ -53,6 +53,10 @@ use crate::error::InputError;
 use crate::formats::events::{EventWriter, WrittenBy};
 use crate::history::{BuilderTxn, History, HistoryBuilder, ReadFrom, TxnId};
 
+/// The reason of a transaction a gated run rolls back because the run it reproduces had it
+/// aborted ([`StatementGate`]).
+pub const ROLLED_BACK_AS_REPRODUCED: &str = "rolled back as in the run being reproduced";
+
 /// A PostgreSQL server and the isolation level to run at.
 #[derive(Debug, Clone)]
 pub struct Postgres {
@@ -721,7 +725,7 @@ impl PgSession {
         let mut forced = false;
         let outcome = match gate {
             Some(g) => {
-                g.before(session, txn_index, GateStep::End);
+                let _ = g.before(session, txn_index, GateStep::End);
                 forced = outcome == Outcome::Commit
                     && failure.is_none()
                     && g.must_roll_back(session, txn_index);
@@ -744,7 +748,7 @@ impl PgSession {
             None => match outcome {
                 Outcome::Rollback => match conn.batch_execute("ROLLBACK") {
                     Ok(()) if forced => TxnEnd::AbortedByDatabase {
-                        reason: "rolled back as in the run being reproduced".to_string(),
+                        reason: ROLLED_BACK_AS_REPRODUCED.to_string(),
                         connection_lost: false,
                     },
                     Ok(()) => TxnEnd::RolledBack,
@@ -937,11 +941,19 @@ impl PgTx<'_> {
         self.stmts
     }
 
-    /// Waits for the turn of the statement recording the next operation (gated runs).
-    fn turn(&self) {
-        if let Some(g) = self.gate {
-            g.before(self.session, self.txn, GateStep::Op(self.gated));
+    /// Waits for the turn of the statement recording the next operation (gated runs);
+    /// `false` when the gate fails the transaction here instead (the statement must not run).
+    fn turn(&mut self) -> bool {
+        let Some(g) = self.gate else {
+            return true;
+        };
+        if g.before(self.session, self.txn, GateStep::Op(self.gated)) {
+            return true;
         }
+        if self.failure.is_none() {
+            self.failure = Some((ROLLED_BACK_AS_REPRODUCED.to_string(), false));
+        }
+        false
     }
 
     /// The statement recording the next operation ran (gated runs).
@@ -988,7 +1000,9 @@ impl Transaction for PgTx<'_> {}
 impl KvRead for PgTx<'_> {
     fn get(&mut self, key: u64) -> Option<Value> {
         let stmt = self.stmts()?.get.clone();
-        self.turn();
+        if !self.turn() {
+            return None;
+        }
         let row = self.read_row(&stmt, &[&(key as i64)]);
         self.turn_done();
         if self.failure.is_some() {
@@ -1007,7 +1021,9 @@ impl KvRead for PgTx<'_> {
             return false;
         };
         let stmt = stmts.contains.clone();
-        self.turn();
+        if !self.turn() {
+            return false;
+        }
         let row = self.read_row(&stmt, &[&(set as i64), &(elem as i64)]);
         self.turn_done();
         if self.failure.is_some() {
@@ -1031,7 +1047,9 @@ impl KvRead for PgTx<'_> {
         };
         let stmt = stmts.members.clone();
         // A scan records nothing: it runs in the turn of the next operation.
-        self.turn();
+        if !self.turn() {
+            return Vec::new();
+        }
         match self.conn.query(&stmt, &[&(set as i64)]) {
             Ok(rows) => {
                 let mut elems: Vec<u64> = rows.iter().map(|r| r.get::<_, i64>(0) as u64).collect();
@@ -1054,7 +1072,9 @@ impl KvWrite for PgTx<'_> {
         let stmt = stmts.put.clone();
         let id = self.id as i64;
         let text = encode(&value);
-        self.turn();
+        if !self.turn() {
+            return;
+        }
         let ok = if self.record {
             self.write_row(&stmt, &[&(key as i64), &text, &id])
         } else {
@@ -1086,7 +1106,9 @@ impl PgTx<'_> {
         };
         let stmt = stmts.member_put.clone();
         let id = self.id as i64;
-        self.turn();
+        if !self.turn() {
+            return;
+        }
         let ok = if self.record {
             self.write_row(&stmt, &[&(set as i64), &(elem as i64), &present, &id])
         } else {
