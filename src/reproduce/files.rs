@@ -269,7 +269,8 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
             .rsplit("WHERE k = ")
             .next()
             .unwrap_or("")
-            .trim_end_matches(';');
+            .trim_end_matches(';')
+            .trim_matches('\'');
         let _ = writeln!(
             out,
             "- step {} reads {key}: it must see the write of {}",
@@ -303,22 +304,25 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
     out
 }
 
-/// What isolationtester printed for each read step: (step name, written_by printed).
-pub fn reads_in_output(output: &str, steps: &[SpecStep]) -> Vec<(String, Option<String>)> {
+/// What isolationtester printed for each read step of `reads` (step name, expected
+/// `written_by`): (step name, expected, printed).
+pub fn reads_in_output(
+    output: &str,
+    reads: &[(String, String)],
+) -> Vec<(String, String, Option<String>)> {
     let lines: Vec<&str> = output.lines().collect();
-    steps
+    reads
         .iter()
-        .filter(|s| s.expect.is_some())
-        .map(|s| {
-            let head = format!("step {}: ", s.name);
+        .map(|(name, expect)| {
+            let head = format!("step {name}: ");
             let printed = lines.iter().position(|l| l.starts_with(&head)).and_then(|i| {
-                // header, dashes, then the row `k|written_by`.
+                // The header, the dashes, then the row `k|written_by`.
                 lines
                     .get(i + 3)
                     .and_then(|row| row.rsplit('|').next())
                     .map(|w| w.trim().to_string())
             });
-            (s.name.clone(), printed)
+            (name.clone(), expect.clone(), printed)
         })
         .collect()
 }

@@ -87,6 +87,8 @@ pub struct Reproduction {
     pub broken_invariants: Vec<String>,
     /// The anomaly's transactions (labels of the predicted history).
     pub transactions: Vec<String>,
+    /// The reproducer spec's read steps and the `written_by` each must print.
+    pub spec_reads: Vec<(String, String)>,
     /// The reproducer files (name, contents); empty when none could be made.
     #[serde(skip)]
     pub files: Vec<(String, String)>,
@@ -130,6 +132,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         failure: None,
         broken_invariants: Vec::new(),
         transactions: Vec::new(),
+        spec_reads: Vec::new(),
         files: Vec::new(),
     };
     let plan = match plan::plan_history(request.observed, request.predicted) {
@@ -208,6 +211,11 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         &mut run.store.snapshot(),
     );
     let named = keys.rename(predicted);
+    // The reproducer speaks the application's terms too.
+    let core = Minimized {
+        history: keys.rename(&core.history),
+        ..core
+    };
     out.schedule = Some(schedule.to_text(&named));
     out.database = run.database.as_ref().map(|d| d.database.clone());
     let recorded = keys.rename(&run.history);
@@ -309,6 +317,10 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             broken_invariants: out.broken_invariants.clone(),
             reproduced_on: reproduced.then(|| format!("{version} at {}", isolation.sql())),
         };
+        out.spec_reads = files::spec_steps(m, &named)
+            .into_iter()
+            .filter_map(|s| Some((s.name, s.expect?)))
+            .collect();
         out.files.push(("reproducer.spec".to_string(), files::spec(m, &named, &ctx)));
         out.files.extend(files::session_files(m, &named));
         out.files.push(("README.md".to_string(), files::readme(m, &named, &ctx)));
