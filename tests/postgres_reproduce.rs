@@ -121,7 +121,12 @@ fn spec_shows_the_reads(url: &str, r: &Reproduction) -> bool {
         config.get_dbname().unwrap_or("postgres"),
         config.get_user().unwrap_or("postgres")
     );
-    let spec = &r.files.iter().find(|(n, _)| n == "reproducer.spec").unwrap().1;
+    let spec = &r
+        .files
+        .iter()
+        .find(|(n, _)| n == "reproducer.spec")
+        .unwrap()
+        .1;
     let mut child = Command::new(tester)
         .arg(conninfo)
         .env("PGISOLATIONTIMEOUT", "20")
@@ -138,7 +143,11 @@ fn spec_shows_the_reads(url: &str, r: &Reproduction) -> bool {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!text.contains("ERROR"), "{text}");
     assert!(!r.spec_reads.is_empty());
     for (step, expected, printed) in files::reads_in_output(&text, &r.spec_reads) {
@@ -157,13 +166,38 @@ fn a_lost_update_is_reproduced_at_read_committed_the_same_way_ten_times() {
         return;
     };
     let outcome = predicted("smallbank", 2, Size::Small, Level::ReadCommitted);
-    let first = reproduce_on(&url, Isolation::ReadCommitted, "smallbank", 2, Size::Small, &outcome);
-    assert_eq!(first.verdict, ReproVerdict::Reproduced, "{}", first.to_markdown());
-    assert!(first.summary.starts_with("Reproduced on PostgreSQL "), "{}", first.summary);
-    assert!(first.summary.contains("at READ COMMITTED"), "{}", first.summary);
+    let first = reproduce_on(
+        &url,
+        Isolation::ReadCommitted,
+        "smallbank",
+        2,
+        Size::Small,
+        &outcome,
+    );
+    assert_eq!(
+        first.verdict,
+        ReproVerdict::Reproduced,
+        "{}",
+        first.to_markdown()
+    );
+    assert!(
+        first.summary.starts_with("Reproduced on PostgreSQL "),
+        "{}",
+        first.summary
+    );
+    assert!(
+        first.summary.contains("at READ COMMITTED"),
+        "{}",
+        first.summary
+    );
     // A lost update: both transactions of the anomaly write the same key.
     assert_eq!(first.transactions.len(), 2, "{:?}", first.transactions);
-    let spec = &first.files.iter().find(|(n, _)| n == "reproducer.spec").unwrap().1;
+    let spec = &first
+        .files
+        .iter()
+        .find(|(n, _)| n == "reproducer.spec")
+        .unwrap()
+        .1;
     let writers: std::collections::BTreeSet<&str> = spec
         .lines()
         .filter(|l| l.contains("UPDATE isopredict_repro") && l.contains("CHECKING.bal[custid=1]"))
@@ -176,8 +210,19 @@ fn a_lost_update_is_reproduced_at_read_committed_the_same_way_ten_times() {
         .all(|r| r.got.as_deref() == Some(r.predicted.as_str())));
     assert!(spec_shows_the_reads(&url, &first) || isolationtester().is_none());
     for round in 2..=10 {
-        let again = reproduce_on(&url, Isolation::ReadCommitted, "smallbank", 2, Size::Small, &outcome);
-        assert_eq!(again.verdict, first.verdict, "round {round}: {}", again.summary);
+        let again = reproduce_on(
+            &url,
+            Isolation::ReadCommitted,
+            "smallbank",
+            2,
+            Size::Small,
+            &outcome,
+        );
+        assert_eq!(
+            again.verdict, first.verdict,
+            "round {round}: {}",
+            again.summary
+        );
         assert_eq!(again.anomaly_reads, first.anomaly_reads, "round {round}");
         assert_eq!(again.files, first.files, "round {round}");
     }
@@ -202,7 +247,10 @@ fn a_read_only_anomaly_of_smallbank_full_is_reproduced_at_repeatable_read() {
     assert!(r.anomaly.is_some());
     let md = r.to_markdown();
     assert!(md.contains("fixes the snapshot"), "{md}");
-    assert!(md.contains("SAVINGS.bal[custid="), "names in the application's terms: {md}");
+    assert!(
+        md.contains("SAVINGS.bal[custid="),
+        "names in the application's terms: {md}"
+    );
     spec_shows_the_reads(&url, &r);
     // The control: SERIALIZABLE has no schedule for it.
     let ser = reproduce_on(
@@ -213,7 +261,12 @@ fn a_read_only_anomaly_of_smallbank_full_is_reproduced_at_repeatable_read() {
         Size::Large,
         &outcome,
     );
-    assert_eq!(ser.verdict, ReproVerdict::NotReproducible, "{}", ser.summary);
+    assert_eq!(
+        ser.verdict,
+        ReproVerdict::NotReproducible,
+        "{}",
+        ser.summary
+    );
     assert!(ser.summary.contains("SERIALIZABLE"), "{}", ser.summary);
 }
 
@@ -223,7 +276,14 @@ fn a_lost_update_is_not_reproducible_at_repeatable_read_and_says_why() {
         return;
     };
     let outcome = predicted("smallbank", 2, Size::Small, Level::ReadCommitted);
-    let r = reproduce_on(&url, Isolation::RepeatableRead, "smallbank", 2, Size::Small, &outcome);
+    let r = reproduce_on(
+        &url,
+        Isolation::RepeatableRead,
+        "smallbank",
+        2,
+        Size::Small,
+        &outcome,
+    );
     assert_eq!(r.verdict, ReproVerdict::NotReproducible, "{}", r.summary);
     assert_eq!(r.verdict.exit_code(), 0);
     let why = r.no_schedule.as_deref().unwrap();
@@ -240,7 +300,16 @@ fn the_cli_reproduces_a_run_folder_and_writes_the_reproducer() {
     let scratch = Scratch::new("reproduce-cli");
     let run_dir = scratch.arg("run");
     let o = isopredict(&[
-        "run", "smallbank", "--seed", "2", "--level", "rc", "--max", "1", "--out", &run_dir,
+        "run",
+        "smallbank",
+        "--seed",
+        "2",
+        "--level",
+        "rc",
+        "--max",
+        "1",
+        "--out",
+        &run_dir,
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let o = isopredict(&[
@@ -254,7 +323,13 @@ fn the_cli_reproduces_a_run_folder_and_writes_the_reproducer() {
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains("Reproduced on PostgreSQL"), "{text}");
-    for f in ["reproducer.spec", "README.md", "session-s1.sql", "session-s2.sql", "report.md"] {
+    for f in [
+        "reproducer.spec",
+        "README.md",
+        "session-s1.sql",
+        "session-s2.sql",
+        "report.md",
+    ] {
         assert!(scratch.join("run/reproduce").join(f).exists(), "{f}");
     }
     let readme = scratch.read("run/reproduce/README.md");
@@ -272,29 +347,54 @@ fn the_level_follows_the_database() {
     let scratch = Scratch::new("level-follows");
     // Serializable: nothing to predict, the promise is checked.
     let o = isopredict(&[
-        "run", "smallbank", "--store", &url, "--isolation", "serializable", "--out",
+        "run",
+        "smallbank",
+        "--store",
+        &url,
+        "--isolation",
+        "serializable",
+        "--out",
         &scratch.arg("ser"),
     ]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
-    assert!(text.contains("# isopredict run smallbank (seed 1, small, level ser"), "{text}");
+    assert!(
+        text.contains("# isopredict run smallbank (seed 1, small, level ser"),
+        "{text}"
+    );
     assert!(text.contains("Nothing to predict"), "{text}");
     assert!(text.contains("kept that promise"), "{text}");
     // Repeatable read predicts at snapshot isolation.
     let o = isopredict(&[
-        "run", "smallbank", "--store", &url, "--isolation", "repeatable-read", "--out",
+        "run",
+        "smallbank",
+        "--store",
+        &url,
+        "--isolation",
+        "repeatable-read",
+        "--out",
         &scratch.arg("rr"),
     ]);
     assert!(stdout(&o).contains("level si"), "{}", stdout(&o));
     // An explicit weaker level is allowed, with a note.
     let o = isopredict(&[
-        "run", "smallbank", "--store", &url, "--isolation", "repeatable-read", "--level",
-        "causal", "--out", &scratch.arg("rr-causal"),
+        "run",
+        "smallbank",
+        "--store",
+        &url,
+        "--isolation",
+        "repeatable-read",
+        "--level",
+        "causal",
+        "--out",
+        &scratch.arg("rr-causal"),
     ]);
     let text = stdout(&o);
     assert!(text.contains("level causal"), "{text}");
     assert!(
-        text.contains("weaker than snapshot isolation, which the database promises at REPEATABLE READ"),
+        text.contains(
+            "weaker than snapshot isolation, which the database promises at REPEATABLE READ"
+        ),
         "{text}"
     );
 }
@@ -306,23 +406,49 @@ fn saved_histories_name_keys_as_the_application_does() {
     let scratch = Scratch::new("app-names");
     let dir = scratch.arg("run");
     let o = isopredict(&[
-        "run", "smallbank", "--seed", "2", "--level", "rc", "--max", "1", "--out", &dir,
+        "run",
+        "smallbank",
+        "--seed",
+        "2",
+        "--level",
+        "rc",
+        "--max",
+        "1",
+        "--out",
+        &dir,
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let observed = scratch.read("run/observed.json");
-    assert!(observed.contains("\"CHECKING.bal[custid=1]\""), "{}", &observed[..500]);
+    assert!(
+        observed.contains("\"CHECKING.bal[custid=1]\""),
+        "{}",
+        &observed[..500]
+    );
     assert!(observed.contains("\"row CHECKING[custid=1] exists\""));
     assert!(!observed.contains("Set("), "membership keys by name");
     let predicted = scratch.read("run/predicted.json");
     assert!(predicted.contains("\"CHECKING.bal[custid=1]\""));
     let trace = scratch.read("run/observed.trace.txt");
-    assert!(trace.contains("READ KEY["), "the trace keeps MonkeyDB's hashed keys");
+    assert!(
+        trace.contains("READ KEY["),
+        "the trace keeps MonkeyDB's hashed keys"
+    );
     assert!(!trace.contains("CHECKING"));
-    let o = isopredict(&["check", &scratch.arg("run/predicted.json"), "--level", "ser"]);
+    let o = isopredict(&[
+        "check",
+        &scratch.arg("run/predicted.json"),
+        "--level",
+        "ser",
+    ]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains(".bal[custid="), "{text}");
-    let o = isopredict(&["predict", &scratch.arg("run/observed.json"), "--level", "rc"]);
+    let o = isopredict(&[
+        "predict",
+        &scratch.arg("run/observed.json"),
+        "--level",
+        "rc",
+    ]);
     let text = stdout(&o);
     assert!(text.contains("[custid="), "{text}");
 }

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use isopredict::pipeline::run::level_for_isolation;
 use isopredict::pipeline::{parse_level, parse_store, run_workload, write_run_files, RunOptions};
 use isopredict::predict::Strategy;
-use isopredict::store::Isolation;
 use isopredict::reproduce::{self, Request};
+use isopredict::store::Isolation;
 use isopredict::workloads::{self, RunConfig, Size};
 
 /// Arguments of `isopredict run`.

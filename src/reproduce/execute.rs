@@ -170,7 +170,8 @@ impl StatementGate for Barriers {
                 } else {
                     format!("a statement of T{}.{}", session + 1, txn + 1)
                 };
-                let rolled_back = reason.contains(crate::store::postgres::ROLLED_BACK_AS_REPRODUCED);
+                let rolled_back =
+                    reason.contains(crate::store::postgres::ROLLED_BACK_AS_REPRODUCED);
                 if !rolled_back {
                     state.failure = Some(format!("{at} failed: {reason}"));
                 }
@@ -325,13 +326,12 @@ pub fn compare_reads(
             let got = rec.and_then(|r| {
                 let rt = recorded.txn(r);
                 let ro = rt.ops().start + i as u32;
-                (ro < rt.ops().end && recorded.op(ro).kind == OpKind::Read)
-                    .then(|| {
-                        recorded
-                            .writer_txn(ro)
-                            .map(|w| recorded.txn_label(w))
-                            .unwrap_or_else(|| "an unknown writer".to_string())
-                    })
+                (ro < rt.ops().end && recorded.op(ro).kind == OpKind::Read).then(|| {
+                    recorded
+                        .writer_txn(ro)
+                        .map(|w| recorded.txn_label(w))
+                        .unwrap_or_else(|| "an unknown writer".to_string())
+                })
             });
             out.push(ReadOutcome {
                 txn: predicted.txn_label(t),

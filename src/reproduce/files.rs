@@ -108,7 +108,10 @@ pub fn spec_steps(m: &Minimized, original: &History) -> Vec<SpecStep> {
                 if last {
                     (end.to_string(), None)
                 } else {
-                    (format!("{end} BEGIN ISOLATION LEVEL {};", isolation.sql()), None)
+                    (
+                        format!("{end} BEGIN ISOLATION LEVEL {};", isolation.sql()),
+                        None,
+                    )
                 }
             }
         };
@@ -125,7 +128,10 @@ pub fn spec_steps(m: &Minimized, original: &History) -> Vec<SpecStep> {
 /// A SQL string literal of `s` (quotes doubled; `{`/`}`, which an isolationtester step cannot
 /// hold, replaced by parentheses).
 fn literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''").replace('{', "(").replace('}', ")"))
+    format!(
+        "'{}'",
+        s.replace('\'', "''").replace('{', "(").replace('}', ")")
+    )
 }
 
 /// The setup SQL: the table and one row per key at its initial version.
@@ -155,7 +161,9 @@ pub fn spec(m: &Minimized, original: &History, ctx: &Context) -> String {
     let _ = writeln!(
         out,
         "# isopredict reproducer: {} at {}",
-        ctx.anomaly.as_deref().unwrap_or("an unserializable execution"),
+        ctx.anomaly
+            .as_deref()
+            .unwrap_or("an unserializable execution"),
         isolation.sql()
     );
     if !ctx.origin.is_empty() {
@@ -222,7 +230,13 @@ pub fn session_files(m: &Minimized, original: &History) -> Vec<(String, String)>
             let prev = i.checked_sub(1).map(|j| &steps[j]);
             let mut comment = format!("-- step {} ({})", i + 1, st.name);
             if let Some(p) = prev.filter(|p| p.session != s) {
-                let _ = write!(comment, ": wait until s{} has run step {} ({})", p.session + 1, i, p.name);
+                let _ = write!(
+                    comment,
+                    ": wait until s{} has run step {} ({})",
+                    p.session + 1,
+                    i,
+                    p.name
+                );
             }
             if let Some(e) = &st.expect {
                 let _ = write!(comment, "; must print written_by = {e}");
@@ -241,7 +255,9 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
     let steps = spec_steps(m, original);
     let mut out = format!(
         "# Reproducer: {} at {}\n\n",
-        ctx.anomaly.as_deref().unwrap_or("an unserializable execution"),
+        ctx.anomaly
+            .as_deref()
+            .unwrap_or("an unserializable execution"),
         isolation.sql()
     );
     if let Some(on) = &ctx.reproduced_on {
@@ -250,7 +266,10 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
     if !ctx.origin.is_empty() {
         let _ = writeln!(out, "Predicted from {}.\n", ctx.origin);
     }
-    let labels: Vec<String> = m.origin[1..].iter().map(|&t| original.txn_label(t)).collect();
+    let labels: Vec<String> = m.origin[1..]
+        .iter()
+        .map(|&t| original.txn_label(t))
+        .collect();
     let _ = writeln!(
         out,
         "## The transactions\n\nThe anomaly needs {} transactions ({}); every other transaction of the run was left out (its effect, where read, is loaded as initial data).\n",
@@ -315,13 +334,16 @@ pub fn reads_in_output(
         .iter()
         .map(|(name, expect)| {
             let head = format!("step {name}: ");
-            let printed = lines.iter().position(|l| l.starts_with(&head)).and_then(|i| {
-                // The header, the dashes, then the row `k|written_by`.
-                lines
-                    .get(i + 3)
-                    .and_then(|row| row.rsplit('|').next())
-                    .map(|w| w.trim().to_string())
-            });
+            let printed = lines
+                .iter()
+                .position(|l| l.starts_with(&head))
+                .and_then(|i| {
+                    // The header, the dashes, then the row `k|written_by`.
+                    lines
+                        .get(i + 3)
+                        .and_then(|row| row.rsplit('|').next())
+                        .map(|w| w.trim().to_string())
+                });
             (name.clone(), expect.clone(), printed)
         })
         .collect()

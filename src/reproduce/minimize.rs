@@ -93,7 +93,11 @@ pub fn minimize_runnable(
 impl Minimized {
     /// The same with a schedule of its history at `isolation`, or why there is none (in the
     /// original history's transaction names).
-    pub fn with_schedule(mut self, isolation: Isolation, original: &History) -> Result<Minimized, NoSchedule> {
+    pub fn with_schedule(
+        mut self,
+        isolation: Isolation,
+        original: &History,
+    ) -> Result<Minimized, NoSchedule> {
         match schedule(&self.history, isolation) {
             Ok(s) => {
                 self.schedule = s;
@@ -110,7 +114,12 @@ impl Minimized {
     /// history's.
     pub fn relabel(&self, text: &str, original: &History) -> String {
         let names: FxHashMap<String, String> = (1..self.history.txn_count() as TxnId)
-            .map(|t| (self.history.txn_label(t), original.txn_label(self.origin[t as usize])))
+            .map(|t| {
+                (
+                    self.history.txn_label(t),
+                    original.txn_label(self.origin[t as usize]),
+                )
+            })
             .collect();
         let mut out = String::with_capacity(text.len());
         let bytes = text.as_bytes();
@@ -141,7 +150,12 @@ impl Minimized {
     /// The reads of the original history the anomaly needs: each kept transaction's reads of
     /// the anomaly's keys from another transaction (or the initial state).
     pub fn needed_reads(&self, original: &History) -> FxHashSet<OpId> {
-        let keys: FxHashSet<&str> = self.history.key_names().iter().map(String::as_str).collect();
+        let keys: FxHashSet<&str> = self
+            .history
+            .key_names()
+            .iter()
+            .map(String::as_str)
+            .collect();
         let mut out = FxHashSet::default();
         for &t in &self.origin[1..] {
             for o in original.txn(t).ops() {
@@ -288,8 +302,14 @@ mod tests {
         assert_eq!(m.history.key_count(), 2, "z is left out");
         let m = m.with_schedule(Isolation::RepeatableRead, &h).unwrap();
         assert_eq!(m.schedule.steps.len(), 8);
-        let no = m.clone().with_schedule(Isolation::Serializable, &h).unwrap_err();
+        let no = m
+            .clone()
+            .with_schedule(Isolation::Serializable, &h)
+            .unwrap_err();
         assert!(no.reason.contains("SERIALIZABLE"));
-        assert_eq!(m.relabel("T1.1 and T2.1, T12.1.", &h), "T1.1 and T2.1, T12.1.");
+        assert_eq!(
+            m.relabel("T1.1 and T2.1, T12.1.", &h),
+            "T1.1 and T2.1, T12.1."
+        );
     }
 }

@@ -302,11 +302,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
                 let label = run.history.txn_label(t as u32);
                 Some((
                     label,
-                    format!(
-                        "{}({})",
-                        c.procedure,
-                        c.parameters.as_deref().unwrap_or("")
-                    ),
+                    format!("{}({})", c.procedure, c.parameters.as_deref().unwrap_or("")),
                 ))
             })
             .collect();
@@ -321,9 +317,11 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             .into_iter()
             .filter_map(|s| Some((s.name, s.expect?)))
             .collect();
-        out.files.push(("reproducer.spec".to_string(), files::spec(m, &named, &ctx)));
+        out.files
+            .push(("reproducer.spec".to_string(), files::spec(m, &named, &ctx)));
         out.files.extend(files::session_files(m, &named));
-        out.files.push(("README.md".to_string(), files::readme(m, &named, &ctx)));
+        out.files
+            .push(("README.md".to_string(), files::readme(m, &named, &ctx)));
     }
     Ok(out)
 }
@@ -353,9 +351,12 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
     let report: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not JSON: {e}", report_path.display()))?;
     let field = |name: &str| -> Result<&serde_json::Value, String> {
-        report
-            .get(name)
-            .ok_or_else(|| format!("{}: no field {name:?} (not a run's report)", report_path.display()))
+        report.get(name).ok_or_else(|| {
+            format!(
+                "{}: no field {name:?} (not a run's report)",
+                report_path.display()
+            )
+        })
     };
     let name = field("workload")?.as_str().unwrap_or_default();
     let workload = crate::workloads::by_name(name)
@@ -367,10 +368,7 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
     let size: crate::workloads::Size = size_name
         .parse()
         .map_err(|e| format!("{}: {e}", report_path.display()))?;
-    let sessions = field("sessions")?
-        .as_array()
-        .map_or(0, Vec::len)
-        .max(1);
+    let sessions = field("sessions")?.as_array().map_or(0, Vec::len).max(1);
     let level = report.get("level").and_then(|l| l.as_str()).unwrap_or("?");
     let isolation = report
         .get("database")
@@ -385,8 +383,8 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
         ));
     }
     let predicted = crate::formats::read_file(&predicted_path, None).map_err(|e| e.to_string())?;
-    let observed = crate::formats::read_file(&dir.join("observed.json"), None)
-        .map_err(|e| e.to_string())?;
+    let observed =
+        crate::formats::read_file(&dir.join("observed.json"), None).map_err(|e| e.to_string())?;
     Ok(RunFolder {
         workload,
         config: RunConfig {
@@ -396,7 +394,9 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
         predicted,
         observed,
         isolation,
-        origin: format!("{name}, seed {seed}, {size_name}, {sessions} sessions, predicted at {level}"),
+        origin: format!(
+            "{name}, seed {seed}, {size_name}, {sessions} sessions, predicted at {level}"
+        ),
     })
 }
 
@@ -430,7 +430,11 @@ pub fn write_folder(r: &Reproduction, dir: &std::path::Path) -> anyhow::Result<(
 impl Reproduction {
     /// The report in Markdown.
     pub fn to_markdown(&self) -> String {
-        let mut out = format!("# isopredict reproduce at {}\n\n**{}**\n\n", self.isolation.sql(), self.summary);
+        let mut out = format!(
+            "# isopredict reproduce at {}\n\n**{}**\n\n",
+            self.isolation.sql(),
+            self.summary
+        );
         if let Some(db) = &self.database {
             let _ = writeln!(out, "Database: {db}.\n");
         }
@@ -457,7 +461,12 @@ impl Reproduction {
             out.push('\n');
         }
         if !self.differing_reads.is_empty() {
-            let _ = writeln!(out, "## Reads that differed ({} of {})\n", self.differing_reads.len(), self.reads_compared);
+            let _ = writeln!(
+                out,
+                "## Reads that differed ({} of {})\n",
+                self.differing_reads.len(),
+                self.reads_compared
+            );
             for r in self.differing_reads.iter().take(20) {
                 let _ = writeln!(
                     out,

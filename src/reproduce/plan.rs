@@ -34,14 +34,19 @@ pub fn plan_history(observed: &History, predicted: &History) -> Result<History, 
     {
         let session = b.session(os.external_id.or(Some(s as u64)));
         let mut predicted_txns = ps.txns().filter(|&t| predicted.txn(t).is_committed());
-        let planned = ps.txns().filter(|&t| predicted.txn(t).is_committed()).count();
+        let planned = ps
+            .txns()
+            .filter(|&t| predicted.txn(t).is_committed())
+            .count();
         let mut used = 0;
         for t in os.txns() {
             if used == planned {
                 break;
             }
             if observed.txn(t).is_committed() {
-                let Some(p) = predicted_txns.next() else { break };
+                let Some(p) = predicted_txns.next() else {
+                    break;
+                };
                 let bt = b.begin(session, None);
                 of_predicted.insert(p, bt);
                 of_observed.insert(t, bt);

@@ -217,7 +217,11 @@ struct Search<'h> {
 }
 
 impl<'h> Search<'h> {
-    fn new(h: &'h History, isolation: Isolation, needed: Option<&'h FxHashSet<OpId>>) -> Search<'h> {
+    fn new(
+        h: &'h History,
+        isolation: Isolation,
+        needed: Option<&'h FxHashSet<OpId>>,
+    ) -> Search<'h> {
         let session_steps = h
             .sessions()
             .iter()
@@ -320,7 +324,10 @@ impl<'h> Search<'h> {
                 let when = if self.isolation == Isolation::RepeatableRead
                     && state.snapshot[t as usize].is_some()
                 {
-                    format!("its snapshot (fixed at its first statement) holds {}'s", h.txn_label(sees))
+                    format!(
+                        "its snapshot (fixed at its first statement) holds {}'s",
+                        h.txn_label(sees)
+                    )
                 } else {
                     format!("it would see {}'s", h.txn_label(sees))
                 };
@@ -528,7 +535,7 @@ impl<'h> Search<'h> {
         if self
             .furthest
             .as_ref()
-            .is_none_or(|(done, _)| state.done.len() > done.len())
+            .map_or(true, |(done, _)| state.done.len() > done.len())
         {
             self.furthest = Some((state.done.clone(), reasons));
         }
@@ -541,7 +548,8 @@ impl<'h> Search<'h> {
         let Some((done, reasons)) = &self.furthest else {
             return "no schedule exists".to_string();
         };
-        let mut out = String::from("no order of the statements gives every read its predicted writer");
+        let mut out =
+            String::from("no order of the statements gives every read its predicted writer");
         let committed: Vec<String> = done
             .iter()
             .filter(|s| s.kind == StepKind::End && h.txn(s.txn).is_committed())
@@ -701,12 +709,18 @@ mod tests {
         simulate(&h, &s);
         assert_eq!(s.steps.len(), 8);
         // Both first statements run before either commit.
-        let first_commit = s.steps.iter().position(|s| s.kind == StepKind::End).unwrap();
-        assert!(s.steps[..first_commit]
+        let first_commit = s
+            .steps
             .iter()
-            .filter(|s| s.kind == StepKind::Op(0))
-            .count()
-            == 2);
+            .position(|s| s.kind == StepKind::End)
+            .unwrap();
+        assert!(
+            s.steps[..first_commit]
+                .iter()
+                .filter(|s| s.kind == StepKind::Op(0))
+                .count()
+                == 2
+        );
         let text = s.to_text(&h);
         assert!(text.contains("fixes the snapshot"), "{text}");
         assert!(text.contains("waits for step"), "{text}");
@@ -719,7 +733,11 @@ mod tests {
         simulate(&h, &s);
         let no = schedule(&h, Isolation::RepeatableRead).unwrap_err();
         assert!(!no.gave_up);
-        assert!(no.reason.contains("T1.1 and T2.1 both write x"), "{}", no.reason);
+        assert!(
+            no.reason.contains("T1.1 and T2.1 both write x"),
+            "{}",
+            no.reason
+        );
         assert!(no.reason.contains("first updater wins"), "{}", no.reason);
         let ser = schedule(&h, Isolation::Serializable).unwrap_err();
         assert!(ser.reason.contains("SERIALIZABLE"), "{}", ser.reason);
