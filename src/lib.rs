@@ -41,6 +41,7 @@ pub mod pipeline;
 pub mod predict;
 pub mod printable;
 pub mod report;
+pub mod reproduce;
 pub mod ser;
 pub mod stable_hash;
 pub mod store;

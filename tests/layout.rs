@@ -45,6 +45,8 @@ const LAYERS: &[&str] = &[
     "report",
     // run and rank: record → check → predict → verify → validate → report.
     "pipeline",
+    // Reproducing a prediction on a database: schedule, execution, reproducer files.
+    "reproduce",
 ];
 
 /// Where the source is.

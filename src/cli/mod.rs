@@ -21,6 +21,7 @@ mod generate;
 mod many;
 mod predict;
 mod rank;
+mod reproduce;
 mod run;
 mod stats;
 mod watch;
@@ -66,6 +67,10 @@ pub enum Command {
     /// Record a workload run, predict an anomaly, validate it by replay, and report it.
     #[command(after_help = EXIT_CODES)]
     Run(run::Args),
+    /// Run a prediction of a `run` folder on a database along a schedule that makes it
+    /// happen, and write a reproducer (isolationtester spec, SQL per session, README).
+    #[command(after_help = EXIT_CODES)]
+    Reproduce(reproduce::Args),
     /// Predict and validate over a grid of workload runs (or folders of histories): the
     /// paper's Tables 4–7 and a risk ranking.
     #[command(after_help = EXIT_CODES)]
@@ -104,6 +109,7 @@ pub fn main() -> ExitCode {
         Command::Check(_)
             | Command::Predict(_)
             | Command::Run(_)
+            | Command::Reproduce(_)
             | Command::Rank(_)
             | Command::Watch(_)
     );
@@ -114,6 +120,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Predict(args) => predict::run(args),
         Command::Run(args) => run::run(args),
+        Command::Reproduce(args) => reproduce::run(args),
         Command::Rank(args) => rank::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Watch(args) => watch::run(args),

@@ -5,10 +5,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use isopredict::pipeline::run::level_for_isolation;
 use isopredict::pipeline::{parse_level, parse_store, run_workload, write_run_files, RunOptions};
 use isopredict::predict::Strategy;
+use isopredict::reproduce::{self, Request};
 use isopredict::store::Isolation;
-use isopredict::workloads::{self, Size};
+use isopredict::workloads::{self, RunConfig, Size};
 
 /// Arguments of `isopredict run`.
 #[derive(clap::Args)]
@@ -37,8 +39,10 @@ pub struct Args {
     #[arg(long, default_value = "read-committed")]
     isolation: Isolation,
     /// The weak isolation level to predict at: causal, ra, rc, pc (prefix consistency) or si
-    /// (snapshot isolation) [default: rc on a database at
-    /// read committed, else causal].
+    /// (snapshot isolation) [default: what the database's isolation allows — rc at
+    /// read-committed, si at repeatable-read, none at serializable (the run checks the
+    /// database kept its promise); causal on the embedded store]. A level weaker than the
+    /// database's is allowed, with a note that the database may not produce its predictions.
     #[arg(long, value_parser = parse_level)]
     level: Option<isopredict::check::Level>,
     /// The prediction strategy.
@@ -62,6 +66,10 @@ pub struct Args {
     /// Show the store's raw keys (hashes) beside their table, column and row in the report.
     #[arg(long)]
     raw_keys: bool,
+    /// With a database --store: run the prediction on the database along a schedule that
+    /// makes it happen (as `isopredict reproduce`), writing OUT/reproduce/.
+    #[arg(long)]
+    reproduce: bool,
 }
 
 /// Runs the pipeline; exit code 1 for an anomaly (validated or predicted), 0 for none, 3 for
@@ -92,13 +100,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
     };
-    let level = args.level.unwrap_or(
-        if backend.is_some() && args.isolation == Isolation::ReadCommitted {
-            isopredict::check::Level::ReadCommitted
-        } else {
-            isopredict::check::Level::Causal
-        },
-    );
+    // The level follows the database: rc at read committed, si at repeatable read, and at
+    // serializable nothing to predict (the run checks the promise).
+    if args.reproduce && backend.is_none() {
+        eprintln!("error: --reproduce needs a database --store (a PostgreSQL URL)");
+        return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+    }
+    let level = args.level.unwrap_or(if backend.is_some() {
+        level_for_isolation(args.isolation)
+    } else {
+        isopredict::check::Level::Causal
+    });
     let options = RunOptions {
         seed: args.seed,
         size: args.calls.map_or(args.size, Size::Calls),
@@ -137,5 +149,52 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         outcome.report.to_markdown()
     };
     out.write_all(text.as_bytes())?;
-    Ok(ExitCode::from(outcome.report.exit_code()))
+    let mut code = outcome.report.exit_code();
+    if args.reproduce {
+        match (&outcome.prediction, &options.backend) {
+            (Some(p), Some(backend)) => {
+                // In the application's terms, so messages and files name tables and rows.
+                let named = outcome.keys.rename(&p.history);
+                let observed = outcome.keys.rename(&outcome.observed.history);
+                let request = Request {
+                    workload,
+                    config: RunConfig {
+                        terminals: options.sessions,
+                        ..RunConfig::paper(options.seed, options.size)
+                    },
+                    predicted: &named,
+                    observed: &observed,
+                    backend: backend.as_ref(),
+                    isolation: args.isolation,
+                    timeout: options.timeout,
+                    origin: format!(
+                        "{}, seed {}, {}, {} sessions, predicted at {}",
+                        workload.name(),
+                        options.seed,
+                        options.size.name(),
+                        options.sessions,
+                        isopredict::pipeline::level_name(options.level)
+                    ),
+                };
+                let reproduced = reproduce::reproduce(&request);
+                if let Some(code) = super::interrupted() {
+                    return Ok(code);
+                }
+                let reproduced = reproduced?;
+                let rdir = dir.join("reproduce");
+                reproduce::write_folder(&reproduced, &rdir)?;
+                let mut text = reproduced.to_markdown();
+                text.push_str(&format!("\nWritten to {}\n", rdir.display()));
+                if !args.json {
+                    out.write_all(b"\n")?;
+                    out.write_all(text.as_bytes())?;
+                }
+                if reproduced.verdict == reproduce::ReproVerdict::Reproduced {
+                    code = 1;
+                }
+            }
+            _ => eprintln!("note: --reproduce: nothing to reproduce (no prediction)"),
+        }
+    }
+    Ok(ExitCode::from(code))
 }

@@ -262,6 +262,26 @@ impl History {
         &self.key_names
     }
 
+    /// The same history with its keys renamed: `names[k]` for key `k` (e.g. a store's
+    /// hashed keys named as the application names them). The names must be as many as the
+    /// keys and all different; otherwise the reason, and nothing is renamed.
+    pub fn with_key_names(&self, names: Vec<String>) -> Result<History, String> {
+        if names.len() != self.key_names.len() {
+            return Err(format!(
+                "{} names for {} keys",
+                names.len(),
+                self.key_names.len()
+            ));
+        }
+        let mut seen = rustc_hash::FxHashSet::default();
+        if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
+            return Err(format!("two keys would both be named {dup:?}"));
+        }
+        let mut renamed = self.clone();
+        renamed.key_names = names;
+        Ok(renamed)
+    }
+
     /// The sessions, indexed by [`SessionId`].
     pub fn sessions(&self) -> &[Session] {
         &self.sessions

@@ -21,7 +21,7 @@ use crate::check::{CheckError, Level};
 use crate::predict::{predict, PredictError, PredictOptions, Prediction, Strategy, Verdict};
 use crate::report::anomaly::AnomalyGraph;
 use crate::report::run_report::{RunReport, RunTimings, RunVerdict};
-use crate::store::{Backend, KeyDirectory};
+use crate::store::{Backend, Isolation, KeyDirectory};
 use crate::workloads::{self, Run, RunConfig, RunError, Size, Validation, Workload};
 
 use super::judge::{judge, Judged};
@@ -114,6 +114,9 @@ pub struct RunOutcome {
     pub validation: Option<Validation>,
     /// The drawing of the anomaly, if a prediction was made.
     pub anomaly: Option<AnomalyGraph>,
+    /// The run's keys in the application's terms (table, column, row): the native JSON
+    /// histories are written with these names.
+    pub keys: KeyDirectory,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -128,8 +131,13 @@ pub fn run_workload(
     workload: &dyn Workload,
     options: &RunOptions,
 ) -> Result<RunOutcome, PipelineError> {
-    let outcome = super::fresh_z3(|| run_in_context(workload, options));
+    let mut outcome = super::fresh_z3(|| run_in_context(workload, options));
     crate::interrupt::stop_point()?;
+    if let Ok(o) = &mut outcome {
+        if let Some(note) = weaker_than_database(options, &o.observed) {
+            o.report.summary = format!("{} {note}", o.report.summary);
+        }
+    }
     outcome
 }
 
@@ -147,6 +155,9 @@ fn run_in_context(
         ..RunTimings::default()
     };
     if let Some(stop) = database_failure(&report) {
+        return Ok(stop.outcome(report, recorded, timings, start));
+    }
+    if let Some(stop) = serializable_database(options, &recorded, &report) {
         return Ok(stop.outcome(report, recorded, timings, start));
     }
     let checked = check(workload, options, &recorded)?;
@@ -183,6 +194,7 @@ fn run_in_context(
         prediction: Some(prediction),
         validation: Some(validated.validation),
         anomaly: Some(anomaly),
+        keys: recorded.keys,
     })
 }
 
@@ -228,6 +240,7 @@ impl Stop {
             prediction: None,
             validation: None,
             anomaly: None,
+            keys: recorded.keys,
         }
     }
 }
@@ -264,6 +277,71 @@ fn database_failure(report: &RunReport) -> Option<Stop> {
             report.observed_transactions.saturating_sub(1)
         ),
         observed_violation: None,
+    })
+}
+
+/// The level prediction works at for a database run at `isolation` (the level follows the
+/// database): read committed → rc; repeatable read, PostgreSQL's snapshot isolation → si;
+/// serializable → serializability, which leaves nothing to predict: the run checks that the
+/// database kept its promise ([`super::promise`]) and stops.
+pub fn level_for_isolation(isolation: Isolation) -> Level {
+    isolation.promised_level()
+}
+
+/// A run on a database at SERIALIZABLE predicting at serializability stops after the
+/// promise check: the database promises every execution is serializable, so no anomaly is
+/// predicted; the report says whether the recorded run kept that promise.
+fn serializable_database(
+    options: &RunOptions,
+    recorded: &Recorded,
+    report: &RunReport,
+) -> Option<Stop> {
+    let db = recorded.run.database.as_ref()?;
+    if options.level != Level::Serializable {
+        return None;
+    }
+    let section = report.database.as_ref()?;
+    let (verdict, outcome) = match section.promise_verdict.as_str() {
+        "kept" => (RunVerdict::NoAnomaly, "it kept that promise in this run"),
+        "broken" => (
+            RunVerdict::ObservedViolation,
+            "it BROKE that promise in this run",
+        ),
+        _ => (
+            RunVerdict::Unknown,
+            "whether it kept that promise in this run is undecided",
+        ),
+    };
+    Some(Stop {
+        verdict,
+        summary: format!(
+            "Nothing to predict: {} ran at {}, which promises serializability, so it does not \
+             produce unserializable executions; the recorded history was checked instead: {outcome} \
+             ({}).",
+            section.database,
+            db.isolation.sql(),
+            section.promise
+        ),
+        observed_violation: (verdict == RunVerdict::ObservedViolation)
+            .then(|| section.promise_explanation.clone())
+            .flatten(),
+    })
+}
+
+/// The note for a prediction at a level weaker than what the database's isolation promises:
+/// such a prediction may need an execution the database would not produce.
+fn weaker_than_database(options: &RunOptions, observed: &Run) -> Option<String> {
+    let db = observed.database.as_ref()?;
+    let promised = db.isolation.promised_level();
+    (!options.level.implies(promised)).then(|| {
+        format!(
+            "Note: the level {} is weaker than {}, which the database promises at {}: an \
+             execution predicted here may be one the database would not produce \
+             (`isopredict reproduce` finds out).",
+            options.level.full_name(),
+            promised.full_name(),
+            db.isolation.sql()
+        )
     })
 }
 

@@ -24,9 +24,11 @@ pub fn write_run_files(outcome: &mut RunOutcome, dir: &Path) -> anyhow::Result<(
         run.write_trace(&mut out)?;
         Ok(out)
     };
+    // Native JSON speaks the application's terms; trace files keep the store's hashed keys.
+    let keys = &outcome.keys;
     let json = |h: &crate::history::History| -> anyhow::Result<Vec<u8>> {
         let mut out = Vec::new();
-        formats::write_to(h, Format::Json, &mut out)?;
+        formats::write_to(&keys.rename(h), Format::Json, &mut out)?;
         Ok(out)
     };
     files.push(("observed.json", json(&outcome.observed.history)?));
@@ -74,4 +76,6 @@ pub const RUN_FILES: &[&str] = &[
     "anomaly.svg",
     "report.md",
     "report.json",
+    // `isopredict reproduce`'s folder (replaced with the run's folder).
+    "reproduce",
 ];

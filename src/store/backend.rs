@@ -174,6 +174,42 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// Runs `job` to completion (or until the backend fails; see
     /// [`DatabaseRun::failure`]) and returns the recording.
     fn execute(&self, job: Job<'_>) -> Result<Execution, BackendError>;
+    /// The same backend with every statement waiting for its turn at `gate`; `None` when the
+    /// backend cannot (the embedded store runs whole transactions one at a time).
+    fn gated(&self, gate: std::sync::Arc<dyn StatementGate>) -> Option<Box<dyn Backend>> {
+        let _ = gate;
+        None
+    }
+}
+
+/// A statement of a gated run, as a [`StatementGate`] sees it: the statement recording
+/// operation `n` (0-based, program order) of a transaction, or its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GateStep {
+    /// The statement that records the transaction's operation at this index (a statement
+    /// recording nothing, such as a scan, waits for the turn of the next operation).
+    Op(u32),
+    /// COMMIT or ROLLBACK.
+    End,
+}
+
+/// Where each statement of a database run waits for its turn: the barriers of a schedule
+/// ([`crate::reproduce`]). Sessions are client indices; transactions are counted per session
+/// from 0, every attempt included. A backend that supports gating calls [`Self::before`]
+/// and [`Self::after`] around every statement, asks [`Self::must_roll_back`] before a commit
+/// and [`Self::session_done`] before each transaction.
+pub trait StatementGate: Send + Sync + fmt::Debug {
+    /// Returns when it is the statement's turn (or when the gated run failed: then at once):
+    /// `true` to run it, `false` to fail the transaction here without running it (the run
+    /// being reproduced had it aborted by this point).
+    fn before(&self, session: usize, txn: usize, step: GateStep) -> bool;
+    /// The statement ran; `failed` holds the database's error when it failed.
+    fn after(&self, session: usize, txn: usize, step: GateStep, failed: Option<&str>);
+    /// Whether the transaction must end with ROLLBACK even when the application commits it
+    /// (the run being reproduced aborted it).
+    fn must_roll_back(&self, session: usize, txn: usize) -> bool;
+    /// Whether the session must stop before its transaction `txn`.
+    fn session_done(&self, session: usize, txn: usize) -> bool;
 }
 
 /// The embedded store: transactions run one at a time in an order set by `schedule`, reads

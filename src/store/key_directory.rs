@@ -91,6 +91,40 @@ impl KeyDirectory {
         }
     }
 
+    /// `history`'s key names as the application names them (`CHECKING.bal[custid=1]`,
+    /// `row CHECKING[custid=1] exists`), one per key; a key the directory does not know keeps
+    /// its store name, and a description two keys share gets each key's store name appended,
+    /// so the names stay distinct.
+    pub fn application_names(&self, history: &History) -> Vec<String> {
+        let mut count: FxHashMap<&str, usize> = FxHashMap::default();
+        for k in history.key_names() {
+            if let Some(d) = self.describe(k) {
+                *count.entry(d).or_default() += 1;
+            }
+        }
+        let taken: rustc_hash::FxHashSet<&str> =
+            history.key_names().iter().map(String::as_str).collect();
+        history
+            .key_names()
+            .iter()
+            .map(|k| match self.describe(k) {
+                Some(d) if count[d] == 1 && (d == k || !taken.contains(d)) => d.to_string(),
+                Some(d) => format!("{d} (key {k})"),
+                None => k.clone(),
+            })
+            .collect()
+    }
+
+    /// `history` with its keys named as the application names them
+    /// ([`KeyDirectory::application_names`]): what native JSON histories of a run hold, so
+    /// `check` and `predict` on them speak the application's terms. Hashes stay in IsoPredict
+    /// trace files, whose format needs them.
+    pub fn rename(&self, history: &History) -> History {
+        history
+            .with_key_names(self.application_names(history))
+            .unwrap_or_else(|_| history.clone())
+    }
+
     /// Number of keys named.
     pub fn len(&self) -> usize {
         self.names.len()

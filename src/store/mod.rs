@@ -59,7 +59,10 @@ mod value;
 
 pub use crate::stable_hash::{hash_str, hash_u64s, StableHasher};
 pub use access::{KvRead, KvWrite, Transaction, Tx};
-pub use backend::{Backend, BackendError, DatabaseRun, Embedded, Execution, Isolation, Job};
+pub use backend::{
+    Backend, BackendError, DatabaseRun, Embedded, Execution, GateStep, Isolation, Job,
+    StatementGate,
+};
 pub use data::{
     Event, EventKind, KeyId, Seq, SessionRecord, Source, StoreData, TxnRecord, Version,
     INITIAL_SESSION,

@@ -41,7 +41,9 @@ use postgres::{Client as PgClient, Config, NoTls, Row, Statement};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::access::{KvRead, KvWrite, Transaction};
-use super::backend::{Backend, BackendError, DatabaseRun, Execution, Isolation, Job};
+use super::backend::{
+    Backend, BackendError, DatabaseRun, Execution, GateStep, Isolation, Job, StatementGate,
+};
 use super::driver::{Attempt, Outcome};
 use super::engine::{Committed, Store};
 use super::key::KeyRef;
@@ -51,12 +53,17 @@ use crate::error::InputError;
 use crate::formats::events::{EventWriter, WrittenBy};
 use crate::history::{BuilderTxn, History, HistoryBuilder, ReadFrom, TxnId};
 
+/// The reason of a transaction a gated run rolls back because the run it reproduces had it
+/// aborted ([`StatementGate`]).
+pub const ROLLED_BACK_AS_REPRODUCED: &str = "rolled back as in the run being reproduced";
+
 /// A PostgreSQL server and the isolation level to run at.
 #[derive(Debug, Clone)]
 pub struct Postgres {
     config: Config,
     isolation: Isolation,
     record: bool,
+    gate: Option<Arc<dyn StatementGate>>,
 }
 
 /// `store` (a PostgreSQL URL or key=value connection string, well formed or not) with every
@@ -122,6 +129,7 @@ impl Postgres {
             config,
             isolation,
             record: true,
+            gate: None,
         })
     }
 
@@ -130,6 +138,21 @@ impl Postgres {
     pub fn without_recording(mut self) -> Postgres {
         self.record = false;
         self
+    }
+
+    /// The same server with every statement waiting for its turn at `gate` (a schedule's
+    /// barriers, [`crate::reproduce`]); a lock wait longer than 2 s fails the statement
+    /// (`lock_timeout`), so a wait the schedule did not foresee ends the run instead of
+    /// hanging it.
+    pub fn with_gate(mut self, gate: Arc<dyn StatementGate>) -> Postgres {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// The server's version (`SHOW server_version`, e.g. `15.18`).
+    pub fn version(&self) -> Result<String, BackendError> {
+        let mut conn = self.connect()?;
+        Ok(Postgres::server_version(&mut conn))
     }
 
     /// The isolation level.
@@ -534,6 +557,8 @@ pub struct PgSession {
     row_counter: Arc<AtomicU64>,
     /// A transaction whose COMMIT lost the connection: (its record, its xid).
     pending: Option<(RecordedTxn, Option<i64>)>,
+    /// Where its statements wait for their turn (a gated run).
+    gate: Option<Arc<dyn StatementGate>>,
 }
 
 impl std::fmt::Debug for PgSession {
@@ -590,6 +615,7 @@ impl PgSession {
             next: 0,
             row_counter,
             pending: None,
+            gate: None,
         })
     }
 
@@ -662,6 +688,8 @@ impl PgSession {
         self.next += 1;
         let id = ((self.index as u64 + 1) << 32) | self.next;
         let (conn, stmts) = self.conn.as_mut().expect("connected");
+        let gate = self.gate.as_deref();
+        let txn_index = self.next as usize - 1;
         let mut tx = PgTx {
             conn,
             stmts: stmts.as_ref(),
@@ -671,6 +699,10 @@ impl PgSession {
             xid: None,
             row_counter: &self.row_counter,
             record: self.connector.record,
+            gate,
+            session: self.index,
+            txn: txn_index,
+            gated: 0,
         };
         if let Err(e) = tx.conn.batch_execute("BEGIN") {
             tx.fail(&e);
@@ -687,6 +719,24 @@ impl PgSession {
             xid,
             ..
         } = tx;
+        // A gated run: the end waits for its turn, and rolls back a transaction the run
+        // being reproduced aborted.
+        let session = self.index;
+        let mut forced = false;
+        let outcome = match gate {
+            Some(g) => {
+                let _ = g.before(session, txn_index, GateStep::End);
+                forced = outcome == Outcome::Commit
+                    && failure.is_none()
+                    && g.must_roll_back(session, txn_index);
+                if forced {
+                    Outcome::Rollback
+                } else {
+                    outcome
+                }
+            }
+            None => outcome,
+        };
         let end = match failure {
             Some((reason, connection_lost)) => {
                 let _ = conn.batch_execute("ROLLBACK");
@@ -697,6 +747,10 @@ impl PgSession {
             }
             None => match outcome {
                 Outcome::Rollback => match conn.batch_execute("ROLLBACK") {
+                    Ok(()) if forced => TxnEnd::AbortedByDatabase {
+                        reason: ROLLED_BACK_AS_REPRODUCED.to_string(),
+                        connection_lost: false,
+                    },
                     Ok(()) => TxnEnd::RolledBack,
                     Err(e) => TxnEnd::AbortedByDatabase {
                         reason: error_text(&e),
@@ -715,6 +769,14 @@ impl PgSession {
                 },
             },
         };
+        if let Some(g) = gate {
+            let failed = match &end {
+                TxnEnd::AbortedByDatabase { reason, .. } => Some(reason.as_str()),
+                TxnEnd::Unknown => Some("the connection died during COMMIT"),
+                _ => None,
+            };
+            g.after(session, txn_index, GateStep::End, failed);
+        }
         let closed = conn.is_closed()
             || matches!(
                 &end,
@@ -775,6 +837,12 @@ pub struct PgTx<'a> {
     xid: Option<i64>,
     row_counter: &'a AtomicU64,
     record: bool,
+    gate: Option<&'a dyn StatementGate>,
+    /// Its session (client index) and its index among the session's transactions.
+    session: usize,
+    txn: usize,
+    /// Gated statements that recorded an operation so far.
+    gated: u32,
 }
 
 impl std::fmt::Debug for PgTx<'_> {
@@ -873,6 +941,30 @@ impl PgTx<'_> {
         self.stmts
     }
 
+    /// Waits for the turn of the statement recording the next operation (gated runs);
+    /// `false` when the gate fails the transaction here instead (the statement must not run).
+    fn turn(&mut self) -> bool {
+        let Some(g) = self.gate else {
+            return true;
+        };
+        if g.before(self.session, self.txn, GateStep::Op(self.gated)) {
+            return true;
+        }
+        if self.failure.is_none() {
+            self.failure = Some((ROLLED_BACK_AS_REPRODUCED.to_string(), false));
+        }
+        false
+    }
+
+    /// The statement recording the next operation ran (gated runs).
+    fn turn_done(&mut self) {
+        if let Some(g) = self.gate {
+            let failed = self.failure.as_ref().map(|(r, _)| r.as_str());
+            g.after(self.session, self.txn, GateStep::Op(self.gated), failed);
+            self.gated += 1;
+        }
+    }
+
     fn read_row(&mut self, stmt: &Statement, params: &[&(dyn ToSql + Sync)]) -> Option<Row> {
         match self.conn.query_opt(stmt, params) {
             Ok(row) => row,
@@ -908,7 +1000,11 @@ impl Transaction for PgTx<'_> {}
 impl KvRead for PgTx<'_> {
     fn get(&mut self, key: u64) -> Option<Value> {
         let stmt = self.stmts()?.get.clone();
+        if !self.turn() {
+            return None;
+        }
         let row = self.read_row(&stmt, &[&(key as i64)]);
+        self.turn_done();
         if self.failure.is_some() {
             return None;
         }
@@ -925,7 +1021,11 @@ impl KvRead for PgTx<'_> {
             return false;
         };
         let stmt = stmts.contains.clone();
+        if !self.turn() {
+            return false;
+        }
         let row = self.read_row(&stmt, &[&(set as i64), &(elem as i64)]);
+        self.turn_done();
         if self.failure.is_some() {
             return false;
         }
@@ -946,6 +1046,10 @@ impl KvRead for PgTx<'_> {
             return Vec::new();
         };
         let stmt = stmts.members.clone();
+        // A scan records nothing: it runs in the turn of the next operation.
+        if !self.turn() {
+            return Vec::new();
+        }
         match self.conn.query(&stmt, &[&(set as i64)]) {
             Ok(rows) => {
                 let mut elems: Vec<u64> = rows.iter().map(|r| r.get::<_, i64>(0) as u64).collect();
@@ -968,11 +1072,15 @@ impl KvWrite for PgTx<'_> {
         let stmt = stmts.put.clone();
         let id = self.id as i64;
         let text = encode(&value);
+        if !self.turn() {
+            return;
+        }
         let ok = if self.record {
             self.write_row(&stmt, &[&(key as i64), &text, &id])
         } else {
             self.write_row(&stmt, &[&(key as i64), &text])
         };
+        self.turn_done();
         if ok {
             self.record_write(&KeyRef::Plain(key).name(), Some(value));
         }
@@ -998,11 +1106,15 @@ impl PgTx<'_> {
         };
         let stmt = stmts.member_put.clone();
         let id = self.id as i64;
+        if !self.turn() {
+            return;
+        }
         let ok = if self.record {
             self.write_row(&stmt, &[&(set as i64), &(elem as i64), &present, &id])
         } else {
             self.write_row(&stmt, &[&(set as i64), &(elem as i64), &present])
         };
+        self.turn_done();
         if ok {
             self.record_write(
                 &KeyRef::Member { set, elem }.name(),
@@ -1158,6 +1270,10 @@ impl Backend for Postgres {
         format!("PostgreSQL at {}, {}", self.address(), self.isolation)
     }
 
+    fn gated(&self, gate: Arc<dyn StatementGate>) -> Option<Box<dyn Backend>> {
+        Some(Box::new(self.clone().with_gate(gate)))
+    }
+
     fn execute(&self, job: Job<'_>) -> Result<Execution, BackendError> {
         // The initial state, through the embedded loader, then copied.
         let mut initial = Store::new(ReadPolicy::Latest)?;
@@ -1176,8 +1292,9 @@ impl Backend for Postgres {
         let connector = Connector {
             config: self.config.clone(),
             setup: format!(
-                "SET search_path TO {schema}; SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {}",
-                self.isolation.sql()
+                "SET search_path TO {schema}; SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {}{}",
+                self.isolation.sql(),
+                if self.gate.is_some() { "; SET lock_timeout = '2s'" } else { "" }
             ),
             kv: true,
             record: self.record,
@@ -1188,7 +1305,10 @@ impl Backend for Postgres {
         let mut failures = Vec::new();
         for &external in &job.sessions {
             match PgSession::open(connector.clone(), &recorder, external, row_counter.clone()) {
-                Ok(s) => sessions.push(Some(s)),
+                Ok(mut s) => {
+                    s.gate = self.gate.clone();
+                    sessions.push(Some(s))
+                }
                 Err(e) => {
                     failures.push(format!("session {external}: {e}"));
                     recorder.add_session(external);
@@ -1209,7 +1329,13 @@ impl Backend for Postgres {
                         return;
                     };
                     // A stop request ends the run between calls ([`crate::interrupt`]).
-                    while !client.is_done() && !crate::interrupt::requested() {
+                    while !client.is_done()
+                        && !crate::interrupt::requested()
+                        && !session
+                            .gate
+                            .as_ref()
+                            .is_some_and(|g| g.session_done(i, session.next as usize))
+                    {
                         let id = session.next_txn_id();
                         match session.transaction(|tx| client.run(tx)) {
                             Ok(end) => {

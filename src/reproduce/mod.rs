@@ -1,0 +1,500 @@
+//! Reproducing a prediction on a real database (issue 21; docs/recording.md, "Reproducing on
+//! your database"):
+//!
+//! 1. [`schedule()`]: the predicted history's statements in one order that makes the database
+//!    at a given isolation level give every read its predicted writer — or why none exists,
+//!    in terms of the transactions;
+//! 2. [`execute`]: that order run with the workload's own code, one connection per session,
+//!    each statement waiting for its turn (the store's [`crate::store::StatementGate`], so any
+//!    backend that can gate statements can reproduce), recorded and judged by the one decision
+//!    core;
+//! 3. [`minimize()`] and [`files`]: the anomaly's transactions alone, as a PostgreSQL
+//!    isolationtester spec, one SQL file per session and a README.
+
+pub mod execute;
+pub mod files;
+pub mod minimize;
+pub mod plan;
+pub mod schedule;
+
+pub use execute::{compare_reads, Barriers, ExecuteError, ReadOutcome};
+pub use minimize::{minimize, Minimized};
+pub use schedule::{schedule, schedule_reads, NoSchedule, Schedule, Step, StepKind};
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::history::History;
+use crate::store::{Backend, Isolation, KeyDirectory};
+use crate::verdict::Outcome;
+use crate::workloads::{RunConfig, Workload};
+
+/// What a reproduction concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReproVerdict {
+    /// The database produced the prediction: every read got its predicted writer and the
+    /// recorded history is unserializable.
+    Reproduced,
+    /// The schedule ran but the database did something else (a read saw another write, a
+    /// serialization failure, a lock wait).
+    NotReproduced,
+    /// No schedule exists at the isolation level: the database cannot produce the
+    /// prediction there.
+    NotReproducible,
+    /// A search or a check gave up.
+    Unknown,
+}
+
+impl ReproVerdict {
+    /// The process exit code: 1 reproduced (an anomaly shown), 0 not reproduced or not
+    /// reproducible, 3 unknown.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ReproVerdict::Reproduced => 1,
+            ReproVerdict::NotReproduced | ReproVerdict::NotReproducible => 0,
+            ReproVerdict::Unknown => 3,
+        }
+    }
+}
+
+/// The outcome of reproducing one prediction.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Reproduction {
+    /// The verdict.
+    pub verdict: ReproVerdict,
+    /// One paragraph saying it.
+    pub summary: String,
+    /// The isolation level.
+    pub isolation: Isolation,
+    /// The database, e.g. `PostgreSQL 15.18 at 127.0.0.1:5432/postgres`.
+    pub database: Option<String>,
+    /// The schedule as text (per session, statements and waits).
+    pub schedule: Option<String>,
+    /// Why no schedule exists.
+    pub no_schedule: Option<String>,
+    /// The anomaly the decision core names in the recorded history.
+    pub anomaly: Option<String>,
+    /// The reads the anomaly needs (its transactions' reads of its keys) and what they got.
+    pub anomaly_reads: Vec<ReadOutcome>,
+    /// Reads the anomaly needs that the database gave another writer.
+    pub differing_reads: Vec<ReadOutcome>,
+    /// Reads the anomaly needs, compared.
+    pub reads_compared: usize,
+    /// Why the gated run stopped early.
+    pub failure: Option<String>,
+    /// Invariants the recorded run broke, in words.
+    pub broken_invariants: Vec<String>,
+    /// The anomaly's transactions (labels of the predicted history).
+    pub transactions: Vec<String>,
+    /// The reproducer spec's read steps and the `written_by` each must print.
+    pub spec_reads: Vec<(String, String)>,
+    /// The reproducer files (name, contents); empty when none could be made.
+    #[serde(skip)]
+    pub files: Vec<(String, String)>,
+}
+
+/// What to reproduce, where.
+pub struct Request<'a> {
+    /// The workload whose run was predicted.
+    pub workload: &'a dyn Workload,
+    /// Its run configuration (seed, size, sessions) — the observed run's.
+    pub config: RunConfig,
+    /// The predicted history (store or application key names).
+    pub predicted: &'a History,
+    /// The observed run it was predicted from (same key names): its aborted attempts run
+    /// again, in their places ([`plan::plan_history`]).
+    pub observed: &'a History,
+    /// The database backend, at `isolation`.
+    pub backend: &'a dyn Backend,
+    /// The backend's isolation level.
+    pub isolation: Isolation,
+    /// Budget of each check.
+    pub timeout: Option<Duration>,
+    /// Where the prediction came from, for the README (`smallbank-full, seed 1, large`).
+    pub origin: String,
+}
+
+/// Reproduces `request.predicted` on the database (see the module documentation).
+pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
+    let isolation = request.isolation;
+    let mut out = Reproduction {
+        verdict: ReproVerdict::Unknown,
+        summary: String::new(),
+        isolation,
+        database: None,
+        schedule: None,
+        no_schedule: None,
+        anomaly: None,
+        anomaly_reads: Vec::new(),
+        differing_reads: Vec::new(),
+        reads_compared: 0,
+        failure: None,
+        broken_invariants: Vec::new(),
+        transactions: Vec::new(),
+        spec_reads: Vec::new(),
+        files: Vec::new(),
+    };
+    let plan = match plan::plan_history(request.observed, request.predicted) {
+        Ok(p) => p,
+        Err(e) => {
+            out.verdict = ReproVerdict::Unknown;
+            out.summary = format!("The prediction does not fit the observed run: {e}.");
+            return Ok(out);
+        }
+    };
+    let predicted = &plan;
+    let no_schedule = |out: &mut Reproduction, no: NoSchedule, what: &str| {
+        out.verdict = if no.gave_up {
+            ReproVerdict::Unknown
+        } else {
+            ReproVerdict::NotReproducible
+        };
+        out.summary = format!(
+            "Not reproducible at {}: {what} — {}.",
+            isolation.sql(),
+            no.reason
+        );
+        out.no_schedule = Some(no.reason);
+    };
+    // The anomaly's transactions, and their schedule alone (the reproducer files).
+    let mut runnable = |m: &Minimized| -> bool {
+        schedule(&m.history, isolation).is_ok()
+            && schedule_reads(predicted, isolation, &m.needed_reads(predicted)).is_ok()
+    };
+    let Some(core) = minimize::minimize_runnable(predicted, &mut runnable) else {
+        out.verdict = ReproVerdict::Unknown;
+        out.summary = "Nothing to reproduce: the decision core does not find the predicted history unserializable (or cannot decide).".to_string();
+        return Ok(out);
+    };
+    out.transactions = core.origin[1..]
+        .iter()
+        .map(|&t| predicted.txn_label(t))
+        .collect();
+    let core = match core.with_schedule(isolation, predicted) {
+        Ok(c) => c,
+        Err(no) => {
+            let what = format!(
+                "the anomaly's transactions ({}) cannot run so that each of their reads sees its predicted writer",
+                out.transactions.join(", ")
+            );
+            no_schedule(&mut out, no, &what);
+            return Ok(out);
+        }
+    };
+    // The whole run, with the anomaly's reads steered.
+    let needed = core.needed_reads(predicted);
+    let schedule = match schedule_reads(predicted, isolation, &needed) {
+        Ok(s) => s,
+        Err(no) => {
+            no_schedule(
+                &mut out,
+                no,
+                "the workload's sessions cannot run so that the anomaly's reads see their predicted writers",
+            );
+            return Ok(out);
+        }
+    };
+    let exec = execute::execute(
+        request.workload,
+        &request.config,
+        request.backend,
+        predicted,
+        &schedule,
+        isolation.promised_level(),
+        request.timeout,
+    )?;
+    let run = &exec.run;
+    let keys = KeyDirectory::new(
+        &request.workload.tables(),
+        &run.history,
+        &mut run.store.snapshot(),
+    );
+    let named = keys.rename(predicted);
+    // The reproducer speaks the application's terms too.
+    let core = Minimized {
+        history: keys.rename(&core.history),
+        ..core
+    };
+    out.schedule = Some(schedule.to_text(&named));
+    out.database = run.database.as_ref().map(|d| d.database.clone());
+    let recorded = keys.rename(&run.history);
+    let reads = compare_reads(&named, &recorded, Some(&needed));
+    out.reads_compared = reads.len();
+    out.differing_reads = reads.iter().filter(|r| !r.matches()).cloned().collect();
+    out.anomaly_reads = reads;
+    out.failure = exec.failure.clone();
+    out.anomaly = exec.anomaly.clone();
+    out.broken_invariants = run
+        .invariants
+        .iter()
+        .filter(|i| !i.holds)
+        .map(|i| format!("{} {}: {}", i.id, i.description, i.detail))
+        .collect();
+    let version = out
+        .database
+        .as_deref()
+        .map(|d| d.split(" at ").next().unwrap_or(d).to_string())
+        .unwrap_or_else(|| "the database".to_string());
+    let reproduced = exec.failure.is_none()
+        && out.differing_reads.is_empty()
+        && exec.serializable == Outcome::Violated;
+    out.verdict = if reproduced {
+        ReproVerdict::Reproduced
+    } else if exec.failure.is_none()
+        && out.differing_reads.is_empty()
+        && exec.serializable == Outcome::Unknown
+    {
+        ReproVerdict::Unknown
+    } else {
+        ReproVerdict::NotReproduced
+    };
+    out.summary = match out.verdict {
+        ReproVerdict::Reproduced => format!(
+            "Reproduced on {version} at {}: {} — all {} reads the anomaly needs got their predicted writers, and the recorded history is unserializable{}.",
+            isolation.sql(),
+            out.anomaly.as_deref().unwrap_or("an unserializable execution"),
+            out.reads_compared,
+            if out.broken_invariants.is_empty() {
+                String::new()
+            } else {
+                format!("; broken: {}", out.broken_invariants.join("; "))
+            }
+        ),
+        ReproVerdict::NotReproduced => {
+            let mut why = Vec::new();
+            if let Some(f) = &out.failure {
+                why.push(f.clone());
+            }
+            if !out.differing_reads.is_empty() {
+                why.push(format!(
+                    "{} of the {} reads the anomaly needs saw another write (first: {} read {} from {} instead of {})",
+                    out.differing_reads.len(),
+                    out.reads_compared,
+                    out.differing_reads[0].txn,
+                    out.differing_reads[0].key,
+                    out.differing_reads[0].got.as_deref().unwrap_or("nothing (it did not run)"),
+                    out.differing_reads[0].predicted
+                ));
+            }
+            if why.is_empty() && exec.serializable == Outcome::Consistent {
+                why.push("the recorded history is serializable".to_string());
+            }
+            format!(
+                "Not reproduced on {version} at {}: {}.",
+                isolation.sql(),
+                why.join("; ")
+            )
+        }
+        _ => format!(
+            "Unknown: every predicted read got its writer on {version} at {}, but whether the recorded history is serializable is undecided.",
+            isolation.sql()
+        ),
+    };
+    {
+        let m = &core;
+        let calls: Vec<(String, String)> = run
+            .txn_calls
+            .iter()
+            .enumerate()
+            .filter_map(|(t, c)| {
+                let c = c.as_ref()?;
+                let label = run.history.txn_label(t as u32);
+                Some((
+                    label,
+                    format!("{}({})", c.procedure, c.parameters.as_deref().unwrap_or("")),
+                ))
+            })
+            .collect();
+        let ctx = files::Context {
+            origin: request.origin.clone(),
+            anomaly: out.anomaly.clone(),
+            calls,
+            broken_invariants: out.broken_invariants.clone(),
+            reproduced_on: reproduced.then(|| format!("{version} at {}", isolation.sql())),
+        };
+        out.spec_reads = files::spec_steps(m, &named)
+            .into_iter()
+            .filter_map(|s| Some((s.name, s.expect?)))
+            .collect();
+        out.files
+            .push(("reproducer.spec".to_string(), files::spec(m, &named, &ctx)));
+        out.files.extend(files::session_files(m, &named));
+        out.files
+            .push(("README.md".to_string(), files::readme(m, &named, &ctx)));
+    }
+    Ok(out)
+}
+
+/// What a `run` output folder says about a prediction: enough to run it again.
+pub struct RunFolder {
+    /// The observed history (`observed.json`).
+    pub observed: History,
+    /// The workload.
+    pub workload: &'static dyn Workload,
+    /// The observed run's configuration (seed, size, sessions).
+    pub config: RunConfig,
+    /// The predicted history (`predicted.json`).
+    pub predicted: History,
+    /// The isolation level the observed run was recorded at, when on a database.
+    pub isolation: Option<Isolation>,
+    /// `smallbank-full, seed 1, large, predicted at si`.
+    pub origin: String,
+}
+
+/// Reads a `run` output folder (`report.json` and `predicted.json`); errors name the file and
+/// the problem.
+pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
+    let report_path = dir.join("report.json");
+    let text = std::fs::read_to_string(&report_path)
+        .map_err(|e| format!("{}: {e}", report_path.display()))?;
+    let report: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not JSON: {e}", report_path.display()))?;
+    let field = |name: &str| -> Result<&serde_json::Value, String> {
+        report.get(name).ok_or_else(|| {
+            format!(
+                "{}: no field {name:?} (not a run's report)",
+                report_path.display()
+            )
+        })
+    };
+    let name = field("workload")?.as_str().unwrap_or_default();
+    let workload = crate::workloads::by_name(name)
+        .ok_or_else(|| format!("{}: unknown workload {name:?}", report_path.display()))?;
+    let seed = field("seed")?
+        .as_u64()
+        .ok_or_else(|| format!("{}: \"seed\" is not a number", report_path.display()))?;
+    let size_name = field("size")?.as_str().unwrap_or_default();
+    let size: crate::workloads::Size = size_name
+        .parse()
+        .map_err(|e| format!("{}: {e}", report_path.display()))?;
+    let sessions = field("sessions")?.as_array().map_or(0, Vec::len).max(1);
+    let level = report.get("level").and_then(|l| l.as_str()).unwrap_or("?");
+    let isolation = report
+        .get("database")
+        .and_then(|d| d.get("isolation"))
+        .and_then(|i| i.as_str())
+        .and_then(|i| i.parse().ok());
+    let predicted_path = dir.join("predicted.json");
+    if !predicted_path.exists() {
+        return Err(format!(
+            "{}: no prediction in this run folder (its run predicted nothing)",
+            predicted_path.display()
+        ));
+    }
+    let predicted = crate::formats::read_file(&predicted_path, None).map_err(|e| e.to_string())?;
+    let observed =
+        crate::formats::read_file(&dir.join("observed.json"), None).map_err(|e| e.to_string())?;
+    Ok(RunFolder {
+        workload,
+        config: RunConfig {
+            terminals: sessions,
+            ..RunConfig::paper(seed, size)
+        },
+        predicted,
+        observed,
+        isolation,
+        origin: format!(
+            "{name}, seed {seed}, {size_name}, {sessions} sessions, predicted at {level}"
+        ),
+    })
+}
+
+/// The names a reproducer folder may hold (so a later reproduction can replace it).
+pub fn folder_names() -> Vec<String> {
+    let mut names: Vec<String> = ["README.md", "reproducer.spec", "report.md", "report.json"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    names.extend((1..=256).map(|s| format!("session-s{s}.sql")));
+    names
+}
+
+/// Writes `r`'s files, `report.md` and `report.json` into `dir` atomically.
+pub fn write_folder(r: &Reproduction, dir: &std::path::Path) -> anyhow::Result<()> {
+    let report_json = serde_json::to_string_pretty(r)? + "\n";
+    let report_md = r.to_markdown();
+    let mut files: Vec<(&str, &[u8])> = r
+        .files
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_bytes()))
+        .collect();
+    files.push(("report.md", report_md.as_bytes()));
+    files.push(("report.json", report_json.as_bytes()));
+    let names = folder_names();
+    let ours: Vec<&str> = names.iter().map(String::as_str).collect();
+    crate::output::write_folder_atomically(dir, &files, &ours)?;
+    Ok(())
+}
+
+impl Reproduction {
+    /// The report in Markdown.
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!(
+            "# isopredict reproduce at {}\n\n**{}**\n\n",
+            self.isolation.sql(),
+            self.summary
+        );
+        if let Some(db) = &self.database {
+            let _ = writeln!(out, "Database: {db}.\n");
+        }
+        if !self.transactions.is_empty() {
+            let _ = writeln!(
+                out,
+                "## The anomaly's transactions\n\n{}\n",
+                self.transactions.join(", ")
+            );
+        }
+        if !self.anomaly_reads.is_empty() {
+            let _ = writeln!(out, "## The anomaly's reads\n");
+            for r in &self.anomaly_reads {
+                let _ = writeln!(
+                    out,
+                    "- {} read {}: predicted {}, the database gave {}{}",
+                    r.txn,
+                    r.key,
+                    r.predicted,
+                    r.got.as_deref().unwrap_or("nothing (it did not run)"),
+                    if r.matches() { "" } else { " — DIFFERENT" }
+                );
+            }
+            out.push('\n');
+        }
+        if !self.differing_reads.is_empty() {
+            let _ = writeln!(
+                out,
+                "## Reads that differed ({} of {})\n",
+                self.differing_reads.len(),
+                self.reads_compared
+            );
+            for r in self.differing_reads.iter().take(20) {
+                let _ = writeln!(
+                    out,
+                    "- {} read {}: predicted {}, got {}",
+                    r.txn,
+                    r.key,
+                    r.predicted,
+                    r.got.as_deref().unwrap_or("nothing (it did not run)")
+                );
+            }
+            out.push('\n');
+        }
+        if !self.broken_invariants.is_empty() {
+            let _ = writeln!(out, "## Broken invariants\n");
+            for i in &self.broken_invariants {
+                let _ = writeln!(out, "- {i}");
+            }
+            out.push('\n');
+        }
+        if let Some(s) = &self.schedule {
+            let _ = writeln!(out, "## Schedule\n\n```\n{}```\n", s);
+        }
+        if !self.files.is_empty() {
+            let _ = writeln!(out, "## Reproducer files\n");
+            for (name, _) in &self.files {
+                let _ = writeln!(out, "- {name}");
+            }
+        }
+        out
+    }
+}
