@@ -39,6 +39,7 @@
 
 mod approx;
 mod candidate;
+mod certificate;
 mod dangerous;
 mod describe;
 pub mod dot;
@@ -72,6 +73,7 @@ use std::time::{Duration, Instant};
 
 use crate::check::Level;
 
+pub use certificate::Certificate;
 pub use entry::predict;
 pub(crate) use entry::stopped_reason;
 pub use explain::{EdgeReason, PcoEdge};

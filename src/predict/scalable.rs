@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::certificate::{conclude_none, static_certificate, Certificate};
 use super::candidate::{
     judge_candidate, judge_unserializability, level_error, Criterion, Judgement,
 };
@@ -86,11 +87,16 @@ pub(crate) fn predict(
             return Ok(outcome);
         }
     };
+    // Static certificates: no read can change; writers ordered by happens-before (causal,
+    // pc, si).
+    if let Some((certificate, why)) = static_certificate(history, options.level) {
+        conclude_none(&mut outcome, certificate, &why);
+        return Ok(outcome);
+    }
     // SI: an SI history without a pivot is serializable (Fekete et al.'s dangerous structure,
     // [`dangerous`]), and every prediction's pivots are pivots of the observed run.
     if options.level == Level::Snapshot && dangerous::structures(history).is_empty() {
-        outcome.verdict = Verdict::NoPrediction;
-        outcome.reason = Some(NO_PIVOT.to_string());
+        conclude_none(&mut outcome, Certificate::NoPivot, NO_PIVOT);
         return Ok(outcome);
     }
     let mut found = Vec::new();
@@ -118,7 +124,18 @@ pub(crate) fn predict(
         End::Found { complete, stopped } => {
             outcome.reason = stopped.map(|r| format!("search stopped early: {r}"));
             if found.is_empty() {
-                outcome.verdict = Verdict::NoPrediction;
+                let why = format!(
+                    "the complete search over every prediction boundary and read choice ({} \
+                     read choices, {} of them open, {} candidate(s) judged) found no execution \
+                     of these transactions that is valid under {} and unserializable",
+                    outcome.stats.choices,
+                    outcome.stats.open_choices,
+                    outcome.stats.seeds
+                        + outcome.stats.level_clauses
+                        + outcome.stats.instances,
+                    options.level.full_name()
+                );
+                conclude_none(&mut outcome, Certificate::SearchExhausted, &why);
             } else {
                 outcome.verdict = Verdict::Predicted;
                 outcome.stats.exhaustive = Some(complete);
