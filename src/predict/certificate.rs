@@ -202,9 +202,6 @@ const CLOCK_BUDGET: usize = 64 << 20;
 pub(crate) fn writers_ordered(h: &History) -> Option<OrderedWriters> {
     let n = h.txn_count();
     let n_sessions = h.sessions().len();
-    if n.saturating_mul(n_sessions) > CLOCK_BUDGET {
-        return None;
-    }
     let committed = |t: TxnId| t != INITIAL_TXN && h.txn(t).is_committed();
     let external = |o: u32| {
         let op = h.op(o);
@@ -270,9 +267,12 @@ pub(crate) fn writers_ordered(h: &History) -> Option<OrderedWriters> {
 /// Per committed transaction `t` (row `t` of a `transactions × sessions` matrix): per session,
 /// how many of its first transactions happen before `t` in every prediction that includes `t`
 /// (`open(t)` of [`writers_ordered`]). `None` when `so ∪ wr` is cyclic (no valid history).
-fn open_clocks(h: &History) -> Option<Vec<u32>> {
+pub(crate) fn open_clocks(h: &History) -> Option<Vec<u32>> {
     let n = h.txn_count();
     let k = h.sessions().len();
+    if n.saturating_mul(k) > CLOCK_BUDGET {
+        return None;
+    }
     let mut open = vec![0u32; n * k];
     // `fixed(t)`: `open(t)`, `t` itself, and for each read of `t` the writer and its `open`.
     let mut fixed = vec![0u32; k];

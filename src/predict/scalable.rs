@@ -33,7 +33,7 @@ use super::seeds::{for_each_pivot_seed, for_each_seed, Seed};
 use super::space::Space;
 use super::{ms, PredictError, PredictOptions, PredictOutcome, PredictStats, Strategy, Verdict};
 use crate::check::Level;
-use crate::history::{History, OpKind, TxnId};
+use crate::history::{History, TxnId};
 use crate::ser::SerVerdict;
 
 /// Why a search stops when the level check of a candidate does not finish.
@@ -178,32 +178,36 @@ pub(crate) fn observed_serializability(
     }
 }
 
-/// Read choices × candidate writers the solver phase would encode (an upper bound of the
-/// space's candidate lists), computed in one pass over the history.
-pub(crate) fn estimated_candidates(h: &History, per_read: bool) -> u64 {
-    let mut writers = vec![1u64; h.key_count()]; // t0
-    let mut readers = vec![0u64; h.key_count()];
-    for t in h
-        .committed_txns()
-        .filter(|&t| t != crate::history::INITIAL_TXN)
-    {
-        for &k in h.keys_written(t) {
-            writers[k as usize] += 1;
-        }
-        let mut seen: Vec<u32> = Vec::new();
-        for o in h.txn(t).ops() {
-            let op = h.op(o);
-            let external = op.kind == OpKind::Read && h.writer_txn(o) != Some(t);
-            if external && (per_read || !seen.contains(&op.key)) {
-                readers[op.key as usize] += 1;
-                seen.push(op.key);
-            }
-        }
+/// The solver phase's space at `level`, without the candidate writers no read can take
+/// ([`Space::prune_forced_overwrites`]). PC, SI: every transaction's start is a threshold (and
+/// under SI keys written twice matter), so the interval of a model's boundaries fixes which
+/// transactions — with their whole write sets — are in: the level clauses of `lazy` block
+/// boundaries from below.
+fn solver_space(
+    h: &History,
+    level: Level,
+    boundary: super::space::BoundaryKind,
+) -> Result<Space<'_>, PredictError> {
+    let per_read = level == Level::ReadCommitted;
+    let mut space = if matches!(level, Level::Prefix | Level::Snapshot) {
+        Space::for_snapshots(h, boundary, level == Level::Snapshot)
+    } else {
+        Space::new(h, boundary, per_read)
     }
-    // Keys with a single writer (t0) never have a choice.
-    (0..h.key_count())
-        .filter(|&k| writers[k] > 1)
-        .map(|k| readers[k] * writers[k])
+    .map_err(|e| PredictError::InvalidObservation {
+        op: e.op,
+        message: e.message,
+    })?;
+    space.prune_forced_overwrites(level);
+    Ok(space)
+}
+
+/// Read choices × candidate writers the solver phase encodes.
+fn space_candidates(space: &Space) -> u64 {
+    space
+        .units
+        .iter()
+        .map(|u| space.cands(u.group).len() as u64)
         .sum()
 }
 
@@ -241,10 +245,12 @@ pub(crate) fn search(
     stats: &mut PredictStats,
 ) -> Result<End, PredictError> {
     let boundary = strategy.boundary();
-    let per_read = level == Level::ReadCommitted;
     let generation = Instant::now();
     let dom = Domains::new(h, boundary);
-    let candidates = estimated_candidates(h, per_read);
+    // The solver phase's space, with the candidate writers no read can take removed: its size
+    // decides whether the phase fits.
+    let space = solver_space(h, level, boundary)?;
+    let candidates = space_candidates(&space);
     stats.candidates = candidates;
     let solver_fits = memory_bytes.map_or(true, |m| {
         candidates.saturating_mul(BYTES_PER_CANDIDATE) <= m
@@ -287,7 +293,7 @@ pub(crate) fn search(
         return Ok(end);
     }
     solver_phase(
-        h,
+        space,
         level,
         strategy,
         deadline,
@@ -501,7 +507,7 @@ fn solver_phase_out_of_reach(
 /// [`End::Paper`] for the paper-form encodings.
 #[allow(clippy::too_many_arguments)]
 fn solver_phase(
-    h: &History,
+    space: Space,
     level: Level,
     strategy: Strategy,
     deadline: Option<Instant>,
@@ -510,23 +516,6 @@ fn solver_phase(
     found: &mut Vec<Found>,
     stats: &mut PredictStats,
 ) -> Result<End, PredictError> {
-    let boundary = strategy.boundary();
-    let per_read = level == Level::ReadCommitted;
-    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
-    let generation = Instant::now();
-    // PC, SI: every transaction's start is a threshold (and under SI keys written twice
-    // matter), so the interval of a model's boundaries fixes which transactions — with their
-    // whole write sets — are in: the level clauses of `lazy` block boundaries from below.
-    let space = if snapshots {
-        Space::for_snapshots(h, boundary, level == Level::Snapshot)
-    } else {
-        Space::new(h, boundary, per_read)
-    }
-    .map_err(|e| PredictError::InvalidObservation {
-        op: e.op,
-        message: e.message,
-    })?;
-    stats.generation_ms += super::ms(generation.elapsed());
     let nodes = space.nodes() as u64;
     let paper = nodes
         .saturating_mul(nodes)
