@@ -94,22 +94,27 @@ pub(crate) fn static_certificate(h: &History, level: Level) -> Option<(Certifica
     }
     if matches!(level, Level::Causal | Level::Prefix | Level::Snapshot) {
         if let Some(found) = writers_ordered(h) {
-            let sessions = if found.sessions == 1 {
-                "all in one session".to_string()
-            } else {
-                format!(
-                    "in {} sessions, each ordered after the other's by a read that cannot change",
-                    found.sessions
-                )
+            let writers = match (found.writers, found.sessions) {
+                (1, _) => "only one transaction writes a key that another transaction reads"
+                    .to_string(),
+                (n, 1) => format!(
+                    "the {n} transactions that write a key another transaction reads are all in \
+                     one session, so every execution of these transactions orders them by \
+                     session order"
+                ),
+                (n, s) => format!(
+                    "the {n} transactions that write a key another transaction reads (in {s} \
+                     sessions) are ordered by happens-before in every execution of these \
+                     transactions: two of different sessions always through a read that cannot \
+                     change (one made before the later writer in its session)"
+                ),
             };
             return Some((
                 Certificate::WritersOrdered,
                 format!(
-                    "the {} transaction(s) that write a key another transaction reads are {sessions}, \
-                     so every execution of these transactions orders them by happens-before; under \
-                     {} every reader then sees a prefix of that order (it must read each key from \
-                     the last writer it happens after), so every such execution is serializable",
-                    found.writers,
+                    "{writers}; under {} every reader then sees a prefix of that order (it must \
+                     read each key from the last writer it happens after), so every such \
+                     execution is serializable",
                     level.full_name()
                 ),
             ));
