@@ -94,9 +94,19 @@ pub(crate) fn static_certificate(h: &History, level: Level) -> Option<(Certifica
     }
     if matches!(level, Level::Causal | Level::Prefix | Level::Snapshot) {
         if let Some(found) = writers_ordered(h) {
+            if found.writers <= 1 {
+                return Some((
+                    Certificate::WritersOrdered,
+                    format!(
+                        "at most one transaction writes a key that another transaction reads; \
+                         under {} a reader sees all of its writes or none of them, and once it \
+                         sees them so does every later transaction of its session, so every \
+                         execution of these transactions is serializable",
+                        level.full_name()
+                    ),
+                ));
+            }
             let writers = match (found.writers, found.sessions) {
-                (1, _) => "only one transaction writes a key that another transaction reads"
-                    .to_string(),
                 (n, 1) => format!(
                     "the {n} transactions that write a key another transaction reads are all in \
                      one session, so every execution of these transactions orders them by \
@@ -435,7 +445,10 @@ mod tests {
     fn nothing_to_change() {
         // Each key is written only by its reader's session later, or read from the initial
         // state with no other writer.
-        let h = history(&[&[&[(false, "x", 0)], &[(true, "x", 1)]], &[&[(false, "y", 0)]]]);
+        let h = history(&[
+            &[&[(false, "x", 0)], &[(true, "x", 1)]],
+            &[&[(false, "y", 0)]],
+        ]);
         assert!(!any_read_can_change(&h));
         assert_eq!(
             static_certificate(&h, Level::ReadCommitted).map(|c| c.0),

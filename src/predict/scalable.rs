@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::certificate::{conclude_none, static_certificate, Certificate};
 use super::candidate::{
     judge_candidate, judge_unserializability, level_error, Criterion, Judgement,
 };
+use super::certificate::{conclude_none, static_certificate, Certificate};
 use super::dangerous::{self, has_pivot};
 use super::judge::{judge, How, JudgeError, Judged};
 use super::lazy::{self, Found, LazyEnd};
@@ -130,9 +130,7 @@ pub(crate) fn predict(
                      of these transactions that is valid under {} and unserializable",
                     outcome.stats.choices,
                     outcome.stats.open_choices,
-                    outcome.stats.seeds
-                        + outcome.stats.level_clauses
-                        + outcome.stats.instances,
+                    outcome.stats.seeds + outcome.stats.level_clauses + outcome.stats.instances,
                     options.level.full_name()
                 );
                 conclude_none(&mut outcome, Certificate::SearchExhausted, &why);

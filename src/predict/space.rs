@@ -564,7 +564,8 @@ impl<'h> Space<'h> {
                 } else {
                     ut.index_in_session < past[x]
                 };
-                if member && best[x].map_or(true, |b| h.txn(b).index_in_session < ut.index_in_session)
+                if member
+                    && best[x].map_or(true, |b| h.txn(b).index_in_session < ut.index_in_session)
                 {
                     best[x] = Some(u);
                 }
@@ -580,9 +581,7 @@ impl<'h> Space<'h> {
             for &c in &old {
                 let ct = self.node_txn[c as usize];
                 let never = !obs_nodes.contains(&c)
-                    && overwriters
-                        .iter()
-                        .any(|&u| u != ct && forced_before(ct, u));
+                    && overwriters.iter().any(|&u| u != ct && forced_before(ct, u));
                 if never {
                     removed += 1;
                 } else {
@@ -594,9 +593,9 @@ impl<'h> Space<'h> {
             for i in 0..self.units_of(g as u32).len() {
                 let u = self.group_units[(group.units.start as usize) + i] as usize;
                 let obs_node = old[self.units[u].obs as usize];
-                self.units[u].obs = kept
-                    .binary_search(&obs_node)
-                    .expect("the observed writer is kept") as u32;
+                self.units[u].obs =
+                    kept.binary_search(&obs_node)
+                        .expect("the observed writer is kept") as u32;
             }
             self.groups[g].cands = start..end;
         }
