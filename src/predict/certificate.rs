@@ -365,9 +365,12 @@ mod tests {
     use super::*;
     use crate::history::{HistoryBuilder, ReadFrom};
 
-    /// Sessions of transactions, each a list of (is_write, key, value); reads read the value
-    /// they name (0 = initial).
-    fn history(sessions: &[&[&[(bool, &str, u64)]]]) -> History {
+    /// One operation: (is_write, key, value).
+    type TestOp = (bool, &'static str, u64);
+
+    /// Sessions of transactions, each a list of operations; reads read the value they name
+    /// (0 = initial).
+    fn history(sessions: &[&[&[TestOp]]]) -> History {
         let mut b = HistoryBuilder::new("test");
         b.initial_value(0);
         let mut line = 0;

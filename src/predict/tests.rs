@@ -458,7 +458,6 @@ pub(super) fn brute_force_space(
     level: Level,
     accept: &dyn Fn(&History) -> bool,
 ) -> bool {
-    let space = space;
     let sessions = &space.sessions;
     let mut bvals = vec![0u32; sessions.len()];
     loop {
