@@ -22,8 +22,8 @@
 //! 3. **No prediction at scale**: serial runs where one session writes and all others only
 //!    read (Zipf 0.8 over a quarter as many keys as operations). Under causal consistency no
 //!    prediction exists: a cycle would need a reader to miss a write of the writing session
-//!    that happens before a write it reads, which causal consistency forbids. Proving it needs
-//!    the complete solver phase.
+//!    that happens before a write it reads, which causal consistency forbids. The
+//!    writers-ordered certificate (docs/prediction.md "Why none: certificates") proves it.
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -227,7 +227,22 @@ fn a_memory_budget_too_small_is_unknown_with_exit_3() {
     ]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stdout(&o).contains("memory limit"), "{}", stdout(&o));
-    // The scalable engine needs its solver phase to show that Voter has no causal prediction.
+    // The scalable engine needs its solver phase to show that Smallbank small 20000 has no
+    // causal prediction within the strict boundary.
+    let o = isopredict(&[
+        "predict",
+        &trace("smallbank_small_20000"),
+        "--level",
+        "causal",
+        "--strategy",
+        "approx-strict",
+        "--memory",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stdout(&o).contains("memory limit"), "{}", stdout(&o));
+    // Voter's one writing transaction is a certificate of "none" that needs no solver (issue
+    // 22): no memory at all suffices.
     let o = isopredict(&[
         "predict",
         &trace("voter_small_10000"),
@@ -235,9 +250,12 @@ fn a_memory_budget_too_small_is_unknown_with_exit_3() {
         "causal",
         "--memory",
         "0",
+        "--json",
     ]);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(stdout(&o).contains("memory limit"), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["verdict"], "no-prediction");
+    assert_eq!(json["certificate"], "writers-ordered");
 }
 
 #[test]

@@ -40,9 +40,17 @@ fn the_paper_mix_has_no_si_anomaly_but_lost_updates_at_pc() {
         pc.report.summary
     );
     let anomaly = pc.report.prediction.unwrap().anomaly.unwrap();
+    // Which lost update comes first depends on the seeds' order (SendPayment on CHECKING.bal,
+    // or, since the seeds that miss a whole writer, Amalgamate on SAVINGS.bal).
     assert!(anomaly.starts_with("**lost update**"), "{anomaly}");
-    assert!(anomaly.contains("`SendPayment(sendAcct="), "{anomaly}");
-    assert!(anomaly.contains("`CHECKING.bal[custid="), "{anomaly}");
+    assert!(
+        anomaly.contains("`SendPayment(sendAcct=") || anomaly.contains("`Amalgamate("),
+        "{anomaly}"
+    );
+    assert!(
+        anomaly.contains("`CHECKING.bal[custid=") || anomaly.contains("`SAVINGS.bal[custid="),
+        "{anomaly}"
+    );
 }
 
 /// The paper mix's answer at SI needs no search, whatever the run's length or strategy: no

@@ -114,12 +114,78 @@ pub(crate) fn more_predictions(
     if max <= 1 {
         return Vec::new();
     }
-    let mut options = PredictOptions::new(level, strategy).with_timeout(timeout);
+    // The search for more stops by itself when no further one exists (the search is
+    // exhaustive); otherwise after a budget, not the whole timeout: on TPC-C the lazy search
+    // can go on proposing candidates the level rejects for minutes after the last new one.
+    let budget = timeout.map(|t| t.min(DISTINCT_SEARCH_BUDGET));
+    let mut options = PredictOptions::new(level, strategy).with_timeout(budget);
     options.engine = Engine::Scalable;
     options.max = max;
-    predict(h, &options)
+    let progress = SlowSearchNote::start(budget);
+    let found = predict(h, &options)
         .map(|o| o.predictions)
-        .unwrap_or_default()
+        .unwrap_or_default();
+    progress.finish(found.len());
+    found
+}
+
+/// Most time the search for further distinct anomalies takes (`run`/`rank --max N` > 1)
+/// when `--timeout` allows more (docs/prediction.md "Several predictions").
+pub const DISTINCT_SEARCH_BUDGET: Duration = Duration::from_secs(5);
+
+/// A line on standard error (when it is a terminal) once the search for further anomalies
+/// has taken more than a second, and one when it ends.
+struct SlowSearchNote {
+    done: Option<std::sync::mpsc::Sender<()>>,
+    shown: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    start: std::time::Instant,
+}
+
+impl SlowSearchNote {
+    fn start(budget: Option<Duration>) -> SlowSearchNote {
+        use std::io::IsTerminal;
+        let shown = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if !std::io::stderr().is_terminal() {
+            return SlowSearchNote {
+                done: None,
+                shown,
+                start: std::time::Instant::now(),
+            };
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let flag = shown.clone();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                rx.recv_timeout(Duration::from_secs(1))
+            {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                eprintln!(
+                    "searching for further distinct anomalies ({}) …",
+                    budget.map_or("no time limit".to_string(), |b| format!(
+                        "at most {:.0} s",
+                        b.as_secs_f64()
+                    ))
+                );
+            }
+        });
+        SlowSearchNote {
+            done: Some(tx),
+            shown,
+            start: std::time::Instant::now(),
+        }
+    }
+
+    fn finish(self, found: usize) {
+        if let Some(tx) = self.done {
+            let _ = tx.send(());
+        }
+        if self.shown.load(std::sync::atomic::Ordering::SeqCst) {
+            eprintln!(
+                "… {found} further prediction(s) in {:.1} s",
+                self.start.elapsed().as_secs_f64()
+            );
+        }
+    }
 }
 
 /// The indices of `anomalies` that are the first of their kind, in order: what `--max N`

@@ -40,6 +40,7 @@
 mod anomaly_core;
 mod approx;
 mod candidate;
+mod certificate;
 mod dangerous;
 mod describe;
 pub mod dot;
@@ -74,6 +75,7 @@ use std::time::{Duration, Instant};
 use crate::check::Level;
 
 pub use anomaly_core::{AnomalyCore, CoreRead};
+pub use certificate::Certificate;
 pub use entry::predict;
 pub(crate) use entry::stopped_reason;
 pub use explain::{EdgeReason, PcoEdge};

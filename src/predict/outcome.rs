@@ -175,8 +175,10 @@ pub struct PredictOutcome {
     pub strategy: Strategy,
     /// What was concluded.
     pub verdict: Verdict,
-    /// Why the answer is unknown.
+    /// Why the answer is unknown; with "none", why no prediction exists (in words).
     pub reason: Option<String>,
+    /// With "none": the kind of argument that shows it (docs/prediction.md "Why none").
+    pub certificate: Option<super::Certificate>,
     /// The level check of the observed history, when it fails.
     pub observed: Option<CheckReport>,
     /// The prediction, when one was made (the first of [`PredictOutcome::predictions`]).
@@ -197,6 +199,7 @@ impl PredictOutcome {
             strategy: options.strategy,
             verdict: Verdict::Unknown,
             reason: None,
+            certificate: None,
             observed: None,
             prediction: None,
             predictions: Vec::new(),

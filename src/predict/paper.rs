@@ -314,7 +314,11 @@ impl<'s, 'h> Search<'s, 'h> {
                 SatResult::Unsat => {
                     // Exact and integer ranks: no prediction. Rounds: every choice of reads
                     // has reached its least pco, acyclic.
-                    outcome.verdict = Verdict::NoPrediction;
+                    super::certificate::conclude_none(
+                        &mut outcome,
+                        super::Certificate::SearchExhausted,
+                        "",
+                    );
                     return Ok(outcome);
                 }
                 SatResult::Sat if self.growing => {

@@ -46,7 +46,11 @@ impl fmt::Display for PredictOutcome {
                     self.strategy,
                     "the transactions of this history"
                 )
-            )?,
+            )
+            .and_then(|_| match &self.reason {
+                Some(why) => writeln!(f, "why: {why}"),
+                None => Ok(()),
+            })?,
             Verdict::Unknown => match self.reason.as_deref() {
                 Some("timeout") => writeln!(
                     f,

@@ -24,6 +24,7 @@ use rayon::prelude::*;
 use super::candidate::{
     judge_candidate, judge_unserializability, level_error, Criterion, Judgement,
 };
+use super::certificate::{conclude_none, static_certificate, Certificate};
 use super::dangerous::{self, has_pivot};
 use super::judge::{judge, How, JudgeError, Judged};
 use super::lazy::{self, Found, LazyEnd};
@@ -32,7 +33,7 @@ use super::seeds::{for_each_pivot_seed, for_each_seed, Seed};
 use super::space::Space;
 use super::{ms, PredictError, PredictOptions, PredictOutcome, PredictStats, Strategy, Verdict};
 use crate::check::Level;
-use crate::history::{History, OpKind, TxnId};
+use crate::history::{History, TxnId};
 use crate::ser::SerVerdict;
 
 /// Why a search stops when the level check of a candidate does not finish.
@@ -86,11 +87,16 @@ pub(crate) fn predict(
             return Ok(outcome);
         }
     };
+    // Static certificates: no read can change; writers ordered by happens-before (causal,
+    // pc, si).
+    if let Some((certificate, why)) = static_certificate(history, options.level) {
+        conclude_none(&mut outcome, certificate, &why);
+        return Ok(outcome);
+    }
     // SI: an SI history without a pivot is serializable (Fekete et al.'s dangerous structure,
     // [`dangerous`]), and every prediction's pivots are pivots of the observed run.
     if options.level == Level::Snapshot && dangerous::structures(history).is_empty() {
-        outcome.verdict = Verdict::NoPrediction;
-        outcome.reason = Some(NO_PIVOT.to_string());
+        conclude_none(&mut outcome, Certificate::NoPivot, NO_PIVOT);
         return Ok(outcome);
     }
     let mut found = Vec::new();
@@ -118,7 +124,16 @@ pub(crate) fn predict(
         End::Found { complete, stopped } => {
             outcome.reason = stopped.map(|r| format!("search stopped early: {r}"));
             if found.is_empty() {
-                outcome.verdict = Verdict::NoPrediction;
+                let why = format!(
+                    "the complete search over every prediction boundary and read choice ({} \
+                     read choices, {} of them open, {} candidate(s) judged) found no execution \
+                     of these transactions that is valid under {} and unserializable",
+                    outcome.stats.choices,
+                    outcome.stats.open_choices,
+                    outcome.stats.seeds + outcome.stats.level_clauses + outcome.stats.instances,
+                    options.level.full_name()
+                );
+                conclude_none(&mut outcome, Certificate::SearchExhausted, &why);
             } else {
                 outcome.verdict = Verdict::Predicted;
                 outcome.stats.exhaustive = Some(complete);
@@ -161,32 +176,36 @@ pub(crate) fn observed_serializability(
     }
 }
 
-/// Read choices × candidate writers the solver phase would encode (an upper bound of the
-/// space's candidate lists), computed in one pass over the history.
-pub(crate) fn estimated_candidates(h: &History, per_read: bool) -> u64 {
-    let mut writers = vec![1u64; h.key_count()]; // t0
-    let mut readers = vec![0u64; h.key_count()];
-    for t in h
-        .committed_txns()
-        .filter(|&t| t != crate::history::INITIAL_TXN)
-    {
-        for &k in h.keys_written(t) {
-            writers[k as usize] += 1;
-        }
-        let mut seen: Vec<u32> = Vec::new();
-        for o in h.txn(t).ops() {
-            let op = h.op(o);
-            let external = op.kind == OpKind::Read && h.writer_txn(o) != Some(t);
-            if external && (per_read || !seen.contains(&op.key)) {
-                readers[op.key as usize] += 1;
-                seen.push(op.key);
-            }
-        }
+/// The solver phase's space at `level`, without the candidate writers no read can take
+/// ([`Space::prune_forced_overwrites`]). PC, SI: every transaction's start is a threshold (and
+/// under SI keys written twice matter), so the interval of a model's boundaries fixes which
+/// transactions — with their whole write sets — are in: the level clauses of `lazy` block
+/// boundaries from below.
+fn solver_space(
+    h: &History,
+    level: Level,
+    boundary: super::space::BoundaryKind,
+) -> Result<Space<'_>, PredictError> {
+    let per_read = level == Level::ReadCommitted;
+    let mut space = if matches!(level, Level::Prefix | Level::Snapshot) {
+        Space::for_snapshots(h, boundary, level == Level::Snapshot)
+    } else {
+        Space::new(h, boundary, per_read)
     }
-    // Keys with a single writer (t0) never have a choice.
-    (0..h.key_count())
-        .filter(|&k| writers[k] > 1)
-        .map(|k| readers[k] * writers[k])
+    .map_err(|e| PredictError::InvalidObservation {
+        op: e.op,
+        message: e.message,
+    })?;
+    space.prune_forced_overwrites(level);
+    Ok(space)
+}
+
+/// Read choices × candidate writers the solver phase encodes.
+fn space_candidates(space: &Space) -> u64 {
+    space
+        .units
+        .iter()
+        .map(|u| space.cands(u.group).len() as u64)
         .sum()
 }
 
@@ -224,10 +243,12 @@ pub(crate) fn search(
     stats: &mut PredictStats,
 ) -> Result<End, PredictError> {
     let boundary = strategy.boundary();
-    let per_read = level == Level::ReadCommitted;
     let generation = Instant::now();
     let dom = Domains::new(h, boundary);
-    let candidates = estimated_candidates(h, per_read);
+    // The solver phase's space, with the candidate writers no read can take removed: its size
+    // decides whether the phase fits.
+    let space = solver_space(h, level, boundary)?;
+    let candidates = space_candidates(&space);
     stats.candidates = candidates;
     let solver_fits = memory_bytes.map_or(true, |m| {
         candidates.saturating_mul(BYTES_PER_CANDIDATE) <= m
@@ -270,7 +291,7 @@ pub(crate) fn search(
         return Ok(end);
     }
     solver_phase(
-        h,
+        space,
         level,
         strategy,
         deadline,
@@ -484,7 +505,7 @@ fn solver_phase_out_of_reach(
 /// [`End::Paper`] for the paper-form encodings.
 #[allow(clippy::too_many_arguments)]
 fn solver_phase(
-    h: &History,
+    space: Space,
     level: Level,
     strategy: Strategy,
     deadline: Option<Instant>,
@@ -493,23 +514,6 @@ fn solver_phase(
     found: &mut Vec<Found>,
     stats: &mut PredictStats,
 ) -> Result<End, PredictError> {
-    let boundary = strategy.boundary();
-    let per_read = level == Level::ReadCommitted;
-    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
-    let generation = Instant::now();
-    // PC, SI: every transaction's start is a threshold (and under SI keys written twice
-    // matter), so the interval of a model's boundaries fixes which transactions — with their
-    // whole write sets — are in: the level clauses of `lazy` block boundaries from below.
-    let space = if snapshots {
-        Space::for_snapshots(h, boundary, level == Level::Snapshot)
-    } else {
-        Space::new(h, boundary, per_read)
-    }
-    .map_err(|e| PredictError::InvalidObservation {
-        op: e.op,
-        message: e.message,
-    })?;
-    stats.generation_ms += super::ms(generation.elapsed());
     let nodes = space.nodes() as u64;
     let paper = nodes
         .saturating_mul(nodes)

@@ -493,6 +493,116 @@ impl<'h> Space<'h> {
         })
     }
 
+    /// Removes the candidate writers a read can never take at `level` because a later write of
+    /// the key is forced into the reader's past (docs/prediction.md "Candidate writers a read
+    /// can never take"); returns how many were removed (0 when the clocks would exceed their
+    /// budget, or at read committed).
+    ///
+    /// A transaction `u` that writes `k` is *forced before* reader `t3` when every prediction
+    /// that includes `t3` includes `u` with its write of `k` and has `u` happen before `t3`:
+    /// `u` in `open(t3)` ([`super::certificate::open_clocks`]) — under the strict boundary only
+    /// a session predecessor of `t3` or of another member (the last member of a session may be
+    /// its session's boundary, cut before its write of `k`); under read atomic only `t3`'s own
+    /// session predecessors (read atomic orders a writer before what `t3` reads only then). If
+    /// candidate `c` happens before `u` in every prediction that includes `u` (`c` is t0, a
+    /// session predecessor of `u`, or in `open(u)`), reading `k` from `c` puts `u` before `c`
+    /// in the level's commit order (causal arbitration: `u` writes `k`, `u` happens before
+    /// `t3`; read atomic: `u` session-before `t3`), while `c` happens before `u`: a cycle, so
+    /// no prediction valid at the level chooses `c`. Prefix consistency and snapshot isolation
+    /// imply causal consistency on the history with the boundary transactions' whole write
+    /// sets, where every included transaction writes all its keys. The observed writer is never
+    /// removed (the observed run is valid at the level).
+    pub fn prune_forced_overwrites(&mut self, level: crate::check::Level) -> u64 {
+        use crate::check::Level;
+        let h = self.history;
+        let own_session_only = match level {
+            Level::Causal | Level::Prefix | Level::Snapshot => false,
+            Level::ReadAtomic => true,
+            _ => return 0,
+        };
+        let Some(open) = super::certificate::open_clocks(h) else {
+            return 0;
+        };
+        let k = h.sessions().len();
+        let clock = |t: TxnId| &open[t as usize * k..(t as usize + 1) * k];
+        let strict = self.boundary == BoundaryKind::Strict;
+        // `c` happens before `u` in every prediction that includes `u`.
+        let forced_before = |c: TxnId, u: TxnId| {
+            if c == INITIAL_TXN {
+                return true;
+            }
+            let (ct, ut) = (h.txn(c), h.txn(u));
+            (ct.session == ut.session && ct.index_in_session < ut.index_in_session)
+                || clock(u)[ct.session as usize] > ct.index_in_session
+        };
+        let mut removed = 0u64;
+        let mut new_cands: Vec<u32> = Vec::with_capacity(self.group_cands.len());
+        let mut overwriters: Vec<TxnId> = Vec::new();
+        for g in 0..self.groups.len() {
+            let group = self.groups[g].clone();
+            let reader = self.node_txn[group.node as usize];
+            let rt = h.txn(reader);
+            let past = clock(reader);
+            let slot = self.key_slot(group.key) as usize;
+            // Per session, the latest writer of the key forced before the reader.
+            overwriters.clear();
+            let mut best: Vec<Option<TxnId>> = vec![None; k];
+            for w in &self.key_writers[slot] {
+                if w.node == 0 {
+                    continue;
+                }
+                let u = self.node_txn[w.node as usize];
+                let ut = h.txn(u);
+                let x = ut.session as usize;
+                let own = ut.session == rt.session;
+                let member = if own {
+                    ut.index_in_session < rt.index_in_session
+                } else if own_session_only {
+                    false
+                } else if strict {
+                    ut.index_in_session + 1 < past[x]
+                } else {
+                    ut.index_in_session < past[x]
+                };
+                if member
+                    && best[x].map_or(true, |b| h.txn(b).index_in_session < ut.index_in_session)
+                {
+                    best[x] = Some(u);
+                }
+            }
+            overwriters.extend(best.iter().flatten());
+            let start = new_cands.len() as u32;
+            let old = self.cands(g as u32).to_vec();
+            let obs_nodes: Vec<u32> = self
+                .units_of(g as u32)
+                .iter()
+                .map(|&u| old[self.units[u as usize].obs as usize])
+                .collect();
+            for &c in &old {
+                let ct = self.node_txn[c as usize];
+                let never = !obs_nodes.contains(&c)
+                    && overwriters.iter().any(|&u| u != ct && forced_before(ct, u));
+                if never {
+                    removed += 1;
+                } else {
+                    new_cands.push(c);
+                }
+            }
+            let end = new_cands.len() as u32;
+            let kept = &new_cands[start as usize..end as usize];
+            for i in 0..self.units_of(g as u32).len() {
+                let u = self.group_units[(group.units.start as usize) + i] as usize;
+                let obs_node = old[self.units[u].obs as usize];
+                self.units[u].obs =
+                    kept.binary_search(&obs_node)
+                        .expect("the observed writer is kept") as u32;
+            }
+            self.groups[g].cands = start..end;
+        }
+        self.group_cands = new_cands;
+        removed
+    }
+
     /// Number of nodes (t0 included).
     pub fn nodes(&self) -> usize {
         self.node_txn.len()
