@@ -11,6 +11,8 @@
 //!   summarised as the paper's Tables 4–7 and a risk ranking of the programs.
 
 mod anomaly_name;
+pub mod cells;
+pub mod check_cells;
 pub mod distinct;
 mod explain;
 mod judge;
@@ -22,7 +24,8 @@ mod run_report;
 
 pub use anomaly_name::{name_anomaly, AnomalyName};
 pub use rank::{
-    parse_seeds, progress_bar, rank, write_rank_files, RankGrid, RankInput, RankOutcome, RankScore,
+    merge_rank, parse_seeds, progress_bar, rank, rank_plan, run_rank_plan_cell, write_rank_files,
+    RankGrid, RankInput, RankOutcome, RankScore,
 };
 pub use run::{run_workload, write_run_files, PipelineError, RunOptions, RunOutcome};
 
