@@ -1065,4 +1065,128 @@ mod tests {
         assert_eq!(describe_seeds(&[1, 2, 3, 4]), "1..4");
         assert_eq!(describe_seeds(&[1, 5]), "1, 5");
     }
+
+    /// A small grid: Smallbank and Voter, small, seeds 1..2, causal and rc, one exploration
+    /// run per case.
+    fn small_grid() -> RankGrid {
+        RankGrid {
+            input: RankInput::Workloads {
+                workloads: vec![
+                    workloads::by_name("smallbank").unwrap(),
+                    workloads::by_name("voter").unwrap(),
+                ],
+                sizes: vec![Size::Small],
+                seeds: vec![1, 2],
+                explore: 1,
+                sessions: 3,
+                backend: None,
+            },
+            levels: vec![Level::Causal, Level::ReadCommitted],
+            strategies: vec![Strategy::ApproxRelaxed],
+            timeout: Some(Duration::from_secs(60)),
+            max: 1,
+            score: RankScore::Runs,
+        }
+    }
+
+    /// A report without what is measured (wall time, generation and solving times).
+    fn without_times(o: &RankOutcome) -> (String, serde_json::Value) {
+        let md = o.to_markdown();
+        let mut masked = String::new();
+        for line in md.lines() {
+            let cells: Vec<String> = line
+                .split(" | ")
+                .map(|c| {
+                    let c = c.trim_end_matches(" |");
+                    if c.ends_with(" s") && c[..c.len() - 2].parse::<f64>().is_ok() {
+                        "T".to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect();
+            let line = cells.join(" | ");
+            if !line.contains(" thread(s).") {
+                masked.push_str(&line);
+                masked.push('\n');
+            }
+        }
+        fn mask(v: &mut serde_json::Value) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m.iter_mut() {
+                        if k.ends_with("_s") || k == "threads" {
+                            *x = serde_json::Value::Null;
+                        } else {
+                            mask(x);
+                        }
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter_mut().for_each(mask),
+                _ => {}
+            }
+        }
+        let mut json = serde_json::to_value(o).unwrap();
+        mask(&mut json);
+        (masked, json)
+    }
+
+    #[test]
+    fn the_plan_has_a_cell_per_task_with_its_seeds() {
+        let grid = small_grid();
+        let text = rank_plan(&grid).unwrap();
+        // 2 workloads × 2 seeds × 2 levels × (1 strategy + 1 exploration run).
+        assert_eq!(text.lines().count(), 16);
+        let lines = cells::parse_plan::<RankPlanGrid, RankTask>(&text, "p").unwrap();
+        assert_eq!(lines[0].grid.grid, grid.describe());
+        assert_eq!(
+            lines[1].task,
+            RankTask::Explore {
+                workload: "smallbank".to_string(),
+                size: "small".to_string(),
+                seed: 1,
+                level: "causal".to_string(),
+                trial: 0,
+                exploration_seed: 1_000_003,
+            }
+        );
+        // Deterministic: the same grid, the same plan.
+        assert_eq!(rank_plan(&grid).unwrap(), text);
+        // A plan naming what does not exist is refused with its line.
+        let bad = text.replacen("\"workload\":\"voter\"", "\"workload\":\"nope\"", 1);
+        let e = parse_rank_plan(&bad, "p").map(|_| ()).unwrap_err();
+        assert!(e.contains("line 9: unknown workload `nope`"), "{e}");
+        let bad = text.replacen("\"level\":\"rc\"", "\"level\":\"ser\"", 1);
+        assert!(parse_rank_plan(&bad, "p").is_err());
+    }
+
+    #[test]
+    fn cells_run_from_a_plan_file_merge_to_the_one_machine_ranking() {
+        let grid = small_grid();
+        let local = rank(&grid, &ProgressBar::hidden()).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("isopredict-rank-cells-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let plan = dir.join("plan.jsonl");
+        cells::write_plan(&plan, &rank_plan(&grid).unwrap()).unwrap();
+        let out = dir.join("cells");
+        // Last cell first: the order cells run in does not matter.
+        for n in (0..16).rev() {
+            run_rank_plan_cell(&plan, n, &out).unwrap();
+        }
+        let merged = merge_rank(&cells::read_results(&out).unwrap(), "cells", None).unwrap();
+        assert_eq!(without_times(&merged), without_times(&local));
+        assert_eq!(
+            risk_chart_svg(&merged.ranking, "t"),
+            risk_chart_svg(&local.ranking, "t")
+        );
+        assert_eq!(local.predictions.len(), 8);
+        assert_eq!(local.exploration.len(), 8);
+        // An incomplete folder is refused, naming the missing cell.
+        std::fs::remove_file(out.join(cells::result_file_name(3))).unwrap();
+        let e = merge_rank(&cells::read_results(&out).unwrap(), "cells", None).unwrap_err();
+        assert!(e.contains("1 of 16 cells have no result (cells 3)"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
