@@ -194,7 +194,26 @@ def parse_args(command, argv):
     return parser.parse_known_args(argv)
 
 
+def auth_environment(address):
+    """Ray's token authentication, set up before ray is imported (it reads the mode then)."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address:
+        # A cluster started by `ray start` checks a token; a driver sends it in token mode.
+        if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+            os.environ.setdefault("RAY_AUTH_MODE", "token")
+        return
+    # The local instance of this job: a token of its own, so that two local instances never
+    # share ~/.ray/auth_token.
+    if not os.environ.get("RAY_AUTH_TOKEN"):
+        import secrets
+
+        os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(16)
+    os.environ.setdefault("RAY_AUTH_MODE", "token")
+
+
 def main(command, argv):
+    args, rest = parse_args(command, argv)
+    auth_environment(args.address)
     ensure_ray()
     import ray
     import ray.cloudpickle
@@ -202,7 +221,6 @@ def main(command, argv):
     # The workers do not have this file: send its functions by value.
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-    args, rest = parse_args(command, argv)
     binary = find_binary(args.isopredict)
     work = tempfile.mkdtemp(prefix="isopredict-%s-on-ray-" % command)
     started_ray = False
@@ -232,21 +250,9 @@ def main(command, argv):
         total = len(lines)
         plan_id = hashlib.sha256(plan_text.encode()).hexdigest()[:16]
 
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         if args.address:
-            # A cluster started by `ray start` checks a token (Ray's token authentication);
-            # a driver sends it only in token mode.
-            if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
-                os.environ.setdefault("RAY_AUTH_MODE", "token")
             ray.init(address=args.address, log_to_driver=False, logging_level="WARNING")
         else:
-            # A token of this instance's own (Ray's token authentication), so that two local
-            # instances never share ~/.ray/auth_token.
-            if not os.environ.get("RAY_AUTH_TOKEN"):
-                import secrets
-
-                os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(16)
-            os.environ.setdefault("RAY_AUTH_MODE", "token")
             ray.init(
                 address="local",
                 num_cpus=args.num_cpus,
