@@ -9,6 +9,9 @@
 //! - [`rank()`]: the same over a grid of workloads × sizes × seeds × levels × strategies (or
 //!   over folders of user histories) in parallel, plus MonkeyDB-style random exploration,
 //!   summarised as the paper's Tables 4–7 and a risk ranking of the programs.
+//! - [`cells`]: `rank` and `check` over many histories as independent cells — a plan, cells
+//!   run anywhere (one machine's threads, or a Ray cluster: docs/distributed.md), and a merge
+//!   ([`check_cells`] for `check`).
 
 mod anomaly_name;
 pub mod cells;
