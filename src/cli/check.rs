@@ -158,9 +158,9 @@ fn exit_code(outcome: Outcome) -> u8 {
 /// Checks; exit code 0 when consistent, 1 on a violation, 2 on bad input or evidence the
 /// input lacks, 3 when the verdict is unknown (time, state or memory limit).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let batch_only = args.dot.is_some() || args.json || args.witness;
+    let single_history_only = args.dot.is_some() || args.json || args.witness;
     if args.cells.any() {
-        if batch_only {
+        if single_history_only {
             eprintln!("error: --dot, --json and --witness take a single history");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
@@ -168,7 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (files, many) = super::many::expand(&args.files, args.format.0)?;
     if many {
-        if batch_only {
+        if single_history_only {
             eprintln!("error: --dot, --json and --witness take a single history");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
