@@ -2,22 +2,19 @@
 //! core ([`isopredict::verdict`]); docs/checking.md.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use isopredict::check::Level;
 use isopredict::formats::Format;
+use isopredict::pipeline::check_cells::CheckOptions;
 use isopredict::ser::Engine;
-use isopredict::verdict::{self, DecideError, EvidenceChoice, Limits, Outcome, ReadOptions};
+use isopredict::verdict::{self, EvidenceChoice, Limits, Outcome, ReadOptions};
 
 use super::{InputFormat, EXIT_BAD_INPUT};
 
-/// Exit code when a violation is found.
-const EXIT_VIOLATION: u8 = 1;
 /// The most edges of one cycle printed (text, JSON and DOT).
 const MAX_CYCLE_EDGES: usize = 100;
-/// Exit code when the verdict is unknown (time, state or memory limit).
-const EXIT_UNKNOWN: u8 = 3;
 
 /// A level on the command line: one level, or `all`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +57,7 @@ impl std::str::FromStr for InitialValue {
 pub struct Args {
     /// The history file or directory (`-` reads standard input). Several, or a directory of
     /// histories, print one line per history and a summary; the exit code is the largest.
-    #[arg(required = true, num_args = 1..)]
+    #[arg(required_unless_present_any = ["cell", "merge"], num_args = 1..)]
     files: Vec<PathBuf>,
     /// The input format.
     #[arg(long, short, value_enum, default_value = "auto")]
@@ -113,6 +110,9 @@ pub struct Args {
     /// an integer such as 0.
     #[arg(long, default_value = "null", value_name = "null|N")]
     initial_value: InitialValue,
+    /// Many histories as independent cells: --plan, --cell, --merge (docs/distributed.md).
+    #[command(flatten)]
+    cells: super::many::CellArgs,
 }
 
 impl Args {
@@ -140,6 +140,26 @@ impl Args {
         }
     }
 
+    /// How each history of a batch is judged.
+    fn batch_options(&self) -> CheckOptions {
+        CheckOptions {
+            level: match self.level {
+                LevelArg::One(level) => Some(level),
+                LevelArg::All => None,
+            },
+            evidence: match self.evidence() {
+                EvidenceChoice::Auto => None,
+                EvidenceChoice::Only(e) => Some(e),
+            },
+            engine: self.engine,
+            timeout: self.timeout.and_then(|t| t.0),
+            max_violations: self.max_violations,
+            initial_value: self.initial_value.0,
+            format: self.format.0.map(|f| f.name().to_string()),
+            memory: self.memory.map(|mb| mb.saturating_mul(1 << 20)),
+        }
+    }
+
     fn read_options(&self) -> ReadOptions {
         ReadOptions {
             format: self.format.0,
@@ -149,23 +169,28 @@ impl Args {
 }
 
 fn exit_code(outcome: Outcome) -> u8 {
-    match outcome {
-        Outcome::Consistent => 0,
-        Outcome::Violated => EXIT_VIOLATION,
-        Outcome::Unknown => EXIT_UNKNOWN,
-    }
+    isopredict::pipeline::check_cells::exit_code(outcome)
 }
 
 /// Checks; exit code 0 when consistent, 1 on a violation, 2 on bad input or evidence the
 /// input lacks, 3 when the verdict is unknown (time, state or memory limit).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (files, many) = super::many::expand(&args.files, args.format.0)?;
-    if many {
-        if args.dot.is_some() || args.json || args.witness || args.output.is_some() {
+    let single_history_only =
+        args.dot.is_some() || args.json || args.witness || args.output.is_some();
+    if args.cells.any() {
+        if single_history_only {
             eprintln!("error: --dot, --json, --output and --witness take a single history");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
-        return super::many::run_paths(&files, |p| one_line(p, &args));
+        return super::many::check_cells(&args.cells, &args.files, &args.batch_options());
+    }
+    let (files, many) = super::many::expand(&args.files, args.format.0)?;
+    if many {
+        if single_history_only {
+            eprintln!("error: --dot, --json, --output and --witness take a single history");
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        return super::many::check_batch(&files, &args.batch_options());
     }
     let (input, format) = verdict::read_input(&files[0], args.read_options())?;
     let limits = args.limits(true);
@@ -259,41 +284,4 @@ impl Printed {
             Printed::All(all) => all.render_dot(),
         }
     }
-}
-
-/// The one-line verdict of a history in a batch: the same decision core as one file.
-fn one_line(path: &Path, args: &Args) -> super::many::Outcome {
-    use super::many::Outcome as Line;
-    let (input, format) = match verdict::read_input(path, args.read_options()) {
-        Ok(read) => read,
-        Err(e) => {
-            return Line {
-                code: EXIT_BAD_INPUT,
-                line: format!("bad input: {e}"),
-            }
-        }
-    };
-    let limits = args.limits(true);
-    let decided: Result<(u8, String), DecideError> = match args.level {
-        LevelArg::One(level) => verdict::decide(&input, level, args.evidence(), &limits)
-            .map(|v| (exit_code(v.verdict), v.line())),
-        LevelArg::All => verdict::decide_all(&input, args.evidence(), &limits)
-            .map(|all| (exit_code(all.outcome()), all.one_line())),
-    };
-    let mut line = match decided {
-        Ok((code, text)) => Line {
-            code,
-            line: format!("[{format}] {text}"),
-        },
-        Err(e) => Line {
-            code: EXIT_BAD_INPUT,
-            line: format!("error: {e}"),
-        },
-    };
-    if let Some(h) = input.history_if_built() {
-        for note in h.input_notes() {
-            line.line.push_str(&format!(" (note: {note})"));
-        }
-    }
-    line
 }

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use isopredict::check::Level;
+use isopredict::pipeline::cells::write_plan;
 use isopredict::pipeline::{
-    parse_level, parse_seeds, parse_store, progress_bar, rank, write_rank_files, RankGrid,
-    RankInput,
+    merge_rank, parse_level, parse_seeds, parse_store, progress_bar, rank, rank_plan,
+    run_rank_plan_cell, write_rank_files, RankGrid, RankInput,
 };
 use isopredict::predict::Strategy;
 use isopredict::store::Isolation;
@@ -82,9 +83,21 @@ pub struct Args {
     /// (distinct anomalies, by level); docs/ranking.md has both formulas.
     #[arg(long, value_enum, default_value = "runs")]
     score: isopredict::pipeline::RankScore,
-    /// Output folder for rank.md, rank.json and risk.svg.
-    #[arg(long, default_value = "out/rank", value_name = "DIR")]
-    out: PathBuf,
+    /// Output folder for rank.md, rank.json and risk.svg [default: out/rank]; with --cell, the
+    /// folder the cell's result file goes to.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write the grid as a plan (one JSON line per cell) to FILE instead of running it; with
+    /// --cell, the plan to run a cell of (docs/distributed.md).
+    #[arg(long, value_name = "FILE")]
+    plan: Option<PathBuf>,
+    /// Run cell N of --plan FILE and write its result into --out DIR (cell-N.json).
+    #[arg(long, value_name = "N", requires = "plan", conflicts_with = "merge")]
+    cell: Option<usize>,
+    /// Build rank.md, rank.json and risk.svg in --out from the cell results in DIR (every cell
+    /// of one plan).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["plan", "histories"])]
+    merge: Option<PathBuf>,
     /// Worker threads, 1 to 256 [default: one per core].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     threads: Option<u16>,
@@ -95,14 +108,41 @@ pub struct Args {
 
 /// Ranks; exit code 0 when done, 2 on bad input.
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    dedup(&mut args.levels);
-    dedup(&mut args.strategies);
-    dedup(&mut args.sizes);
-    dedup(&mut args.workloads);
     let bad = |message: String| {
         eprintln!("error: {message}");
         Ok(ExitCode::from(super::EXIT_BAD_INPUT))
     };
+    if let (Some(n), Some(plan)) = (args.cell, &args.plan) {
+        let Some(out) = &args.out else {
+            return bad("--cell needs --out DIR, the folder for its result".to_string());
+        };
+        return match run_rank_plan_cell(plan, n, out) {
+            Ok(path) => {
+                eprintln!("wrote {}", path.display());
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => match super::interrupted() {
+                Some(code) => Ok(code),
+                None => bad(e),
+            },
+        };
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out/rank"));
+    if let Some(dir) = &args.merge {
+        let outcome = isopredict::pipeline::cells::read_results(dir)
+            .and_then(|texts| merge_rank(&texts, &dir.display().to_string(), None));
+        return match outcome {
+            Ok(outcome) => write_and_print(&outcome, &out, args.json),
+            Err(e) => bad(e),
+        };
+    }
+    dedup(&mut args.levels);
+    dedup(&mut args.strategies);
+    dedup(&mut args.sizes);
+    dedup(&mut args.workloads);
     let input = match args.histories {
         Some(dir) => RankInput::Histories { dir },
         None => {
@@ -165,6 +205,27 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         max: args.max,
         score: args.score,
     };
+    if let Some(plan) = &args.plan {
+        if matches!(
+            &grid.input,
+            RankInput::Workloads {
+                backend: Some(_),
+                ..
+            }
+        ) {
+            return bad("--plan records observed runs on the embedded store only (every machine would need the database); rank on one machine with --store".to_string());
+        }
+        return match rank_plan(&grid).and_then(|text| {
+            write_plan(plan, &text)?;
+            Ok(text.lines().count())
+        }) {
+            Ok(n) => {
+                eprintln!("wrote {} ({n} cells)", plan.display());
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => bad(e),
+        };
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.map_or(0, usize::from))
         .build()?;
@@ -177,9 +238,18 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         Ok(o) => o,
         Err(message) => return bad(message),
     };
-    let files = write_rank_files(&outcome, &args.out)?;
-    let text = if args.json {
-        serde_json::to_string_pretty(&outcome)? + "\n"
+    write_and_print(&outcome, &out, args.json)
+}
+
+/// Writes rank.md, rank.json and risk.svg into `out` and prints rank.md (or rank.json).
+fn write_and_print(
+    outcome: &isopredict::pipeline::RankOutcome,
+    out: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let files = write_rank_files(outcome, out)?;
+    let text = if json {
+        serde_json::to_string_pretty(outcome)? + "\n"
     } else {
         outcome.to_markdown()
     };

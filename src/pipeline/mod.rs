@@ -9,8 +9,13 @@
 //! - [`rank()`]: the same over a grid of workloads × sizes × seeds × levels × strategies (or
 //!   over folders of user histories) in parallel, plus MonkeyDB-style random exploration,
 //!   summarised as the paper's Tables 4–7 and a risk ranking of the programs.
+//! - [`cells`]: `rank` and `check` over many histories as independent cells — a plan, cells
+//!   run anywhere (one machine's threads, or a Ray cluster: docs/distributed.md), and a merge
+//!   ([`check_cells`] for `check`).
 
 mod anomaly_name;
+pub mod cells;
+pub mod check_cells;
 pub mod distinct;
 mod explain;
 mod judge;
@@ -22,7 +27,8 @@ mod run_report;
 
 pub use anomaly_name::{name_anomaly, name_prediction, AnomalyName};
 pub use rank::{
-    parse_seeds, progress_bar, rank, write_rank_files, RankGrid, RankInput, RankOutcome, RankScore,
+    merge_rank, parse_seeds, progress_bar, rank, rank_plan, run_rank_plan_cell, write_rank_files,
+    RankGrid, RankInput, RankOutcome, RankScore,
 };
 pub use run::{run_workload, write_run_files, PipelineError, RunOptions, RunOutcome};
 

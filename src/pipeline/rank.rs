@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 
 use crate::check::Level;
 use crate::formats;
@@ -34,8 +33,9 @@ use crate::report::tables::{
 use crate::store::ReadPolicy;
 use crate::workloads::{self, RunConfig, Size, Workload};
 
-use super::level_name;
+use super::cells::{self, PlanLine};
 use super::run::verdict_name;
+use super::{level_name, parse_level};
 
 /// What to rank.
 #[derive(Clone)]
@@ -83,7 +83,17 @@ pub struct RankGrid {
 }
 
 /// What `rank`'s risk ranking scores (docs/ranking.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum RankScore {
     /// The share of runs exposed, weighted by level ([`crate::report::tables::risk_rows`]).
@@ -206,6 +216,7 @@ pub fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
+/// A task of the grid, ready to run.
 enum Task {
     Predict {
         workload: &'static dyn Workload,
@@ -220,6 +231,7 @@ enum Task {
         seed: u64,
         level: Level,
         trial: u64,
+        exploration_seed: u64,
     },
     History {
         group: String,
@@ -229,9 +241,85 @@ enum Task {
     },
 }
 
-enum Done {
+/// What a rank cell produced: one prediction task's record or one exploration run's.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RankCellResult {
+    /// A Tables 4/5 task.
     Prediction(PredictionRecord),
+    /// A Tables 6/7 run.
     Exploration(ExplorationRecord),
+}
+
+/// What the whole grid is, on every line of a rank plan: what a cell needs besides its task,
+/// and what the merge needs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RankPlanGrid {
+    /// Always `rank` (a plan of another command is refused).
+    pub command: String,
+    /// The grid in words ([`RankGrid::describe`]).
+    pub grid: String,
+    /// What the ranking scores.
+    pub score: RankScore,
+    /// Budget per prediction (and per serializability check).
+    pub timeout: Option<Duration>,
+    /// Most distinct anomalies per workload task.
+    pub max: usize,
+    /// Sessions per workload run.
+    pub sessions: usize,
+    /// The folder the plan was made in: relative history paths that do not exist where a
+    /// cell runs are looked up under it.
+    pub cwd: PathBuf,
+}
+
+/// One cell of a rank plan: everything it runs, by name, with its seeds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum RankTask {
+    /// Record a workload run (reads see the latest write), predict, validate by replay.
+    Predict {
+        /// The workload's name.
+        workload: String,
+        /// The size's name (`small`, `large`, `N-calls`).
+        size: String,
+        /// The run's seed.
+        seed: u64,
+        /// The level's name.
+        level: String,
+        /// The strategy.
+        strategy: Strategy,
+    },
+    /// A random-exploration run.
+    Explore {
+        /// The workload's name.
+        workload: String,
+        /// The size's name.
+        size: String,
+        /// The benchmark seed.
+        seed: u64,
+        /// The level's name.
+        level: String,
+        /// The trial.
+        trial: u64,
+        /// The seed of the run's read choices and schedule.
+        exploration_seed: u64,
+    },
+    /// Predict a user history.
+    History {
+        /// Its group (the program it counts for).
+        group: String,
+        /// The file.
+        path: PathBuf,
+        /// The level's name.
+        level: String,
+        /// The strategy.
+        strategy: Strategy,
+    },
+}
+
+/// The seed of exploration run `trial` of a workload run with seed `seed`.
+fn exploration_seed(seed: u64, trial: u64) -> u64 {
+    seed.wrapping_mul(1_000_003).wrapping_add(trial)
 }
 
 impl Task {
@@ -245,6 +333,106 @@ impl Task {
             Task::Explore { size: s, .. } => size(*s),
             Task::History { path, .. } => std::fs::metadata(path).map_or(0, |m| m.len() / 1000),
         }
+    }
+
+    /// The task as a plan line's task.
+    fn to_plan(&self) -> RankTask {
+        match self {
+            Task::Predict {
+                workload,
+                size,
+                seed,
+                level,
+                strategy,
+            } => RankTask::Predict {
+                workload: workload.name().to_string(),
+                size: size.name(),
+                seed: *seed,
+                level: level_name(*level).to_string(),
+                strategy: *strategy,
+            },
+            Task::Explore {
+                workload,
+                size,
+                seed,
+                level,
+                trial,
+                exploration_seed,
+            } => RankTask::Explore {
+                workload: workload.name().to_string(),
+                size: size.name(),
+                seed: *seed,
+                level: level_name(*level).to_string(),
+                trial: *trial,
+                exploration_seed: *exploration_seed,
+            },
+            Task::History {
+                group,
+                path,
+                level,
+                strategy,
+            } => RankTask::History {
+                group: group.clone(),
+                path: path.clone(),
+                level: level_name(*level).to_string(),
+                strategy: *strategy,
+            },
+        }
+    }
+}
+
+impl RankTask {
+    /// The task ready to run; an unknown workload, size or level is an error naming it.
+    fn resolve(&self, cwd: &Path) -> Result<Task, String> {
+        let workload = |name: &str| {
+            workloads::by_name(name).ok_or_else(|| format!("unknown workload `{name}`"))
+        };
+        let size = |name: &str| name.parse::<Size>();
+        Ok(match self {
+            RankTask::Predict {
+                workload: w,
+                size: s,
+                seed,
+                level,
+                strategy,
+            } => Task::Predict {
+                workload: workload(w)?,
+                size: size(s)?,
+                seed: *seed,
+                level: parse_level(level)?,
+                strategy: *strategy,
+            },
+            RankTask::Explore {
+                workload: w,
+                size: s,
+                seed,
+                level,
+                trial,
+                exploration_seed,
+            } => Task::Explore {
+                workload: workload(w)?,
+                size: size(s)?,
+                seed: *seed,
+                level: parse_level(level)?,
+                trial: *trial,
+                exploration_seed: *exploration_seed,
+            },
+            RankTask::History {
+                group,
+                path,
+                level,
+                strategy,
+            } => Task::History {
+                group: group.clone(),
+                path: if path.is_relative() && !path.exists() && cwd.join(path).exists() {
+                    cwd.join(path)
+                } else {
+                    path.clone()
+                },
+                level: parse_level(level)?,
+                strategy: *strategy,
+            },
+        })
     }
 }
 
@@ -279,13 +467,9 @@ fn history_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
     Ok(files)
 }
 
-/// Runs the grid on rayon's pool, advancing `progress` per task (pass
-/// [`ProgressBar::hidden`] for none). Errors: a stop requested by the user
-/// ([`crate::interrupt`]; the remaining tasks are skipped), or a bad grid (e.g. an unreadable folder, or a
-/// file in a histories folder that is not a history); a task that fails is recorded as
-/// [`PredictionOutcome::Error`].
-pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, String> {
-    let start = Instant::now();
+/// The grid's tasks, in grid order. Errors: a bad grid (e.g. an unreadable folder, or a file
+/// in a histories folder that is not a history).
+fn grid_tasks(grid: &RankGrid) -> Result<Vec<Task>, String> {
     let mut tasks = Vec::new();
     match &grid.input {
         RankInput::Workloads {
@@ -315,6 +499,7 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
                                     seed,
                                     level,
                                     trial,
+                                    exploration_seed: exploration_seed(seed, trial),
                                 });
                             }
                         }
@@ -348,38 +533,114 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
             }
         }
     }
-    // Longest first (stable: grid order among equals); results are put back in grid order.
-    let mut order: Vec<usize> = (0..tasks.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(tasks[i].cost()));
-    progress.set_length(tasks.len() as u64);
-    let timeout = grid.timeout;
-    let setup = match &grid.input {
-        RankInput::Workloads {
-            sessions, backend, ..
-        } => (*sessions, backend.clone(), grid.max),
-        RankInput::Histories { .. } => (3, None, 1),
+    Ok(tasks)
+}
+
+/// The grid as a plan ([`cells`]): one JSON line per task, in grid order, each with what the
+/// whole grid is. Errors: a bad grid (as [`rank`]).
+pub fn rank_plan(grid: &RankGrid) -> Result<String, String> {
+    let tasks = grid_tasks(grid)?;
+    let (sessions, max) = match &grid.input {
+        RankInput::Workloads { sessions, .. } => (*sessions, grid.max),
+        RankInput::Histories { .. } => (3, 1),
     };
-    let mut done: Vec<(usize, Done)> = order
-        .into_par_iter()
-        .filter_map(|i| {
-            // Once the user interrupted, the remaining tasks are skipped.
-            crate::interrupt::stop_point().ok()?;
-            let result = super::fresh_z3(|| run_task(&tasks[i], timeout, &setup));
-            progress.inc(1);
-            Some((i, result))
+    let plan_grid = RankPlanGrid {
+        command: "rank".to_string(),
+        grid: grid.describe(),
+        score: grid.score,
+        timeout: grid.timeout,
+        max,
+        sessions,
+        cwd: std::env::current_dir().unwrap_or_default(),
+    };
+    let lines: Vec<(u64, RankTask)> = tasks.iter().map(|t| (t.cost(), t.to_plan())).collect();
+    cells::plan_text(&plan_grid, &lines)
+}
+
+/// Parses a rank plan (errors name `origin` and the line).
+fn parse_rank_plan(text: &str, origin: &str) -> Result<Vec<PlanLine<RankPlanGrid, Task>>, String> {
+    let lines = cells::parse_plan::<RankPlanGrid, RankTask>(text, origin)?;
+    lines
+        .into_iter()
+        .map(|l| {
+            if l.grid.command != "rank" {
+                return Err(format!(
+                    "{origin}: a plan of `{}`, not of `rank`",
+                    l.grid.command
+                ));
+            }
+            let task = l
+                .task
+                .resolve(&l.grid.cwd)
+                .map_err(|e| format!("{origin}, line {}: {e}", l.cell + 1))?;
+            Ok(PlanLine {
+                cell: l.cell,
+                cells: l.cells,
+                cost: l.cost,
+                grid: l.grid,
+                task,
+            })
         })
-        .collect();
-    progress.finish_and_clear();
-    if crate::interrupt::requested() {
-        return Err("interrupted: the ranking is incomplete".to_string());
+        .collect()
+}
+
+/// Runs one cell's task (in a fresh Z3 context). `backend`: where observed runs are recorded
+/// (`None`: the embedded store; only a one-machine rank passes one).
+fn run_rank_cell(
+    line_grid: &RankPlanGrid,
+    task: &Task,
+    backend: &Option<std::sync::Arc<dyn crate::store::Backend>>,
+) -> RankCellResult {
+    let setup: RunSetup = (line_grid.sessions, backend.clone(), line_grid.max);
+    super::fresh_z3(|| run_task(task, line_grid.timeout, &setup))
+}
+
+/// Runs cell `n` of the plan file `plan` (`rank --cell N --plan FILE --out DIR`) and writes
+/// its result into `out` atomically; returns the result file. A task that fails is a record
+/// saying so (as in [`rank`]); errors are a bad plan, an unwritable folder, or a stop
+/// requested by the user (nothing is written then).
+pub fn run_rank_plan_cell(plan: &Path, n: usize, out: &Path) -> Result<PathBuf, String> {
+    let text = std::fs::read_to_string(plan)
+        .map_err(|e| format!("{}: cannot read: {e}", plan.display()))?;
+    let mut lines = parse_rank_plan(&text, &plan.display().to_string())?;
+    if n >= lines.len() {
+        return Err(format!(
+            "{}: no cell {n} (the plan has cells 0 to {})",
+            plan.display(),
+            lines.len() - 1
+        ));
     }
-    done.sort_by_key(|(i, _)| *i);
+    let line = lines.swap_remove(n);
+    let result = cells::run_cell(&text, &line, |t| run_rank_cell(&line.grid, t, &None))?;
+    crate::interrupt::stop_point().map_err(|_| "interrupted: no result written".to_string())?;
+    cells::write_result(out, n, &result)
+}
+
+/// Builds the ranking from the cells' results ([`cells::parse_results`]: exactly the cells of
+/// one plan). `timing`: the wall time and threads to report (`None`: the span of the cells'
+/// work and the most cells that ran at once).
+pub fn merge_rank(
+    results: &[(String, String)],
+    origin: &str,
+    timing: Option<(f64, usize)>,
+) -> Result<RankOutcome, String> {
+    let results = cells::parse_results::<RankPlanGrid, RankCellResult>(results, origin)?;
+    let grid = results[0].grid.clone();
+    if grid.command != "rank" {
+        return Err(format!(
+            "{origin}: results of `{}`, not of `rank`",
+            grid.command
+        ));
+    }
+    let (elapsed_s, threads) = timing.unwrap_or_else(|| {
+        cells::span_and_concurrency(&results.iter().map(|r| &r.worker).collect::<Vec<_>>())
+    });
     let mut predictions = Vec::new();
     let mut exploration = Vec::new();
-    for (_, d) in done {
-        match d {
-            Done::Prediction(p) => predictions.push(p),
-            Done::Exploration(e) => exploration.push(e),
+    for r in results {
+        match r.result {
+            RankCellResult::Prediction(p) => predictions.push(p),
+            RankCellResult::Exploration(e) => exploration.push(e),
         }
     }
     let prediction_table = prediction_rows(&predictions);
@@ -389,9 +650,9 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
         RankScore::Anomalies => anomaly_risk_rows(&predictions),
     };
     Ok(RankOutcome {
-        grid: grid.describe(),
-        elapsed_s: start.elapsed().as_secs_f64(),
-        threads: rayon::current_num_threads(),
+        grid: grid.grid,
+        elapsed_s,
+        threads,
         predictions,
         exploration,
         prediction_table,
@@ -401,6 +662,31 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
     })
 }
 
+/// Runs the grid on this machine — its plan ([`rank_plan`]), every cell on rayon's pool, the
+/// longest first, and the merge of their results ([`merge_rank`]), the same steps as a
+/// distributed run — advancing `progress` per cell (pass [`ProgressBar::hidden`] for none).
+/// Errors: a stop requested by the user ([`crate::interrupt`]; the remaining cells are
+/// skipped), or a bad grid (e.g. an unreadable folder, or a file in a histories folder that is
+/// not a history); a task that fails is recorded as [`PredictionOutcome::Error`].
+pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, String> {
+    let start = Instant::now();
+    let text = rank_plan(grid)?;
+    let lines = parse_rank_plan(&text, "the plan")?;
+    let backend = match &grid.input {
+        RankInput::Workloads { backend, .. } => backend.clone(),
+        RankInput::Histories { .. } => None,
+    };
+    let results = cells::run_local(&text, &lines, progress, |t| {
+        run_rank_cell(&lines[0].grid, t, &backend)
+    })
+    .map_err(|_| "interrupted: the ranking is incomplete".to_string())?;
+    merge_rank(
+        &cells::named_results(results),
+        "the ranking",
+        Some((start.elapsed().as_secs_f64(), rayon::current_num_threads())),
+    )
+}
+
 /// Sessions per run, where observed runs are recorded, and most distinct anomalies per task.
 type RunSetup = (
     usize,
@@ -408,7 +694,7 @@ type RunSetup = (
     usize,
 );
 
-fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> Done {
+fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> RankCellResult {
     match task {
         Task::Predict {
             workload,
@@ -416,7 +702,7 @@ fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> Done {
             seed,
             level,
             strategy,
-        } => Done::Prediction(predict_workload(
+        } => RankCellResult::Prediction(predict_workload(
             *workload, *size, *seed, *level, *strategy, timeout, setup,
         )),
         Task::Explore {
@@ -425,8 +711,14 @@ fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> Done {
             seed,
             level,
             trial,
-        } => Done::Exploration(explore(
-            *workload, *size, *seed, *level, *trial, timeout, setup.0,
+            exploration_seed,
+        } => RankCellResult::Exploration(explore(
+            *workload,
+            *size,
+            (*seed, *trial, *exploration_seed),
+            *level,
+            timeout,
+            setup.0,
         )),
         Task::History {
             group,
@@ -451,9 +743,9 @@ fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> Done {
     }
 }
 
-impl From<PredictionRecord> for Done {
-    fn from(r: PredictionRecord) -> Done {
-        Done::Prediction(r)
+impl From<PredictionRecord> for RankCellResult {
+    fn from(r: PredictionRecord) -> RankCellResult {
+        RankCellResult::Prediction(r)
     }
 }
 
@@ -617,17 +909,17 @@ fn predict_workload(
     }
 }
 
-/// One Tables 6/7 run: reads choose a random writer the level allows.
+/// One Tables 6/7 run: reads choose a random writer the level allows. `seeds`: the
+/// benchmark seed, the trial, and the seed of its read choices and schedule.
 fn explore(
     workload: &dyn Workload,
     size: Size,
-    seed: u64,
+    seeds: (u64, u64, u64),
     level: Level,
-    trial: u64,
     timeout: Option<Duration>,
     sessions: usize,
 ) -> ExplorationRecord {
-    let exploration_seed = seed.wrapping_mul(1_000_003).wrapping_add(trial);
+    let (seed, trial, exploration_seed) = seeds;
     let config = RunConfig {
         policy: ReadPolicy::Random {
             level,
@@ -772,5 +1064,129 @@ mod tests {
         assert!(parse_seeds("").is_err());
         assert_eq!(describe_seeds(&[1, 2, 3, 4]), "1..4");
         assert_eq!(describe_seeds(&[1, 5]), "1, 5");
+    }
+
+    /// A small grid: Smallbank and Voter, small, seeds 1..2, causal and rc, one exploration
+    /// run per case.
+    fn small_grid() -> RankGrid {
+        RankGrid {
+            input: RankInput::Workloads {
+                workloads: vec![
+                    workloads::by_name("smallbank").unwrap(),
+                    workloads::by_name("voter").unwrap(),
+                ],
+                sizes: vec![Size::Small],
+                seeds: vec![1, 2],
+                explore: 1,
+                sessions: 3,
+                backend: None,
+            },
+            levels: vec![Level::Causal, Level::ReadCommitted],
+            strategies: vec![Strategy::ApproxRelaxed],
+            timeout: Some(Duration::from_secs(60)),
+            max: 1,
+            score: RankScore::Runs,
+        }
+    }
+
+    /// A report without what is measured (wall time, generation and solving times).
+    fn without_times(o: &RankOutcome) -> (String, serde_json::Value) {
+        let md = o.to_markdown();
+        let mut masked = String::new();
+        for line in md.lines() {
+            let cells: Vec<String> = line
+                .split(" | ")
+                .map(|c| {
+                    let c = c.trim_end_matches(" |");
+                    if c.ends_with(" s") && c[..c.len() - 2].parse::<f64>().is_ok() {
+                        "T".to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect();
+            let line = cells.join(" | ");
+            if !line.contains(" thread(s).") {
+                masked.push_str(&line);
+                masked.push('\n');
+            }
+        }
+        fn mask(v: &mut serde_json::Value) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m.iter_mut() {
+                        if k.ends_with("_s") || k == "threads" {
+                            *x = serde_json::Value::Null;
+                        } else {
+                            mask(x);
+                        }
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter_mut().for_each(mask),
+                _ => {}
+            }
+        }
+        let mut json = serde_json::to_value(o).unwrap();
+        mask(&mut json);
+        (masked, json)
+    }
+
+    #[test]
+    fn the_plan_has_a_cell_per_task_with_its_seeds() {
+        let grid = small_grid();
+        let text = rank_plan(&grid).unwrap();
+        // 2 workloads × 2 seeds × 2 levels × (1 strategy + 1 exploration run).
+        assert_eq!(text.lines().count(), 16);
+        let lines = cells::parse_plan::<RankPlanGrid, RankTask>(&text, "p").unwrap();
+        assert_eq!(lines[0].grid.grid, grid.describe());
+        assert_eq!(
+            lines[1].task,
+            RankTask::Explore {
+                workload: "smallbank".to_string(),
+                size: "small".to_string(),
+                seed: 1,
+                level: "causal".to_string(),
+                trial: 0,
+                exploration_seed: 1_000_003,
+            }
+        );
+        // Deterministic: the same grid, the same plan.
+        assert_eq!(rank_plan(&grid).unwrap(), text);
+        // A plan naming what does not exist is refused with its line.
+        let bad = text.replacen("\"workload\":\"voter\"", "\"workload\":\"nope\"", 1);
+        let e = parse_rank_plan(&bad, "p").map(|_| ()).unwrap_err();
+        assert!(e.contains("line 9: unknown workload `nope`"), "{e}");
+        let bad = text.replacen("\"level\":\"rc\"", "\"level\":\"ser\"", 1);
+        assert!(parse_rank_plan(&bad, "p").is_err());
+    }
+
+    #[test]
+    fn cells_run_from_a_plan_file_merge_to_the_one_machine_ranking() {
+        let grid = small_grid();
+        let local = rank(&grid, &ProgressBar::hidden()).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("isopredict-rank-cells-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let plan = dir.join("plan.jsonl");
+        cells::write_plan(&plan, &rank_plan(&grid).unwrap()).unwrap();
+        let out = dir.join("cells");
+        // Last cell first: the order cells run in does not matter.
+        for n in (0..16).rev() {
+            run_rank_plan_cell(&plan, n, &out).unwrap();
+        }
+        let merged = merge_rank(&cells::read_results(&out).unwrap(), "cells", None).unwrap();
+        assert_eq!(without_times(&merged), without_times(&local));
+        assert_eq!(
+            risk_chart_svg(&merged.ranking, "t"),
+            risk_chart_svg(&local.ranking, "t")
+        );
+        assert_eq!(local.predictions.len(), 8);
+        assert_eq!(local.exploration.len(), 8);
+        // An incomplete folder is refused, naming the missing cell.
+        std::fs::remove_file(out.join(cells::result_file_name(3))).unwrap();
+        let e = merge_rank(&cells::read_results(&out).unwrap(), "cells", None).unwrap_err();
+        assert!(e.contains("1 of 16 cells have no result (cells 3)"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
