@@ -59,6 +59,8 @@ pub enum StrongEdgeKind {
     /// Read–write (anti-dependency): `from` read `key` from a writer that `to` comes after, so
     /// `to` overwrote what `from` read and must come after it.
     ReadWrite,
+    /// Real time: `from` completed before `to` was invoked (strict serializability).
+    RealTime,
 }
 
 /// One edge of an explanation: `from` must commit before `to` in every serial order.
@@ -302,6 +304,7 @@ fn edge_style(e: &StrongEdge) -> (&'static str, String) {
             ("color=darkgreen, fontcolor=darkgreen", format!("ww({key})"))
         }
         StrongEdgeKind::ReadWrite => ("color=red, fontcolor=red, style=bold", format!("rw({key})")),
+        StrongEdgeKind::RealTime => ("color=gray40, style=dashed", "rt".to_string()),
     }
 }
 
