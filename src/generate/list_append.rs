@@ -7,7 +7,8 @@
 //! so with `stale_ratio = 0` the history is strictly serializable. With `stale_ratio > 0` a
 //! read returns, with that probability, a random prefix of the key's list instead (a stale
 //! snapshot: every read is still a prefix of the final list, so the version orders stay
-//! compatible), which makes anomalies of every kind, from aborted-free G-single to G2.
+//! compatible), which makes anomalies of every kind, from aborted-free G-single to G2. With
+//! `snapshot_reads` every read sees the store as of the transaction's invocation instead.
 //! Completions interleave with other processes' invocations, so the real-time order is partial.
 //! Deterministic by seed.
 
@@ -32,6 +33,11 @@ pub struct ListAppendParams {
     pub read_ratio: f64,
     /// Probability that a read returns a stale prefix of the list.
     pub stale_ratio: f64,
+    /// Reads see the store as it was when the transaction was invoked (a snapshot; its
+    /// appends still land at its completion): prefix consistent, and, with no
+    /// first-committer-wins, lost updates and write skews (snapshot isolation and
+    /// serializability violated). A transaction's reads come before its appends.
+    pub snapshot_reads: bool,
     /// Seed.
     pub seed: u64,
 }
@@ -48,12 +54,14 @@ impl Default for ListAppendParams {
             max_appends: 32,
             read_ratio: 0.5,
             stale_ratio: 0.0,
+            snapshot_reads: false,
             seed: 0,
         }
     }
 }
 
-/// A micro-operation: append `value` to `key`, or read `key` (`value` unused).
+/// A micro-operation: append `value` to `key`, or read `key` (`value`: the length of the
+/// key's list at invocation, for snapshot reads).
 #[derive(Clone, Copy)]
 struct Mop {
     append: bool,
@@ -92,7 +100,7 @@ pub fn elle_list_append(params: &ListAppendParams) -> String {
                         mops.push(Mop {
                             append: false,
                             key,
-                            value: 0,
+                            value: lists[key as usize].len() as u64,
                         });
                     } else {
                         handed[key as usize] += 1;
@@ -110,6 +118,11 @@ pub fn elle_list_append(params: &ListAppendParams) -> String {
                         });
                     }
                 }
+                if params.snapshot_reads {
+                    // Reads first (a read after the transaction's own append would not be a
+                    // prefix of the final list).
+                    mops.sort_by_key(|m| m.append);
+                }
                 write_op(&mut out, "invoke", p, index, &mops, None);
                 index += 1;
                 invoked += 1;
@@ -126,7 +139,9 @@ pub fn elle_list_append(params: &ListAppendParams) -> String {
                         wrote.push(m.key);
                     } else {
                         let stale = !wrote.contains(&m.key) && rng.next_f64() < params.stale_ratio;
-                        let len = if stale {
+                        let len = if params.snapshot_reads {
+                            m.value as usize
+                        } else if stale {
                             rng.below(list.len() as u64 + 1) as usize
                         } else {
                             list.len()

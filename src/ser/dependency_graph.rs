@@ -329,8 +329,7 @@ impl DependencyGraph {
         // before each write of the tail.
         for k in 0..history.key_count() {
             let range = chains.key_start[k] as usize..chains.key_start[k + 1] as usize;
-            for p in range.start..range.end {
-                let q = chains.chain[p];
+            for &q in &chains.chain[range] {
                 for &n in chains.successors(q, k as KeyId) {
                     let (tp, tq) = (ops[q as usize].txn, ops[n as usize].txn);
                     if tp != tq && tp != INITIAL_TXN {
@@ -773,7 +772,7 @@ fn name_cycle(graph: &DependencyGraph, cycle: &[usize], level: GraphLevel) -> (A
             GraphLevel::Prefix => (AnomalyId::PrefixViolation, "G2".into()),
             GraphLevel::Snapshot => (
                 AnomalyId::NonAdjacentAntiDependencyCycle,
-                "G-nonadjacent".into(),
+                "G-nonadjacent-item".into(),
             ),
             _ if txns == 2 && anti == 2 => (AnomalyId::WriteSkew, "G2-item".into()),
             _ => (AnomalyId::AntiDependencyCycle, "G2-item".into()),
