@@ -48,6 +48,7 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("one") => return one(Path::new(&args[1])),
+        Some("search") => return search(Path::new(&args[1])),
         Some("write") => {
             let txns: usize = args[1].parse().expect("transactions");
             let kind: usize = args[2].parse().expect("kind: 0 fresh, 1 snapshot, 2 stale");
@@ -61,11 +62,14 @@ fn main() {
     let sizes: Vec<usize> = if args.is_empty() {
         vec![1_000, 10_000, 100_000]
     } else {
-        args.iter().map(|a| a.parse().expect("transactions")).collect()
+        args.iter()
+            .map(|a| a.parse().expect("transactions"))
+            .collect()
     };
     let exe = std::env::current_exe().expect("this example");
     let dir = std::env::temp_dir().join(format!("known_order_speed.{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let mut searches = String::new();
     let mut text = String::from(
         "| history | transactions | file | read | all levels | total | peak memory | memory / file | verdicts (strict-ser ser si pc cc) |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
@@ -100,14 +104,68 @@ fn main() {
             );
             eprint!("{line}");
             text.push_str(&line);
+            if txns <= 10_000 {
+                // The route the graph replaced, for comparison: si by the commit-order search
+                // on the history with its known order rewritten as reads.
+                let out = Command::new(&exe)
+                    .arg("search")
+                    .arg(&file)
+                    .output()
+                    .expect("the child runs");
+                let words = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                searches.push_str(&format!("| {name} | {txns} | {words} |\n"));
+            }
             let _ = std::fs::remove_file(&file);
         }
     }
     let _ = std::fs::remove_dir(&dir);
+    text.push_str(
+        "\nThe route the graph replaced (si by the commit-order search on the history with its \
+         known order rewritten as reads, `History::with_write_order_as_reads`; 60 s timeout, \
+         the history built before the clock starts):\n\n\
+         | history | transactions | si by the search: verdict, time, peak memory |\n|---|---:|---|\n",
+    );
+    text.push_str(&searches);
     print!("{text}");
     if write_docs {
         docs::write_docs_section("performance.md", "known_order_speed", &text);
     }
+}
+
+/// The old route at si: prints `verdict, time, peak memory`.
+fn search(file: &Path) {
+    use isopredict::ser::{check_strong, StrongLevel, StrongOptions};
+    let (input, _) = read_input(file, ReadOptions::default()).expect("the history reads");
+    let h = input.history().expect("a history");
+    let rewritten = h.with_write_order_as_reads();
+    let h = rewritten.as_ref().unwrap_or(h);
+    let start = Instant::now();
+    let options = StrongOptions {
+        timeout: Some(std::time::Duration::from_secs(60)),
+        explain: false,
+        ..StrongOptions::default()
+    };
+    let verdict = match check_strong(h, StrongLevel::Snapshot, &options) {
+        Ok(r) => format!("{:?}", r.verdict).to_lowercase(),
+        Err(e) => format!("error: {e}"),
+    };
+    println!(
+        "{verdict}, {:.2} s, {:.0} MB",
+        start.elapsed().as_secs_f64(),
+        peak_kb() as f64 / 1024.0
+    );
+}
+
+/// This process's peak resident memory (`VmHWM`), in kB.
+fn peak_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|v| v.parse().unwrap_or(0)))
+        })
+        .unwrap_or(0)
 }
 
 /// One measurement: prints `read_s levels_s total_s peak_kb verdict…`.
@@ -118,14 +176,7 @@ fn one(file: &Path) {
     let read = start.elapsed().as_secs_f64();
     let report = decide_all(&input, EvidenceChoice::Auto, &Limits::default()).expect("verdicts");
     let total = start.elapsed().as_secs_f64();
-    let peak_kb: u64 = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(|v| v.parse().unwrap_or(0)))
-        })
-        .unwrap_or(0);
+    let peak_kb = peak_kb();
     let verdict = |level: isopredict::check::Level| {
         report
             .verdicts

@@ -16,19 +16,26 @@ use isopredict::verdict::{decide, EvidenceChoice, Input, Limits, Outcome};
 use proptest::prelude::*;
 
 fn params() -> impl Strategy<Value = ListAppendParams> {
-    (2usize..=7, 1usize..=4, 1usize..=3, 1usize..=3, 0u64..u64::MAX).prop_map(
-        |(txns, processes, max_ops, active_keys, seed)| ListAppendParams {
-            txns,
-            processes,
-            max_ops,
-            active_keys,
-            max_appends: 1000,
-            read_ratio: 0.5,
-            stale_ratio: 0.5,
-            snapshot_reads: seed % 3 == 0,
-            seed,
-        },
+    (
+        2usize..=7,
+        1usize..=4,
+        1usize..=3,
+        1usize..=3,
+        0u64..u64::MAX,
     )
+        .prop_map(
+            |(txns, processes, max_ops, active_keys, seed)| ListAppendParams {
+                txns,
+                processes,
+                max_ops,
+                active_keys,
+                max_appends: 1000,
+                read_ratio: 0.5,
+                stale_ratio: 0.5,
+                snapshot_reads: seed % 3 == 0,
+                seed,
+            },
+        )
 }
 
 fn cases() -> u32 {

@@ -208,7 +208,10 @@ mod tests {
             ..ListAppendParams::default()
         };
         assert_eq!(elle_list_append(&p), elle_list_append(&p));
-        let other = ListAppendParams { seed: 1, ..p.clone() };
+        let other = ListAppendParams {
+            seed: 1,
+            ..p.clone()
+        };
         assert_ne!(elle_list_append(&p), elle_list_append(&other));
         let text = elle_list_append(&p);
         assert_eq!(text.lines().count(), 100);

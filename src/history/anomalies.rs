@@ -581,7 +581,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
     },
     AnomalyRow {
         id: AnomalyId::WriteCycleRealTime,
-        key: "real-time-write-cycle",
+        key: "write-cycle-real-time",
         name: "real-time write cycle",
         adya: None,
         plume: None,
@@ -592,7 +592,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
     },
     AnomalyRow {
         id: AnomalyId::CausalityCycleRealTime,
-        key: "real-time-causality-cycle",
+        key: "causality-cycle-real-time",
         name: "real-time causality cycle",
         adya: None,
         plume: None,
@@ -603,7 +603,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
     },
     AnomalyRow {
         id: AnomalyId::SingleAntiDependencyCycleRealTime,
-        key: "real-time-single-anti-dependency-cycle",
+        key: "single-anti-dependency-cycle-real-time",
         name: "real-time single anti-dependency cycle",
         adya: None,
         plume: None,
@@ -614,7 +614,7 @@ pub const ANOMALIES: &[AnomalyRow] = &[
     },
     AnomalyRow {
         id: AnomalyId::AntiDependencyCycleRealTime,
-        key: "real-time-anti-dependency-cycle",
+        key: "anti-dependency-cycle-real-time",
         name: "real-time anti-dependency cycle",
         adya: None,
         plume: None,

@@ -165,7 +165,12 @@ impl VersionChains {
             }
             let group = &writes[count[k] as usize..count[k + 1] as usize];
             ready.clear();
-            ready.extend(group.iter().copied().filter(|&w| in_degree[w as usize] == 0));
+            ready.extend(
+                group
+                    .iter()
+                    .copied()
+                    .filter(|&w| in_degree[w as usize] == 0),
+            );
             let mut placed = 0;
             while ready.len() == 1 {
                 let current = ready.pop().unwrap();
@@ -534,10 +539,7 @@ pub fn decide_on_graph(
         .rev()
         .filter(|&v| in_degree[v as usize] == 0)
         .partition(|&v| !split || v % 2 == 1);
-    loop {
-        let Some(v) = commits.pop().or_else(|| snapshots.pop()) else {
-            break;
-        };
+    while let Some(v) = commits.pop().or_else(|| snapshots.pop()) {
         order.push(v);
         for a in csr.out(v) {
             in_degree[a.to as usize] -= 1;
@@ -630,8 +632,7 @@ fn bfs_path(
                 return None;
             }
             *budget -= 1;
-            if (no_anti && a.anti) || !region[a.to as usize] || stamp[a.to as usize] == generation
-            {
+            if (no_anti && a.anti) || !region[a.to as usize] || stamp[a.to as usize] == generation {
                 continue;
             }
             stamp[a.to as usize] = generation;
@@ -661,7 +662,11 @@ fn single_anti_cycle(csr: &Csr, region: &[bool], nodes: usize) -> Option<Vec<u32
     let mut budget: u64 = 2_000_000 + 4 * csr.arcs.len() as u64;
     let mut generation = 0u32;
     for v in (0..nodes as u32).filter(|&v| region[v as usize]) {
-        for a in csr.out(v).iter().filter(|a| a.anti && region[a.to as usize]) {
+        for a in csr
+            .out(v)
+            .iter()
+            .filter(|a| a.anti && region[a.to as usize])
+        {
             generation += 1;
             if let Some(path) = bfs_path(
                 csr,

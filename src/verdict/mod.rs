@@ -559,12 +559,13 @@ impl<'i, 'h> Decider<'i, 'h> {
         }
         // Causal consistency with the known write order, which every level here implies: the
         // causal checker's own report when it has run, else it runs now.
-        let memo = self.memo[Level::Causal as usize]
-            .as_ref()
-            .and_then(|v| match v.report.as_deref() {
-                Some(LevelReport::Weak(r)) if v.implied_by.is_none() => Some(r.clone()),
-                _ => None,
-            });
+        let memo =
+            self.memo[Level::Causal as usize]
+                .as_ref()
+                .and_then(|v| match v.report.as_deref() {
+                    Some(LevelReport::Weak(r)) if v.implied_by.is_none() => Some(r.clone()),
+                    _ => None,
+                });
         let causal = match memo {
             Some(r) => r,
             None => {

@@ -124,7 +124,10 @@ fn the_known_order_binds_prefix_consistency() {
 ",
     );
     assert!(report(&h, Level::Prefix).is_consistent());
-    assert_eq!(crate::check::oracle::satisfies(&h, Level::Prefix), Some(true));
+    assert_eq!(
+        crate::check::oracle::satisfies(&h, Level::Prefix),
+        Some(true)
+    );
 }
 
 #[test]
@@ -158,7 +161,12 @@ fn unobserved_appends_form_a_tail_and_other_partial_orders_go_to_the_search() {
     // A partial order that is not a tail: w1 before w2 is known, w3 is unordered and read.
     let mut b = crate::history::HistoryBuilder::new("partial");
     let x = b.key("x");
-    let (s1, s2, s3, s4) = (b.session(None), b.session(None), b.session(None), b.session(None));
+    let (s1, s2, s3, s4) = (
+        b.session(None),
+        b.session(None),
+        b.session(None),
+        b.session(None),
+    );
     let t1 = b.begin(s1, None);
     b.write(t1, x, Some(1), 1);
     let t2 = b.begin(s2, None);
@@ -172,8 +180,13 @@ fn unobserved_appends_form_a_tail_and_other_partial_orders_go_to_the_search() {
     assert!(VersionChains::of(&h).is_none());
     let causal = check(&h, Level::Causal, &CheckOptions::default()).unwrap();
     assert_eq!(
-        check_known_order(&h, Level::Serializable, &causal, &KnownOrderOptions::default())
-            .unwrap_err(),
+        check_known_order(
+            &h,
+            Level::Serializable,
+            &causal,
+            &KnownOrderOptions::default()
+        )
+        .unwrap_err(),
         Undecided::PartialOrder
     );
 }
