@@ -795,7 +795,9 @@ fn strong_edge(history: &History, d: &Dep) -> StrongEdge {
         let r = op(o);
         match r.value {
             Some(v) => format!("{}={v}", r.key),
-            None if r.txn == INITIAL_TXN => format!("{} (initial value)", r.key),
+            None if r.txn == INITIAL_TXN || history.writer_txn(o) == Some(INITIAL_TXN) => {
+                format!("{} (initial value)", r.key)
+            }
             None => r.key.clone(),
         }
     };
@@ -1025,6 +1027,9 @@ fn violation(
     for &i in cycle {
         let d = &graph.deps[i];
         let t = d.from;
+        if core.iter().any(|c| c.txn.id == t) {
+            continue;
+        }
         let mut ops: Vec<OpId> = Vec::new();
         for &j in cycle {
             let e = &graph.deps[j];
@@ -1078,6 +1083,7 @@ fn violation(
             pc: None,
         },
         cycle: edges,
+        core_is_cycle: true,
     }
 }
 

@@ -139,6 +139,11 @@ pub struct Violation {
     /// A cycle of edges every serial order of the core would need (empty when the core's
     /// forced edges have no cycle and only the exhaustive search rules every order out).
     pub cycle: Vec<StrongEdge>,
+    /// The core is the transactions of a cycle of the dependency graph under the known
+    /// version orders (`ser::dependency_graph`), not a shrunk sub-history: the cycle is the
+    /// proof (the orders it uses may come from reads of other transactions).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub core_is_cycle: bool,
 }
 
 /// The result of checking a history against PC, SI or SER: the stable `--json` output.
@@ -215,6 +220,29 @@ impl StrongReport {
                 .as_ref()
                 .map_or_else(String::new, |a| format!(" (Adya {a})"));
             let _ = writeln!(out, "anomaly: {}{adya} — {}", v.anomaly, v.description);
+            if v.core_is_cycle {
+                let _ = writeln!(
+                    out,
+                    "the cycle, on the version orders the reads revealed (its {} transaction(s) \
+                     with the operations its edges name):",
+                    v.core.len()
+                );
+                for c in &v.core {
+                    let ops: Vec<String> = c.ops.iter().map(|o| o.to_string()).collect();
+                    let _ = writeln!(out, "  {}: {}", c.txn, ops.join("; "));
+                }
+                let what = if self.level == Level::Serializable
+                    || self.level == Level::StrictSerializable
+                {
+                    "every serial order would need each of these edges"
+                } else {
+                    "each edge is a dependency of every commit order of the level"
+                };
+                let _ = writeln!(out, "{what}:");
+                write_edges(&mut out, &v.cycle, 2);
+            }
+        }
+        if let Some(v) = self.violation.as_ref().filter(|v| !v.core_is_cycle) {
             let lv = |b: Option<bool>| match b {
                 Some(true) => "yes",
                 Some(false) => "no",
