@@ -24,6 +24,7 @@
 //! commit timestamps, from a simulated timestamp-based SI store.
 
 pub mod keys;
+pub mod list_append;
 pub mod rng;
 pub mod timestamped;
 

@@ -88,6 +88,16 @@ pub enum AnomalyId {
     SnapshotReadViolation,
     /// Chronos's EQUAL-COMMIT.
     EqualCommitTimestamps,
+    /// Cerone & Gotsman's cycle with anti-dependencies, no two adjacent (Elle's G-nonadjacent).
+    NonAdjacentAntiDependencyCycle,
+    /// Elle's G0-realtime.
+    WriteCycleRealTime,
+    /// Elle's G1c-realtime.
+    CausalityCycleRealTime,
+    /// Elle's G-single-item-realtime.
+    SingleAntiDependencyCycleRealTime,
+    /// Elle's G2-item-realtime.
+    AntiDependencyCycleRealTime,
 }
 
 /// One of Plume's transactional anomalous patterns: its letter and name.
@@ -557,6 +567,61 @@ pub const ANOMALIES: &[AnomalyRow] = &[
         chronos: Some("EQUAL-COMMIT"),
         weakest_level_forbidding: Level::Snapshot,
         description: "two writers of one key have the same commit timestamp, so the database's timestamps do not say which write is later",
+    },
+    AnomalyRow {
+        id: AnomalyId::NonAdjacentAntiDependencyCycle,
+        key: "non-adjacent-anti-dependency-cycle",
+        name: "non-adjacent anti-dependency cycle",
+        adya: None,
+        plume: None,
+        elle: Some("G-nonadjacent-item"),
+        chronos: None,
+        weakest_level_forbidding: Level::Snapshot,
+        description: "under the known order of each key's writes, a cycle of dependencies closes through two or more transactions that miss another's write, no two of them adjacent: no snapshots explain it (Cerone & Gotsman's characterization of snapshot isolation)",
+    },
+    AnomalyRow {
+        id: AnomalyId::WriteCycleRealTime,
+        key: "write-cycle-real-time",
+        name: "real-time write cycle",
+        adya: None,
+        plume: None,
+        elle: Some("G0-realtime"),
+        chronos: None,
+        weakest_level_forbidding: Level::StrictSerializable,
+        description: "write-write order, session order and the clients' real-time order (one transaction completed before another was invoked) form a cycle",
+    },
+    AnomalyRow {
+        id: AnomalyId::CausalityCycleRealTime,
+        key: "causality-cycle-real-time",
+        name: "real-time causality cycle",
+        adya: None,
+        plume: None,
+        elle: Some("G1c-realtime"),
+        chronos: None,
+        weakest_level_forbidding: Level::StrictSerializable,
+        description: "write-read dependencies (with write-write and session order) and the clients' real-time order form a cycle: a transaction read a write that, in real time, came after it",
+    },
+    AnomalyRow {
+        id: AnomalyId::SingleAntiDependencyCycleRealTime,
+        key: "single-anti-dependency-cycle-real-time",
+        name: "real-time single anti-dependency cycle",
+        adya: None,
+        plume: None,
+        elle: Some("G-single-item-realtime"),
+        chronos: None,
+        weakest_level_forbidding: Level::StrictSerializable,
+        description: "a cycle of dependencies and real-time order closes through exactly one transaction that misses another's write: serializable perhaps, but not in an order the clients' real time allows",
+    },
+    AnomalyRow {
+        id: AnomalyId::AntiDependencyCycleRealTime,
+        key: "anti-dependency-cycle-real-time",
+        name: "real-time anti-dependency cycle",
+        adya: None,
+        plume: None,
+        elle: Some("G2-item-realtime"),
+        chronos: None,
+        weakest_level_forbidding: Level::StrictSerializable,
+        description: "a cycle of dependencies and real-time order closes through two or more transactions that miss another's write: serializable perhaps, but not in an order the clients' real time allows",
     },
 ];
 

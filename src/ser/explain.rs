@@ -127,6 +127,7 @@ pub(crate) fn explain(
         core: core_txns(history, &core),
         core_minimal: minimal,
         core_levels: levels,
+        core_is_cycle: false,
         cycle,
     }
 }

@@ -25,6 +25,7 @@ pub mod aion;
 pub mod chronos;
 mod components;
 mod decide;
+pub mod dependency_graph;
 mod explain;
 mod reduce;
 mod report;
@@ -42,6 +43,7 @@ pub mod watch;
 
 pub use crate::history::timestamped::{Hlc, TimestampedHistory};
 pub use chronos::{check_timestamps, TsCheckOptions, TsLevel};
+pub use dependency_graph::{check_known_order, KnownOrderOptions, Undecided, VersionChains};
 pub use report::{
     CoreLevels, CoreTxn, StrongEdge, StrongEdgeKind, StrongReport, StrongSummary, Verdict,
     Violation,

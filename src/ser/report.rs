@@ -59,6 +59,8 @@ pub enum StrongEdgeKind {
     /// Read–write (anti-dependency): `from` read `key` from a writer that `to` comes after, so
     /// `to` overwrote what `from` read and must come after it.
     ReadWrite,
+    /// Real time: `from` completed before `to` was invoked (strict serializability).
+    RealTime,
 }
 
 /// One edge of an explanation: `from` must commit before `to` in every serial order.
@@ -141,6 +143,11 @@ pub struct Violation {
     /// A cycle of edges every serial order of the core would need (empty when the core's
     /// forced edges have no cycle and only the exhaustive search rules every order out).
     pub cycle: Vec<StrongEdge>,
+    /// The core is the transactions of a cycle of the dependency graph under the known
+    /// version orders (`ser::dependency_graph`), not a shrunk sub-history: the cycle is the
+    /// proof (the orders it uses may come from reads of other transactions).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub core_is_cycle: bool,
 }
 
 /// The result of checking a history against PC, SI or SER: the stable `--json` output.
@@ -221,6 +228,29 @@ impl StrongReport {
                 .as_ref()
                 .map_or_else(String::new, |a| format!(" (Adya {a})"));
             let _ = writeln!(out, "anomaly: {}{adya} — {}", v.anomaly, v.description);
+            if v.core_is_cycle {
+                let _ = writeln!(
+                    out,
+                    "the cycle, on the version orders the reads revealed (its {} transaction(s) \
+                     with the operations its edges name):",
+                    v.core.len()
+                );
+                for c in &v.core {
+                    let ops: Vec<String> = c.ops.iter().map(|o| o.to_string()).collect();
+                    let _ = writeln!(out, "  {}: {}", c.txn, ops.join("; "));
+                }
+                let what = if self.level == Level::Serializable
+                    || self.level == Level::StrictSerializable
+                {
+                    "every serial order would need each of these edges"
+                } else {
+                    "each edge is a dependency of every commit order of the level"
+                };
+                let _ = writeln!(out, "{what}:");
+                write_edges(&mut out, &v.cycle, 2);
+            }
+        }
+        if let Some(v) = self.violation.as_ref().filter(|v| !v.core_is_cycle) {
             let lv = |b: Option<bool>| match b {
                 Some(true) => "yes",
                 Some(false) => "no",
@@ -313,6 +343,7 @@ fn edge_style(e: &StrongEdge) -> (&'static str, String) {
             ("color=darkgreen, fontcolor=darkgreen", format!("ww({key})"))
         }
         StrongEdgeKind::ReadWrite => ("color=red, fontcolor=red, style=bold", format!("rw({key})")),
+        StrongEdgeKind::RealTime => ("color=gray40, style=dashed", "rt".to_string()),
     }
 }
 

@@ -727,6 +727,11 @@ impl<'h> Context<'h> {
         let key = e.key.as_deref().unwrap_or("");
         match e.kind {
             StrongEdgeKind::SessionOrder => Some(self.process_step(e.from)),
+            StrongEdgeKind::RealTime => Some(Step::Realtime(map(vec![
+                ("type", kw("realtime")),
+                ("a'", self.op(e.from)),
+                ("b", self.op(e.to)),
+            ]))),
             _ if !self.is_input_key(key) => self.known_order_step(e.from, e.to, key),
             StrongEdgeKind::WriteRead => {
                 Some(Step::Wr(self.wr(e.write.as_ref()?, e.read.as_ref()?)))

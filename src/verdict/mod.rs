@@ -257,6 +257,10 @@ pub struct Decider<'i, 'h> {
     with_real_time: Option<Option<History>>,
     /// Deciding ser only for its serial order, on behalf of si or pc ([`Self::after_ser`]).
     ser_for_weaker: bool,
+    /// `Some(false)` once the known version order was found partial (then pc, si, ser and
+    /// strict-ser are left to the commit-order search; otherwise the dependency graph,
+    /// `ser::dependency_graph`, decides them).
+    complete_order: Option<bool>,
 }
 
 /// Failed prefixes the ser search may memoise when it runs only to lend si or pc its order.
@@ -308,6 +312,7 @@ impl<'i, 'h> Decider<'i, 'h> {
             with_order: None,
             with_real_time: None,
             ser_for_weaker: false,
+            complete_order: None,
         })
     }
 
@@ -563,10 +568,14 @@ impl<'i, 'h> Decider<'i, 'h> {
         self.strong(level)
     }
 
-    /// pc, si or ser by the commit-order search; si and ser on the history with its known
-    /// write order as reads when that evidence is used (exact there, see
+    /// pc, si or ser: on the dependency graph when the known write order is used and complete
+    /// ([`Decider::known_order`]); otherwise by the commit-order search, si and ser on the
+    /// history with its (partial) known write order as reads (exact there, see
     /// `History::with_write_order_as_reads`; pc uses the write order through its causal part).
     fn strong(&mut self, level: StrongLevel) -> Result<Verdict, DecideError> {
+        if let Some(v) = self.known_order(level.level())? {
+            return Ok(v);
+        }
         let use_order = self.uses.write_order && level != StrongLevel::Prefix;
         if use_order && self.with_order.is_none() {
             self.with_order = Some(self.history()?.with_write_order_as_reads());
@@ -594,6 +603,53 @@ impl<'i, 'h> Decider<'i, 'h> {
                 )
             }
             Err(e) => self.limit_reached(level, e),
+        }
+    }
+
+    /// pc, si, ser or strict-ser on Adya's dependency graph (`ser::dependency_graph`), when
+    /// the verdicts use the known write order and every key's order is known (up to the
+    /// unobserved appends after the last one shown): the decision for those levels, linear in
+    /// the history. `None` when the order is not used or partial, or (rarely, si only) the
+    /// graph cannot keep two unordered writers apart: the commit-order search decides then.
+    fn known_order(&mut self, level: Level) -> Result<Option<Verdict>, DecideError> {
+        if !self.uses.write_order || self.complete_order == Some(false) {
+            return Ok(None);
+        }
+        // Causal consistency with the known write order, which every level here implies: the
+        // causal checker's own report when it has run, else it runs now.
+        let memo =
+            self.memo[Level::Causal as usize]
+                .as_ref()
+                .and_then(|v| match v.report.as_deref() {
+                    Some(LevelReport::Weak(r)) if v.implied_by.is_none() => Some(r.clone()),
+                    _ => None,
+                });
+        let causal = match memo {
+            Some(r) => r,
+            None => {
+                let options = CheckOptions {
+                    witness: false,
+                    max_violations: self.limits.max_violations,
+                    memory: self.limits.memory,
+                    deadline: self.deadline,
+                };
+                match check::check(self.history()?, Level::Causal, &options) {
+                    Ok(r) => r,
+                    Err(e) => return Ok(Some(self.limit_reached(level, e))),
+                }
+            }
+        };
+        let options = ser::KnownOrderOptions {
+            witness: self.limits.witness,
+            engine: self.limits.engine,
+        };
+        match ser::check_known_order(self.history()?, level, &causal, &options) {
+            Ok(report) => Ok(Some(self.strong_verdict(level, Ok(report)))),
+            Err(ser::Undecided::PartialOrder) => {
+                self.complete_order = Some(false);
+                Ok(None)
+            }
+            Err(_) => Ok(None),
         }
     }
 
@@ -663,6 +719,9 @@ impl<'i, 'h> Decider<'i, 'h> {
 
     /// Serializability in an order that respects the clients' real-time order.
     fn strict(&mut self) -> Result<Verdict, DecideError> {
+        if let Some(v) = self.known_order(Level::StrictSerializable)? {
+            return Ok(v);
+        }
         if self.with_real_time.is_none() {
             let h = self.history()?;
             let mut pairs = h.real_time_order();

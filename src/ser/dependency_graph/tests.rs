@@ -1,0 +1,260 @@
+use super::*;
+use crate::check::{check, CheckOptions};
+use crate::formats::{read_str, Format};
+
+fn history(edn: &str) -> History {
+    read_str(edn, "test.edn", Some(Format::Elle)).unwrap()
+}
+
+/// The report at `level`; panics when the order is partial.
+fn report(h: &History, level: Level) -> StrongReport {
+    let causal = check(h, Level::Causal, &CheckOptions::default()).unwrap();
+    let options = KnownOrderOptions {
+        witness: true,
+        ..KnownOrderOptions::default()
+    };
+    check_known_order(h, level, &causal, &options).expect("known orders")
+}
+
+fn anomaly(h: &History, level: Level) -> Option<(String, String)> {
+    let r = report(h, level);
+    r.violation.map(|v| (v.anomaly, v.adya.unwrap()))
+}
+
+const WRITE_SKEW: &str = "\
+{:type :ok, :value [[:r :x []] [:append :y 1]], :process 0}
+{:type :ok, :value [[:r :y []] [:append :x 1]], :process 1}
+";
+
+#[test]
+fn a_write_skew_is_si_but_not_ser() {
+    let h = history(WRITE_SKEW);
+    let ser = report(&h, Level::Serializable);
+    assert_eq!(ser.verdict, Verdict::Violated);
+    let v = ser.violation.unwrap();
+    assert_eq!(v.anomaly, "write skew");
+    assert_eq!(v.adya.as_deref(), Some("G2-item"));
+    assert_eq!(v.cycle.len(), 2);
+    assert!(v.cycle.iter().all(|e| e.kind == StrongEdgeKind::ReadWrite));
+    assert!(v.cycle[0].explanation.contains("rw:"), "{:?}", v.cycle[0]);
+    assert_eq!(v.cycle[0].to, v.cycle[1].from);
+    assert_eq!(v.cycle[1].to, v.cycle[0].from);
+    for level in [Level::Snapshot, Level::Prefix] {
+        let r = report(&h, level);
+        assert!(r.is_consistent(), "{level}");
+        assert_eq!(r.witness.as_ref().unwrap().len(), 3, "{level}");
+    }
+}
+
+#[test]
+fn a_lost_update_is_pc_but_not_si() {
+    let h = history(
+        "\
+{:type :ok, :value [[:r :x []] [:append :x 1]], :process 0}
+{:type :ok, :value [[:r :x []] [:append :x 2]], :process 1}
+{:type :ok, :value [[:r :x [1 2]]], :process 2}
+",
+    );
+    assert_eq!(
+        anomaly(&h, Level::Snapshot),
+        Some(("lost update".to_string(), "G-single".to_string()))
+    );
+    assert!(report(&h, Level::Serializable).violation.is_some());
+    assert!(report(&h, Level::Prefix).is_consistent());
+}
+
+#[test]
+fn a_long_fork_is_causal_but_not_pc() {
+    let h = history(
+        "\
+{:type :ok, :value [[:append :x 1]], :process 0}
+{:type :ok, :value [[:append :y 1]], :process 1}
+{:type :ok, :value [[:r :x [1]] [:r :y []]], :process 2}
+{:type :ok, :value [[:r :x []] [:r :y [1]]], :process 3}
+",
+    );
+    assert!(check(&h, Level::Causal, &CheckOptions::default())
+        .unwrap()
+        .is_consistent());
+    let (name, adya) = anomaly(&h, Level::Prefix).unwrap();
+    assert_eq!((name.as_str(), adya.as_str()), ("prefix violation", "G2"));
+    let (name, _) = anomaly(&h, Level::Snapshot).unwrap();
+    assert_eq!(name, "non-adjacent anti-dependency cycle");
+}
+
+#[test]
+fn the_known_order_binds_prefix_consistency() {
+    // x's order [1 2] puts T1 before T2, z's order [1 2] puts T2 before T5, and T3 reads T5's
+    // w: T3's snapshot, a prefix of the commit order holding T5, holds T2, so T3 should have
+    // read x 2, not x 1. Causal consistency allows it (no T2 ⇝ T3 dependency: ww orders
+    // without making visible), and so does prefix consistency when the writers of x may be
+    // reordered; under the known order it is a read skew (one anti-dependency, after wr).
+    let h = history(
+        "\
+{:type :ok, :value [[:append :x 1]], :process 0}
+{:type :ok, :value [[:append :x 2] [:append :z 1]], :process 1}
+{:type :ok, :value [[:append :z 2] [:append :w 1]], :process 2}
+{:type :ok, :value [[:r :w [1]] [:r :x [1]]], :process 3}
+{:type :ok, :value [[:r :x [1 2]] [:r :z [1 2]]], :process 4}
+",
+    );
+    assert!(check(&h, Level::Causal, &CheckOptions::default())
+        .unwrap()
+        .is_consistent());
+    let r = report(&h, Level::Prefix);
+    let v = r.violation.unwrap();
+    assert_eq!(
+        (v.anomaly.as_str(), v.adya.as_deref()),
+        ("read skew", Some("G-single"))
+    );
+    let kinds: Vec<StrongEdgeKind> = v.cycle.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds.len(), 3, "{kinds:?}");
+    assert_eq!(
+        crate::check::oracle::satisfies(&h, Level::Prefix),
+        Some(false)
+    );
+    // Without the z link (T5 appends to a key T2 never wrote) it is prefix consistent.
+    let h = history(
+        "\
+{:type :ok, :value [[:append :x 1]], :process 0}
+{:type :ok, :value [[:append :x 2] [:append :z 1]], :process 1}
+{:type :ok, :value [[:append :v 2] [:append :w 1]], :process 2}
+{:type :ok, :value [[:r :w [1]] [:r :x [1]]], :process 3}
+{:type :ok, :value [[:r :x [1 2]] [:r :z [1]]], :process 4}
+",
+    );
+    assert!(report(&h, Level::Prefix).is_consistent());
+    assert_eq!(
+        crate::check::oracle::satisfies(&h, Level::Prefix),
+        Some(true)
+    );
+}
+
+#[test]
+fn unobserved_appends_form_a_tail_and_other_partial_orders_go_to_the_search() {
+    // Two appends to x that no read shows: a tail after x 1, each ordered after it.
+    let h = history(
+        "\
+{:type :ok, :value [[:append :x 1]], :process 0}
+{:type :ok, :value [[:append :x 2]], :process 1}
+{:type :ok, :value [[:append :x 3]], :process 2}
+{:type :ok, :value [[:r :x [1]]], :process 3}
+",
+    );
+    let chains = VersionChains::of(&h).unwrap();
+    assert!(chains.has_tails());
+    for level in [Level::Prefix, Level::Snapshot, Level::Serializable] {
+        assert!(report(&h, level).is_consistent(), "{level}");
+    }
+    // Both tail writers read x empty after it held [1]... as a lost update against x 1's
+    // writer: T4 reads x [] and appends, so it comes before T1, which its tail write follows.
+    let h = history(
+        "\
+{:type :ok, :value [[:append :x 1]], :process 0}
+{:type :ok, :value [[:r :x []] [:append :x 2]], :process 1}
+{:type :ok, :value [[:append :x 3]], :process 2}
+{:type :ok, :value [[:r :x [1]]], :process 3}
+",
+    );
+    let (name, _) = anomaly(&h, Level::Snapshot).unwrap();
+    assert_eq!(name, "lost update");
+    // A partial order that is not a tail: w1 before w2 is known, w3 is unordered and read.
+    let mut b = crate::history::HistoryBuilder::new("partial");
+    let x = b.key("x");
+    let (s1, s2, s3, s4) = (
+        b.session(None),
+        b.session(None),
+        b.session(None),
+        b.session(None),
+    );
+    let t1 = b.begin(s1, None);
+    b.write(t1, x, Some(1), 1);
+    let t2 = b.begin(s2, None);
+    b.write(t2, x, Some(2), 2);
+    let t3 = b.begin(s3, None);
+    b.write(t3, x, Some(3), 3);
+    let t4 = b.begin(s4, None);
+    b.read(t4, x, Some(3), crate::history::ReadFrom::Value(3), 4);
+    b.write_before((t1, 0), (t2, 0), 5);
+    let h = b.build().unwrap();
+    assert!(VersionChains::of(&h).is_none());
+    let causal = check(&h, Level::Causal, &CheckOptions::default()).unwrap();
+    assert_eq!(
+        check_known_order(
+            &h,
+            Level::Serializable,
+            &causal,
+            &KnownOrderOptions::default()
+        )
+        .unwrap_err(),
+        Undecided::PartialOrder
+    );
+}
+
+#[test]
+fn real_time_order_is_strict_serializability() {
+    // T1 appends x 1 and completes; then T2 is invoked and reads x empty: serializable (T2
+    // first) but not in real-time order.
+    let h = history(
+        "\
+{:type :invoke, :f :txn, :value [[:append :x 1]], :process 0}
+{:type :ok, :f :txn, :value [[:append :x 1]], :process 0}
+{:type :invoke, :f :txn, :value [[:r :x nil]], :process 1}
+{:type :ok, :f :txn, :value [[:r :x []]], :process 1}
+",
+    );
+    assert!(report(&h, Level::Serializable).is_consistent());
+    let (name, adya) = anomaly(&h, Level::StrictSerializable).unwrap();
+    assert_eq!(name, "real-time single anti-dependency cycle");
+    assert_eq!(adya, "G-single-item-realtime");
+    let r = report(&h, Level::StrictSerializable);
+    let kinds: Vec<StrongEdgeKind> = r.violation.unwrap().cycle.iter().map(|e| e.kind).collect();
+    assert!(kinds.contains(&StrongEdgeKind::RealTime), "{kinds:?}");
+}
+
+#[test]
+fn a_serial_history_gets_a_serial_order() {
+    let h = history(
+        "\
+{:type :ok, :value [[:append :x 1] [:r :y []]], :process 0}
+{:type :ok, :value [[:r :x [1]] [:append :y 1]], :process 1}
+{:type :ok, :value [[:r :x [1]] [:r :y [1]] [:append :x 2]], :process 0}
+{:type :ok, :value [[:r :x [1 2]]], :process 1}
+",
+    );
+    for level in [
+        Level::Prefix,
+        Level::Snapshot,
+        Level::Serializable,
+        Level::StrictSerializable,
+    ] {
+        let r = report(&h, level);
+        assert!(r.is_consistent(), "{level}");
+        let w = r.witness.unwrap();
+        assert_eq!(w[0], INITIAL_TXN);
+        assert_eq!(w.len(), 5);
+    }
+}
+
+#[test]
+fn interleaved_writes_of_one_key_are_a_write_cycle_on_the_graph() {
+    // The graph alone (the caller checks causal consistency first, which sees this G0 too).
+    let h = history(
+        "\
+{:type :ok, :value [[:append :x 1] [:append :y 2]], :process 0}
+{:type :ok, :value [[:append :x 2] [:append :y 1]], :process 1}
+{:type :ok, :value [[:r :x [1 2]] [:r :y [1 2]]], :process 2}
+",
+    );
+    let chains = VersionChains::of(&h).unwrap();
+    let graph = DependencyGraph::build(&h, &chains, false);
+    match decide_on_graph(&h, &graph, GraphLevel::Serializable) {
+        GraphDecision::Violated(cycle) => {
+            assert_eq!(
+                name_cycle(&graph, &cycle, GraphLevel::Serializable).0,
+                AnomalyId::WriteCycle
+            );
+        }
+        GraphDecision::Consistent(_) => panic!("a write cycle"),
+    }
+}
