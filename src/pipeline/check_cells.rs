@@ -61,9 +61,7 @@ impl CheckOptions {
             explain: true,
             max_cycle_edges: Some(MAX_CYCLE_EDGES),
             explain_timeout: None,
-            memory: self
-                .memory
-                .or_else(crate::predict::default_memory_budget),
+            memory: self.memory.or_else(crate::predict::default_memory_budget),
         }
     }
 

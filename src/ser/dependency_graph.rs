@@ -971,8 +971,7 @@ pub fn check_known_order(
             report.verdict = Verdict::Consistent;
             report.consistent = true;
             if options.witness {
-                report.witness_labels =
-                    Some(order.iter().map(|&t| history.txn_label(t)).collect());
+                report.witness_labels = Some(order.iter().map(|&t| history.txn_label(t)).collect());
                 report.witness = Some(order);
             }
         }
