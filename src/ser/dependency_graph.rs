@@ -733,7 +733,12 @@ fn shortest_cycle(csr: &Csr, region: &[bool], nodes: usize) -> Option<Vec<u32>> 
 }
 
 /// The anomaly a cycle of `level` shows: its row of the anomaly table and its Adya / Elle name.
-fn name_cycle(graph: &DependencyGraph, cycle: &[usize], level: GraphLevel) -> (AnomalyId, String) {
+fn name_cycle(
+    history: &History,
+    graph: &DependencyGraph,
+    cycle: &[usize],
+    level: GraphLevel,
+) -> (AnomalyId, String) {
     let deps: Vec<&Dep> = cycle.iter().map(|&i| &graph.deps[i]).collect();
     let anti = deps.iter().filter(|d| d.kind == DepKind::ReadWrite).count();
     let wr = deps.iter().any(|d| d.kind == DepKind::WriteRead);
@@ -758,12 +763,19 @@ fn name_cycle(graph: &DependencyGraph, cycle: &[usize], level: GraphLevel) -> (A
         0 => (AnomalyId::CausalityCycle, "G1c".into()),
         1 => {
             let rw = deps.iter().find(|d| d.kind == DepKind::ReadWrite).unwrap();
+            // A lost update: `rw.from` read a version of a key older than `rw.to`'s write of
+            // it, and wrote the key after `rw.to` did (a ww on the same key): it overwrote
+            // that write without seeing it. A ww on another key makes it a G-single of two
+            // keys (Elle's G-single-item; read skew where pc holds), not a lost update.
+            let key_of = |o: OpId| history.op(o).key;
             let lost = txns == 2
                 && deps.iter().any(|d| {
                     d.kind == DepKind::WriteWrite
                         && d.from == rw.to
                         && d.to == rw.from
                         && d.a != NONE
+                        && rw.a != NONE
+                        && key_of(d.a) == key_of(rw.a)
                 });
             if lost {
                 (AnomalyId::LostUpdate, "G-single".into())
@@ -1022,7 +1034,7 @@ fn violation(
     cycle: &[usize],
     level: GraphLevel,
 ) -> Violation {
-    let (id, adya) = name_cycle(graph, cycle, level);
+    let (id, adya) = name_cycle(history, graph, cycle, level);
     let edges: Vec<StrongEdge> = cycle
         .iter()
         .map(|&i| strong_edge(history, &graph.deps[i]))

@@ -556,6 +556,18 @@ impl<'h> Context<'h> {
     }
 
     /// The position of `op` among its transaction's micro-operations in the input.
+    /// Transaction `t`'s first write of the key printed as `key`.
+    fn first_write(&self, t: TxnId, key: &str) -> Option<OpRef> {
+        let h = self.history?;
+        h.txn(t)
+            .ops()
+            .find(|&o| {
+                let op = h.op(o);
+                op.kind == OpKind::Write && crate::printable::printable(h.key_name(op.key)) == key
+            })
+            .map(|o| OpRef::new(h, o))
+    }
+
     fn mop_index(&self, op: Option<&OpRef>) -> ElleValue {
         let (Some(h), Some(op)) = (self.history, op) else {
             return ElleValue::Nil;
@@ -737,14 +749,24 @@ impl<'h> Context<'h> {
                 Some(Step::Wr(self.wr(e.write.as_ref()?, e.read.as_ref()?)))
             }
             StrongEdgeKind::WriteWrite => {
-                let (w, r) = (e.write.as_ref()?, e.read.as_ref()?);
+                let w = e.write.as_ref()?;
+                // The saturation's edge names the read that forces it (t3 read `to`'s
+                // version); the dependency graph's names no read: the later version is
+                // `to`'s first write of the key (the next version after `from`'s).
+                let (later, later_index) = match e.read.as_ref() {
+                    Some(r) => (self.value(Some(r)), ElleValue::Nil),
+                    None => {
+                        let next = self.first_write(e.to, key)?;
+                        (self.value(Some(&next)), self.mop_index(Some(&next)))
+                    }
+                };
                 Some(Step::Ww(map(vec![
                     ("type", kw("ww")),
                     ("key", ElleValue::datum(key)),
                     ("value", self.value(Some(w))),
-                    ("value'", self.value(Some(r))),
+                    ("value'", later),
                     ("a-mop-index", self.mop_index(Some(w))),
-                    ("b-mop-index", ElleValue::Nil),
+                    ("b-mop-index", later_index),
                 ])))
             }
             StrongEdgeKind::ReadWrite => {
