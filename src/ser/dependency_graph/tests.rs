@@ -64,6 +64,26 @@ fn a_lost_update_is_pc_but_not_si() {
 }
 
 #[test]
+fn a_g_single_over_two_keys_is_no_lost_update() {
+    // Elle's G-single test (list_append_test.clj): T2 misses T1's y but its x follows T1's.
+    // The rw is on y, the ww on x: no write is overwritten unseen, so it is not a lost update.
+    let h = history(
+        "\
+{:type :ok, :value [[:append :x 1] [:append :y 1]], :process 0}
+{:type :ok, :value [[:append :x 2] [:r :y nil]], :process 1}
+{:type :ok, :value [[:r :x [1 2]]], :process 2}
+",
+    );
+    let (name, adya) = anomaly(&h, Level::Serializable).unwrap();
+    assert_ne!(name, "lost update");
+    assert_eq!(adya, "G-single");
+    assert_eq!(
+        anomaly(&h, Level::Snapshot).map(|(n, _)| n),
+        Some(name.clone())
+    );
+}
+
+#[test]
 fn a_long_fork_is_causal_but_not_pc() {
     let h = history(
         "\
@@ -251,7 +271,7 @@ fn interleaved_writes_of_one_key_are_a_write_cycle_on_the_graph() {
     match decide_on_graph(&h, &graph, GraphLevel::Serializable) {
         GraphDecision::Violated(cycle) => {
             assert_eq!(
-                name_cycle(&graph, &cycle, GraphLevel::Serializable).0,
+                name_cycle(&h, &graph, &cycle, GraphLevel::Serializable).0,
                 AnomalyId::WriteCycle
             );
         }
