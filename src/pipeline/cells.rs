@@ -205,6 +205,32 @@ pub fn result_file_name(cell: usize) -> String {
     format!("cell-{cell:06}.json")
 }
 
+/// Runs cell `n` of the plan file `plan` and writes its result into `out` atomically;
+/// returns the result file. `parse` reads the command's plan (refusing another command's),
+/// `run` runs one task. A stop requested by the user writes nothing.
+pub fn run_plan_file_cell<G: Serialize + Clone, T, R: Serialize>(
+    plan: &Path,
+    n: usize,
+    out: &Path,
+    parse: impl FnOnce(&str, &str) -> Result<Vec<PlanLine<G, T>>, String>,
+    run: impl FnOnce(&G, &T) -> R,
+) -> Result<PathBuf, String> {
+    let text = std::fs::read_to_string(plan)
+        .map_err(|e| format!("{}: cannot read: {e}", plan.display()))?;
+    let mut lines = parse(&text, &plan.display().to_string())?;
+    if n >= lines.len() {
+        return Err(format!(
+            "{}: no cell {n} (the plan has cells 0 to {})",
+            plan.display(),
+            lines.len() - 1
+        ));
+    }
+    let line = lines.swap_remove(n);
+    let result = run_cell(&text, &line, |t| run(&line.grid, t))?;
+    crate::interrupt::stop_point().map_err(|_| "interrupted: no result written".to_string())?;
+    write_result(out, n, &result)
+}
+
 /// Writes a cell's result into `dir` (created if needed), atomically; returns its path.
 pub fn write_result(dir: &Path, cell: usize, text: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;

@@ -207,20 +207,7 @@ fn run_check_cell(grid: &CheckPlanGrid, task: &CheckTask) -> CheckLine {
 /// Runs cell `n` of the check plan file `plan` and writes its result into `out`
 /// atomically; returns the result file.
 pub fn run_check_plan_cell(plan: &Path, n: usize, out: &Path) -> Result<PathBuf, String> {
-    let text = std::fs::read_to_string(plan)
-        .map_err(|e| format!("{}: cannot read: {e}", plan.display()))?;
-    let mut lines = parse_check_plan(&text, &plan.display().to_string())?;
-    if n >= lines.len() {
-        return Err(format!(
-            "{}: no cell {n} (the plan has cells 0 to {})",
-            plan.display(),
-            lines.len() - 1
-        ));
-    }
-    let line = lines.swap_remove(n);
-    let result = cells::run_cell(&text, &line, |t| run_check_cell(&line.grid, t))?;
-    crate::interrupt::stop_point().map_err(|_| "interrupted: no result written".to_string())?;
-    cells::write_result(out, n, &result)
+    cells::run_plan_file_cell(plan, n, out, parse_check_plan, run_check_cell)
 }
 
 /// A judged batch: one line per history, in order, and the entries skipped.

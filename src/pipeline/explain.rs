@@ -48,6 +48,37 @@ impl Explainer<'_> {
 
     /// `text` with `key` (a whole word) replaced by its meaning; transactions are already
     /// named as in every report ([`History::txn_label`]).
+    /// Read edges grouped by (writer, reader), in order of first appearance: one edge per
+    /// pair, labelled with its first key (`wr KEY (+n)` when it stands for more).
+    fn read_edges<'k>(
+        &self,
+        reads: impl Iterator<Item = ((TxnId, TxnId), &'k str)>,
+        kind: EdgeKind,
+        edges: &mut Vec<GraphEdge>,
+    ) {
+        let mut pairs: Vec<((TxnId, TxnId), Vec<&str>)> = Vec::new();
+        for (pair, key) in reads {
+            match pairs.iter_mut().find(|(q, _)| *q == pair) {
+                Some((_, keys)) => keys.push(key),
+                None => pairs.push((pair, vec![key])),
+            }
+        }
+        for ((from, to), keys) in pairs {
+            let more = if keys.len() > 1 {
+                format!(" (+{})", keys.len() - 1)
+            } else {
+                String::new()
+            };
+            edges.push(GraphEdge {
+                from,
+                to,
+                label: format!("wr {}{more}", self.key_short(keys[0])),
+                kind,
+                dashed: false,
+            });
+        }
+    }
+
     fn rename(&self, text: &str, key: Option<&str>) -> String {
         match key.and_then(|k| self.key_meaning(k).map(|m| (k, m))) {
             Some((k, m)) => replace_word(text, k, &m),
@@ -261,58 +292,25 @@ impl Explainer<'_> {
                     .collect(),
             });
         }
-        // Changed reads, grouped by (new writer, reader).
-        let mut pairs: Vec<((TxnId, TxnId), Vec<&str>)> = Vec::new();
-        for c in p.changed_reads.iter().filter(|c| c.in_core) {
-            let pair = (c.new_writer, c.txn);
-            match pairs.iter_mut().find(|(q, _)| *q == pair) {
-                Some((_, keys)) => keys.push(&c.key),
-                None => pairs.push((pair, vec![&c.key])),
-            }
-        }
-        for ((from, to), keys) in &pairs {
-            let more = if keys.len() > 1 {
-                format!(" (+{})", keys.len() - 1)
-            } else {
-                String::new()
-            };
-            edges.push(GraphEdge {
-                from: *from,
-                to: *to,
-                label: format!("wr {}{more}", self.key_short(keys[0])),
-                kind: EdgeKind::ChangedRead,
-                dashed: false,
-            });
-        }
+        // Changed reads, one edge per (new writer, reader) naming its first key.
+        let changed = p
+            .changed_reads
+            .iter()
+            .filter(|c| c.in_core)
+            .map(|c| ((c.new_writer, c.txn), c.key.as_str()));
+        self.read_edges(changed, EdgeKind::ChangedRead, &mut edges);
         // The core's other reads (as observed), grouped the same way.
-        let mut kept: Vec<((TxnId, TxnId), Vec<&str>)> = Vec::new();
-        for r in p.core.iter().flat_map(|c| &c.reads) {
-            let changed = p.changed_reads.iter().any(|c| {
-                (c.txn, c.key.as_str(), c.new_writer) == (r.reader, r.key.as_str(), r.writer)
-            });
-            if changed {
-                continue;
-            }
-            let pair = (r.writer, r.reader);
-            match kept.iter_mut().find(|(q, _)| *q == pair) {
-                Some((_, keys)) => keys.push(&r.key),
-                None => kept.push((pair, vec![&r.key])),
-            }
-        }
-        for ((from, to), keys) in &kept {
-            let more = if keys.len() > 1 {
-                format!(" (+{})", keys.len() - 1)
-            } else {
-                String::new()
-            };
-            edges.push(GraphEdge {
-                from: *from,
-                to: *to,
-                label: format!("wr {}{more}", self.key_short(keys[0])),
-                kind: EdgeKind::ReadFrom,
-                dashed: false,
-            });
-        }
+        let kept = p
+            .core
+            .iter()
+            .flat_map(|c| &c.reads)
+            .filter(|r| {
+                !p.changed_reads.iter().any(|c| {
+                    (c.txn, c.key.as_str(), c.new_writer) == (r.reader, r.key.as_str(), r.writer)
+                })
+            })
+            .map(|r| ((r.writer, r.reader), r.key.as_str()));
+        self.read_edges(kept, EdgeKind::ReadFrom, &mut edges);
         for e in p.cycle.iter().flatten() {
             let label = match &e.key {
                 Some(k) => format!("{} {}", e.kind, self.key_short(k)),

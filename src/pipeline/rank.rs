@@ -600,20 +600,9 @@ fn run_rank_cell(
 /// saying so (as in [`rank`]); errors are a bad plan, an unwritable folder, or a stop
 /// requested by the user (nothing is written then).
 pub fn run_rank_plan_cell(plan: &Path, n: usize, out: &Path) -> Result<PathBuf, String> {
-    let text = std::fs::read_to_string(plan)
-        .map_err(|e| format!("{}: cannot read: {e}", plan.display()))?;
-    let mut lines = parse_rank_plan(&text, &plan.display().to_string())?;
-    if n >= lines.len() {
-        return Err(format!(
-            "{}: no cell {n} (the plan has cells 0 to {})",
-            plan.display(),
-            lines.len() - 1
-        ));
-    }
-    let line = lines.swap_remove(n);
-    let result = cells::run_cell(&text, &line, |t| run_rank_cell(&line.grid, t, &None))?;
-    crate::interrupt::stop_point().map_err(|_| "interrupted: no result written".to_string())?;
-    cells::write_result(out, n, &result)
+    cells::run_plan_file_cell(plan, n, out, parse_rank_plan, |grid, task| {
+        run_rank_cell(grid, task, &None)
+    })
 }
 
 /// Builds the ranking from the cells' results ([`cells::parse_results`]: exactly the cells of
