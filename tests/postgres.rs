@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::cli::{stderr, Scratch};
+use common::postgres::{server, skipped};
 use isopredict::check::{self, CheckOptions, Level};
 use isopredict::formats;
 use isopredict::pipeline::promise::{check_promise, PromiseVerdict};
@@ -22,32 +23,6 @@ use isopredict::ser::{self, SerVerdict};
 use isopredict::store::postgres::{PgSession, Postgres, Recorder, TxnEnd};
 use isopredict::store::{Backend, Isolation, Outcome};
 use isopredict::workloads::{self, run_on, RunConfig, Size};
-
-/// Says that a test is skipped and why, on the terminal: written to the process's standard
-/// error directly, not through `eprintln!`, which the test harness captures and shows only for
-/// failing tests (a skipped test passes, so its message would never be seen).
-fn skipped(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {why}");
-}
-
-/// The server's URL, or `None` after saying why the test is skipped (a failure under CI).
-fn server(test: &str) -> Option<String> {
-    match std::env::var("ISOPREDICT_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{test}: ISOPREDICT_POSTGRES_URL is not set, but CI must provide a PostgreSQL server (.ci/run starts one)"
-            );
-            skipped(&format!(
-                "{test}: ISOPREDICT_POSTGRES_URL is not set; start a throwaway server with \
-                 `eval \"$(scripts/pg-throwaway.sh start)\"` to run it"
-            ));
-            None
-        }
-    }
-}
 
 fn smallbank_on(url: &str, isolation: Isolation, sessions: usize, calls: usize) -> workloads::Run {
     let backend = Postgres::new(url, isolation).unwrap();

@@ -14,30 +14,13 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use common::cli::{isopredict, stdout, Scratch};
+use common::postgres::{server, skipped};
 use isopredict::check::Level;
 use isopredict::pipeline::{run_workload, RunOptions, RunOutcome};
 use isopredict::reproduce::{self, files, ReproVerdict, Reproduction, Request};
 use isopredict::store::postgres::Postgres;
 use isopredict::store::{Backend, Isolation};
 use isopredict::workloads::{self, RunConfig, Size};
-
-/// The server's URL, or `None` after saying why the test is skipped (a failure under CI).
-fn server(test: &str) -> Option<String> {
-    match std::env::var("ISOPREDICT_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{test}: ISOPREDICT_POSTGRES_URL is not set, but CI must provide a PostgreSQL server (.ci/run starts one)"
-            );
-            eprintln!(
-                "SKIPPED {test}: ISOPREDICT_POSTGRES_URL is not set; start a throwaway server with \
-                 `eval \"$(scripts/pg-throwaway.sh start)\"` to run it"
-            );
-            None
-        }
-    }
-}
 
 /// A prediction from a run on the embedded store.
 fn predicted(workload: &str, seed: u64, size: Size, level: Level) -> RunOutcome {
@@ -103,9 +86,9 @@ fn isolationtester() -> Option<std::path::PathBuf> {
 /// step printed the writer the reproduction expects; `false` when isolationtester is missing.
 fn spec_shows_the_reads(url: &str, r: &Reproduction) -> bool {
     let Some(tester) = isolationtester() else {
-        eprintln!(
-            "SKIPPED the isolationtester check: isolationtester is not installed (Debian: \
-             postgresql-server-dev-NN)"
+        skipped(
+            "the isolationtester check: isolationtester is not installed (Debian: \
+             postgresql-server-dev-NN)",
         );
         return false;
     };

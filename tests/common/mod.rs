@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod postgres;
 pub mod shipped;
 
 use isopredict::formats::{self, Format};
