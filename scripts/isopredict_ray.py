@@ -225,13 +225,23 @@ def main(command, argv):
     work = tempfile.mkdtemp(prefix="isopredict-%s-on-ray-" % command)
     started_ray = False
     pending = []
-    interrupted = {"signal": None}
+    # Ctrl-C and SIGTERM set a flag. The exception is raised at once only outside Ray's own
+    # calls (`raise_now`): a KeyboardInterrupt thrown into the middle of `ray.wait` or
+    # `ray.init` can crash Ray's core worker, and the driver would then exit 1 instead of 130.
+    # Inside Ray's calls the flag is looked at between calls (`ray.wait` returns every second).
+    interrupted = {"signal": None, "raise_now": True}
 
     def on_signal(signum, _frame):
         interrupted["signal"] = signum
-        raise KeyboardInterrupt
+        if interrupted["raise_now"]:
+            raise KeyboardInterrupt
+
+    def stop_if_interrupted():
+        if interrupted["signal"] is not None:
+            raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     try:
         plan_file = os.path.join(work, "plan.jsonl")
         made = subprocess.run(
@@ -250,6 +260,8 @@ def main(command, argv):
         total = len(lines)
         plan_id = hashlib.sha256(plan_text.encode()).hexdigest()[:16]
 
+        stop_if_interrupted()
+        interrupted["raise_now"] = False
         if args.address:
             ray.init(address=args.address, log_to_driver=False, logging_level="WARNING")
         else:
@@ -284,6 +296,7 @@ def main(command, argv):
         progress = Progress(total)
         failures = []
         while pending:
+            stop_if_interrupted()
             ready, pending = ray.wait(pending, num_returns=1, timeout=1.0)
             for ref in ready:
                 i = ref_cell[ref]
@@ -300,6 +313,8 @@ def main(command, argv):
                 progress.done += 1
             if pending:
                 progress.update()
+        stop_if_interrupted()
+        interrupted["raise_now"] = True
         progress.update(final=True)
         if failures:
             for f in failures[:20]:
@@ -316,7 +331,11 @@ def main(command, argv):
         else:
             merge = [binary, "check", "--merge", cells_dir]
         return subprocess.run(merge).returncode
-    except KeyboardInterrupt:
+    except BaseException as e:
+        # A failure after the interrupt (Ray's worker shutting down under us) is the interrupt.
+        if not isinstance(e, KeyboardInterrupt) and interrupted["signal"] is None:
+            raise
+        interrupted["raise_now"] = False
         for ref in pending:
             try:
                 ray.cancel(ref, force=True)
@@ -331,3 +350,9 @@ def main(command, argv):
                 ray.shutdown()
             except Exception:
                 pass
+        if interrupted["signal"] is not None:
+            # Leave now: Ray's exit hooks may still fail after an interrupted shutdown, and
+            # the exit code of an interrupted job is 130 whatever they do.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
