@@ -148,10 +148,11 @@ impl fmt::Display for PredictOutcome {
                             e.from_label, e.to_label, e.kind, e.reason
                         )?;
                     }
-                    if !p.facts.is_empty() {
+                    // Session-order facts are self-evident and never cited by number.
+                    if p.facts.iter().any(|e| e.kind != "so") {
                         writeln!(f, "facts the chains above go through:")?;
                     }
-                    for (i, e) in p.facts.iter().enumerate() {
+                    for (i, e) in p.facts.iter().enumerate().filter(|(_, e)| e.kind != "so") {
                         writeln!(
                             f,
                             "  fact {}: {} -> {} [{}]: {}",

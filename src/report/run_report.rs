@@ -456,12 +456,21 @@ impl RunReport {
                     let _ = writeln!(out, "{}. {}", i + 1, edge_text(e, self.raw_keys));
                 }
                 out.push('\n');
-                if !p.facts.is_empty() {
+                // Session-order facts (and "the initial state precedes every transaction")
+                // are self-evident and never cited by number: only the derived ones are
+                // listed, under the numbers the chains cite.
+                let cited: Vec<(usize, &CycleLine)> = p
+                    .facts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e.kind != "so")
+                    .collect();
+                if !cited.is_empty() {
                     out.push_str(
                         "Facts the chains above go through (each follows from the ones before \
                          it):\n\n",
                     );
-                    for (i, e) in p.facts.iter().enumerate() {
+                    for (i, e) in cited {
                         let _ = writeln!(out, "- fact {}: {}", i + 1, edge_text(e, self.raw_keys));
                     }
                     out.push('\n');
@@ -686,5 +695,47 @@ mod tests {
         let json = serde_json::to_string(&r).unwrap();
         let back: RunReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
+        assert!(!md.contains("Facts the chains"), "no facts, no heading");
+
+        // Session-order facts are not listed; cited facts keep their numbers.
+        let fact = |kind: &str, reason: &str| CycleLine {
+            from: "T1.1".into(),
+            to: "T2.1".into(),
+            kind: kind.into(),
+            key: None,
+            key_meaning: None,
+            reason: reason.into(),
+        };
+        let section = PredictionSection {
+            boundaries: vec![],
+            calls: vec![],
+            changed_reads: vec![],
+            cycle: vec![fact("rw", "by T1.1 →so T1.2 →ww T2.1 (fact 2)")],
+            facts: vec![
+                fact("so", "T1.1 precedes T1.2 in their session"),
+                fact("ww", "T1.2 writes x before T2.1"),
+            ],
+            all_changed_reads: 0,
+            anomaly: None,
+            reverified_level: true,
+            reverified_unserializable: Some(true),
+        };
+        let with_facts = RunReport {
+            prediction: Some(section.clone()),
+            ..r.clone()
+        };
+        let md = with_facts.to_markdown();
+        assert!(md.contains("- fact 2: T1.1 →ww T2.1"), "{md}");
+        assert!(!md.contains("in their session"), "{md}");
+        let only_session_order = RunReport {
+            prediction: Some(PredictionSection {
+                facts: vec![fact("so", "T1.1 precedes T1.2 in their session")],
+                ..section
+            }),
+            ..r
+        };
+        assert!(!only_session_order
+            .to_markdown()
+            .contains("Facts the chains"));
     }
 }
