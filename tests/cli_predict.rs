@@ -200,8 +200,10 @@ fn the_timeout_bounds_the_whole_command() {
             "5",
         ]);
         let took = start.elapsed();
+        // 5 s of search and up to 3 s for start-up, writing and a loaded CI machine (the
+        // test binaries run side by side on 2 cores); the bug this guards took minutes.
         assert!(
-            took <= std::time::Duration::from_secs(6),
+            took <= std::time::Duration::from_secs(8),
             "{strategy}: {took:?}"
         );
         assert!(
