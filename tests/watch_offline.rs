@@ -1,6 +1,7 @@
 //! Once a stream is complete, `watch`'s verdict equals the offline verdict of the same history
 //! (issue 19, item 1): random timestamped histories (registers and lists, with and without
-//! first-committer-wins, some with mutated reads, timestamps or writes) are piped into the
+//! first-committer-wins, some with mutated reads, timestamps or writes, some list reads missing
+//! an element before their last) are piped into the
 //! built binary's `watch --level si|ser` over standard input, and its final verdict (exit code
 //! and summary) is compared with the decision core's `decide` on the same history with the
 //! timestamps as evidence (`check --level si|ser`).
@@ -108,6 +109,26 @@ fn mutate(h: &mut TimestampedHistory, rng: &mut Rng, count: usize) {
     }
 }
 
+/// A list read loses one of its elements before the last (TimeKiller's online checker, which
+/// compares only last elements, misses it; `watch` and `check` compare whole lists).
+fn drop_a_middle_element(h: &mut TimestampedHistory, rng: &mut Rng) {
+    let reads: Vec<usize> = (0..h.ops.len())
+        .filter(|&o| {
+            h.ops[o].kind == TsOpKind::ReadList && h.ops[o].value as u64 & 0xffff_ffff >= 2
+        })
+        .collect();
+    let Some(&o) = reads.get(rng.below(reads.len().max(1) as u64) as usize) else {
+        return;
+    };
+    let start = (h.ops[o].value as u64 >> 32) as usize;
+    let len = (h.ops[o].value as u64 & 0xffff_ffff) as usize;
+    let mut items = h.lists[start..start + len].to_vec();
+    items.remove(rng.below(len as u64 - 1) as usize);
+    let at = h.lists.len();
+    h.lists.extend_from_slice(&items);
+    h.ops[o].value = ((at as u64) << 32 | items.len() as u64) as i64;
+}
+
 #[test]
 fn watch_verdict_equals_the_offline_verdict() {
     let mut agree = [[0usize; 2]; 2]; // [si, ser][consistent, violated]
@@ -137,6 +158,9 @@ fn watch_verdict_equals_the_offline_verdict() {
                 if !lists && seed % 2 == 1 {
                     let count = 1 + rng.below(3) as usize;
                     mutate(&mut h, &mut rng, count);
+                }
+                if lists && seed % 3 == 1 {
+                    drop_a_middle_element(&mut h, &mut rng);
                 }
                 let own_ser =
                     check_timestamps(&h, TsLevel::Serializable, &TsCheckOptions::default());

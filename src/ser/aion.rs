@@ -21,10 +21,16 @@
 //!   with a snapshot older than the watermark is more than a timeout late: it is checked
 //!   against what is kept and counted as late (its verdicts may be wrong, as in Aion).
 //!
-//! Lists are checked online as TimeKiller does (pitfall P13): an append is a write of its
-//! value and a list read a read of its last element (the offline checker compares whole
-//! lists). Session order is arrival order within a session (Aion assumes sessions arrive in
-//! order). Two writers of a key with equal commit timestamps are reported, and then neither
+//! Lists are compared whole, as the offline checker compares them (pitfall P13; TimeKiller's
+//! online checker compares only their last elements and misses a lost or reordered middle
+//! element). Memory stays bounded: a kept write of a list key holds a digest of the list its
+//! commit leaves (length and a polynomial hash of the elements, [`ListDigest`]), not the
+//! list, and a late writer recomputes the digests of the kept writes after it. Two different
+//! lists of one length have equal digests with probability below 2^-50 per comparison for
+//! the lists of a test run (the hash is a polynomial of degree below 2^32 over the prime field
+//! of 2^61 − 1). An EXT of a list is attributed, for its kind, to the appender of the read's
+//! last element (the offline checker names the first wrong element). Session order is
+//! arrival order within a session (Aion assumes sessions arrive in order). Two writers of a key with equal commit timestamps are reported, and then neither
 //! is visible to a snapshot at that timestamp taken by the other.
 
 use std::cmp::Reverse;
@@ -91,10 +97,78 @@ struct SessionState {
     last: Option<Rc<Info>>,
 }
 
+/// A list as the online checker keeps it: its length and a polynomial hash of its elements
+/// modulo the Mersenne prime 2^61 − 1 (`hash = Σ e_i · BASE^(len − 1 − i)`), so that a list
+/// extended by appends is hashed from the hash of the list before them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ListDigest {
+    len: u32,
+    hash: u64,
+}
+
+impl ListDigest {
+    const PRIME: u64 = (1 << 61) - 1;
+    const BASE: u64 = 0x0a5f_3c1d_9b27_e463 % Self::PRIME;
+
+    fn mul(a: u64, b: u64) -> u64 {
+        ((a as u128 * b as u128) % Self::PRIME as u128) as u64
+    }
+
+    fn element(v: i64) -> u64 {
+        (v as u64) % Self::PRIME
+    }
+
+    /// The list with `v` appended.
+    fn push(self, v: i64) -> Self {
+        ListDigest {
+            len: self.len + 1,
+            hash: (Self::mul(self.hash, Self::BASE) + Self::element(v)) % Self::PRIME,
+        }
+    }
+
+    /// The list followed by `suffix`.
+    fn then(self, suffix: ListDigest) -> Self {
+        let mut power = 1u64;
+        let (mut base, mut exp) = (Self::BASE, suffix.len);
+        while exp > 0 {
+            if exp & 1 == 1 {
+                power = Self::mul(power, base);
+            }
+            base = Self::mul(base, base);
+            exp >>= 1;
+        }
+        ListDigest {
+            len: self.len + suffix.len,
+            hash: (Self::mul(self.hash, power) + suffix.hash) % Self::PRIME,
+        }
+    }
+
+    /// The digest of `items`.
+    fn of(items: &[i64]) -> Self {
+        items.iter().fold(ListDigest::default(), |d, &v| d.push(v))
+    }
+}
+
+/// A list key's state inside one arriving transaction.
+#[derive(Debug, Default)]
+struct ListAccess {
+    key: u32,
+    /// Everything the transaction appended to the key, in order (its write's suffix).
+    appended: ListDigest,
+    /// After a read of the key: the list read, followed by the appends since (what a next
+    /// read must return).
+    known: Option<Vec<i64>>,
+    /// Before any read of the key: the appends so far.
+    own: Vec<i64>,
+}
+
 /// A committed write kept for lookups.
 #[derive(Debug, Clone)]
 struct Write {
     value: Option<i64>,
+    /// Of an append: the writer's appends to the key and the list its commit leaves (the
+    /// list of the kept append before it in commit order, followed by these appends).
+    list: Option<(ListDigest, ListDigest)>,
     /// The writer's earlier (overwritten) values of the key, for EXT diagnosis.
     earlier: Option<Box<[Option<i64>]>>,
     writer: Rc<Info>,
@@ -105,8 +179,19 @@ struct Write {
 struct PendingRead {
     key: u32,
     op_index: u32,
+    /// A register's value, or a list's last element (or the initial value for `[]`).
     value: Option<i64>,
+    /// A list read: the list, its digest, and the digest of the transaction's own appends
+    /// to the key before it (the read must return the snapshot's list followed by them).
+    list: Option<Box<ListRead>>,
     ok: bool,
+}
+
+#[derive(Debug, Clone)]
+struct ListRead {
+    items: Box<[i64]>,
+    digest: ListDigest,
+    own: ListDigest,
 }
 
 #[derive(Debug)]
@@ -160,6 +245,8 @@ pub struct OnlineChecker {
     pending_positions: BinaryHeap<Reverse<(Hlc, u32, u32, u32)>>, // pos, arrival, slot, generation
     /// Scratch: the keys a transaction has accessed, with its last value.
     seen: Vec<(u32, Option<i64>)>,
+    /// Scratch: the list keys a transaction has accessed.
+    lists_seen: Vec<ListAccess>,
     watermark: Option<Hlc>,
     dirty: Vec<u32>,
     is_dirty: Vec<bool>,
@@ -184,6 +271,7 @@ impl OnlineChecker {
             queue: VecDeque::new(),
             pending_positions: BinaryHeap::new(),
             seen: Vec::new(),
+            lists_seen: Vec::new(),
             watermark: None,
             dirty: Vec::new(),
             is_dirty: Vec::new(),
@@ -245,12 +333,35 @@ impl OnlineChecker {
             .find(|w| w.writer.arrival != arrival)
     }
 
-    fn matches(&self, value: Option<i64>, visible: Option<&Write>) -> bool {
-        let expected = match visible {
-            Some(w) => w.value,
-            None => self.options.initial,
+    /// The list visible to a snapshot at `pos` of the transaction that arrived `arrival`-th
+    /// on key `k`: the list the last visible append leaves (empty when none is visible).
+    fn visible_list(&self, k: u32, pos: Hlc, arrival: u32) -> (ListDigest, Option<&Write>) {
+        let writes = &self.key_state[k as usize].writes;
+        let upper = match self.options.level {
+            TsLevel::Snapshot => Bound::Included(&(pos, u32::MAX)),
+            TsLevel::Serializable => Bound::Excluded(&(pos, 0)),
         };
-        value == expected
+        writes
+            .range(Bound::Unbounded, upper)
+            .rev()
+            .map(|(_, w)| w)
+            .filter(|w| w.writer.arrival != arrival)
+            .find_map(|w| w.list.map(|(_, list)| (list, Some(w))))
+            .unwrap_or((ListDigest::default(), None))
+    }
+
+    /// Whether a pending read returns what its snapshot holds.
+    fn read_ok(&self, read: &PendingRead, pos: Hlc, arrival: u32) -> bool {
+        match &read.list {
+            Some(list) => self.visible_list(read.key, pos, arrival).0.then(list.own) == list.digest,
+            None => {
+                let expected = match self.visible(read.key, pos, arrival) {
+                    Some(w) => w.value,
+                    None => self.options.initial,
+                };
+                read.value == expected
+            }
+        }
     }
 
     /// Checks an arriving transaction at time `now_ms` (any clock, milliseconds); returns
@@ -319,11 +430,75 @@ impl OnlineChecker {
         // INT now; external reads and final writes collected. Lists as TimeKiller does.
         let mut seen = std::mem::take(&mut self.seen);
         seen.clear();
+        let mut lists_seen = std::mem::take(&mut self.lists_seen);
+        lists_seen.clear();
         let mut reads: Vec<PendingRead> = Vec::new();
         let mut own_writes: Vec<(u32, Option<i64>)> = Vec::new();
         let mut overwritten: Vec<(u32, Option<i64>)> = Vec::new();
         for (i, (kind, key, value)) in txn.ops.into_iter().enumerate() {
             let k = self.key(key);
+            if let (TsOpKind::ReadList, Value::List(items)) = (kind, &value) {
+                // A list read, compared whole: with the transaction's own earlier access
+                // (INT), or, at its first read of the key, with the snapshot's list followed
+                // by its own appends so far (EXT, pending).
+                let access = match lists_seen.iter().position(|a| a.key == k) {
+                    Some(a) => &mut lists_seen[a],
+                    None => {
+                        lists_seen.push(ListAccess {
+                            key: k,
+                            ..Default::default()
+                        });
+                        lists_seen.last_mut().expect("just pushed")
+                    }
+                };
+                match &access.known {
+                    Some(known) if known != items => out.push(TsViolation::Int {
+                        txn: info.txn_ref(),
+                        key: self.key_names[k as usize].clone(),
+                        op_index: i as u32,
+                        read: list_text(items),
+                        expected: list_text(known),
+                    }),
+                    Some(_) => {}
+                    None if !items.ends_with(&access.own) => out.push(TsViolation::Int {
+                        txn: info.txn_ref(),
+                        key: self.key_names[k as usize].clone(),
+                        op_index: i as u32,
+                        read: list_text(items),
+                        expected: format!("a list ending with {}", list_text(&access.own)),
+                    }),
+                    None => reads.push(PendingRead {
+                        key: k,
+                        op_index: i as u32,
+                        value: items.last().copied().or(self.options.initial),
+                        list: Some(Box::new(ListRead {
+                            items: items.clone().into_boxed_slice(),
+                            digest: ListDigest::of(items),
+                            own: ListDigest::of(&access.own),
+                        })),
+                        ok: true,
+                    }),
+                }
+                access.known = Some(items.clone());
+                continue;
+            }
+            if let (TsOpKind::Append, Value::Int(v)) = (kind, &value) {
+                let access = match lists_seen.iter().position(|a| a.key == k) {
+                    Some(a) => &mut lists_seen[a],
+                    None => {
+                        lists_seen.push(ListAccess {
+                            key: k,
+                            ..Default::default()
+                        });
+                        lists_seen.last_mut().expect("just pushed")
+                    }
+                };
+                access.appended = access.appended.push(*v);
+                match &mut access.known {
+                    Some(known) => known.push(*v),
+                    None => access.own.push(*v),
+                }
+            }
             let value = match (kind, value) {
                 (_, Value::Int(v)) => Some(v),
                 (TsOpKind::ReadList, Value::List(items)) => items.last().copied(),
@@ -355,6 +530,7 @@ impl OnlineChecker {
                             key: k,
                             op_index: i as u32,
                             value,
+                            list: None,
                             ok: true,
                         });
                     }
@@ -369,6 +545,12 @@ impl OnlineChecker {
         }
 
         self.seen = seen;
+        let appended_to = |k: u32| {
+            lists_seen
+                .iter()
+                .find(|a| a.key == k && a.appended.len > 0)
+                .map(|a| a.appended)
+        };
 
         // NOCONFLICT and EQUAL-COMMIT against the writers already here; then T's writes
         // become visible and re-check the reads they now explain.
@@ -414,10 +596,35 @@ impl OnlineChecker {
                 .collect();
             let state = &mut self.key_state[k as usize];
             let at = (info.commit, info.arrival);
+            // An append's list: the list of the kept append before it, then its own appends;
+            // the lists of the kept appends after it (a late writer) are recomputed.
+            let mut later_lists = false;
+            let list = appended_to(k).map(|appended| {
+                let before = state
+                    .writes
+                    .range(Bound::Unbounded, Bound::Excluded(&at))
+                    .rev()
+                    .find_map(|(_, w)| w.list.map(|(_, list)| list))
+                    .unwrap_or_default();
+                let mut list = before.then(appended);
+                let own = (appended, list);
+                for (_, w) in state
+                    .writes
+                    .range_mut(Bound::Excluded(&at), Bound::Unbounded)
+                {
+                    if let Some((suffix, after)) = &mut w.list {
+                        list = list.then(*suffix);
+                        *after = list;
+                        later_lists = true;
+                    }
+                }
+                own
+            });
             state.writes.insert(
                 at,
                 Write {
                     value,
+                    list,
                     earlier: (!earlier.is_empty()).then(|| earlier.into_boxed_slice()),
                     writer: info.clone(),
                 },
@@ -427,13 +634,14 @@ impl OnlineChecker {
                 self.is_dirty[k as usize] = true;
                 self.dirty.push(k);
             }
-            self.recheck(k, info.commit, info.arrival);
+            self.recheck(k, info.commit, info.arrival, later_lists);
         }
+        self.lists_seen = lists_seen;
         self.stats.max_writes_kept = self.stats.max_writes_kept.max(self.writes_kept);
 
         // T's own external reads, provisionally.
         for (ri, read) in reads.iter_mut().enumerate() {
-            read.ok = self.matches(read.value, self.visible(read.key, pos, info.arrival));
+            read.ok = self.read_ok(read, pos, info.arrival);
             self.key_state[read.key as usize]
                 .reads
                 .insert((pos, info.arrival), (slot, ri as u32));
@@ -460,14 +668,15 @@ impl OnlineChecker {
     }
 
     /// Re-evaluates the pending reads of `k` whose visible writer may now be the write at
-    /// (`commit`, `arrival`): snapshots from that commit up to the next writer's.
-    fn recheck(&mut self, k: u32, commit: Hlc, arrival: u32) {
+    /// (`commit`, `arrival`): snapshots from that commit up to the next writer's, or to the
+    /// end when the lists of later appends changed (`later_lists`).
+    fn recheck(&mut self, k: u32, commit: Hlc, arrival: u32, later_lists: bool) {
         let state = &self.key_state[k as usize];
         let next = state
             .writes
             .range(Bound::Excluded(&(commit, arrival)), Bound::Unbounded)
             .map(|&((c, _), _)| c)
-            .find(|&c| c > commit);
+            .find(|&c| c > commit && !later_lists);
         let (low, high) = match self.options.level {
             TsLevel::Snapshot => ((commit, 0), next.map(|n| (n, 0))),
             TsLevel::Serializable => ((commit, u32::MAX), next.map(|n| (n, u32::MAX))),
@@ -484,11 +693,10 @@ impl OnlineChecker {
         };
         let affected: Vec<((Hlc, u32), (u32, u32))> = range.copied().collect();
         for ((pos, reader), (slot, ri)) in affected {
-            let value = match &self.live[slot as usize] {
-                Some(live) => live.reads[ri as usize].value,
+            let ok = match &self.live[slot as usize] {
+                Some(live) => self.read_ok(&live.reads[ri as usize], pos, reader),
                 None => continue,
             };
-            let ok = self.matches(value, self.visible(k, pos, reader));
             if let Some(live) = &mut self.live[slot as usize] {
                 live.reads[ri as usize].ok = ok;
             }
@@ -592,6 +800,23 @@ impl OnlineChecker {
             .min_by_key(|w| w.writer.arrival)
             .filter(|w| w.writer.arrival != me);
         let r = &live.info;
+        let (read_text, expected_text, visible) = match &read.list {
+            Some(list) => {
+                let (snapshot, visible) = self.visible_list(read.key, pos, me);
+                let whole = snapshot.then(list.own);
+                let expected = match (whole.len, visible) {
+                    (0, _) => "[]".to_string(),
+                    (n, Some(w)) if list.own.len == 0 => format!(
+                        "a list of {n} element{} ending with {}",
+                        if n == 1 { "" } else { "s" },
+                        show(w.value)
+                    ),
+                    (n, _) => format!("a list of {n} element{}", if n == 1 { "" } else { "s" }),
+                };
+                (list_text(&list.items), expected, visible)
+            }
+            None => (show(read.value), show(expected), visible),
+        };
         let kind = if own && writer.is_none() {
             ExtKind::After
         } else if let Some(w) = writer {
@@ -616,8 +841,8 @@ impl OnlineChecker {
             txn: r.txn_ref(),
             key: key_name,
             op_index: read.op_index,
-            read: show(read.value),
-            expected: show(expected),
+            read: read_text,
+            expected: expected_text,
             expected_writer: visible.map(|w| w.writer.txn_ref()),
             kind,
             value_writer: writer.map(|w| w.writer.txn_ref()),
@@ -659,6 +884,10 @@ impl OnlineChecker {
 
 fn show(v: Option<i64>) -> String {
     v.map_or_else(|| "null".to_string(), |v| v.to_string())
+}
+
+fn list_text(items: &[i64]) -> String {
+    crate::history::timestamped::TsValue::List(items).to_string()
 }
 
 #[cfg(test)]

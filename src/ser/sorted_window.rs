@@ -131,6 +131,18 @@ impl<K: Ord + Copy, V> SortedWindow<K, V> {
         self.items.range(a..b)
     }
 
+    /// The entries with keys within (`low`, `high`), in key order, mutable (values only:
+    /// the keys must not be changed).
+    pub fn range_mut(
+        &mut self,
+        low: Bound<&K>,
+        high: Bound<&K>,
+    ) -> impl Iterator<Item = &mut (K, V)> {
+        let a = self.lower(low);
+        let b = self.upper(high).max(a);
+        self.items.range_mut(a..b)
+    }
+
     /// The key of the `i`-th entry.
     pub fn key_at(&self, i: usize) -> Option<&K> {
         self.items.get(i).map(|(k, _)| k)
