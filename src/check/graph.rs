@@ -53,6 +53,21 @@ impl EdgeList {
         self.edges.push((from, to, cause));
     }
 
+    /// Adds `other`'s edges after these, in their order.
+    pub fn append(&mut self, mut other: EdgeList) {
+        if self.edges.is_empty() {
+            self.edges = other.edges;
+        } else {
+            self.edges.append(&mut other.edges);
+        }
+    }
+
+    /// Every edge with its cause, in the order added.
+    #[cfg(test)]
+    pub fn edges(&self) -> &[(TxnId, TxnId, OpId)] {
+        &self.edges
+    }
+
     /// The distinct `(from, to)` pairs, sorted.
     #[cfg(test)]
     pub fn pairs(&self) -> Vec<(TxnId, TxnId)> {

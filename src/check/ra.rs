@@ -15,6 +15,8 @@
 //! KeysRd(t3) is the keys t3 reads from other, committed transactions (internal reads are not
 //! wr edges). Edges from the initial transaction are implied and not added.
 
+use rayon::prelude::*;
+
 use super::graph::EdgeList;
 use crate::history::{History, KeyId, TxnId, INITIAL_TXN};
 
@@ -23,78 +25,150 @@ use super::read_consistency::NONE;
 /// Adds to `out` the edges t2 → t1 (cause: t3's read of x from t1) that saturate the commit
 /// order for Read Atomic.
 pub(crate) fn saturate(history: &History, external_writer: &[TxnId], out: &mut EdgeList) {
-    let ops = history.ops();
-    let keys = history.key_count();
-    let mut last_write_stamp = vec![0u32; keys];
-    let mut last_write = vec![0u32; keys];
-    let mut first_stamp = vec![0u32; keys];
-    let mut first_read = vec![0u32; keys];
-    let mut first_writer = vec![0u32; keys];
-    let mut writer_seen = vec![0u32; history.txn_count()];
-    let mut t3_keys: Vec<KeyId> = Vec::new();
-    let mut t3_writers: Vec<TxnId> = Vec::new();
+    let group = history.sessions().len() / (4 * rayon::current_num_threads()).max(1);
+    saturate_in_groups(history, external_writer, out, group);
+}
 
-    for (s, session) in history.sessions().iter().enumerate() {
-        let session_mark = s as u32 + 1;
-        for t3 in session.txns() {
-            let txn = history.txn(t3);
-            if !txn.is_committed() {
+/// [`saturate`] in tasks of `group` sessions. Sessions are saturated independently (the state
+/// carried from transaction to transaction is the session's own last writes): groups of
+/// sessions run in parallel, each with its own scratch, and their edges are appended in session
+/// order (the edges, and their order, are those of one pass over all sessions, whatever
+/// `group`).
+fn saturate_in_groups(
+    history: &History,
+    external_writer: &[TxnId],
+    out: &mut EdgeList,
+    group: usize,
+) {
+    let session_total = history.sessions().len();
+    let group = group.max(1);
+    let starts: Vec<usize> = (0..session_total).step_by(group).collect();
+    let parts: Vec<EdgeList> = starts
+        .par_iter()
+        .map_init(
+            || Scratch::new(history),
+            |scratch, &start| {
+                let mut part = EdgeList::default();
+                for s in start..start.saturating_add(group).min(session_total) {
+                    saturate_session(history, external_writer, s, scratch, &mut part);
+                }
+                part
+            },
+        )
+        .collect();
+    for part in parts {
+        out.append(part);
+    }
+}
+
+/// Per-task scratch of [`saturate_session`]; its marks are transaction ids and session
+/// numbers, so one scratch serves any sequence of sessions without clearing.
+struct Scratch {
+    last_write_stamp: Vec<u32>,
+    last_write: Vec<u32>,
+    first_stamp: Vec<u32>,
+    first_read: Vec<u32>,
+    first_writer: Vec<u32>,
+    writer_seen: Vec<u32>,
+    t3_keys: Vec<KeyId>,
+    t3_writers: Vec<TxnId>,
+}
+
+impl Scratch {
+    fn new(history: &History) -> Self {
+        let keys = history.key_count();
+        Scratch {
+            last_write_stamp: vec![0u32; keys],
+            last_write: vec![0u32; keys],
+            first_stamp: vec![0u32; keys],
+            first_read: vec![0u32; keys],
+            first_writer: vec![0u32; keys],
+            writer_seen: vec![0u32; history.txn_count()],
+            t3_keys: Vec::new(),
+            t3_writers: Vec::new(),
+        }
+    }
+}
+
+/// Algorithm 2 over the transactions of session `s`.
+fn saturate_session(
+    history: &History,
+    external_writer: &[TxnId],
+    s: usize,
+    scratch: &mut Scratch,
+    out: &mut EdgeList,
+) {
+    let ops = history.ops();
+    let Scratch {
+        last_write_stamp,
+        last_write,
+        first_stamp,
+        first_read,
+        first_writer,
+        writer_seen,
+        t3_keys,
+        t3_writers,
+    } = scratch;
+    let session = &history.sessions()[s];
+    let session_mark = s as u32 + 1;
+    for t3 in session.txns() {
+        let txn = history.txn(t3);
+        if !txn.is_committed() {
+            continue;
+        }
+        t3_keys.clear();
+        t3_writers.clear();
+        for op in txn.ops() {
+            let t1 = external_writer[op as usize];
+            if t1 == NONE {
                 continue;
             }
-            t3_keys.clear();
-            t3_writers.clear();
-            for op in txn.ops() {
-                let t1 = external_writer[op as usize];
-                if t1 == NONE {
-                    continue;
-                }
-                let x = ops[op as usize].key as usize;
-                let so_case = if first_stamp[x] != t3 {
-                    first_stamp[x] = t3;
-                    first_read[x] = op;
-                    first_writer[x] = t1;
-                    t3_keys.push(x as KeyId);
-                    true
-                } else {
-                    first_writer[x] != t1
-                };
-                if so_case && last_write_stamp[x] == session_mark {
-                    let t2 = last_write[x];
-                    if t2 != t1 {
-                        out.push(t2, t1, op);
-                    }
-                }
-                if t1 != INITIAL_TXN && writer_seen[t1 as usize] != t3 {
-                    writer_seen[t1 as usize] = t3;
-                    t3_writers.push(t1);
+            let x = ops[op as usize].key as usize;
+            let so_case = if first_stamp[x] != t3 {
+                first_stamp[x] = t3;
+                first_read[x] = op;
+                first_writer[x] = t1;
+                t3_keys.push(x as KeyId);
+                true
+            } else {
+                first_writer[x] != t1
+            };
+            if so_case && last_write_stamp[x] == session_mark {
+                let t2 = last_write[x];
+                if t2 != t1 {
+                    out.push(t2, t1, op);
                 }
             }
-            for &t2 in &t3_writers {
-                let written = history.keys_written(t2);
-                let mut infer = |x: KeyId| {
-                    let t1 = first_writer[x as usize];
-                    if t1 != t2 {
-                        out.push(t2, t1, first_read[x as usize]);
+            if t1 != INITIAL_TXN && writer_seen[t1 as usize] != t3 {
+                writer_seen[t1 as usize] = t3;
+                t3_writers.push(t1);
+            }
+        }
+        for &t2 in t3_writers.iter() {
+            let written = history.keys_written(t2);
+            let mut infer = |x: KeyId| {
+                let t1 = first_writer[x as usize];
+                if t1 != t2 {
+                    out.push(t2, t1, first_read[x as usize]);
+                }
+            };
+            if written.len() <= t3_keys.len() {
+                for &x in written {
+                    if first_stamp[x as usize] == t3 {
+                        infer(x);
                     }
-                };
-                if written.len() <= t3_keys.len() {
-                    for &x in written {
-                        if first_stamp[x as usize] == t3 {
-                            infer(x);
-                        }
-                    }
-                } else {
-                    for &x in &t3_keys {
-                        if written.binary_search(&x).is_ok() {
-                            infer(x);
-                        }
+                }
+            } else {
+                for &x in t3_keys.iter() {
+                    if written.binary_search(&x).is_ok() {
+                        infer(x);
                     }
                 }
             }
-            for &x in history.keys_written(t3) {
-                last_write_stamp[x as usize] = session_mark;
-                last_write[x as usize] = t3;
-            }
+        }
+        for &x in history.keys_written(t3) {
+            last_write_stamp[x as usize] = session_mark;
+            last_write[x as usize] = t3;
         }
     }
 }
@@ -111,6 +185,42 @@ mod tests {
         let mut out = EdgeList::default();
         saturate(&hist, &reads.external_writer, &mut out);
         out.pairs()
+    }
+
+    #[test]
+    fn any_task_size_gives_the_edges_of_one_pass() {
+        use crate::generate::{generate, Consistency, GenerateParams};
+        for consistency in [Consistency::None, Consistency::ReadCommitted] {
+            for seed in 0..4 {
+                let p = GenerateParams {
+                    sessions: 7,
+                    txns_per_session: 30,
+                    ops_per_txn: 6,
+                    keys: 10,
+                    abort_ratio: 0.1,
+                    consistency,
+                    seed,
+                    ..GenerateParams::default()
+                };
+                let hist = generate(&p).unwrap();
+                let reads = read_consistency::check(&hist, true);
+                let mut one_pass = EdgeList::default();
+                saturate_in_groups(&hist, &reads.external_writer, &mut one_pass, usize::MAX);
+                assert!(
+                    !one_pass.edges().is_empty(),
+                    "{consistency} {seed}: no edge to compare"
+                );
+                for group in [1, 2, 3] {
+                    let mut out = EdgeList::default();
+                    saturate_in_groups(&hist, &reads.external_writer, &mut out, group);
+                    assert_eq!(
+                        out.edges(),
+                        one_pass.edges(),
+                        "{consistency} {seed} {group}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

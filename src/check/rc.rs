@@ -10,6 +10,8 @@
 //! reads of committed writers take part (internal reads are not wr edges). Edges from the
 //! initial transaction are implied (it comes first) and not added.
 
+use rayon::prelude::*;
+
 use super::graph::EdgeList;
 use super::read_consistency::NONE;
 use crate::history::{History, OpId, TxnId, INITIAL_TXN};
@@ -26,91 +28,158 @@ struct Slots {
 /// Adds to `out` the edges t2 → t1 (cause: the read r_x of x from t1) that saturate the
 /// commit order for Read Committed.
 pub(crate) fn saturate(history: &History, external_writer: &[TxnId], out: &mut EdgeList) {
-    let ops = history.ops();
-    let empty = Slots {
-        stamp: 0,
-        top_txn: NONE,
-        top_op: NONE,
-        second_txn: NONE,
-        second_op: NONE,
-    };
-    let mut slots = vec![empty; history.key_count()];
-    let mut first_stamp = vec![0u32; history.txn_count()];
-    let mut first_read = vec![0u32; history.txn_count()];
-    let mut read_keys: Vec<u32> = Vec::new();
+    let txn_total = history.txn_count();
+    let range_len = TXNS_PER_TASK.max(txn_total / (4 * rayon::current_num_threads()).max(1));
+    saturate_in_ranges(history, external_writer, out, range_len);
+}
 
-    for (t3, txn) in history.txns().iter().enumerate().skip(1) {
-        if !txn.is_committed() {
-            continue;
-        }
-        let mark = t3 as u32;
-        let range = txn.ops();
-        // Pass 1: the po-first read from each writer.
-        let mut reads = 0usize;
-        for op in range.clone() {
-            let w = external_writer[op as usize];
-            if w != NONE {
-                reads += 1;
-                if first_stamp[w as usize] != mark {
-                    first_stamp[w as usize] = mark;
-                    first_read[w as usize] = op;
+/// [`saturate`] in tasks of `range_len` transactions. Each reading transaction is saturated on
+/// its own: ranges of transactions run in parallel, each with its own scratch, and their edges
+/// are appended in transaction order (the edges, and their order, are those of one pass over
+/// all transactions, whatever `range_len`).
+fn saturate_in_ranges(
+    history: &History,
+    external_writer: &[TxnId],
+    out: &mut EdgeList,
+    range_len: usize,
+) {
+    let txn_total = history.txn_count();
+    let range_len = range_len.max(1);
+    let starts: Vec<usize> = (1..txn_total.max(1)).step_by(range_len).collect();
+    let parts: Vec<EdgeList> = starts
+        .par_iter()
+        .map_init(
+            || Scratch::new(history),
+            |scratch, &start| {
+                let mut part = EdgeList::default();
+                for t3 in start..start.saturating_add(range_len).min(txn_total) {
+                    saturate_txn(history, external_writer, t3, scratch, &mut part);
                 }
+                part
+            },
+        )
+        .collect();
+    for part in parts {
+        out.append(part);
+    }
+}
+
+/// Transactions per parallel task, at least.
+const TXNS_PER_TASK: usize = 4096;
+
+/// Per-task scratch of [`saturate_txn`]; its marks are transaction ids, so one scratch serves
+/// any sequence of transactions without clearing.
+struct Scratch {
+    slots: Vec<Slots>,
+    first_stamp: Vec<u32>,
+    first_read: Vec<u32>,
+    read_keys: Vec<u32>,
+}
+
+impl Scratch {
+    fn new(history: &History) -> Self {
+        let empty = Slots {
+            stamp: 0,
+            top_txn: NONE,
+            top_op: NONE,
+            second_txn: NONE,
+            second_op: NONE,
+        };
+        Scratch {
+            slots: vec![empty; history.key_count()],
+            first_stamp: vec![0u32; history.txn_count()],
+            first_read: vec![0u32; history.txn_count()],
+            read_keys: Vec::new(),
+        }
+    }
+}
+
+/// Algorithm 1's step for one reading transaction `t3`.
+fn saturate_txn(
+    history: &History,
+    external_writer: &[TxnId],
+    t3: usize,
+    scratch: &mut Scratch,
+    out: &mut EdgeList,
+) {
+    let ops = history.ops();
+    let Scratch {
+        slots,
+        first_stamp,
+        first_read,
+        read_keys,
+    } = scratch;
+    let txn = &history.txns()[t3];
+    if !txn.is_committed() {
+        return;
+    }
+    let mark = t3 as u32;
+    let range = txn.ops();
+    // Pass 1: the po-first read from each writer.
+    let mut reads = 0usize;
+    for op in range.clone() {
+        let w = external_writer[op as usize];
+        if w != NONE {
+            reads += 1;
+            if first_stamp[w as usize] != mark {
+                first_stamp[w as usize] = mark;
+                first_read[w as usize] = op;
             }
         }
-        if reads < 2 {
+    }
+    if reads < 2 {
+        return;
+    }
+    // Pass 2: reverse scan.
+    read_keys.clear();
+    for op in range.rev() {
+        let t2 = external_writer[op as usize];
+        if t2 == NONE {
             continue;
         }
-        // Pass 2: reverse scan.
-        read_keys.clear();
-        for op in range.rev() {
-            let t2 = external_writer[op as usize];
-            if t2 == NONE {
-                continue;
-            }
-            if t2 != INITIAL_TXN && first_read[t2 as usize] == op && !read_keys.is_empty() {
-                let mut infer = |s: &Slots| {
-                    let (t1, r_x) = if s.top_txn != t2 {
-                        (s.top_txn, s.top_op)
-                    } else {
-                        (s.second_txn, s.second_op)
-                    };
-                    if t1 != NONE {
-                        out.push(t2, t1, r_x);
-                    }
-                };
-                let written = history.keys_written(t2);
-                if written.len() <= read_keys.len() {
-                    for &x in written {
-                        let s = &slots[x as usize];
-                        if s.stamp == mark {
-                            infer(s);
-                        }
-                    }
+        if t2 != INITIAL_TXN && first_read[t2 as usize] == op && !read_keys.is_empty() {
+            let mut infer = |s: &Slots| {
+                let (t1, r_x) = if s.top_txn != t2 {
+                    (s.top_txn, s.top_op)
                 } else {
-                    for &x in &read_keys {
-                        if written.binary_search(&x).is_ok() {
-                            infer(&slots[x as usize]);
-                        }
+                    (s.second_txn, s.second_op)
+                };
+                if t1 != NONE {
+                    out.push(t2, t1, r_x);
+                }
+            };
+            let written = history.keys_written(t2);
+            if written.len() <= read_keys.len() {
+                for &x in written {
+                    let s = &slots[x as usize];
+                    if s.stamp == mark {
+                        infer(s);
+                    }
+                }
+            } else {
+                for &x in read_keys.iter() {
+                    if written.binary_search(&x).is_ok() {
+                        infer(&slots[x as usize]);
                     }
                 }
             }
-            let y = ops[op as usize].key;
-            let s = &mut slots[y as usize];
-            if s.stamp != mark {
-                *s = Slots {
-                    stamp: mark,
-                    top_txn: t2,
-                    top_op: op,
-                    second_txn: NONE,
-                    second_op: NONE,
-                };
-                read_keys.push(y);
-            } else if s.top_txn != t2 {
-                s.second_txn = s.top_txn;
-                s.second_op = s.top_op;
-                s.top_txn = t2;
-                s.top_op = op;
-            }
+        }
+        let y = ops[op as usize].key;
+        let s = &mut slots[y as usize];
+        if s.stamp != mark {
+            *s = Slots {
+                stamp: mark,
+                top_txn: t2,
+                top_op: op,
+                second_txn: NONE,
+                second_op: NONE,
+            };
+            read_keys.push(y);
+        } else if s.top_txn != t2 {
+            s.second_txn = s.top_txn;
+            s.second_op = s.top_op;
+            s.top_txn = t2;
+            s.top_op = op;
         }
     }
 }
@@ -127,6 +196,42 @@ mod tests {
         let mut out = EdgeList::default();
         saturate(&hist, &reads.external_writer, &mut out);
         out.pairs()
+    }
+
+    #[test]
+    fn any_task_size_gives_the_edges_of_one_pass() {
+        use crate::generate::{generate, Consistency, GenerateParams};
+        for consistency in [Consistency::None, Consistency::ReadCommitted] {
+            for seed in 0..4 {
+                let p = GenerateParams {
+                    sessions: 6,
+                    txns_per_session: 40,
+                    ops_per_txn: 6,
+                    keys: 10,
+                    abort_ratio: 0.1,
+                    consistency,
+                    seed,
+                    ..GenerateParams::default()
+                };
+                let hist = generate(&p).unwrap();
+                let reads = read_consistency::check(&hist, false);
+                let mut one_pass = EdgeList::default();
+                saturate_in_ranges(&hist, &reads.external_writer, &mut one_pass, usize::MAX);
+                assert!(
+                    !one_pass.edges().is_empty(),
+                    "{consistency} {seed}: no edge to compare"
+                );
+                for range_len in [1, 2, 7, 100] {
+                    let mut out = EdgeList::default();
+                    saturate_in_ranges(&hist, &reads.external_writer, &mut out, range_len);
+                    assert_eq!(
+                        out.edges(),
+                        one_pass.edges(),
+                        "{consistency} {seed} {range_len}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //! *external* read of a *committed* writer (the write–read edges the isolation axioms use);
 //! internal reads, unresolved reads and reads of aborted writes take part in no order.
 
+use rayon::prelude::*;
+
 use super::anomaly::Anomaly;
 use crate::history::{History, OpId, OpKind, TxnId, NO_WRITER};
 
@@ -43,12 +45,19 @@ pub(crate) struct ReadCheck {
 /// transaction; IntermediateRead → none here (the writer's final write of the key is looked up
 /// by the report).
 pub(crate) fn check(history: &History, repeatable_reads: bool) -> ReadCheck {
+    let range_len =
+        TXNS_PER_TASK.max(history.txn_count() / (4 * rayon::current_num_threads()).max(1));
+    check_in_ranges(history, repeatable_reads, range_len)
+}
+
+/// [`check`] with pass 2 in tasks of `range_len` transactions (the result does not depend on
+/// it).
+fn check_in_ranges(history: &History, repeatable_reads: bool, range_len: usize) -> ReadCheck {
     let ops = history.ops();
-    let read_from = history.read_from_raw();
     let txns = history.txns();
     let key_count = history.key_count();
     let mut issues = Vec::new();
-    let mut external_writer = vec![NONE; ops.len()];
+    let mut external_writer = Vec::with_capacity(ops.len());
 
     // Pre-pass: which writes are their transaction's final write of the key (read by others).
     let mut is_final = vec![0u64; ops.len().div_ceil(64)];
@@ -65,91 +74,36 @@ pub(crate) fn check(history: &History, repeatable_reads: bool) -> ReadCheck {
     }
 
     // Main pass over the committed transactions, in program order.
-    let mut own_stamp = stamp; // reused: the last own write of each key so far
-    own_stamp.fill(0);
-    let mut own_last = vec![0u32; key_count];
-    let mut first_stamp = vec![0u32; key_count]; // the first external read of each key
-    let mut first_read = vec![0u32; key_count];
-    let mut first_writer = vec![0u32; key_count];
-    for (t, txn) in txns.iter().enumerate() {
-        if !txn.is_committed() {
-            continue;
-        }
-        let t = t as TxnId;
-        let mark = t + 1;
-        for op in txn.ops() {
-            let o = &ops[op as usize];
-            let key = o.key as usize;
-            if o.kind == OpKind::Write {
-                own_stamp[key] = mark;
-                own_last[key] = op;
-                continue;
-            }
-            let w = read_from[op as usize];
-            if w == NO_WRITER {
-                issues.push(ReadIssue {
-                    anomaly: Anomaly::ThinAirRead,
-                    read: op,
-                    related: NONE,
-                });
-                continue;
-            }
-            let writer = ops[w as usize].txn;
-            if !txns[writer as usize].is_committed() {
-                issues.push(ReadIssue {
-                    anomaly: Anomaly::AbortedRead,
-                    read: op,
-                    related: w,
-                });
-                continue;
-            }
-            if writer == t {
-                if w > op {
-                    issues.push(ReadIssue {
-                        anomaly: Anomaly::FutureRead,
-                        read: op,
-                        related: w,
-                    });
-                } else if own_stamp[key] == mark && own_last[key] != w {
-                    issues.push(ReadIssue {
-                        anomaly: Anomaly::NotMyLastWrite,
-                        read: op,
-                        related: own_last[key],
-                    });
+    // Pass 2, per transaction (its state is the transaction's own): ranges of transactions in
+    // parallel, each with its own scratch; a range's operations are contiguous, so the parts
+    // concatenate, in order, into the result of one pass.
+    drop(stamp);
+    let txn_total = txns.len();
+    let range_len = range_len.max(1);
+    let starts: Vec<usize> = (0..txn_total).step_by(range_len).collect();
+    let parts: Vec<(Vec<ReadIssue>, Vec<TxnId>)> = starts
+        .par_iter()
+        .map_init(
+            || Scratch::new(key_count),
+            |scratch, &start| {
+                let end = start.saturating_add(range_len).min(txn_total);
+                let first_op = txns[start].ops().start;
+                let end_op = txns[end - 1].ops().end;
+                let mut part = Part {
+                    issues: Vec::new(),
+                    external_writer: vec![NONE; (end_op - first_op) as usize],
+                    first_op,
+                };
+                for t in start..end {
+                    check_txn(history, t, repeatable_reads, &is_final, scratch, &mut part);
                 }
-                continue;
-            }
-            external_writer[op as usize] = writer;
-            if own_stamp[key] == mark {
-                issues.push(ReadIssue {
-                    anomaly: Anomaly::NotMyOwnWrite,
-                    read: op,
-                    related: own_last[key],
-                });
-            }
-            if is_final[w as usize / 64] & (1 << (w % 64)) == 0 {
-                // The related final write is looked up when reported (it costs a scan of
-                // the writer).
-                issues.push(ReadIssue {
-                    anomaly: Anomaly::IntermediateRead,
-                    read: op,
-                    related: NONE,
-                });
-            }
-            if repeatable_reads {
-                if first_stamp[key] != mark {
-                    first_stamp[key] = mark;
-                    first_read[key] = op;
-                    first_writer[key] = writer;
-                } else if first_writer[key] != writer {
-                    issues.push(ReadIssue {
-                        anomaly: Anomaly::NonRepeatableRead,
-                        read: op,
-                        related: first_read[key],
-                    });
-                }
-            }
-        }
+                (part.issues, part.external_writer)
+            },
+        )
+        .collect();
+    for (part_issues, part_writers) in parts {
+        issues.extend(part_issues);
+        external_writer.extend(part_writers);
     }
     ReadCheck {
         issues,
@@ -157,10 +111,145 @@ pub(crate) fn check(history: &History, repeatable_reads: bool) -> ReadCheck {
     }
 }
 
+/// Transactions per parallel task of pass 2, at least.
+const TXNS_PER_TASK: usize = 4096;
+
+/// Per-task scratch of [`check_txn`], indexed by key; its marks are transaction ids + 1, so
+/// one scratch serves any sequence of transactions without clearing.
+struct Scratch {
+    /// The last own write of each key so far.
+    own_stamp: Vec<u32>,
+    own_last: Vec<u32>,
+    /// The first external read of each key.
+    first_stamp: Vec<u32>,
+    first_read: Vec<u32>,
+    first_writer: Vec<u32>,
+}
+
+impl Scratch {
+    fn new(key_count: usize) -> Self {
+        Scratch {
+            own_stamp: vec![0; key_count],
+            own_last: vec![0; key_count],
+            first_stamp: vec![0; key_count],
+            first_read: vec![0; key_count],
+            first_writer: vec![0; key_count],
+        }
+    }
+}
+
+/// What pass 2 finds over a range of transactions whose operations start at `first_op`.
+struct Part {
+    issues: Vec<ReadIssue>,
+    external_writer: Vec<TxnId>,
+    first_op: OpId,
+}
+
+/// Pass 2 for transaction `t`.
+fn check_txn(
+    history: &History,
+    t: usize,
+    repeatable_reads: bool,
+    is_final: &[u64],
+    scratch: &mut Scratch,
+    part: &mut Part,
+) {
+    let ops = history.ops();
+    let read_from = history.read_from_raw();
+    let txns = history.txns();
+    let Scratch {
+        own_stamp,
+        own_last,
+        first_stamp,
+        first_read,
+        first_writer,
+    } = scratch;
+    let issues = &mut part.issues;
+    let txn = &txns[t];
+    if !txn.is_committed() {
+        return;
+    }
+    let t = t as TxnId;
+    let mark = t + 1;
+    for op in txn.ops() {
+        let o = &ops[op as usize];
+        let key = o.key as usize;
+        if o.kind == OpKind::Write {
+            own_stamp[key] = mark;
+            own_last[key] = op;
+            continue;
+        }
+        let w = read_from[op as usize];
+        if w == NO_WRITER {
+            issues.push(ReadIssue {
+                anomaly: Anomaly::ThinAirRead,
+                read: op,
+                related: NONE,
+            });
+            continue;
+        }
+        let writer = ops[w as usize].txn;
+        if !txns[writer as usize].is_committed() {
+            issues.push(ReadIssue {
+                anomaly: Anomaly::AbortedRead,
+                read: op,
+                related: w,
+            });
+            continue;
+        }
+        if writer == t {
+            if w > op {
+                issues.push(ReadIssue {
+                    anomaly: Anomaly::FutureRead,
+                    read: op,
+                    related: w,
+                });
+            } else if own_stamp[key] == mark && own_last[key] != w {
+                issues.push(ReadIssue {
+                    anomaly: Anomaly::NotMyLastWrite,
+                    read: op,
+                    related: own_last[key],
+                });
+            }
+            continue;
+        }
+        part.external_writer[(op - part.first_op) as usize] = writer;
+        if own_stamp[key] == mark {
+            issues.push(ReadIssue {
+                anomaly: Anomaly::NotMyOwnWrite,
+                read: op,
+                related: own_last[key],
+            });
+        }
+        if is_final[w as usize / 64] & (1 << (w % 64)) == 0 {
+            // The related final write is looked up when reported (it costs a scan of
+            // the writer).
+            issues.push(ReadIssue {
+                anomaly: Anomaly::IntermediateRead,
+                read: op,
+                related: NONE,
+            });
+        }
+        if repeatable_reads {
+            if first_stamp[key] != mark {
+                first_stamp[key] = mark;
+                first_read[key] = op;
+                first_writer[key] = writer;
+            } else if first_writer[key] != writer {
+                issues.push(ReadIssue {
+                    anomaly: Anomaly::NonRepeatableRead,
+                    read: op,
+                    related: first_read[key],
+                });
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{HistoryBuilder, ReadFrom};
+    use crate::history::{HistoryBuilder, KeyId, ReadFrom};
 
     fn issues(h: &History, repeatable: bool) -> Vec<(Anomaly, u32, u32)> {
         check(h, repeatable)
@@ -171,6 +260,66 @@ mod tests {
                 (i.anomaly, line(i.read), line(i.related))
             })
             .collect()
+    }
+
+    /// Many transactions with every read issue: thin-air, intermediate, aborted,
+    /// not-my-own-write and non-repeatable reads.
+    fn many_issues() -> History {
+        let mut b = HistoryBuilder::new("issues");
+        b.initial_value(0);
+        let keys: Vec<_> = (0..4).map(|k| b.key(&format!("k{k}"))).collect();
+        let sessions: Vec<_> = (0..5).map(|s| b.session(Some(s))).collect();
+        let mut prev = None;
+        let mut line = 1;
+        for t in 0..300u32 {
+            let txn = b.begin(sessions[(t % 5) as usize], None);
+            let (x, px) = (keys[(t % 4) as usize], keys[((t + 3) % 4) as usize]);
+            for v in [2 * t + 1, 2 * t + 2] {
+                b.write(txn, x, Some(u64::from(v)), line);
+                line += 1;
+            }
+            if let Some(prev) = prev {
+                let reads: &[(KeyId, ReadFrom)] = match t % 6 {
+                    0 => &[(px, ReadFrom::Value(999_999))],
+                    1 => &[(px, ReadFrom::Op(prev, 0))],
+                    2 => &[(px, ReadFrom::Op(prev, 1)), (px, ReadFrom::Initial)],
+                    3 => &[(x, ReadFrom::Initial)],
+                    4 => &[(px, ReadFrom::Op(prev, 1))],
+                    _ => &[(px, ReadFrom::Op(prev, 1))],
+                };
+                for &(key, from) in reads {
+                    b.read(txn, key, None, from, line);
+                    line += 1;
+                }
+            }
+            if t % 6 == 4 {
+                b.abort(txn); // the next transaction reads from it
+            }
+            prev = Some(txn);
+        }
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn any_task_size_gives_the_result_of_one_pass() {
+        let h = many_issues();
+        for repeatable in [false, true] {
+            let one_pass = check_in_ranges(&h, repeatable, usize::MAX);
+            let kinds: std::collections::BTreeSet<String> = one_pass
+                .issues
+                .iter()
+                .map(|i| format!("{:?}", i.anomaly))
+                .collect();
+            assert!(
+                kinds.len() >= 4,
+                "too few kinds of issue to compare: {kinds:?}"
+            );
+            for range_len in [1, 2, 7, 50] {
+                let r = check_in_ranges(&h, repeatable, range_len);
+                assert_eq!(r.issues, one_pass.issues, "{repeatable} {range_len}");
+                assert_eq!(r.external_writer, one_pass.external_writer, "{range_len}");
+            }
+        }
     }
 
     #[test]

@@ -19,10 +19,11 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::common::{self, InitialValues};
-use super::text::{error, is_blank_or_comment, trim, Cursor, Lines};
+use super::text::{error, is_blank_or_comment, line_chunks, trim, Cursor, LineChunk};
 use super::{Format, FormatError};
 use crate::error::InputError;
 use crate::history::{
@@ -95,36 +96,130 @@ struct KnownTxn {
     line: u32,
 }
 
+/// Bytes of text in one piece parsed on one thread.
+const CHUNK_BYTES: usize = 1 << 19;
+/// Pieces parsed together; the next batch is parsed while the previous one is merged.
+const BATCH_CHUNKS: usize = 8;
+
 /// Reads a Plume text history.
+///
+/// The lines are parsed in parallel, in pieces of whole lines (rayon), and merged in file
+/// order into the history, so the history — ids, order, and the first error with its line —
+/// is the one a line-by-line reading gives.
 pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
-    let mut b = HistoryBuilder::new(source);
-    b.initial_value(0);
-    let mut keys: FxHashMap<u64, KeyId> = FxHashMap::default();
-    let mut txns: FxHashMap<u64, KnownTxn> = FxHashMap::default();
-    let mut name = String::new();
-    // The transaction of the previous line (most lines continue it).
-    let mut last: Option<(u64, KnownTxn)> = None;
-    // The aborted transaction the previous line added to, with its session id.
-    let mut aborted: Option<(u64, BuilderTxn)> = None;
-    for (line_no, raw) in Lines::new(bytes) {
+    read_in_chunks(bytes, source, CHUNK_BYTES)
+}
+
+/// [`read`] with pieces of about `chunk_bytes` bytes (the result does not depend on it).
+pub(crate) fn read_in_chunks(
+    bytes: &[u8],
+    source: &str,
+    chunk_bytes: usize,
+) -> Result<History, InputError> {
+    let chunks = line_chunks(bytes, chunk_bytes);
+    let batches: Vec<&[LineChunk]> = chunks.chunks(BATCH_CHUNKS).collect();
+    let mut merge = Merge::new(source);
+    let mut parsed = batches.first().map(|b| parse_batch(b)).unwrap_or_default();
+    for i in 0..batches.len() {
+        let next = batches.get(i + 1);
+        let (merged, next_parsed) = rayon::join(
+            || merge.batch(&parsed),
+            || next.map(|b| parse_batch(b)).unwrap_or_default(),
+        );
+        merged?;
+        parsed = next_parsed;
+    }
+    merge.b.build()
+}
+
+/// The operations of one piece, up to its first line that does not parse.
+struct ParsedChunk {
+    ops: Vec<(u32, Line)>,
+    /// The line that does not parse, and why.
+    error: Option<(u32, String)>,
+}
+
+fn parse_batch(chunks: &[LineChunk]) -> Vec<ParsedChunk> {
+    chunks.par_iter().map(parse_chunk).collect()
+}
+
+fn parse_chunk(chunk: &LineChunk) -> ParsedChunk {
+    // Plume lines are about 20 bytes.
+    let mut ops = Vec::with_capacity(chunk.bytes.len() / 20);
+    for (line_no, raw) in chunk.lines() {
         let line = trim(raw);
         if is_blank_or_comment(line) {
             continue;
         }
-        let op = parse_line(line).map_err(|m| error(source, line_no, m))?;
-        let key = match keys.get(&op.key) {
+        match parse_line(line) {
+            Ok(op) => ops.push((line_no, op)),
+            Err(m) => {
+                return ParsedChunk {
+                    ops,
+                    error: Some((line_no, m)),
+                }
+            }
+        }
+    }
+    ParsedChunk { ops, error: None }
+}
+
+/// The sequential part of reading: parsed lines, in file order, into the builder.
+struct Merge<'s> {
+    source: &'s str,
+    b: HistoryBuilder,
+    keys: FxHashMap<u64, KeyId>,
+    txns: FxHashMap<u64, KnownTxn>,
+    name: String,
+    /// The transaction of the previous line (most lines continue it).
+    last: Option<(u64, KnownTxn)>,
+    /// The aborted transaction the previous line added to, with its session id.
+    aborted: Option<(u64, BuilderTxn)>,
+}
+
+impl<'s> Merge<'s> {
+    fn new(source: &'s str) -> Self {
+        let mut b = HistoryBuilder::new(source);
+        b.initial_value(0);
+        Merge {
+            source,
+            b,
+            keys: FxHashMap::default(),
+            txns: FxHashMap::default(),
+            name: String::new(),
+            last: None,
+            aborted: None,
+        }
+    }
+
+    /// Merges the pieces of a batch in order; stops at the first error.
+    fn batch(&mut self, parsed: &[ParsedChunk]) -> Result<(), InputError> {
+        for chunk in parsed {
+            for &(line_no, ref op) in &chunk.ops {
+                self.line(line_no, op)?;
+            }
+            if let Some((line_no, message)) = &chunk.error {
+                return Err(error(self.source, *line_no, message.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    fn line(&mut self, line_no: u32, op: &Line) -> Result<(), InputError> {
+        let b = &mut self.b;
+        let key = match self.keys.get(&op.key) {
             Some(&k) => k,
             None => {
-                name.clear();
-                let _ = write!(name, "{}", op.key);
-                let k = b.key(&name);
-                keys.insert(op.key, k);
+                self.name.clear();
+                let _ = write!(self.name, "{}", op.key);
+                let k = b.key(&self.name);
+                self.keys.insert(op.key, k);
                 k
             }
         };
         let txn = match op.txn {
             None => {
-                let txn = match aborted {
+                let txn = match self.aborted {
                     Some((s, t)) if s == op.session => t,
                     _ => {
                         let s = b.session(Some(op.session));
@@ -133,20 +228,20 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                         t
                     }
                 };
-                aborted = Some((op.session, txn));
+                self.aborted = Some((op.session, txn));
                 txn
             }
             Some(_) if op.kind == OpKind::Write && op.value == 0 => {
-                aborted = None;
+                self.aborted = None;
                 b.write(BuilderTxn::INITIAL, key, Some(0), line_no);
-                continue;
+                return Ok(());
             }
             Some(id) => {
-                aborted = None;
-                let known = match last {
+                self.aborted = None;
+                let known = match self.last {
                     Some((last_id, known)) if last_id == id => known,
                     _ => {
-                        let known = match txns.get(&id) {
+                        let known = match self.txns.get(&id) {
                             Some(&known) => known,
                             None => {
                                 let s = b.session(Some(op.session));
@@ -155,17 +250,17 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                                     session: op.session,
                                     line: line_no,
                                 };
-                                txns.insert(id, known);
+                                self.txns.insert(id, known);
                                 known
                             }
                         };
-                        last = Some((id, known));
+                        self.last = Some((id, known));
                         known
                     }
                 };
                 if known.session != op.session {
                     return Err(error(
-                        source,
+                        self.source,
                         line_no,
                         format!(
                             "transaction {id} is in session {} here but in session {} at line {}",
@@ -180,8 +275,8 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
             OpKind::Read => b.read(txn, key, Some(op.value), ReadFrom::Value(op.value), line_no),
             OpKind::Write => b.write(txn, key, Some(op.value), line_no),
         }
+        Ok(())
     }
-    b.build()
 }
 
 fn unrepresentable(problem: String) -> FormatError {
@@ -338,6 +433,128 @@ mod tests {
             assert_eq!(e.line(), line, "{text:?}: {e}");
             assert!(e.to_string().contains(message), "{text:?}: {e}");
             assert!(e.to_string().starts_with(&format!("p.txt:{line}: ")), "{e}");
+        }
+    }
+
+    /// A Plume text of `n` lines with everything the reader handles: initial writes,
+    /// transactions spread over sessions, aborted runs, comments, blank and CRLF lines.
+    fn varied_text(n: usize) -> String {
+        let mut text = String::new();
+        let mut next_value = vec![1u64; 50];
+        let mut state = 12345u64;
+        let mut rand = |m: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % m
+        };
+        for k in 0..50 {
+            text.push_str(&format!("w({k},0,0,0)\n"));
+        }
+        let mut txn = 0u64;
+        for i in 0..n {
+            let session = rand(7);
+            if rand(5) == 0 {
+                txn += 1;
+            }
+            let key = rand(50);
+            let line = match rand(20) {
+                0 => "# a comment".to_string(),
+                1 => String::new(),
+                2 => {
+                    let v = next_value[key as usize];
+                    next_value[key as usize] += 1;
+                    format!("w({key},{v},{session},-1)")
+                }
+                3..=8 => {
+                    let v = next_value[key as usize];
+                    next_value[key as usize] += 1;
+                    format!("w({key},{v},{},{})", txn % 7, txn)
+                }
+                _ => format!(
+                    "r({key},{},{},{})",
+                    rand(next_value[key as usize]),
+                    txn % 7,
+                    txn
+                ),
+            };
+            text.push_str(&line);
+            text.push_str(if i % 3 == 0 { "\r\n" } else { "\n" });
+        }
+        text
+    }
+
+    /// The piece sizes tried: tiny pieces (one line each), odd sizes, and one piece (the whole
+    /// text read line by line).
+    const PIECES: [usize; 6] = [1, 7, 64, 1000, 4096, usize::MAX];
+
+    #[test]
+    fn parallel_reading_gives_the_line_by_line_history() {
+        let text = varied_text(20_000);
+        let whole = format!(
+            "{:?}",
+            read_in_chunks(text.as_bytes(), "p.txt", usize::MAX).unwrap()
+        );
+        for chunk_bytes in PIECES {
+            let h = read_in_chunks(text.as_bytes(), "p.txt", chunk_bytes).unwrap();
+            assert_eq!(format!("{h:?}"), whole, "pieces of {chunk_bytes} bytes");
+        }
+        // A text without a final line end, and the empty text.
+        let cut = text.trim_end();
+        let whole = format!(
+            "{:?}",
+            read_in_chunks(cut.as_bytes(), "p.txt", usize::MAX).unwrap()
+        );
+        for chunk_bytes in PIECES {
+            let h = read_in_chunks(cut.as_bytes(), "p.txt", chunk_bytes).unwrap();
+            assert_eq!(format!("{h:?}"), whole, "pieces of {chunk_bytes} bytes");
+        }
+        let empty = format!("{:?}", read_in_chunks(b"", "p.txt", usize::MAX).unwrap());
+        assert_eq!(
+            format!("{:?}", read_in_chunks(b"", "p.txt", 1).unwrap()),
+            empty
+        );
+    }
+
+    #[test]
+    fn parallel_reading_reports_the_first_error_and_its_line() {
+        let text = varied_text(5_000);
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        // (line to replace, replacement, what the error says); a later parse error follows
+        // every bad line, so the first one in file order must win in every piece size.
+        let cases: &[(usize, &str, &str)] = &[
+            (10, "x(1,2,3,4)\n", "expected `r(` or `w(`"),
+            (777, "r(1,1,1)\n", "expected `,`"),
+            (2_500, "r(1,1,1,-2)\n", "only negative id is -1"),
+            (5_020, "r(1,1,1,1) x\n", "unexpected `x`"),
+        ];
+        // A transaction seen before line 4,001, named again from session 99.
+        let (at, txn) = (4_000, |line: &str| {
+            let fields = line.trim().strip_prefix("r(")?.strip_suffix(')')?;
+            let txn: u64 = fields.split(',').nth(3)?.parse().ok()?;
+            Some(txn)
+        });
+        let seen = lines[..at].iter().rev().find_map(|l| txn(l)).unwrap();
+        let moved = format!("r(1,0,99,{seen})\n");
+        let moved_message = format!("transaction {seen} is in session 99 here");
+        let cases: Vec<(usize, &str, &str)> = cases
+            .iter()
+            .copied()
+            .chain([(at, moved.as_str(), moved_message.as_str())])
+            .collect();
+        for &(at, bad, message) in &cases {
+            let mut broken: Vec<&str> = lines.clone();
+            broken[at] = bad;
+            broken[at + 20] = "garbage\n";
+            let broken = broken.concat();
+            for chunk_bytes in PIECES {
+                let e = read_in_chunks(broken.as_bytes(), "p.txt", chunk_bytes).unwrap_err();
+                assert_eq!(e.line(), at as u32 + 1, "pieces of {chunk_bytes}: {e}");
+                assert!(
+                    e.to_string().contains(message),
+                    "pieces of {chunk_bytes}: {e}"
+                );
+            }
         }
     }
 

@@ -49,6 +49,66 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
+/// A piece of a text made of whole lines, with the number of its first line, so that pieces
+/// can be read on several threads: [`LineChunk::lines`] yields exactly the lines, and the line
+/// numbers, that [`Lines`] over the whole text yields there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LineChunk<'a> {
+    /// The 1-based number of the piece's first line.
+    pub(crate) first_line: u32,
+    /// The piece: whole lines, each ending in `\n` except perhaps the text's last.
+    pub(crate) bytes: &'a [u8],
+}
+
+impl<'a> LineChunk<'a> {
+    /// The piece's lines, numbered as in the whole text.
+    pub(crate) fn lines(&self) -> Lines<'a> {
+        Lines {
+            rest: self.bytes,
+            line: self.first_line.saturating_sub(1),
+            done: false,
+        }
+    }
+}
+
+/// Splits `bytes` into pieces of whole lines of about `target` bytes each (a piece ends at
+/// the first line end at or after `target` bytes; a line longer than that is one piece), and
+/// numbers each piece's first line; the newlines are counted in parallel. An empty text has
+/// no piece.
+pub(crate) fn line_chunks(bytes: &[u8], target: usize) -> Vec<LineChunk<'_>> {
+    use rayon::prelude::*;
+    let target = target.max(1);
+    let mut pieces: Vec<&[u8]> = Vec::with_capacity(bytes.len() / target + 1);
+    let mut start = 0;
+    while start < bytes.len() {
+        let at_least = start.saturating_add(target);
+        let end = if at_least >= bytes.len() {
+            bytes.len()
+        } else {
+            match bytes[at_least - 1..].iter().position(|&b| b == b'\n') {
+                Some(i) => at_least + i,
+                None => bytes.len(),
+            }
+        };
+        pieces.push(&bytes[start..end]);
+        start = end;
+    }
+    let newlines: Vec<usize> = pieces
+        .par_iter()
+        .map(|p| p.iter().filter(|&&b| b == b'\n').count())
+        .collect();
+    let mut first_line: u32 = 1;
+    pieces
+        .into_iter()
+        .zip(newlines)
+        .map(|(bytes, n)| {
+            let chunk = LineChunk { first_line, bytes };
+            first_line = first_line.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+            chunk
+        })
+        .collect()
+}
+
 /// Strips ASCII spaces and tabs (and a stray `\r`) from both ends.
 #[inline]
 pub(crate) fn trim(mut s: &[u8]) -> &[u8] {
@@ -371,6 +431,36 @@ mod tests {
         );
         assert_eq!(Lines::new(b"x\n").count(), 1);
         assert_eq!(Lines::new(b"").count(), 0);
+    }
+
+    #[test]
+    fn line_chunks_yield_the_lines_of_the_whole_text() {
+        let texts: &[&[u8]] = &[
+            b"",
+            b"\n",
+            b"a",
+            b"a\n",
+            b"a\r\nbb\n\nccc\r\n\nd",
+            b"one long line without an end",
+            b"x\ny\nz\n\n\n",
+        ];
+        for &text in texts {
+            let whole: Vec<_> = Lines::new(text).collect();
+            for target in [1, 2, 3, 5, 8, 1000] {
+                let chunks = line_chunks(text, target);
+                let pieces: Vec<u8> = chunks.iter().flat_map(|c| c.bytes.to_vec()).collect();
+                assert_eq!(pieces, text, "{text:?} in pieces of {target}");
+                let from_pieces: Vec<_> = chunks.iter().flat_map(|c| c.lines()).collect();
+                assert_eq!(from_pieces, whole, "{text:?} in pieces of {target}");
+                for c in &chunks[..chunks.len().saturating_sub(1)] {
+                    assert_eq!(
+                        c.bytes.last(),
+                        Some(&b'\n'),
+                        "{text:?}: a piece ends a line"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! [`HistoryBuilder`]: collects sessions, transactions and operations in any interleaving,
 //! resolves every read to its writer, validates, and lays the history out densely.
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::{
@@ -163,6 +164,17 @@ enum PendingOrder {
         later: (BuilderTxn, u32),
         line: u32,
     },
+}
+
+/// Operations per parallel task of read resolution in [`HistoryBuilder::build`].
+const OPS_PER_TASK: usize = 1 << 16;
+
+/// The resolution of a range of operations: each one's writer (`NO_WRITER` for writes and
+/// unresolved reads), the unresolved reads, and the first error.
+struct Resolved {
+    read_from: Vec<OpId>,
+    unresolved: Vec<(OpId, Unresolved)>,
+    error: Option<InputError>,
 }
 
 impl HistoryBuilder {
@@ -411,7 +423,14 @@ impl HistoryBuilder {
     ///
     /// Errors: two writes of one value to one key (unless allowed), a write of the declared
     /// initial value, timestamps whose start is after their commit.
-    pub fn build(mut self) -> Result<History, InputError> {
+    pub fn build(self) -> Result<History, InputError> {
+        self.build_in_ranges(OPS_PER_TASK)
+    }
+
+    /// [`Self::build`] resolving reads in tasks of `ops_per_task` operations (the history, or
+    /// the error, does not depend on it).
+    pub(crate) fn build_in_ranges(mut self, ops_per_task: usize) -> Result<History, InputError> {
+        let ops_per_task = ops_per_task.max(1);
         let txn_total = self.txns.len();
         if txn_total > (u32::MAX - 1) as usize || self.ops.len() > (u32::MAX - 1) as usize / 2 {
             return Err(self.error(
@@ -604,100 +623,119 @@ impl HistoryBuilder {
             }
         }
 
-        // 5. Resolve reads.
-        let mut read_from = vec![NO_WRITER; total_ops];
-        let mut unresolved = Vec::new();
-        let mut current_txn = u32::MAX;
-        let mut txn_start = 0usize;
-        for i in 0..total_ops {
-            let op = ops[i];
-            if op.txn != current_txn {
-                current_txn = op.txn;
-                txn_start = i;
-            }
-            match op.kind {
-                OpKind::Write => {}
-                OpKind::Read => {
-                    let resolved = match from[i] {
-                        ReadFrom::Value(v) => match by_value.get(&(op.key, v)) {
-                            _ if !duplicated.is_empty()
-                                && duplicated.contains_key(&(op.key, v)) =>
-                            {
-                                Err(Unresolved::Ambiguous)
-                            }
-                            Some(&w) => Ok(w),
-                            None if Some(v) == self.initial_value => {
-                                Ok(initial_write[op.key as usize])
-                            }
-                            None => Err(Unresolved::NoSuchWrite),
-                        },
-                        ReadFrom::Txn(w) => {
-                            let writer = final_id[w.0 as usize];
-                            let last = |key: KeyId| {
-                                if writer == INITIAL_TXN {
-                                    initial_write[key as usize]
-                                } else {
-                                    last_write[&(writer, key)]
-                                }
-                            };
-                            if writer == op.txn {
-                                // A local read: the own write just before it (rare, so a
-                                // backward scan of the transaction beats a per-op index).
-                                let own_before = (txn_start..i).rev().find(|&o| {
-                                    ops[o].kind == OpKind::Write && ops[o].key == op.key
-                                });
-                                match own_before {
-                                    Some(w) => Ok(w as OpId),
-                                    None => Ok(last(op.key)),
-                                }
-                            } else {
-                                Ok(last(op.key))
-                            }
+        // 5. Resolve reads: ranges of operations in parallel (each read's resolution reads
+        //    only the indexes above), merged in operation order, so the first error and the
+        //    order of the unresolved reads are those of one pass.
+        let resolve_range = |range: std::ops::Range<usize>| -> Resolved {
+            let mut read_from = vec![NO_WRITER; range.len()];
+            let mut unresolved = Vec::new();
+            let first = range.start;
+            for i in range {
+                let op = ops[i];
+                if op.kind != OpKind::Read {
+                    continue;
+                }
+                let resolved = match from[i] {
+                    ReadFrom::Value(v) => match by_value.get(&(op.key, v)) {
+                        _ if !duplicated.is_empty() && duplicated.contains_key(&(op.key, v)) => {
+                            Err(Unresolved::Ambiguous)
                         }
-                        ReadFrom::Op(w, index) => {
-                            let writer = final_id[w.0 as usize] as usize;
-                            if index >= explicit_ops[writer] {
-                                return Err(self.error(
+                        Some(&w) => Ok(w),
+                        None if Some(v) == self.initial_value => Ok(initial_write[op.key as usize]),
+                        None => Err(Unresolved::NoSuchWrite),
+                    },
+                    ReadFrom::Txn(w) => {
+                        let writer = final_id[w.0 as usize];
+                        let last = |key: KeyId| {
+                            if writer == INITIAL_TXN {
+                                initial_write[key as usize]
+                            } else {
+                                last_write[&(writer, key)]
+                            }
+                        };
+                        if writer == op.txn {
+                            // A local read: the own write just before it (rare, so a
+                            // backward scan of the transaction beats a per-op index).
+                            let txn_start = op_count[op.txn as usize] as usize;
+                            let own_before = (txn_start..i)
+                                .rev()
+                                .find(|&o| ops[o].kind == OpKind::Write && ops[o].key == op.key);
+                            match own_before {
+                                Some(w) => Ok(w as OpId),
+                                None => Ok(last(op.key)),
+                            }
+                        } else {
+                            Ok(last(op.key))
+                        }
+                    }
+                    ReadFrom::Op(w, index) => {
+                        let writer = final_id[w.0 as usize] as usize;
+                        if index >= explicit_ops[writer] {
+                            return Resolved {
+                                read_from,
+                                unresolved,
+                                error: Some(self.error(
                                     op.line,
                                     format!(
                                         "read of key {} names operation {index} of a transaction \
                                          that has {} operations",
                                         self.key_names[op.key as usize], explicit_ops[writer]
                                     ),
-                                ));
-                            }
-                            let w = op_count[writer] + index;
-                            let target = &ops[w as usize];
-                            if target.kind != OpKind::Write || target.key != op.key {
-                                return Err(self.error(
+                                )),
+                            };
+                        }
+                        let w = op_count[writer] + index;
+                        let target = &ops[w as usize];
+                        if target.kind != OpKind::Write || target.key != op.key {
+                            return Resolved {
+                                read_from,
+                                unresolved,
+                                error: Some(self.error(
                                     op.line,
                                     format!(
                                         "read of key {} names operation {index} of its writer, \
                                          which is not a write of that key",
                                         self.key_names[op.key as usize]
                                     ),
-                                ));
-                            }
-                            Ok(w)
+                                )),
+                            };
                         }
-                        ReadFrom::Initial => Ok(initial_write[op.key as usize]),
-                        ReadFrom::ValueOrInitial(v) => match by_value.get(&(op.key, v)) {
-                            _ if !duplicated.is_empty()
-                                && duplicated.contains_key(&(op.key, v)) =>
-                            {
-                                Err(Unresolved::Ambiguous)
-                            }
-                            Some(&w) => Ok(w),
-                            None => Ok(initial_write[op.key as usize]),
-                        },
-                        ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
-                    };
-                    match resolved {
-                        Ok(w) => read_from[i] = w,
-                        Err(reason) => unresolved.push((i as OpId, reason)),
+                        Ok(w)
                     }
+                    ReadFrom::Initial => Ok(initial_write[op.key as usize]),
+                    ReadFrom::ValueOrInitial(v) => match by_value.get(&(op.key, v)) {
+                        _ if !duplicated.is_empty() && duplicated.contains_key(&(op.key, v)) => {
+                            Err(Unresolved::Ambiguous)
+                        }
+                        Some(&w) => Ok(w),
+                        None => Ok(initial_write[op.key as usize]),
+                    },
+                    ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
+                };
+                match resolved {
+                    Ok(w) => read_from[i - first] = w,
+                    Err(reason) => unresolved.push((i as OpId, reason)),
                 }
             }
+            Resolved {
+                read_from,
+                unresolved,
+                error: None,
+            }
+        };
+        let ranges: Vec<std::ops::Range<usize>> = (0..total_ops)
+            .step_by(ops_per_task)
+            .map(|start| start..start.saturating_add(ops_per_task).min(total_ops))
+            .collect();
+        let parts: Vec<Resolved> = ranges.into_par_iter().map(resolve_range).collect();
+        let mut read_from = Vec::with_capacity(total_ops);
+        let mut unresolved = Vec::new();
+        for part in parts {
+            if let Some(e) = part.error {
+                return Err(e);
+            }
+            read_from.extend_from_slice(&part.read_from);
+            unresolved.extend_from_slice(&part.unresolved);
         }
 
         // 5b. Known write orders.
@@ -761,19 +799,25 @@ impl HistoryBuilder {
             })
             .collect();
 
-        // 7. Per-key and per-transaction indexes.
+        // 7. Per-key and per-transaction indexes (the four built in parallel).
         let key_total = self.key_names.len();
-        let mut writer_pairs = Vec::new();
-        let mut reader_pairs = Vec::new();
-        let mut written_pairs = Vec::new();
-        let mut read_pairs = Vec::new();
-        for (i, op) in ops.iter().enumerate() {
-            match op.kind {
-                OpKind::Write => {
-                    writer_pairs.push((op.key, op.txn));
-                    written_pairs.push((op.txn, op.key));
-                }
-                OpKind::Read => {
+        let written_indexes = || {
+            let mut writer_pairs = Vec::new();
+            let mut written_pairs = Vec::new();
+            for op in ops.iter().filter(|op| op.kind == OpKind::Write) {
+                writer_pairs.push((op.key, op.txn));
+                written_pairs.push((op.txn, op.key));
+            }
+            rayon::join(
+                || Csr::from_pairs(key_total, &writer_pairs),
+                || Csr::from_pairs(txn_total, &written_pairs),
+            )
+        };
+        let read_indexes = || {
+            let mut reader_pairs = Vec::new();
+            let mut read_pairs = Vec::new();
+            for (i, op) in ops.iter().enumerate() {
+                if op.kind == OpKind::Read {
                     read_pairs.push((op.txn, op.key));
                     let w = read_from[i];
                     if w == NO_WRITER || ops[w as usize].txn != op.txn {
@@ -781,14 +825,13 @@ impl HistoryBuilder {
                     }
                 }
             }
-        }
-        let key_writers = Csr::from_pairs(key_total, &writer_pairs);
-        drop(writer_pairs);
-        let key_readers = Csr::from_pairs(key_total, &reader_pairs);
-        drop(reader_pairs);
-        let txn_keys_written = Csr::from_pairs(txn_total, &written_pairs);
-        drop(written_pairs);
-        let txn_keys_read = Csr::from_pairs(txn_total, &read_pairs);
+            rayon::join(
+                || Csr::from_pairs(key_total, &reader_pairs),
+                || Csr::from_pairs(txn_total, &read_pairs),
+            )
+        };
+        let ((key_writers, txn_keys_written), (key_readers, txn_keys_read)) =
+            rayon::join(written_indexes, read_indexes);
 
         Ok(History {
             source: self.source,

@@ -286,3 +286,94 @@ fn value_or_initial_reads() {
     assert_eq!(h.writer_txn(r), Some(1));
     assert_eq!(h.writer_txn(r + 1), Some(INITIAL_TXN));
 }
+
+/// A builder of many transactions in interleaved sessions, with every kind of read (by value,
+/// by transaction, local, by operation, initial, value-or-initial, unknown, thin air,
+/// ambiguous) and, at each transaction of `bad_op_at`, a read naming a missing operation.
+fn varied_builder(txn_total: u32, bad_op_at: &[u32]) -> HistoryBuilder {
+    let mut b = HistoryBuilder::new("varied");
+    b.initial_value(0);
+    b.allow_duplicate_writes(true);
+    let keys: Vec<KeyId> = (0..5).map(|k| b.key(&format!("k{k}"))).collect();
+    let sessions: Vec<_> = (0..4).map(|s| b.session(Some(s))).collect();
+    let mut txns = Vec::new();
+    let mut line = 1;
+    for t in 0..txn_total {
+        let txn = b.begin(sessions[(t * 7 % 4) as usize], Some(u64::from(t)));
+        let x = keys[(t % 5) as usize];
+        let y = keys[(t * 3 % 5) as usize];
+        // Values: unique per key except every 50th transaction's, which repeats one and reads
+        // it (ambiguous).
+        // (Transaction t - 5 wrote t - 4 to the same key.)
+        let value = if t % 50 == 49 {
+            u64::from(t) - 4
+        } else {
+            u64::from(t) + 1
+        };
+        b.write(txn, x, Some(value), line);
+        line += 1;
+        b.read(txn, x, None, ReadFrom::Txn(txn), line);
+        line += 1;
+        if t % 50 == 49 {
+            b.read(txn, x, None, ReadFrom::Value(u64::from(t) - 4), line);
+            line += 1;
+        }
+        if let Some(&prev) = txns.last() {
+            let from = match t % 6 {
+                0 => ReadFrom::Value(u64::from(t)),
+                1 => ReadFrom::Txn(prev),
+                2 => ReadFrom::Op(prev, 0),
+                3 => ReadFrom::ValueOrInitial(u64::from(t) * 1000),
+                4 => ReadFrom::Unknown,
+                _ => ReadFrom::Initial,
+            };
+            let key = if t % 6 == 2 {
+                keys[((t - 1) % 5) as usize]
+            } else {
+                y
+            };
+            b.read(txn, key, None, from, line);
+            line += 1;
+        }
+        if bad_op_at.contains(&t) {
+            b.read(txn, x, None, ReadFrom::Op(txns[0], 9), line);
+            line += 1;
+        }
+        b.read(
+            txn,
+            y,
+            Some(123_456_789),
+            ReadFrom::Value(123_456_789),
+            line,
+        ); // thin air
+        line += 1;
+        txns.push(txn);
+    }
+    b
+}
+
+#[test]
+fn any_task_size_of_read_resolution_gives_the_one_pass_history() {
+    let one_pass = format!("{:?}", varied_builder(600, &[]).build_in_ranges(usize::MAX));
+    assert!(one_pass.contains("Ambiguous") && one_pass.contains("NoSuchWrite"));
+    for ops_per_task in [1, 2, 7, 64, 1000] {
+        let h = varied_builder(600, &[]).build_in_ranges(ops_per_task);
+        assert_eq!(
+            format!("{h:?}"),
+            one_pass,
+            "tasks of {ops_per_task} operations"
+        );
+    }
+    // Two bad reads in one session (transactions 150 and 450): the first one in operation
+    // order is reported, in every task size.
+    let first = varied_builder(600, &[150])
+        .build_in_ranges(usize::MAX)
+        .unwrap_err();
+    assert!(first.to_string().contains("names operation 9"), "{first}");
+    for ops_per_task in [1, 2, 7, 64, usize::MAX] {
+        let e = varied_builder(600, &[150, 450])
+            .build_in_ranges(ops_per_task)
+            .unwrap_err();
+        assert_eq!(e.to_string(), first.to_string(), "tasks of {ops_per_task}");
+    }
+}
