@@ -123,15 +123,13 @@ pub(crate) fn decide(
             smt_problem::solve(&problem, deadline)
         }
         Engine::Auto => {
-            // The search gets half the time left and a tenth of the state budget.
+            // The search gets half the time left and the whole state budget (its dead ends
+            // jump back to their culprits, so serializable histories rarely need many).
             let share = deadline.map(|d| {
                 let now = Instant::now();
                 now + d.saturating_duration_since(now) / 2
             });
-            let (r, s) = search(
-                &problem,
-                search_limits(share, (max_failed_states / 10).max(10_000)),
-            );
+            let (r, s) = search(&problem, search_limits(share, max_failed_states));
             work.search_steps += s.steps;
             work.failed_states += s.failed_states;
             match r {

@@ -13,14 +13,32 @@
 //! prefixes that failed are memoised by their position vectors (one hash per new state, not
 //! per bookkeeping step). The depth-first search is iterative, with an undo log.
 //!
-//! Cost: O(∏(chain length + 1)) states, each step O(k + reads + writes + DAG successors);
-//! polynomial for a fixed number of sessions (Corollary 4.3).
+//! **Backjumping.** At a dead end (no head can be placed, or every placeable one failed) the
+//! heads usually wait on each other in a cycle: a head waits on a chain when an unplaced DAG
+//! predecessor of it lies in that chain, when it overwrites a key whose last writer L still has
+//! an unplaced reader there, or (SI) when its transaction would open while a conflicting
+//! transaction of that chain is open. Such a cycle proves that no completion exists while the
+//! *culprits* stay placed (the writers L and the open read halves on it) and the waited-on
+//! nodes stay unplaced; both hold in every state on the stack since the latest culprit was
+//! placed, so all of them are memoised as failed and the search resumes at the choice that
+//! placed the latest culprit. Without this, one early wrong guess (a writer placed before
+//! another writer of its key that must precede one of its readers) shows up hundreds of
+//! placements later, and chronological backtracking over 50 sessions never returns to it.
+//! Only states proven failed are skipped, so the search stays complete.
+//!
+//! Heads are tried in order of their relative position in their chain (the least advanced
+//! session first), which keeps the prefix close to a plausible real-time interleaving.
+//!
+//! Cost: O(∏(chain length + 1)) states, each step O(log k + reads + writes + DAG successors)
+//! plus O(k) per dead end; polynomial for a fixed number of sessions (Corollary 4.3).
 
+use std::collections::BTreeSet;
+use std::ops::Bound;
 use std::time::Instant;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 
-use super::reduce::{Problem, Split};
+use super::reduce::{Problem, Split, NO_NODE};
 
 /// How the search ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,60 +71,441 @@ struct Frame {
     node: u32,
     /// The chain the node came from.
     chain: u32,
-    /// The next chain to try from this state.
-    next: u32,
+    /// The (priority, chain) of the last head tried from this state; every head before it in
+    /// that order was tried too.
+    tried: Option<(u32, u32)>,
     /// Undo-log length before the node was applied.
     undo: u32,
+    /// Culprits gathered from this state's failed extensions ([`State::culprits`]).
+    conflict: Vec<u32>,
+}
+
+/// One undo-log entry: a key's pending-reader count and last writer before a write.
+#[derive(Clone, Copy)]
+struct Saved {
+    key: u32,
+    pending: u32,
+    last: u32,
+}
+
+/// Static indexes over the problem the search needs at dead ends.
+struct Index {
+    /// (chain, position in chain) of each node.
+    chain_of: Vec<(u32, u32)>,
+    /// DAG predecessors (CSR).
+    pred_offsets: Vec<u32>,
+    preds: Vec<u32>,
+    /// Readers of each write slot (an index into `Problem::writes`), CSR.
+    reader_offsets: Vec<u32>,
+    readers: Vec<u32>,
+    /// Readers of the initial value of each key, CSR.
+    init_offsets: Vec<u32>,
+    init_readers: Vec<u32>,
+    /// Head order: relative position of each node in its chain.
+    priority: Vec<u32>,
+}
+
+impl Index {
+    fn new(p: &Problem) -> Index {
+        let n = p.len();
+        let mut chain_of = vec![(0u32, 0u32); n];
+        let mut priority = vec![0u32; n];
+        for (c, ch) in p.chains.iter().enumerate() {
+            let len = ch.len().max(1) as u64;
+            for (i, &v) in ch.iter().enumerate() {
+                chain_of[v as usize] = (c as u32, i as u32);
+                priority[v as usize] = ((i as u64 * (1 << 30)) / len) as u32;
+            }
+        }
+        let mut pred_offsets = vec![0u32; n + 1];
+        for v in 0..n as u32 {
+            for &s in p.succ(v) {
+                pred_offsets[s as usize + 1] += 1;
+            }
+        }
+        for v in 0..n {
+            pred_offsets[v + 1] += pred_offsets[v];
+        }
+        let mut cursor = pred_offsets.clone();
+        let mut preds = vec![0u32; pred_offsets[n] as usize];
+        for v in 0..n as u32 {
+            for &s in p.succ(v) {
+                preds[cursor[s as usize] as usize] = v;
+                cursor[s as usize] += 1;
+            }
+        }
+        // Readers per write slot and per initial key: counting pass, then filling.
+        let slot_of = |src: u32, x: u32| -> usize {
+            let ws = p.writes(src);
+            let i = ws
+                .binary_search_by_key(&x, |&(k, _)| k)
+                .expect("a read's source writes the key");
+            p.write_offsets[src as usize] as usize + i
+        };
+        let slots = p.writes.len();
+        let keys = p.keys as usize;
+        let mut reader_offsets = vec![0u32; slots + 1];
+        let mut init_offsets = vec![0u32; keys + 1];
+        for r in 0..n as u32 {
+            for (&x, &src) in p.reads(r).iter().zip(p.read_sources(r)) {
+                if src == NO_NODE {
+                    init_offsets[x as usize + 1] += 1;
+                } else {
+                    reader_offsets[slot_of(src, x) + 1] += 1;
+                }
+            }
+        }
+        for i in 0..slots {
+            reader_offsets[i + 1] += reader_offsets[i];
+        }
+        for i in 0..keys {
+            init_offsets[i + 1] += init_offsets[i];
+        }
+        let mut rc = reader_offsets.clone();
+        let mut ic = init_offsets.clone();
+        let mut readers = vec![0u32; reader_offsets[slots] as usize];
+        let mut init_readers = vec![0u32; init_offsets[keys] as usize];
+        for r in 0..n as u32 {
+            for (&x, &src) in p.reads(r).iter().zip(p.read_sources(r)) {
+                if src == NO_NODE {
+                    init_readers[ic[x as usize] as usize] = r;
+                    ic[x as usize] += 1;
+                } else {
+                    let s = slot_of(src, x);
+                    readers[rc[s] as usize] = r;
+                    rc[s] += 1;
+                }
+            }
+        }
+        Index {
+            chain_of,
+            pred_offsets,
+            preds,
+            reader_offsets,
+            readers,
+            init_offsets,
+            init_readers,
+            priority,
+        }
+    }
+
+    fn preds(&self, v: u32) -> &[u32] {
+        &self.preds
+            [self.pred_offsets[v as usize] as usize..self.pred_offsets[v as usize + 1] as usize]
+    }
+
+    /// The readers of `x` written by `writer` ([`NO_NODE`]: the initial value).
+    fn readers(&self, p: &Problem, writer: u32, x: u32) -> &[u32] {
+        if writer == NO_NODE {
+            return &self.init_readers[self.init_offsets[x as usize] as usize
+                ..self.init_offsets[x as usize + 1] as usize];
+        }
+        let ws = p.writes(writer);
+        let i = ws
+            .binary_search_by_key(&x, |&(k, _)| k)
+            .expect("the last writer writes the key");
+        let s = p.write_offsets[writer as usize] as usize + i;
+        &self.readers[self.reader_offsets[s] as usize..self.reader_offsets[s + 1] as usize]
+    }
+}
+
+/// The search state (the prefix placed so far and its bookkeeping).
+struct State<'a> {
+    p: &'a Problem,
+    ix: Index,
+    /// Per chain, how many of its nodes are placed.
+    pos: Vec<u32>,
+    /// Unplaced DAG predecessors per node.
+    indeg: Vec<u32>,
+    /// Per key, the unplaced readers of its last writer.
+    pending: Vec<u32>,
+    /// Per key, its last writer ([`NO_NODE`]: the initial transaction).
+    last: Vec<u32>,
+    /// SI: per key, the open transactions (read half placed, write half not) writing it.
+    open: Vec<u32>,
+    /// Per placed node, the stack depth of its frame (0: unplaced).
+    depth: Vec<u32>,
+    undo: Vec<Saved>,
+    /// The chains' heads, by (priority, chain).
+    heads: BTreeSet<(u32, u32)>,
+}
+
+impl State<'_> {
+    fn is_placed(&self, v: u32) -> bool {
+        let (c, i) = self.ix.chain_of[v as usize];
+        i < self.pos[c as usize]
+    }
+
+    fn head(&self, c: usize) -> Option<u32> {
+        self.p.chains[c].get(self.pos[c] as usize).copied()
+    }
+
+    /// Whether node `v` (heading its chain) may be placed now.
+    fn valid(&self, v: u32) -> bool {
+        let p = self.p;
+        if self.indeg[v as usize] != 0 {
+            return false;
+        }
+        let reads = p.reads(v);
+        for &(x, _) in p.writes(v) {
+            let own = reads.binary_search(&x).is_ok() as u32;
+            if self.pending[x as usize] != own {
+                return false;
+            }
+        }
+        if p.split == Split::Snapshot && p.is_read_half(v) {
+            for &(x, _) in p.writes(v + 1) {
+                if self.open[x as usize] != 0 {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Places `v`, the head of chain `c`, as the frame at `depth`.
+    fn apply(&mut self, v: u32, c: usize, depth: u32) {
+        let p = self.p;
+        for &x in p.reads(v) {
+            self.pending[x as usize] -= 1;
+        }
+        for &(x, readers) in p.writes(v) {
+            self.undo.push(Saved {
+                key: x,
+                pending: self.pending[x as usize],
+                last: self.last[x as usize],
+            });
+            self.pending[x as usize] = readers;
+            self.last[x as usize] = v;
+        }
+        if p.split == Split::Snapshot {
+            if p.is_read_half(v) {
+                for &(x, _) in p.writes(v + 1) {
+                    self.open[x as usize] += 1;
+                }
+            } else {
+                for &(x, _) in p.writes(v) {
+                    self.open[x as usize] -= 1;
+                }
+            }
+        }
+        for &s in p.succ(v) {
+            self.indeg[s as usize] -= 1;
+        }
+        self.heads.remove(&(self.ix.priority[v as usize], c as u32));
+        self.pos[c] += 1;
+        if let Some(next) = self.head(c) {
+            self.heads
+                .insert((self.ix.priority[next as usize], c as u32));
+        }
+        self.depth[v as usize] = depth;
+    }
+
+    /// Undoes [`Self::apply`] of `v` from chain `c`, whose undo log started at `mark`.
+    fn revert(&mut self, v: u32, c: usize, mark: u32) {
+        let p = self.p;
+        self.depth[v as usize] = 0;
+        if let Some(next) = self.head(c) {
+            self.heads
+                .remove(&(self.ix.priority[next as usize], c as u32));
+        }
+        self.pos[c] -= 1;
+        self.heads.insert((self.ix.priority[v as usize], c as u32));
+        for &s in p.succ(v) {
+            self.indeg[s as usize] += 1;
+        }
+        if p.split == Split::Snapshot {
+            if p.is_read_half(v) {
+                for &(x, _) in p.writes(v + 1) {
+                    self.open[x as usize] -= 1;
+                }
+            } else {
+                for &(x, _) in p.writes(v) {
+                    self.open[x as usize] += 1;
+                }
+            }
+        }
+        while self.undo.len() > mark as usize {
+            let s = self.undo.pop().expect("an undo entry");
+            self.pending[s.key as usize] = s.pending;
+            self.last[s.key as usize] = s.last;
+        }
+        for &x in p.reads(v) {
+            self.pending[x as usize] += 1;
+        }
+    }
+
+    /// Why head `h` cannot be placed now: a chain holding a node it waits on (a node at or
+    /// after that chain's head), and the placed node that makes it wait ([`NO_NODE`]: none,
+    /// the wait holds in every order). A wait without a culprit is preferred, then the one
+    /// whose culprit was placed first. `None` when `h` could be placed.
+    fn wait(&self, h: u32) -> Option<(u32, u32)> {
+        let p = self.p;
+        let chain = |v: u32| self.ix.chain_of[v as usize].0;
+        if self.indeg[h as usize] != 0 {
+            for &u in self.ix.preds(h) {
+                if !self.is_placed(u) {
+                    return Some((chain(u), NO_NODE));
+                }
+            }
+        }
+        let mut best: Option<(u32, u32)> = None;
+        let mut consider = |c: u32, culprit: u32| {
+            let rank = |v: u32| {
+                if v == NO_NODE {
+                    0
+                } else {
+                    self.depth[v as usize]
+                }
+            };
+            if best.is_none_or(|(_, b)| rank(culprit) < rank(b)) {
+                best = Some((c, culprit));
+            }
+        };
+        let reads = p.reads(h);
+        for &(x, _) in p.writes(h) {
+            let own = reads.binary_search(&x).is_ok() as u32;
+            if self.pending[x as usize] == own {
+                continue;
+            }
+            let l = self.last[x as usize];
+            if let Some(&r) = self
+                .ix
+                .readers(p, l, x)
+                .iter()
+                .find(|&&r| r != h && !self.is_placed(r))
+            {
+                consider(chain(r), l);
+            }
+        }
+        if p.split == Split::Snapshot && p.is_read_half(h) {
+            for &(x, _) in p.writes(h + 1) {
+                if self.open[x as usize] == 0 {
+                    continue;
+                }
+                // An open transaction's write half heads its chain.
+                for &(_, c) in &self.heads {
+                    let w = self.head(c as usize).expect("a head");
+                    if !p.is_read_half(w)
+                        && w != h + 1
+                        && p.writes(w).binary_search_by_key(&x, |&(k, _)| k).is_ok()
+                    {
+                        consider(c, w - 1);
+                        break;
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// The culprits of a dead end (no head placeable, or every placeable head's extension
+    /// failed with the culprits `children` already gathered): the placed nodes whose
+    /// placement makes the heads wait. Any reachable state holding all of them, and none of
+    /// the nodes waited on, is dead too. When the waiting heads wait on each other in a
+    /// cycle, the cycle's culprits alone suffice; otherwise every waiting head's culprit and
+    /// the children's count.
+    fn culprits(&self, children: &[u32]) -> Vec<u32> {
+        let k = self.p.chains.len();
+        // Per chain: the chain its head waits on and the culprit (u32::MAX: placeable).
+        let mut target = vec![(u32::MAX, NO_NODE); k];
+        for &(_, c) in &self.heads {
+            let h = self.head(c as usize).expect("a head");
+            match self.wait(h) {
+                Some(w) => target[c as usize] = w,
+                // Not placeable for a reason no wait names (the bookkeeping's invariants
+                // exclude it): fall back to the state itself, every placed node a culprit.
+                None if !self.valid(h) => {
+                    return (0..self.p.len() as u32)
+                        .filter(|&v| self.depth[v as usize] != 0)
+                        .collect()
+                }
+                None => {}
+            }
+        }
+        // A cycle among waiting heads: walk each unvisited head's waits (colours: 0 new,
+        // 1 on the current walk, 2 done).
+        let mut colour = vec![0u8; k];
+        for &(_, start) in &self.heads {
+            let mut c = start as usize;
+            while colour[c] == 0 && target[c].0 != u32::MAX {
+                colour[c] = 1;
+                c = target[c].0 as usize;
+            }
+            if colour[c] == 1 {
+                let first = c;
+                let mut out = Vec::new();
+                loop {
+                    if target[c].1 != NO_NODE {
+                        out.push(target[c].1);
+                    }
+                    c = target[c].0 as usize;
+                    if c == first {
+                        break;
+                    }
+                }
+                return out;
+            }
+            let mut c = start as usize;
+            while colour[c] == 1 {
+                colour[c] = 2;
+                c = target[c].0 as usize;
+            }
+        }
+        let mut out = children.to_vec();
+        out.extend(
+            target
+                .iter()
+                .filter(|&&(c, culprit)| c != u32::MAX && culprit != NO_NODE)
+                .map(|&(_, culprit)| culprit),
+        );
+        out
+    }
 }
 
 /// Runs the search.
 pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats) {
     let k = p.chains.len();
     let total = p.len();
-    let mut pos = vec![0u32; k];
-    let mut indeg = p.indegree.clone();
-    let mut pending = p.init_readers.clone();
-    let mut open = vec![
-        0u32;
-        if p.split == Split::Snapshot {
-            p.keys as usize
-        } else {
-            0
-        }
-    ];
-    let mut undo: Vec<(u32, u32)> = Vec::new();
-    let mut failed: FxHashSet<Box<[u32]>> = FxHashSet::default();
+    let ix = Index::new(p);
+    let heads = p
+        .chains
+        .iter()
+        .enumerate()
+        .filter(|(_, ch)| !ch.is_empty())
+        .map(|(c, ch)| (ix.priority[ch[0] as usize], c as u32))
+        .collect();
+    let mut st = State {
+        p,
+        ix,
+        pos: vec![0u32; k],
+        indeg: p.indegree.clone(),
+        pending: p.init_readers.clone(),
+        last: vec![NO_NODE; p.keys as usize],
+        open: vec![
+            0u32;
+            if p.split == Split::Snapshot {
+                p.keys as usize
+            } else {
+                0
+            }
+        ],
+        depth: vec![0u32; total],
+        undo: Vec::new(),
+        heads,
+    };
+    // Failed states (position vectors) with their culprits.
+    let mut failed: FxHashMap<Box<[u32]>, Box<[u32]>> = FxHashMap::default();
     let mut stack: Vec<Frame> = vec![Frame {
         node: u32::MAX,
         chain: 0,
-        next: 0,
+        tried: None,
         undo: 0,
+        conflict: Vec::new(),
     }];
-    let mut placed = 0usize;
     let mut stats = SearchStats::default();
-    // Whether node v (heading its chain) may be placed now.
-    let valid = |v: u32, indeg: &[u32], pending: &[u32], open: &[u32]| -> bool {
-        if indeg[v as usize] != 0 {
-            return false;
-        }
-        let reads = p.reads(v);
-        for &(x, _) in p.writes(v) {
-            let own = reads.binary_search(&x).is_ok() as u32;
-            if pending[x as usize] != own {
-                return false;
-            }
-        }
-        if p.split == Split::Snapshot && p.is_read_half(v) {
-            for &(x, _) in p.writes(v + 1) {
-                if open[x as usize] != 0 {
-                    return false;
-                }
-            }
-        }
-        true
-    };
     loop {
-        if placed == total {
+        if stack.len() - 1 == total {
             let order = stack.iter().skip(1).map(|f| f.node).collect();
             stats.failed_states = failed.len();
             return (SearchResult::Found(order), stats);
@@ -124,35 +523,37 @@ pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats)
             }
         }
         let top = stack.len() - 1;
+        let range = match stack[top].tried {
+            None => st.heads.range(..),
+            Some(from) => st.heads.range((Bound::Excluded(from), Bound::Unbounded)),
+        };
         let mut chosen = None;
-        let mut c = stack[top].next as usize;
-        while c < k {
-            let i = pos[c] as usize;
-            if i < p.chains[c].len() {
-                let v = p.chains[c][i];
-                if valid(v, &indeg, &pending, &open) {
-                    chosen = Some((c, v));
-                    break;
-                }
+        for &(pr, c) in range {
+            let v = p.chains[c as usize][st.pos[c as usize] as usize];
+            if st.valid(v) {
+                chosen = Some((pr, c as usize, v));
+                break;
             }
-            c += 1;
         }
         match chosen {
-            Some((c, v)) => {
-                stack[top].next = c as u32 + 1;
-                pos[c] += 1;
-                if failed.contains(&pos[..]) {
-                    pos[c] -= 1;
+            Some((pr, c, v)) => {
+                stack[top].tried = Some((pr, c as u32));
+                st.pos[c] += 1;
+                let known = failed.get(&st.pos[..]);
+                st.pos[c] -= 1;
+                if let Some(culprits) = known {
+                    let conflict = &mut stack[top].conflict;
+                    conflict.extend(culprits.iter().copied().filter(|&u| u != v));
                     continue;
                 }
-                let mark = undo.len() as u32;
-                apply(p, v, &mut indeg, &mut pending, &mut open, &mut undo);
-                placed += 1;
+                let mark = st.undo.len() as u32;
+                st.apply(v, c, stack.len() as u32);
                 stack.push(Frame {
                     node: v,
                     chain: c as u32,
-                    next: 0,
+                    tried: None,
                     undo: mark,
+                    conflict: Vec::new(),
                 });
             }
             None => {
@@ -160,83 +561,30 @@ pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats)
                     stats.failed_states = failed.len();
                     return (SearchResult::Exhausted, stats);
                 }
-                failed.insert(pos.clone().into_boxed_slice());
-                let f = stack.pop().expect("a frame");
-                revert(
-                    p,
-                    f.node,
-                    &mut indeg,
-                    &mut pending,
-                    &mut open,
-                    &mut undo,
-                    f.undo,
-                );
-                pos[f.chain as usize] -= 1;
-                placed -= 1;
+                // Pop this state, and every state below it that holds all its culprits
+                // (they are dead for the same reason): back to the latest culprit.
+                let mut culprits = st.culprits(&stack[top].conflict);
+                culprits.sort_unstable();
+                culprits.dedup();
+                loop {
+                    if stack.len() == 1 {
+                        stats.failed_states = failed.len();
+                        return (SearchResult::Exhausted, stats);
+                    }
+                    failed.insert(
+                        st.pos.clone().into_boxed_slice(),
+                        culprits.clone().into_boxed_slice(),
+                    );
+                    let f = stack.pop().expect("a frame");
+                    st.revert(f.node, f.chain as usize, f.undo);
+                    if let Ok(i) = culprits.binary_search(&f.node) {
+                        culprits.remove(i);
+                        let parent = stack.len() - 1;
+                        stack[parent].conflict.extend_from_slice(&culprits);
+                        break;
+                    }
+                }
             }
         }
-    }
-}
-
-fn apply(
-    p: &Problem,
-    v: u32,
-    indeg: &mut [u32],
-    pending: &mut [u32],
-    open: &mut [u32],
-    undo: &mut Vec<(u32, u32)>,
-) {
-    for &x in p.reads(v) {
-        pending[x as usize] -= 1;
-    }
-    for &(x, readers) in p.writes(v) {
-        undo.push((x, pending[x as usize]));
-        pending[x as usize] = readers;
-    }
-    if p.split == Split::Snapshot {
-        if p.is_read_half(v) {
-            for &(x, _) in p.writes(v + 1) {
-                open[x as usize] += 1;
-            }
-        } else {
-            for &(x, _) in p.writes(v) {
-                open[x as usize] -= 1;
-            }
-        }
-    }
-    for &s in p.succ(v) {
-        indeg[s as usize] -= 1;
-    }
-}
-
-fn revert(
-    p: &Problem,
-    v: u32,
-    indeg: &mut [u32],
-    pending: &mut [u32],
-    open: &mut [u32],
-    undo: &mut Vec<(u32, u32)>,
-    mark: u32,
-) {
-    for &s in p.succ(v) {
-        indeg[s as usize] += 1;
-    }
-    if p.split == Split::Snapshot {
-        if p.is_read_half(v) {
-            for &(x, _) in p.writes(v + 1) {
-                open[x as usize] -= 1;
-            }
-        } else {
-            for &(x, _) in p.writes(v) {
-                open[x as usize] += 1;
-            }
-        }
-    }
-    while undo.len() > mark as usize {
-        let (x, old) = undo.pop().expect("an undo entry");
-        pending[x as usize] = old;
-    }
-    for &x in p.reads(v) {
-        pending[x as usize] += 1;
     }
 }

@@ -264,7 +264,7 @@ pub struct Decider<'i, 'h> {
 }
 
 /// Failed prefixes the ser search may memoise when it runs only to lend si or pc its order.
-const SER_FOR_WEAKER_STATES: usize = 100_000;
+const SER_FOR_WEAKER_STATES: usize = 1_000_000;
 
 /// The levels whose verdicts [`decide_all`] reports, strongest first.
 const STRONGEST_FIRST: [Level; 8] = [
