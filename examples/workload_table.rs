@@ -136,7 +136,9 @@ fn binary() -> PathBuf {
 }
 
 /// Runs `command` to its end (or kills it at the memory cap or ten times the timeout):
-/// wall, CPU and peak memory of the child.
+/// wall, CPU and peak memory of the child. (The child is reaped by `wait4`, which also gives
+/// its resource usage; `Child::wait` would not.)
+#[allow(clippy::zombie_processes)]
 fn measure(command: &mut Command) -> Measured {
     let start = Instant::now();
     let stdout = scratch_file();
