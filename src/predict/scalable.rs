@@ -89,14 +89,26 @@ pub(crate) fn predict(
     };
     // Static certificates: no read can change; writers ordered by happens-before (causal,
     // pc, si).
+    if let Some(reason) = past_deadline(deadline, "the certificates")? {
+        outcome.reason = Some(reason);
+        return Ok(outcome);
+    }
     if let Some((certificate, why)) = static_certificate(history, options.level) {
         conclude_none(&mut outcome, certificate, &why);
         return Ok(outcome);
     }
     // SI: an SI history without a pivot is serializable (Fekete et al.'s dangerous structure,
     // [`dangerous`]), and every prediction's pivots are pivots of the observed run.
+    if let Some(reason) = past_deadline(deadline, "the search for dangerous structures")? {
+        outcome.reason = Some(reason);
+        return Ok(outcome);
+    }
     if options.level == Level::Snapshot && dangerous::structures(history).is_empty() {
         conclude_none(&mut outcome, Certificate::NoPivot, NO_PIVOT);
+        return Ok(outcome);
+    }
+    if let Some(reason) = past_deadline(deadline, "the seeds")? {
+        outcome.reason = Some(reason);
         return Ok(outcome);
     }
     let mut found = Vec::new();
@@ -148,6 +160,19 @@ pub(crate) fn predict(
         }
     }
     Ok(outcome)
+}
+
+/// The gate before each phase of the scalable engine: a stop the user requested (Ctrl-C) ends
+/// prediction; a deadline already passed gives the reason of the "unknown" (`timeout before
+/// <phase>`), so that no phase starts after the time is up.
+pub(crate) fn past_deadline(
+    deadline: Option<Instant>,
+    phase: &str,
+) -> Result<Option<String>, PredictError> {
+    crate::interrupt::stop_point()?;
+    Ok(deadline
+        .is_some_and(|d| Instant::now() >= d)
+        .then(|| format!("timeout before {phase}")))
 }
 
 /// The observed history's serializability: the one place the prediction pipeline asks it,
@@ -245,8 +270,34 @@ pub(crate) fn search(
     let boundary = strategy.boundary();
     let generation = Instant::now();
     let dom = Domains::new(h, boundary);
+    stats.generation_ms += super::ms(generation.elapsed());
+    if let Some(reason) = past_deadline(deadline, "the seeds")? {
+        return Ok(End::Unknown(reason));
+    }
+    // Seeds first, for a third of the time left (the solver phase gets the rest): its space is
+    // built only if they find too few (on TPC-C 10 × 200 building it is a quarter of the
+    // work, and the seeds find a lost update at once).
+    let third = deadline.map(|d| {
+        let now = Instant::now();
+        now + d.saturating_duration_since(now) / 3
+    });
+    let mut seeds = judge_seeds(
+        &dom, order, level, strategy, deadline, third, 0, want, found, stats,
+    )?;
+    // Whether the seeds stopped at their third of the time (rather than running out).
+    let seeds_cut = third.is_some_and(|t| Instant::now() >= t);
+    if found.len() >= want {
+        return Ok(End::Found {
+            complete: false,
+            stopped: None,
+        });
+    }
+    if let Some(reason) = past_deadline(deadline, "the solver phase's space")? {
+        return Ok(incomplete(found, reason));
+    }
     // The solver phase's space, with the candidate writers no read can take removed: its size
     // decides whether the phase fits.
+    let generation = Instant::now();
     let space = solver_space(h, level, boundary)?;
     let candidates = space_candidates(&space);
     stats.candidates = candidates;
@@ -254,31 +305,20 @@ pub(crate) fn search(
         candidates.saturating_mul(BYTES_PER_CANDIDATE) <= m
     });
     stats.generation_ms += super::ms(generation.elapsed());
-
-    // Seeds: bounded when the solver phase can follow, so that it gets time.
-    let seed_deadline = match (deadline, solver_fits) {
-        (Some(d), true) => {
-            let now = Instant::now();
-            Some(now + d.saturating_duration_since(now) / 3)
+    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    let build = BUILD_TIME_PER_CANDIDATE.saturating_mul(candidates.min(u32::MAX as u64) as u32);
+    if seeds_cut && (!solver_fits || left.is_some_and(|left| build > left)) {
+        // The solver phase cannot run: the seeds go on (after those already judged) until the
+        // deadline.
+        seeds += judge_seeds(
+            &dom, order, level, strategy, deadline, deadline, seeds, want, found, stats,
+        )?;
+        if found.len() >= want {
+            return Ok(End::Found {
+                complete: false,
+                stopped: None,
+            });
         }
-        (d, _) => d,
-    };
-    let seeds = judge_seeds(
-        &dom,
-        order,
-        level,
-        strategy,
-        deadline,
-        seed_deadline,
-        want,
-        found,
-        stats,
-    )?;
-    if found.len() >= want {
-        return Ok(End::Found {
-            complete: false,
-            stopped: None,
-        });
     }
     if let Some(end) = solver_phase_out_of_reach(
         found,
@@ -313,6 +353,7 @@ fn judge_seeds(
     strategy: Strategy,
     deadline: Option<Instant>,
     seed_deadline: Option<Instant>,
+    skip: u32,
     want: usize,
     found: &mut Vec<Found>,
     stats: &mut PredictStats,
@@ -322,7 +363,12 @@ fn judge_seeds(
     let verification = Instant::now();
     let mut failure: Option<Result<String, PredictError>> = None;
     let mut seeds = 0u32;
+    let mut skipped = 0u32;
     let mut judge_seed = |seed: Seed| {
+        if skipped < skip {
+            skipped += 1;
+            return ControlFlow::Continue(());
+        }
         if found.len() >= want {
             return ControlFlow::Break(());
         }
@@ -424,7 +470,7 @@ fn judge_seeds(
         for_each_seed(dom, order, per_read, &mut judge_seed);
     }
     stats.verification_ms += super::ms(verification.elapsed());
-    stats.seeds = seeds;
+    stats.seeds += seeds;
     match failure {
         Some(Err(e)) => Err(e),
         _ => Ok(seeds),
