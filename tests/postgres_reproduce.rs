@@ -66,6 +66,7 @@ fn reproduce_on(
         isolation,
         timeout: None,
         origin: format!("{workload} seed {seed}"),
+        observed_on_embedded: true,
     })
     .unwrap()
 }

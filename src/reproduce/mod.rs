@@ -9,13 +9,17 @@
 //!    backend that can gate statements can reproduce), recorded and judged by the one decision
 //!    core;
 //! 3. [`minimize()`] and [`files`]: the anomaly's transactions alone, as a PostgreSQL
-//!    isolationtester spec, one SQL file per session and a README.
+//!    isolationtester spec, one SQL file per session and a README;
+//! 4. [`turns`]: the observed run recorded on the database in turns (whole transactions one
+//!    at a time, in the embedded store's seeded order), so that `run --reproduce` predicts
+//!    from the same run every time.
 
 pub mod execute;
 pub mod files;
 pub mod minimize;
 pub mod plan;
 pub mod schedule;
+pub mod turns;
 
 pub use execute::{compare_reads, Barriers, ExecuteError, ReadOutcome};
 pub use minimize::{minimize, Minimized};
@@ -113,6 +117,10 @@ pub struct Request<'a> {
     pub timeout: Option<Duration>,
     /// Where the prediction came from, for the README (`smallbank-full, seed 1, large`).
     pub origin: String,
+    /// Whether `observed` was recorded on the embedded store, which keeps no trace of a
+    /// rolled-back transaction: the workload's code runs those again, so the run is recorded
+    /// again on the database in turns ([`turns`]), with them, and checked to be the same.
+    pub observed_on_embedded: bool,
 }
 
 /// Reproduces `request.predicted` on the database (see the module documentation).
@@ -135,7 +143,34 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         spec_reads: Vec::new(),
         files: Vec::new(),
     };
-    let plan = match plan::plan_history(request.observed, request.predicted) {
+    let rerecorded;
+    let observed = if request.observed_on_embedded {
+        let again = turns::record_in_turns(request.workload, &request.config, request.backend)
+            .and_then(
+                |h| match turns::committed_difference(request.observed, &h) {
+                    None => Ok(h),
+                    Some(d) => Err(format!("it differs from the observed run: {d}")),
+                },
+            );
+        match again {
+            Ok(h) => {
+                rerecorded = h;
+                &rerecorded
+            }
+            Err(why) => {
+                out.verdict = ReproVerdict::Unknown;
+                out.summary = format!(
+                    "The observed run was recorded on the embedded store, which keeps no trace \
+                     of rolled-back transactions; recording it again on the database in turns \
+                     (to run those too) failed: {why}."
+                );
+                return Ok(out);
+            }
+        }
+    } else {
+        request.observed
+    };
+    let plan = match plan::plan_history(observed, request.predicted) {
         Ok(p) => p,
         Err(e) => {
             out.verdict = ReproVerdict::Unknown;
