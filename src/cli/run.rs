@@ -204,7 +204,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         options.seed,
                         options.size.name(),
                         options.sessions,
-                        isopredict::pipeline::level_name(options.level)
+                        options.level.full_name()
                     ),
                 };
                 let reproduced = reproduce::reproduce(&request);

@@ -77,8 +77,12 @@ pub struct Reproduction {
     pub schedule: Option<String>,
     /// Why no schedule exists.
     pub no_schedule: Option<String>,
-    /// The anomaly the decision core names in the recorded history.
+    /// The anomaly's name, the engineer's name from the one table
+    /// ([`crate::history::anomalies`]), as `run` names it: e.g. `lost update`,
+    /// `read-only transaction anomaly`.
     pub anomaly: Option<String>,
+    /// What happens in it, in terms of the transactions and keys.
+    pub anomaly_description: Option<String>,
     /// The reads the anomaly needs (its transactions' reads of its keys) and what they got.
     pub anomaly_reads: Vec<ReadOutcome>,
     /// Reads the anomaly needs that the database gave another writer.
@@ -134,6 +138,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         schedule: None,
         no_schedule: None,
         anomaly: None,
+        anomaly_description: None,
         anomaly_reads: Vec::new(),
         differing_reads: Vec::new(),
         reads_compared: 0,
@@ -259,7 +264,23 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     out.differing_reads = reads.iter().filter(|r| !r.matches()).cloned().collect();
     out.anomaly_reads = reads;
     out.failure = exec.failure.clone();
-    out.anomaly = exec.anomaly.clone();
+    // The calls of the recorded run, by transaction label (the plan's labels name the same
+    // places).
+    let calls: Vec<(String, String)> = run
+        .txn_calls
+        .iter()
+        .enumerate()
+        .filter_map(|(t, c)| {
+            let c = c.as_ref()?;
+            Some((run.history.txn_label(t as u32), c.describe()))
+        })
+        .collect();
+    let named_anomaly = name_core(&core, &named, isolation, &calls);
+    out.anomaly = named_anomaly
+        .as_ref()
+        .map(|(name, _)| name.clone())
+        .or_else(|| exec.anomaly.as_deref().map(engineers_name));
+    out.anomaly_description = named_anomaly.map(|(_, d)| d);
     out.broken_invariants = run
         .invariants
         .iter()
@@ -328,22 +349,10 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     };
     {
         let m = &core;
-        let calls: Vec<(String, String)> = run
-            .txn_calls
-            .iter()
-            .enumerate()
-            .filter_map(|(t, c)| {
-                let c = c.as_ref()?;
-                let label = run.history.txn_label(t as u32);
-                Some((
-                    label,
-                    format!("{}({})", c.procedure, c.parameters.as_deref().unwrap_or("")),
-                ))
-            })
-            .collect();
         let ctx = files::Context {
             origin: request.origin.clone(),
             anomaly: out.anomaly.clone(),
+            anomaly_description: out.anomaly_description.clone(),
             calls,
             broken_invariants: out.broken_invariants.clone(),
             reproduced_on: reproduced.then(|| format!("{version} at {}", isolation.sql())),
@@ -361,6 +370,39 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     Ok(out)
 }
 
+/// The anomaly of `core` (its history in the application's key names) at what `isolation`
+/// promises, named as `run` names predictions ([`crate::pipeline::name_anomaly`]): the
+/// engineer's name and what happens, with transactions as `plan` labels them and their
+/// calls. `None` when the level has nothing weaker to name (serializable).
+fn name_core(
+    core: &Minimized,
+    plan: &History,
+    isolation: Isolation,
+    calls: &[(String, String)],
+) -> Option<(String, String)> {
+    if isolation == Isolation::Serializable {
+        return None;
+    }
+    let label = |t: crate::history::TxnId| plan.txn_label(core.origin[t as usize]);
+    let call = |t: crate::history::TxnId| {
+        let l = label(t);
+        calls.iter().find(|(c, _)| *c == l).map(|(_, c)| c.clone())
+    };
+    let h = &core.history;
+    let named = crate::pipeline::name_anomaly(h, isolation.promised_level(), &label, &call, &|k| {
+        h.key_name(k).to_string()
+    });
+    Some((named.id.name().to_string(), named.description))
+}
+
+/// The engineer's name of an anomaly the decision core names by a pattern (e.g. Plume's
+/// `FracturedReadCO` → `fractured read (causal)`); the name itself when the table does not
+/// know it.
+fn engineers_name(pattern: &str) -> String {
+    crate::history::anomalies::by_name(pattern)
+        .map_or_else(|| pattern.to_string(), |row| row.name.to_string())
+}
+
 /// What a `run` output folder says about a prediction: enough to run it again.
 pub struct RunFolder {
     /// The observed history (`observed.json`).
@@ -373,7 +415,7 @@ pub struct RunFolder {
     pub predicted: History,
     /// The isolation level the observed run was recorded at, when on a database.
     pub isolation: Option<Isolation>,
-    /// `smallbank-full, seed 1, large, predicted at si`.
+    /// `smallbank-full, seed 1, large, predicted at snapshot isolation`.
     pub origin: String,
 }
 
@@ -405,6 +447,7 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
         .map_err(|e| format!("{}: {e}", report_path.display()))?;
     let sessions = field("sessions")?.as_array().map_or(0, Vec::len).max(1);
     let level = report.get("level").and_then(|l| l.as_str()).unwrap_or("?");
+    let level = crate::pipeline::parse_level(level).map_or(level, |l| l.full_name());
     let isolation = report
         .get("database")
         .and_then(|d| d.get("isolation"))
@@ -472,6 +515,9 @@ impl Reproduction {
         );
         if let Some(db) = &self.database {
             let _ = writeln!(out, "Database: {db}.\n");
+        }
+        if let (Some(name), Some(what)) = (&self.anomaly, &self.anomaly_description) {
+            let _ = writeln!(out, "## The anomaly\n\n**{name}**: {what}.\n");
         }
         if !self.transactions.is_empty() {
             let _ = writeln!(
