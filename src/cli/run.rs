@@ -16,7 +16,7 @@ use isopredict::workloads::{self, RunConfig, Size};
 #[derive(clap::Args)]
 pub struct Args {
     /// The workload: smallbank, voter, tpcc or wikipedia (or smallbank-full: Smallbank with
-    /// all six procedures, OLTP-Bench's default mix).
+    /// all six procedures, OLTP-Bench's default mix; doctors: the doctors-on-call write skew).
     workload: String,
     /// The paper's run number (Java seed N·10000).
     #[arg(long, default_value_t = 1)]

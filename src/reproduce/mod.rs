@@ -18,6 +18,7 @@ pub mod execute;
 pub mod files;
 pub mod minimize;
 pub mod plan;
+pub mod replan;
 pub mod schedule;
 pub mod turns;
 
@@ -89,8 +90,10 @@ pub struct Reproduction {
     pub differing_reads: Vec<ReadOutcome>,
     /// Reads the anomaly needs, compared.
     pub reads_compared: usize,
-    /// Why the gated run stopped early.
+    /// Why the gated run stopped early, or left its plan.
     pub failure: Option<String>,
+    /// Re-plans made (a free read sent the code down another path), in words.
+    pub replans: Vec<String>,
     /// Invariants the recorded run broke, in words.
     pub broken_invariants: Vec<String>,
     /// The anomaly's transactions (labels of the predicted history).
@@ -143,6 +146,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         differing_reads: Vec::new(),
         reads_compared: 0,
         failure: None,
+        replans: Vec::new(),
         broken_invariants: Vec::new(),
         transactions: Vec::new(),
         spec_reads: Vec::new(),
@@ -222,40 +226,78 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             return Ok(out);
         }
     };
-    // The whole run, with the anomaly's reads steered.
-    let needed = core.needed_reads(predicted);
-    let schedule = match schedule_reads(predicted, isolation, &needed) {
-        Ok(s) => s,
-        Err(no) => {
-            no_schedule(
-                &mut out,
-                no,
-                "the workload's sessions cannot run so that the anomaly's reads see their predicted writers",
-            );
-            return Ok(out);
+    // The whole run, with the anomaly's reads steered; re-planned when a free read sends
+    // the workload's code down another path ([`replan`]).
+    let mut needed = core.needed_reads(predicted);
+    let mut replans: Vec<String> = Vec::new();
+    let mut unfollowed: Option<String> = None;
+    let (schedule, exec, keys) = loop {
+        let schedule = match schedule_reads(predicted, isolation, &needed) {
+            Ok(s) => s,
+            Err(no) if replans.is_empty() => {
+                no_schedule(
+                    &mut out,
+                    no,
+                    "the workload's sessions cannot run so that the anomaly's reads see their predicted writers",
+                );
+                return Ok(out);
+            }
+            Err(no) => {
+                out.verdict = ReproVerdict::NotReproduced;
+                out.summary = format!(
+                    "Not reproduced at {}: {}; re-planning would need those reads to see their \
+                     planned writers too, and no schedule gives them: {}.",
+                    isolation.sql(),
+                    replans.join("; then "),
+                    no.reason
+                );
+                out.no_schedule = Some(no.reason);
+                return Ok(out);
+            }
+        };
+        let exec = execute::execute(
+            request.workload,
+            &request.config,
+            request.backend,
+            predicted,
+            &schedule,
+            isolation.promised_level(),
+            request.timeout,
+        )?;
+        let keys = KeyDirectory::new(
+            &request.workload.tables(),
+            &exec.run.history,
+            &mut exec.run.store.snapshot(),
+        );
+        let named = keys.rename(predicted);
+        let recorded = keys.rename(&exec.run.history);
+        let Some(change) = replan::path_change(&named, &recorded, &needed, exec.diverged) else {
+            break (schedule, exec, keys);
+        };
+        if change.reads.is_empty() || replans.len() >= replan::MAX_REPLANS {
+            unfollowed = Some(if change.reads.is_empty() {
+                format!(
+                    "{}, although every read before it saw its planned writer (a writer \
+                     computed another value than in the plan), so re-planning cannot steer it",
+                    change.what
+                )
+            } else {
+                format!("{} (after {} re-plans)", change.what, replans.len())
+            });
+            break (schedule, exec, keys);
         }
+        let texts: Vec<&str> = change.reads.iter().map(|(_, t)| t.as_str()).collect();
+        replans.push(format!("{} because {}", change.what, texts.join(" and ")));
+        needed.extend(change.reads.iter().map(|&(o, _)| o));
     };
-    let exec = execute::execute(
-        request.workload,
-        &request.config,
-        request.backend,
-        predicted,
-        &schedule,
-        isolation.promised_level(),
-        request.timeout,
-    )?;
     let run = &exec.run;
-    let keys = KeyDirectory::new(
-        &request.workload.tables(),
-        &run.history,
-        &mut run.store.snapshot(),
-    );
     let named = keys.rename(predicted);
     // The reproducer speaks the application's terms too.
     let core = Minimized {
         history: keys.rename(&core.history),
         ..core
     };
+    out.replans = replans.clone();
     out.schedule = Some(schedule.to_text(&named));
     out.database = run.database.as_ref().map(|d| d.database.clone());
     let recorded = keys.rename(&run.history);
@@ -292,12 +334,18 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         .as_deref()
         .map(|d| d.split(" at ").next().unwrap_or(d).to_string())
         .unwrap_or_else(|| "the database".to_string());
-    let reproduced = exec.failure.is_none()
+    if let Some(u) = &unfollowed {
+        out.failure = Some(match out.failure.take() {
+            Some(f) => format!("{f}; {u}"),
+            None => format!("the run left its plan: {u}"),
+        });
+    }
+    let reproduced = out.failure.is_none()
         && out.differing_reads.is_empty()
         && exec.serializable == Outcome::Violated;
     out.verdict = if reproduced {
         ReproVerdict::Reproduced
-    } else if exec.failure.is_none()
+    } else if out.failure.is_none()
         && out.differing_reads.is_empty()
         && exec.serializable == Outcome::Unknown
     {
@@ -316,7 +364,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             } else {
                 format!("; broken: {}", out.broken_invariants.join("; "))
             }
-        ),
+        ) + &replanned(&out.replans),
         ReproVerdict::NotReproduced => {
             let mut why = Vec::new();
             if let Some(f) = &out.failure {
@@ -340,7 +388,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
                 "Not reproduced on {version} at {}: {}.",
                 isolation.sql(),
                 why.join("; ")
-            )
+            ) + &replanned(&out.replans)
         }
         _ => format!(
             "Unknown: every predicted read got its writer on {version} at {}, but whether the recorded history is serializable is undecided.",
@@ -393,6 +441,18 @@ fn name_core(
         h.key_name(k).to_string()
     });
     Some((named.id.name().to_string(), named.description))
+}
+
+/// ` Re-planned N times: …` (empty without re-plans).
+fn replanned(replans: &[String]) -> String {
+    match replans.len() {
+        0 => String::new(),
+        n => format!(
+            " Re-planned {n} time{}: {}; those reads were then scheduled to see their planned writers.",
+            if n == 1 { "" } else { "s" },
+            replans.join("; then ")
+        ),
+    }
 }
 
 /// The engineer's name of an anomaly the decision core names by a pattern (e.g. Plume's
