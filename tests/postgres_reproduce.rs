@@ -66,6 +66,7 @@ fn reproduce_on(
         isolation,
         timeout: None,
         origin: format!("{workload} seed {seed}"),
+        observed_on_embedded: true,
     })
     .unwrap()
 }
@@ -92,44 +93,13 @@ fn spec_shows_the_reads(url: &str, r: &Reproduction) -> bool {
         );
         return false;
     };
-    let config: postgres::Config = url.parse().unwrap();
-    let host = match &config.get_hosts()[0] {
-        postgres::config::Host::Tcp(h) => h.clone(),
-        postgres::config::Host::Unix(p) => p.display().to_string(),
-    };
-    let conninfo = format!(
-        "host={host} port={} dbname={} user={}",
-        config.get_ports().first().copied().unwrap_or(5432),
-        config.get_dbname().unwrap_or("postgres"),
-        config.get_user().unwrap_or("postgres")
-    );
     let spec = &r
         .files
         .iter()
         .find(|(n, _)| n == "reproducer.spec")
         .unwrap()
         .1;
-    let mut child = Command::new(tester)
-        .arg(conninfo)
-        .env("PGISOLATIONTIMEOUT", "20")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(spec.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = run_isolationtester(&tester, url, spec);
     assert!(!text.contains("ERROR"), "{text}");
     assert!(!r.spec_reads.is_empty());
     for (step, expected, printed) in files::reads_in_output(&text, &r.spec_reads) {
@@ -433,4 +403,140 @@ fn saved_histories_name_keys_as_the_application_does() {
     ]);
     let text = stdout(&o);
     assert!(text.contains("[custid="), "{text}");
+}
+
+/// The doctors-on-call write skew (src/workloads/doctors.rs): predicted at snapshot
+/// isolation from a run recorded on the database in turns, reproduced at REPEATABLE READ —
+/// with a re-plan when a free read sends a call down another path — and its spec run by
+/// isolationtester, whose output shows both doctors taken off call by transactions that each
+/// saw the other still on call.
+#[test]
+fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_its_spec_shows_it() {
+    let Some(url) = server("the_doctors_write_skew_is_reproduced_at_repeatable_read") else {
+        return;
+    };
+    let scratch = Scratch::new("doctors-rr");
+    let dir = scratch.arg("run");
+    let o = isopredict(&[
+        "run",
+        "doctors",
+        "--seed",
+        "2",
+        "--store",
+        &url,
+        "--isolation",
+        "repeatable-read",
+        "--reproduce",
+        "--out",
+        &dir,
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("level si"), "{text}");
+    assert!(
+        text.contains("Reproduced on PostgreSQL")
+            && text.contains("at REPEATABLE READ: write skew"),
+        "{text}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&scratch.read("run/reproduce/report.json")).unwrap();
+    assert_eq!(report["verdict"], "reproduced", "{report}");
+    assert_eq!(report["anomaly"], "write skew", "{report}");
+    // Seed 2's first plan sends a GoOffCall down another path (it sees Alice on call where
+    // the plan has her off); one re-plan steers that read.
+    assert_eq!(
+        report["replans"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert!(
+        report["broken_invariants"][0]
+            .as_str()
+            .is_some_and(|i| i.starts_with("D1 at least one doctor is on call")),
+        "{report}"
+    );
+    let readme = scratch.read("run/reproduce/README.md");
+    assert!(readme.contains("GoOffCall(doctor="), "{readme}");
+    assert!(readme.contains("DOCTORS.on_call[id=1]"), "{readme}");
+    assert!(readme.contains("DOCTORS.on_call[id=2]"), "{readme}");
+    let spec = scratch.read("run/reproduce/reproducer.spec");
+    // Two transactions, each writing its own doctor's flag.
+    let writers: Vec<(String, String)> = spec
+        .lines()
+        .filter(|l| l.contains("UPDATE isopredict_repro"))
+        .filter_map(|l| {
+            let by = l.split("written_by = '").nth(1)?.split('\'').next()?;
+            let key = l.split("WHERE k = '").nth(1)?.split('\'').next()?;
+            Some((key.to_string(), by.to_string()))
+        })
+        .collect();
+    assert_eq!(writers.len(), 2, "{spec}");
+    assert_ne!(writers[0].0, writers[1].0, "{spec}");
+    assert_ne!(writers[0].1, writers[1].1, "{spec}");
+    let Some(tester) = isolationtester() else {
+        skipped("the isolationtester check: isolationtester is not installed");
+        return;
+    };
+    let out = run_isolationtester(&tester, &url, &spec);
+    assert!(!out.contains("ERROR"), "{out}");
+    // Each off-call transaction read the other doctor's flag as loaded (still on call)…
+    let reads: Vec<&str> = out.lines().filter(|l| l.contains("|initial")).collect();
+    for (key, _) in &writers {
+        assert!(
+            reads.iter().any(|l| l.starts_with(key.as_str())),
+            "{key} read as loaded\n{out}"
+        );
+    }
+    // …and the final state has both flags written by the two transactions: both doctors off
+    // call, the invariant "at least one doctor on call" broken.
+    let final_rows: Vec<&str> = out
+        .split("step final_state")
+        .nth(1)
+        .unwrap_or("")
+        .lines()
+        .filter(|l| l.starts_with("DOCTORS.on_call"))
+        .collect();
+    for (key, by) in &writers {
+        assert!(
+            final_rows.contains(&format!("{key}|{by}").as_str()),
+            "{key} last written by {by}\n{out}"
+        );
+    }
+}
+
+/// Runs `spec` with isolationtester against `url`; its standard output.
+fn run_isolationtester(tester: &std::path::Path, url: &str, spec: &str) -> String {
+    let config: postgres::Config = url.parse().unwrap();
+    let host = match &config.get_hosts()[0] {
+        postgres::config::Host::Tcp(h) => h.clone(),
+        postgres::config::Host::Unix(p) => p.display().to_string(),
+    };
+    let conninfo = format!(
+        "host={host} port={} dbname={} user={}",
+        config.get_ports().first().copied().unwrap_or(5432),
+        config.get_dbname().unwrap_or("postgres"),
+        config.get_user().unwrap_or("postgres")
+    );
+    let mut child = Command::new(tester)
+        .arg(conninfo)
+        .env("PGISOLATIONTIMEOUT", "20")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(spec.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
 }

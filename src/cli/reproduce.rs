@@ -70,6 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         isolation,
         timeout: args.timeout.0,
         origin: folder.origin.clone(),
+        observed_on_embedded: folder.isolation.is_none(),
     };
     let outcome = reproduce::reproduce(&request);
     if let Some(code) = super::interrupted() {

@@ -16,7 +16,7 @@ use isopredict::workloads::{self, RunConfig, Size};
 #[derive(clap::Args)]
 pub struct Args {
     /// The workload: smallbank, voter, tpcc or wikipedia (or smallbank-full: Smallbank with
-    /// all six procedures, OLTP-Bench's default mix).
+    /// all six procedures, OLTP-Bench's default mix; doctors: the doctors-on-call write skew).
     workload: String,
     /// The paper's run number (Java seed N·10000).
     #[arg(long, default_value_t = 1)]
@@ -111,9 +111,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         isopredict::check::Level::Causal
     });
+    let size = args.calls.map_or(args.size, Size::Calls);
+    // With --reproduce the database run is recorded in turns (whole transactions one at a
+    // time, in the embedded store's seeded order), so the same seed gives the same run and
+    // the same prediction every time (src/reproduce/turns.rs).
+    let database = backend.clone();
+    let (backend, turns) = match (&backend, args.reproduce) {
+        (Some(b), true) => {
+            let config = RunConfig {
+                terminals: args.sessions,
+                ..RunConfig::paper(args.seed, size)
+            };
+            match reproduce::turns::in_turns(workload, &config, b.as_ref())? {
+                Some((gated, turns)) => (Some(std::sync::Arc::from(gated)), Some(turns)),
+                None => (backend, None),
+            }
+        }
+        _ => (backend, None),
+    };
     let options = RunOptions {
         seed: args.seed,
-        size: args.calls.map_or(args.size, Size::Calls),
+        size,
         level,
         strategy: args.strategy,
         timeout: args.timeout.0,
@@ -151,7 +169,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     out.write_all(text.as_bytes())?;
     let mut code = outcome.report.exit_code();
     if args.reproduce {
-        match (&outcome.prediction, &options.backend) {
+        if let Some(turns) = &turns {
+            match turns.left_order() {
+                None => eprintln!(
+                    "note: --reproduce: the run was recorded on the database in turns (one \
+                     transaction at a time, {} turns, in the order the embedded store runs seed {}), \
+                     so it is the same every time",
+                    turns.len(),
+                    options.seed
+                ),
+                Some(why) => eprintln!("note: --reproduce: the run left its turns: {why}"),
+            }
+        }
+        match (&outcome.prediction, &database) {
             (Some(p), Some(backend)) => {
                 // In the application's terms, so messages and files name tables and rows.
                 let named = outcome.keys.rename(&p.history);
@@ -167,13 +197,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     backend: backend.as_ref(),
                     isolation: args.isolation,
                     timeout: options.timeout,
+                    observed_on_embedded: false,
                     origin: format!(
                         "{}, seed {}, {}, {} sessions, predicted at {}",
                         workload.name(),
                         options.seed,
                         options.size.name(),
                         options.sessions,
-                        isopredict::pipeline::level_name(options.level)
+                        options.level.full_name()
                     ),
                 };
                 let reproduced = reproduce::reproduce(&request);

@@ -33,6 +33,8 @@ pub struct Barriers {
     per_session: Vec<usize>,
     /// Per global step: its description (for messages).
     texts: Vec<String>,
+    /// Per session: its steps in order, as (transaction index, kind).
+    session_steps: Vec<Vec<(usize, StepKind)>>,
     state: Mutex<BarrierState>,
     turn: Condvar,
 }
@@ -43,6 +45,11 @@ struct BarrierState {
     failure: Option<String>,
     /// Per session waiting for its turn: the statement it waits to run.
     waiting: FxHashMap<usize, (usize, StepKind)>,
+    /// Per session: how many of its steps ran in their turn.
+    cursor: Vec<usize>,
+    /// A session whose code issued another statement than its next one in the schedule:
+    /// (session, transaction index).
+    diverged: Option<(usize, usize)>,
 }
 
 impl Barriers {
@@ -71,14 +78,29 @@ impl Barriers {
             .iter()
             .map(|&s| schedule.step_text(h, s))
             .collect();
+        let mut session_steps: Vec<Vec<(usize, StepKind)>> = vec![Vec::new(); h.sessions().len()];
+        for &(s, t, k) in &order as &Vec<(usize, usize, StepKind)> {
+            session_steps[s].push((t, k));
+        }
+        let state = BarrierState {
+            cursor: vec![0; h.sessions().len()],
+            ..BarrierState::default()
+        };
         Barriers {
             order,
             planned,
             per_session,
             texts,
-            state: Mutex::new(BarrierState::default()),
+            session_steps,
+            state: Mutex::new(state),
             turn: Condvar::new(),
         }
+    }
+
+    /// The session (and its transaction index) whose code issued another statement than
+    /// the schedule's next one of that session, if one did.
+    pub fn diverged(&self) -> Option<(usize, usize)> {
+        self.state.lock().expect("barrier lock").diverged
     }
 
     /// Why the gated run failed, if it did.
@@ -114,6 +136,29 @@ impl StatementGate for Barriers {
         }
         let deadline = Instant::now() + TURN_TIMEOUT;
         let mut state = self.state.lock().expect("barrier lock");
+        // Another statement than the session's next one: its code took another path.
+        if state.failure.is_none() {
+            let next = self.session_steps[session]
+                .get(state.cursor[session])
+                .copied();
+            if next.is_some_and(|n| n != (txn, kind)) {
+                let (nt, nk) = next.expect("checked");
+                let what = |t: usize, k: StepKind| match k {
+                    StepKind::Op(i) => format!("T{}.{} operation {}", session + 1, t + 1, i + 1),
+                    StepKind::End => format!("T{}.{} end", session + 1, t + 1),
+                };
+                state.failure = Some(format!(
+                    "session {} came to {} where the schedule has {}: the workload's code took \
+                     another path (a read it made saw another write than in the plan)",
+                    session + 1,
+                    what(txn, kind),
+                    what(nt, nk)
+                ));
+                state.diverged = Some((session, nt.min(txn)));
+                self.turn.notify_all();
+                return true;
+            }
+        }
         loop {
             if state.failure.is_some() || state.next >= self.order.len() {
                 return true;
@@ -180,6 +225,7 @@ impl StatementGate for Barriers {
         // A statement past the planned operations (in the end's turn) does not advance it.
         if is_turn && !(kind == StepKind::End && step != GateStep::End) {
             state.next += 1;
+            state.cursor[session] += 1;
         }
         self.turn.notify_all();
     }
@@ -231,6 +277,8 @@ pub struct Execution {
     pub anomaly: Option<String>,
     /// The verdict at the level the database promises.
     pub promise: Outcome,
+    /// The session (and transaction index) whose code took another path, if one did.
+    pub diverged: Option<(usize, usize)>,
 }
 
 impl Execution {
@@ -295,6 +343,7 @@ pub fn execute(
         serializable,
         anomaly,
         promise,
+        diverged: barriers.diverged(),
     })
 }
 
@@ -315,24 +364,40 @@ pub fn compare_reads(
     for t in predicted.committed_txns().filter(|&t| t != INITIAL_TXN) {
         let tx = predicted.txn(t);
         let rec = by_place.get(&(tx.session, tx.index_in_session)).copied();
-        for (i, o) in tx.ops().enumerate() {
+        // The recorded reads by key, in order: a read is matched with the recorded read of
+        // its key at the same occurrence (a scan may list rows in another order).
+        let mut recorded_reads: FxHashMap<&str, Vec<String>> = FxHashMap::default();
+        if let Some(r) = rec {
+            for ro in recorded.txn(r).ops() {
+                let op = recorded.op(ro);
+                if op.kind == OpKind::Read {
+                    recorded_reads
+                        .entry(recorded.key_name(op.key))
+                        .or_default()
+                        .push(
+                            recorded
+                                .writer_txn(ro)
+                                .map(|w| recorded.txn_label(w))
+                                .unwrap_or_else(|| "an unknown writer".to_string()),
+                        );
+                }
+            }
+        }
+        let mut occurrence: FxHashMap<&str, usize> = FxHashMap::default();
+        for o in tx.ops() {
             let op = predicted.op(o);
+            let name = predicted.key_name(op.key);
+            if op.kind == OpKind::Read {
+                *occurrence.entry(name).or_insert(0) += 1;
+            }
             if op.kind != OpKind::Read
                 || predicted.is_internal_read(o)
                 || only.is_some_and(|n| !n.contains(&o))
             {
                 continue;
             }
-            let got = rec.and_then(|r| {
-                let rt = recorded.txn(r);
-                let ro = rt.ops().start + i as u32;
-                (ro < rt.ops().end && recorded.op(ro).kind == OpKind::Read).then(|| {
-                    recorded
-                        .writer_txn(ro)
-                        .map(|w| recorded.txn_label(w))
-                        .unwrap_or_else(|| "an unknown writer".to_string())
-                })
-            });
+            let nth = occurrence[name] - 1;
+            let got = recorded_reads.get(name).and_then(|w| w.get(nth)).cloned();
             out.push(ReadOutcome {
                 txn: predicted.txn_label(t),
                 key: predicted.key_name(op.key).to_string(),

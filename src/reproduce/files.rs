@@ -25,8 +25,10 @@ pub const TABLE: &str = "isopredict_repro";
 pub struct Context {
     /// The workload (or history) it came from, e.g. `smallbank-full (seed 1, large)`.
     pub origin: String,
-    /// The anomaly's name (decision core), e.g. `write skew`.
+    /// The anomaly's engineer's name, e.g. `write skew`.
     pub anomaly: Option<String>,
+    /// What happens in it, in terms of the transactions and keys.
+    pub anomaly_description: Option<String>,
     /// Per transaction label of the original history: the application call it ran.
     pub calls: Vec<(String, String)>,
     /// Invariants the reproduced run broke, in words.
@@ -266,6 +268,9 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
     if !ctx.origin.is_empty() {
         let _ = writeln!(out, "Predicted from {}.\n", ctx.origin);
     }
+    if let (Some(name), Some(what)) = (&ctx.anomaly, &ctx.anomaly_description) {
+        let _ = writeln!(out, "**{name}**: {what}.\n");
+    }
     let labels: Vec<String> = m.origin[1..]
         .iter()
         .map(|&t| original.txn_label(t))
@@ -290,12 +295,11 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
             .unwrap_or("")
             .trim_end_matches(';')
             .trim_matches('\'');
-        let _ = writeln!(
-            out,
-            "- step {} reads {key}: it must see the write of {}",
-            st.name,
-            st.expect.as_deref().unwrap_or("")
-        );
+        let seen = match st.expect.as_deref() {
+            Some("initial") | None => "the initial data (written_by = initial)".to_string(),
+            Some(t) => format!("the write of {t} (written_by = {t})"),
+        };
+        let _ = writeln!(out, "- step {} reads {key}: it must see {seen}", st.name);
     }
     let _ = writeln!(
         out,

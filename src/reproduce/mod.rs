@@ -9,13 +9,18 @@
 //!    backend that can gate statements can reproduce), recorded and judged by the one decision
 //!    core;
 //! 3. [`minimize()`] and [`files`]: the anomaly's transactions alone, as a PostgreSQL
-//!    isolationtester spec, one SQL file per session and a README.
+//!    isolationtester spec, one SQL file per session and a README;
+//! 4. [`turns`]: the observed run recorded on the database in turns (whole transactions one
+//!    at a time, in the embedded store's seeded order), so that `run --reproduce` predicts
+//!    from the same run every time.
 
 pub mod execute;
 pub mod files;
 pub mod minimize;
 pub mod plan;
+pub mod replan;
 pub mod schedule;
+pub mod turns;
 
 pub use execute::{compare_reads, Barriers, ExecuteError, ReadOutcome};
 pub use minimize::{minimize, Minimized};
@@ -73,16 +78,22 @@ pub struct Reproduction {
     pub schedule: Option<String>,
     /// Why no schedule exists.
     pub no_schedule: Option<String>,
-    /// The anomaly the decision core names in the recorded history.
+    /// The anomaly's name, the engineer's name from the one table
+    /// ([`crate::history::anomalies`]), as `run` names it: e.g. `lost update`,
+    /// `read-only transaction anomaly`.
     pub anomaly: Option<String>,
+    /// What happens in it, in terms of the transactions and keys.
+    pub anomaly_description: Option<String>,
     /// The reads the anomaly needs (its transactions' reads of its keys) and what they got.
     pub anomaly_reads: Vec<ReadOutcome>,
     /// Reads the anomaly needs that the database gave another writer.
     pub differing_reads: Vec<ReadOutcome>,
     /// Reads the anomaly needs, compared.
     pub reads_compared: usize,
-    /// Why the gated run stopped early.
+    /// Why the gated run stopped early, or left its plan.
     pub failure: Option<String>,
+    /// Re-plans made (a free read sent the code down another path), in words.
+    pub replans: Vec<String>,
     /// Invariants the recorded run broke, in words.
     pub broken_invariants: Vec<String>,
     /// The anomaly's transactions (labels of the predicted history).
@@ -113,6 +124,10 @@ pub struct Request<'a> {
     pub timeout: Option<Duration>,
     /// Where the prediction came from, for the README (`smallbank-full, seed 1, large`).
     pub origin: String,
+    /// Whether `observed` was recorded on the embedded store, which keeps no trace of a
+    /// rolled-back transaction: the workload's code runs those again, so the run is recorded
+    /// again on the database in turns ([`turns`]), with them, and checked to be the same.
+    pub observed_on_embedded: bool,
 }
 
 /// Reproduces `request.predicted` on the database (see the module documentation).
@@ -126,16 +141,45 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         schedule: None,
         no_schedule: None,
         anomaly: None,
+        anomaly_description: None,
         anomaly_reads: Vec::new(),
         differing_reads: Vec::new(),
         reads_compared: 0,
         failure: None,
+        replans: Vec::new(),
         broken_invariants: Vec::new(),
         transactions: Vec::new(),
         spec_reads: Vec::new(),
         files: Vec::new(),
     };
-    let plan = match plan::plan_history(request.observed, request.predicted) {
+    let rerecorded;
+    let observed = if request.observed_on_embedded {
+        let again = turns::record_in_turns(request.workload, &request.config, request.backend)
+            .and_then(
+                |h| match turns::committed_difference(request.observed, &h) {
+                    None => Ok(h),
+                    Some(d) => Err(format!("it differs from the observed run: {d}")),
+                },
+            );
+        match again {
+            Ok(h) => {
+                rerecorded = h;
+                &rerecorded
+            }
+            Err(why) => {
+                out.verdict = ReproVerdict::Unknown;
+                out.summary = format!(
+                    "The observed run was recorded on the embedded store, which keeps no trace \
+                     of rolled-back transactions; recording it again on the database in turns \
+                     (to run those too) failed: {why}."
+                );
+                return Ok(out);
+            }
+        }
+    } else {
+        request.observed
+    };
+    let plan = match plan::plan_history(observed, request.predicted) {
         Ok(p) => p,
         Err(e) => {
             out.verdict = ReproVerdict::Unknown;
@@ -182,40 +226,78 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             return Ok(out);
         }
     };
-    // The whole run, with the anomaly's reads steered.
-    let needed = core.needed_reads(predicted);
-    let schedule = match schedule_reads(predicted, isolation, &needed) {
-        Ok(s) => s,
-        Err(no) => {
-            no_schedule(
-                &mut out,
-                no,
-                "the workload's sessions cannot run so that the anomaly's reads see their predicted writers",
-            );
-            return Ok(out);
+    // The whole run, with the anomaly's reads steered; re-planned when a free read sends
+    // the workload's code down another path ([`replan`]).
+    let mut needed = core.needed_reads(predicted);
+    let mut replans: Vec<String> = Vec::new();
+    let mut unfollowed: Option<String> = None;
+    let (schedule, exec, keys) = loop {
+        let schedule = match schedule_reads(predicted, isolation, &needed) {
+            Ok(s) => s,
+            Err(no) if replans.is_empty() => {
+                no_schedule(
+                    &mut out,
+                    no,
+                    "the workload's sessions cannot run so that the anomaly's reads see their predicted writers",
+                );
+                return Ok(out);
+            }
+            Err(no) => {
+                out.verdict = ReproVerdict::NotReproduced;
+                out.summary = format!(
+                    "Not reproduced at {}: {}; re-planning would need those reads to see their \
+                     planned writers too, and no schedule gives them: {}.",
+                    isolation.sql(),
+                    replans.join("; then "),
+                    no.reason
+                );
+                out.no_schedule = Some(no.reason);
+                return Ok(out);
+            }
+        };
+        let exec = execute::execute(
+            request.workload,
+            &request.config,
+            request.backend,
+            predicted,
+            &schedule,
+            isolation.promised_level(),
+            request.timeout,
+        )?;
+        let keys = KeyDirectory::new(
+            &request.workload.tables(),
+            &exec.run.history,
+            &mut exec.run.store.snapshot(),
+        );
+        let named = keys.rename(predicted);
+        let recorded = keys.rename(&exec.run.history);
+        let Some(change) = replan::path_change(&named, &recorded, &needed, exec.diverged) else {
+            break (schedule, exec, keys);
+        };
+        if change.reads.is_empty() || replans.len() >= replan::MAX_REPLANS {
+            unfollowed = Some(if change.reads.is_empty() {
+                format!(
+                    "{}, although every read before it saw its planned writer (a writer \
+                     computed another value than in the plan), so re-planning cannot steer it",
+                    change.what
+                )
+            } else {
+                format!("{} (after {} re-plans)", change.what, replans.len())
+            });
+            break (schedule, exec, keys);
         }
+        let texts: Vec<&str> = change.reads.iter().map(|(_, t)| t.as_str()).collect();
+        replans.push(format!("{} because {}", change.what, texts.join(" and ")));
+        needed.extend(change.reads.iter().map(|&(o, _)| o));
     };
-    let exec = execute::execute(
-        request.workload,
-        &request.config,
-        request.backend,
-        predicted,
-        &schedule,
-        isolation.promised_level(),
-        request.timeout,
-    )?;
     let run = &exec.run;
-    let keys = KeyDirectory::new(
-        &request.workload.tables(),
-        &run.history,
-        &mut run.store.snapshot(),
-    );
     let named = keys.rename(predicted);
     // The reproducer speaks the application's terms too.
     let core = Minimized {
         history: keys.rename(&core.history),
         ..core
     };
+    out.replans = replans.clone();
     out.schedule = Some(schedule.to_text(&named));
     out.database = run.database.as_ref().map(|d| d.database.clone());
     let recorded = keys.rename(&run.history);
@@ -224,7 +306,23 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     out.differing_reads = reads.iter().filter(|r| !r.matches()).cloned().collect();
     out.anomaly_reads = reads;
     out.failure = exec.failure.clone();
-    out.anomaly = exec.anomaly.clone();
+    // The calls of the recorded run, by transaction label (the plan's labels name the same
+    // places).
+    let calls: Vec<(String, String)> = run
+        .txn_calls
+        .iter()
+        .enumerate()
+        .filter_map(|(t, c)| {
+            let c = c.as_ref()?;
+            Some((run.history.txn_label(t as u32), c.describe()))
+        })
+        .collect();
+    let named_anomaly = name_core(&core, &named, isolation, &calls);
+    out.anomaly = named_anomaly
+        .as_ref()
+        .map(|(name, _)| name.clone())
+        .or_else(|| exec.anomaly.as_deref().map(engineers_name));
+    out.anomaly_description = named_anomaly.map(|(_, d)| d);
     out.broken_invariants = run
         .invariants
         .iter()
@@ -236,12 +334,18 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         .as_deref()
         .map(|d| d.split(" at ").next().unwrap_or(d).to_string())
         .unwrap_or_else(|| "the database".to_string());
-    let reproduced = exec.failure.is_none()
+    if let Some(u) = &unfollowed {
+        out.failure = Some(match out.failure.take() {
+            Some(f) => format!("{f}; {u}"),
+            None => format!("the run left its plan: {u}"),
+        });
+    }
+    let reproduced = out.failure.is_none()
         && out.differing_reads.is_empty()
         && exec.serializable == Outcome::Violated;
     out.verdict = if reproduced {
         ReproVerdict::Reproduced
-    } else if exec.failure.is_none()
+    } else if out.failure.is_none()
         && out.differing_reads.is_empty()
         && exec.serializable == Outcome::Unknown
     {
@@ -260,7 +364,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             } else {
                 format!("; broken: {}", out.broken_invariants.join("; "))
             }
-        ),
+        ) + &replanned(&out.replans),
         ReproVerdict::NotReproduced => {
             let mut why = Vec::new();
             if let Some(f) = &out.failure {
@@ -284,7 +388,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
                 "Not reproduced on {version} at {}: {}.",
                 isolation.sql(),
                 why.join("; ")
-            )
+            ) + &replanned(&out.replans)
         }
         _ => format!(
             "Unknown: every predicted read got its writer on {version} at {}, but whether the recorded history is serializable is undecided.",
@@ -293,22 +397,10 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     };
     {
         let m = &core;
-        let calls: Vec<(String, String)> = run
-            .txn_calls
-            .iter()
-            .enumerate()
-            .filter_map(|(t, c)| {
-                let c = c.as_ref()?;
-                let label = run.history.txn_label(t as u32);
-                Some((
-                    label,
-                    format!("{}({})", c.procedure, c.parameters.as_deref().unwrap_or("")),
-                ))
-            })
-            .collect();
         let ctx = files::Context {
             origin: request.origin.clone(),
             anomaly: out.anomaly.clone(),
+            anomaly_description: out.anomaly_description.clone(),
             calls,
             broken_invariants: out.broken_invariants.clone(),
             reproduced_on: reproduced.then(|| format!("{version} at {}", isolation.sql())),
@@ -326,6 +418,51 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     Ok(out)
 }
 
+/// The anomaly of `core` (its history in the application's key names) at what `isolation`
+/// promises, named as `run` names predictions ([`crate::pipeline::name_anomaly`]): the
+/// engineer's name and what happens, with transactions as `plan` labels them and their
+/// calls. `None` when the level has nothing weaker to name (serializable).
+fn name_core(
+    core: &Minimized,
+    plan: &History,
+    isolation: Isolation,
+    calls: &[(String, String)],
+) -> Option<(String, String)> {
+    if isolation == Isolation::Serializable {
+        return None;
+    }
+    let label = |t: crate::history::TxnId| plan.txn_label(core.origin[t as usize]);
+    let call = |t: crate::history::TxnId| {
+        let l = label(t);
+        calls.iter().find(|(c, _)| *c == l).map(|(_, c)| c.clone())
+    };
+    let h = &core.history;
+    let named = crate::pipeline::name_anomaly(h, isolation.promised_level(), &label, &call, &|k| {
+        h.key_name(k).to_string()
+    });
+    Some((named.id.name().to_string(), named.description))
+}
+
+/// ` Re-planned N times: …` (empty without re-plans).
+fn replanned(replans: &[String]) -> String {
+    match replans.len() {
+        0 => String::new(),
+        n => format!(
+            " Re-planned {n} time{}: {}; those reads were then scheduled to see their planned writers.",
+            if n == 1 { "" } else { "s" },
+            replans.join("; then ")
+        ),
+    }
+}
+
+/// The engineer's name of an anomaly the decision core names by a pattern (e.g. Plume's
+/// `FracturedReadCO` → `fractured read (causal)`); the name itself when the table does not
+/// know it.
+fn engineers_name(pattern: &str) -> String {
+    crate::history::anomalies::by_name(pattern)
+        .map_or_else(|| pattern.to_string(), |row| row.name.to_string())
+}
+
 /// What a `run` output folder says about a prediction: enough to run it again.
 pub struct RunFolder {
     /// The observed history (`observed.json`).
@@ -338,7 +475,7 @@ pub struct RunFolder {
     pub predicted: History,
     /// The isolation level the observed run was recorded at, when on a database.
     pub isolation: Option<Isolation>,
-    /// `smallbank-full, seed 1, large, predicted at si`.
+    /// `smallbank-full, seed 1, large, predicted at snapshot isolation`.
     pub origin: String,
 }
 
@@ -370,6 +507,7 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
         .map_err(|e| format!("{}: {e}", report_path.display()))?;
     let sessions = field("sessions")?.as_array().map_or(0, Vec::len).max(1);
     let level = report.get("level").and_then(|l| l.as_str()).unwrap_or("?");
+    let level = crate::pipeline::parse_level(level).map_or(level, |l| l.full_name());
     let isolation = report
         .get("database")
         .and_then(|d| d.get("isolation"))
@@ -437,6 +575,9 @@ impl Reproduction {
         );
         if let Some(db) = &self.database {
             let _ = writeln!(out, "Database: {db}.\n");
+        }
+        if let (Some(name), Some(what)) = (&self.anomaly, &self.anomaly_description) {
+            let _ = writeln!(out, "## The anomaly\n\n**{name}**: {what}.\n");
         }
         if !self.transactions.is_empty() {
             let _ = writeln!(

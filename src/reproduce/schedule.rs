@@ -301,7 +301,10 @@ impl<'h> Search<'h> {
         };
         match op.kind {
             OpKind::Read => {
-                if !h.txn(t).is_committed()
+                // An aborted transaction's reads are free, unless re-planning asked for one
+                // (`needed`; src/reproduce/replan.rs).
+                let asked = self.needed.is_some_and(|n| n.contains(&o));
+                if (!h.txn(t).is_committed() && !asked)
                     || h.is_internal_read(o)
                     || self.needed.is_some_and(|n| !n.contains(&o))
                 {

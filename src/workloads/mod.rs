@@ -58,6 +58,7 @@
 
 mod counts;
 mod distributions;
+pub mod doctors;
 mod harness;
 mod java_random;
 pub mod smallbank;
@@ -168,11 +169,12 @@ pub fn all() -> Vec<&'static dyn Workload> {
     ]
 }
 
-/// Variants of the paper's workloads, run by name only (not in [`all`], so the paper's grid
-/// is unchanged): `smallbank-full`, Smallbank with all six procedures in OLTP-Bench's default
-/// mix ([`smallbank::SmallbankFullMix`]).
+/// Workloads beyond the paper's, run by name only (not in [`all`], so the paper's grid is
+/// unchanged): `smallbank-full`, Smallbank with all six procedures in OLTP-Bench's default
+/// mix ([`smallbank::SmallbankFullMix`]), and `doctors`, the doctors-on-call write skew
+/// ([`doctors::Doctors`]).
 pub fn variants() -> Vec<&'static dyn Workload> {
-    vec![&smallbank::SmallbankFullMix]
+    vec![&smallbank::SmallbankFullMix, &doctors::Doctors]
 }
 
 /// The workload with this name ([`all`] and [`variants`]).
