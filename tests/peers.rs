@@ -1,6 +1,7 @@
 //! Agreement with the peers' own test suites (issue 20): histories written anew from what
 //! the tests of Elle (jepsen-io/elle), elle-cli (ligurio/elle-cli), dbcop (rnbguy/dbcop) and
-//! PolySI (amnore/PolySI, and its successor hengxin/IsoVista) state, each file citing its test, in tests/data/peers/<tool>/. For every case the peer's
+//! PolySI (amnore/PolySI, and its successor hengxin/IsoVista) and Plume
+//! (dracoooooo/Plume-Artifacts) state, each file citing its test, in tests/data/peers/<tool>/. For every case the peer's
 //! verdict at each level it judges, mapped to isopredict's levels, is checked against
 //! isopredict's: the decision core `verdict::decide` (every level), and the
 //! anomalies the reader observes in the input itself (`History::observed_anomalies`, e.g.
@@ -18,14 +19,17 @@ use std::str::FromStr;
 
 use isopredict::check::Level;
 use isopredict::formats::{read_file, Format};
-use isopredict::verdict::{decide, EvidenceChoice, Input, Limits};
+use isopredict::history::anomalies::{AnomalyRow, ANOMALIES};
+use isopredict::verdict::{decide, EvidenceChoice, Input, Limits, Verdict};
 use isopredict::History;
 
 /// One case: the file (under tests/data/peers), the peer's verdicts (`level=ok|V`, space
-/// separated), and, where isopredict differs, its verdicts and why.
+/// separated), where the peer names the anomaly its Plume TAP letter, and, where isopredict
+/// differs, its verdicts and why.
 struct Case {
     file: &'static str,
     peer: &'static str,
+    tap: Option<char>,
     differs: Option<(&'static str, &'static str)>,
 }
 
@@ -33,6 +37,18 @@ const fn agrees(file: &'static str, peer: &'static str) -> Case {
     Case {
         file,
         peer,
+        tap: None,
+        differs: None,
+    }
+}
+
+/// A Plume test case: the history shows TAP `letter`, and isopredict's violation at the
+/// weakest level it breaks is named by that TAP's row of `history::anomalies`.
+const fn tap(file: &'static str, peer: &'static str, letter: char) -> Case {
+    Case {
+        file,
+        peer,
+        tap: Some(letter),
         differs: None,
     }
 }
@@ -67,6 +83,7 @@ const CASES: &[Case] = &[
     Case {
         file: "elle/rw-garbage-read.edn",
         peer: "rc=ok ser=ok",
+        tap: None,
         differs: Some((
             "rc=V ser=V",
             "the read returns 2, which no transaction wrote (a thin-air read); Elle's test \
@@ -114,6 +131,7 @@ const CASES: &[Case] = &[
     Case {
         file: "dbcop/atomic-read-violation.txt",
         peer: "ra=V",
+        tap: None,
         differs: Some((
             "ra=ok cc=V",
             "dbcop's atomic-read saturation sees visibility through paths (x := 2 is visible \
@@ -162,23 +180,58 @@ const CASES: &[Case] = &[
     agrees("polysi/int4.edn", "si=V ser=V"),
     agrees("polysi/example-long-fork.edn", "si=V ser=V"),
     agrees("polysi/bp-d.edn", "si=V ser=V"),
+    // dracoooooo/Plume-Artifacts History/testcase/text/tap-a..tap-n: one history per TAP
+    // (README.md, "14 simple test cases corresponding to our 14 transactional anomalous
+    // patterns"). Reproduce/reproduce_table5.py runs Plume at TCC on each and expects every
+    // one rejected; it does not run the RA checkers on tap-m and tap-n, nor dbcop's RC on
+    // tap-j..tap-n (those levels allow them: Plume Thm 3-5, RC forbids TAP a-i, RA a-l, TCC
+    // all 14). The histories themselves are not in the stored copy of the artifact; each is
+    // written anew from its TAP's definition (Plume, OOPSLA'24, Table 1). Levels: Plume's
+    // RC, RA, TCC are isopredict's rc, ra, cc.
+    tap("plume/tap-a.txt", "rc=V ra=V cc=V", 'a'),
+    tap("plume/tap-b.txt", "rc=V ra=V cc=V", 'b'),
+    tap("plume/tap-c.txt", "rc=V ra=V cc=V", 'c'),
+    tap("plume/tap-d.txt", "rc=V ra=V cc=V", 'd'),
+    tap("plume/tap-e.txt", "rc=V ra=V cc=V", 'e'),
+    tap("plume/tap-f.txt", "rc=V ra=V cc=V", 'f'),
+    tap("plume/tap-g.txt", "rc=V ra=V cc=V", 'g'),
+    tap("plume/tap-h.txt", "rc=V ra=V cc=V", 'h'),
+    tap("plume/tap-i.txt", "rc=V ra=V cc=V", 'i'),
+    tap("plume/tap-j.txt", "rc=ok ra=V cc=V", 'j'),
+    tap("plume/tap-k.txt", "rc=ok ra=V cc=V", 'k'),
+    tap("plume/tap-l.txt", "rc=ok ra=V cc=V", 'l'),
+    tap("plume/tap-m.txt", "rc=ok ra=ok cc=V", 'm'),
+    tap("plume/tap-n.txt", "rc=ok ra=ok cc=V", 'n'),
 ];
 
 fn format_of(file: &str) -> Format {
     match (file.split('/').next(), Path::new(file).extension()) {
         (Some("dbcop"), _) => Format::DbcopText,
+        (Some("plume"), _) => Format::Plume,
         (_, Some(e)) if e == "json" => Format::ElleJson,
         _ => Format::Elle,
     }
 }
 
-/// isopredict's verdict: whether `h` satisfies `level`, by the decision core every command
-/// asks (`verdict::decide`, on the evidence the history carries).
-fn satisfies(h: &History, level: Level) -> bool {
+/// isopredict's verdict on `h` at `level`, by the decision core every command asks
+/// (`verdict::decide`, on the evidence the history carries).
+fn verdict(h: &History, level: Level) -> Verdict {
     let input = Input::of(h).unwrap_or_else(|e| panic!("{}: {e}", h.source()));
     decide(&input, level, EvidenceChoice::Auto, &Limits::default())
         .unwrap_or_else(|e| panic!("{}: {e}", h.source()))
-        .is_consistent()
+}
+
+/// Whether `h` satisfies `level`, by the decision core.
+fn satisfies(h: &History, level: Level) -> bool {
+    verdict(h, level).is_consistent()
+}
+
+/// The row of `history::anomalies` that carries Plume's TAP `letter`.
+fn tap_row(letter: char) -> &'static AnomalyRow {
+    ANOMALIES
+        .iter()
+        .find(|r| r.plume.is_some_and(|p| p.letter == letter))
+        .unwrap_or_else(|| panic!("no anomaly row for TAP-{letter}"))
 }
 
 fn verdicts(spec: &str) -> Vec<(Level, bool)> {
@@ -211,6 +264,25 @@ fn isopredict_agrees_with_the_peers_suites() {
                 ));
             }
         }
+        if let Some(letter) = case.tap {
+            // The weakest level the case breaks names the anomaly: Plume's TAP, by our name.
+            let weakest = verdicts(expected)
+                .into_iter()
+                .find(|&(_, ok)| !ok)
+                .map(|(level, _)| level)
+                .expect("a TAP case breaks some level");
+            let row = tap_row(letter);
+            let named = verdict(&h, weakest).anomaly;
+            if !row.names().any(|n| named.as_deref() == Some(n)) {
+                failures.push(format!(
+                    "{}: at {weakest} isopredict names {named:?}, expected TAP-{letter}, \
+                     Plume's {} ({})",
+                    case.file,
+                    row.plume.map_or("", |p| p.name),
+                    row.name,
+                ));
+            }
+        }
         if case.differs.is_some() {
             disagreements += 1;
         } else {
@@ -219,7 +291,7 @@ fn isopredict_agrees_with_the_peers_suites() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // docs/checking.md, "Agreement with the peers' suites", counts these.
-    assert_eq!((CASES.len(), disagreements), (78, 2));
+    assert_eq!((CASES.len(), disagreements), (92, 2));
     assert_eq!(agreements + disagreements, CASES.len());
 }
 
@@ -227,7 +299,7 @@ fn isopredict_agrees_with_the_peers_suites() {
 #[test]
 fn every_peer_file_is_a_case_citing_its_source() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/peers");
-    for tool in ["elle", "elle-cli", "dbcop", "polysi"] {
+    for tool in ["elle", "elle-cli", "dbcop", "polysi", "plume"] {
         for entry in std::fs::read_dir(dir.join(tool)).unwrap() {
             let path = entry.unwrap().path();
             let name = format!("{tool}/{}", path.file_name().unwrap().to_string_lossy());
@@ -240,7 +312,8 @@ fn every_peer_file_is_a_case_citing_its_source() {
                 || text.contains("rnbguy/dbcop")
                 || text.contains("ligurio/elle-cli")
                 || text.contains("amnore/PolySI")
-                || text.contains("hengxin/IsoVista");
+                || text.contains("hengxin/IsoVista")
+                || text.contains("dracoooooo/Plume-Artifacts");
             // JSON has no comments: those cases cite elle-cli in CASES' section.
             assert!(cites || name.ends_with(".json"), "{name} cites no source");
         }
