@@ -81,6 +81,9 @@ use super::report::{
 };
 use super::{verify_serial_order, verify_si_pc_order, Engine};
 
+mod tail_order;
+use tail_order::{TailOrder, Tails};
+
 const NONE: u32 = u32::MAX;
 
 /// Every key's committed writes in their known version order, the initial write first.
@@ -243,6 +246,35 @@ impl VersionChains {
     /// Whether some key has an unordered tail of two or more writes.
     pub fn has_tails(&self) -> bool {
         (0..self.tail_start.len()).any(|k| self.key_start[k + 1] - self.tail_start[k] >= 2)
+    }
+
+    /// The transactions writing each key's tail, for [`tail_order`] (only tails of two or
+    /// more transactions are contended).
+    fn contended_tails(&self, history: &History) -> Tails {
+        let mut pairs = Vec::new();
+        for k in 0..self.tail_start.len() {
+            let tail = &self.chain[self.tail_start[k] as usize..self.key_start[k + 1] as usize];
+            if tail.len() >= 2 {
+                pairs.extend(tail.iter().map(|&w| (k as u32, history.op(w).txn)));
+            }
+        }
+        Tails::new(history.txn_count(), pairs)
+    }
+
+    /// These chains with each tail put in the order of its writers' `rank` (ties, and writes
+    /// of one transaction, by operation id): every key's order total.
+    fn with_tails_ordered(&self, history: &History, rank: &[u32]) -> VersionChains {
+        let mut ordered = self.clone();
+        for k in 0..self.tail_start.len() {
+            let (start, end) = (self.tail_start[k] as usize, self.key_start[k + 1] as usize);
+            let tail = &mut ordered.chain[start..end];
+            tail.sort_unstable_by_key(|&w| (rank[history.op(w).txn as usize], w));
+            for (i, &w) in tail.iter().enumerate() {
+                ordered.position[w as usize] = (start + i) as u32;
+            }
+            ordered.tail_start[k] = end as u32;
+        }
+        ordered
     }
 
     /// The writes right after `write` in its key's version order: the next one, or, for the
@@ -486,12 +518,9 @@ impl Csr {
     }
 }
 
-/// Decides `level` on `graph` (which carries real-time edges iff the level is strict).
-pub fn decide_on_graph(
-    history: &History,
-    graph: &DependencyGraph,
-    level: GraphLevel,
-) -> GraphDecision {
+/// The graph `decide_on_graph` searches for `level`: transactions (SER, strict-ser), or the
+/// snapshot `S_t = 2t` and commit `C_t = 2t + 1` nodes of the split (SI, PC).
+fn searched_graph(history: &History, graph: &DependencyGraph, level: GraphLevel) -> Csr {
     let split = level.split();
     let nodes = if split { 2 * graph.nodes } else { graph.nodes };
     // Node ids: `t` (SER), or `S_t = 2t`, `C_t = 2t + 1` (split).
@@ -525,8 +554,18 @@ pub fn decide_on_graph(
             ));
         }
     }
-    let csr = Csr::new(nodes, &edges);
-    drop(edges);
+    Csr::new(nodes, &edges)
+}
+
+/// Decides `level` on `graph` (which carries real-time edges iff the level is strict).
+pub fn decide_on_graph(
+    history: &History,
+    graph: &DependencyGraph,
+    level: GraphLevel,
+) -> GraphDecision {
+    let split = level.split();
+    let nodes = if split { 2 * graph.nodes } else { graph.nodes };
+    let csr = searched_graph(history, graph, level);
     let mut in_degree = vec![0u32; nodes];
     for a in &csr.arcs {
         in_degree[a.to as usize] += 1;
@@ -945,20 +984,52 @@ pub fn check_known_order(
         report.causal = Some(causal.clone());
         return Ok(report);
     }
-    let graph = DependencyGraph::build(
+    let mut graph = DependencyGraph::build(
         history,
         &chains,
         graph_level == GraphLevel::StrictSerializable,
     );
     report.summary.forced_edges = graph.deps.len();
-    match decide_on_graph(history, &graph, graph_level) {
+    let mut decision = decide_on_graph(history, &graph, graph_level);
+    let mut unordered_tail = false;
+    if let GraphDecision::Consistent(nodes) = &decision {
+        if graph_level == GraphLevel::Snapshot && !tails_apart(&chains, history, nodes) {
+            // Two writers of a key whose order no read shows overlap in this order: search
+            // the tails' orders ([`tail_order`]).
+            let tails = chains.contended_tails(history);
+            let csr = searched_graph(history, &graph, graph_level);
+            let mut stats = tail_order::TailSearch::default();
+            let outcome =
+                tail_order::order_tails(&csr, &tails, tail_order::MAX_REPLAYS, &mut stats);
+            report.summary.search_steps = stats.choices as u64;
+            report.summary.failed_states = stats.dead_ends;
+            match outcome {
+                TailOrder::Ordered(nodes) => decision = GraphDecision::Consistent(nodes),
+                TailOrder::GaveUp => return Err(Undecided::OverlappingTail),
+                TailOrder::NoOrder(rank) => {
+                    // Every order of the tails closes a cycle: show the one under the order
+                    // the last schedule tried.
+                    drop(csr);
+                    let ordered = chains.with_tails_ordered(history, &rank);
+                    graph = DependencyGraph::build(history, &ordered, false);
+                    decision = decide_on_graph(history, &graph, graph_level);
+                    if let GraphDecision::Consistent(_) = decision {
+                        report.verdict = Verdict::Unknown;
+                        report.unknown_reason = Some(
+                            "internal: no order of the unobserved appends keeps the snapshot \
+                             isolation graph acyclic, yet the order tried does"
+                                .to_string(),
+                        );
+                        return Ok(report);
+                    }
+                    unordered_tail = true;
+                }
+            }
+        }
+    }
+    match decision {
         GraphDecision::Consistent(nodes) => {
             let split = graph_level.split();
-            if graph_level == GraphLevel::Snapshot && !tails_apart(&chains, history, &nodes) {
-                // Two writers of a key whose order no read shows overlap in this order; some
-                // other order may keep them apart: the search decides.
-                return Err(Undecided::OverlappingTail);
-            }
             let order: Vec<TxnId> = nodes
                 .into_iter()
                 .filter(|&v| !split || v % 2 == 1)
@@ -988,7 +1059,15 @@ pub fn check_known_order(
             }
         }
         GraphDecision::Violated(cycle) => {
-            report.violation = Some(violation(history, &graph, &cycle, graph_level));
+            let mut v = violation(history, &graph, &cycle, graph_level);
+            if unordered_tail {
+                v.description.push_str(
+                    "; the appends after the last element a read showed were never read, so \
+                     their order is not known: every order of them closes a cycle, and this \
+                     one is under the order tried last",
+                );
+            }
+            report.violation = Some(v);
         }
     }
     Ok(report)
