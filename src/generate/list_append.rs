@@ -157,7 +157,14 @@ pub fn elle_list_append(params: &ListAppendParams) -> String {
                 let info = params.info_ratio > 0.0 && rng.next_f64() < params.info_ratio;
                 if conflict || (info && rng.next_f64() < 0.5) {
                     // Failed, or :info and not committed: nothing applied.
-                    write_op(&mut out, if info { "info" } else { "fail" }, p, index, &mops, None);
+                    write_op(
+                        &mut out,
+                        if info { "info" } else { "fail" },
+                        p,
+                        index,
+                        &mops,
+                        None,
+                    );
                     index += 1;
                     completed += 1;
                     continue;

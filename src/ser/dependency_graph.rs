@@ -53,17 +53,24 @@
 //! **Known orders and unobserved tails.** The graph needs the order of the committed writes of
 //! each key, with one exception Jepsen histories are full of: appends no read showed, which
 //! come after the last one shown (Elle's `previously-appended-element`) and are unordered
-//! among themselves — the key's *tail*, written by transactions nobody read from. Elle gives
-//! each tail write a `ww` edge from the last shown version and `rw` edges from its readers,
-//! and none between tail writes; so does this file, and that is exact for SER, strict-ser and
-//! PC: those edges hold under every order of the tail, and if the graph with them is acyclic,
-//! ordering each tail as a topological order does adds only edges along that order (nobody
-//! reads a tail write, so no `rw` edge leaves the choice), keeping it acyclic. Under SI two
-//! tail writers must also not overlap (`C_u → S_v`): the graph with Elle's edges being cyclic
-//! is still a violation, and an acyclic one is consistent when its topological order (commits
-//! taken as early as possible) keeps each tail's writers apart; otherwise (rare) the decision
-//! core asks the general search. Any other partial order ([`VersionChains::of`] answers
-//! `None`) is left to the general search too.
+//! among themselves — the key's *tail*, written by transactions nobody read from (committed
+//! ones, and `:info` ones a read showed to have committed; the reader leaves out `:info`
+//! transactions no read shows, which is complete: a transaction nobody reads from can always
+//! be dropped without breaking any level). Elle gives each tail write a `ww` edge from the
+//! last shown version and `rw` edges from its readers, and none between tail writes; so does
+//! this file, and that is exact for SER, strict-ser and PC: those edges hold under every order
+//! of the tail, and if the graph with them is acyclic, ordering each tail as a topological
+//! order does adds only edges along that order (nobody reads a tail write, so no `rw` edge
+//! leaves the choice), keeping it acyclic. Under SI two tail writers must also not overlap
+//! (`C_u → S_v`): the graph with Elle's edges being cyclic is still a violation; an acyclic
+//! one is consistent when its topological order (commits taken as early as possible) keeps
+//! each tail's writers apart, and otherwise [`tail_order`] searches the tails' orders — an
+//! exhaustive search that branches only at the tail writers it must place while another
+//! writer of their key is to come (the proof is there), so it finds an order whenever one
+//! exists, or proves none does (the violation is then the cycle under the order it tried
+//! last), or gives up after [`tail_order::MAX_REPLAYS`] replays and the decision core asks the
+//! general search. Any other partial order ([`VersionChains::of`] answers `None`) is left to
+//! the general search too.
 //!
 //! **A violation** is one cycle, each edge with its kind and the operations (key, value /
 //! list element) that justify it, named by the anomaly table
@@ -730,9 +737,18 @@ fn single_anti_cycle(csr: &Csr, region: &[bool], nodes: usize) -> Option<Vec<u32
     None
 }
 
-/// The shortest cycle through the first node of the cyclic part.
+/// The shortest cycle through a node of the cyclic part that lies on a cycle. The cyclic part
+/// (nodes reachable from a cycle and reaching one) may hold nodes between two cycles on none:
+/// every node of it has a successor in it (a node without one was trimmed), so following
+/// successors from its first node repeats a node, which lies on a cycle.
 fn shortest_cycle(csr: &Csr, region: &[bool], nodes: usize) -> Option<Vec<u32>> {
-    let v = (0..nodes as u32).find(|&v| region[v as usize])?;
+    let mut v = (0..nodes as u32).find(|&v| region[v as usize])?;
+    let mut seen = vec![false; nodes];
+    while !seen[v as usize] {
+        seen[v as usize] = true;
+        v = csr.out(v).iter().find(|a| region[a.to as usize])?.to;
+    }
+    drop(seen);
     let mut stamp = vec![0u32; nodes];
     let mut parent = vec![(0u32, 0u32); nodes];
     let mut budget = u64::MAX;
@@ -764,7 +780,7 @@ fn shortest_cycle(csr: &Csr, region: &[bool], nodes: usize) -> Option<Vec<u32>> 
         if best.as_ref().map_or(true, |b| cycle.len() < b.len()) {
             best = Some(cycle);
         }
-        if g >= 8 {
+        if g >= 8 && best.is_some() {
             break;
         }
     }
@@ -939,8 +955,9 @@ pub struct KnownOrderOptions {
 pub enum Undecided {
     /// Some key's known order is partial beyond an unobserved tail ([`VersionChains::of`]).
     PartialOrder,
-    /// Snapshot isolation holds for the graph but the order found overlaps two writers of an
-    /// unobserved tail; whether another order keeps them apart is the search's question.
+    /// Snapshot isolation holds for the graph with Elle's edges, but the search over the
+    /// unobserved tails' orders ([`tail_order`]) ran out of replays before finding an order
+    /// that keeps each tail's writers apart or proving that none does.
     OverlappingTail,
     /// Not a level this file decides.
     NotAGraphLevel,

@@ -29,13 +29,16 @@
 //!
 //! Only when no safe move exists is there a choice: the next node of every valid extension is
 //! a ready, unlocked snapshot of a contended tail writer, so trying each of them in turn
-//! (depth first, the lowest transaction id — the earliest completion — first) is exhaustive.
+//! (depth first) is exhaustive. The order tried is a heuristic: first a writer that has the
+//! lowest transaction id (the earliest completion) among the unstarted writers of each of its
+//! tails, then by id.
 //! The search branches only at those points, so its size is that of the residue — the tail
 //! writers whose snapshots must be placed while another writer of their key is still to come
 //! and their commit waits on someone else — not the history's; each branch replays the
 //! linear schedule. A dead end (nodes left, every ready one locked) with no choice behind it
-//! proves that no order of the tails avoids a cycle; past the replay budget the answer is
-//! "gave up" and the caller falls back to the commit-order search.
+//! proves that no order of the tails avoids a cycle; past the replay budget (or a run's work
+//! bound on scanning waiting snapshots) the answer is "gave up" and the caller falls back to
+//! the commit-order search.
 
 use super::{Csr, NONE};
 use crate::history::TxnId;
@@ -72,6 +75,9 @@ pub(super) struct Tails {
     first: Vec<u32>,
     keys: Vec<u32>,
     writers: Vec<u32>,
+    /// `by_key[key_first[k]..key_first[k + 1]]`: tail `k`'s writers, lowest id first.
+    key_first: Vec<u32>,
+    by_key: Vec<TxnId>,
 }
 
 impl Tails {
@@ -101,10 +107,17 @@ impl Tails {
                 cursor[t as usize] += 1;
             }
         }
+        let mut key_first = vec![0u32; tails + 1];
+        for k in 0..tails {
+            key_first[k + 1] = key_first[k] + writers[k];
+        }
+        let by_key = pairs.iter().map(|&(_, t)| t).collect();
         Tails {
             first,
             keys,
             writers,
+            key_first,
+            by_key,
         }
     }
 
@@ -119,6 +132,9 @@ impl Tails {
 enum Run {
     Done(Vec<u32>),
     DeadEnd(Vec<u32>),
+    /// The scans of waiting snapshots exceeded their work bound (a linear multiple of the
+    /// graph), which keeps a run linear-ish when thousands of tail writers wait at once.
+    OutOfWork,
 }
 
 fn run(csr: &Csr, tails: &Tails, choices: &[u32], counts: &mut Vec<u32>) -> Run {
@@ -129,6 +145,9 @@ fn run(csr: &Csr, tails: &Tails, choices: &[u32], counts: &mut Vec<u32>) -> Run 
     }
     let mut unstarted = tails.writers.clone();
     let mut holder = vec![NONE; tails.writers.len()];
+    // Per tail, its lowest-id writer not yet started (the heuristic's preference).
+    let mut started = vec![false; tails.first.len() - 1];
+    let mut next_unstarted = tails.key_first[..tails.writers.len()].to_vec();
     let (mut commits, mut free, mut waiting): (Vec<u32>, Vec<u32>, Vec<TxnId>) =
         (Vec::new(), Vec::new(), Vec::new());
     let ready = |v: u32, commits: &mut Vec<u32>, free: &mut Vec<u32>, waiting: &mut Vec<u32>| {
@@ -147,6 +166,7 @@ fn run(csr: &Csr, tails: &Tails, choices: &[u32], counts: &mut Vec<u32>) -> Run 
     }
     let mut order: Vec<u32> = Vec::with_capacity(nodes);
     let mut candidates: Vec<TxnId> = Vec::new();
+    let mut scan_budget = 10_000_000 + 8 * (nodes + csr.arcs.len()) as u64;
     counts.clear();
     loop {
         let v = if let Some(c) = commits.pop() {
@@ -162,6 +182,10 @@ fn run(csr: &Csr, tails: &Tails, choices: &[u32], counts: &mut Vec<u32>) -> Run 
             break;
         } else {
             // A waiting snapshot: safe (rules 2 and 3 of the module comment), else a choice.
+            scan_budget = match scan_budget.checked_sub(waiting.len() as u64) {
+                Some(left) => left,
+                None => return Run::OutOfWork,
+            };
             let unlocked = |t: TxnId| tails.of(t).iter().all(|&k| holder[k as usize] == NONE);
             let safe = waiting.iter().position(|&t| {
                 unlocked(t)
@@ -176,7 +200,25 @@ fn run(csr: &Csr, tails: &Tails, choices: &[u32], counts: &mut Vec<u32>) -> Run 
                     if candidates.is_empty() {
                         return Run::DeadEnd(order);
                     }
-                    candidates.sort_unstable();
+                    // The lowest id first, the earliest completion — but first those that are
+                    // the lowest-id unstarted writer of each of their tails (in a run of the
+                    // store, commits of one key's writers follow completion order).
+                    for &t in candidates.iter() {
+                        for &k in tails.of(t) {
+                            let end = tails.key_first[k as usize + 1];
+                            let n = &mut next_unstarted[k as usize];
+                            while *n < end && started[tails.by_key[*n as usize] as usize] {
+                                *n += 1;
+                            }
+                        }
+                    }
+                    let first_of_its_tails = |t: TxnId| {
+                        tails
+                            .of(t)
+                            .iter()
+                            .all(|&k| tails.by_key[next_unstarted[k as usize] as usize] == t)
+                    };
+                    candidates.sort_unstable_by_key(|&t| (!first_of_its_tails(t), t));
                     let pick = choices.get(counts.len()).copied().unwrap_or(0) as usize;
                     counts.push(candidates.len() as u32);
                     let t = candidates[pick.min(candidates.len() - 1)];
@@ -184,6 +226,7 @@ fn run(csr: &Csr, tails: &Tails, choices: &[u32], counts: &mut Vec<u32>) -> Run 
                 }
             };
             let t = waiting.swap_remove(i);
+            started[t as usize] = true;
             for &k in tails.of(t) {
                 holder[k as usize] = t;
                 unstarted[k as usize] -= 1;
@@ -220,6 +263,7 @@ pub(super) fn order_tails(
         stats.choices += counts.len();
         match outcome {
             Run::Done(order) => return TailOrder::Ordered(order),
+            Run::OutOfWork => return TailOrder::GaveUp,
             Run::DeadEnd(order) => {
                 stats.dead_ends += 1;
                 // Next branch: the deepest choice point with an untried candidate.

@@ -300,14 +300,20 @@ fn an_unobserved_tail_is_ordered_by_searching_its_writers_orders() {
     assert!(chains.has_tails());
     let r = report(&h, Level::Snapshot);
     assert!(r.is_consistent(), "{:?}", r.violation);
-    assert_eq!(r.summary.search_steps, 2, "a choice, then the same choice replayed");
+    assert_eq!(
+        r.summary.search_steps, 2,
+        "a choice, then the same choice replayed"
+    );
     assert_eq!(r.summary.failed_states, 1, "one dead end");
     // The witness puts T3 (the x 2 append) before T2 (x 3).
     let labels = r.witness_labels.unwrap();
     let at = |l: &str| labels.iter().position(|x| x == l).unwrap();
     let (t2, t3) = (h.txn_label(2), h.txn_label(3));
     assert!(at(&t3) < at(&t2), "{labels:?}");
-    assert_eq!(crate::check::oracle::satisfies(&h, Level::Snapshot), Some(true));
+    assert_eq!(
+        crate::check::oracle::satisfies(&h, Level::Snapshot),
+        Some(true)
+    );
 }
 
 #[test]
@@ -349,7 +355,10 @@ fn concurrent_unobserved_writers_violate_si_under_every_order() {
         .cycle
         .iter()
         .any(|e| e.kind == StrongEdgeKind::WriteWrite && e.key.as_deref() == Some("x")));
-    assert_eq!(crate::check::oracle::satisfies(&h, Level::Snapshot), Some(false));
+    assert_eq!(
+        crate::check::oracle::satisfies(&h, Level::Snapshot),
+        Some(false)
+    );
     // Without x's tail it is a write skew: si holds, and pc.
     assert!(report(&h, Level::Prefix).is_consistent());
     let h = history(
