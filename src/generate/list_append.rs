@@ -81,6 +81,10 @@ struct Mop {
     value: u64,
 }
 
+/// An invoked transaction: its micro-operations, and the length of each key it appends to at
+/// its invocation.
+type OpenTxn = (Vec<Mop>, Vec<(u32, usize)>);
+
 /// The history as EDN, one operation map per line (`:invoke` and `:ok` pairs).
 pub fn elle_list_append(params: &ListAppendParams) -> String {
     let mut rng = Rng::new(params.seed);
@@ -98,7 +102,7 @@ pub fn elle_list_append(params: &ListAppendParams) -> String {
     }
     // Per process: its open transaction, and the length of each key it appends to at its
     // invocation (for first committer wins).
-    let mut open: Vec<Option<(Vec<Mop>, Vec<(u32, usize)>)>> = vec![None; processes];
+    let mut open: Vec<Option<OpenTxn>> = vec![None; processes];
     let (mut invoked, mut completed, mut index) = (0usize, 0usize, 0u64);
     let mut out = String::with_capacity(params.txns * 120);
     while completed < params.txns {
