@@ -6,13 +6,16 @@
 //! 1000 10000 100000). With `--write-docs`, the part of docs/performance.md between its
 //! `<!-- begin: written by … known_order_speed … -->` and `<!-- end: written by
 //! known_order_speed -->` lines is replaced by the printed table. `… -- write TXNS KIND FILE`
-//! writes one generated history (KIND 0, 1, 2: the rows' three kinds).
+//! writes one generated history (KIND 0–3: the rows' four kinds; `write TXNS KIND FILE SEED`
+//! with another seed than 1).
 //!
 //! Histories: `generate::list_append` with Jepsen's defaults (10 processes, 10 keys in use,
 //! 32 appends per key, up to 4 micro-operations per transaction, half reads), seed 1: every
 //! read fresh (strictly serializable: every level must be proved); reads of the snapshot at
 //! invocation (prefix consistent; si and ser violated, each explained by a cycle); 1 % of the
-//! reads stale (causal consistency already violated). Each measurement runs in a child process (this example re-run with `one FILE`),
+//! reads stale (causal consistency already violated); a snapshot-isolated store (first
+//! committer wins, 5 % `:info` outcomes, 8 appends per key: keys end in appends no read shows,
+//! si consistent, ser violated). Each measurement runs in a child process (this example re-run with `one FILE`),
 //! doing what `isopredict check FILE --level all` does (the decision core's `decide_all`
 //! after `verdict::read_input`) without printing, so that its peak memory (`VmHWM`) is its own.
 
@@ -27,18 +30,26 @@ use isopredict::verdict::{decide_all, read_input, EvidenceChoice, Limits, ReadOp
 mod docs;
 
 /// The histories: fresh reads (strictly serializable), snapshot reads (prefix consistent, not
-/// SI), 1 % stale reads (not even causal).
-const KINDS: [(&str, f64, bool); 3] = [
-    ("fresh reads", 0.0, false),
-    ("snapshot reads", 0.0, true),
-    ("1 % stale reads", 0.01, false),
+/// SI), 1 % stale reads (not even causal), and a snapshot-isolated store (first committer
+/// wins, 5 % :info outcomes, keys retired after 8 appends: many keys end in appends no read
+/// shows, whose order si must choose). (name, stale ratio, snapshot reads, first committer
+/// wins and :info.)
+const KINDS: [(&str, f64, bool, bool); 4] = [
+    ("fresh reads", 0.0, false, false),
+    ("snapshot reads", 0.0, true, false),
+    ("1 % stale reads", 0.01, false, false),
+    ("si store, unobserved tails", 0.0, true, true),
 ];
 
 fn params(txns: usize, kind: usize) -> ListAppendParams {
+    let (_, stale_ratio, snapshot_reads, si_store) = KINDS[kind];
     ListAppendParams {
         txns,
-        stale_ratio: KINDS[kind].1,
-        snapshot_reads: KINDS[kind].2,
+        stale_ratio,
+        snapshot_reads,
+        first_committer_wins: si_store,
+        info_ratio: if si_store { 0.05 } else { 0.0 },
+        max_appends: if si_store { 8 } else { 32 },
         seed: 1,
         ..ListAppendParams::default()
     }
@@ -51,8 +62,14 @@ fn main() {
         Some("search") => return search(Path::new(&args[1])),
         Some("write") => {
             let txns: usize = args[1].parse().expect("transactions");
-            let kind: usize = args[2].parse().expect("kind: 0 fresh, 1 snapshot, 2 stale");
-            std::fs::write(&args[3], elle_list_append(&params(txns, kind))).expect("writing");
+            let kind: usize = args[2]
+                .parse()
+                .expect("kind: 0 fresh, 1 snapshot, 2 stale, 3 si store");
+            let mut p = params(txns, kind);
+            if let Some(seed) = args.get(4) {
+                p.seed = seed.parse().expect("seed");
+            }
+            std::fs::write(&args[3], elle_list_append(&p)).expect("writing");
             return;
         }
         _ => {}
@@ -75,7 +92,7 @@ fn main() {
          |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for &txns in &sizes {
-        for (kind, &(name, _, _)) in KINDS.iter().enumerate() {
+        for (kind, &(name, _, _, _)) in KINDS.iter().enumerate() {
             let file = dir.join(format!("la-{txns}-{kind}.edn"));
             let history = elle_list_append(&params(txns, kind));
             std::fs::write(&file, &history).expect("writing the history");

@@ -38,6 +38,16 @@ pub struct ListAppendParams {
     /// first-committer-wins, lost updates and write skews (snapshot isolation and
     /// serializability violated). A transaction's reads come before its appends.
     pub snapshot_reads: bool,
+    /// With `snapshot_reads`, a transaction whose appended keys another transaction appended
+    /// to since its invocation fails (`:fail`, its appends not applied): snapshot isolation's
+    /// first committer wins, so the history is snapshot isolated (write skews remain).
+    pub first_committer_wins: bool,
+    /// Probability that a completion is `:info` (the client never learned the outcome): the
+    /// transaction then commits or not with equal probability (an :info one that first
+    /// committer wins would fail does not), and the completion repeats the invocation (its
+    /// reads `nil`), as Jepsen writes it. With `max_appends`, keys end in appends no read
+    /// shows: committed ones and :info ones.
+    pub info_ratio: f64,
     /// Seed.
     pub seed: u64,
 }
@@ -55,6 +65,8 @@ impl Default for ListAppendParams {
             read_ratio: 0.5,
             stale_ratio: 0.0,
             snapshot_reads: false,
+            first_committer_wins: false,
+            info_ratio: 0.0,
             seed: 0,
         }
     }
@@ -68,6 +80,10 @@ struct Mop {
     key: u32,
     value: u64,
 }
+
+/// An invoked transaction: its micro-operations, and the length of each key it appends to at
+/// its invocation.
+type OpenTxn = (Vec<Mop>, Vec<(u32, usize)>);
 
 /// The history as EDN, one operation map per line (`:invoke` and `:ok` pairs).
 pub fn elle_list_append(params: &ListAppendParams) -> String {
@@ -84,7 +100,9 @@ pub fn elle_list_append(params: &ListAppendParams) -> String {
         lists.push(Vec::new());
         handed.push(0);
     }
-    let mut open: Vec<Option<Vec<Mop>>> = vec![None; processes];
+    // Per process: its open transaction, and the length of each key it appends to at its
+    // invocation (for first committer wins).
+    let mut open: Vec<Option<OpenTxn>> = vec![None; processes];
     let (mut invoked, mut completed, mut index) = (0usize, 0usize, 0u64);
     let mut out = String::with_capacity(params.txns * 120);
     while completed < params.txns {
@@ -126,10 +144,35 @@ pub fn elle_list_append(params: &ListAppendParams) -> String {
                 write_op(&mut out, "invoke", p, index, &mops, None);
                 index += 1;
                 invoked += 1;
-                open[p] = Some(mops);
+                let lengths = mops
+                    .iter()
+                    .filter(|m| m.append)
+                    .map(|m| (m.key, lists[m.key as usize].len()))
+                    .collect();
+                open[p] = Some((mops, lengths));
             }
             None => {}
-            Some(mops) => {
+            Some((mops, lengths)) => {
+                let conflict = params.snapshot_reads
+                    && params.first_committer_wins
+                    && lengths
+                        .iter()
+                        .any(|&(k, len)| lists[k as usize].len() != len);
+                let info = params.info_ratio > 0.0 && rng.next_f64() < params.info_ratio;
+                if conflict || (info && rng.next_f64() < 0.5) {
+                    // Failed, or :info and not committed: nothing applied.
+                    write_op(
+                        &mut out,
+                        if info { "info" } else { "fail" },
+                        p,
+                        index,
+                        &mops,
+                        None,
+                    );
+                    index += 1;
+                    completed += 1;
+                    continue;
+                }
                 let mut reads: Vec<Vec<u64>> = Vec::new();
                 let mut wrote: Vec<u32> = Vec::new();
                 for m in &mops {
@@ -149,7 +192,11 @@ pub fn elle_list_append(params: &ListAppendParams) -> String {
                         reads.push(list[..len].to_vec());
                     }
                 }
-                write_op(&mut out, "ok", p, index, &mops, Some(&reads));
+                if info {
+                    write_op(&mut out, "info", p, index, &mops, None);
+                } else {
+                    write_op(&mut out, "ok", p, index, &mops, Some(&reads));
+                }
                 index += 1;
                 completed += 1;
             }

@@ -53,17 +53,24 @@
 //! **Known orders and unobserved tails.** The graph needs the order of the committed writes of
 //! each key, with one exception Jepsen histories are full of: appends no read showed, which
 //! come after the last one shown (Elle's `previously-appended-element`) and are unordered
-//! among themselves — the key's *tail*, written by transactions nobody read from. Elle gives
-//! each tail write a `ww` edge from the last shown version and `rw` edges from its readers,
-//! and none between tail writes; so does this file, and that is exact for SER, strict-ser and
-//! PC: those edges hold under every order of the tail, and if the graph with them is acyclic,
-//! ordering each tail as a topological order does adds only edges along that order (nobody
-//! reads a tail write, so no `rw` edge leaves the choice), keeping it acyclic. Under SI two
-//! tail writers must also not overlap (`C_u → S_v`): the graph with Elle's edges being cyclic
-//! is still a violation, and an acyclic one is consistent when its topological order (commits
-//! taken as early as possible) keeps each tail's writers apart; otherwise (rare) the decision
-//! core asks the general search. Any other partial order ([`VersionChains::of`] answers
-//! `None`) is left to the general search too.
+//! among themselves — the key's *tail*, written by transactions nobody read from (committed
+//! ones, and `:info` ones a read showed to have committed; the reader leaves out `:info`
+//! transactions no read shows, which is complete: a transaction nobody reads from can always
+//! be dropped without breaking any level). Elle gives each tail write a `ww` edge from the
+//! last shown version and `rw` edges from its readers, and none between tail writes; so does
+//! this file, and that is exact for SER, strict-ser and PC: those edges hold under every order
+//! of the tail, and if the graph with them is acyclic, ordering each tail as a topological
+//! order does adds only edges along that order (nobody reads a tail write, so no `rw` edge
+//! leaves the choice), keeping it acyclic. Under SI two tail writers must also not overlap
+//! (`C_u → S_v`): the graph with Elle's edges being cyclic is still a violation; an acyclic
+//! one is consistent when its topological order (commits taken as early as possible) keeps
+//! each tail's writers apart, and otherwise [`tail_order`] searches the tails' orders — an
+//! exhaustive search that branches only at the tail writers it must place while another
+//! writer of their key is to come (the proof is there), so it finds an order whenever one
+//! exists, or proves none does (the violation is then the cycle under the order it tried
+//! last), or gives up after [`tail_order::MAX_REPLAYS`] replays and the decision core asks the
+//! general search. Any other partial order ([`VersionChains::of`] answers `None`) is left to
+//! the general search too.
 //!
 //! **A violation** is one cycle, each edge with its kind and the operations (key, value /
 //! list element) that justify it, named by the anomaly table
@@ -80,6 +87,9 @@ use super::report::{
     Violation,
 };
 use super::{verify_serial_order, verify_si_pc_order, Engine};
+
+mod tail_order;
+use tail_order::{TailOrder, Tails};
 
 const NONE: u32 = u32::MAX;
 
@@ -243,6 +253,35 @@ impl VersionChains {
     /// Whether some key has an unordered tail of two or more writes.
     pub fn has_tails(&self) -> bool {
         (0..self.tail_start.len()).any(|k| self.key_start[k + 1] - self.tail_start[k] >= 2)
+    }
+
+    /// The transactions writing each key's tail, for [`tail_order`] (only tails of two or
+    /// more transactions are contended).
+    fn contended_tails(&self, history: &History) -> Tails {
+        let mut pairs = Vec::new();
+        for k in 0..self.tail_start.len() {
+            let tail = &self.chain[self.tail_start[k] as usize..self.key_start[k + 1] as usize];
+            if tail.len() >= 2 {
+                pairs.extend(tail.iter().map(|&w| (k as u32, history.op(w).txn)));
+            }
+        }
+        Tails::new(history.txn_count(), pairs)
+    }
+
+    /// These chains with each tail put in the order of its writers' `rank` (ties, and writes
+    /// of one transaction, by operation id): every key's order total.
+    fn with_tails_ordered(&self, history: &History, rank: &[u32]) -> VersionChains {
+        let mut ordered = self.clone();
+        for k in 0..self.tail_start.len() {
+            let (start, end) = (self.tail_start[k] as usize, self.key_start[k + 1] as usize);
+            let tail = &mut ordered.chain[start..end];
+            tail.sort_unstable_by_key(|&w| (rank[history.op(w).txn as usize], w));
+            for (i, &w) in tail.iter().enumerate() {
+                ordered.position[w as usize] = (start + i) as u32;
+            }
+            ordered.tail_start[k] = end as u32;
+        }
+        ordered
     }
 
     /// The writes right after `write` in its key's version order: the next one, or, for the
@@ -486,12 +525,9 @@ impl Csr {
     }
 }
 
-/// Decides `level` on `graph` (which carries real-time edges iff the level is strict).
-pub fn decide_on_graph(
-    history: &History,
-    graph: &DependencyGraph,
-    level: GraphLevel,
-) -> GraphDecision {
+/// The graph `decide_on_graph` searches for `level`: transactions (SER, strict-ser), or the
+/// snapshot `S_t = 2t` and commit `C_t = 2t + 1` nodes of the split (SI, PC).
+fn searched_graph(history: &History, graph: &DependencyGraph, level: GraphLevel) -> Csr {
     let split = level.split();
     let nodes = if split { 2 * graph.nodes } else { graph.nodes };
     // Node ids: `t` (SER), or `S_t = 2t`, `C_t = 2t + 1` (split).
@@ -525,8 +561,18 @@ pub fn decide_on_graph(
             ));
         }
     }
-    let csr = Csr::new(nodes, &edges);
-    drop(edges);
+    Csr::new(nodes, &edges)
+}
+
+/// Decides `level` on `graph` (which carries real-time edges iff the level is strict).
+pub fn decide_on_graph(
+    history: &History,
+    graph: &DependencyGraph,
+    level: GraphLevel,
+) -> GraphDecision {
+    let split = level.split();
+    let nodes = if split { 2 * graph.nodes } else { graph.nodes };
+    let csr = searched_graph(history, graph, level);
     let mut in_degree = vec![0u32; nodes];
     for a in &csr.arcs {
         in_degree[a.to as usize] += 1;
@@ -691,9 +737,18 @@ fn single_anti_cycle(csr: &Csr, region: &[bool], nodes: usize) -> Option<Vec<u32
     None
 }
 
-/// The shortest cycle through the first node of the cyclic part.
+/// The shortest cycle through a node of the cyclic part that lies on a cycle. The cyclic part
+/// (nodes reachable from a cycle and reaching one) may hold nodes between two cycles on none:
+/// every node of it has a successor in it (a node without one was trimmed), so following
+/// successors from its first node repeats a node, which lies on a cycle.
 fn shortest_cycle(csr: &Csr, region: &[bool], nodes: usize) -> Option<Vec<u32>> {
-    let v = (0..nodes as u32).find(|&v| region[v as usize])?;
+    let mut v = (0..nodes as u32).find(|&v| region[v as usize])?;
+    let mut seen = vec![false; nodes];
+    while !seen[v as usize] {
+        seen[v as usize] = true;
+        v = csr.out(v).iter().find(|a| region[a.to as usize])?.to;
+    }
+    drop(seen);
     let mut stamp = vec![0u32; nodes];
     let mut parent = vec![(0u32, 0u32); nodes];
     let mut budget = u64::MAX;
@@ -725,7 +780,7 @@ fn shortest_cycle(csr: &Csr, region: &[bool], nodes: usize) -> Option<Vec<u32>> 
         if best.as_ref().map_or(true, |b| cycle.len() < b.len()) {
             best = Some(cycle);
         }
-        if g >= 8 {
+        if g >= 8 && best.is_some() {
             break;
         }
     }
@@ -900,8 +955,9 @@ pub struct KnownOrderOptions {
 pub enum Undecided {
     /// Some key's known order is partial beyond an unobserved tail ([`VersionChains::of`]).
     PartialOrder,
-    /// Snapshot isolation holds for the graph but the order found overlaps two writers of an
-    /// unobserved tail; whether another order keeps them apart is the search's question.
+    /// Snapshot isolation holds for the graph with Elle's edges, but the search over the
+    /// unobserved tails' orders ([`tail_order`]) ran out of replays before finding an order
+    /// that keeps each tail's writers apart or proving that none does.
     OverlappingTail,
     /// Not a level this file decides.
     NotAGraphLevel,
@@ -945,20 +1001,52 @@ pub fn check_known_order(
         report.causal = Some(causal.clone());
         return Ok(report);
     }
-    let graph = DependencyGraph::build(
+    let mut graph = DependencyGraph::build(
         history,
         &chains,
         graph_level == GraphLevel::StrictSerializable,
     );
     report.summary.forced_edges = graph.deps.len();
-    match decide_on_graph(history, &graph, graph_level) {
+    let mut decision = decide_on_graph(history, &graph, graph_level);
+    let mut unordered_tail = false;
+    if let GraphDecision::Consistent(nodes) = &decision {
+        if graph_level == GraphLevel::Snapshot && !tails_apart(&chains, history, nodes) {
+            // Two writers of a key whose order no read shows overlap in this order: search
+            // the tails' orders ([`tail_order`]).
+            let tails = chains.contended_tails(history);
+            let csr = searched_graph(history, &graph, graph_level);
+            let mut stats = tail_order::TailSearch::default();
+            let outcome =
+                tail_order::order_tails(&csr, &tails, tail_order::MAX_REPLAYS, &mut stats);
+            report.summary.search_steps = stats.choices as u64;
+            report.summary.failed_states = stats.dead_ends;
+            match outcome {
+                TailOrder::Ordered(nodes) => decision = GraphDecision::Consistent(nodes),
+                TailOrder::GaveUp => return Err(Undecided::OverlappingTail),
+                TailOrder::NoOrder(rank) => {
+                    // Every order of the tails closes a cycle: show the one under the order
+                    // the last schedule tried.
+                    drop(csr);
+                    let ordered = chains.with_tails_ordered(history, &rank);
+                    graph = DependencyGraph::build(history, &ordered, false);
+                    decision = decide_on_graph(history, &graph, graph_level);
+                    if let GraphDecision::Consistent(_) = decision {
+                        report.verdict = Verdict::Unknown;
+                        report.unknown_reason = Some(
+                            "internal: no order of the unobserved appends keeps the snapshot \
+                             isolation graph acyclic, yet the order tried does"
+                                .to_string(),
+                        );
+                        return Ok(report);
+                    }
+                    unordered_tail = true;
+                }
+            }
+        }
+    }
+    match decision {
         GraphDecision::Consistent(nodes) => {
             let split = graph_level.split();
-            if graph_level == GraphLevel::Snapshot && !tails_apart(&chains, history, &nodes) {
-                // Two writers of a key whose order no read shows overlap in this order; some
-                // other order may keep them apart: the search decides.
-                return Err(Undecided::OverlappingTail);
-            }
             let order: Vec<TxnId> = nodes
                 .into_iter()
                 .filter(|&v| !split || v % 2 == 1)
@@ -988,7 +1076,15 @@ pub fn check_known_order(
             }
         }
         GraphDecision::Violated(cycle) => {
-            report.violation = Some(violation(history, &graph, &cycle, graph_level));
+            let mut v = violation(history, &graph, &cycle, graph_level);
+            if unordered_tail {
+                v.description.push_str(
+                    "; the appends after the last element a read showed were never read, so \
+                     their order is not known: every order of them closes a cycle, and this \
+                     one is under the order tried last",
+                );
+            }
+            report.violation = Some(v);
         }
     }
     Ok(report)

@@ -278,3 +278,95 @@ fn interleaved_writes_of_one_key_are_a_write_cycle_on_the_graph() {
         GraphDecision::Consistent(_) => panic!("a write cycle"),
     }
 }
+
+/// T2 and T3 append x after the shown [1] and nobody reads them. T3's snapshot must precede
+/// T4's commit (T3 read y empty, T4 appended y 1) and T5's snapshot (which reads T4's y and
+/// x [1]) must precede the commits of both: T3 cannot come after T2 in x (T2's commit would
+/// wait for T5's snapshot, which waits for T4's commit, which waits for T3's snapshot, which
+/// would wait for T2's commit), so x's tail is T3 then T2. The lowest id is tried first (T2),
+/// hits a dead end, and the search takes T3.
+const TAIL_NEEDS_A_CHOICE: &str = "\
+{:type :ok, :value [[:append :x 1]], :process 0}
+{:type :ok, :value [[:append :x 3]], :process 1}
+{:type :ok, :value [[:r :y []] [:append :x 2]], :process 2}
+{:type :ok, :value [[:append :y 1]], :process 3}
+{:type :ok, :value [[:r :x [1]] [:r :y [1]]], :process 4}
+";
+
+#[test]
+fn an_unobserved_tail_is_ordered_by_searching_its_writers_orders() {
+    let h = history(TAIL_NEEDS_A_CHOICE);
+    let chains = VersionChains::of(&h).unwrap();
+    assert!(chains.has_tails());
+    let r = report(&h, Level::Snapshot);
+    assert!(r.is_consistent(), "{:?}", r.violation);
+    assert_eq!(
+        r.summary.search_steps, 2,
+        "a choice, then the same choice replayed"
+    );
+    assert_eq!(r.summary.failed_states, 1, "one dead end");
+    // The witness puts T3 (the x 2 append) before T2 (x 3).
+    let labels = r.witness_labels.unwrap();
+    let at = |l: &str| labels.iter().position(|x| x == l).unwrap();
+    let (t2, t3) = (h.txn_label(2), h.txn_label(3));
+    assert!(at(&t3) < at(&t2), "{labels:?}");
+    assert_eq!(
+        crate::check::oracle::satisfies(&h, Level::Snapshot),
+        Some(true)
+    );
+}
+
+#[test]
+fn the_tail_search_gives_up_past_its_replays() {
+    let h = history(TAIL_NEEDS_A_CHOICE);
+    let chains = VersionChains::of(&h).unwrap();
+    let graph = DependencyGraph::build(&h, &chains, false);
+    let csr = searched_graph(&h, &graph, GraphLevel::Snapshot);
+    let tails = chains.contended_tails(&h);
+    let mut stats = tail_order::TailSearch::default();
+    assert_eq!(
+        tail_order::order_tails(&csr, &tails, 1, &mut stats),
+        TailOrder::GaveUp
+    );
+    assert!(matches!(
+        tail_order::order_tails(&csr, &tails, 2, &mut stats),
+        TailOrder::Ordered(_)
+    ));
+}
+
+/// T2 and T3 both append x, unobserved, and are concurrent whichever way x's tail goes: T2
+/// read y before T3's append of it, T3 read z before T2's. Each order of the tail closes a
+/// cycle (a write skew is fine under si; two concurrent writers of x are not).
+#[test]
+fn concurrent_unobserved_writers_violate_si_under_every_order() {
+    let h = history(
+        "\
+{:type :ok, :value [[:append :x 1]], :process 0}
+{:type :ok, :value [[:r :y []] [:append :z 1] [:append :x 2]], :process 1}
+{:type :ok, :value [[:r :z []] [:append :y 1] [:append :x 3]], :process 2}
+{:type :ok, :value [[:r :x [1]]], :process 3}
+{:type :ok, :value [[:r :y [1]] [:r :z [1]]], :process 4}
+",
+    );
+    let r = report(&h, Level::Snapshot);
+    let v = r.violation.expect("no order of x's tail is si");
+    assert!(v.description.contains("never read"), "{}", v.description);
+    assert!(v
+        .cycle
+        .iter()
+        .any(|e| e.kind == StrongEdgeKind::WriteWrite && e.key.as_deref() == Some("x")));
+    assert_eq!(
+        crate::check::oracle::satisfies(&h, Level::Snapshot),
+        Some(false)
+    );
+    // Without x's tail it is a write skew: si holds, and pc.
+    assert!(report(&h, Level::Prefix).is_consistent());
+    let h = history(
+        "\
+{:type :ok, :value [[:r :y []] [:append :z 1]], :process 1}
+{:type :ok, :value [[:r :z []] [:append :y 1]], :process 2}
+{:type :ok, :value [[:r :y [1]] [:r :z [1]]], :process 4}
+",
+    );
+    assert!(report(&h, Level::Snapshot).is_consistent());
+}
