@@ -103,7 +103,13 @@ pub(crate) fn predict(
         outcome.reason = Some(reason);
         return Ok(outcome);
     }
-    if options.level == Level::Snapshot && dangerous::structures(history).is_empty() {
+    // Computed once: the SI seeds are built from them.
+    let structures = if options.level == Level::Snapshot {
+        dangerous::structures(history)
+    } else {
+        Vec::new()
+    };
+    if options.level == Level::Snapshot && structures.is_empty() {
         conclude_none(&mut outcome, Certificate::NoPivot, NO_PIVOT);
         return Ok(outcome);
     }
@@ -115,6 +121,7 @@ pub(crate) fn predict(
     let end = search(
         history,
         &order,
+        &structures,
         options.level,
         options.strategy,
         deadline,
@@ -259,6 +266,7 @@ const PAPER_FALLBACK_BYTES: u64 = 1 << 30;
 pub(crate) fn search(
     h: &History,
     order: &[TxnId],
+    structures: &[dangerous::Structure],
     level: Level,
     strategy: Strategy,
     deadline: Option<Instant>,
@@ -282,7 +290,7 @@ pub(crate) fn search(
         now + d.saturating_duration_since(now) / 3
     });
     let mut seeds = judge_seeds(
-        &dom, order, level, strategy, deadline, third, 0, want, found, stats,
+        &dom, order, structures, level, strategy, deadline, third, 0, want, found, stats,
     )?;
     // Whether the seeds stopped at their third of the time (rather than running out).
     let seeds_cut = third.is_some_and(|t| Instant::now() >= t);
@@ -311,7 +319,7 @@ pub(crate) fn search(
         // The solver phase cannot run: the seeds go on (after those already judged) until the
         // deadline.
         seeds += judge_seeds(
-            &dom, order, level, strategy, deadline, deadline, seeds, want, found, stats,
+            &dom, order, structures, level, strategy, deadline, deadline, seeds, want, found, stats,
         )?;
         if found.len() >= want {
             return Ok(End::Found {
@@ -349,6 +357,7 @@ pub(crate) fn search(
 fn judge_seeds(
     dom: &Domains,
     order: &[TxnId],
+    structures: &[dangerous::Structure],
     level: Level,
     strategy: Strategy,
     deadline: Option<Instant>,
@@ -465,7 +474,7 @@ fn judge_seeds(
     // SI: a seed must hold a dangerous structure, and SI's all-or-nothing visibility rejects
     // the causal seeds' single changed reads of a transaction's writes.
     if level == Level::Snapshot {
-        for_each_pivot_seed(dom, order, &mut judge_seed);
+        for_each_pivot_seed(dom, order, structures, &mut judge_seed);
     } else {
         for_each_seed(dom, order, per_read, &mut judge_seed);
     }

@@ -196,6 +196,7 @@ fn versions_in_order(h: &History, order: &[TxnId]) -> (Vec<u32>, Vec<Vec<TxnId>>
 pub(crate) fn for_each_pivot_seed(
     dom: &Domains,
     order: &[TxnId],
+    structures: &[super::dangerous::Structure],
     mut visit: impl FnMut(Seed) -> ControlFlow<()>,
 ) {
     let h = dom.h;
@@ -238,9 +239,8 @@ pub(crate) fn for_each_pivot_seed(
                 .ops()
                 .any(|o| is_external(h, o) && h.writer_txn(o) == Some(t3))
     };
-    let structures = super::dangerous::structures(h);
     for first in [true, false] {
-        for structure in &structures {
+        for structure in structures {
             let p = structure.pivot;
             let sp = dom.session_of[p as usize] as usize;
             for &t1 in &structure.before {
