@@ -151,13 +151,20 @@ fn stop_on_signals(cooperative: bool) {
             eprintln!("isopredict: interrupted; no output written");
             std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
         }
-        if isopredict::interrupt::requested() {
+        if isopredict::interrupt::signalled() {
             eprintln!("isopredict: interrupted again: cleaning up and exiting now");
             isopredict::interrupt::run_cleanups();
             isopredict::output::remove_temporaries();
             std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
         }
-        eprintln!("isopredict: interrupted: stopping (Ctrl-C again to exit at once)");
+        if isopredict::interrupt::keeping_findings() {
+            eprintln!(
+                "isopredict: interrupted: cutting the search and writing what was found (Ctrl-C \
+                 again to exit at once, writing nothing)"
+            );
+        } else {
+            eprintln!("isopredict: interrupted: stopping (Ctrl-C again to exit at once)");
+        }
         isopredict::interrupt::request();
     });
     if let Err(e) = installed {

@@ -149,6 +149,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("note: {note}");
     }
     let outcome = predict::predict(&history, &options);
+    if matches!(&outcome, Ok(o) if o.verdict == Verdict::Predicted) {
+        // Predictions found before a stop (Ctrl-C, SIGTERM) are kept and written, the search
+        // marked as cut (exit 1); nothing found: exit 130, nothing written.
+        isopredict::interrupt::keep_findings();
+    }
     if let Some(code) = super::interrupted() {
         return Ok(code);
     }
@@ -167,6 +172,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     let several = args.max > 1;
+    let search_end = several
+        .then(|| search_end_line(&outcome, args.timeout.0))
+        .flatten();
 
     if let Some(path) = &args.out {
         let format = args
@@ -253,6 +261,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 )?;
             }
         }
+        if let Some(line) = &search_end {
+            writeln!(out, "{line}")?;
+        }
     }
     Ok(match each[0].verdict {
         Verdict::Predicted | Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
@@ -260,6 +271,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Verdict::NoPrediction => ExitCode::SUCCESS,
         Verdict::Unknown => ExitCode::from(EXIT_UNKNOWN),
+    })
+}
+
+/// With `--max` > 1 and predictions made: how the search for more ended, in one line — no
+/// further one exists, or it was cut (by Ctrl-C, at the timeout, by another limit) after the
+/// ones printed.
+fn search_end_line(outcome: &PredictOutcome, timeout: Option<Duration>) -> Option<String> {
+    if outcome.verdict != Verdict::Predicted {
+        return None;
+    }
+    let n = outcome.predictions.len().max(1);
+    let found = format!("{n} prediction{}", if n == 1 { "" } else { "s" });
+    if outcome.stats.exhaustive == Some(true) {
+        return Some(format!(
+            "search complete: {found}; no further distinct prediction exists"
+        ));
+    }
+    let reason = outcome.reason.as_deref()?;
+    Some(if reason.contains(predict::SEARCH_INTERRUPTED) {
+        format!("search cut by Ctrl-C (or SIGTERM) after {found}; more may exist")
+    } else if reason.contains("timeout") {
+        match timeout {
+            Some(t) => format!(
+                "search cut at the {} s timeout after {found}; more may exist",
+                t.as_secs_f64()
+            ),
+            None => format!("search cut at a timeout after {found}; more may exist"),
+        }
+    } else {
+        format!("search stopped after {found} ({reason}); more may exist")
     })
 }
 

@@ -176,9 +176,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         isopredict::pipeline::level_name(options.level)
                     ),
                 };
-                let reproduced = reproduce::reproduce(&request);
-                if let Some(code) = super::interrupted() {
-                    return Ok(code);
+                // A stop ends the reproduction (the run's findings are written already).
+                let reproduced =
+                    isopredict::interrupt::cuttable(|| reproduce::reproduce(&request));
+                if isopredict::interrupt::signalled() {
+                    eprintln!(
+                        "isopredict: interrupted: the reproduction stopped; the run's outputs \
+                         are in {}",
+                        dir.display()
+                    );
+                    return Ok(ExitCode::from(isopredict::interrupt::EXIT_INTERRUPTED));
                 }
                 let reproduced = reproduced?;
                 let rdir = dir.join("reproduce");
