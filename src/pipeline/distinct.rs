@@ -225,7 +225,7 @@ pub(crate) fn more_predictions(
     options.progress = Some(counter.clone());
     let start = Instant::now();
     let line = progress
-        .then(|| SearchProgress::start(counter, start))
+        .then(|| SearchProgress::start(counter, 1, start))
         .flatten();
     let outcome = crate::interrupt::cuttable(|| predict(h, &options));
     let seconds = start.elapsed().as_secs_f64();
@@ -284,24 +284,41 @@ fn search_end(
 /// when `--timeout` allows more (docs/prediction.md "Several predictions").
 pub const DISTINCT_SEARCH_BUDGET: Duration = Duration::from_secs(5);
 
-/// How often the progress line is redrawn.
+/// How often the progress line is redrawn on a terminal.
 const PROGRESS_PERIOD: Duration = Duration::from_millis(250);
 
-/// A live line on standard error, when it is a terminal, once the search for further
-/// anomalies has taken more than a second: `3 anomalies found, searching for more distinct
-/// ones … (12 s)` ([`progress_line`]), redrawn in place until the search ends, then erased.
-/// Nothing when standard error is not a terminal (tests and pipes never see it).
-struct SearchProgress {
+/// How often the progress line is printed when standard error is not a terminal and
+/// [`PROGRESS_ENV`] asks for it.
+const PROGRESS_PERIOD_PLAIN: Duration = Duration::from_secs(1);
+
+/// The environment variable that asks for the progress line when standard error is not a
+/// terminal (`ISOPREDICT_PROGRESS=1`): one plain line per second instead of a line redrawn in
+/// place. For tests and logs; without it nothing is printed there.
+pub const PROGRESS_ENV: &str = "ISOPREDICT_PROGRESS";
+
+/// A live line on standard error once a search for further anomalies has taken more than a
+/// second: `3 anomalies found, searching for more distinct ones … (12 s)` ([`progress_line`]),
+/// redrawn in place on a terminal until the search ends, then erased (the report says how the
+/// search ended). Nothing when standard error is not a terminal, unless [`PROGRESS_ENV`] asks.
+pub struct SearchProgress {
     done: std::sync::mpsc::Sender<()>,
     drawer: std::thread::JoinHandle<()>,
 }
 
 impl SearchProgress {
-    /// `None` when standard error is not a terminal. `found`: predictions the search found so
-    /// far, raised by the engine (the first prediction, found again, among them: at least 1).
-    fn start(found: Arc<AtomicUsize>, start: Instant) -> Option<SearchProgress> {
+    /// Starts the line (`None`: standard error is not a terminal and [`PROGRESS_ENV`] is not
+    /// set). `found`: predictions the search found so far, raised by the engine
+    /// ([`PredictOptions::progress`]); `at_least`: anomalies known before the search (a
+    /// search after a first prediction finds it again, so the line shows at least that many);
+    /// `start`: when the search began.
+    pub fn start(
+        found: Arc<AtomicUsize>,
+        at_least: usize,
+        start: Instant,
+    ) -> Option<SearchProgress> {
         use std::io::IsTerminal;
-        if !std::io::stderr().is_terminal() {
+        let terminal = std::io::stderr().is_terminal();
+        if !terminal && std::env::var_os(PROGRESS_ENV).map_or(true, |v| v != "1") {
             return None;
         }
         let (done, rx) = std::sync::mpsc::channel::<()>();
@@ -309,15 +326,26 @@ impl SearchProgress {
             if rx.recv_timeout(Duration::from_secs(1)).is_ok() {
                 return;
             }
+            let period = if terminal {
+                PROGRESS_PERIOD
+            } else {
+                PROGRESS_PERIOD_PLAIN
+            };
             loop {
-                let line = progress_line(found.load(Ordering::Relaxed).max(1), start.elapsed());
-                eprint!("\r{line}\x1b[K");
+                let n = found.load(Ordering::Relaxed).max(at_least);
+                let line = progress_line(n, start.elapsed());
+                if terminal {
+                    eprint!("\r{line}\x1b[K");
+                } else {
+                    eprintln!("{line}");
+                }
                 if !matches!(
-                    rx.recv_timeout(PROGRESS_PERIOD),
+                    rx.recv_timeout(period),
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                 ) {
-                    // Erase the line: the report says how the search ended.
-                    eprint!("\r\x1b[K");
+                    if terminal {
+                        eprint!("\r\x1b[K");
+                    }
                     return;
                 }
             }
@@ -325,20 +353,23 @@ impl SearchProgress {
         Some(SearchProgress { done, drawer })
     }
 
-    fn finish(self) {
+    /// Ends the line (erased on a terminal).
+    pub fn finish(self) {
         let _ = self.done.send(());
         let _ = self.drawer.join();
     }
 }
 
-/// The progress line of the search for further anomalies: `found` anomalies so far (the first
-/// prediction included), `elapsed` since the search began.
+/// The progress line of a search for distinct anomalies: `found` anomalies so far, `elapsed`
+/// since the search began (whole seconds): `3 anomalies found, searching for more distinct
+/// ones … (12 s)`.
 pub fn progress_line(found: usize, elapsed: Duration) -> String {
-    format!(
-        "{found} {} found, searching for more distinct ones … ({} s)",
-        if found == 1 { "anomaly" } else { "anomalies" },
-        elapsed.as_secs()
-    )
+    let secs = elapsed.as_secs();
+    match found {
+        0 => format!("no anomaly found yet, searching … ({secs} s)"),
+        1 => format!("1 anomaly found, searching for more distinct ones … ({secs} s)"),
+        n => format!("{n} anomalies found, searching for more distinct ones … ({secs} s)"),
+    }
 }
 
 /// The indices of `anomalies` that are the first of their kind, in order: what `--max N`
@@ -376,6 +407,58 @@ mod tests {
             a(&["Vote"], &["VOTES (row)", "CONTESTANTS.votes"]).to_string(),
             "Vote × Vote on VOTES (row), CONTESTANTS.votes"
         );
+    }
+
+    #[test]
+    fn the_progress_line_counts_anomalies_and_whole_seconds() {
+        assert_eq!(
+            progress_line(3, Duration::from_millis(12_900)),
+            "3 anomalies found, searching for more distinct ones … (12 s)"
+        );
+        assert_eq!(
+            progress_line(1, Duration::from_secs(1)),
+            "1 anomaly found, searching for more distinct ones … (1 s)"
+        );
+        assert_eq!(
+            progress_line(0, Duration::from_millis(2_500)),
+            "no anomaly found yet, searching … (2 s)"
+        );
+    }
+
+    #[test]
+    fn a_search_end_says_whether_it_was_cut_and_why() {
+        let interrupted = SearchEnd::Interrupted;
+        assert!(interrupted.cut());
+        assert_eq!(
+            interrupted.sentence(3, 10).unwrap(),
+            "Search cut by Ctrl-C (or SIGTERM) after 3 distinct anomalies; more may exist."
+        );
+        let budget = SearchEnd::Budget { seconds: 5.0 };
+        assert!(budget.cut());
+        assert_eq!(
+            budget.sentence(1, 10).unwrap(),
+            "Search cut at the 5 s distinct-search budget after 1 distinct anomaly; more may \
+             exist."
+        );
+        assert_eq!(
+            SearchEnd::Budget { seconds: 0.5 }.sentence(2, 10).unwrap(),
+            "Search cut at the 0.5 s distinct-search budget after 2 distinct anomalies; more \
+             may exist."
+        );
+        assert!(!SearchEnd::Exhausted.cut());
+        assert_eq!(
+            SearchEnd::Exhausted.sentence(2, 10).unwrap(),
+            "Search complete: 2 distinct anomalies; no further distinct anomaly exists."
+        );
+        assert!(!SearchEnd::Enough.cut());
+        assert!(SearchEnd::Enough
+            .sentence(2, 10)
+            .unwrap()
+            .starts_with("Search stopped at --max 10 predictions"));
+        assert_eq!(SearchEnd::NotSearched.sentence(1, 1), None);
+        // As report.json carries it.
+        let json = serde_json::to_value(SearchEnd::Budget { seconds: 5.0 }).unwrap();
+        assert_eq!(json, serde_json::json!({"end": "budget", "seconds": 5.0}));
     }
 
     #[test]
