@@ -73,7 +73,10 @@ fn signal_while_searching(scratch: &Scratch, args: &[&str], signal: i32) -> Ende
         }
         if sent.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
-            panic!("`isopredict {}` still running 60 s after the signal", args.join(" "));
+            panic!(
+                "`isopredict {}` still running 60 s after the signal",
+                args.join(" ")
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -112,11 +115,17 @@ fn sigint_cuts_the_search_of_run_and_writes_the_anomalies_found() {
     let ended = signal_while_searching(&scratch, &["run", "tpcc", "--out", &out], libc::SIGINT);
     assert_eq!(ended.code, Some(1), "stderr: {}", ended.stderr);
     assert!(
-        ended.stderr.contains("cutting the search and writing what was found"),
+        ended
+            .stderr
+            .contains("cutting the search and writing what was found"),
         "{}",
         ended.stderr
     );
-    assert!(!ended.stderr.contains("no output written"), "{}", ended.stderr);
+    assert!(
+        !ended.stderr.contains("no output written"),
+        "{}",
+        ended.stderr
+    );
     // The text output (report.md printed) and report.md say it at the top.
     let mark = "**Search cut by Ctrl-C (or SIGTERM) after ";
     assert!(ended.stdout.contains(mark), "{}", ended.stdout);
@@ -136,10 +145,7 @@ fn sigint_cuts_the_search_of_run_and_writes_the_anomalies_found() {
     assert_eq!(report["search"]["cut"], true);
     let sentence = report["search"]["sentence"].as_str().unwrap();
     assert!(
-        sentence.contains(&format!(
-            "after {} distinct anomal",
-            anomalies.len()
-        )),
+        sentence.contains(&format!("after {} distinct anomal", anomalies.len())),
         "{sentence}"
     );
     // The drawing of the first anomaly says so too.
@@ -187,8 +193,18 @@ fn sigint_cuts_predict_max_all_and_writes_the_predictions_found() {
     let ended = signal_while_searching(
         &scratch,
         &[
-            "predict", &observed, "--level", "causal", "--max", "all", "--timeout", "0", "--out",
-            &out, "--dot", &dot,
+            "predict",
+            &observed,
+            "--level",
+            "causal",
+            "--max",
+            "all",
+            "--timeout",
+            "0",
+            "--out",
+            &out,
+            "--dot",
+            &dot,
         ],
         libc::SIGINT,
     );
@@ -223,13 +239,14 @@ fn a_search_that_ends_by_itself_says_no_further_anomaly_exists() {
     let run = isopredict(&["run", "smallbank", "--out", &out]);
     assert_eq!(run.status.code(), Some(1), "{run:?}");
     let report: serde_json::Value = serde_json::from_str(&scratch.read("out/report.json")).unwrap();
-    assert_eq!(report["search"]["end"], "exhausted", "{:#}", report["search"]);
+    assert_eq!(
+        report["search"]["end"], "exhausted",
+        "{:#}",
+        report["search"]
+    );
     assert_eq!(report["search"]["cut"], false);
     let md = stdout(&run);
-    assert!(
-        md.contains("no further distinct anomaly exists"),
-        "{md}"
-    );
+    assert!(md.contains("no further distinct anomaly exists"), "{md}");
     assert!(!md.contains("**Search cut"), "{md}");
 }
 

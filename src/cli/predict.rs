@@ -302,10 +302,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// With `--max` > 1 and predictions made: how the search for more ended, in one line — no
 /// further one exists, or it was cut (by Ctrl-C, at the timeout, by another limit) after the
 /// ones printed — and whether it was cut.
-fn search_end_line(
-    outcome: &PredictOutcome,
-    timeout: Option<Duration>,
-) -> Option<(String, bool)> {
+fn search_end_line(outcome: &PredictOutcome, timeout: Option<Duration>) -> Option<(String, bool)> {
     if outcome.verdict != Verdict::Predicted {
         return None;
     }

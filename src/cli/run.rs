@@ -177,8 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     ),
                 };
                 // A stop ends the reproduction (the run's findings are written already).
-                let reproduced =
-                    isopredict::interrupt::cuttable(|| reproduce::reproduce(&request));
+                let reproduced = isopredict::interrupt::cuttable(|| reproduce::reproduce(&request));
                 if isopredict::interrupt::signalled() {
                     eprintln!(
                         "isopredict: interrupted: the reproduction stopped; the run's outputs \

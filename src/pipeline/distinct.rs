@@ -145,9 +145,9 @@ impl SearchEnd {
         let found = plural_anomalies(distinct);
         Some(match self {
             SearchEnd::NotSearched => return None,
-            SearchEnd::Enough => format!(
-                "Search stopped at --max {max} predictions ({found}); more may exist."
-            ),
+            SearchEnd::Enough => {
+                format!("Search stopped at --max {max} predictions ({found}); more may exist.")
+            }
             SearchEnd::Exhausted => {
                 format!("Search complete: {found}; no further distinct anomaly exists.")
             }
