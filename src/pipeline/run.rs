@@ -192,6 +192,7 @@ fn run_in_context(
         &validated.validation,
         &mut report,
     )?;
+    timings.distinct_search_ms = report.timings.distinct_search_ms;
     timings.total_ms = ms(start.elapsed());
     report.timings = timings;
     Ok(RunOutcome {

@@ -160,7 +160,7 @@ pub(super) fn report_anomaly(
     );
     let mut anomaly = explainer.anomaly_graph(prediction, title);
     // (Its time counts in the total only.)
-    let (anomalies, search) = distinct_anomalies(
+    let (anomalies, search, search_ms) = distinct_anomalies(
         workload,
         &recorded.config,
         observed,
@@ -175,6 +175,7 @@ pub(super) fn report_anomaly(
     }
     report.anomalies = anomalies;
     report.search = search;
+    report.timings.distinct_search_ms = search_ms;
     report.prediction = Some(section);
     report.validation = Some(ValidationSection {
         verdict: replay_word(validation).to_string(),
@@ -242,7 +243,8 @@ fn anomaly_summary(
     )
 }
 
-/// The distinct anomalies of the run (`options.max` of them at most): `first` (the prediction
+/// The distinct anomalies of the run (`options.max` of them at most), how the search for them
+/// ended, and its time (ms): `first` (the prediction
 /// the report details, replayed as `first_validation`), then those of a search by the
 /// scalable engine for `options.max` predictions, each re-verified by the predictor, named in
 /// application terms ([`super::distinct::app_anomaly`]), kept when their anomaly is new, and
@@ -255,7 +257,7 @@ pub(super) fn distinct_anomalies(
     options: &RunOptions,
     first: &Prediction,
     first_validation: &Validation,
-) -> Result<(Vec<DistinctAnomalyLine>, Option<SearchSection>), PipelineError> {
+) -> Result<(Vec<DistinctAnomalyLine>, Option<SearchSection>, f64), PipelineError> {
     let h = &observed.history;
     let mut predictions = vec![first.clone()];
     let search = super::distinct::more_predictions(
@@ -321,18 +323,13 @@ pub(super) fn distinct_anomalies(
                 .collect(),
         });
     }
-    let section = search_section(&search.end, search.seconds, lines.len(), options.max);
-    Ok((lines, section))
+    let section = search_section(&search.end, lines.len(), options.max);
+    Ok((lines, section, search.seconds * 1000.0))
 }
 
 /// The report's account of how the search for further distinct anomalies ended, after
 /// `distinct` were found (`None` when no search ran: `--max 1`).
-fn search_section(
-    end: &SearchEnd,
-    seconds: f64,
-    distinct: usize,
-    max: usize,
-) -> Option<SearchSection> {
+fn search_section(end: &SearchEnd, distinct: usize, max: usize) -> Option<SearchSection> {
     let sentence = end.sentence(distinct, max)?;
     let value = serde_json::to_value(end).ok()?;
     Some(SearchSection {
@@ -340,7 +337,6 @@ fn search_section(
         cut: end.cut(),
         budget_seconds: value["seconds"].as_f64(),
         reason: value["reason"].as_str().map(str::to_string),
-        seconds,
         sentence,
     })
 }

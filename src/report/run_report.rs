@@ -185,6 +185,9 @@ pub struct RunTimings {
     pub literals: u64,
     /// Validation (ms).
     pub validation_ms: f64,
+    /// The search for further distinct anomalies (ms; `run --max N`, N > 1).
+    #[serde(default)]
+    pub distinct_search_ms: f64,
     /// Everything (ms).
     pub total_ms: f64,
 }
@@ -265,8 +268,6 @@ pub struct SearchSection {
     /// Why it stopped (`stopped`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Seconds the search took.
-    pub seconds: f64,
     /// The end in one sentence, e.g. `Search cut by Ctrl-C (or SIGTERM) after 2 distinct
     /// anomalies; more may exist.`
     pub sentence: String,
@@ -440,7 +441,12 @@ impl RunReport {
             }
             out.push('\n');
             if let Some(s) = &self.search {
-                let _ = writeln!(out, "{} ({:.1} s)\n", s.sentence, s.seconds);
+                let _ = writeln!(
+                    out,
+                    "{} ({:.1} s)\n",
+                    s.sentence,
+                    self.timings.distinct_search_ms / 1000.0
+                );
             }
         }
         if let Some(p) = &self.prediction {
@@ -739,10 +745,13 @@ mod tests {
             cut,
             budget_seconds: None,
             reason: None,
-            seconds: 2.04,
             sentence: sentence.into(),
         };
         let cut = RunReport {
+            timings: RunTimings {
+                distinct_search_ms: 2040.0,
+                ..RunTimings::default()
+            },
             search: Some(search(
                 "interrupted",
                 true,
