@@ -18,10 +18,17 @@
 //! registers how to remove it ([`register_cleanup`]); a second signal, which exits at once,
 //! runs those ([`run_cleanups`]) first.
 //!
+//! **Keeping what was found.** A command that already holds verified findings (a prediction)
+//! calls [`keep_findings`]: from then on a stop only cuts the searches it runs through
+//! [`cuttable`] (the search for further distinct anomalies), which end early with what they
+//! found; verifying, replaying and writing the findings go on ([`requested`] is false outside
+//! a cuttable search), and the outputs say the search was cut ([`signalled`]). A second signal
+//! still exits at once.
+//!
 //! The flag never goes back: tests of a stop run in a process of their own
-//! (`tests/interrupt.rs`), not beside other tests.
+//! (`tests/interrupt.rs`, `tests/cli_cut_search.rs`), not beside other tests.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::Duration;
 
@@ -34,8 +41,14 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// How often the contexts of solver calls in flight are interrupted once a stop is requested.
 pub const INTERRUPT_PERIOD: Duration = Duration::from_millis(20);
 
-/// Whether a stop was requested.
+/// Whether a stop was requested (a signal arrived).
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the command keeps its findings on a stop ([`keep_findings`]).
+static KEEPING: AtomicBool = AtomicBool::new(false);
+
+/// Cuttable searches running ([`cuttable`]).
+static CUTTABLE: AtomicUsize = AtomicUsize::new(0);
 
 /// The Z3 contexts (raw `Z3_context` pointers) of the solver calls in flight, one entry per
 /// call. An entry is removed, under this lock, before its call's context can be freed, so the
@@ -88,9 +101,46 @@ pub fn run_cleanups() {
 #[error("interrupted")]
 pub struct Interrupted;
 
-/// Whether the user asked to stop (see the module documentation).
+/// Whether the work running now is to stop: a stop was requested and, once the command keeps
+/// its findings ([`keep_findings`]), only inside a [`cuttable`] search (see the module
+/// documentation).
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
+        && (!KEEPING.load(Ordering::SeqCst) || CUTTABLE.load(Ordering::SeqCst) > 0)
+}
+
+/// Whether a stop signal arrived at all (whether or not it stops the work running now): a
+/// second signal exits at once, and a search that [`keep_findings`] let finish early says it
+/// was cut.
+pub fn signalled() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
+}
+
+/// The command holds verified findings and keeps them: from now on a stop cuts only the
+/// [`cuttable`] searches, and the work that verifies and writes the findings goes on. For the
+/// rest of the process (a command's findings are not dropped again).
+pub fn keep_findings() {
+    KEEPING.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`keep_findings`] was called.
+pub fn keeping_findings() -> bool {
+    KEEPING.load(Ordering::SeqCst)
+}
+
+/// Runs `search`, a search whose findings so far are worth keeping, so that a stop (requested
+/// before or while it runs) ends it early even after [`keep_findings`]; the caller asks
+/// [`signalled`] afterwards whether it was cut.
+pub fn cuttable<R>(search: impl FnOnce() -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            CUTTABLE.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    CUTTABLE.fetch_add(1, Ordering::SeqCst);
+    let _leave = Leave;
+    search()
 }
 
 /// `Err(Interrupted)` once a stop was requested: `interrupt::stop_point()?` between steps.
@@ -118,8 +168,11 @@ pub fn request() {
     });
 }
 
-/// Interrupts every Z3 call in flight.
+/// Interrupts every Z3 call in flight, while the work running is to stop ([`requested`]).
 fn interrupt_in_flight() {
+    if !requested() {
+        return;
+    }
     let live = IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner());
     for &ctx in live.iter() {
         if let Some(ctx) = std::ptr::NonNull::new(ctx as *mut z3_sys::_Z3_context) {

@@ -3,7 +3,9 @@
 //!
 //! Exit codes (DESIGN.md): 0 = consistent / nothing found; 1 = violation found or prediction
 //! made; 2 = bad input or usage (clap usage errors too); 3 = solver unknown or timeout;
-//! 130 = interrupted (Ctrl-C, SIGINT or SIGTERM) before any output was written.
+//! 130 = interrupted (Ctrl-C, SIGINT or SIGTERM) before any output was written. A `run` or
+//! `predict --max N` interrupted after it found an anomaly cuts its search for more, writes
+//! what it found (marked as cut) and exits 1 ([`isopredict::interrupt::keep_findings`]).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -30,7 +32,8 @@ mod watch;
 const EXIT_CODES: &str =
     "Exit codes: 0 = consistent / nothing found; 1 = violation found or prediction \
 made (run: an anomaly); 2 = bad input or usage; 3 = unknown (solver unknown, time or memory \
-limit); 130 = interrupted (Ctrl-C, SIGTERM) before anything was written.";
+limit); 130 = interrupted (Ctrl-C, SIGTERM) before anything was written (run, predict --max: \
+Ctrl-C after an anomaly was found writes the anomalies found, marked as a cut search, exit 1).";
 
 /// The exit codes of `watch`, shown after its `--help`.
 const WATCH_EXIT_CODES: &str = "Exit codes: 0 = no violation; 1 = a violation was found; \
@@ -151,13 +154,20 @@ fn stop_on_signals(cooperative: bool) {
             eprintln!("isopredict: interrupted; no output written");
             std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
         }
-        if isopredict::interrupt::requested() {
+        if isopredict::interrupt::signalled() {
             eprintln!("isopredict: interrupted again: cleaning up and exiting now");
             isopredict::interrupt::run_cleanups();
             isopredict::output::remove_temporaries();
             std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
         }
-        eprintln!("isopredict: interrupted: stopping (Ctrl-C again to exit at once)");
+        if isopredict::interrupt::keeping_findings() {
+            eprintln!(
+                "isopredict: interrupted: cutting the search and writing what was found (Ctrl-C \
+                 again to exit at once, writing nothing)"
+            );
+        } else {
+            eprintln!("isopredict: interrupted: stopping (Ctrl-C again to exit at once)");
+        }
         isopredict::interrupt::request();
     });
     if let Err(e) = installed {

@@ -148,7 +148,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for note in history.input_notes() {
         eprintln!("note: {note}");
     }
+    // Several predictions: a live line on a terminal while the search takes more than a second.
+    let found = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    if args.max > 1 {
+        options.progress = Some(found.clone());
+    }
+    let progress = (args.max > 1)
+        .then(|| isopredict::pipeline::distinct::SearchProgress::start(found, 0, Instant::now()))
+        .flatten();
     let outcome = predict::predict(&history, &options);
+    if let Some(line) = progress {
+        line.finish();
+    }
+    if matches!(&outcome, Ok(o) if o.verdict == Verdict::Predicted) {
+        // Predictions found before a stop (Ctrl-C, SIGTERM) are kept and written, the search
+        // marked as cut (exit 1); nothing found: exit 130, nothing written.
+        isopredict::interrupt::keep_findings();
+    }
     if let Some(code) = super::interrupted() {
         return Ok(code);
     }
@@ -167,6 +183,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     let several = args.max > 1;
+    let search_end = several
+        .then(|| search_end_line(&outcome, args.timeout.0))
+        .flatten();
 
     if let Some(path) = &args.out {
         let format = args
@@ -196,7 +215,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &args.dot {
         let text = match (&outcome.prediction, &outcome.observed) {
-            (Some(p), _) => predict::dot::prediction_dot(&history, p),
+            (Some(p), _) => {
+                let dot = predict::dot::prediction_dot(&history, p);
+                match search_end.as_ref().filter(|(_, cut)| *cut) {
+                    // The drawing is of the first prediction: a cut search is said in its label.
+                    Some((line, _)) => dot.replacen(
+                        "{\n",
+                        &format!(
+                            "{{\n  label={};\n  labelloc=t;\n",
+                            isopredict::dot::quote(&format!("prediction 1 of those found; {line}"))
+                        ),
+                        1,
+                    ),
+                    None => dot,
+                }
+            }
             (None, Some(report)) => report.render_dot().unwrap_or_default(),
             (None, None) => format!(
                 "digraph prediction {{\n  label=\"{}\";\n}}\n",
@@ -253,6 +286,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 )?;
             }
         }
+        if let Some((line, _)) = &search_end {
+            writeln!(out, "{line}")?;
+        }
     }
     Ok(match each[0].verdict {
         Verdict::Predicted | Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
@@ -261,6 +297,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Verdict::NoPrediction => ExitCode::SUCCESS,
         Verdict::Unknown => ExitCode::from(EXIT_UNKNOWN),
     })
+}
+
+/// With `--max` > 1 and predictions made: how the search for more ended, in one line — no
+/// further one exists, or it was cut (by Ctrl-C, at the timeout, by another limit) after the
+/// ones printed — and whether it was cut.
+fn search_end_line(outcome: &PredictOutcome, timeout: Option<Duration>) -> Option<(String, bool)> {
+    if outcome.verdict != Verdict::Predicted {
+        return None;
+    }
+    let n = outcome.predictions.len().max(1);
+    let found = format!("{n} prediction{}", if n == 1 { "" } else { "s" });
+    if outcome.stats.exhaustive == Some(true) {
+        return Some((
+            format!("search complete: {found}; no further distinct prediction exists"),
+            false,
+        ));
+    }
+    let reason = outcome.reason.as_deref()?;
+    let line = if reason.contains(predict::SEARCH_INTERRUPTED) {
+        format!("search cut by Ctrl-C (or SIGTERM) after {found}; more may exist")
+    } else if reason.contains("timeout") {
+        match timeout {
+            Some(t) => format!(
+                "search cut at the {} s timeout after {found}; more may exist",
+                t.as_secs_f64()
+            ),
+            None => format!("search cut at a timeout after {found}; more may exist"),
+        }
+    } else {
+        format!("search stopped after {found} ({reason}); more may exist")
+    };
+    Some((line, true))
 }
 
 /// `--max`: a positive count or `all`.

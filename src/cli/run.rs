@@ -207,9 +207,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         options.level.full_name()
                     ),
                 };
-                let reproduced = reproduce::reproduce(&request);
-                if let Some(code) = super::interrupted() {
-                    return Ok(code);
+                // A stop ends the reproduction (the run's findings are written already).
+                let reproduced = isopredict::interrupt::cuttable(|| reproduce::reproduce(&request));
+                if isopredict::interrupt::signalled() {
+                    eprintln!(
+                        "isopredict: interrupted: the reproduction stopped; the run's outputs \
+                         are in {}",
+                        dir.display()
+                    );
+                    return Ok(ExitCode::from(isopredict::interrupt::EXIT_INTERRUPTED));
                 }
                 let reproduced = reproduced?;
                 let rdir = dir.join("reproduce");

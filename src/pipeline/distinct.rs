@@ -10,11 +10,15 @@
 //! cycle (possible only for exact-strict) is named by its changed reads instead: the reading
 //! and the new writing transactions' procedures and the keys read.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::check::Level;
 use crate::history::History;
-use crate::predict::{predict, Engine, PredictOptions, Prediction, Strategy};
+use crate::predict::{
+    predict, Engine, PredictOptions, PredictOutcome, Prediction, Strategy, Verdict,
+};
 use crate::store::KeyDirectory;
 use crate::workloads::TxnCall;
 
@@ -101,18 +105,114 @@ pub fn app_anomaly(p: &Prediction, calls: &[Option<TxnCall>], keys: &KeyDirector
     }
 }
 
+/// How the search for further distinct anomalies ended (`run`/`rank --max N`): report.md's
+/// "Search" line and report.json's `search`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "end", rename_all = "kebab-case")]
+pub enum SearchEnd {
+    /// `--max 1`: no search for further anomalies.
+    NotSearched,
+    /// The engine found as many predictions as `--max` asks; more may exist.
+    Enough,
+    /// The search space is exhausted: no further distinct anomaly exists.
+    Exhausted,
+    /// The time budget ran out (the distinct-search budget, or `--timeout` if shorter).
+    Budget {
+        /// The budget, in seconds.
+        seconds: f64,
+    },
+    /// Ctrl-C or SIGTERM cut the search ([`crate::interrupt::keep_findings`]).
+    Interrupted,
+    /// The search stopped for another reason (a memory limit, the solver gave up, an error).
+    Stopped {
+        /// Why, in words.
+        reason: String,
+    },
+}
+
+impl SearchEnd {
+    /// Whether the search was cut before it could finish (budget, Ctrl-C, another stop).
+    pub fn cut(&self) -> bool {
+        matches!(
+            self,
+            SearchEnd::Budget { .. } | SearchEnd::Interrupted | SearchEnd::Stopped { .. }
+        )
+    }
+
+    /// The search's end in one sentence, after `distinct` distinct anomalies were found
+    /// (`None` when no search ran).
+    pub fn sentence(&self, distinct: usize, max: usize) -> Option<String> {
+        let found = plural_anomalies(distinct);
+        Some(match self {
+            SearchEnd::NotSearched => return None,
+            SearchEnd::Enough => {
+                format!("Search stopped at --max {max} predictions ({found}); more may exist.")
+            }
+            SearchEnd::Exhausted => {
+                format!("Search complete: {found}; no further distinct anomaly exists.")
+            }
+            SearchEnd::Budget { seconds } => format!(
+                "Search cut at the {} s distinct-search budget after {found}; more may exist.",
+                seconds_text(*seconds)
+            ),
+            SearchEnd::Interrupted => {
+                format!("Search cut by Ctrl-C (or SIGTERM) after {found}; more may exist.")
+            }
+            SearchEnd::Stopped { reason } => {
+                format!("Search stopped after {found} ({reason}); more may exist.")
+            }
+        })
+    }
+}
+
+/// `1 distinct anomaly`, `3 distinct anomalies`.
+fn plural_anomalies(n: usize) -> String {
+    format!(
+        "{n} distinct {}",
+        if n == 1 { "anomaly" } else { "anomalies" }
+    )
+}
+
+/// `5`, `0.5`: seconds without a needless fraction.
+fn seconds_text(seconds: f64) -> String {
+    if seconds.fract() == 0.0 {
+        format!("{seconds:.0}")
+    } else {
+        format!("{seconds}")
+    }
+}
+
+/// The search for further predictions after the first ([`more_predictions`]).
+#[derive(Debug, Clone)]
+pub struct DistinctSearch {
+    /// The predictions found (besides the first), each verified by the predictor.
+    pub predictions: Vec<Prediction>,
+    /// How the search ended.
+    pub end: SearchEnd,
+    /// How long it took, in seconds.
+    pub seconds: f64,
+}
+
 /// Up to `max` predictions of `h` by the scalable engine (`predict --max`), after a first
 /// prediction was made (none when `max` ≤ 1; an error or an unknown answer gives none too:
-/// the first prediction stands alone).
+/// the first prediction stands alone), and how the search ended. The search is cut by a stop
+/// request (Ctrl-C, SIGTERM) once the command keeps its findings
+/// ([`crate::interrupt::keep_findings`]): what it found is kept. `progress`: a live line on
+/// standard error while it runs, when that is a terminal ([`SearchProgress`]).
 pub(crate) fn more_predictions(
     h: &History,
     level: Level,
     strategy: Strategy,
     timeout: Option<Duration>,
     max: usize,
-) -> Vec<Prediction> {
+    progress: bool,
+) -> DistinctSearch {
     if max <= 1 {
-        return Vec::new();
+        return DistinctSearch {
+            predictions: Vec::new(),
+            end: SearchEnd::NotSearched,
+            seconds: 0.0,
+        };
     }
     // The search for more stops by itself when no further one exists (the search is
     // exhaustive); otherwise after a budget, not the whole timeout: on TPC-C the lazy search
@@ -121,70 +221,154 @@ pub(crate) fn more_predictions(
     let mut options = PredictOptions::new(level, strategy).with_timeout(budget);
     options.engine = Engine::Scalable;
     options.max = max;
-    let progress = SlowSearchNote::start(budget);
-    let found = predict(h, &options)
-        .map(|o| o.predictions)
-        .unwrap_or_default();
-    progress.finish(found.len());
-    found
+    let counter = Arc::new(AtomicUsize::new(0));
+    options.progress = Some(counter.clone());
+    let start = Instant::now();
+    let line = progress
+        .then(|| SearchProgress::start(counter, 1, start))
+        .flatten();
+    let outcome = crate::interrupt::cuttable(|| predict(h, &options));
+    let seconds = start.elapsed().as_secs_f64();
+    let end = search_end(&outcome, budget, max);
+    let predictions = outcome.map(|o| o.predictions).unwrap_or_default();
+    if let Some(line) = line {
+        line.finish();
+    }
+    DistinctSearch {
+        predictions,
+        end,
+        seconds,
+    }
+}
+
+/// How the search of [`more_predictions`] ended, from the engine's answer.
+fn search_end(
+    outcome: &Result<PredictOutcome, crate::predict::PredictError>,
+    budget: Option<Duration>,
+    max: usize,
+) -> SearchEnd {
+    let budget_end = || SearchEnd::Budget {
+        seconds: budget.map_or(0.0, |b| b.as_secs_f64()),
+    };
+    let o = match outcome {
+        Err(crate::predict::PredictError::Interrupted(_)) => return SearchEnd::Interrupted,
+        Err(e) => {
+            return SearchEnd::Stopped {
+                reason: e.to_string(),
+            }
+        }
+        Ok(o) => o,
+    };
+    let reason = o.reason.as_deref().unwrap_or("");
+    match o.verdict {
+        Verdict::Predicted if o.stats.exhaustive == Some(true) => SearchEnd::Exhausted,
+        Verdict::Predicted if o.predictions.len() >= max => SearchEnd::Enough,
+        _ if reason.contains(crate::predict::SEARCH_INTERRUPTED) => SearchEnd::Interrupted,
+        _ if crate::interrupt::signalled() && crate::interrupt::keeping_findings() => {
+            SearchEnd::Interrupted
+        }
+        _ if reason.contains("timeout") => budget_end(),
+        // The engine says "none" only when its search is complete.
+        Verdict::NoPrediction => SearchEnd::Exhausted,
+        _ => SearchEnd::Stopped {
+            reason: if reason.is_empty() {
+                "the search gave no reason".to_string()
+            } else {
+                reason.to_string()
+            },
+        },
+    }
 }
 
 /// Most time the search for further distinct anomalies takes (`run`/`rank --max N` > 1)
 /// when `--timeout` allows more (docs/prediction.md "Several predictions").
 pub const DISTINCT_SEARCH_BUDGET: Duration = Duration::from_secs(5);
 
-/// A line on standard error (when it is a terminal) once the search for further anomalies
-/// has taken more than a second, and one when it ends.
-struct SlowSearchNote {
-    done: Option<std::sync::mpsc::Sender<()>>,
-    shown: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    start: std::time::Instant,
+/// How often the progress line is redrawn on a terminal.
+const PROGRESS_PERIOD: Duration = Duration::from_millis(250);
+
+/// How often the progress line is printed when standard error is not a terminal and
+/// [`PROGRESS_ENV`] asks for it.
+const PROGRESS_PERIOD_PLAIN: Duration = Duration::from_secs(1);
+
+/// The environment variable that asks for the progress line when standard error is not a
+/// terminal (`ISOPREDICT_PROGRESS=1`): one plain line per second instead of a line redrawn in
+/// place. For tests and logs; without it nothing is printed there.
+pub const PROGRESS_ENV: &str = "ISOPREDICT_PROGRESS";
+
+/// A live line on standard error once a search for further anomalies has taken more than a
+/// second: `3 anomalies found, searching for more distinct ones … (12 s)` ([`progress_line`]),
+/// redrawn in place on a terminal until the search ends, then erased (the report says how the
+/// search ended). Nothing when standard error is not a terminal, unless [`PROGRESS_ENV`] asks.
+pub struct SearchProgress {
+    done: std::sync::mpsc::Sender<()>,
+    drawer: std::thread::JoinHandle<()>,
 }
 
-impl SlowSearchNote {
-    fn start(budget: Option<Duration>) -> SlowSearchNote {
+impl SearchProgress {
+    /// Starts the line (`None`: standard error is not a terminal and [`PROGRESS_ENV`] is not
+    /// set). `found`: predictions the search found so far, raised by the engine
+    /// ([`PredictOptions::progress`]); `at_least`: anomalies known before the search (a
+    /// search after a first prediction finds it again, so the line shows at least that many);
+    /// `start`: when the search began.
+    pub fn start(
+        found: Arc<AtomicUsize>,
+        at_least: usize,
+        start: Instant,
+    ) -> Option<SearchProgress> {
         use std::io::IsTerminal;
-        let shown = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        if !std::io::stderr().is_terminal() {
-            return SlowSearchNote {
-                done: None,
-                shown,
-                start: std::time::Instant::now(),
-            };
+        let terminal = std::io::stderr().is_terminal();
+        if !terminal && std::env::var_os(PROGRESS_ENV).map_or(true, |v| v != "1") {
+            return None;
         }
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let flag = shown.clone();
-        std::thread::spawn(move || {
-            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                rx.recv_timeout(Duration::from_secs(1))
-            {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                eprintln!(
-                    "searching for further distinct anomalies ({}) …",
-                    budget.map_or("no time limit".to_string(), |b| format!(
-                        "at most {:.0} s",
-                        b.as_secs_f64()
-                    ))
-                );
+        let (done, rx) = std::sync::mpsc::channel::<()>();
+        let drawer = std::thread::spawn(move || {
+            if rx.recv_timeout(Duration::from_secs(1)).is_ok() {
+                return;
+            }
+            let period = if terminal {
+                PROGRESS_PERIOD
+            } else {
+                PROGRESS_PERIOD_PLAIN
+            };
+            loop {
+                let n = found.load(Ordering::Relaxed).max(at_least);
+                let line = progress_line(n, start.elapsed());
+                if terminal {
+                    eprint!("\r{line}\x1b[K");
+                } else {
+                    eprintln!("{line}");
+                }
+                if !matches!(
+                    rx.recv_timeout(period),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                ) {
+                    if terminal {
+                        eprint!("\r\x1b[K");
+                    }
+                    return;
+                }
             }
         });
-        SlowSearchNote {
-            done: Some(tx),
-            shown,
-            start: std::time::Instant::now(),
-        }
+        Some(SearchProgress { done, drawer })
     }
 
-    fn finish(self, found: usize) {
-        if let Some(tx) = self.done {
-            let _ = tx.send(());
-        }
-        if self.shown.load(std::sync::atomic::Ordering::SeqCst) {
-            eprintln!(
-                "… {found} further prediction(s) in {:.1} s",
-                self.start.elapsed().as_secs_f64()
-            );
-        }
+    /// Ends the line (erased on a terminal).
+    pub fn finish(self) {
+        let _ = self.done.send(());
+        let _ = self.drawer.join();
+    }
+}
+
+/// The progress line of a search for distinct anomalies: `found` anomalies so far, `elapsed`
+/// since the search began (whole seconds): `3 anomalies found, searching for more distinct
+/// ones … (12 s)`.
+pub fn progress_line(found: usize, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs();
+    match found {
+        0 => format!("no anomaly found yet, searching … ({secs} s)"),
+        1 => format!("1 anomaly found, searching for more distinct ones … ({secs} s)"),
+        n => format!("{n} anomalies found, searching for more distinct ones … ({secs} s)"),
     }
 }
 
@@ -223,6 +407,58 @@ mod tests {
             a(&["Vote"], &["VOTES (row)", "CONTESTANTS.votes"]).to_string(),
             "Vote × Vote on VOTES (row), CONTESTANTS.votes"
         );
+    }
+
+    #[test]
+    fn the_progress_line_counts_anomalies_and_whole_seconds() {
+        assert_eq!(
+            progress_line(3, Duration::from_millis(12_900)),
+            "3 anomalies found, searching for more distinct ones … (12 s)"
+        );
+        assert_eq!(
+            progress_line(1, Duration::from_secs(1)),
+            "1 anomaly found, searching for more distinct ones … (1 s)"
+        );
+        assert_eq!(
+            progress_line(0, Duration::from_millis(2_500)),
+            "no anomaly found yet, searching … (2 s)"
+        );
+    }
+
+    #[test]
+    fn a_search_end_says_whether_it_was_cut_and_why() {
+        let interrupted = SearchEnd::Interrupted;
+        assert!(interrupted.cut());
+        assert_eq!(
+            interrupted.sentence(3, 10).unwrap(),
+            "Search cut by Ctrl-C (or SIGTERM) after 3 distinct anomalies; more may exist."
+        );
+        let budget = SearchEnd::Budget { seconds: 5.0 };
+        assert!(budget.cut());
+        assert_eq!(
+            budget.sentence(1, 10).unwrap(),
+            "Search cut at the 5 s distinct-search budget after 1 distinct anomaly; more may \
+             exist."
+        );
+        assert_eq!(
+            SearchEnd::Budget { seconds: 0.5 }.sentence(2, 10).unwrap(),
+            "Search cut at the 0.5 s distinct-search budget after 2 distinct anomalies; more \
+             may exist."
+        );
+        assert!(!SearchEnd::Exhausted.cut());
+        assert_eq!(
+            SearchEnd::Exhausted.sentence(2, 10).unwrap(),
+            "Search complete: 2 distinct anomalies; no further distinct anomaly exists."
+        );
+        assert!(!SearchEnd::Enough.cut());
+        assert!(SearchEnd::Enough
+            .sentence(2, 10)
+            .unwrap()
+            .starts_with("Search stopped at --max 10 predictions"));
+        assert_eq!(SearchEnd::NotSearched.sentence(1, 1), None);
+        // As report.json carries it.
+        let json = serde_json::to_value(SearchEnd::Budget { seconds: 5.0 }).unwrap();
+        assert_eq!(json, serde_json::json!({"end": "budget", "seconds": 5.0}));
     }
 
     #[test]

@@ -329,6 +329,7 @@ impl Explainer<'_> {
             .any(|e| e.from == INITIAL_TXN || e.to == INITIAL_TXN);
         AnomalyGraph {
             title,
+            note: None,
             initial: uses_initial.then(|| TxnBox {
                 id: INITIAL_TXN,
                 title: "initial state".to_string(),

@@ -804,9 +804,11 @@ fn predict_history(
             };
             let mut predictions: Vec<_> = o.prediction.into_iter().collect();
             if !predictions.is_empty() {
-                predictions.extend(super::distinct::more_predictions(
-                    h, level, strategy, timeout, max,
-                ));
+                // No live line: rank draws its own progress bar.
+                predictions.extend(
+                    super::distinct::more_predictions(h, level, strategy, timeout, max, false)
+                        .predictions,
+                );
             }
             (record, predictions)
         }

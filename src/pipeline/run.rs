@@ -172,8 +172,14 @@ fn run_in_context(
     report.reason = predicted.reason;
     let prediction = match predicted.prediction {
         Ok(p) => p,
-        Err(stop) => return Ok(stop.outcome(report, recorded, timings, start)),
+        Err(stop) => {
+            report.certificate = predicted.certificate;
+            return Ok(stop.outcome(report, recorded, timings, start));
+        }
     };
+    // An anomaly is found: from here a stop (Ctrl-C, SIGTERM) cuts the search for further
+    // ones and the run reports what it found ([`crate::interrupt::keep_findings`]).
+    crate::interrupt::keep_findings();
     let verified = verify(&prediction, options)?;
     let validated = validate(workload, options, &recorded, &prediction)?;
     timings.validation_ms = validated.validation_ms;
@@ -186,6 +192,7 @@ fn run_in_context(
         &validated.validation,
         &mut report,
     )?;
+    timings.distinct_search_ms = report.timings.distinct_search_ms;
     timings.total_ms = ms(start.elapsed());
     report.timings = timings;
     Ok(RunOutcome {
@@ -398,8 +405,10 @@ struct Predicted {
     /// The verified prediction, or where the run stops (none exists, the observed run is
     /// already an anomaly, or the predictor gave up).
     prediction: Result<Prediction, Stop>,
-    /// Why the predictor's answer is unknown or incomplete.
+    /// Why the predictor's answer is unknown or incomplete, or why no anomaly exists.
     reason: Option<String>,
+    /// The kind of the certificate of a "none" ([`crate::predict::Certificate::kind`]).
+    certificate: Option<String>,
     /// Constraint generation and solving (ms), and the encoding's literals.
     generation_ms: f64,
     solving_ms: f64,
@@ -424,6 +433,7 @@ fn predict_anomaly(options: &RunOptions, recorded: &Recorded) -> Result<Predicte
     Ok(Predicted {
         prediction,
         reason: outcome.reason,
+        certificate: outcome.certificate.map(|c| c.kind().to_string()),
         generation_ms: outcome.stats.generation_ms,
         solving_ms: outcome.stats.solving_ms,
         literals: outcome.stats.encoding.literals,

@@ -11,12 +11,13 @@ use crate::predict::Prediction;
 use crate::report::anomaly::AnomalyGraph;
 use crate::report::run_report::{
     CallLine, DatabaseSection, DistinctAnomalyLine, InvariantLine, PredictionSection, RunReport,
-    RunTimings, RunVerdict, ValidationSection,
+    RunTimings, RunVerdict, SearchSection, ValidationSection,
 };
 use crate::store::KeyDirectory;
 use crate::workloads::{self, InvariantCheck, Run, RunConfig, Validation, Workload};
 
 use super::anomaly_name::AnomalyName;
+use super::distinct::SearchEnd;
 use super::explain::{anomaly_txns, txn_name, Explainer};
 use super::level_name;
 use super::run::{PipelineError, Recorded, RunOptions, Verified};
@@ -81,6 +82,8 @@ pub(super) fn observed_report(
         raw_keys: false,
         database: database_section(observed, options.timeout),
         anomalies: Vec::new(),
+        search: None,
+        certificate: None,
     }
 }
 
@@ -155,9 +158,9 @@ pub(super) fn report_anomaly(
         level_name(level),
         options.strategy
     );
-    let anomaly = explainer.anomaly_graph(prediction, title);
+    let mut anomaly = explainer.anomaly_graph(prediction, title);
     // (Its time counts in the total only.)
-    report.anomalies = distinct_anomalies(
+    let (anomalies, search, search_ms) = distinct_anomalies(
         workload,
         &recorded.config,
         observed,
@@ -166,6 +169,13 @@ pub(super) fn report_anomaly(
         prediction,
         validation,
     )?;
+    // The drawing is of the first anomaly; a cut search is said in its title too.
+    if let Some(s) = search.as_ref().filter(|s| s.cut) {
+        anomaly.note = Some(s.sentence.clone());
+    }
+    report.anomalies = anomalies;
+    report.search = search;
+    report.timings.distinct_search_ms = search_ms;
     report.prediction = Some(section);
     report.validation = Some(ValidationSection {
         verdict: replay_word(validation).to_string(),
@@ -233,7 +243,8 @@ fn anomaly_summary(
     )
 }
 
-/// The distinct anomalies of the run (`options.max` of them at most): `first` (the prediction
+/// The distinct anomalies of the run (`options.max` of them at most), how the search for them
+/// ended, and its time (ms): `first` (the prediction
 /// the report details, replayed as `first_validation`), then those of a search by the
 /// scalable engine for `options.max` predictions, each re-verified by the predictor, named in
 /// application terms ([`super::distinct::app_anomaly`]), kept when their anomaly is new, and
@@ -246,16 +257,18 @@ pub(super) fn distinct_anomalies(
     options: &RunOptions,
     first: &Prediction,
     first_validation: &Validation,
-) -> Result<Vec<DistinctAnomalyLine>, PipelineError> {
+) -> Result<(Vec<DistinctAnomalyLine>, Option<SearchSection>, f64), PipelineError> {
     let h = &observed.history;
     let mut predictions = vec![first.clone()];
-    predictions.extend(super::distinct::more_predictions(
+    let search = super::distinct::more_predictions(
         h,
         options.level,
         options.strategy,
         options.timeout,
         options.max,
-    ));
+        true,
+    );
+    predictions.extend(search.predictions);
     let named: Vec<_> = predictions
         .iter()
         .map(|p| super::distinct::app_anomaly(p, &observed.txn_calls, keys))
@@ -310,7 +323,22 @@ pub(super) fn distinct_anomalies(
                 .collect(),
         });
     }
-    Ok(lines)
+    let section = search_section(&search.end, lines.len(), options.max);
+    Ok((lines, section, search.seconds * 1000.0))
+}
+
+/// The report's account of how the search for further distinct anomalies ended, after
+/// `distinct` were found (`None` when no search ran: `--max 1`).
+fn search_section(end: &SearchEnd, distinct: usize, max: usize) -> Option<SearchSection> {
+    let sentence = end.sentence(distinct, max)?;
+    let value = serde_json::to_value(end).ok()?;
+    Some(SearchSection {
+        end: value["end"].as_str().unwrap_or_default().to_string(),
+        cut: end.cut(),
+        budget_seconds: value["seconds"].as_f64(),
+        reason: value["reason"].as_str().map(str::to_string),
+        sentence,
+    })
 }
 
 /// A divergence in the report's terms: the transaction by its name (`T3.2`), the key by its

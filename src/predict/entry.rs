@@ -18,7 +18,8 @@ use crate::history::{History, TxnId};
 /// Runs in a fresh Z3 context (the z3 crate's default context is thread-local and keeps
 /// state between calls), so the same input and options give the same prediction every time.
 /// A stop requested by the user ([`crate::interrupt`]) ends it with
-/// [`PredictError::Interrupted`].
+/// [`PredictError::Interrupted`], unless predictions were already found: those are kept (each
+/// verified), with [`super::SEARCH_INTERRUPTED`] as the reason the search stopped early.
 pub fn predict(
     history: &History,
     options: &PredictOptions,
@@ -30,7 +31,24 @@ pub fn predict(
         let (outcome, peak) = z3_memory::watch(options.memory, deadline, || {
             predict_in_context(history, options)
         });
-        crate::interrupt::stop_point()?;
+        if crate::interrupt::requested() {
+            return match outcome {
+                Ok(mut o) if o.verdict == Verdict::Predicted && o.prediction.is_some() => {
+                    if o.predictions.is_empty() {
+                        o.predictions = o.prediction.iter().cloned().collect();
+                    }
+                    // Cut only if it was still looking: not complete, fewer than wanted.
+                    if o.stats.exhaustive != Some(true) && o.predictions.len() < options.max {
+                        o.reason = Some(format!(
+                            "search stopped early: {}",
+                            super::SEARCH_INTERRUPTED
+                        ));
+                    }
+                    Ok(o)
+                }
+                _ => Err(crate::interrupt::Interrupted.into()),
+            };
+        }
         let passed = deadline.is_some_and(|d| Instant::now() >= d);
         let mut outcome = match outcome {
             // An interrupted Z3 may fail to give a model: that is the limit's answer.

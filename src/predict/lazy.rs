@@ -50,6 +50,38 @@ pub(crate) enum LazyEnd {
 /// A verified prediction and the `pco` cycle that proves it (if found).
 pub(crate) type Found = (Built, Option<Vec<super::PcoEdge>>);
 
+/// The predictions found so far, counted into a progress counter as they are found
+/// ([`super::PredictOptions::progress`]); read as a slice.
+pub(crate) struct FoundList<'a> {
+    items: &'a mut Vec<Found>,
+    progress: Option<&'a std::sync::atomic::AtomicUsize>,
+}
+
+impl<'a> FoundList<'a> {
+    pub(crate) fn new(
+        items: &'a mut Vec<Found>,
+        progress: Option<&'a std::sync::atomic::AtomicUsize>,
+    ) -> FoundList<'a> {
+        FoundList { items, progress }
+    }
+
+    /// Adds a prediction, and counts it.
+    pub(crate) fn push(&mut self, found: Found) {
+        self.items.push(found);
+        if let Some(p) = self.progress {
+            p.store(self.items.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+impl std::ops::Deref for FoundList<'_> {
+    type Target = [Found];
+
+    fn deref(&self) -> &[Found] {
+        self.items
+    }
+}
+
 /// Searches predictions until `want` are in `found` (those already there are blocked first).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn search(
@@ -58,7 +90,7 @@ pub(crate) fn search(
     strategy: Strategy,
     deadline: Option<Instant>,
     want: usize,
-    found: &mut Vec<Found>,
+    found: &mut FoundList,
     stats: &mut PredictStats,
 ) -> Result<LazyEnd, PredictError> {
     let generation = Instant::now();

@@ -92,6 +92,11 @@ pub use paper::PAPER_BYTES_PER_NODE_CUBE;
 pub use render::no_prediction_claim;
 pub use scalable::NO_PIVOT;
 
+/// Why a search that found predictions ended early when the user stopped it (Ctrl-C, SIGTERM):
+/// the outcome keeps the predictions found, each verified, with this reason
+/// ([`PredictOutcome::reason`], after "search stopped early: ").
+pub const SEARCH_INTERRUPTED: &str = "interrupted (Ctrl-C or SIGTERM)";
+
 /// Prefix consistency and snapshot isolation: their commit order is part of the paper-form
 /// encoding (`isolation_si_pc`) and they are checked by [`crate::ser::check_strong`].
 fn is_si_pc(level: Level) -> bool {

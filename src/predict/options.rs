@@ -116,6 +116,9 @@ pub struct PredictOptions {
     /// Memory budget in bytes for the encodings (estimated before building them; `None`: no
     /// limit). Over it the answer is unknown.
     pub memory: Option<u64>,
+    /// Raised to the number of predictions found so far as the scalable engine's search finds
+    /// them (for a progress line while `max` > 1; `None`: not counted).
+    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
 }
 
 /// How the exact strategy decides `∀co. ¬IsSerializable(co)` (§4.2.1).
@@ -177,6 +180,7 @@ impl PredictOptions {
             max: 1,
             deadline: None,
             memory: None,
+            progress: None,
         }
     }
 

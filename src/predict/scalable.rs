@@ -27,7 +27,7 @@ use super::candidate::{
 use super::certificate::{conclude_none, static_certificate, Certificate};
 use super::dangerous::{self, has_pivot};
 use super::judge::{judge, How, JudgeError, Judged};
-use super::lazy::{self, Found, LazyEnd};
+use super::lazy::{self, Found, FoundList, LazyEnd};
 use super::prefix::Domains;
 use super::seeds::{for_each_pivot_seed, for_each_seed, Seed};
 use super::space::Space;
@@ -118,7 +118,7 @@ pub(crate) fn predict(
         return Ok(outcome);
     }
     let mut found = Vec::new();
-    let end = search(
+    let searched = search(
         history,
         &order,
         &structures,
@@ -127,9 +127,18 @@ pub(crate) fn predict(
         deadline,
         options.memory,
         options.max.max(1),
-        &mut found,
+        &mut FoundList::new(&mut found, options.progress.as_deref()),
         &mut outcome.stats,
-    )?;
+    );
+    let end = match searched {
+        // Stopped by the user after predictions were found: those are kept (each verified),
+        // the search marked as cut ([`crate::interrupt::keep_findings`]).
+        Err(PredictError::Interrupted(_)) if !found.is_empty() => End::Found {
+            complete: false,
+            stopped: Some(super::SEARCH_INTERRUPTED.to_string()),
+        },
+        other => other?,
+    };
     match end {
         End::Paper => {
             // Small enough for the paper-form encodings, whose eager constraints prove "no
@@ -272,7 +281,7 @@ pub(crate) fn search(
     deadline: Option<Instant>,
     memory_bytes: Option<u64>,
     want: usize,
-    found: &mut Vec<Found>,
+    found: &mut FoundList,
     stats: &mut PredictStats,
 ) -> Result<End, PredictError> {
     let boundary = strategy.boundary();
@@ -364,7 +373,7 @@ fn judge_seeds(
     seed_deadline: Option<Instant>,
     skip: u32,
     want: usize,
-    found: &mut Vec<Found>,
+    found: &mut FoundList,
     stats: &mut PredictStats,
 ) -> Result<u32, PredictError> {
     let per_read = level == Level::ReadCommitted;
@@ -566,7 +575,7 @@ fn solver_phase(
     deadline: Option<Instant>,
     memory_bytes: Option<u64>,
     want: usize,
-    found: &mut Vec<Found>,
+    found: &mut FoundList,
     stats: &mut PredictStats,
 ) -> Result<End, PredictError> {
     let nodes = space.nodes() as u64;

@@ -65,6 +65,9 @@ pub struct GraphEdge {
 pub struct AnomalyGraph {
     /// The title.
     pub title: String,
+    /// A line under the title (e.g. that the search for further anomalies was cut).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// The initial state's box, if some edge starts there.
     pub initial: Option<TxnBox>,
     /// The sessions.
@@ -118,7 +121,11 @@ impl AnomalyGraph {
     /// Graphviz DOT: one cluster per session.
     pub fn to_dot(&self) -> String {
         let mut out = String::from("digraph anomaly {\n");
-        let _ = writeln!(out, "  label={};", quote(&self.title));
+        let label = match &self.note {
+            Some(note) => format!("{}\n{note}", self.title),
+            None => self.title.clone(),
+        };
+        let _ = writeln!(out, "  label={};", quote(&label));
         out.push_str("  labelloc=t;\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n");
         let node = |out: &mut String, b: &TxnBox, indent: &str| {
             let mut label = b.title.clone();
@@ -175,6 +182,7 @@ mod tests {
     fn lost_update() -> AnomalyGraph {
         AnomalyGraph {
             title: "lost update under causal".to_string(),
+            note: None,
             initial: Some(boxed(0, "initial state")),
             sessions: vec![
                 SessionColumn {

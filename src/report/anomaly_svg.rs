@@ -415,7 +415,8 @@ impl AnomalyGraph {
             .max(legend_width);
         let column_x = |c: usize| margin_left + c as f64 * (BOX_WIDTH + COLUMN_GAP);
         let mut rects: Vec<(u32, Rect)> = Vec::new();
-        let mut top = MARGIN_Y + 30.0;
+        let note_height = if self.note.is_some() { 18.0 } else { 0.0 };
+        let mut top = MARGIN_Y + 30.0 + note_height;
         if let Some(b) = &self.initial {
             let w = BOX_WIDTH.max(20.0 * port_count(b.id, Side::Bottom) as f64);
             rects.push((
@@ -745,6 +746,15 @@ impl AnomalyGraph {
             MARGIN_Y + 8.0,
             xml_escape(&fit(&self.title, (width / 8.5) as usize))
         );
+        if let Some(note) = &self.note {
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\">{}</text>",
+                MARGIN_Y,
+                MARGIN_Y + 8.0 + note_height,
+                xml_escape(&fit(note, (width / 7.0) as usize))
+            );
+        }
         for (c, s) in self.sessions.iter().enumerate() {
             let _ = writeln!(
                 out,
@@ -958,6 +968,7 @@ mod tests {
         };
         AnomalyGraph {
             title: "t".to_string(),
+            note: None,
             initial: None,
             sessions: vec![
                 SessionColumn {

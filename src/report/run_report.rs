@@ -185,6 +185,9 @@ pub struct RunTimings {
     pub literals: u64,
     /// Validation (ms).
     pub validation_ms: f64,
+    /// The search for further distinct anomalies (ms; `run --max N`, N > 1).
+    #[serde(default)]
+    pub distinct_search_ms: f64,
     /// Everything (ms).
     pub total_ms: f64,
 }
@@ -238,6 +241,36 @@ pub struct RunReport {
     /// application terms ([`crate::pipeline::distinct`]).
     #[serde(default)]
     pub anomalies: Vec<DistinctAnomalyLine>,
+    /// How the search for further distinct anomalies ended (`run --max N`, N > 1, after an
+    /// anomaly was found): complete, at `--max`, or cut (budget, Ctrl-C).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSection>,
+    /// Why no anomaly exists, when none does: the certificate's kind (`no-changeable-read`,
+    /// `writers-ordered`, `no-pivot`, `search-exhausted`; docs/prediction.md "Why none:
+    /// certificates"); its explanation is `reason`.
+    #[serde(default)]
+    pub certificate: Option<String>,
+}
+
+/// How the search for further distinct anomalies ended ([`RunReport::search`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SearchSection {
+    /// `exhausted` (no further distinct anomaly exists), `enough` (stopped at `--max`),
+    /// `budget` (the time budget ran out), `interrupted` (Ctrl-C or SIGTERM) or `stopped`
+    /// (another limit).
+    pub end: String,
+    /// Whether the search was cut before it could finish (budget, Ctrl-C, another limit):
+    /// the anomalies listed are those found until then.
+    pub cut: bool,
+    /// The time budget in seconds (`budget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_seconds: Option<f64>,
+    /// Why it stopped (`stopped`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The end in one sentence, e.g. `Search cut by Ctrl-C (or SIGTERM) after 2 distinct
+    /// anomalies; more may exist.`
+    pub sentence: String,
 }
 
 /// One distinct anomaly of a run (`run --max N`), in application terms.
@@ -333,8 +366,18 @@ impl RunReport {
             self.workload, self.seed, self.size, self.level, self.strategy
         );
         let _ = writeln!(out, "**{}**\n", self.summary);
-        if let Some(r) = &self.reason {
-            let _ = writeln!(out, "Reason: {r}\n");
+        match (&self.reason, &self.certificate) {
+            (Some(r), Some(c)) => {
+                let _ = writeln!(out, "why: {r} (certificate: `{c}`)\n");
+            }
+            (Some(r), None) => {
+                let _ = writeln!(out, "Reason: {r}\n");
+            }
+            (None, _) => {}
+        }
+        if let Some(s) = self.search.as_ref().filter(|s| s.cut) {
+            // Said at the top: the anomalies below are those found until the cut.
+            let _ = writeln!(out, "**{}**\n", s.sentence);
         }
         if let Some(d) = &self.database {
             out.push_str("## Recorded on a database\n\n");
@@ -397,6 +440,14 @@ impl RunReport {
                 );
             }
             out.push('\n');
+            if let Some(s) = &self.search {
+                let _ = writeln!(
+                    out,
+                    "{} ({:.1} s)\n",
+                    s.sentence,
+                    self.timings.distinct_search_ms / 1000.0
+                );
+            }
         }
         if let Some(p) = &self.prediction {
             if let Some(a) = &p.anomaly {
@@ -658,6 +709,8 @@ mod tests {
                 validation: "validated".into(),
                 broken_invariants: vec!["I1".into()],
             }],
+            search: None,
+            certificate: None,
         };
         let md = r.to_markdown();
         assert!(md.contains("## Distinct anomalies (1)"));
@@ -732,10 +785,83 @@ mod tests {
                 facts: vec![fact("so", "T1.1 precedes T1.2 in their session")],
                 ..section
             }),
-            ..r
+            ..r.clone()
         };
         assert!(!only_session_order
             .to_markdown()
             .contains("Facts the chains"));
+
+        // A cut search is said at the top and under the anomalies; a complete one only there.
+        let search = |end: &str, cut: bool, sentence: &str| SearchSection {
+            end: end.into(),
+            cut,
+            budget_seconds: None,
+            reason: None,
+            sentence: sentence.into(),
+        };
+        let cut = RunReport {
+            timings: RunTimings {
+                distinct_search_ms: 2040.0,
+                ..RunTimings::default()
+            },
+            search: Some(search(
+                "interrupted",
+                true,
+                "Search cut by Ctrl-C (or SIGTERM) after 1 distinct anomaly; more may exist.",
+            )),
+            ..r.clone()
+        };
+        let md = cut.to_markdown();
+        let top = md.find("**Search cut by Ctrl-C").expect("said at the top");
+        assert!(top < md.find("## Distinct anomalies").unwrap());
+        assert!(md.contains("more may exist. (2.0 s)"));
+        let json = serde_json::to_value(&cut).unwrap();
+        assert_eq!(json["search"]["end"], "interrupted");
+        assert_eq!(json["search"]["cut"], true);
+        let complete = RunReport {
+            search: Some(search(
+                "exhausted",
+                false,
+                "Search complete: 1 distinct anomaly; no further distinct anomaly exists.",
+            )),
+            ..r.clone()
+        };
+        let md = complete.to_markdown();
+        assert_eq!(md.matches("Search complete").count(), 1);
+        assert!(!md.contains("**Search"));
+    }
+
+    #[test]
+    fn a_none_says_why_with_its_certificate() {
+        let r = RunReport {
+            workload: "voter".into(),
+            seed: 1,
+            size: "small".into(),
+            level: "causal".into(),
+            strategy: "approx-relaxed".into(),
+            verdict: RunVerdict::NoAnomaly,
+            summary: "No anomaly found in this run.".into(),
+            reason: Some("every two writers are ordered".into()),
+            observed_transactions: 4,
+            observed_calls: vec![],
+            observed_invariants: vec![],
+            observed_violation: None,
+            prediction: None,
+            validation: None,
+            timings: RunTimings::default(),
+            files: vec![],
+            sessions: vec![],
+            raw_keys: false,
+            database: None,
+            anomalies: vec![],
+            search: None,
+            certificate: Some("writers-ordered".into()),
+        };
+        let md = r.to_markdown();
+        assert!(md.contains("why: every two writers are ordered (certificate: `writers-ordered`)"));
+        assert!(!md.contains("Reason:"));
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["certificate"], "writers-ordered");
+        assert!(json.get("search").is_none());
     }
 }
