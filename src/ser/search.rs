@@ -358,7 +358,7 @@ impl State<'_> {
                     self.depth[v as usize]
                 }
             };
-            if best.is_none_or(|(_, b)| rank(culprit) < rank(b)) {
+            if best.map_or(true, |(_, b)| rank(culprit) < rank(b)) {
                 best = Some((c, culprit));
             }
         };
