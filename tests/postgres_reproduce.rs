@@ -479,12 +479,35 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_its_spec_shows_it
     };
     let out = run_isolationtester(&tester, &url, &spec);
     assert!(!out.contains("ERROR"), "{out}");
-    // Each off-call transaction read the other doctor's flag as loaded (still on call)…
-    let reads: Vec<&str> = out.lines().filter(|l| l.contains("|initial")).collect();
-    for (key, _) in &writers {
+    // Every read printed the writer the schedule gives it…
+    let spec_reads: Vec<(String, String)> = report["spec_reads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p[0].as_str().unwrap().to_string(),
+                p[1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(!spec_reads.is_empty(), "{report}");
+    for (step, expected, printed) in files::reads_in_output(&out, &spec_reads) {
+        assert_eq!(
+            printed.as_deref(),
+            Some(expected.as_str()),
+            "step {step}\n{out}"
+        );
+    }
+    // …and no read saw either off-call write: each transaction counted the other doctor
+    // still on call.
+    let before_final = out.split("step final_state").next().unwrap_or("");
+    for (key, by) in &writers {
         assert!(
-            reads.iter().any(|l| l.starts_with(key.as_str())),
-            "{key} read as loaded\n{out}"
+            !before_final
+                .lines()
+                .any(|l| l.starts_with(&format!("{key}|{by}"))),
+            "no read sees {by}'s write of {key}\n{out}"
         );
     }
     // …and the final state has both flags written by the two transactions: both doctors off
@@ -494,6 +517,7 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_its_spec_shows_it
         .nth(1)
         .unwrap_or("")
         .lines()
+        .map(str::trim_end)
         .filter(|l| l.starts_with("DOCTORS.on_call"))
         .collect();
     for (key, by) in &writers {
