@@ -564,3 +564,54 @@ fn run_isolationtester(tester: &std::path::Path, url: &str, spec: &str) -> Strin
     );
     text
 }
+
+/// The "done when": with default sizes, one command records on the database (in
+/// turns), predicts at what its isolation allows and reproduces it there — smallbank-full's
+/// read-only anomaly at REPEATABLE READ, Smallbank's lost update at READ COMMITTED — the
+/// same way twice.
+#[test]
+fn one_command_reproduces_smallbank_at_default_size_at_both_levels() {
+    let Some(url) = server("one_command_reproduces_smallbank_at_default_size") else {
+        return;
+    };
+    let scratch = Scratch::new("done-when");
+    for (workload, isolation, anomaly) in [
+        (
+            "smallbank-full",
+            "repeatable-read",
+            "at REPEATABLE READ: read-only transaction anomaly",
+        ),
+        (
+            "smallbank",
+            "read-committed",
+            "at READ COMMITTED: lost update",
+        ),
+    ] {
+        for round in 1..=2 {
+            let dir = scratch.arg(&format!("{workload}-{round}"));
+            let o = isopredict(&[
+                "run",
+                workload,
+                "--store",
+                &url,
+                "--isolation",
+                isolation,
+                "--reproduce",
+                "--out",
+                &dir,
+            ]);
+            let text = stdout(&o);
+            assert_eq!(o.status.code(), Some(1), "{workload} round {round}: {text}");
+            assert!(
+                text.contains("Reproduced on PostgreSQL") && text.contains(anomaly),
+                "{workload} round {round}: {text}"
+            );
+            assert!(
+                scratch
+                    .join(&format!("{workload}-{round}/reproduce/reproducer.spec"))
+                    .exists(),
+                "{workload}"
+            );
+        }
+    }
+}
