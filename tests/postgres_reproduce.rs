@@ -479,12 +479,35 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_its_spec_shows_it
     };
     let out = run_isolationtester(&tester, &url, &spec);
     assert!(!out.contains("ERROR"), "{out}");
-    // Each off-call transaction read the other doctor's flag as loaded (still on call)…
-    let reads: Vec<&str> = out.lines().filter(|l| l.contains("|initial")).collect();
-    for (key, _) in &writers {
+    // Every read printed the writer the schedule gives it…
+    let spec_reads: Vec<(String, String)> = report["spec_reads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p[0].as_str().unwrap().to_string(),
+                p[1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(!spec_reads.is_empty(), "{report}");
+    for (step, expected, printed) in files::reads_in_output(&out, &spec_reads) {
+        assert_eq!(
+            printed.as_deref(),
+            Some(expected.as_str()),
+            "step {step}\n{out}"
+        );
+    }
+    // …and no read saw either off-call write: each transaction counted the other doctor
+    // still on call.
+    let before_final = out.split("step final_state").next().unwrap_or("");
+    for (key, by) in &writers {
         assert!(
-            reads.iter().any(|l| l.starts_with(key.as_str())),
-            "{key} read as loaded\n{out}"
+            !before_final
+                .lines()
+                .any(|l| l.starts_with(&format!("{key}|{by}"))),
+            "no read sees {by}'s write of {key}\n{out}"
         );
     }
     // …and the final state has both flags written by the two transactions: both doctors off
@@ -494,6 +517,7 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_its_spec_shows_it
         .nth(1)
         .unwrap_or("")
         .lines()
+        .map(str::trim_end)
         .filter(|l| l.starts_with("DOCTORS.on_call"))
         .collect();
     for (key, by) in &writers {
@@ -539,4 +563,55 @@ fn run_isolationtester(tester: &std::path::Path, url: &str, spec: &str) -> Strin
         String::from_utf8_lossy(&out.stderr)
     );
     text
+}
+
+/// The "done when": with default sizes, one command records on the database (in
+/// turns), predicts at what its isolation allows and reproduces it there — smallbank-full's
+/// read-only anomaly at REPEATABLE READ, Smallbank's lost update at READ COMMITTED — the
+/// same way twice.
+#[test]
+fn one_command_reproduces_smallbank_at_default_size_at_both_levels() {
+    let Some(url) = server("one_command_reproduces_smallbank_at_default_size") else {
+        return;
+    };
+    let scratch = Scratch::new("done-when");
+    for (workload, isolation, anomaly) in [
+        (
+            "smallbank-full",
+            "repeatable-read",
+            "at REPEATABLE READ: read-only transaction anomaly",
+        ),
+        (
+            "smallbank",
+            "read-committed",
+            "at READ COMMITTED: lost update",
+        ),
+    ] {
+        for round in 1..=2 {
+            let dir = scratch.arg(&format!("{workload}-{round}"));
+            let o = isopredict(&[
+                "run",
+                workload,
+                "--store",
+                &url,
+                "--isolation",
+                isolation,
+                "--reproduce",
+                "--out",
+                &dir,
+            ]);
+            let text = stdout(&o);
+            assert_eq!(o.status.code(), Some(1), "{workload} round {round}: {text}");
+            assert!(
+                text.contains("Reproduced on PostgreSQL") && text.contains(anomaly),
+                "{workload} round {round}: {text}"
+            );
+            assert!(
+                scratch
+                    .join(&format!("{workload}-{round}/reproduce/reproducer.spec"))
+                    .exists(),
+                "{workload}"
+            );
+        }
+    }
 }

@@ -152,14 +152,17 @@ impl StatementGate for TransactionTurns {
     }
 }
 
+/// A backend recording in turns, and its turns (to ask whether the run kept them).
+pub type InTurns = (Box<dyn Backend>, std::sync::Arc<TransactionTurns>);
+
 /// `backend` recording in the turns of `workload` under `config` (see the module
-/// documentation), and the turns (to ask whether the run kept them); `None` when the backend
-/// cannot make statements wait (the embedded store, which runs in these turns already).
+/// documentation); `None` when the backend cannot make statements wait (the embedded store,
+/// which runs in these turns already).
 pub fn in_turns(
     workload: &dyn Workload,
     config: &RunConfig,
     backend: &dyn Backend,
-) -> Result<Option<(Box<dyn Backend>, std::sync::Arc<TransactionTurns>)>, RunError> {
+) -> Result<Option<InTurns>, RunError> {
     let turns = std::sync::Arc::new(TransactionTurns::of_workload(workload, config)?);
     Ok(backend.gated(turns.clone()).map(|gated| (gated, turns)))
 }
