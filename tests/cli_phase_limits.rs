@@ -77,6 +77,49 @@ fn a_wide_history_under_an_address_space_limit_answers_without_an_abort() {
 }
 
 #[test]
+fn the_commit_order_search_keeps_its_memo_within_the_memory_budget() {
+    // 50 sessions × 500 serializable transactions: the search memoises tens of thousands of
+    // failed states (about 300 bytes each) before it finds the serial order.
+    let s = Scratch::new("memo");
+    let h = generate(
+        &s,
+        "h.txt",
+        &[
+            "--sessions",
+            "50",
+            "--txns",
+            "500",
+            "--ops",
+            "8",
+            "--keys",
+            "10000",
+            "--consistent",
+            "ser",
+            "--seed",
+            "0",
+        ],
+    );
+    let args = [
+        "check",
+        &h,
+        "--level",
+        "ser",
+        "--black-box",
+        "--engine",
+        "search",
+    ];
+    let o = isopredict(&[&args[..], &["--memory", "12"]].concat());
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("memo of failed states reached 6 MB, half of the 12 MB budget"),
+        "{out}"
+    );
+    let o = isopredict(&args);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
 fn the_causal_check_names_its_memory_budget() {
     // 2,000 sessions of causally dependent transactions: the clocks need more than 1 MB.
     let s = Scratch::new("ccmem");

@@ -107,16 +107,32 @@ pub(crate) fn decide(
     if let Some(stopped) = bounds.expired() {
         return Decision::Unknown(stopped.0);
     }
+    // The search's memo of failed states gets half the memory budget (the saturation's
+    // matrices are freed by then; the problem and the search's own state take the rest).
     let search_limits = |deadline: Option<Instant>, states: usize| Limits {
         deadline,
         max_failed_states: states,
+        max_memory: bounds.memory.map(|m| m / 2),
+    };
+    let memo_reason = |s: &crate::ser::search::SearchStats, fallback: &str| {
+        if s.out_of_memory {
+            format!(
+                "memory limit: the commit-order search's memo of failed states reached {} MB, \
+                 half of the {} MB budget (--memory), with {} failed states",
+                s.memo_bytes >> 20,
+                bounds.memory.unwrap_or(0) >> 20,
+                s.failed_states
+            )
+        } else {
+            fallback.to_string()
+        }
     };
     let (result, reason) = match engine {
         Engine::Search => {
             let (r, s) = search(&problem, search_limits(deadline, max_failed_states));
             work.search_steps += s.steps;
             work.failed_states += s.failed_states;
-            (r, "search limit reached".to_string())
+            (r, memo_reason(&s, "search limit reached"))
         }
         Engine::Smt => {
             work.smt_calls += 1;

@@ -51,12 +51,20 @@ pub(crate) enum SearchResult {
     GaveUp,
 }
 
+/// Bytes a memoised failed state costs beyond its two vectors' elements: two boxed-slice
+/// headers and the hash map's slot and control byte, rounded up for allocator overhead.
+const MEMO_ENTRY_OVERHEAD: u64 = 64;
+
 /// Limits of one search.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     pub deadline: Option<Instant>,
     /// At most this many memoised failed states.
     pub max_failed_states: usize,
+    /// At most this many bytes of memoised failed states (`None`: no budget): each costs a
+    /// position per chain and its culprits, so wide histories reach the budget long before
+    /// `max_failed_states`.
+    pub max_memory: Option<u64>,
 }
 
 /// Statistics of one search.
@@ -64,6 +72,10 @@ pub(crate) struct Limits {
 pub(crate) struct SearchStats {
     pub steps: u64,
     pub failed_states: usize,
+    /// Bytes the memoised failed states took (an estimate: their vectors plus map overhead).
+    pub memo_bytes: u64,
+    /// The search gave up because the memo reached [`Limits::max_memory`].
+    pub out_of_memory: bool,
 }
 
 struct Frame {
@@ -570,6 +582,13 @@ pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats)
                     if stack.len() == 1 {
                         stats.failed_states = failed.len();
                         return (SearchResult::Exhausted, stats);
+                    }
+                    stats.memo_bytes +=
+                        MEMO_ENTRY_OVERHEAD + 4 * (st.pos.len() + culprits.len()) as u64;
+                    if limits.max_memory.is_some_and(|m| stats.memo_bytes > m) {
+                        stats.failed_states = failed.len();
+                        stats.out_of_memory = true;
+                        return (SearchResult::GaveUp, stats);
                     }
                     failed.insert(
                         st.pos.clone().into_boxed_slice(),
