@@ -57,6 +57,11 @@ impl fmt::Display for PredictOutcome {
                     "unknown: timeout (the time limit ran out; give more with --timeout SECS, \
                      0 for no limit)"
                 )?,
+                Some(why) if why.starts_with("timeout ") => writeln!(
+                    f,
+                    "unknown: {why} (the time limit ran out; give more with --timeout SECS, \
+                     0 for no limit)"
+                )?,
                 reason => writeln!(f, "unknown: {}", reason.unwrap_or("the solver gave up"))?,
             },
             Verdict::Predicted => {}

@@ -162,6 +162,22 @@ struct ListAccess {
     own: Vec<i64>,
 }
 
+impl ListAccess {
+    /// The entry of key `k` in a transaction's list accesses (added if new).
+    fn of(accesses: &mut Vec<ListAccess>, k: u32) -> &mut ListAccess {
+        match accesses.iter().position(|a| a.key == k) {
+            Some(a) => &mut accesses[a],
+            None => {
+                accesses.push(ListAccess {
+                    key: k,
+                    ..Default::default()
+                });
+                accesses.last_mut().expect("just pushed")
+            }
+        }
+    }
+}
+
 /// A committed write kept for lookups.
 #[derive(Debug, Clone)]
 struct Write {
@@ -441,16 +457,7 @@ impl OnlineChecker {
                 // A list read, compared whole: with the transaction's own earlier access
                 // (INT), or, at its first read of the key, with the snapshot's list followed
                 // by its own appends so far (EXT, pending).
-                let access = match lists_seen.iter().position(|a| a.key == k) {
-                    Some(a) => &mut lists_seen[a],
-                    None => {
-                        lists_seen.push(ListAccess {
-                            key: k,
-                            ..Default::default()
-                        });
-                        lists_seen.last_mut().expect("just pushed")
-                    }
-                };
+                let access = ListAccess::of(&mut lists_seen, k);
                 match &access.known {
                     Some(known) if known != items => out.push(TsViolation::Int {
                         txn: info.txn_ref(),
@@ -483,16 +490,7 @@ impl OnlineChecker {
                 continue;
             }
             if let (TsOpKind::Append, Value::Int(v)) = (kind, &value) {
-                let access = match lists_seen.iter().position(|a| a.key == k) {
-                    Some(a) => &mut lists_seen[a],
-                    None => {
-                        lists_seen.push(ListAccess {
-                            key: k,
-                            ..Default::default()
-                        });
-                        lists_seen.last_mut().expect("just pushed")
-                    }
-                };
+                let access = ListAccess::of(&mut lists_seen, k);
                 access.appended = access.appended.push(*v);
                 match &mut access.known {
                     Some(known) => known.push(*v),
