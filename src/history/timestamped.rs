@@ -264,6 +264,16 @@ impl TimestampedHistory {
             None => None,
         };
         let mut session_ids: FxHashMap<u32, u32> = FxHashMap::default();
+        // A session without an external id is named by its index, unless another session's
+        // external id is that number: then by a number no session uses (two sessions must
+        // never be written under one name, which would merge them on reading).
+        let taken: rustc_hash::FxHashSet<u64> =
+            h.sessions().iter().filter_map(|s| s.external_id).collect();
+        let mut fresh = taken
+            .iter()
+            .max()
+            .map_or(0, |m| m.saturating_add(1))
+            .max(h.sessions().len() as u64);
         for t in 1..h.txn_count() as TxnId {
             let txn = h.txn(t);
             if !txn.is_committed() {
@@ -276,8 +286,15 @@ impl TimestampedHistory {
             let session = *session_ids.entry(txn.session).or_insert(next);
             if session == next {
                 let s = &h.sessions()[txn.session as usize];
-                out.session_names
-                    .push(s.external_id.unwrap_or(txn.session as u64).to_string());
+                let name = match s.external_id {
+                    Some(id) => id,
+                    None if !taken.contains(&(txn.session as u64)) => txn.session as u64,
+                    None => {
+                        fresh += 1;
+                        fresh - 1
+                    }
+                };
+                out.session_names.push(name.to_string());
             }
             let ops_start = out.ops.len() as u32;
             let mut line = 0;
