@@ -67,6 +67,7 @@ fn reproduce_on(
         timeout: None,
         origin: format!("{workload} seed {seed}"),
         observed_on_embedded: true,
+        run_anomaly: outcome.report.anomalies.first().map(|a| a.name.clone()),
     })
     .unwrap()
 }
@@ -289,6 +290,54 @@ fn the_cli_reproduces_a_run_folder_and_writes_the_reproducer() {
     let session = scratch.read("run/reproduce/session-s2.sql");
     assert!(session.contains("-- step"), "{session}");
     assert!(session.contains("wait until s1 has run step"), "{session}");
+}
+
+/// Smallbank seed 1 at read committed: `run` names its whole prediction a non-repeatable read,
+/// while the two transactions the reproducer keeps (those that make it unserializable) are a
+/// lost update; the reproduction says both names, not only the smaller one.
+#[test]
+fn a_reproduction_names_the_runs_anomaly_when_its_core_is_another() {
+    let Some(url) = server("a_reproduction_names_the_runs_anomaly") else {
+        return;
+    };
+    let scratch = Scratch::new("reproduce-names");
+    let run_dir = scratch.arg("run");
+    let o = isopredict(&[
+        "run",
+        "smallbank",
+        "--seed",
+        "1",
+        "--level",
+        "rc",
+        "--max",
+        "1",
+        "--out",
+        &run_dir,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let report: serde_json::Value = serde_json::from_str(&scratch.read("run/report.json")).unwrap();
+    let run_name = report["anomalies"][0]["name"].as_str().unwrap().to_string();
+    let o = isopredict(&[
+        "reproduce",
+        &run_dir,
+        "--store",
+        &url,
+        "--isolation",
+        "read-committed",
+        "--json",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    let r: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let core_name = r["anomaly"].as_str().unwrap();
+    assert_ne!(core_name, run_name, "the case this test is about: {text}");
+    assert_eq!(r["run_anomaly"].as_str(), Some(run_name.as_str()), "{text}");
+    let summary = r["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(&format!("named the whole prediction \"{run_name}\""))
+            && summary.contains(&format!("show \"{core_name}\"")),
+        "{summary}"
+    );
 }
 
 #[test]

@@ -71,6 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         timeout: args.timeout.0,
         origin: folder.origin.clone(),
         observed_on_embedded: folder.isolation.is_none(),
+        run_anomaly: folder.anomaly.clone(),
     };
     let outcome = reproduce::reproduce(&request);
     if let Some(code) = super::interrupted() {

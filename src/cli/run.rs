@@ -198,6 +198,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     isolation: args.isolation,
                     timeout: options.timeout,
                     observed_on_embedded: false,
+                    run_anomaly: outcome.report.anomalies.first().map(|a| a.name.clone()),
                     origin: format!(
                         "{}, seed {}, {}, {} sessions, predicted at {}",
                         workload.name(),

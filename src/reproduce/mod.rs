@@ -84,6 +84,11 @@ pub struct Reproduction {
     pub anomaly: Option<String>,
     /// What happens in it, in terms of the transactions and keys.
     pub anomaly_description: Option<String>,
+    /// The name `run` gave the whole prediction, when it differs from [`Self::anomaly`]: the
+    /// reproducer keeps only the transactions the anomaly needs, and that smaller history can
+    /// be another anomaly (a whole prediction named a non-repeatable read can hold a lost
+    /// update).
+    pub run_anomaly: Option<String>,
     /// The reads the anomaly needs (its transactions' reads of its keys) and what they got.
     pub anomaly_reads: Vec<ReadOutcome>,
     /// Reads the anomaly needs that the database gave another writer.
@@ -128,6 +133,9 @@ pub struct Request<'a> {
     /// rolled-back transaction: the workload's code runs those again, so the run is recorded
     /// again on the database in turns ([`turns`]), with them, and checked to be the same.
     pub observed_on_embedded: bool,
+    /// The name `run` gave the prediction (its report's first anomaly), if known: the report
+    /// says so when the reproduced part of it is named otherwise.
+    pub run_anomaly: Option<String>,
 }
 
 /// Reproduces `request.predicted` on the database (see the module documentation).
@@ -142,6 +150,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         no_schedule: None,
         anomaly: None,
         anomaly_description: None,
+        run_anomaly: None,
         anomaly_reads: Vec::new(),
         differing_reads: Vec::new(),
         reads_compared: 0,
@@ -323,6 +332,10 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         .map(|(name, _)| name.clone())
         .or_else(|| exec.anomaly.as_deref().map(engineers_name));
     out.anomaly_description = named_anomaly.map(|(_, d)| d);
+    out.run_anomaly = request
+        .run_anomaly
+        .clone()
+        .filter(|run| out.anomaly.as_ref().is_some_and(|core| core != run));
     out.broken_invariants = run
         .invariants
         .iter()
@@ -364,7 +377,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             } else {
                 format!("; broken: {}", out.broken_invariants.join("; "))
             }
-        ) + &replanned(&out.replans),
+        ) + &renamed(&out) + &replanned(&out.replans),
         ReproVerdict::NotReproduced => {
             let mut why = Vec::new();
             if let Some(f) = &out.failure {
@@ -388,7 +401,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
                 "Not reproduced on {version} at {}: {}.",
                 isolation.sql(),
                 why.join("; ")
-            ) + &replanned(&out.replans)
+            ) + &renamed(&out) + &replanned(&out.replans)
         }
         _ => format!(
             "Unknown: every predicted read got its writer on {version} at {}, but whether the recorded history is serializable is undecided.",
@@ -443,6 +456,19 @@ fn name_core(
     Some((named.id.name().to_string(), named.description))
 }
 
+/// ` The run named the whole prediction …` when the reproduced part is another anomaly than
+/// the one `run` named (empty otherwise).
+fn renamed(out: &Reproduction) -> String {
+    match (&out.run_anomaly, &out.anomaly) {
+        (Some(run), Some(core)) => format!(
+            " (The run named the whole prediction \"{run}\"; the {} transactions the \
+             reproducer keeps, those that make it unserializable, show \"{core}\".)",
+            out.transactions.len()
+        ),
+        _ => String::new(),
+    }
+}
+
 /// ` Re-planned N times: …` (empty without re-plans).
 fn replanned(replans: &[String]) -> String {
     match replans.len() {
@@ -477,6 +503,8 @@ pub struct RunFolder {
     pub isolation: Option<Isolation>,
     /// `smallbank-full, seed 1, large, predicted at snapshot isolation`.
     pub origin: String,
+    /// The name the run gave its (first) prediction: `report.json`'s first anomaly.
+    pub anomaly: Option<String>,
 }
 
 /// Reads a `run` output folder (`report.json` and `predicted.json`); errors name the file and
@@ -523,7 +551,14 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
     let predicted = crate::formats::read_file(&predicted_path, None).map_err(|e| e.to_string())?;
     let observed =
         crate::formats::read_file(&dir.join("observed.json"), None).map_err(|e| e.to_string())?;
+    let anomaly = report
+        .get("anomalies")
+        .and_then(|a| a.get(0))
+        .and_then(|a| a.get("name"))
+        .and_then(|n| n.as_str())
+        .map(str::to_string);
     Ok(RunFolder {
+        anomaly,
         workload,
         config: RunConfig {
             terminals: sessions,
