@@ -245,18 +245,20 @@ fn a_lost_update_is_not_reproducible_at_repeatable_read_and_says_why() {
     assert!(r.files.is_empty());
 }
 
-#[test]
-fn the_cli_reproduces_a_run_folder_and_writes_the_reproducer() {
-    let Some(url) = server("the_cli_reproduces_a_run_folder") else {
-        return;
-    };
-    let scratch = Scratch::new("reproduce-cli");
+/// `run smallbank --seed SEED --level rc --max 1 --out SCRATCH/run` (a prediction expected),
+/// then `reproduce` that folder at read committed on `url` with `extra` arguments.
+fn reproduce_smallbank_rc(
+    scratch: &Scratch,
+    seed: &str,
+    url: &str,
+    extra: &[&str],
+) -> std::process::Output {
     let run_dir = scratch.arg("run");
     let o = isopredict(&[
         "run",
         "smallbank",
         "--seed",
-        "2",
+        seed,
         "--level",
         "rc",
         "--max",
@@ -265,14 +267,25 @@ fn the_cli_reproduces_a_run_folder_and_writes_the_reproducer() {
         &run_dir,
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    let o = isopredict(&[
+    let mut args = vec![
         "reproduce",
         &run_dir,
         "--store",
-        &url,
+        url,
         "--isolation",
         "read-committed",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    isopredict(&args)
+}
+
+#[test]
+fn the_cli_reproduces_a_run_folder_and_writes_the_reproducer() {
+    let Some(url) = server("the_cli_reproduces_a_run_folder") else {
+        return;
+    };
+    let scratch = Scratch::new("reproduce-cli");
+    let o = reproduce_smallbank_rc(&scratch, "2", &url, &[]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains("Reproduced on PostgreSQL"), "{text}");
@@ -301,31 +314,9 @@ fn a_reproduction_names_the_runs_anomaly_when_its_core_is_another() {
         return;
     };
     let scratch = Scratch::new("reproduce-names");
-    let run_dir = scratch.arg("run");
-    let o = isopredict(&[
-        "run",
-        "smallbank",
-        "--seed",
-        "1",
-        "--level",
-        "rc",
-        "--max",
-        "1",
-        "--out",
-        &run_dir,
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = reproduce_smallbank_rc(&scratch, "1", &url, &["--json"]);
     let report: serde_json::Value = serde_json::from_str(&scratch.read("run/report.json")).unwrap();
     let run_name = report["anomalies"][0]["name"].as_str().unwrap().to_string();
-    let o = isopredict(&[
-        "reproduce",
-        &run_dir,
-        "--store",
-        &url,
-        "--isolation",
-        "read-committed",
-        "--json",
-    ]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{text}");
     let r: serde_json::Value = serde_json::from_str(&text).unwrap();
