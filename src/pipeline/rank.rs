@@ -1166,7 +1166,7 @@ impl RankOutcome {
         }
         if !self.prediction_table.is_empty() {
             out.push_str("## Prediction (the layout of IsoPredict's Tables 4 and 5)\n\n");
-            out.push_str("Unk (T/O): the solver gave up (of which: the time budget ran out). Validated (Diverged): predictions whose replay was unserializable (replays that left the prediction). Means per task; solving time separately for Sat and Unsat.\n\n");
+            out.push_str("Unk (T/O): the solver gave up (of which: the time budget ran out). Unsat: no prediction, with the certificates that show it (kind and tasks). Validated (Diverged): predictions whose replay was unserializable (replays that left the prediction). Means per task; solving time separately for Sat and Unsat.\n\n");
             out.push_str(&prediction_markdown(&self.prediction_table));
         }
         if !self.exploration_table.is_empty() {

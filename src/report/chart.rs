@@ -51,7 +51,9 @@ fn write_mark(out: &mut String, x: f64, y: f64, h: f64, standing: Standing, tool
     );
 }
 
-const LEVEL_COLORS: [&str; 4] = ["#c0392b", "#e67e22", "#f1c40f", "#7f8c8d"];
+/// The bars' colours by the level's place in the grid, strongest first (five levels at most:
+/// si, pc, causal, ra, rc), each its own.
+const LEVEL_COLORS: [&str; 5] = ["#c0392b", "#e67e22", "#f1c40f", "#5d6d7e", "#aab7b8"];
 
 /// The chart of `rows` (in their order), titled `title`.
 pub fn risk_chart_svg(rows: &[RiskRow], title: &str) -> String {

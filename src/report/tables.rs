@@ -141,6 +141,8 @@ pub struct PredictionRow {
     pub mean_solving_sat_s: Option<f64>,
     /// Mean solving time of Unsat tasks (s).
     pub mean_solving_unsat_s: Option<f64>,
+    /// The certificates of the Unsat tasks: (kind, tasks), most frequent first.
+    pub certificates: Vec<(String, usize)>,
 }
 
 /// A row of Tables 6/7.
@@ -265,7 +267,7 @@ pub fn level_standings(
                     .push(r);
             }
             let (mut exposed, mut proven_free) = (0, 0);
-            let mut certificates: BTreeMap<String, usize> = BTreeMap::new();
+            let mut certified: Vec<&str> = Vec::new();
             for tasks in runs.values() {
                 if tasks.iter().any(|r| {
                     matches!(
@@ -279,15 +281,10 @@ pub fn level_standings(
                     .all(|r| r.outcome == PredictionOutcome::Unsat && r.certificate.is_some())
                 {
                     proven_free += 1;
-                    for r in tasks {
-                        if let Some(c) = &r.certificate {
-                            *certificates.entry(c.clone()).or_default() += 1;
-                        }
-                    }
+                    certified.extend(tasks.iter().filter_map(|r| r.certificate.as_deref()));
                 }
             }
-            let mut certificates: Vec<(String, usize)> = certificates.into_iter().collect();
-            certificates.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let certificates = count_kinds(certified.into_iter());
             let standing = if exposed > 0 {
                 Standing::Exposed
             } else if proven_free == runs.len() && !runs.is_empty() {
@@ -306,6 +303,17 @@ pub fn level_standings(
             }
         })
         .collect()
+}
+
+/// Each kind with how often it occurs, most frequent first (ties by name).
+fn count_kinds<'a>(kinds: impl Iterator<Item = &'a str>) -> Vec<(String, usize)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for k in kinds {
+        *counts.entry(k.to_string()).or_default() += 1;
+    }
+    let mut counts: Vec<(String, usize)> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counts
 }
 
 /// `writers-ordered 10, no-pivot 2`: certificates with their task counts.
@@ -534,6 +542,11 @@ pub fn prediction_rows(records: &[PredictionRecord]) -> Vec<PredictionRow> {
                     rs.iter()
                         .filter(|r| r.outcome == PredictionOutcome::Unsat)
                         .map(|r| r.solving_s),
+                ),
+                certificates: count_kinds(
+                    rs.iter()
+                        .filter(|r| r.outcome == PredictionOutcome::Unsat)
+                        .filter_map(|r| r.certificate.as_deref()),
                 ),
             }
         })
@@ -771,9 +784,14 @@ pub fn prediction_markdown(rows: &[PredictionRow]) -> String {
         rule.push_str("---:|---:|---:|---:|---:|");
         let _ = writeln!(out, "{header}\n{rule}");
         for r in rows.iter().filter(|r| r.level == level) {
+            let unsat = if r.certificates.is_empty() {
+                r.unsat.to_string()
+            } else {
+                format!("{} ({})", r.unsat, certificates_text(&r.certificates))
+            };
             let mut line = format!(
-                "| {} | {} | {} | {} ({}) | {} | {} |",
-                r.program, r.size, r.strategy, r.unknown, r.timed_out, r.unsat, r.sat
+                "| {} | {} | {} | {} ({}) | {unsat} | {} |",
+                r.program, r.size, r.strategy, r.unknown, r.timed_out, r.sat
             );
             if show_viol {
                 let _ = write!(line, " {} |", r.observed_violations);
@@ -1001,7 +1019,8 @@ mod tests {
         assert_eq!(r.mean_solving_unsat_s, Some(3.0));
         let md = prediction_markdown(&rows);
         assert!(md.contains("#### Level causal"));
-        assert!(md.contains("| bank | small | approx-relaxed | 1 (0) | 1 | 2 | 1 (1) | 2.5K | 0.50 s | 1.50 s | 3.00 s |"), "{md}");
+        // Unsat with the certificates of its tasks.
+        assert!(md.contains("| bank | small | approx-relaxed | 1 (0) | 1 (`writers-ordered` 1) | 2 | 1 (1) | 2.5K | 0.50 s | 1.50 s | 3.00 s |"), "{md}");
         assert!(!md.contains("Observed violation"));
         // Nothing predicted: 0 validated. A prediction without replay (a user history): –.
         let none = prediction_rows(&[record("v", 1, "causal", "approx-relaxed", Unsat, None)]);
