@@ -178,7 +178,11 @@ fn sigint_cuts_rank_and_writes_the_cells_answered_exit_1_with_an_anomaly() {
     let mark = "Ranking cut by Ctrl-C (or SIGTERM) after 2 of 3 cells";
     assert!(ended.stderr.contains(mark), "{}", ended.stderr);
     // The printed and written rank.md say it at the top.
-    assert!(ended.stdout.contains(&format!("**{mark}")), "{}", ended.stdout);
+    assert!(
+        ended.stdout.contains(&format!("**{mark}")),
+        "{}",
+        ended.stdout
+    );
     let md = scratch.read("out/rank.md");
     assert!(md.contains(&format!("**{mark}")), "{md}");
     // rank.json: the answered cells only, and the cut.
@@ -187,7 +191,10 @@ fn sigint_cuts_rank_and_writes_the_cells_answered_exit_1_with_an_anomaly() {
     assert_eq!(json["cut"]["cells"], 3);
     let records = json["predictions"].as_array().unwrap();
     assert_eq!(records.len(), 2);
-    assert!(records.iter().all(|r| r["program"] == "bank"), "{records:?}");
+    assert!(
+        records.iter().all(|r| r["program"] == "bank"),
+        "{records:?}"
+    );
     assert!(records.iter().any(|r| r["outcome"] == "sat"));
     // The chart says so in its title.
     assert!(scratch
@@ -214,8 +221,7 @@ fn sigterm_cuts_rank_without_anomaly_writes_the_cells_answered_exit_130() {
     );
     // --json prints rank.json; the same is written.
     let printed: serde_json::Value = serde_json::from_str(&ended.stdout).unwrap();
-    let written: serde_json::Value =
-        serde_json::from_str(&scratch.read("out/rank.json")).unwrap();
+    let written: serde_json::Value = serde_json::from_str(&scratch.read("out/rank.json")).unwrap();
     assert_eq!(printed["cut"], written["cut"]);
     assert_eq!(written["cut"]["answered"], 1);
     // The one cell answered: Voter's trace has no prediction, with its certificate; at causal
@@ -223,7 +229,10 @@ fn sigterm_cuts_rank_without_anomaly_writes_the_cells_answered_exit_130() {
     let record = &written["predictions"][0];
     assert_eq!(record["outcome"], "unsat");
     assert!(record["certificate"].is_string(), "{record}");
-    assert_eq!(written["ranking"][0]["levels"][0]["standing"], "proven-free");
+    assert_eq!(
+        written["ranking"][0]["levels"][0]["standing"],
+        "proven-free"
+    );
     assert!(scratch.read("out/rank.md").contains("**proven free**"));
     assert_no_temporaries(&scratch);
 }
@@ -253,11 +262,7 @@ fn rank_says_which_programs_are_proven_free_and_how_each_search_ended() {
     for r in json["predictions"].as_array().unwrap() {
         // Every task carries its certificate (null unless "none"), every task with a
         // prediction the end of its search for more.
-        assert_eq!(
-            r["certificate"].is_string(),
-            r["outcome"] == "unsat",
-            "{r}"
-        );
+        assert_eq!(r["certificate"].is_string(), r["outcome"] == "unsat", "{r}");
         if r["outcome"] == "sat" {
             let end = r["search"]["end"].as_str().unwrap();
             assert!(
@@ -292,11 +297,23 @@ fn rank_says_which_programs_are_proven_free_and_how_each_search_ended() {
     assert_eq!(standing("causal"), "proven-free");
     assert_eq!(standing("rc"), "exposed");
     let md = scratch.read("r/rank.md");
-    assert!(md.contains("## Where each program stands, by level"), "{md}");
+    assert!(
+        md.contains("## Where each program stands, by level"),
+        "{md}"
+    );
     assert!(md.contains("| voter | **proven free** (1/1 runs;"), "{md}");
-    assert!(md.contains("## How the searches for distinct anomalies ended"), "{md}");
+    assert!(
+        md.contains("## How the searches for distinct anomalies ended"),
+        "{md}"
+    );
     // The chart marks each level.
     let svg = scratch.read("r/risk.svg");
-    assert!(svg.contains("<title>voter at causal: proven free (1/1 runs;"), "{svg}");
-    assert!(svg.contains("<title>voter at rc: anomaly in 1/1 runs"), "{svg}");
+    assert!(
+        svg.contains("<title>voter at causal: proven free (1/1 runs;"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("<title>voter at rc: anomaly in 1/1 runs"),
+        "{svg}"
+    );
 }

@@ -29,8 +29,8 @@ use crate::report::chart::risk_chart_svg;
 use crate::report::tables::{
     anomalies_markdown, anomaly_risk_rows, exploration_markdown, exploration_rows,
     prediction_markdown, prediction_rows, risk_markdown, risk_rows, standing_markdown,
-    ExplorationRecord, ExplorationRow, PredictionOutcome, PredictionRecord, PredictionRow,
-    RiskRow, ValidationRecord,
+    ExplorationRecord, ExplorationRow, PredictionOutcome, PredictionRecord, PredictionRow, RiskRow,
+    ValidationRecord,
 };
 
 use crate::store::ReadPolicy;
@@ -1040,7 +1040,8 @@ fn predict_workload(
         .map(|i| named[i].to_string())
         .collect();
     // How the search for further distinct anomalies ended, as `run`'s report.json says it.
-    record.search = super::run_report::search_section(&end, record.anomalies.len(), setup.2);
+    record.search =
+        super::run_report::search_section(&end, record.anomalies.len(), setup.2).map(Box::new);
     match workloads::validate(
         workload,
         &config,
@@ -1367,19 +1368,27 @@ mod tests {
         let o = rank(&grid, &ProgressBar::hidden()).unwrap();
         let r = &o.predictions[0];
         assert_eq!(r.outcome, PredictionOutcome::Sat);
-        let search = r.search.as_ref().expect("a search after the first prediction");
+        let search = r
+            .search
+            .as_ref()
+            .expect("a search after the first prediction");
         // It ends by itself (complete or at --max), within the budget on this small run.
-        assert!(["exhausted", "enough"].contains(&search.end.as_str()), "{search:?}");
+        assert!(
+            ["exhausted", "enough"].contains(&search.end.as_str()),
+            "{search:?}"
+        );
         assert!(!search.cut);
         assert!(
-            search.sentence.contains(&format!(
-                "{} distinct anomal",
-                r.anomalies.len()
-            )),
+            search
+                .sentence
+                .contains(&format!("{} distinct anomal", r.anomalies.len())),
             "{search:?}"
         );
         let md = o.to_markdown();
-        assert!(md.contains("## How the searches for distinct anomalies ended"), "{md}");
+        assert!(
+            md.contains("## How the searches for distinct anomalies ended"),
+            "{md}"
+        );
         assert!(md.contains("| smallbank | 1 |"), "{md}");
     }
 

@@ -20,7 +20,10 @@ const MARKS_LEGEND: [(Standing, &str); 3] = [
         "every run's \"none\" has a certificate",
     ),
     (Standing::Exposed, "some run has an anomaly"),
-    (Standing::Undecided, "no anomaly found, not proven (unknown)"),
+    (
+        Standing::Undecided,
+        "no anomaly found, not proven (unknown)",
+    ),
 ];
 
 /// The room a legend entry takes: its mark, its text (about 6.5 px a character at 11 px)
@@ -30,7 +33,9 @@ fn legend_step(meaning: &str) -> f64 {
 }
 
 /// A standing's mark: (fill, stroke, text colour, dashed outline, text).
-fn mark_style(standing: Standing) -> (&'static str, &'static str, &'static str, bool, &'static str) {
+fn mark_style(
+    standing: Standing,
+) -> (&'static str, &'static str, &'static str, bool, &'static str) {
     match standing {
         Standing::Exposed => ("#fdecea", "#c0392b", "#c0392b", false, "anomaly"),
         Standing::ProvenFree => ("#1e8449", "#1e8449", "white", false, "proven free"),
@@ -88,7 +93,12 @@ pub fn risk_chart_svg(rows: &[RiskRow], title: &str) -> String {
     };
     let width = (label_width + bar_area + 90.0 + marks_width).max(label_width + legend_width);
     let legend_y = top + rows.len() as f64 * (bar_h + gap) + 16.0;
-    let height = legend_y + if standing_levels.is_empty() { 40.0 } else { 64.0 };
+    let height = legend_y
+        + if standing_levels.is_empty() {
+            40.0
+        } else {
+            64.0
+        };
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -247,7 +257,11 @@ mod tests {
             standing,
             runs: 2,
             exposed: usize::from(standing == Standing::Exposed),
-            proven_free: if standing == Standing::ProvenFree { 2 } else { 0 },
+            proven_free: if standing == Standing::ProvenFree {
+                2
+            } else {
+                0
+            },
             undecided: usize::from(standing == Standing::Undecided),
             certificates: if standing == Standing::ProvenFree {
                 vec![("writers-ordered".to_string(), 2)]
@@ -274,9 +288,9 @@ mod tests {
         assert_eq!(svg.matches(">proven free</text>").count(), 2, "{svg}");
         assert_eq!(svg.matches(">anomaly</text>").count(), 2);
         assert_eq!(svg.matches(">? undecided</text>").count(), 1);
-        assert!(svg.contains(
-            "<title>voter at si: proven free (2/2 runs; `writers-ordered` 2)</title>"
-        ));
+        assert!(
+            svg.contains("<title>voter at si: proven free (2/2 runs; `writers-ordered` 2)</title>")
+        );
         assert!(svg.contains("<title>voter at rc: anomaly in 1/2 runs</title>"));
         // Column heads name the levels.
         assert!(svg.contains("font-weight=\"bold\">si</text>"));

@@ -80,7 +80,7 @@ pub struct PredictionRecord {
     /// With `--max N` > 1 and a prediction: how the search for further distinct anomalies
     /// ended (as `run`'s report.json `search`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub search: Option<SearchSection>,
+    pub search: Option<Box<SearchSection>>,
 }
 
 /// One random-exploration run (MonkeyDB's approach): a workload run whose reads pick a random
@@ -1156,7 +1156,14 @@ mod tests {
         );
         // An observed violation exposes the run; the table has a column per level.
         let mut records = records;
-        records.push(record("shop", 3, "si", "approx-strict", ObservedViolation, None));
+        records.push(record(
+            "shop",
+            3,
+            "si",
+            "approx-strict",
+            ObservedViolation,
+            None,
+        ));
         let rows = risk_rows(&records);
         assert_eq!(rows[0].levels[0].standing, Standing::Exposed);
         assert_eq!(
@@ -1164,7 +1171,12 @@ mod tests {
             "anomaly in 1/3 runs; 1 proven free, 1 undecided"
         );
         let md = standing_markdown(&rows);
-        assert!(md.starts_with("| Program | si | causal |\n|---|---|---|\n| shop | anomaly in 1/3 runs"), "{md}");
+        assert!(
+            md.starts_with(
+                "| Program | si | causal |\n|---|---|---|\n| shop | anomaly in 1/3 runs"
+            ),
+            "{md}"
+        );
     }
 
     #[test]
