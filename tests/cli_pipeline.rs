@@ -145,8 +145,11 @@ fn rank_on_a_tiny_grid_writes_tables_json_and_chart() {
         md.contains("| smallbank | small | approx-relaxed | 0 (0) | 0 | 2 | 2 ("),
         "{md}"
     );
+    // Voter's "none"s carry their certificate (small runs: the paper-form search).
     assert!(
-        md.contains("| voter | small | approx-relaxed | 0 (0) | 2 | 0 | 0 (0) |"),
+        md.contains(
+            "| voter | small | approx-relaxed | 0 (0) | 2 (`search-exhausted` 2) | 0 | 0 (0) |"
+        ),
         "{md}"
     );
     assert!(

@@ -5,7 +5,9 @@
 //! made; 2 = bad input or usage (clap usage errors too); 3 = solver unknown or timeout;
 //! 130 = interrupted (Ctrl-C, SIGINT or SIGTERM) before any output was written. A `run` or
 //! `predict --max N` interrupted after it found an anomaly cuts its search for more, writes
-//! what it found (marked as cut) and exits 1 ([`isopredict::interrupt::keep_findings`]).
+//! what it found (marked as cut) and exits 1 ([`isopredict::interrupt::keep_findings`]). A
+//! `rank` interrupted after some cells were answered writes those (marked as cut) and exits 1
+//! if one holds an anomaly, else 130.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -33,7 +35,9 @@ const EXIT_CODES: &str =
     "Exit codes: 0 = consistent / nothing found; 1 = violation found or prediction \
 made (run: an anomaly); 2 = bad input or usage; 3 = unknown (solver unknown, time or memory \
 limit); 130 = interrupted (Ctrl-C, SIGTERM) before anything was written (run, predict --max: \
-Ctrl-C after an anomaly was found writes the anomalies found, marked as a cut search, exit 1).";
+Ctrl-C after an anomaly was found writes the anomalies found, marked as a cut search, exit 1; \
+rank: Ctrl-C writes the cells answered, marked as a cut ranking, exit 1 if one found an \
+anomaly, else 130).";
 
 /// The exit codes of `watch`, shown after its `--help`.
 const WATCH_EXIT_CODES: &str = "Exit codes: 0 = no violation; 1 = a violation was found; \
@@ -162,8 +166,11 @@ fn stop_on_signals(cooperative: bool) {
         }
         if isopredict::interrupt::keeping_findings() {
             eprintln!(
-                "isopredict: interrupted: cutting the search and writing what was found (Ctrl-C \
-                 again to exit at once, writing nothing)"
+                "{}",
+                CUT_MESSAGE.get().copied().unwrap_or(
+                    "isopredict: interrupted: cutting the search and writing what was found \
+                     (Ctrl-C again to exit at once, writing nothing)"
+                )
             );
         } else {
             eprintln!("isopredict: interrupted: stopping (Ctrl-C again to exit at once)");
@@ -175,8 +182,18 @@ fn stop_on_signals(cooperative: bool) {
     }
 }
 
+/// What the first Ctrl-C says once the command keeps its findings, when not the default
+/// ([`on_cut_say`]).
+static CUT_MESSAGE: OnceLock<&'static str> = OnceLock::new();
+
+/// Sets what the first Ctrl-C says once the command keeps its findings
+/// ([`isopredict::interrupt::keep_findings`]): what it cuts and what it writes.
+pub fn on_cut_say(message: &'static str) {
+    let _ = CUT_MESSAGE.set(message);
+}
+
 /// Says that the command was interrupted and returns exit code 130.
-fn interrupted_exit() -> ExitCode {
+pub fn interrupted_exit() -> ExitCode {
     eprintln!(
         "isopredict: interrupted; no output written (the previous outputs, if any, are untouched)"
     );

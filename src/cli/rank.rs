@@ -230,15 +230,30 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         .num_threads(args.threads.map_or(0, usize::from))
         .build()?;
     let bar = progress_bar(0);
+    // Ctrl-C or SIGTERM cuts the ranking and keeps the cells answered until then.
+    super::on_cut_say(
+        "isopredict: interrupted: cutting the ranking and writing the cells answered (Ctrl-C \
+         again to exit at once, writing nothing)",
+    );
+    isopredict::interrupt::keep_findings();
     let outcome = pool.install(|| rank(&grid, &bar));
-    if let Some(code) = super::interrupted() {
-        return Ok(code);
-    }
     let outcome = match outcome {
         Ok(o) => o,
+        Err(_) if isopredict::interrupt::signalled() => return Ok(super::interrupted_exit()),
         Err(message) => return bad(message),
     };
-    write_and_print(&outcome, &out, args.json)
+    let code = write_and_print(&outcome, &out, args.json)?;
+    Ok(match &outcome.cut {
+        None => code,
+        Some(cut) => {
+            eprintln!("isopredict: {}", cut.sentence);
+            if outcome.found_anomaly() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::from(isopredict::interrupt::EXIT_INTERRUPTED)
+            }
+        }
+    })
 }
 
 /// Writes rank.md, rank.json and risk.svg into `out` and prints rank.md (or rank.json).

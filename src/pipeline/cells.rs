@@ -275,6 +275,67 @@ where
     done.into_iter().map(|(_, t)| t).collect()
 }
 
+/// The cells of a plan run on this machine until done or cut ([`run_local_keeping`]).
+#[derive(Debug)]
+pub struct LocalRun {
+    /// Each cell's result text, in plan order; `None` for a cell not answered (not started
+    /// before the stop, or stopped by it).
+    pub results: Vec<Option<String>>,
+    /// Whether a stop (Ctrl-C, SIGTERM) cut the run: some cells are not answered.
+    pub cut: bool,
+}
+
+impl LocalRun {
+    /// The cells answered.
+    pub fn answered(&self) -> usize {
+        self.results.iter().filter(|r| r.is_some()).count()
+    }
+}
+
+/// Runs every cell of a plan on rayon's pool (longest first), advancing `progress`, for a
+/// command that keeps what was answered when the user stops it
+/// ([`crate::interrupt::keep_findings`]). Each cell runs as a [`crate::interrupt::cuttable`]
+/// search, so a stop interrupts the cells in flight; once a stop arrived, no cell starts, and
+/// a cell that ends after the stop is not answered (its work may have been cut short). The
+/// cells that ended before the stop keep their results.
+pub fn run_local_keeping<G, T, R>(
+    plan_text: &str,
+    lines: &[PlanLine<G, T>],
+    progress: &ProgressBar,
+    run: impl Fn(&T) -> R + Sync,
+) -> Result<LocalRun, String>
+where
+    G: Serialize + Clone + Sync,
+    T: Sync,
+    R: Serialize,
+{
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(lines[i].cost));
+    progress.set_length(lines.len() as u64);
+    let done: Vec<(usize, Option<Result<String, String>>)> = order
+        .into_par_iter()
+        .map(|i| {
+            if crate::interrupt::signalled() {
+                return (i, None);
+            }
+            let text = crate::interrupt::cuttable(|| run_cell(plan_text, &lines[i], &run));
+            // A cell that ends after the stop may have been cut short: not answered.
+            if crate::interrupt::signalled() {
+                return (i, None);
+            }
+            progress.inc(1);
+            (i, Some(text))
+        })
+        .collect();
+    progress.finish_and_clear();
+    let mut results = vec![None; lines.len()];
+    for (i, text) in done {
+        results[i] = text.transpose()?;
+    }
+    let cut = results.iter().any(Option::is_none);
+    Ok(LocalRun { results, cut })
+}
+
 /// The result files of a folder: every `cell-N.json`, by index (other files are ignored).
 pub fn result_files(dir: &Path) -> Result<Vec<(usize, PathBuf)>, String> {
     let entries =

@@ -15,6 +15,8 @@
 //! thread ran what before.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -26,14 +28,16 @@ use crate::predict::{predict, PredictOptions, Strategy, Verdict};
 use crate::report::chart::risk_chart_svg;
 use crate::report::tables::{
     anomalies_markdown, anomaly_risk_rows, exploration_markdown, exploration_rows,
-    prediction_markdown, prediction_rows, risk_markdown, risk_rows, ExplorationRecord,
-    ExplorationRow, PredictionOutcome, PredictionRecord, PredictionRow, RiskRow, ValidationRecord,
+    prediction_markdown, prediction_rows, risk_markdown, risk_rows, standing_markdown,
+    ExplorationRecord, ExplorationRow, PredictionOutcome, PredictionRecord, PredictionRow, RiskRow,
+    ValidationRecord,
 };
 
 use crate::store::ReadPolicy;
 use crate::workloads::{self, RunConfig, Size, Workload};
 
 use super::cells::{self, PlanLine};
+use super::distinct::SearchEnd;
 use super::run::verdict_name;
 use super::{level_name, parse_level};
 
@@ -203,6 +207,48 @@ pub struct RankOutcome {
     pub ranking: Vec<RiskRow>,
     /// What the ranking scores.
     pub score: RankScore,
+    /// When Ctrl-C or SIGTERM cut the ranking: how much of the grid was answered (the tables
+    /// count only those cells).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<RankCut>,
+}
+
+/// A ranking cut by Ctrl-C or SIGTERM ([`RankOutcome::cut`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RankCut {
+    /// Cells answered before the stop (the tables count these).
+    pub answered: usize,
+    /// Cells in the grid.
+    pub cells: usize,
+    /// The cut in one sentence: `Ranking cut by Ctrl-C (or SIGTERM) after 12 of 40 cells; …`.
+    pub sentence: String,
+}
+
+impl RankCut {
+    fn new(answered: usize, cells: usize) -> RankCut {
+        RankCut {
+            answered,
+            cells,
+            sentence: format!(
+                "Ranking cut by Ctrl-C (or SIGTERM) after {answered} of {cells} cells; the tables \
+                 count only the cells answered (the others did not run, or were stopped and \
+                 are left out)."
+            ),
+        }
+    }
+}
+
+impl RankOutcome {
+    /// Whether some answered task found an anomaly: a prediction, or an observed run that
+    /// already violates its level.
+    pub fn found_anomaly(&self) -> bool {
+        self.predictions.iter().any(|r| {
+            matches!(
+                r.outcome,
+                PredictionOutcome::Sat | PredictionOutcome::ObservedViolation
+            )
+        })
+    }
 }
 
 /// A progress bar for `total` tasks on standard error; hidden when it is not a terminal.
@@ -624,10 +670,26 @@ pub fn merge_rank(
     let (elapsed_s, threads) = timing.unwrap_or_else(|| {
         cells::span_and_concurrency(&results.iter().map(|r| &r.worker).collect::<Vec<_>>())
     });
+    Ok(outcome_of(
+        grid,
+        results.into_iter().map(|r| r.result),
+        (elapsed_s, threads),
+        None,
+    ))
+}
+
+/// The ranking of the cells' results (in plan order): the tables, the ranking, and the cut if
+/// any.
+fn outcome_of(
+    grid: RankPlanGrid,
+    results: impl Iterator<Item = RankCellResult>,
+    (elapsed_s, threads): (f64, usize),
+    cut: Option<RankCut>,
+) -> RankOutcome {
     let mut predictions = Vec::new();
     let mut exploration = Vec::new();
     for r in results {
-        match r.result {
+        match r {
             RankCellResult::Prediction(p) => predictions.push(p),
             RankCellResult::Exploration(e) => exploration.push(e),
         }
@@ -638,7 +700,7 @@ pub fn merge_rank(
         RankScore::Runs => risk_rows(&predictions),
         RankScore::Anomalies => anomaly_risk_rows(&predictions),
     };
-    Ok(RankOutcome {
+    RankOutcome {
         grid: grid.grid,
         elapsed_s,
         threads,
@@ -648,15 +710,22 @@ pub fn merge_rank(
         exploration_table,
         ranking,
         score: grid.score,
-    })
+        cut,
+    }
 }
 
 /// Runs the grid on this machine — its plan ([`rank_plan`]), every cell on rayon's pool, the
-/// longest first, and the merge of their results ([`merge_rank`]), the same steps as a
-/// distributed run — advancing `progress` per cell (pass [`ProgressBar::hidden`] for none).
-/// Errors: a stop requested by the user ([`crate::interrupt`]; the remaining cells are
-/// skipped), or a bad grid (e.g. an unreadable folder, or a file in a histories folder that is
-/// not a history); a task that fails is recorded as [`PredictionOutcome::Error`].
+/// longest first, and the merge of their results, the same steps as a distributed run —
+/// advancing `progress` per cell (pass [`ProgressBar::hidden`] for none; its message counts
+/// the cells with an anomaly, and with [`super::distinct::PROGRESS_ENV`] set a plain line
+/// says so every second when standard error is not a terminal: [`grid_progress_line`]).
+///
+/// A stop requested by the user ([`crate::interrupt`]) cuts the ranking: no further cell
+/// starts, the cells in flight are stopped and left out, and the outcome holds the cells
+/// answered before the stop, marked by [`RankOutcome::cut`]; when no cell was answered, it is
+/// an error. Other errors: a bad grid (e.g. an unreadable folder, or a file in a histories
+/// folder that is not a history); a task that fails is recorded as
+/// [`PredictionOutcome::Error`].
 pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, String> {
     let start = Instant::now();
     let text = rank_plan(grid)?;
@@ -665,15 +734,101 @@ pub fn rank(grid: &RankGrid, progress: &ProgressBar) -> Result<RankOutcome, Stri
         RankInput::Workloads { backend, .. } => backend.clone(),
         RankInput::Histories { .. } => None,
     };
-    let results = cells::run_local(&text, &lines, progress, |t| {
-        run_rank_cell(&lines[0].grid, t, &backend)
-    })
-    .map_err(|_| "interrupted: the ranking is incomplete".to_string())?;
-    merge_rank(
-        &cells::named_results(results),
-        "the ranking",
-        Some((start.elapsed().as_secs_f64(), rayon::current_num_threads())),
+    let anomalies = Arc::new(AtomicUsize::new(0));
+    let plain = GridProgress::start(progress.clone(), lines.len(), anomalies.clone(), start);
+    let local = cells::run_local_keeping(&text, &lines, progress, |t| {
+        let result = run_rank_cell(&lines[0].grid, t, &backend);
+        if let RankCellResult::Prediction(p) = &result {
+            if matches!(
+                p.outcome,
+                PredictionOutcome::Sat | PredictionOutcome::ObservedViolation
+            ) {
+                let n = anomalies.fetch_add(1, Ordering::Relaxed) + 1;
+                progress.set_message(format!("{n} with an anomaly"));
+            }
+        }
+        result
+    });
+    if let Some(plain) = plain {
+        plain.finish();
+    }
+    let local = local?;
+    let answered = local.answered();
+    if answered == 0 && !lines.is_empty() {
+        return Err("interrupted: the ranking is incomplete".to_string());
+    }
+    let cut = local.cut.then(|| RankCut::new(answered, lines.len()));
+    let mut results = Vec::with_capacity(answered);
+    for (i, text) in local.results.into_iter().enumerate() {
+        let Some(text) = text else { continue };
+        // Read back exactly as a result file would be.
+        let cell: cells::CellResult<RankPlanGrid, RankCellResult> = serde_json::from_str(&text)
+            .map_err(|e| format!("cell {i}: not a cell result of this command: {e}"))?;
+        results.push(cell.result);
+    }
+    Ok(outcome_of(
+        lines[0].grid.clone(),
+        results.into_iter(),
+        (start.elapsed().as_secs_f64(), rayon::current_num_threads()),
+        cut,
+    ))
+}
+
+/// The plain progress line of a grid: `ranking: 12 of 40 cells answered, 3 with an anomaly …
+/// (25 s)`.
+pub fn grid_progress_line(done: u64, cells: usize, anomalies: usize, elapsed: Duration) -> String {
+    format!(
+        "ranking: {done} of {cells} cells answered, {anomalies} with an anomaly … ({} s)",
+        elapsed.as_secs()
     )
+}
+
+/// Plain progress lines of a grid on standard error, once a second after the first second,
+/// when it is not a terminal (where the bar is drawn) and [`super::distinct::PROGRESS_ENV`]
+/// asks for them (`ISOPREDICT_PROGRESS=1`: for logs and tests).
+struct GridProgress {
+    done: std::sync::mpsc::Sender<()>,
+    drawer: std::thread::JoinHandle<()>,
+}
+
+impl GridProgress {
+    fn start(
+        bar: ProgressBar,
+        cells: usize,
+        anomalies: Arc<AtomicUsize>,
+        start: Instant,
+    ) -> Option<GridProgress> {
+        use std::io::IsTerminal;
+        if std::io::stderr().is_terminal()
+            || std::env::var_os(super::distinct::PROGRESS_ENV).map_or(true, |v| v != "1")
+        {
+            return None;
+        }
+        let (done, rx) = std::sync::mpsc::channel::<()>();
+        let drawer = std::thread::spawn(move || loop {
+            if !matches!(
+                rx.recv_timeout(Duration::from_secs(1)),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            ) {
+                return;
+            }
+            eprintln!(
+                "{}",
+                grid_progress_line(
+                    bar.position(),
+                    cells,
+                    anomalies.load(Ordering::Relaxed),
+                    start.elapsed()
+                )
+            );
+        });
+        Some(GridProgress { done, drawer })
+    }
+
+    fn finish(self) {
+        let _ = self.done.send(());
+        let _ = self.drawer.join();
+    }
 }
 
 /// Sessions per run, where observed runs are recorded, and most distinct anomalies per task.
@@ -761,11 +916,14 @@ fn task_record(
         solving_s: 0.0,
         detail: None,
         anomalies: Vec::new(),
+        certificate: None,
+        search: None,
     }
 }
 
-/// Predicts `h`, filling `record`; returns the predictions made: the engine's choice for `h`
-/// first, then (`max` > 1) up to `max` by the scalable engine.
+/// Predicts `h`, filling `record` (with a "none", its certificate); returns the predictions
+/// made — the engine's choice for `h` first, then (`max` > 1) up to `max` by the scalable
+/// engine — and how that search for more ended.
 fn predict_history(
     h: &History,
     record: PredictionRecord,
@@ -773,7 +931,7 @@ fn predict_history(
     strategy: Strategy,
     timeout: Option<Duration>,
     max: usize,
-) -> (PredictionRecord, Vec<crate::predict::Prediction>) {
+) -> (PredictionRecord, Vec<crate::predict::Prediction>, SearchEnd) {
     match predict(
         h,
         &PredictOptions::new(level, strategy)
@@ -800,17 +958,21 @@ fn predict_history(
                 generation_s: o.stats.generation_ms / 1000.0,
                 solving_s: o.stats.solving_ms / 1000.0,
                 detail: o.reason.clone(),
+                certificate: (outcome == PredictionOutcome::Unsat)
+                    .then(|| o.certificate.map(|c| c.kind().to_string()))
+                    .flatten(),
                 ..record
             };
             let mut predictions: Vec<_> = o.prediction.into_iter().collect();
+            let mut end = SearchEnd::NotSearched;
             if !predictions.is_empty() {
                 // No live line: rank draws its own progress bar.
-                predictions.extend(
-                    super::distinct::more_predictions(h, level, strategy, timeout, max, false)
-                        .predictions,
-                );
+                let more =
+                    super::distinct::more_predictions(h, level, strategy, timeout, max, false);
+                predictions.extend(more.predictions);
+                end = more.end;
             }
-            (record, predictions)
+            (record, predictions, end)
         }
         Err(e) => (
             PredictionRecord {
@@ -819,6 +981,7 @@ fn predict_history(
                 ..record
             },
             Vec::new(),
+            SearchEnd::NotSearched,
         ),
     }
 }
@@ -857,7 +1020,7 @@ fn predict_workload(
             }
         }
     };
-    let (mut record, predictions) =
+    let (mut record, predictions, end) =
         predict_history(&observed.history, base, level, strategy, timeout, setup.2);
     let Some(predicted) = predictions.first() else {
         return record;
@@ -876,6 +1039,9 @@ fn predict_workload(
         .take(setup.2.max(1))
         .map(|i| named[i].to_string())
         .collect();
+    // How the search for further distinct anomalies ended, as `run`'s report.json says it.
+    record.search =
+        super::run_report::search_section(&end, record.anomalies.len(), setup.2).map(Box::new);
     match workloads::validate(
         workload,
         &config,
@@ -967,6 +1133,9 @@ impl RankOutcome {
             self.elapsed_s,
             self.threads
         ));
+        if let Some(cut) = &self.cut {
+            out.push_str(&format!("**{}**\n\n", cut.sentence));
+        }
         if !self.ranking.is_empty() && self.score == RankScore::Anomalies {
             out.push_str("## Risk ranking (by distinct anomalies)\n\n");
             out.push_str(&risk_markdown(&self.ranking));
@@ -976,6 +1145,20 @@ impl RankOutcome {
             out.push_str(&risk_markdown(&self.ranking));
             out.push_str("\nScore: 100 × Σ_level w(level) · mean over runs of the best exposure among the strategies / Σ w, with w = 5 (si), 4 (pc), 3 (causal), 2 (ra), 1 (rc) and exposure 1 (validated, an invariant broke), 0.6 (validated; or a verified prediction that cannot be replayed), 0.3 (predicted, replay not confirmed), 0 (none) — see docs/ranking.md. Chart: risk.svg.\n\n");
         }
+        let standing = standing_markdown(&self.ranking);
+        if !standing.is_empty() {
+            out.push_str("## Where each program stands, by level\n\n");
+            out.push_str("A score of 0 at a level means either that the program is proven free of anomalies there or that nothing was decided; this table tells them apart. **proven free**: in every run, every strategy answered \"no prediction\" with a certificate — no execution of the run's calls that the level allows (cut at the strategy's prediction boundary) is an anomaly the strategy looks for; the certificates are `no-changeable-read`, `writers-ordered`, `no-pivot` (decided from the run itself, for every strategy) and `search-exhausted` (the strategy's complete search found none) — docs/prediction.md \"Why none: certificates\". It covers the runs of the grid: other calls or parameters may still show anomalies. **not decided**: no anomaly was found, but some run was unknown (time or memory limit) or failed. Each task's certificate is `certificate` in rank.json.\n\n");
+            out.push_str(&standing);
+            out.push('\n');
+        }
+        let searches = search_markdown(&self.predictions);
+        if !searches.is_empty() {
+            out.push_str("## How the searches for distinct anomalies ended (`--max`)\n\n");
+            out.push_str("Per task with a prediction, the search for further distinct anomalies (docs/prediction.md \"Several predictions\"): complete (no further distinct anomaly exists in that run), stopped at `--max` predictions, cut by its time budget, by Ctrl-C, or stopped by another limit (more may exist). Each task's account is `search` in rank.json.\n\n");
+            out.push_str(&searches);
+            out.push('\n');
+        }
         let anomalies = anomalies_markdown(&self.ranking);
         if !anomalies.is_empty() {
             out.push_str("## Distinct anomalies per program\n\nPredictions that differ in the procedures or the table columns of their `pco` cycle, over all runs, levels and strategies (`--max` per task).\n\n");
@@ -984,7 +1167,7 @@ impl RankOutcome {
         }
         if !self.prediction_table.is_empty() {
             out.push_str("## Prediction (the layout of IsoPredict's Tables 4 and 5)\n\n");
-            out.push_str("Unk (T/O): the solver gave up (of which: the time budget ran out). Validated (Diverged): predictions whose replay was unserializable (replays that left the prediction). Means per task; solving time separately for Sat and Unsat.\n\n");
+            out.push_str("Unk (T/O): the solver gave up (of which: the time budget ran out). Unsat: no prediction, with the certificates that show it (kind and tasks). Validated (Diverged): predictions whose replay was unserializable (replays that left the prediction). Means per task; solving time separately for Sat and Unsat.\n\n");
             out.push_str(&prediction_markdown(&self.prediction_table));
         }
         if !self.exploration_table.is_empty() {
@@ -1017,6 +1200,43 @@ impl RankOutcome {
     }
 }
 
+/// Per program, how its tasks' searches for further distinct anomalies ended (`--max` > 1),
+/// as a Markdown table; empty when no task searched.
+fn search_markdown(predictions: &[PredictionRecord]) -> String {
+    const ENDS: [&str; 5] = ["exhausted", "enough", "budget", "interrupted", "stopped"];
+    let mut programs: Vec<(&str, [usize; 5])> = Vec::new();
+    for r in predictions {
+        let Some(search) = &r.search else { continue };
+        let Some(k) = ENDS.iter().position(|e| *e == search.end) else {
+            continue;
+        };
+        match programs.iter_mut().find(|(p, _)| *p == r.program) {
+            Some((_, counts)) => counts[k] += 1,
+            None => {
+                let mut counts = [0; 5];
+                counts[k] = 1;
+                programs.push((&r.program, counts));
+            }
+        }
+    }
+    if programs.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("| Program | Tasks searched | Complete | Stopped at --max | Cut by the time budget | Cut by Ctrl-C | Stopped (another limit) |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for (program, c) in programs {
+        out.push_str(&format!(
+            "| {program} | {} | {} | {} | {} | {} | {} |\n",
+            c.iter().sum::<usize>(),
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4]
+        ));
+    }
+    out
+}
+
 /// Writes rank.md, rank.json and risk.svg into `dir` (created if needed); returns their
 /// paths. Written atomically like `run`'s folder: complete or untouched, and a folder holding
 /// other files than [`RANK_FILES`] is refused.
@@ -1028,7 +1248,13 @@ pub fn write_rank_files(outcome: &RankOutcome, dir: &Path) -> anyhow::Result<Vec
             "risk.svg",
             risk_chart_svg(
                 &outcome.ranking,
-                "Risk of isolation anomalies (higher is riskier)",
+                &match &outcome.cut {
+                    None => "Risk of isolation anomalies (higher is riskier)".to_string(),
+                    Some(cut) => format!(
+                        "Risk of isolation anomalies (higher is riskier) — cut by Ctrl-C after {} of {} cells",
+                        cut.answered, cut.cells
+                    ),
+                },
             ),
         ),
     ];
@@ -1123,6 +1349,50 @@ mod tests {
     }
 
     #[test]
+    fn with_max_each_task_says_how_its_search_for_more_anomalies_ended() {
+        let grid = RankGrid {
+            input: RankInput::Workloads {
+                workloads: vec![workloads::by_name("smallbank").unwrap()],
+                sizes: vec![Size::Small],
+                seeds: vec![1],
+                explore: 0,
+                sessions: 3,
+                backend: None,
+            },
+            levels: vec![Level::Causal],
+            strategies: vec![Strategy::ApproxRelaxed],
+            timeout: Some(Duration::from_secs(60)),
+            max: 3,
+            score: RankScore::Runs,
+        };
+        let o = rank(&grid, &ProgressBar::hidden()).unwrap();
+        let r = &o.predictions[0];
+        assert_eq!(r.outcome, PredictionOutcome::Sat);
+        let search = r
+            .search
+            .as_ref()
+            .expect("a search after the first prediction");
+        // It ends by itself (complete or at --max), within the budget on this small run.
+        assert!(
+            ["exhausted", "enough"].contains(&search.end.as_str()),
+            "{search:?}"
+        );
+        assert!(!search.cut);
+        assert!(
+            search
+                .sentence
+                .contains(&format!("{} distinct anomal", r.anomalies.len())),
+            "{search:?}"
+        );
+        let md = o.to_markdown();
+        assert!(
+            md.contains("## How the searches for distinct anomalies ended"),
+            "{md}"
+        );
+        assert!(md.contains("| smallbank | 1 |"), "{md}");
+    }
+
+    #[test]
     fn the_plan_has_a_cell_per_task_with_its_seeds() {
         let grid = small_grid();
         let text = rank_plan(&grid).unwrap();
@@ -1174,6 +1444,33 @@ mod tests {
         );
         assert_eq!(local.predictions.len(), 8);
         assert_eq!(local.exploration.len(), 8);
+        assert_eq!(local.cut, None);
+        // Every "none" carries its certificate, and nothing else does: Voter under causal
+        // is proven free (each run has one inserting Vote), under rc exposed.
+        for r in &local.predictions {
+            assert_eq!(
+                r.certificate.is_some(),
+                r.outcome == PredictionOutcome::Unsat,
+                "{r:?}"
+            );
+            // --max 1: no search for further anomalies.
+            assert_eq!(r.search, None);
+        }
+        let voter = local.ranking.iter().find(|r| r.program == "voter").unwrap();
+        let standing = |level: &str| {
+            voter
+                .levels
+                .iter()
+                .find(|l| l.level == level)
+                .unwrap()
+                .standing
+        };
+        use crate::report::tables::Standing;
+        assert_eq!(standing("causal"), Standing::ProvenFree);
+        assert_eq!(standing("rc"), Standing::Exposed);
+        assert!(local
+            .to_markdown()
+            .contains("| voter | **proven free** (2/2 runs;"));
         // An incomplete folder is refused, naming the missing cell.
         std::fs::remove_file(out.join(cells::result_file_name(3))).unwrap();
         let e = merge_rank(&cells::read_results(&out).unwrap(), "cells", None).unwrap_err();

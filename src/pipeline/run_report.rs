@@ -329,7 +329,11 @@ pub(super) fn distinct_anomalies(
 
 /// The report's account of how the search for further distinct anomalies ended, after
 /// `distinct` were found (`None` when no search ran: `--max 1`).
-fn search_section(end: &SearchEnd, distinct: usize, max: usize) -> Option<SearchSection> {
+pub(super) fn search_section(
+    end: &SearchEnd,
+    distinct: usize,
+    max: usize,
+) -> Option<SearchSection> {
     let sentence = end.sentence(distinct, max)?;
     let value = serde_json::to_value(end).ok()?;
     Some(SearchSection {

@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::run_report::SearchSection;
+
 /// What one prediction task concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -69,6 +71,16 @@ pub struct PredictionRecord {
     /// [`crate::pipeline::distinct`]).
     #[serde(default)]
     pub anomalies: Vec<String>,
+    /// With "no prediction" ([`PredictionOutcome::Unsat`]): the kind of the certificate that
+    /// shows none exists (`no-changeable-read`, `writers-ordered`, `no-pivot`,
+    /// `search-exhausted`; docs/prediction.md "Why none: certificates"); its explanation is
+    /// `detail`. `None` for every other outcome.
+    #[serde(default)]
+    pub certificate: Option<String>,
+    /// With `--max N` > 1 and a prediction: how the search for further distinct anomalies
+    /// ended (as `run`'s report.json `search`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<Box<SearchSection>>,
 }
 
 /// One random-exploration run (MonkeyDB's approach): a workload run whose reads pick a random
@@ -129,6 +141,8 @@ pub struct PredictionRow {
     pub mean_solving_sat_s: Option<f64>,
     /// Mean solving time of Unsat tasks (s).
     pub mean_solving_unsat_s: Option<f64>,
+    /// The certificates of the Unsat tasks: (kind, tasks), most frequent first.
+    pub certificates: Vec<(String, usize)>,
 }
 
 /// A row of Tables 6/7.
@@ -175,6 +189,194 @@ pub struct RiskRow {
     /// (application terms; [`crate::pipeline::distinct`]), sorted.
     #[serde(default)]
     pub anomalies: Vec<String>,
+    /// Where the program stands at each level of the grid (strongest first): exposed, proven
+    /// free of anomalies, or not decided ([`level_standings`]).
+    pub levels: Vec<LevelStanding>,
+}
+
+/// Where a program stands at one level, over its runs: the answer a score of 0 does not give
+/// (0 is both "proven free" and "nothing decided").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Standing {
+    /// Some run has an anomaly: a prediction by some strategy, or an observed run that
+    /// already violates the level.
+    Exposed,
+    /// Every run, under every strategy of the grid, answered "no prediction" with a
+    /// certificate: no execution of its calls the level allows (cut at the strategy's
+    /// boundary) is an anomaly the strategy looks for.
+    ProvenFree,
+    /// No anomaly was found, but some run is not proven free: a task was unknown (time,
+    /// memory), failed, or answered "none" without a certificate.
+    Undecided,
+}
+
+impl Standing {
+    /// The standing's name as printed (`exposed`, `proven-free`, `undecided`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Standing::Exposed => "exposed",
+            Standing::ProvenFree => "proven-free",
+            Standing::Undecided => "undecided",
+        }
+    }
+}
+
+/// A program at one level ([`RiskRow::levels`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LevelStanding {
+    /// The level's name.
+    pub level: String,
+    /// Exposed, proven free or not decided.
+    pub standing: Standing,
+    /// Observed runs at this level.
+    pub runs: usize,
+    /// Runs with an anomaly (some strategy predicted one, or the observed run violates the
+    /// level).
+    pub exposed: usize,
+    /// Runs every strategy proved free: each answered "none" with a certificate.
+    pub proven_free: usize,
+    /// Runs neither exposed nor proven free (some task unknown, failed, or without a
+    /// certificate).
+    pub undecided: usize,
+    /// The certificates of the tasks of the runs proven free: (kind, tasks), most frequent
+    /// first.
+    pub certificates: Vec<(String, usize)>,
+}
+
+/// Where `program` stands at each of `levels` (in that order), from its records: a run (level,
+/// size, run) is exposed when some task of it predicted (or observed a violation), proven free
+/// when every task of it answered "none" with a certificate, undecided otherwise; the level is
+/// exposed when some run is, proven free when every run is.
+pub fn level_standings(
+    records: &[PredictionRecord],
+    program: &str,
+    levels: &[String],
+) -> Vec<LevelStanding> {
+    levels
+        .iter()
+        .map(|level| {
+            // (size, run) → its tasks.
+            let mut runs: BTreeMap<(&str, &str), Vec<&PredictionRecord>> = BTreeMap::new();
+            for r in records
+                .iter()
+                .filter(|r| r.program == program && &r.level == level)
+            {
+                runs.entry((r.size.as_str(), r.run.as_str()))
+                    .or_default()
+                    .push(r);
+            }
+            let (mut exposed, mut proven_free) = (0, 0);
+            let mut certified: Vec<&str> = Vec::new();
+            for tasks in runs.values() {
+                if tasks.iter().any(|r| {
+                    matches!(
+                        r.outcome,
+                        PredictionOutcome::Sat | PredictionOutcome::ObservedViolation
+                    )
+                }) {
+                    exposed += 1;
+                } else if tasks
+                    .iter()
+                    .all(|r| r.outcome == PredictionOutcome::Unsat && r.certificate.is_some())
+                {
+                    proven_free += 1;
+                    certified.extend(tasks.iter().filter_map(|r| r.certificate.as_deref()));
+                }
+            }
+            let certificates = count_kinds(certified.into_iter());
+            let standing = if exposed > 0 {
+                Standing::Exposed
+            } else if proven_free == runs.len() && !runs.is_empty() {
+                Standing::ProvenFree
+            } else {
+                Standing::Undecided
+            };
+            LevelStanding {
+                level: level.clone(),
+                standing,
+                runs: runs.len(),
+                exposed,
+                proven_free,
+                undecided: runs.len() - exposed - proven_free,
+                certificates,
+            }
+        })
+        .collect()
+}
+
+/// Each kind with how often it occurs, most frequent first (ties by name).
+fn count_kinds<'a>(kinds: impl Iterator<Item = &'a str>) -> Vec<(String, usize)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for k in kinds {
+        *counts.entry(k.to_string()).or_default() += 1;
+    }
+    let mut counts: Vec<(String, usize)> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counts
+}
+
+/// `writers-ordered 10, no-pivot 2`: certificates with their task counts.
+fn certificates_text(certificates: &[(String, usize)]) -> String {
+    certificates
+        .iter()
+        .map(|(kind, n)| format!("`{kind}` {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A program's standing at one level in words, for the table of [`standing_markdown`].
+pub fn standing_text(s: &LevelStanding) -> String {
+    let mut parts = Vec::new();
+    if s.proven_free > 0 && s.standing != Standing::ProvenFree {
+        parts.push(format!("{} proven free", s.proven_free));
+    }
+    if s.undecided > 0 {
+        parts.push(format!("{} undecided", s.undecided));
+    }
+    let rest = if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", parts.join(", "))
+    };
+    match s.standing {
+        Standing::Exposed => format!("anomaly in {}/{} runs{rest}", s.exposed, s.runs),
+        Standing::ProvenFree => format!(
+            "**proven free** ({n}/{n} runs; {})",
+            certificates_text(&s.certificates),
+            n = s.runs
+        ),
+        Standing::Undecided => format!("not decided: no anomaly found{rest}"),
+    }
+}
+
+/// The table of where each program stands at each level (rows in the ranking's order), or
+/// an empty string when there is no level.
+pub fn standing_markdown(rows: &[RiskRow]) -> String {
+    let levels: Vec<&str> = rows
+        .first()
+        .map(|r| r.levels.iter().map(|l| l.level.as_str()).collect())
+        .unwrap_or_default();
+    if levels.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("| Program |");
+    for l in &levels {
+        let _ = write!(out, " {l} |");
+    }
+    out.push_str("\n|---|");
+    for _ in &levels {
+        out.push_str("---|");
+    }
+    out.push('\n');
+    for r in rows {
+        let _ = write!(out, "| {} |", r.program);
+        for s in &r.levels {
+            let _ = write!(out, " {} |", standing_text(s));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The weight of an anomaly found under `level`: the stronger the level the store promises,
@@ -341,6 +543,11 @@ pub fn prediction_rows(records: &[PredictionRecord]) -> Vec<PredictionRow> {
                         .filter(|r| r.outcome == PredictionOutcome::Unsat)
                         .map(|r| r.solving_s),
                 ),
+                certificates: count_kinds(
+                    rs.iter()
+                        .filter(|r| r.outcome == PredictionOutcome::Unsat)
+                        .filter_map(|r| r.certificate.as_deref()),
+                ),
             }
         })
         .collect()
@@ -440,6 +647,7 @@ pub fn risk_rows(records: &[PredictionRecord]) -> Vec<RiskRow> {
                     .into_iter()
                     .map(|(a, _)| a)
                     .collect(),
+                levels: level_standings(records, program, &levels),
             }
         })
         .collect();
@@ -576,9 +784,14 @@ pub fn prediction_markdown(rows: &[PredictionRow]) -> String {
         rule.push_str("---:|---:|---:|---:|---:|");
         let _ = writeln!(out, "{header}\n{rule}");
         for r in rows.iter().filter(|r| r.level == level) {
+            let unsat = if r.certificates.is_empty() {
+                r.unsat.to_string()
+            } else {
+                format!("{} ({})", r.unsat, certificates_text(&r.certificates))
+            };
             let mut line = format!(
-                "| {} | {} | {} | {} ({}) | {} | {} |",
-                r.program, r.size, r.strategy, r.unknown, r.timed_out, r.unsat, r.sat
+                "| {} | {} | {} | {} ({}) | {unsat} | {} |",
+                r.program, r.size, r.strategy, r.unknown, r.timed_out, r.sat
             );
             if show_viol {
                 let _ = write!(line, " {} |", r.observed_violations);
@@ -646,20 +859,39 @@ pub fn risk_markdown(rows: &[RiskRow]) -> String {
     for l in &levels {
         let _ = write!(out, " from {l} |");
     }
-    out.push_str(" Runs × levels | Exposed | Invariant broken |\n|---:|---|---:|");
+    out.push_str(
+        " Runs × levels | Exposed | Invariant broken | Proven free at | Not decided at |\n|---:|---|---:|",
+    );
     for _ in &levels {
         out.push_str("---:|");
     }
-    out.push_str("---:|---:|---:|\n");
+    out.push_str("---:|---:|---:|---|---|\n");
     for (i, r) in rows.iter().enumerate() {
         let _ = write!(out, "| {} | {} | {:.1} |", i + 1, r.program, r.score);
         for (_, c) in &r.by_level {
             let _ = write!(out, " {c:.1} |");
         }
+        let at = |standing: Standing| {
+            let levels: Vec<&str> = r
+                .levels
+                .iter()
+                .filter(|l| l.standing == standing)
+                .map(|l| l.level.as_str())
+                .collect();
+            if levels.is_empty() {
+                "–".to_string()
+            } else {
+                levels.join(", ")
+            }
+        };
         let _ = writeln!(
             out,
-            " {} | {} | {} |",
-            r.cases, r.exposed, r.invariant_broken
+            " {} | {} | {} | {} | {} |",
+            r.cases,
+            r.exposed,
+            r.invariant_broken,
+            at(Standing::ProvenFree),
+            at(Standing::Undecided)
         );
     }
     out
@@ -709,6 +941,9 @@ mod tests {
             } else {
                 vec![]
             },
+            certificate: (outcome == PredictionOutcome::Unsat)
+                .then(|| "writers-ordered".to_string()),
+            search: None,
         }
     }
 
@@ -784,7 +1019,8 @@ mod tests {
         assert_eq!(r.mean_solving_unsat_s, Some(3.0));
         let md = prediction_markdown(&rows);
         assert!(md.contains("#### Level causal"));
-        assert!(md.contains("| bank | small | approx-relaxed | 1 (0) | 1 | 2 | 1 (1) | 2.5K | 0.50 s | 1.50 s | 3.00 s |"), "{md}");
+        // Unsat with the certificates of its tasks.
+        assert!(md.contains("| bank | small | approx-relaxed | 1 (0) | 1 (`writers-ordered` 1) | 2 | 1 (1) | 2.5K | 0.50 s | 1.50 s | 3.00 s |"), "{md}");
         assert!(!md.contains("Observed violation"));
         // Nothing predicted: 0 validated. A prediction without replay (a user history): –.
         let none = prediction_rows(&[record("v", 1, "causal", "approx-relaxed", Unsat, None)]);
@@ -858,7 +1094,87 @@ mod tests {
         );
         let md = risk_markdown(&rows);
         assert!(
-            md.contains("| 1 | bank | 52.5 | 37.5 | 15.0 | 4 | 3 | 1 |"),
+            md.contains("| 1 | bank | 52.5 | 37.5 | 15.0 | 4 | 3 | 1 | – | – |"),
+            "{md}"
+        );
+        // votes: causal proven free (every run a "none" with its certificate), rc exposed.
+        assert!(
+            md.contains("| 2 | votes | 25.0 | 0.0 | 25.0 | 4 | 2 | 2 | causal | – |"),
+            "{md}"
+        );
+        assert_eq!(rows[1].levels[0].standing, Standing::ProvenFree);
+        assert_eq!(
+            rows[1].levels[0].certificates,
+            vec![("writers-ordered".to_string(), 2)]
+        );
+        assert_eq!(rows[1].levels[1].standing, Standing::Exposed);
+        // bank causal: one run exposed, one proven free.
+        assert_eq!(
+            (
+                rows[0].levels[0].standing,
+                rows[0].levels[0].exposed,
+                rows[0].levels[0].proven_free
+            ),
+            (Standing::Exposed, 1, 1)
+        );
+    }
+
+    #[test]
+    fn a_level_is_proven_free_only_when_every_run_and_strategy_has_a_certificate() {
+        use PredictionOutcome::*;
+        let levels = vec!["si".to_string(), "causal".to_string()];
+        let mut uncertified = record("shop", 2, "si", "approx-strict", Unsat, None);
+        uncertified.certificate = None;
+        let records = vec![
+            // si: run 1 proven free by both strategies; run 2 proven free by approx-relaxed
+            // only (approx-strict's "none" has no certificate); run 3 unknown.
+            record("shop", 1, "si", "approx-relaxed", Unsat, None),
+            record("shop", 1, "si", "approx-strict", Unsat, None),
+            record("shop", 2, "si", "approx-relaxed", Unsat, None),
+            uncertified,
+            record("shop", 3, "si", "approx-relaxed", Unknown, None),
+            // causal: every run proven free, by two kinds of certificate.
+            record("shop", 1, "causal", "approx-relaxed", Unsat, None),
+            {
+                let mut r = record("shop", 2, "causal", "approx-relaxed", Unsat, None);
+                r.certificate = Some("search-exhausted".to_string());
+                r
+            },
+            record("shop", 3, "causal", "approx-relaxed", Unsat, None),
+        ];
+        let s = level_standings(&records, "shop", &levels);
+        assert_eq!(s[0].standing, Standing::Undecided);
+        assert_eq!((s[0].runs, s[0].proven_free, s[0].undecided), (3, 1, 2));
+        assert_eq!(
+            standing_text(&s[0]),
+            "not decided: no anomaly found; 1 proven free, 2 undecided"
+        );
+        assert_eq!(s[1].standing, Standing::ProvenFree);
+        assert_eq!(
+            standing_text(&s[1]),
+            "**proven free** (3/3 runs; `writers-ordered` 2, `search-exhausted` 1)"
+        );
+        // An observed violation exposes the run; the table has a column per level.
+        let mut records = records;
+        records.push(record(
+            "shop",
+            3,
+            "si",
+            "approx-strict",
+            ObservedViolation,
+            None,
+        ));
+        let rows = risk_rows(&records);
+        assert_eq!(rows[0].levels[0].standing, Standing::Exposed);
+        assert_eq!(
+            standing_text(&rows[0].levels[0]),
+            "anomaly in 1/3 runs; 1 proven free, 1 undecided"
+        );
+        let md = standing_markdown(&rows);
+        assert!(
+            md.starts_with(
+                "| Program | si | causal |\n|---|---|---|\n| shop | anomaly in 1/3 runs"
+            ),
             "{md}"
         );
     }
