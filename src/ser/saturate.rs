@@ -307,10 +307,10 @@ impl ColumnPlan {
     ) -> Result<ColumnPlan, Stopped> {
         let matrices: u64 = if rules == Rules::WwRw { 2 } else { 1 };
         let per_column = n as u64 * entry_bytes * matrices;
-        // The edges (twice while a round's new ones are sorted), the in- and out-adjacency
-        // (twice: unranked and ranked, with a redundancy mark each), the order and in-degrees,
-        // and the key index.
-        let per_edge = 2 * std::mem::size_of::<(Forced, u64)>() as u64 + 20;
+        // The edges (twice while a round's new ones are sorted), the ranked in- and
+        // out-adjacency with a redundancy mark per slot each, the order and in-degrees, and
+        // the key index.
+        let per_edge = 2 * std::mem::size_of::<(Forced, u64)>() as u64 + 10;
         let fixed = fixed_base + edges as u64 * per_edge + n as u64 * 24;
         let cap = bounds.memory.unwrap_or(u64::MAX);
         let room = cap
