@@ -36,8 +36,11 @@ fn generate(s: &Scratch, name: &str, args: &[&str]) -> String {
 
 #[test]
 fn a_wide_history_under_an_address_space_limit_answers_without_an_abort() {
-    // 10,000 short sessions (40,000 transactions): the saturation's clock matrices would take
-    // 3.2 GB; under a 4 GB address-space limit the default budget is 2 GB.
+    // 10,000 short sessions (40,000 transactions): dense clocks over the sessions would take
+    // 3.2 GB; over a path cover of the forced edges the saturation fits the 2 GB default
+    // budget under a 4 GB address-space limit and ends; the commit-order search then has to
+    // find an order among 10,000 sessions, which it does not within 20 s: unknown (exit 3)
+    // naming the limit, never an abort.
     let s = Scratch::new("wide");
     let h = generate(
         &s,
@@ -59,7 +62,8 @@ fn a_wide_history_under_an_address_space_limit_answers_without_an_abort() {
             "plume",
         ],
     );
-    let o = isopredict_under_ulimit(4 << 20, &["check", &h, "--level", "ser"]);
+    let start = Instant::now();
+    let o = isopredict_under_ulimit(4 << 20, &["check", &h, "--timeout", "20"]);
     let out = stdout(&o);
     assert!(
         matches!(o.status.code(), Some(0) | Some(3)),
@@ -67,13 +71,19 @@ fn a_wide_history_under_an_address_space_limit_answers_without_an_abort() {
         stderr(&o)
     );
     if o.status.code() == Some(3) {
-        assert!(out.contains("memory budget of"), "{out}");
+        assert!(out.contains("timeout") || out.contains("memory"), "{out}");
     }
+    // Generating and parsing come before the deadline starts; every check honours it.
+    assert!(
+        start.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        start.elapsed()
+    );
     // An explicit small budget: unknown, naming it.
-    let o = isopredict(&["check", &h, "--level", "ser", "--memory", "100"]);
+    let o = isopredict(&["check", &h, "--level", "ser", "--memory", "5"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
-    assert!(out.contains("memory budget of 100 MB"), "{out}");
+    assert!(out.contains("memory budget of 5 MB"), "{out}");
 }
 
 #[test]
@@ -108,11 +118,13 @@ fn the_commit_order_search_keeps_its_memo_within_the_memory_budget() {
         "--engine",
         "search",
     ];
-    let o = isopredict(&[&args[..], &["--memory", "12"]].concat());
+    // 16 MB: the saturation's edges, indexes and clock columns fit (in passes), the memo
+    // does not.
+    let o = isopredict(&[&args[..], &["--memory", "16"]].concat());
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
     assert!(
-        out.contains("memo of failed states reached 6 MB, half of the 12 MB budget"),
+        out.contains("memo of failed states reached 8 MB, half of the 16 MB budget"),
         "{out}"
     );
     let o = isopredict(&args);

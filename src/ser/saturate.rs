@@ -23,9 +23,18 @@
 //!   rounds would use paths ending in a ww edge, which Prefix does not cover (pitfall 9 is the
 //!   same mistake at the split level).
 //!
-//! Limits: the rounds keep two dense matrices of transactions × chains (the clocks, and for
-//! SER the forward clocks), so their size is checked against the memory budget before they are
-//! allocated (and allocated fallibly), and every pass looks at the deadline and at Ctrl-C
+//! Cost (issue 23): a round keeps clocks over *chains* — transactions each reaching the next —
+//! either the sessions or, when it needs at most half as many, a cover of the forced edges by
+//! paths built greedily in topological order ([`Chains::cover`]): 10,000 sessions of 4
+//! transactions need about 3,700 paths once a round has joined them. Entries are positions in
+//! a chain, in u8/u16/u32 by the longest chain. A row merges the rows of its predecessors
+//! latest first and skips one the merged rows already know ([`RankedAdjacency`]), so most of
+//! the edges cost O(1) instead of a row.
+//!
+//! Limits: the clock columns are sized against the memory budget before they are allocated
+//! (and allocated fallibly); when not all fit, a round runs in passes over column ranges
+//! (the rules need nothing but the column of a writer's own chain, so the passes together
+//! derive exactly the edges of one pass). Every pass looks at the deadline and at Ctrl-C
 //! ([`crate::interrupt`]) every few thousand transactions: the saturation gives up with a
 //! reason naming the limit ([`Stopped`]) instead of running past it or aborting.
 
@@ -120,19 +129,6 @@ pub(crate) fn saturate(txns: &Txns, rules: Rules, bounds: &Bounds) -> Result<Sat
     saturate_with(txns, rules, &[], bounds)
 }
 
-/// A zeroed (or `fill`ed) vector of `len` entries, allocated fallibly.
-fn try_vec(len: usize, fill: u32, what: &str) -> Result<Vec<u32>, Stopped> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| {
-        Stopped(format!(
-            "memory: could not allocate {} MB for the forced-edge saturation's {what}",
-            (len as u64 * 4) >> 20
-        ))
-    })?;
-    v.resize(len, fill);
-    Ok(v)
-}
-
 /// [`saturate`], starting from so ∪ wr plus the `given` edges (which must hold in every
 /// commit order the caller asks about).
 pub(crate) fn saturate_with(
@@ -141,21 +137,44 @@ pub(crate) fn saturate_with(
     given: &[(u32, u32)],
     bounds: &Bounds,
 ) -> Result<Saturation, Stopped> {
+    saturate_in_passes(txns, rules, given, bounds, usize::MAX)
+}
+
+/// Which chains the clocks of a round are kept over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChainChoice {
+    /// The sessions (the tests compare the cover with them).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Sessions,
+    /// A cover of the forced edges by paths ([`Chains::cover`]).
+    Cover,
+    /// The cover when it has at most half as many chains as there are sessions, else the
+    /// sessions.
+    Fewest,
+}
+
+/// [`saturate_with`], keeping at most `max_width` chain columns of the clocks per pass.
+pub(crate) fn saturate_in_passes(
+    txns: &Txns,
+    rules: Rules,
+    given: &[(u32, u32)],
+    bounds: &Bounds,
+    max_width: usize,
+) -> Result<Saturation, Stopped> {
+    saturate_over(txns, rules, given, bounds, max_width, ChainChoice::Fewest)
+}
+
+/// [`saturate_in_passes`] with the clocks' chains chosen by `choice`.
+pub(crate) fn saturate_over(
+    txns: &Txns,
+    rules: Rules,
+    given: &[(u32, u32)],
+    bounds: &Bounds,
+    max_width: usize,
+    choice: ChainChoice,
+) -> Result<Saturation, Stopped> {
     let n = txns.len();
     let k = txns.chains.len();
-    let matrices: u64 = if rules == Rules::WwRw { 2 } else { 1 };
-    let needed = (n as u64) * (k as u64) * 4 * matrices;
-    if let Some(budget) = bounds.memory {
-        if needed > budget {
-            return Err(Stopped(format!(
-                "memory: the forced-edge saturation keeps {matrices} clock matrices of {n} \
-                 transactions × {k} sessions ({} MB), over the memory budget of {} MB \
-                 (--memory)",
-                needed >> 20,
-                budget >> 20
-            )));
-        }
-    }
     let mut edges: Vec<Forced> = Vec::with_capacity(2 * n + given.len());
     edges.extend(given.iter().map(|&(from, to)| Forced {
         from,
@@ -190,29 +209,10 @@ pub(crate) fn saturate_with(
         }
     }
     let (key_offsets, key_writers) = txns.writers_by_key();
-    // Per key, segments of its writer list that belong to one chain.
-    let mut seg_offsets = vec![0u32; txns.keys as usize + 1];
-    let mut segs: Vec<(u32, u32, u32)> = Vec::new(); // (chain, start, end) into key_writers
-    for x in 0..txns.keys as usize {
-        let (s, e) = (key_offsets[x] as usize, key_offsets[x + 1] as usize);
-        let mut i = s;
-        while i < e {
-            let c = txns.chain[key_writers[i] as usize];
-            let mut j = i + 1;
-            while j < e && txns.chain[key_writers[j] as usize] == c {
-                j += 1;
-            }
-            segs.push((c, i as u32, j as u32));
-            i = j;
-        }
-        seg_offsets[x + 1] = segs.len() as u32;
-    }
-    let mut clocks = try_vec(n * k, 0, "clocks")?;
-    let mut forward = if rules == Rules::WwRw {
-        try_vec(n * k, NONE, "forward clocks")?
-    } else {
-        Vec::new()
-    };
+    let sessions = Chains::sessions(txns);
+    // The new edges of a round, each with its place in the order of the whole-width pass
+    // (read, chain), so that the edge kept for a pair is the same for every width.
+    let mut new_edges: Vec<(Forced, u64)> = Vec::new();
     let mut rounds = 0;
     loop {
         if let Some(stop) = bounds.expired() {
@@ -227,104 +227,304 @@ pub(crate) fn saturate_with(
                 })
             }
         };
-        compute_clocks(txns, &edges, &order, &mut clocks, bounds)?;
-        if rounds >= MAX_ROUNDS || (rules == Rules::CausalOnly && rounds == 1) {
+        if rounds >= MAX_ROUNDS || (rules == Rules::CausalOnly && rounds == 1) || k == 0 {
             break;
         }
         rounds += 1;
-        if rules == Rules::WwRw {
-            compute_forward(txns, &edges, &order, &mut forward, bounds)?;
-        }
-        let reach = |a: u32, b: u32| -> bool {
-            a == INIT
-                || (b != INIT && clocks[b as usize * k + txns.chain[a as usize] as usize] >= a)
-        };
-        let before = edges.len();
-        let no_forward: &[u32] = &[];
-        let fwd_row = |t: u32| -> &[u32] {
-            if forward.is_empty() {
-                no_forward
-            } else {
-                &forward[t as usize * k..(t as usize + 1) * k]
+        let adjacency = RankedAdjacency::new(n, &edges, &order);
+        // Chains of the clocks: the sessions, or a cover of the forced edges by paths when it
+        // needs at most half as many (many short sessions: each round's edges join them).
+        let cover = match choice {
+            ChainChoice::Sessions => None,
+            ChainChoice::Cover | ChainChoice::Fewest => {
+                let cover = Chains::cover(txns, &adjacency, &order);
+                (choice == ChainChoice::Cover || 2 * cover.count <= k).then_some(cover)
             }
         };
+        let chains = cover.as_ref().unwrap_or(&sessions);
+        let index = KeyIndex::new(txns, chains, &key_offsets, &key_writers);
+        let entry_bytes = chains.entry_bytes();
+        let fixed_base = index.bytes() + n as u64 * 8;
+        let plan = ColumnPlan::new(
+            n,
+            chains.count,
+            k,
+            edges.len(),
+            fixed_base,
+            entry_bytes,
+            rules,
+            bounds,
+        )?;
+        let round = Round {
+            txns,
+            rules,
+            round: rounds,
+            order: &order,
+            adjacency: &adjacency,
+            chains,
+            index: &index,
+            width: plan.width.min(max_width.max(1)),
+        };
+        new_edges.clear();
+        match entry_bytes {
+            1 => round.derive::<u8>(bounds, &mut new_edges)?,
+            2 => round.derive::<u16>(bounds, &mut new_edges)?,
+            _ => round.derive::<u32>(bounds, &mut new_edges)?,
+        }
+        if new_edges.is_empty() {
+            break;
+        }
+        new_edges.sort_unstable_by_key(|&(e, place)| (e.from, e.to, place));
+        new_edges.dedup_by_key(|(e, _)| (e.from, e.to));
+        edges.extend(new_edges.iter().map(|&(e, _)| e));
+    }
+    Ok(Saturation { edges, cycle: None })
+}
+
+/// Bytes the saturation may keep at most in the clock columns of one pass without a memory
+/// budget, and at most whatever the budget: wider histories are done in several passes.
+const MAX_PASS_BYTES: u64 = 512 << 20;
+
+/// How many session columns (chains) of the clocks one pass keeps: all of them when they fit,
+/// else as many as the memory budget (less what the edges and their indexes take) and
+/// [`MAX_PASS_BYTES`] allow. The rules need nothing but the columns of a writer's own chain,
+/// so the passes over column ranges together derive exactly the edges of one whole pass.
+struct ColumnPlan {
+    width: usize,
+}
+
+impl ColumnPlan {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        n: usize,
+        k: usize,
+        sessions: usize,
+        edges: usize,
+        fixed_base: u64,
+        entry_bytes: u64,
+        rules: Rules,
+        bounds: &Bounds,
+    ) -> Result<ColumnPlan, Stopped> {
+        let matrices: u64 = if rules == Rules::WwRw { 2 } else { 1 };
+        let per_column = n as u64 * entry_bytes * matrices;
+        // The edges (twice while a round's new ones are sorted), the ranked in- and
+        // out-adjacency with a redundancy mark per slot each, the order and in-degrees, and
+        // the key index.
+        let per_edge = 2 * std::mem::size_of::<(Forced, u64)>() as u64 + 10;
+        let fixed = fixed_base + edges as u64 * per_edge + n as u64 * 24;
+        let cap = bounds.memory.unwrap_or(u64::MAX);
+        let room = cap
+            .saturating_sub(fixed)
+            .min(MAX_PASS_BYTES.max(per_column));
+        let width = (room / per_column.max(1)).min(k as u64) as usize;
+        if width == 0 {
+            return Err(Stopped(format!(
+                "memory: the forced-edge saturation needs {} MB for {edges} edges and their \
+                 indexes and {} KB per chain for {matrices} clock column(s) of {n} \
+                 transactions ({k} chains of {sessions} sessions), over the memory budget of \
+                 {} MB (--memory)",
+                fixed >> 20,
+                per_column >> 10,
+                cap >> 20
+            )));
+        }
+        Ok(ColumnPlan { width })
+    }
+}
+
+/// `v` = `len` copies of `fill`, its allocation grown fallibly.
+fn fill<T: Entry>(v: &mut Vec<T>, len: usize, value: T, what: &str) -> Result<(), Stopped> {
+    v.clear();
+    v.try_reserve_exact(len).map_err(|_| {
+        Stopped(format!(
+            "memory: could not allocate {} MB for the forced-edge saturation's {what}",
+            (len as u64 * std::mem::size_of::<T>() as u64) >> 20
+        ))
+    })?;
+    v.resize(len, value);
+    Ok(())
+}
+
+/// A clock entry: a position in a chain (1-based), 0 for none in a clock and [`Entry::NONE`]
+/// for none in a forward clock.
+trait Entry: Copy + Ord + Default + 'static {
+    const NONE: Self;
+    fn at(position: u32) -> Self;
+    fn get(self) -> u32;
+}
+
+macro_rules! entry {
+    ($t:ty) => {
+        impl Entry for $t {
+            const NONE: Self = <$t>::MAX;
+            #[inline]
+            fn at(position: u32) -> Self {
+                position as $t
+            }
+            #[inline]
+            fn get(self) -> u32 {
+                self as u32
+            }
+        }
+    };
+}
+entry!(u8);
+entry!(u16);
+entry!(u32);
+
+/// Row `t` of a matrix of rows of `width` entries.
+#[inline]
+fn row_of<T>(m: &[T], t: u32, width: usize) -> &[T] {
+    &m[t as usize * width..(t as usize + 1) * width]
+}
+
+/// One round of the rules, in passes over `width` session columns (chains) at a time: a
+/// pass's clocks and forward clocks hold those columns only (row `t` at `t * width`).
+struct Round<'a> {
+    txns: &'a Txns,
+    rules: Rules,
+    round: u32,
+    order: &'a [u32],
+    adjacency: &'a RankedAdjacency,
+    chains: &'a Chains,
+    index: &'a KeyIndex,
+    width: usize,
+}
+
+impl Round<'_> {
+    /// Pushes the round's ww and rw edges, each with its place (read, chain) in the order of
+    /// a whole-width pass.
+    fn derive<T: Entry>(
+        &self,
+        bounds: &Bounds,
+        out: &mut Vec<(Forced, u64)>,
+    ) -> Result<(), Stopped> {
+        let n = self.txns.len();
+        let k = self.chains.count;
+        let forward_too = self.rules == Rules::WwRw;
+        // Per edge slot of the ranked adjacency: whether the edge is known to be implied by
+        // another one into (out of) the same node, so that its clock row need not be merged.
+        let mut pred_implied = vec![false; self.adjacency.preds.len()];
+        let mut succ_implied = vec![false; if forward_too { pred_implied.len() } else { 0 }];
+        let mut clocks: Vec<T> = Vec::new();
+        let mut forward: Vec<T> = Vec::new();
+        let mut c0 = 0;
+        while c0 < k {
+            let cols = c0..(c0 + self.width).min(k);
+            c0 = cols.end;
+            let width = cols.len();
+            fill(&mut clocks, n * width, T::default(), "clocks")?;
+            compute_clocks(self, &mut pred_implied, &cols, &mut clocks, bounds)?;
+            if forward_too {
+                fill(&mut forward, n * width, T::NONE, "forward clocks")?;
+                compute_forward(self, &mut succ_implied, &cols, &mut forward, bounds)?;
+            }
+            self.derive_in(&cols, &clocks, &forward, bounds, out)?;
+        }
+        Ok(())
+    }
+
+    /// The edges whose written key's chain is in `cols`.
+    fn derive_in<T: Entry>(
+        &self,
+        cols: &std::ops::Range<usize>,
+        clocks: &[T],
+        forward: &[T],
+        bounds: &Bounds,
+        out: &mut Vec<(Forced, u64)>,
+    ) -> Result<(), Stopped> {
+        let txns = self.txns;
+        let n = txns.len();
+        let width = cols.len();
+        let c0 = cols.start as u32;
+        let all = width == self.chains.count;
+        let pos = &self.chains.position[..];
+        let mut place: u64 = 0;
         for t3 in 1..n as u32 {
             if t3 as usize % CHECK_EVERY == 0 {
                 if let Some(stop) = bounds.expired() {
                     return Err(stop);
                 }
             }
-            let row3 = &clocks[t3 as usize * k..(t3 as usize + 1) * k];
-            let fwd3 = fwd_row(t3);
+            let row3 = row_of(clocks, t3, width);
+            let fwd3 = if forward.is_empty() {
+                &[][..]
+            } else {
+                row_of(forward, t3, width)
+            };
             for r in txns.reads(t3) {
+                place += 1;
                 let (x, t1) = (r.key as usize, r.writer);
-                let row1 = &clocks[t1 as usize * k..(t1 as usize + 1) * k];
-                let fwd1 = fwd_row(t1);
-                for &(c, s, e) in &segs[seg_offsets[x] as usize..seg_offsets[x + 1] as usize] {
-                    let seg = &key_writers[s as usize..e as usize];
+                let row1 = row_of(clocks, t1, width);
+                let fwd1 = if forward.is_empty() {
+                    &[][..]
+                } else {
+                    row_of(forward, t1, width)
+                };
+                let mut key_segs = self.index.segments(x);
+                if !all {
+                    let lo = key_segs.partition_point(|s| (s.0 as usize) < cols.start);
+                    let hi = key_segs.partition_point(|s| (s.0 as usize) < cols.end);
+                    key_segs = &key_segs[lo..hi];
+                }
+                for &(c, s, e) in key_segs {
+                    let seg = &self.index.writers[s as usize..e as usize];
+                    let col = (c - c0) as usize;
+                    let at = (place << 32) | c as u64;
                     // ww: the latest writer of the chain reaching t3, other than t3 and t1; none
-                    // is new unless t3 knows more of the chain than t1.
-                    let top = row3[c as usize];
-                    if top > row1[c as usize] {
-                        let mut j = seg.partition_point(|&w| w <= top);
+                    // is new unless t3 knows more of the chain than t1. t2 reaches t1 iff t1's
+                    // clock has t2 (or later) in t2's chain.
+                    let (top, known) = (row3[col].get(), row1[col].get());
+                    if top > known {
+                        let mut j = seg.partition_point(|&w| pos[w as usize] <= top);
                         while j > 0 && seg[j - 1] == t3 {
                             j -= 1;
                         }
                         if j > 0 {
                             let t2 = seg[j - 1];
-                            if t2 != t1 && !reach(t2, t1) {
-                                edges.push(Forced {
-                                    from: t2,
-                                    to: t1,
-                                    why: Why::Ww { t3, op: r.op },
-                                    round: rounds,
-                                });
+                            if t2 != t1 && (t1 == INIT || known < pos[t2 as usize]) {
+                                out.push((
+                                    Forced {
+                                        from: t2,
+                                        to: t1,
+                                        why: Why::Ww { t3, op: r.op },
+                                        round: self.round,
+                                    },
+                                    at,
+                                ));
                             }
                         }
                     }
                     // rw: the earliest writer of the chain t1 reaches, other than t1; none is
-                    // new unless t1 reaches the chain earlier than t3.
-                    if rules != Rules::WwRw || fwd1[c as usize] >= fwd3[c as usize] {
+                    // new unless t1 reaches the chain earlier than t3. t3 reaches t2 iff the
+                    // earliest transaction of t2's chain that t3 reaches is t2 or before.
+                    if self.rules != Rules::WwRw || fwd1[col] >= fwd3[col] {
                         continue;
                     }
-                    let first = fwd1[c as usize];
-                    let mut j = seg.partition_point(|&w| w < first);
+                    let (first, first3) = (fwd1[col].get(), fwd3[col].get());
+                    let mut j = seg.partition_point(|&w| pos[w as usize] < first);
                     while j < seg.len() && seg[j] == t1 {
                         j += 1;
                     }
                     if j < seg.len() {
                         let t2 = seg[j];
-                        if t2 != t3 && !reach(t3, t2) {
-                            edges.push(Forced {
-                                from: t3,
-                                to: t2,
-                                why: Why::Rw { t1, op: r.op },
-                                round: rounds,
-                            });
+                        if t2 != t3 && first3 > pos[t2 as usize] {
+                            out.push((
+                                Forced {
+                                    from: t3,
+                                    to: t2,
+                                    why: Why::Rw { t1, op: r.op },
+                                    round: self.round,
+                                },
+                                at,
+                            ));
                         }
                     }
                 }
             }
         }
-        if edges.len() == before {
-            break;
-        }
-        dedup_new(&mut edges, before);
+        Ok(())
     }
-    Ok(Saturation { edges, cycle: None })
-}
-
-/// Keeps one edge per (from, to) among `edges[before..]`.
-fn dedup_new(edges: &mut Vec<Forced>, before: usize) {
-    edges[before..].sort_by_key(|e| (e.from, e.to));
-    let mut w = before;
-    for i in before..edges.len() {
-        if w == before || (edges[w - 1].from, edges[w - 1].to) != (edges[i].from, edges[i].to) {
-            edges[w] = edges[i];
-            w += 1;
-        }
-    }
-    edges.truncate(w);
 }
 
 /// CSR out-adjacency: edge indexes grouped by source.
@@ -472,76 +672,269 @@ pub(crate) fn path_before(
     None
 }
 
-/// Forward clocks in reverse topological order: per chain, the earliest transaction of the
-/// chain that `t` reaches (itself included); [`NONE`] if none. The initial transaction reaches
-/// every chain's first transaction.
-fn compute_forward(
-    txns: &Txns,
-    edges: &[Forced],
-    order: &[u32],
-    forward: &mut [u32],
+/// The forced edges as adjacency lists ranked by a topological order: each node's
+/// predecessors latest first, its successors earliest first (CSR). Merging clock rows in that
+/// order lets a row that the rows merged before it already cover be skipped.
+struct RankedAdjacency {
+    pred_offsets: Vec<u32>,
+    preds: Vec<u32>,
+    succ_offsets: Vec<u32>,
+    succs: Vec<u32>,
+}
+
+impl RankedAdjacency {
+    fn new(n: usize, edges: &[Forced], order: &[u32]) -> RankedAdjacency {
+        let (out_offsets, out_idx) = out_adjacency(n, edges);
+        let mut pred_offsets = vec![0u32; n + 1];
+        for e in edges {
+            pred_offsets[e.to as usize + 1] += 1;
+        }
+        for v in 0..n {
+            pred_offsets[v + 1] += pred_offsets[v];
+        }
+        // Sources in reverse topological order: each node's predecessors latest first.
+        let mut cursor = pred_offsets.clone();
+        let mut preds = vec![0u32; edges.len()];
+        for &u in order.iter().rev() {
+            let outs =
+                &out_idx[out_offsets[u as usize] as usize..out_offsets[u as usize + 1] as usize];
+            for &i in outs {
+                let v = edges[i as usize].to as usize;
+                preds[cursor[v] as usize] = u;
+                cursor[v] += 1;
+            }
+        }
+        // Targets in topological order: each node's successors earliest first.
+        let mut cursor = out_offsets.clone();
+        let mut succs = vec![0u32; edges.len()];
+        for &v in order {
+            let ins =
+                &preds[pred_offsets[v as usize] as usize..pred_offsets[v as usize + 1] as usize];
+            for &u in ins {
+                succs[cursor[u as usize] as usize] = v;
+                cursor[u as usize] += 1;
+            }
+        }
+        RankedAdjacency {
+            pred_offsets,
+            preds,
+            succ_offsets: out_offsets,
+            succs,
+        }
+    }
+
+    /// The slots of `t`'s predecessors in [`Self::preds`].
+    fn pred_slots(&self, t: u32) -> std::ops::Range<usize> {
+        self.pred_offsets[t as usize] as usize..self.pred_offsets[t as usize + 1] as usize
+    }
+
+    /// The slots of `t`'s successors in [`Self::succs`].
+    fn succ_slots(&self, t: u32) -> std::ops::Range<usize> {
+        self.succ_offsets[t as usize] as usize..self.succ_offsets[t as usize + 1] as usize
+    }
+}
+
+/// The chains the clocks are kept over: every transaction but the initial one lies on one, and
+/// each transaction of a chain reaches the next by forced edges, so that "the latest (earliest)
+/// transaction of a chain reaching (reached from) t" is one number per chain.
+struct Chains {
+    /// Per transaction, its chain (the initial transaction: none).
+    chain: Vec<u32>,
+    /// Per transaction, its position in its chain, 1-based (the initial transaction: 0).
+    position: Vec<u32>,
+    count: usize,
+    longest: usize,
+}
+
+impl Chains {
+    /// The sessions.
+    fn sessions(txns: &Txns) -> Chains {
+        let n = txns.len();
+        let mut position = vec![0u32; n];
+        for c in &txns.chains {
+            for (i, &t) in c.iter().enumerate() {
+                position[t as usize] = i as u32 + 1;
+            }
+        }
+        let mut chain = txns.chain.clone();
+        chain[INIT as usize] = NONE;
+        Chains {
+            chain,
+            position,
+            count: txns.chains.len(),
+            longest: txns.chains.iter().map(Vec::len).max().unwrap_or(0),
+        }
+    }
+
+    /// A cover of the transactions by paths of forced edges, greedily in topological order:
+    /// each transaction continues the path of its latest predecessor that still ends a path,
+    /// or starts a path. Many short sessions joined by reads and derived edges need far fewer
+    /// paths than sessions.
+    fn cover(txns: &Txns, adjacency: &RankedAdjacency, order: &[u32]) -> Chains {
+        let n = txns.len();
+        let mut chain = vec![NONE; n];
+        let mut position = vec![0u32; n];
+        let mut ends = vec![false; n];
+        let (mut count, mut longest) = (0u32, 0u32);
+        for &t in order {
+            if t == INIT {
+                continue;
+            }
+            let ti = t as usize;
+            let from = adjacency.preds[adjacency.pred_slots(t)]
+                .iter()
+                .copied()
+                .find(|&p| p != INIT && ends[p as usize]);
+            match from {
+                Some(p) => {
+                    ends[p as usize] = false;
+                    chain[ti] = chain[p as usize];
+                    position[ti] = position[p as usize] + 1;
+                }
+                None => {
+                    chain[ti] = count;
+                    position[ti] = 1;
+                    count += 1;
+                }
+            }
+            ends[ti] = true;
+            longest = longest.max(position[ti]);
+        }
+        Chains {
+            chain,
+            position,
+            count: count as usize,
+            longest: longest as usize,
+        }
+    }
+
+    /// Bytes of a clock entry: the narrowest type that holds the longest chain's positions
+    /// and a "none".
+    fn entry_bytes(&self) -> u64 {
+        if self.longest < u8::MAX as usize {
+            1
+        } else if self.longest < u16::MAX as usize {
+            2
+        } else {
+            4
+        }
+    }
+}
+
+/// Per key, its writers grouped by chain (chains in order, each group in chain order): the
+/// groups as (chain, start, end) into `writers`.
+struct KeyIndex {
+    writers: Vec<u32>,
+    seg_offsets: Vec<u32>,
+    segs: Vec<(u32, u32, u32)>,
+}
+
+impl KeyIndex {
+    fn new(txns: &Txns, chains: &Chains, key_offsets: &[u32], key_writers: &[u32]) -> KeyIndex {
+        let mut writers = key_writers.to_vec();
+        let mut seg_offsets = vec![0u32; txns.keys as usize + 1];
+        let mut segs: Vec<(u32, u32, u32)> = Vec::new();
+        for x in 0..txns.keys as usize {
+            let (s, e) = (key_offsets[x] as usize, key_offsets[x + 1] as usize);
+            writers[s..e]
+                .sort_unstable_by_key(|&w| (chains.chain[w as usize], chains.position[w as usize]));
+            let mut i = s;
+            while i < e {
+                let c = chains.chain[writers[i] as usize];
+                let mut j = i + 1;
+                while j < e && chains.chain[writers[j] as usize] == c {
+                    j += 1;
+                }
+                segs.push((c, i as u32, j as u32));
+                i = j;
+            }
+            seg_offsets[x + 1] = segs.len() as u32;
+        }
+        KeyIndex {
+            writers,
+            seg_offsets,
+            segs,
+        }
+    }
+
+    fn segments(&self, x: usize) -> &[(u32, u32, u32)] {
+        &self.segs[self.seg_offsets[x] as usize..self.seg_offsets[x + 1] as usize]
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.writers.len() + self.seg_offsets.len()) as u64 * 4 + self.segs.len() as u64 * 12
+    }
+}
+
+/// Forward clocks in reverse topological order, columns `cols` (chains) only: per chain, the
+/// earliest transaction of the chain that `t` reaches (itself included; its position), none if
+/// none. The initial transaction reaches every chain's first transaction. `forward` holds
+/// `n × cols.len()` entries, all [`Entry::NONE`].
+///
+/// A successor `s` that the rows merged before it already reach (their entry in `s`'s chain
+/// is at or before `s`) is reached from one of them: its row is no smaller and is skipped, in
+/// this pass and (marked in `implied`) in the later ones. A successor that no other one
+/// reaches is never marked, so every skipped row is covered by a merged one.
+fn compute_forward<T: Entry>(
+    round: &Round,
+    implied: &mut [bool],
+    cols: &std::ops::Range<usize>,
+    forward: &mut [T],
     bounds: &Bounds,
 ) -> Result<(), Stopped> {
-    let n = txns.len();
-    let k = txns.chains.len();
-    if k == 0 {
-        return Ok(());
-    }
-    let (offsets, idx) = out_adjacency(n, edges);
-    forward.fill(NONE);
-    let mut row = vec![NONE; k];
-    for (i, &t) in order.iter().rev().enumerate() {
+    let width = cols.len();
+    let (chain, position) = (&round.chains.chain, &round.chains.position);
+    let adjacency = round.adjacency;
+    let mut row = vec![T::NONE; width];
+    for (i, &t) in round.order.iter().rev().enumerate() {
         if i % CHECK_EVERY == CHECK_EVERY - 1 {
             if let Some(stop) = bounds.expired() {
                 return Err(stop);
             }
         }
-        row.fill(NONE);
-        for &i in &idx[offsets[t as usize] as usize..offsets[t as usize + 1] as usize] {
-            let s = edges[i as usize].to as usize;
-            let srow = &forward[s * k..(s + 1) * k];
-            for (a, &b) in row.iter_mut().zip(srow) {
+        row.fill(T::NONE);
+        for slot in adjacency.succ_slots(t) {
+            if implied[slot] {
+                continue;
+            }
+            let s = adjacency.succs[slot];
+            let c = chain[s as usize] as usize;
+            if cols.contains(&c) && row[c - cols.start].get() <= position[s as usize] {
+                implied[slot] = true;
+                continue;
+            }
+            for (a, &b) in row.iter_mut().zip(row_of(forward, s, width)) {
                 *a = (*a).min(b);
             }
         }
         if t != INIT {
-            row[txns.chain[t as usize] as usize] = t;
+            let c = chain[t as usize] as usize;
+            if cols.contains(&c) {
+                row[c - cols.start] = T::at(position[t as usize]);
+            }
         }
-        forward[t as usize * k..(t as usize + 1) * k].copy_from_slice(&row);
+        forward[t as usize * width..(t as usize + 1) * width].copy_from_slice(&row);
     }
     Ok(())
 }
 
-/// Vector clocks in topological order: the latest transaction of each chain reaching `t`.
-fn compute_clocks(
-    txns: &Txns,
-    edges: &[Forced],
-    order: &[u32],
-    clocks: &mut [u32],
+/// Vector clocks in topological order, columns `cols` (chains) only: the latest transaction of
+/// each chain reaching `t` (its position), 0 if none. `clocks` holds `n × cols.len()` entries,
+/// all 0. Predecessors come latest first; one that the rows merged before it already know
+/// (their entry in its chain is at or after it) reaches one of them and is skipped, as in
+/// [`compute_forward`].
+fn compute_clocks<T: Entry>(
+    round: &Round,
+    implied: &mut [bool],
+    cols: &std::ops::Range<usize>,
+    clocks: &mut [T],
     bounds: &Bounds,
 ) -> Result<(), Stopped> {
-    let n = txns.len();
-    let k = txns.chains.len();
-    if k == 0 {
-        return Ok(());
-    }
-    // In-adjacency (edge sources) per node.
-    let mut offsets = vec![0u32; n + 1];
-    for e in edges {
-        offsets[e.to as usize + 1] += 1;
-    }
-    for v in 0..n {
-        offsets[v + 1] += offsets[v];
-    }
-    let mut cursor = offsets.clone();
-    let mut preds = vec![0u32; edges.len()];
-    for e in edges {
-        preds[cursor[e.to as usize] as usize] = e.from;
-        cursor[e.to as usize] += 1;
-    }
-    clocks.fill(0);
-    let mut row = vec![0u32; k];
-    for (i, &t) in order.iter().enumerate() {
+    let width = cols.len();
+    let (chain, position) = (&round.chains.chain, &round.chains.position);
+    let adjacency = round.adjacency;
+    let mut row = vec![T::default(); width];
+    for (i, &t) in round.order.iter().enumerate() {
         if i % CHECK_EVERY == CHECK_EVERY - 1 {
             if let Some(stop) = bounds.expired() {
                 return Err(stop);
@@ -550,18 +943,240 @@ fn compute_clocks(
         if t == INIT {
             continue;
         }
-        row.fill(0);
-        for &p in &preds[offsets[t as usize] as usize..offsets[t as usize + 1] as usize] {
-            if p == INIT {
+        row.fill(T::default());
+        for slot in adjacency.pred_slots(t) {
+            let p = adjacency.preds[slot];
+            if p == INIT || implied[slot] {
                 continue;
             }
-            let prow = &clocks[p as usize * k..(p as usize + 1) * k];
-            for (a, &b) in row.iter_mut().zip(prow) {
+            let c = chain[p as usize] as usize;
+            if cols.contains(&c) && row[c - cols.start].get() >= position[p as usize] {
+                implied[slot] = true;
+                continue;
+            }
+            for (a, &b) in row.iter_mut().zip(row_of(clocks, p, width)) {
                 *a = (*a).max(b);
             }
         }
-        row[txns.chain[t as usize] as usize] = t;
-        clocks[t as usize * k..(t as usize + 1) * k].copy_from_slice(&row);
+        let c = chain[t as usize] as usize;
+        if cols.contains(&c) {
+            row[c - cols.start] = T::at(position[t as usize]);
+        }
+        clocks[t as usize * width..(t as usize + 1) * width].copy_from_slice(&row);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate, Consistency, GenerateParams, KeyDistribution};
+    use proptest::prelude::*;
+
+    fn history(sessions: u32, txns: u32, keys: u32, consistency: u8, seed: u64) -> Txns {
+        let params = GenerateParams {
+            sessions,
+            txns_per_session: txns,
+            ops_per_txn: 4,
+            keys,
+            read_ratio: 0.5,
+            distribution: KeyDistribution::Uniform,
+            abort_ratio: 0.1,
+            consistency: match consistency {
+                0 => Consistency::None,
+                1 => Consistency::Causal,
+                _ => Consistency::Serializable,
+            },
+            seed,
+        };
+        Txns::from_history(&generate(&params).unwrap())
+    }
+
+    /// The edges (with their reasons and rounds, in order) and the cycle of one saturation.
+    fn run(
+        txns: &Txns,
+        rules: Rules,
+        given: &[(u32, u32)],
+        width: usize,
+    ) -> (Vec<Forced>, Option<Vec<usize>>) {
+        let s = saturate_in_passes(txns, rules, given, &Bounds::NONE, width).unwrap();
+        (s.edges, s.cycle)
+    }
+
+    /// Strict reachability of `edges` over `n` transactions (BFS from each).
+    fn closure(n: usize, edges: impl Iterator<Item = (u32, u32)>) -> Vec<Vec<bool>> {
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (a, b) in edges {
+            out[a as usize].push(b);
+        }
+        (0..n)
+            .map(|a| {
+                let mut seen = vec![false; n];
+                let mut stack = out[a].clone();
+                while let Some(v) = stack.pop() {
+                    if !seen[v as usize] {
+                        seen[v as usize] = true;
+                        stack.extend_from_slice(&out[v as usize]);
+                    }
+                }
+                seen
+            })
+            .collect()
+    }
+
+    /// The rules applied naively, by rounds over the whole reachability relation: the closure
+    /// of the forced edges at the fixpoint (`None` on a cycle).
+    fn reference(txns: &Txns, rules: Rules, given: &[(u32, u32)]) -> Option<Vec<Vec<bool>>> {
+        let n = txns.len();
+        let mut edges: Vec<(u32, u32)> = given.to_vec();
+        for c in &txns.chains {
+            let mut prev = INIT;
+            for &t in c {
+                edges.push((prev, t));
+                prev = t;
+            }
+        }
+        for t in 1..n as u32 {
+            edges.extend(
+                txns.reads(t)
+                    .iter()
+                    .filter(|r| r.writer != INIT)
+                    .map(|r| (r.writer, t)),
+            );
+        }
+        let mut round = 0;
+        loop {
+            let reach = closure(n, edges.iter().copied());
+            if (0..n).any(|a| reach[a][a]) {
+                return None;
+            }
+            if rules == Rules::CausalOnly && round == 1 {
+                return Some(reach);
+            }
+            round += 1;
+            let mut new = Vec::new();
+            for t3 in 1..n as u32 {
+                for r in txns.reads(t3) {
+                    let t1 = r.writer;
+                    for t2 in 1..n as u32 {
+                        if t2 == t1 || t2 == t3 || !txns.writes_key(t2, r.key) {
+                            continue;
+                        }
+                        if reach[t2 as usize][t3 as usize] && !reach[t2 as usize][t1 as usize] {
+                            new.push((t2, t1));
+                        }
+                        if rules == Rules::WwRw
+                            && reach[t1 as usize][t2 as usize]
+                            && !reach[t3 as usize][t2 as usize]
+                        {
+                            new.push((t3, t2));
+                        }
+                    }
+                }
+            }
+            if new.is_empty() {
+                return Some(reach);
+            }
+            edges.extend(new);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Over sessions or over a path cover, with redundant clock rows skipped, the
+        /// saturation reaches the fixpoint of the rules applied naively: a cycle exactly when
+        /// the naive rounds find one, else the same reachability.
+        #[test]
+        fn the_saturation_reaches_the_naive_fixpoint(
+            sessions in 1u32..9,
+            txns in 1u32..6,
+            keys in 1u32..8,
+            consistency in 0u8..3,
+            seed in any::<u64>(),
+        ) {
+            let t = history(sessions, txns, keys, consistency, seed);
+            for rules in [Rules::CausalOnly, Rules::Ww, Rules::WwRw] {
+                let expected = reference(&t, rules, &[]);
+                for choice in [ChainChoice::Sessions, ChainChoice::Cover] {
+                    let s = saturate_over(&t, rules, &[], &Bounds::NONE, usize::MAX, choice)
+                        .unwrap();
+                    match &expected {
+                        None => prop_assert!(s.cycle.is_some(), "{:?} {:?}", rules, choice),
+                        Some(reach) => {
+                            prop_assert!(s.cycle.is_none(), "{:?} {:?}", rules, choice);
+                            let got = closure(t.len(), s.edges.iter().map(|e| (e.from, e.to)));
+                            prop_assert_eq!(&got, reach, "{:?} {:?}", rules, choice);
+                        }
+                    }
+                }
+            }
+        }
+
+        /// Passes over a few session columns at a time derive exactly the edges (and the
+        /// cycle) of one pass over dense clocks of every session, at every level's rules, on
+        /// the transaction level and on the split history with given edges (SI).
+        #[test]
+        fn passes_over_column_ranges_derive_the_dense_clocks_edges(
+            sessions in 1u32..9,
+            txns in 1u32..6,
+            keys in 1u32..8,
+            consistency in 0u8..3,
+            seed in any::<u64>(),
+            width in 1usize..4,
+        ) {
+            let t = history(sessions, txns, keys, consistency, seed);
+            for rules in [Rules::CausalOnly, Rules::Ww, Rules::WwRw] {
+                let dense = run(&t, rules, &[], usize::MAX);
+                prop_assert_eq!(&run(&t, rules, &[], width), &dense, "{:?}", rules);
+                for choice in [ChainChoice::Sessions, ChainChoice::Cover] {
+                    let over = |width| {
+                        let s = saturate_over(&t, rules, &[], &Bounds::NONE, width, choice)
+                            .unwrap();
+                        (s.edges, s.cycle)
+                    };
+                    prop_assert_eq!(over(width), over(usize::MAX), "{:?} {:?}", rules, choice);
+                }
+            }
+            let ww = run(&t, Rules::Ww, &[], usize::MAX);
+            let given: Vec<(u32, u32)> = ww
+                .0
+                .iter()
+                .filter(|e| matches!(e.why, Why::Ww { .. }) && e.from != INIT && e.to != INIT)
+                .map(|e| (2 * e.from, 2 * e.to - 1))
+                .collect();
+            let split = t.split();
+            let dense = run(&split, Rules::WwRw, &given, usize::MAX);
+            prop_assert_eq!(run(&split, Rules::WwRw, &given, width), dense);
+        }
+    }
+
+    #[test]
+    fn a_budget_for_a_few_columns_answers_in_several_passes() {
+        // 12 sessions; a budget that leaves room for about 2 columns of both matrices.
+        let t = history(12, 4, 5, 2, 7);
+        let whole = saturate(&t, Rules::WwRw, &Bounds::NONE).unwrap();
+        let needed = |width: u64| {
+            let n = t.len() as u64;
+            let edges = whole.edges.len() as u64;
+            // Generous for the fixed part: the plan's estimate is below this.
+            edges * 64 + n * 64 + 4096 + width * n * 8
+        };
+        let small = Bounds {
+            deadline: None,
+            memory: Some(needed(2)),
+        };
+        let s = saturate(&t, Rules::WwRw, &small).unwrap();
+        assert_eq!(s.edges, whole.edges);
+        assert_eq!(s.cycle, whole.cycle);
+        // Below the edges themselves: unknown, naming the numbers.
+        let tiny = Bounds {
+            deadline: None,
+            memory: Some(256),
+        };
+        let e = saturate(&t, Rules::WwRw, &tiny)
+            .err()
+            .expect("over the budget");
+        assert!(e.0.contains("over the memory budget of 0 MB"), "{}", e.0);
+        assert!(e.0.contains("12 sessions"), "{}", e.0);
+    }
 }

@@ -51,8 +51,9 @@ pub(crate) enum SearchResult {
     GaveUp,
 }
 
-/// Bytes a memoised failed state costs beyond its two vectors' elements: two boxed-slice
-/// headers and the hash map's slot and control byte, rounded up for allocator overhead.
+/// Bytes a memoised failed state costs beyond its key's bytes and its culprits: two
+/// boxed-slice headers and the hash map's slot and control byte, rounded up for allocator
+/// overhead.
 const MEMO_ENTRY_OVERHEAD: u64 = 64;
 
 /// Limits of one search.
@@ -475,6 +476,17 @@ impl State<'_> {
     }
 }
 
+/// A position vector as the memo's key: a byte per chain when every chain is shorter than
+/// 255 nodes (many short sessions), else four.
+fn pack(pos: &[u32], narrow: bool, key: &mut Vec<u8>) {
+    key.clear();
+    if narrow {
+        key.extend(pos.iter().map(|&p| p as u8));
+    } else {
+        key.extend(pos.iter().flat_map(|p| p.to_le_bytes()));
+    }
+}
+
 /// Runs the search.
 pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats) {
     let k = p.chains.len();
@@ -506,8 +518,10 @@ pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats)
         undo: Vec::new(),
         heads,
     };
-    // Failed states (position vectors) with their culprits.
-    let mut failed: FxHashMap<Box<[u32]>, Box<[u32]>> = FxHashMap::default();
+    // Failed states (position vectors, packed: see [`pack`]) with their culprits.
+    let mut failed: FxHashMap<Box<[u8]>, Box<[u32]>> = FxHashMap::default();
+    let narrow = p.chains.iter().map(Vec::len).max().unwrap_or(0) < u8::MAX as usize;
+    let mut key: Vec<u8> = Vec::with_capacity(if narrow { k } else { 4 * k });
     let mut stack: Vec<Frame> = vec![Frame {
         node: u32::MAX,
         chain: 0,
@@ -551,7 +565,8 @@ pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats)
             Some((pr, c, v)) => {
                 stack[top].tried = Some((pr, c as u32));
                 st.pos[c] += 1;
-                let known = failed.get(&st.pos[..]);
+                pack(&st.pos, narrow, &mut key);
+                let known = failed.get(&key[..]);
                 st.pos[c] -= 1;
                 if let Some(culprits) = known {
                     let conflict = &mut stack[top].conflict;
@@ -583,17 +598,15 @@ pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats)
                         stats.failed_states = failed.len();
                         return (SearchResult::Exhausted, stats);
                     }
+                    pack(&st.pos, narrow, &mut key);
                     stats.memo_bytes +=
-                        MEMO_ENTRY_OVERHEAD + 4 * (st.pos.len() + culprits.len()) as u64;
+                        MEMO_ENTRY_OVERHEAD + key.len() as u64 + 4 * culprits.len() as u64;
                     if limits.max_memory.is_some_and(|m| stats.memo_bytes > m) {
                         stats.failed_states = failed.len();
                         stats.out_of_memory = true;
                         return (SearchResult::GaveUp, stats);
                     }
-                    failed.insert(
-                        st.pos.clone().into_boxed_slice(),
-                        culprits.clone().into_boxed_slice(),
-                    );
+                    failed.insert(key.as_slice().into(), culprits.clone().into_boxed_slice());
                     let f = stack.pop().expect("a frame");
                     st.revert(f.node, f.chain as usize, f.undo);
                     if let Ok(i) = culprits.binary_search(&f.node) {
@@ -605,5 +618,24 @@ pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats)
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pack;
+
+    #[test]
+    fn memo_keys_take_a_byte_per_chain_when_every_chain_is_short() {
+        let mut key = Vec::new();
+        pack(&[0, 3, 254], true, &mut key);
+        assert_eq!(key, [0, 3, 254]);
+        pack(&[0, 300], false, &mut key);
+        assert_eq!(key, [0, 0, 0, 0, 44, 1, 0, 0]);
+        // Distinct positions, distinct keys.
+        let mut other = Vec::new();
+        pack(&[0, 3, 253], true, &mut other);
+        pack(&[0, 3, 254], true, &mut key);
+        assert_ne!(key, other);
     }
 }
