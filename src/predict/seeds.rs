@@ -198,8 +198,9 @@ fn versions_in_order(h: &History, order: &[TxnId]) -> (Vec<u32>, Vec<Vec<TxnId>>
 ///
 /// One seed per (pivot, `t1`, `t3`), tried in this order: first the triples whose cycle
 /// closes in the observed run already (`t3 = t1`, `t3` forced into `t1`'s snapshot, or read
-/// by `t1`), then the rest, each group by the span of the three in σ, smallest first (an
-/// anomaly needs them to overlap in time, so near ones are likelier). At most
+/// by `t1`), then the rest; within each group by the last position of the three in σ plus
+/// their span, smallest first: early triples build small prefixes (cheap to judge, and to
+/// replay), and the three must overlap in time, so near ones are likelier. At most
 /// [`MOST_PIVOT_SEEDS`] triples are kept (the smallest by that order).
 pub(crate) fn for_each_pivot_seed(
     dom: &Domains,
@@ -300,8 +301,8 @@ pub(crate) fn for_each_pivot_seed(
 const MOST_PIVOT_SEEDS: usize = 1 << 20;
 
 /// The triples of `structures` as (rank, structure index, `t1`, `t3`), ascending by rank:
-/// those `closes` says close in the observed run first, then by the span of the three in σ
-/// (positions `sigma`); at most [`MOST_PIVOT_SEEDS`], the smallest.
+/// those `closes` says close in the observed run first, then by the last position of the three
+/// in σ (positions `sigma`) plus their span; at most [`MOST_PIVOT_SEEDS`], the smallest.
 fn pivot_triples(
     structures: &[super::dangerous::Structure],
     sigma: &[u32],
@@ -314,8 +315,12 @@ fn pivot_triples(
         for &t1 in &structure.before {
             for &t3 in &structure.after {
                 let positions = [at, sigma[t1 as usize], sigma[t3 as usize]];
-                let span = positions.iter().max().unwrap_or(&0) - positions.iter().min().unwrap_or(&0);
-                let rank = span.min(OPEN - 1) | if closes(t1, t3) { 0 } else { OPEN };
+                let last = positions.iter().copied().max().unwrap_or(0);
+                let first = positions.iter().copied().min().unwrap_or(0);
+                // Early (a small prefix to build and judge) and near each other (they must
+                // overlap in time).
+                let late_and_spread = last.saturating_add(last - first).min(OPEN - 1);
+                let rank = late_and_spread | if closes(t1, t3) { 0 } else { OPEN };
                 triples.push((rank, i as u32, t1, t3));
                 if triples.len() >= 2 * MOST_PIVOT_SEEDS {
                     triples.select_nth_unstable(MOST_PIVOT_SEEDS);
@@ -442,7 +447,10 @@ mod tests {
         };
         let found = structures(&hist);
         assert_eq!(found.len(), 1);
-        assert_eq!((found[0].pivot, &found[0].before, &found[0].after), (3, &vec![2], &vec![1]));
+        assert_eq!(
+            (found[0].pivot, &found[0].before, &found[0].after),
+            (3, &vec![2], &vec![1])
+        );
         let dom = Domains::new(&hist, BoundaryKind::Relaxed);
         let mut seeds = Vec::new();
         for_each_pivot_seed(&dom, &order, &found, |seed| {
@@ -460,12 +468,22 @@ mod tests {
         let t0 = INITIAL_TXN;
         assert_eq!(
             changed,
-            vec![("a".to_string(), t0), ("x".to_string(), t0), ("y".to_string(), t0)]
+            vec![
+                ("a".to_string(), t0),
+                ("x".to_string(), t0),
+                ("y".to_string(), t0)
+            ]
         );
         let built = dom
             .build_with(&seeds[0].boundary, &seeds[0].changed, true)
             .unwrap();
-        assert_eq!(oracle::satisfies(&built.history, Level::Snapshot), Some(true));
-        assert_eq!(oracle::satisfies(&built.history, Level::Serializable), Some(false));
+        assert_eq!(
+            oracle::satisfies(&built.history, Level::Snapshot),
+            Some(true)
+        );
+        assert_eq!(
+            oracle::satisfies(&built.history, Level::Serializable),
+            Some(false)
+        );
     }
 }
