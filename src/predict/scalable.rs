@@ -54,7 +54,8 @@ const BUILD_TIME_PER_CANDIDATE: Duration = Duration::from_micros(50);
 pub const NO_PIVOT: &str = "no transaction of the run can be the middle of a dangerous \
     structure: none both reads a key it does not write that a transaction of another session \
     writes, and writes a key that a transaction of another session reads without writing it, \
-    with neither of those forced into its snapshot (resp. it into theirs) by what the run's \
+    with both of those able to run concurrently with it — writing no key it writes (first \
+    committer wins) and not forced into its snapshot, nor it into theirs, by what the run's \
     earlier transactions read; snapshot isolation then allows only serializable executions of \
     these transactions (Fekete et al.: an unserializable SI execution has such a transaction)";
 

@@ -185,14 +185,23 @@ fn versions_in_order(h: &History, order: &[TxnId]) -> (Vec<u32>, Vec<Vec<TxnId>>
 
 /// Snapshot isolation's seeds: Fekete et al.'s dangerous structure `t1 →rw p →rw t3`
 /// ([`super::dangerous`]), which every prediction at SI holds, built from the observed run. SI
-/// makes a transaction see another's writes all or none, so where a causal seed changes one
-/// read, these make `p` *miss* `t3` — every read `p` made of `t3`'s writes now reads an older
-/// version (σ order) — and `t1` miss `p`; an edge already pointing that way in the observed run
-/// needs no change. `p` and `t1` are their sessions' boundaries, so each also misses the
-/// transactions the other's session leaves out (a read of them would need them); `t3` is
-/// included whole, and the prefix closed as for the causal seeds. With the strict boundary only
-/// the boundary read may change: a miss changes the first read of a missed transaction's write
-/// and cuts the rest. One seed per (pivot, `t1`, `t3`): few, as runs have few pivots.
+/// makes a transaction see another's writes all or none, and a snapshot is closed under "seen
+/// by": where a causal seed changes one read, these make `p` *miss* `t3` and `t1` miss `p` —
+/// every read of the missed transaction's writes, *and of every transaction that saw it in the
+/// observed run* (its descendants by session order and write–read order: their reads stay
+/// fixed in the seed, so they see it), now reads the latest older version (σ order) whose writer
+/// is not missed; an edge already pointing that way in the observed run needs no change. `p`
+/// and `t1` are their sessions' boundaries, so each also misses the transactions the other's
+/// session leaves out (a read of them would need them); `t3` is included whole, and the prefix
+/// closed as for the causal seeds. With the strict boundary only the boundary read may change:
+/// a miss changes the first read of a missed transaction's write and cuts the rest.
+///
+/// One seed per (pivot, `t1`, `t3`), tried in this order: first the triples whose cycle
+/// closes in the observed run already (`t3 = t1`, `t3` forced into `t1`'s snapshot, or read
+/// by `t1`), then the rest; within each group by the last position of the three in σ plus
+/// their span, smallest first: early triples build small prefixes (cheap to judge, and to
+/// replay), and the three must overlap in time, so near ones are likelier. At most
+/// [`MOST_PIVOT_SEEDS`] triples are kept (the smallest by that order).
 pub(crate) fn for_each_pivot_seed(
     dom: &Domains,
     order: &[TxnId],
@@ -230,65 +239,251 @@ pub(crate) fn for_each_pivot_seed(
         }
         Some(changes)
     };
-    // `t3` must come before `t1` for the cycle to close: pairs where the observed run already
-    // says so directly (`t3 = t1`, `t3` before `t1` in a session, `t1` read from `t3`) first.
-    let closes = |t1: TxnId, t3: TxnId| {
-        t1 == t3
-            || after_in_session(t3, t1)
-            || h.txn(t1)
-                .ops()
-                .any(|o| is_external(h, o) && h.writer_txn(o) == Some(t3))
-    };
-    for first in [true, false] {
-        for structure in structures {
-            let p = structure.pivot;
-            let sp = dom.session_of[p as usize] as usize;
-            for &t1 in &structure.before {
-                let s1 = dom.session_of[t1 as usize] as usize;
-                for &t3 in &structure.after {
-                    let s3 = dom.session_of[t3 as usize] as usize;
-                    if after_in_session(t1, t3) || closes(t1, t3) != first {
-                        continue; // t3 would be left out, or not this pass
-                    }
-                    let left_out = |u: TxnId| after_in_session(p, u) || after_in_session(t1, u);
-                    let Some(p_misses) = miss(p, &|u| u == t3 || left_out(u)) else {
-                        continue;
-                    };
-                    let Some(t1_misses) = miss(t1, &|u| u == p || left_out(u)) else {
-                        continue;
-                    };
-                    if p_misses.is_empty() && t1_misses.is_empty() {
-                        continue; // the observed prefix: serializable
-                    }
-                    let value = |t: TxnId, changes: &[(OpId, TxnId)]| match changes.first() {
-                        Some(&(o, _)) if strict => dom.reads_before[o as usize],
-                        _ if strict => dom.whole(t),
-                        _ => dom.index_of[t as usize],
-                    };
-                    let mut boundary = minimal.clone();
-                    let mut cap = caps.clone();
-                    cap[sp] = value(p, &p_misses);
-                    cap[s1] = value(t1, &t1_misses);
-                    boundary[sp] = cap[sp];
-                    boundary[s1] = cap[s1];
-                    if t3 != t1 {
-                        let whole = dom.round_up(s3 as u32, dom.whole(t3));
-                        if whole > cap[s3] {
-                            continue;
+    let seen = SeenBy::new(h);
+    let mut forced = super::dangerous::Forced::new(h);
+    let triples = pivot_triples(structures, &sigma, |t1, t3| {
+        t1 == t3 || forced.sees(t1, t3) || seen.reads_from(t1, t3)
+    });
+    let mut descendants = Descendants::new(h.txn_count());
+    for (_, structure, t1, t3) in triples {
+        let p = structures[structure as usize].pivot;
+        let sp = dom.session_of[p as usize] as usize;
+        let s1 = dom.session_of[t1 as usize] as usize;
+        let s3 = dom.session_of[t3 as usize] as usize;
+        if after_in_session(t1, t3) {
+            continue; // t3 would be left out
+        }
+        let left_out = |u: TxnId| after_in_session(p, u) || after_in_session(t1, u);
+        let saw_t3 = descendants.of(&seen, t3);
+        let Some(p_misses) = miss(p, &|u| saw_t3[u as usize] || left_out(u)) else {
+            continue;
+        };
+        let saw_p = descendants.of(&seen, p);
+        if t3 != t1 && saw_p[t3 as usize] {
+            continue; // t3's fixed reads see p: p could not overlap it
+        }
+        let Some(t1_misses) = miss(t1, &|u| saw_p[u as usize] || left_out(u)) else {
+            continue;
+        };
+        if p_misses.is_empty() && t1_misses.is_empty() {
+            continue; // the observed prefix: serializable
+        }
+        let value = |t: TxnId, changes: &[(OpId, TxnId)]| match changes.first() {
+            Some(&(o, _)) if strict => dom.reads_before[o as usize],
+            _ if strict => dom.whole(t),
+            _ => dom.index_of[t as usize],
+        };
+        let mut boundary = minimal.clone();
+        let mut cap = caps.clone();
+        cap[sp] = value(p, &p_misses);
+        cap[s1] = value(t1, &t1_misses);
+        boundary[sp] = cap[sp];
+        boundary[s1] = cap[s1];
+        if t3 != t1 {
+            let whole = dom.round_up(s3 as u32, dom.whole(t3));
+            if whole > cap[s3] {
+                continue;
+            }
+            boundary[s3] = boundary[s3].max(whole);
+        }
+        let mut changed: Vec<(OpId, TxnId)> = p_misses.iter().chain(&t1_misses).copied().collect();
+        changed.sort_unstable();
+        if dom.close(&mut boundary, &cap, &changed).is_none() {
+            continue;
+        }
+        if visit(Seed { boundary, changed }).is_break() {
+            return;
+        }
+    }
+}
+
+/// Most (pivot, `t1`, `t3`) triples [`for_each_pivot_seed`] keeps (16 bytes each).
+const MOST_PIVOT_SEEDS: usize = 1 << 20;
+
+/// The triples of `structures` as (rank, structure index, `t1`, `t3`), ascending by rank:
+/// those `closes` says close in the observed run first, then by the last position of the three
+/// in σ (positions `sigma`) plus their span; at most [`MOST_PIVOT_SEEDS`], the smallest.
+fn pivot_triples(
+    structures: &[super::dangerous::Structure],
+    sigma: &[u32],
+    mut closes: impl FnMut(TxnId, TxnId) -> bool,
+) -> Vec<(u32, u32, TxnId, TxnId)> {
+    const OPEN: u32 = 1 << 31;
+    let mut triples: Vec<(u32, u32, TxnId, TxnId)> = Vec::new();
+    for (i, structure) in structures.iter().enumerate() {
+        let at = sigma[structure.pivot as usize];
+        for &t1 in &structure.before {
+            for &t3 in &structure.after {
+                let positions = [at, sigma[t1 as usize], sigma[t3 as usize]];
+                let last = positions.iter().copied().max().unwrap_or(0);
+                let first = positions.iter().copied().min().unwrap_or(0);
+                // Early (a small prefix to build and judge) and near each other (they must
+                // overlap in time).
+                let late_and_spread = last.saturating_add(last - first).min(OPEN - 1);
+                let rank = late_and_spread | if closes(t1, t3) { 0 } else { OPEN };
+                triples.push((rank, i as u32, t1, t3));
+                if triples.len() >= 2 * MOST_PIVOT_SEEDS {
+                    triples.select_nth_unstable(MOST_PIVOT_SEEDS);
+                    triples.truncate(MOST_PIVOT_SEEDS);
+                }
+            }
+        }
+    }
+    triples.sort_unstable();
+    triples.truncate(MOST_PIVOT_SEEDS);
+    triples
+}
+
+/// Who saw whom in the observed run: per transaction, its session successor and the committed
+/// transactions that read from it (ascending, without repeats).
+struct SeenBy {
+    next: Vec<TxnId>,
+    readers: Vec<Vec<TxnId>>,
+}
+
+impl SeenBy {
+    fn new(h: &History) -> SeenBy {
+        let n = h.txn_count();
+        let mut next = vec![INITIAL_TXN; n];
+        let mut readers: Vec<Vec<TxnId>> = vec![Vec::new(); n];
+        for session in h.sessions() {
+            let mut last: Option<TxnId> = None;
+            for t in session.txns().filter(|&t| h.txn(t).is_committed()) {
+                if let Some(l) = last {
+                    next[l as usize] = t;
+                }
+                last = Some(t);
+                for o in h.txn(t).ops().filter(|&o| is_external(h, o)) {
+                    if let Some(w) = h.writer_txn(o).filter(|&w| w != INITIAL_TXN) {
+                        if readers[w as usize].last() != Some(&t) {
+                            readers[w as usize].push(t);
                         }
-                        boundary[s3] = boundary[s3].max(whole);
-                    }
-                    let mut changed: Vec<(OpId, TxnId)> =
-                        p_misses.iter().chain(&t1_misses).copied().collect();
-                    changed.sort_unstable();
-                    if dom.close(&mut boundary, &cap, &changed).is_none() {
-                        continue;
-                    }
-                    if visit(Seed { boundary, changed }).is_break() {
-                        return;
                     }
                 }
             }
         }
+        for r in &mut readers {
+            r.sort_unstable();
+            r.dedup();
+        }
+        SeenBy { next, readers }
+    }
+
+    /// Whether `reader` read something `writer` wrote in the observed run.
+    fn reads_from(&self, reader: TxnId, writer: TxnId) -> bool {
+        self.readers[writer as usize].binary_search(&reader).is_ok()
+    }
+}
+
+/// The observed descendants of a transaction by session order and write–read order (itself
+/// included), as a flag per transaction; the last few are cached.
+struct Descendants {
+    n: usize,
+    cache: Vec<(TxnId, std::rc::Rc<Vec<bool>>)>,
+    work: Vec<TxnId>,
+}
+
+impl Descendants {
+    const CACHED: usize = 64;
+
+    fn new(n: usize) -> Descendants {
+        Descendants {
+            n,
+            cache: Vec::new(),
+            work: Vec::new(),
+        }
+    }
+
+    fn of(&mut self, seen: &SeenBy, t: TxnId) -> std::rc::Rc<Vec<bool>> {
+        if let Some((_, d)) = self.cache.iter().find(|(x, _)| *x == t) {
+            return d.clone();
+        }
+        let mut flags = vec![false; self.n];
+        flags[t as usize] = true;
+        self.work.clear();
+        self.work.push(t);
+        while let Some(x) = self.work.pop() {
+            let next = seen.next[x as usize];
+            let successors = (next != INITIAL_TXN)
+                .then_some(next)
+                .into_iter()
+                .chain(seen.readers[x as usize].iter().copied());
+            for y in successors {
+                if !flags[y as usize] {
+                    flags[y as usize] = true;
+                    self.work.push(y);
+                }
+            }
+        }
+        let flags = std::rc::Rc::new(flags);
+        if self.cache.len() >= Self::CACHED {
+            self.cache.remove(0);
+        }
+        self.cache.push((t, flags.clone()));
+        flags
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::test_util::h;
+    use crate::check::{oracle, Level};
+    use crate::predict::dangerous::structures;
+    use crate::predict::scalable::observed_serializability;
+    use crate::ser::SerVerdict;
+
+    /// Wikipedia's read-only anomaly in miniature. Session 1: `T1.1` writes a (a watch row),
+    /// then `T1.2` reads x and y. Session 2: the pivot `T2.1` reads a, reads and bumps the
+    /// counter c and writes x. Session 3: `T3.1` reads c from the pivot, bumps it and writes y.
+    /// For `T1.2` to miss the pivot it must also miss `T3.1`, which saw it: a seed that changed
+    /// only the read of x would be rejected by SI (the only seed there is).
+    #[test]
+    fn a_pivot_seed_misses_what_saw_the_missed_transaction() {
+        let hist = h("wa1 / rx1 ry2 | ra1 rc0 wx1 wc1 | rc1 wc2 wy2");
+        let SerVerdict::Serializable { order } = observed_serializability(&hist, None).unwrap()
+        else {
+            panic!("the observed run is serializable")
+        };
+        let found = structures(&hist);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].pivot, &found[0].before, &found[0].after),
+            (3, &vec![2], &vec![1])
+        );
+        let dom = Domains::new(&hist, BoundaryKind::Relaxed);
+        let mut seeds = Vec::new();
+        for_each_pivot_seed(&dom, &order, &found, |seed| {
+            seeds.push(seed);
+            ControlFlow::Continue(())
+        });
+        assert_eq!(seeds.len(), 1);
+        // The pivot misses a; T1.2 misses x (the pivot's) and y (T3.1's): all read t0.
+        let mut changed: Vec<(String, TxnId)> = seeds[0]
+            .changed
+            .iter()
+            .map(|&(o, w)| (hist.key_name(hist.op(o).key).to_string(), w))
+            .collect();
+        changed.sort();
+        let t0 = INITIAL_TXN;
+        assert_eq!(
+            changed,
+            vec![
+                ("a".to_string(), t0),
+                ("x".to_string(), t0),
+                ("y".to_string(), t0)
+            ]
+        );
+        let built = dom
+            .build_with(&seeds[0].boundary, &seeds[0].changed, true)
+            .unwrap();
+        assert_eq!(
+            oracle::satisfies(&built.history, Level::Snapshot),
+            Some(true)
+        );
+        assert_eq!(
+            oracle::satisfies(&built.history, Level::Serializable),
+            Some(false)
+        );
     }
 }
