@@ -12,6 +12,8 @@
 
 use rayon::prelude::*;
 
+use super::scratch::ScratchPool;
+
 use super::anomaly::Anomaly;
 use crate::history::{History, OpId, OpKind, TxnId, NO_WRITER};
 
@@ -81,25 +83,28 @@ fn check_in_ranges(history: &History, repeatable_reads: bool, range_len: usize) 
     let txn_total = txns.len();
     let range_len = range_len.max(1);
     let starts: Vec<usize> = (0..txn_total).step_by(range_len).collect();
+    let pool = ScratchPool::new();
     let parts: Vec<(Vec<ReadIssue>, Vec<TxnId>)> = starts
         .par_iter()
-        .map_init(
-            || Scratch::new(key_count),
-            |scratch, &start| {
-                let end = start.saturating_add(range_len).min(txn_total);
-                let first_op = txns[start].ops().start;
-                let end_op = txns[end - 1].ops().end;
-                let mut part = Part {
-                    issues: Vec::new(),
-                    external_writer: vec![NONE; (end_op - first_op) as usize],
-                    first_op,
-                };
-                for t in start..end {
-                    check_txn(history, t, repeatable_reads, &is_final, scratch, &mut part);
-                }
-                (part.issues, part.external_writer)
-            },
-        )
+        .map(|&start| {
+            pool.with(
+                || Scratch::new(key_count),
+                |scratch| {
+                    let end = start.saturating_add(range_len).min(txn_total);
+                    let first_op = txns[start].ops().start;
+                    let end_op = txns[end - 1].ops().end;
+                    let mut part = Part {
+                        issues: Vec::new(),
+                        external_writer: vec![NONE; (end_op - first_op) as usize],
+                        first_op,
+                    };
+                    for t in start..end {
+                        check_txn(history, t, repeatable_reads, &is_final, scratch, &mut part);
+                    }
+                    (part.issues, part.external_writer)
+                },
+            )
+        })
         .collect();
     for (part_issues, part_writers) in parts {
         issues.extend(part_issues);

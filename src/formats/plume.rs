@@ -16,7 +16,6 @@
 //! Writing emits the explicit initial writes as `w(k,0,0,0)`, then session by session each
 //! transaction's operations; the history's own values when usable, else unique made-up ones.
 
-use std::fmt::Write as _;
 use std::io::Write;
 
 use rayon::prelude::*;
@@ -27,7 +26,7 @@ use super::text::{error, is_blank_or_comment, line_chunks, trim, Cursor, LineChu
 use super::{Format, FormatError};
 use crate::error::InputError;
 use crate::history::{
-    BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, TxnId, INITIAL_TXN,
+    BuilderTxn, History, HistoryBuilder, OpKind, ReadFrom, SessionId, TxnId, INITIAL_TXN,
 };
 
 /// Whether a (trimmed, non-empty) line looks like Plume: `r(` or `w(`, spaces allowed.
@@ -96,6 +95,55 @@ struct KnownTxn {
     line: u32,
 }
 
+/// The ids a file gives its keys or transactions, each mapped to a dense index: ids below a
+/// limit (a share of the file's size, so the table stays within a fraction of the file's bytes)
+/// index a flat vector, grown as larger ids come; others go to a hash map. Generators number
+/// keys and transactions from 0, so the flat part usually holds all of them and the merge, the
+/// sequential part of reading, looks each line up without hashing.
+struct IdTable {
+    flat: Vec<u32>,
+    other: FxHashMap<u64, u32>,
+    limit: u64,
+}
+
+/// No index (in [`IdTable::flat`]).
+const NO_INDEX: u32 = u32::MAX;
+
+impl IdTable {
+    fn new(limit: usize) -> Self {
+        IdTable {
+            flat: Vec::new(),
+            other: FxHashMap::default(),
+            limit: limit as u64,
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: u64) -> Option<u32> {
+        if id < self.limit {
+            match self.flat.get(id as usize) {
+                Some(&i) if i != NO_INDEX => Some(i),
+                _ => None,
+            }
+        } else {
+            self.other.get(&id).copied()
+        }
+    }
+
+    fn insert(&mut self, id: u64, index: u32) {
+        if id < self.limit {
+            let at = id as usize;
+            if at >= self.flat.len() {
+                let len = (at + 1).max(2 * self.flat.len()).min(self.limit as usize);
+                self.flat.resize(len, NO_INDEX);
+            }
+            self.flat[at] = index;
+        } else {
+            self.other.insert(id, index);
+        }
+    }
+}
+
 /// Bytes of text in one piece parsed on one thread.
 const CHUNK_BYTES: usize = 1 << 19;
 /// Pieces parsed together; the next batch is parsed while the previous one is merged.
@@ -118,7 +166,7 @@ pub(crate) fn read_in_chunks(
 ) -> Result<History, InputError> {
     let chunks = line_chunks(bytes, chunk_bytes);
     let batches: Vec<&[LineChunk]> = chunks.chunks(BATCH_CHUNKS).collect();
-    let mut merge = Merge::new(source);
+    let mut merge = Merge::new(source, bytes.len());
     let mut parsed = batches.first().map(|b| parse_batch(b)).unwrap_or_default();
     for i in 0..batches.len() {
         let next = batches.get(i + 1);
@@ -168,26 +216,35 @@ fn parse_chunk(chunk: &LineChunk) -> ParsedChunk {
 struct Merge<'s> {
     source: &'s str,
     b: HistoryBuilder,
-    keys: FxHashMap<u64, KeyId>,
-    txns: FxHashMap<u64, KnownTxn>,
-    name: String,
+    /// Key id → builder key.
+    keys: IdTable,
+    /// Transaction id → index in `known`.
+    txns: IdTable,
+    known: Vec<KnownTxn>,
     /// The transaction of the previous line (most lines continue it).
     last: Option<(u64, KnownTxn)>,
+    /// The session id of the last transaction begun, and its builder session.
+    last_session: Option<(u64, SessionId)>,
     /// The aborted transaction the previous line added to, with its session id.
     aborted: Option<(u64, BuilderTxn)>,
 }
 
 impl<'s> Merge<'s> {
-    fn new(source: &'s str) -> Self {
+    /// A merge for a text of `bytes` bytes.
+    fn new(source: &'s str, bytes: usize) -> Self {
         let mut b = HistoryBuilder::new(source);
         b.initial_value(0);
+        // A line is at least 11 bytes (`r(1,1,1,1)` and its end): a file names fewer keys
+        // and transactions than that; ids up to 1/8 of the file's bytes are looked up flat.
+        let limit = bytes / 8 + 1024;
         Merge {
             source,
             b,
-            keys: FxHashMap::default(),
-            txns: FxHashMap::default(),
-            name: String::new(),
+            keys: IdTable::new(limit),
+            txns: IdTable::new(limit),
+            known: Vec::new(),
             last: None,
+            last_session: None,
             aborted: None,
         }
     }
@@ -205,14 +262,25 @@ impl<'s> Merge<'s> {
         Ok(())
     }
 
+    /// The builder session of a session id.
+    #[inline]
+    fn session(&mut self, id: u64) -> SessionId {
+        match self.last_session {
+            Some((last, s)) if last == id => s,
+            _ => {
+                let s = self.b.session(Some(id));
+                self.last_session = Some((id, s));
+                s
+            }
+        }
+    }
+
+    #[inline]
     fn line(&mut self, line_no: u32, op: &Line) -> Result<(), InputError> {
-        let b = &mut self.b;
-        let key = match self.keys.get(&op.key) {
-            Some(&k) => k,
+        let key = match self.keys.get(op.key) {
+            Some(k) => k,
             None => {
-                self.name.clear();
-                let _ = write!(self.name, "{}", op.key);
-                let k = b.key(&self.name);
+                let k = self.b.new_key(op.key.to_string());
                 self.keys.insert(op.key, k);
                 k
             }
@@ -222,9 +290,9 @@ impl<'s> Merge<'s> {
                 let txn = match self.aborted {
                     Some((s, t)) if s == op.session => t,
                     _ => {
-                        let s = b.session(Some(op.session));
-                        let t = b.begin_at(s, None, line_no);
-                        b.abort(t);
+                        let s = self.session(op.session);
+                        let t = self.b.begin_at(s, None, line_no);
+                        self.b.abort(t);
                         t
                     }
                 };
@@ -233,7 +301,7 @@ impl<'s> Merge<'s> {
             }
             Some(_) if op.kind == OpKind::Write && op.value == 0 => {
                 self.aborted = None;
-                b.write(BuilderTxn::INITIAL, key, Some(0), line_no);
+                self.b.write(BuilderTxn::INITIAL, key, Some(0), line_no);
                 return Ok(());
             }
             Some(id) => {
@@ -241,16 +309,17 @@ impl<'s> Merge<'s> {
                 let known = match self.last {
                     Some((last_id, known)) if last_id == id => known,
                     _ => {
-                        let known = match self.txns.get(&id) {
-                            Some(&known) => known,
+                        let known = match self.txns.get(id) {
+                            Some(i) => self.known[i as usize],
                             None => {
-                                let s = b.session(Some(op.session));
+                                let s = self.session(op.session);
                                 let known = KnownTxn {
-                                    txn: b.begin_at(s, Some(id), line_no),
+                                    txn: self.b.begin_at(s, Some(id), line_no),
                                     session: op.session,
                                     line: line_no,
                                 };
-                                self.txns.insert(id, known);
+                                self.txns.insert(id, self.known.len() as u32);
+                                self.known.push(known);
                                 known
                             }
                         };
@@ -272,8 +341,11 @@ impl<'s> Merge<'s> {
             }
         };
         match op.kind {
-            OpKind::Read => b.read(txn, key, Some(op.value), ReadFrom::Value(op.value), line_no),
-            OpKind::Write => b.write(txn, key, Some(op.value), line_no),
+            OpKind::Read => {
+                self.b
+                    .read(txn, key, Some(op.value), ReadFrom::Value(op.value), line_no)
+            }
+            OpKind::Write => self.b.write(txn, key, Some(op.value), line_no),
         }
         Ok(())
     }
@@ -556,6 +628,54 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn id_table_maps_small_ids_flat_and_large_ones_hashed() {
+        let mut t = IdTable::new(100);
+        assert_eq!(t.get(5), None);
+        t.insert(5, 0);
+        t.insert(99, 1);
+        t.insert(100, 2);
+        t.insert(u64::MAX, 3);
+        assert_eq!(t.get(5), Some(0));
+        assert_eq!(t.get(99), Some(1));
+        assert_eq!(t.get(100), Some(2));
+        assert_eq!(t.get(u64::MAX), Some(3));
+        assert_eq!((t.get(6), t.get(98), t.get(101)), (None, None, None));
+        assert!(t.flat.len() <= 100);
+        assert_eq!(t.other.len(), 2);
+    }
+
+    #[test]
+    fn large_key_and_transaction_ids_read_like_small_ones() {
+        // The same history twice: small ids (looked up flat) and ids far beyond the flat
+        // table's limit (looked up hashed), interleaved with small ones.
+        let small = "w(1,1,1,1)\nw(2,1,2,2)\nr(1,1,2,2)\nr(2,1,1,3)\nw(1,2,1,3)\nr(1,2,2,4)\n";
+        let big = small
+            .replace("(1,", "(18446744073709551615,")
+            .replace(",1)", ",18446744073709551614)")
+            .replace(",3)", ",9000000000000000000)");
+        let (hs, hb) = (read_str(small).unwrap(), read_str(&big).unwrap());
+        assert_eq!(hs.key_count(), 2);
+        assert_eq!(hb.key_count(), 2);
+        assert_eq!(hb.key_name(0), "18446744073709551615");
+        assert_eq!(hb.txn(1).external_id, Some(18446744073709551614));
+        for h in [&hs, &hb] {
+            assert_eq!(h.txn_count(), 5);
+            assert!(h.unresolved().is_empty());
+            let reads: Vec<_> = (0..h.ops().len() as u32)
+                .filter_map(|o| h.writer_txn(o))
+                .collect();
+            assert_eq!(reads.len(), 4);
+        }
+        let hs_writers: Vec<_> = (0..hs.ops().len() as u32)
+            .map(|o| hs.writer_txn(o))
+            .collect();
+        let hb_writers: Vec<_> = (0..hb.ops().len() as u32)
+            .map(|o| hb.writer_txn(o))
+            .collect();
+        assert_eq!(hs_writers, hb_writers);
     }
 
     #[test]

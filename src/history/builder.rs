@@ -137,6 +137,8 @@ pub struct HistoryBuilder {
     source: String,
     key_ids: FxHashMap<Box<str>, KeyId>,
     key_names: Vec<String>,
+    /// `key_names[..keys_indexed]` are in `key_ids` (see [`HistoryBuilder::new_key`]).
+    keys_indexed: usize,
     session_ids: FxHashMap<u64, SessionId>,
     session_external: Vec<Option<u64>>,
     txns: Vec<PendingTxn>,
@@ -184,6 +186,7 @@ impl HistoryBuilder {
             source: source.into(),
             key_ids: FxHashMap::default(),
             key_names: Vec::new(),
+            keys_indexed: 0,
             session_ids: FxHashMap::default(),
             session_external: Vec::new(),
             txns: vec![PendingTxn {
@@ -287,13 +290,37 @@ impl HistoryBuilder {
 
     /// Interns a key name.
     pub fn key(&mut self, name: &str) -> KeyId {
+        self.index_new_keys();
         if let Some(&id) = self.key_ids.get(name) {
             return id;
         }
         let id = self.key_names.len() as KeyId;
         self.key_ids.insert(name.into(), id);
         self.key_names.push(name.to_string());
+        self.keys_indexed = self.key_names.len();
         id
+    }
+
+    /// Adds a key the caller has not interned before (a reader that keeps its own table of the
+    /// keys it has seen, as the Plume reader does for its integer keys), without looking the
+    /// name up. Naming a key twice this way gives two keys of one name; [`Self::key`] then
+    /// finds the first.
+    pub fn new_key(&mut self, name: String) -> KeyId {
+        let id = self.key_names.len() as KeyId;
+        self.key_names.push(name);
+        id
+    }
+
+    /// Puts the keys added by [`Self::new_key`] into the name index that [`Self::key`] uses.
+    fn index_new_keys(&mut self) {
+        while self.keys_indexed < self.key_names.len() {
+            let id = self.keys_indexed as KeyId;
+            let name = self.key_names[self.keys_indexed].as_str();
+            if !self.key_ids.contains_key(name) {
+                self.key_ids.insert(name.into(), id);
+            }
+            self.keys_indexed += 1;
+        }
     }
 
     /// The name of an interned key.
