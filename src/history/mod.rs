@@ -194,21 +194,24 @@ struct Csr {
 }
 
 impl Csr {
-    /// Builds rows from `(row, item)` pairs; rows come out sorted and deduplicated.
-    fn from_pairs(rows: usize, pairs: &[(u32, u32)]) -> Csr {
+    /// Builds rows from the `(row, item)` pairs that `pairs()` yields (it is called twice,
+    /// to count and to fill, and must yield the same pairs both times: no list of pairs is
+    /// kept); rows come out sorted and deduplicated.
+    fn from_pairs<I: Iterator<Item = (u32, u32)>>(rows: usize, pairs: impl Fn() -> I) -> Csr {
         let mut counts = vec![0u32; rows + 1];
-        for &(row, _) in pairs {
+        for (row, _) in pairs() {
             counts[row as usize + 1] += 1;
         }
         for i in 1..=rows {
             counts[i] += counts[i - 1];
         }
         let mut cursor = counts.clone();
-        let mut items = vec![0u32; pairs.len()];
-        for &(row, item) in pairs {
+        let mut items = vec![0u32; counts[rows] as usize];
+        for (row, item) in pairs() {
             items[cursor[row as usize] as usize] = item;
             cursor[row as usize] += 1;
         }
+        drop(cursor);
         // Sort and deduplicate each row, compacting in place.
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0u32);
