@@ -193,6 +193,7 @@ fn check_txn(
 ) {
     let ops = history.ops();
     let read_from = history.read_from_raw();
+    let read_from_txn = history.read_from_txn_raw();
     let txns = history.txns();
     let Scratch {
         own_stamp,
@@ -225,7 +226,7 @@ fn check_txn(
             });
             continue;
         }
-        let writer = ops[w as usize].txn;
+        let writer = read_from_txn[op as usize];
         if !bit(bits.committed, writer) {
             issues.push(ReadIssue {
                 anomaly: Anomaly::AbortedRead,

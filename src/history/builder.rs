@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::{
     Csr, History, KeyId, ObservedAnomaly, OpId, OpKind, Operation, RealTime, Session, SessionId,
-    Timestamps, Transaction, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
+    Timestamps, Transaction, TxnId, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
 };
 use crate::error::InputError;
 
@@ -190,6 +190,8 @@ const OPS_PER_TASK: usize = 1 << 16;
 /// unresolved reads), the unresolved reads, and the first error.
 struct Resolved {
     read_from: Vec<OpId>,
+    /// The transaction of each read's writer (`NO_WRITER` where `read_from` has none).
+    read_from_txn: Vec<TxnId>,
     unresolved: Vec<(OpId, Unresolved)>,
     error: Option<InputError>,
 }
@@ -466,10 +468,9 @@ impl HistoryBuilder {
     ) {
         let (tag, payload) = encode_from(from, value);
         let needs_payload = matches!(tag, FROM_VALUE | FROM_TXN | FROM_OP | FROM_VALUE_OR_INITIAL);
-        if needs_payload && self.from_payloads.len() < self.ops.len() {
+        if needs_payload || !self.from_payloads.is_empty() {
+            // The first payload fills in the operations before it (none needed one).
             self.from_payloads.resize(self.ops.len(), 0);
-        }
-        if !self.from_payloads.is_empty() {
             self.from_payloads.push(payload);
         }
         self.from_tags.push(tag);
@@ -684,7 +685,9 @@ impl HistoryBuilder {
             .iter()
             .filter(|o| o.kind == OpKind::Write && o.value.is_some())
             .count();
-        let mut by_value: FxHashMap<(KeyId, u64), OpId> =
+        // (key, value) → the write and its transaction (the transaction rides along free: the
+        // entry is 24 bytes either way), so that resolving a read touches no other operation.
+        let mut by_value: FxHashMap<(KeyId, u64), (OpId, TxnId)> =
             FxHashMap::with_capacity_and_hasher(valued_writes, Default::default());
         let mut duplicated: FxHashMap<(KeyId, u64), ()> = FxHashMap::default();
         for (i, op) in ops.iter().enumerate() {
@@ -706,7 +709,7 @@ impl HistoryBuilder {
                     ),
                 ));
             }
-            if let Some(&first) = by_value.get(&(op.key, v)) {
+            if let Some(&(first, _)) = by_value.get(&(op.key, v)) {
                 if !self.allow_duplicates {
                     let first_line = ops[first as usize].line;
                     return Err(self.error(
@@ -725,7 +728,7 @@ impl HistoryBuilder {
                 }
                 duplicated.insert((op.key, v), ());
             } else {
-                by_value.insert((op.key, v), i as OpId);
+                by_value.insert((op.key, v), (i as OpId, op.txn));
             }
         }
 
@@ -734,6 +737,7 @@ impl HistoryBuilder {
         //    order of the unresolved reads are those of one pass.
         let resolve_range = |range: std::ops::Range<usize>| -> Resolved {
             let mut read_from = vec![NO_WRITER; range.len()];
+            let mut read_from_txn = vec![NO_WRITER; range.len()];
             let mut unresolved = Vec::new();
             let first = range.start;
             for i in range {
@@ -747,16 +751,18 @@ impl HistoryBuilder {
                             Err(Unresolved::Ambiguous)
                         }
                         Some(&w) => Ok(w),
-                        None if Some(v) == self.initial_value => Ok(initial_write[op.key as usize]),
+                        None if Some(v) == self.initial_value => {
+                            Ok((initial_write[op.key as usize], INITIAL_TXN))
+                        }
                         None => Err(Unresolved::NoSuchWrite),
                     },
                     ReadFrom::Txn(w) => {
                         let writer = final_id[w.0 as usize];
                         let last = |key: KeyId| {
                             if writer == INITIAL_TXN {
-                                initial_write[key as usize]
+                                (initial_write[key as usize], INITIAL_TXN)
                             } else {
-                                last_write[&(writer, key)]
+                                (last_write[&(writer, key)], writer)
                             }
                         };
                         if writer == op.txn {
@@ -767,7 +773,7 @@ impl HistoryBuilder {
                                 .rev()
                                 .find(|&o| ops[o].kind == OpKind::Write && ops[o].key == op.key);
                             match own_before {
-                                Some(w) => Ok(w as OpId),
+                                Some(w) => Ok((w as OpId, op.txn)),
                                 None => Ok(last(op.key)),
                             }
                         } else {
@@ -779,6 +785,7 @@ impl HistoryBuilder {
                         if index >= explicit_ops[writer] {
                             return Resolved {
                                 read_from,
+                                read_from_txn,
                                 unresolved,
                                 error: Some(self.error(
                                     op.line,
@@ -795,6 +802,7 @@ impl HistoryBuilder {
                         if target.kind != OpKind::Write || target.key != op.key {
                             return Resolved {
                                 read_from,
+                                read_from_txn,
                                 unresolved,
                                 error: Some(self.error(
                                     op.line,
@@ -806,25 +814,29 @@ impl HistoryBuilder {
                                 )),
                             };
                         }
-                        Ok(w)
+                        Ok((w, writer as TxnId))
                     }
-                    ReadFrom::Initial => Ok(initial_write[op.key as usize]),
+                    ReadFrom::Initial => Ok((initial_write[op.key as usize], INITIAL_TXN)),
                     ReadFrom::ValueOrInitial(v) => match by_value.get(&(op.key, v)) {
                         _ if !duplicated.is_empty() && duplicated.contains_key(&(op.key, v)) => {
                             Err(Unresolved::Ambiguous)
                         }
                         Some(&w) => Ok(w),
-                        None => Ok(initial_write[op.key as usize]),
+                        None => Ok((initial_write[op.key as usize], INITIAL_TXN)),
                     },
                     ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
                 };
                 match resolved {
-                    Ok(w) => read_from[i - first] = w,
+                    Ok((w, t)) => {
+                        read_from[i - first] = w;
+                        read_from_txn[i - first] = t;
+                    }
                     Err(reason) => unresolved.push((i as OpId, reason)),
                 }
             }
             Resolved {
                 read_from,
+                read_from_txn,
                 unresolved,
                 error: None,
             }
@@ -835,12 +847,14 @@ impl HistoryBuilder {
             .collect();
         let parts: Vec<Resolved> = ranges.into_par_iter().map(resolve_range).collect();
         let mut read_from = Vec::with_capacity(total_ops);
+        let mut read_from_txn = Vec::with_capacity(total_ops);
         let mut unresolved = Vec::new();
         for part in parts {
             if let Some(e) = part.error {
                 return Err(e);
             }
             read_from.extend_from_slice(&part.read_from);
+            read_from_txn.extend_from_slice(&part.read_from_txn);
             unresolved.extend_from_slice(&part.unresolved);
         }
 
@@ -850,7 +864,7 @@ impl HistoryBuilder {
                 if duplicated.contains_key(&(key, v)) {
                     None
                 } else {
-                    by_value.get(&(key, v)).copied()
+                    by_value.get(&(key, v)).map(|&(w, _)| w)
                 }
             })?;
 
@@ -921,10 +935,8 @@ impl HistoryBuilder {
             // Readers by key: only reads of another transaction's write (or of none).
             let external_reads = || {
                 ops.iter()
-                    .zip(&read_from)
-                    .filter(|&(op, &w)| {
-                        op.kind == OpKind::Read && (w == NO_WRITER || ops[w as usize].txn != op.txn)
-                    })
+                    .zip(&read_from_txn)
+                    .filter(|&(op, &t)| op.kind == OpKind::Read && t != op.txn)
                     .map(|(op, _)| (op.key, op.txn))
             };
             let reads = || {
@@ -947,6 +959,7 @@ impl HistoryBuilder {
             txns,
             ops,
             read_from,
+            read_from_txn,
             unresolved,
             timestamps,
             real_time,

@@ -173,6 +173,8 @@ pub struct History {
     txns: Vec<Transaction>,
     ops: Vec<Operation>,
     read_from: Vec<OpId>,
+    /// The transaction of each read's writer; [`NO_WRITER`] for writes and unresolved reads.
+    read_from_txn: Vec<TxnId>,
     unresolved: Vec<(OpId, Unresolved)>,
     timestamps: Option<Vec<Option<Timestamps>>>,
     real_time: Option<Vec<Option<RealTime>>>,
@@ -355,7 +357,17 @@ impl History {
 
     /// The transaction whose write a read observed.
     pub fn writer_txn(&self, read: OpId) -> Option<TxnId> {
-        self.read_from(read).map(|w| self.ops[w as usize].txn)
+        match self.read_from_txn[read as usize] {
+            NO_WRITER => None,
+            t => Some(t),
+        }
+    }
+
+    /// For each operation, the transaction of the write it read, or [`NO_WRITER`] (always for
+    /// writes): [`History::writer_txn`] flat, for hot loops that would otherwise look up each
+    /// writer operation at random.
+    pub fn read_from_txn_raw(&self) -> &[TxnId] {
+        &self.read_from_txn
     }
 
     /// Whether a read observed a write of its own transaction.
