@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::value_index::ValueIndex;
 use super::{
     Csr, History, KeyId, ObservedAnomaly, OpId, OpKind, Operation, RealTime, Session, SessionId,
     Timestamps, Transaction, TxnId, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
@@ -681,14 +682,14 @@ impl HistoryBuilder {
         //    transaction); each (key, value).
         let mut initial_write = vec![NO_WRITER; self.key_names.len()];
         let mut last_write: FxHashMap<(u32, KeyId), OpId> = FxHashMap::default();
-        let valued_writes = ops
-            .iter()
-            .filter(|o| o.kind == OpKind::Write && o.value.is_some())
-            .count();
-        // (key, value) → the write and its transaction (the transaction rides along free: the
-        // entry is 24 bytes either way), so that resolving a read touches no other operation.
-        let mut by_value: FxHashMap<(KeyId, u64), (OpId, TxnId)> =
-            FxHashMap::with_capacity_and_hasher(valued_writes, Default::default());
+        // (key, value) → the write and its transaction, so that resolving a read touches no
+        // other operation.
+        let mut by_value = ValueIndex::for_writes(
+            self.key_names.len(),
+            ops.iter()
+                .filter(|o| o.kind == OpKind::Write)
+                .filter_map(|o| Some((o.key, o.value?))),
+        );
         let mut duplicated: FxHashMap<(KeyId, u64), ()> = FxHashMap::default();
         for (i, op) in ops.iter().enumerate() {
             if op.kind != OpKind::Write {
@@ -709,7 +710,7 @@ impl HistoryBuilder {
                     ),
                 ));
             }
-            if let Some(&(first, _)) = by_value.get(&(op.key, v)) {
+            if let Some((first, _)) = by_value.insert_first(op.key, v, (i as OpId, op.txn)) {
                 if !self.allow_duplicates {
                     let first_line = ops[first as usize].line;
                     return Err(self.error(
@@ -727,8 +728,6 @@ impl HistoryBuilder {
                     ));
                 }
                 duplicated.insert((op.key, v), ());
-            } else {
-                by_value.insert((op.key, v), (i as OpId, op.txn));
             }
         }
 
@@ -746,11 +745,11 @@ impl HistoryBuilder {
                     continue;
                 }
                 let resolved = match from(i) {
-                    ReadFrom::Value(v) => match by_value.get(&(op.key, v)) {
+                    ReadFrom::Value(v) => match by_value.get(op.key, v) {
                         _ if !duplicated.is_empty() && duplicated.contains_key(&(op.key, v)) => {
                             Err(Unresolved::Ambiguous)
                         }
-                        Some(&w) => Ok(w),
+                        Some(w) => Ok(w),
                         None if Some(v) == self.initial_value => {
                             Ok((initial_write[op.key as usize], INITIAL_TXN))
                         }
@@ -817,11 +816,11 @@ impl HistoryBuilder {
                         Ok((w, writer as TxnId))
                     }
                     ReadFrom::Initial => Ok((initial_write[op.key as usize], INITIAL_TXN)),
-                    ReadFrom::ValueOrInitial(v) => match by_value.get(&(op.key, v)) {
+                    ReadFrom::ValueOrInitial(v) => match by_value.get(op.key, v) {
                         _ if !duplicated.is_empty() && duplicated.contains_key(&(op.key, v)) => {
                             Err(Unresolved::Ambiguous)
                         }
-                        Some(&w) => Ok(w),
+                        Some(w) => Ok(w),
                         None => Ok((initial_write[op.key as usize], INITIAL_TXN)),
                     },
                     ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
@@ -864,7 +863,7 @@ impl HistoryBuilder {
                 if duplicated.contains_key(&(key, v)) {
                     None
                 } else {
-                    by_value.get(&(key, v)).map(|&(w, _)| w)
+                    by_value.get(key, v).map(|(w, _)| w)
                 }
             })?;
 

@@ -23,6 +23,7 @@ mod observed;
 mod real_time;
 mod stats;
 pub mod timestamped;
+mod value_index;
 
 pub use anomalies::{AnomalyId, AnomalyRow, ANOMALIES};
 pub use builder::{BuilderTxn, HistoryBuilder, ReadFrom};
