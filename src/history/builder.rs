@@ -6,8 +6,9 @@ use rustc_hash::FxHashMap;
 
 use super::value_index::ValueIndex;
 use super::{
-    Csr, History, KeyId, ObservedAnomaly, OpId, OpKind, Operation, RealTime, Session, SessionId,
-    Timestamps, Transaction, TxnId, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
+    Csr, History, KeyId, LazyIndex, ObservedAnomaly, OpId, OpKind, Operation, RealTime, Session,
+    SessionId, Timestamps, Transaction, TxnId, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION,
+    NO_WRITER,
 };
 use crate::error::InputError;
 
@@ -921,35 +922,13 @@ impl HistoryBuilder {
             })
             .collect();
 
-        // 7. Per-key and per-transaction indexes (the four built in parallel).
-        let key_total = self.key_names.len();
-        let writes = || ops.iter().filter(|op| op.kind == OpKind::Write);
-        let written_indexes = || {
-            rayon::join(
-                || Csr::from_pairs(key_total, || writes().map(|op| (op.key, op.txn))),
-                || Csr::from_pairs(txn_total, || writes().map(|op| (op.txn, op.key))),
-            )
-        };
-        let read_indexes = || {
-            // Readers by key: only reads of another transaction's write (or of none).
-            let external_reads = || {
-                ops.iter()
-                    .zip(&read_from_txn)
-                    .filter(|&(op, &t)| op.kind == OpKind::Read && t != op.txn)
-                    .map(|(op, _)| (op.key, op.txn))
-            };
-            let reads = || {
-                ops.iter()
-                    .filter(|op| op.kind == OpKind::Read)
-                    .map(|op| (op.txn, op.key))
-            };
-            rayon::join(
-                || Csr::from_pairs(key_total, external_reads),
-                || Csr::from_pairs(txn_total, reads),
-            )
-        };
-        let ((key_writers, txn_keys_written), (key_readers, txn_keys_read)) =
-            rayon::join(written_indexes, read_indexes);
+        // 7. The keys each transaction writes (rc and ra read it); the other indexes are built
+        //    on first use.
+        let txn_keys_written = Csr::from_pairs(txn_total, || {
+            ops.iter()
+                .filter(|op| op.kind == OpKind::Write)
+                .map(|op| (op.txn, op.key))
+        });
 
         Ok(History {
             source: self.source,
@@ -966,10 +945,10 @@ impl HistoryBuilder {
             write_order,
             notes: self.notes,
             observed,
-            key_writers,
-            key_readers,
             txn_keys_written,
-            txn_keys_read,
+            key_writers: LazyIndex::default(),
+            key_readers: LazyIndex::default(),
+            txn_keys_read: LazyIndex::default(),
         })
     }
 

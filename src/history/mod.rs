@@ -183,10 +183,30 @@ pub struct History {
     write_order: Vec<(OpId, OpId)>,
     notes: Vec<String>,
     observed: Vec<ObservedAnomaly>,
-    key_writers: Csr,
-    key_readers: Csr,
     txn_keys_written: Csr,
-    txn_keys_read: Csr,
+    /// Indexes built on first use (rc and ra use none of them: at 10^6 operations they are
+    /// tens of megabytes that a check would build for nothing).
+    key_writers: LazyIndex,
+    key_readers: LazyIndex,
+    txn_keys_read: LazyIndex,
+}
+
+/// A [`Csr`] index of a history built on first use from the history's own data (so it adds
+/// nothing to the history's content: `Debug` leaves it out, and a clone shares what is built).
+#[derive(Clone, Default)]
+struct LazyIndex(std::sync::OnceLock<Csr>);
+
+impl LazyIndex {
+    #[inline]
+    fn get(&self, build: impl FnOnce() -> Csr) -> &Csr {
+        self.0.get_or_init(build)
+    }
+}
+
+impl std::fmt::Debug for LazyIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LazyIndex")
+    }
 }
 
 /// Compressed sparse rows: `items[offsets[i]..offsets[i+1]]` is row `i`.
@@ -438,13 +458,32 @@ impl History {
     /// Transactions that write `key` (committed and aborted, the initial one included),
     /// ascending and without repeats.
     pub fn writers_of(&self, key: KeyId) -> &[TxnId] {
-        self.key_writers.row(key)
+        self.key_writers
+            .get(|| {
+                Csr::from_pairs(self.key_count(), || {
+                    self.ops
+                        .iter()
+                        .filter(|op| op.kind == OpKind::Write)
+                        .map(|op| (op.key, op.txn))
+                })
+            })
+            .row(key)
     }
 
     /// Transactions that read `key` from another transaction (or without a resolved writer),
     /// ascending and without repeats.
     pub fn readers_of(&self, key: KeyId) -> &[TxnId] {
-        self.key_readers.row(key)
+        self.key_readers
+            .get(|| {
+                Csr::from_pairs(self.key_count(), || {
+                    self.ops
+                        .iter()
+                        .zip(&self.read_from_txn)
+                        .filter(|&(op, &t)| op.kind == OpKind::Read && t != op.txn)
+                        .map(|(op, _)| (op.key, op.txn))
+                })
+            })
+            .row(key)
     }
 
     /// Keys a transaction writes, ascending and without repeats.
@@ -454,7 +493,16 @@ impl History {
 
     /// Keys a transaction reads (any read, internal or external), ascending, without repeats.
     pub fn keys_read(&self, txn: TxnId) -> &[KeyId] {
-        self.txn_keys_read.row(txn)
+        self.txn_keys_read
+            .get(|| {
+                Csr::from_pairs(self.txn_count(), || {
+                    self.ops
+                        .iter()
+                        .filter(|op| op.kind == OpKind::Read)
+                        .map(|op| (op.txn, op.key))
+                })
+            })
+            .row(txn)
     }
 
     /// The last write of `key` in `txn`, if it writes the key.

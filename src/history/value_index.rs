@@ -94,8 +94,9 @@ impl ValueIndex {
     pub(super) fn get(&self, key: KeyId, value: u64) -> Option<(OpId, TxnId)> {
         match self.slot(key, value) {
             Ok(Some(s)) => Some(self.dense[s]).filter(|&e| e != EMPTY),
-            Ok(None) => None,
-            Err(()) => self.sparse.get(&(key, value)).copied(),
+            // Outside a flat key's run only an unannounced insert puts anything.
+            Ok(None) | Err(()) if self.sparse.is_empty() => None,
+            Ok(None) | Err(()) => self.sparse.get(&(key, value)).copied(),
         }
     }
 
