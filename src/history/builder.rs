@@ -487,7 +487,7 @@ impl HistoryBuilder {
 
     /// The [`ReadFrom`] of added operation `p`.
     #[inline]
-    fn from_of(&self, p: usize, value: Option<u64>) -> ReadFrom {
+    fn read_from_of(&self, p: usize, value: Option<u64>) -> ReadFrom {
         let payload = self.from_payloads.get(p).copied().unwrap_or(0);
         decode_from(self.from_tags[p], payload, value)
     }
@@ -568,7 +568,7 @@ impl HistoryBuilder {
         }
         let mut implied: Vec<(u32, KeyId, u32)> = Vec::new(); // (final txn, key, line)
         for (p, op) in self.ops.iter().enumerate().filter(|_| txn_reads) {
-            if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, self.from_of(p, op.value)) {
+            if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, self.read_from_of(p, op.value)) {
                 let writer = final_id[w.0 as usize];
                 if writer != INITIAL_TXN && writes_key.insert((writer, op.key), ()).is_none() {
                     implied.push((writer, op.key, 0));
@@ -675,7 +675,7 @@ impl HistoryBuilder {
         };
         let from = |slot: usize| match origin.of(slot) {
             NO_PENDING => ReadFrom::Unknown,
-            p => self.from_of(p as usize, ops[slot].value),
+            p => self.read_from_of(p as usize, ops[slot].value),
         };
 
         // 4. Indexes for resolution: the last write of each (txn, key) (the initial
