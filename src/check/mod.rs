@@ -27,6 +27,7 @@ mod rc;
 mod read_consistency;
 mod report;
 mod scc;
+mod scratch;
 
 pub use crate::history::Level;
 pub use anomaly::Anomaly;

@@ -17,6 +17,8 @@
 
 use rayon::prelude::*;
 
+use super::scratch::ScratchPool;
+
 use super::graph::EdgeList;
 use crate::history::{History, KeyId, TxnId, INITIAL_TXN};
 
@@ -43,18 +45,21 @@ fn saturate_in_groups(
     let session_total = history.sessions().len();
     let group = group.max(1);
     let starts: Vec<usize> = (0..session_total).step_by(group).collect();
+    let pool = ScratchPool::new();
     let parts: Vec<EdgeList> = starts
         .par_iter()
-        .map_init(
-            || Scratch::new(history),
-            |scratch, &start| {
-                let mut part = EdgeList::default();
-                for s in start..start.saturating_add(group).min(session_total) {
-                    saturate_session(history, external_writer, s, scratch, &mut part);
-                }
-                part
-            },
-        )
+        .map(|&start| {
+            pool.with(
+                || Scratch::new(history),
+                |scratch| {
+                    let mut part = EdgeList::default();
+                    for s in start..start.saturating_add(group).min(session_total) {
+                        saturate_session(history, external_writer, s, scratch, &mut part);
+                    }
+                    part
+                },
+            )
+        })
         .collect();
     for part in parts {
         out.append(part);

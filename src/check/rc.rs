@@ -12,6 +12,8 @@
 
 use rayon::prelude::*;
 
+use super::scratch::ScratchPool;
+
 use super::graph::EdgeList;
 use super::read_consistency::NONE;
 use crate::history::{History, OpId, TxnId, INITIAL_TXN};
@@ -46,18 +48,21 @@ fn saturate_in_ranges(
     let txn_total = history.txn_count();
     let range_len = range_len.max(1);
     let starts: Vec<usize> = (1..txn_total.max(1)).step_by(range_len).collect();
+    let pool = ScratchPool::new();
     let parts: Vec<EdgeList> = starts
         .par_iter()
-        .map_init(
-            || Scratch::new(history),
-            |scratch, &start| {
-                let mut part = EdgeList::default();
-                for t3 in start..start.saturating_add(range_len).min(txn_total) {
-                    saturate_txn(history, external_writer, t3, scratch, &mut part);
-                }
-                part
-            },
-        )
+        .map(|&start| {
+            pool.with(
+                || Scratch::new(history),
+                |scratch| {
+                    let mut part = EdgeList::default();
+                    for t3 in start..start.saturating_add(range_len).min(txn_total) {
+                        saturate_txn(history, external_writer, t3, scratch, &mut part);
+                    }
+                    part
+                },
+            )
+        })
         .collect();
     for part in parts {
         out.append(part);

@@ -12,6 +12,8 @@
 
 use rayon::prelude::*;
 
+use super::scratch::ScratchPool;
+
 use super::anomaly::Anomaly;
 use crate::history::{History, OpId, OpKind, TxnId, NO_WRITER};
 
@@ -78,28 +80,49 @@ fn check_in_ranges(history: &History, repeatable_reads: bool, range_len: usize) 
     // parallel, each with its own scratch; a range's operations are contiguous, so the parts
     // concatenate, in order, into the result of one pass.
     drop(stamp);
+    // Which transactions committed, one bit each (1 MB of transactions is 128 KB of bits: it
+    // stays in cache, where the transactions, read at random writers, would not).
+    let mut committed = vec![0u64; txns.len().div_ceil(64)];
+    for (t, txn) in txns.iter().enumerate() {
+        if txn.is_committed() {
+            committed[t / 64] |= 1 << (t % 64);
+        }
+    }
     let txn_total = txns.len();
     let range_len = range_len.max(1);
     let starts: Vec<usize> = (0..txn_total).step_by(range_len).collect();
+    let pool = ScratchPool::new();
     let parts: Vec<(Vec<ReadIssue>, Vec<TxnId>)> = starts
         .par_iter()
-        .map_init(
-            || Scratch::new(key_count),
-            |scratch, &start| {
-                let end = start.saturating_add(range_len).min(txn_total);
-                let first_op = txns[start].ops().start;
-                let end_op = txns[end - 1].ops().end;
-                let mut part = Part {
-                    issues: Vec::new(),
-                    external_writer: vec![NONE; (end_op - first_op) as usize],
-                    first_op,
-                };
-                for t in start..end {
-                    check_txn(history, t, repeatable_reads, &is_final, scratch, &mut part);
-                }
-                (part.issues, part.external_writer)
-            },
-        )
+        .map(|&start| {
+            pool.with(
+                || Scratch::new(key_count),
+                |scratch| {
+                    let end = start.saturating_add(range_len).min(txn_total);
+                    let first_op = txns[start].ops().start;
+                    let end_op = txns[end - 1].ops().end;
+                    let mut part = Part {
+                        issues: Vec::new(),
+                        external_writer: vec![NONE; (end_op - first_op) as usize],
+                        first_op,
+                    };
+                    for t in start..end {
+                        check_txn(
+                            history,
+                            t,
+                            repeatable_reads,
+                            Bits {
+                                is_final: &is_final,
+                                committed: &committed,
+                            },
+                            scratch,
+                            &mut part,
+                        );
+                    }
+                    (part.issues, part.external_writer)
+                },
+            )
+        })
         .collect();
     for (part_issues, part_writers) in parts {
         issues.extend(part_issues);
@@ -145,17 +168,32 @@ struct Part {
     first_op: OpId,
 }
 
+/// Bit sets over operations and transactions, read by pass 2.
+#[derive(Clone, Copy)]
+struct Bits<'a> {
+    /// The writes that are their transaction's final write of their key.
+    is_final: &'a [u64],
+    /// The committed transactions.
+    committed: &'a [u64],
+}
+
+#[inline]
+fn bit(bits: &[u64], i: u32) -> bool {
+    bits[i as usize / 64] & (1 << (i % 64)) != 0
+}
+
 /// Pass 2 for transaction `t`.
 fn check_txn(
     history: &History,
     t: usize,
     repeatable_reads: bool,
-    is_final: &[u64],
+    bits: Bits<'_>,
     scratch: &mut Scratch,
     part: &mut Part,
 ) {
     let ops = history.ops();
     let read_from = history.read_from_raw();
+    let read_from_txn = history.read_from_txn_raw();
     let txns = history.txns();
     let Scratch {
         own_stamp,
@@ -188,8 +226,8 @@ fn check_txn(
             });
             continue;
         }
-        let writer = ops[w as usize].txn;
-        if !txns[writer as usize].is_committed() {
+        let writer = read_from_txn[op as usize];
+        if !bit(bits.committed, writer) {
             issues.push(ReadIssue {
                 anomaly: Anomaly::AbortedRead,
                 read: op,
@@ -221,7 +259,7 @@ fn check_txn(
                 related: own_last[key],
             });
         }
-        if is_final[w as usize / 64] & (1 << (w % 64)) == 0 {
+        if !bit(bits.is_final, w) {
             // The related final write is looked up when reported (it costs a scan of
             // the writer).
             issues.push(ReadIssue {

@@ -18,9 +18,17 @@ fn max_input() -> u64 {
         .unwrap_or(DEFAULT_MAX_INPUT)
 }
 
-/// Reads at most `limit` bytes from `reader`; more is an error naming `source`.
-fn read_bounded(reader: impl Read, source: &str, limit: u64) -> Result<Vec<u8>, InputError> {
-    let mut bytes = Vec::new();
+/// Reads at most `limit` bytes from `reader`; more is an error naming `source`. `expected`:
+/// the size the input is known to have (a file's), so that the buffer is allocated once.
+fn read_bounded(
+    reader: impl Read,
+    source: &str,
+    limit: u64,
+    expected: u64,
+) -> Result<Vec<u8>, InputError> {
+    // One byte more than expected: reading to the end then needs no second allocation.
+    let capacity = expected.min(limit).saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
     reader
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -44,7 +52,7 @@ fn read_bounded(reader: impl Read, source: &str, limit: u64) -> Result<Vec<u8>, 
 pub fn read_file_bytes(path: &Path) -> Result<(Vec<u8>, String), InputError> {
     let limit = max_input();
     if path == Path::new("-") {
-        let bytes = read_bounded(std::io::stdin().lock(), "<stdin>", limit)?;
+        let bytes = read_bounded(std::io::stdin().lock(), "<stdin>", limit, 0)?;
         return Ok((bytes, "<stdin>".to_string()));
     }
     use std::os::unix::fs::FileTypeExt;
@@ -66,6 +74,12 @@ pub fn read_file_bytes(path: &Path) -> Result<(Vec<u8>, String), InputError> {
             format!("{what}, not a history file; refusing to read it"),
         ));
     }
-    let bytes = read_bounded(std::fs::File::open(path).map_err(fail)?, &source, limit)?;
+    let expected = if t.is_file() { meta.len() } else { 0 };
+    let bytes = read_bounded(
+        std::fs::File::open(path).map_err(fail)?,
+        &source,
+        limit,
+        expected,
+    )?;
     Ok((bytes, source))
 }

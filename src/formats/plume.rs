@@ -16,7 +16,6 @@
 //! Writing emits the explicit initial writes as `w(k,0,0,0)`, then session by session each
 //! transaction's operations; the history's own values when usable, else unique made-up ones.
 
-use std::fmt::Write as _;
 use std::io::Write;
 
 use rayon::prelude::*;
@@ -27,7 +26,7 @@ use super::text::{error, is_blank_or_comment, line_chunks, trim, Cursor, LineChu
 use super::{Format, FormatError};
 use crate::error::InputError;
 use crate::history::{
-    BuilderTxn, History, HistoryBuilder, KeyId, OpKind, ReadFrom, TxnId, INITIAL_TXN,
+    BuilderTxn, History, HistoryBuilder, OpKind, ReadFrom, SessionId, TxnId, INITIAL_TXN,
 };
 
 /// Whether a (trimmed, non-empty) line looks like Plume: `r(` or `w(`, spaces allowed.
@@ -35,18 +34,90 @@ pub(crate) fn looks_like(line: &[u8]) -> bool {
     matches!(line[0], b'r' | b'w') && trim(&line[1..]).first() == Some(&b'(')
 }
 
-/// One parsed line.
+/// One parsed line (40 bytes: a 10^7-line file has 10^7 of them, a batch at a time).
 struct Line {
-    kind: OpKind,
     key: u64,
     value: u64,
     session: u64,
-    /// `None` for `-1` (aborted).
-    txn: Option<u64>,
+    /// The transaction id; 0 when `aborted`.
+    txn: u64,
+    /// The 1-based line number.
+    line: u32,
+    kind: OpKind,
+    /// The transaction id was `-1`.
+    aborted: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<Line>() == 40);
+
+impl Line {
+    /// The transaction id; `None` for `-1` (aborted).
+    #[inline]
+    fn txn(&self) -> Option<u64> {
+        (!self.aborted).then_some(self.txn)
+    }
+}
+
+/// The digits at `*at` as an integer, moving past them; `None` when there are none or they
+/// overflow 64 bits.
+#[inline]
+fn plain_u64(line: &[u8], at: &mut usize) -> Option<u64> {
+    let start = *at;
+    let mut value: u64 = 0;
+    while let Some(&b) = line.get(*at) {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(digit))?;
+        *at += 1;
+    }
+    (*at > start).then_some(value)
+}
+
+/// The common line, `r(1,2,3,4)` without spaces, parsed without the general parser's
+/// bookkeeping; `None` for any other line (spaces, errors), which [`parse_line`] then reads.
+/// Every line it accepts, [`parse_line`] accepts with the same result.
+#[inline]
+fn parse_plain_line(line_no: u32, line: &[u8]) -> Option<Line> {
+    let kind = match line.first()? {
+        b'r' => OpKind::Read,
+        b'w' => OpKind::Write,
+        _ => return None,
+    };
+    if line.get(1) != Some(&b'(') {
+        return None;
+    }
+    let mut at = 2;
+    let field = |at: &mut usize, end: u8| -> Option<u64> {
+        let v = plain_u64(line, at)?;
+        (line.get(*at) == Some(&end)).then(|| *at += 1)?;
+        Some(v)
+    };
+    let key = field(&mut at, b',')?;
+    let value = field(&mut at, b',')?;
+    let session = field(&mut at, b',')?;
+    let aborted = line.get(at) == Some(&b'-');
+    if aborted {
+        at += 1;
+    }
+    let txn = field(&mut at, b')')?;
+    if at != line.len() || (aborted && txn != 1) {
+        return None;
+    }
+    Some(Line {
+        key,
+        value,
+        session,
+        txn: if aborted { 0 } else { txn },
+        line: line_no,
+        kind,
+        aborted,
+    })
 }
 
 #[inline]
-fn parse_line(line: &[u8]) -> Result<Line, String> {
+fn parse_line(line_no: u32, line: &[u8]) -> Result<Line, String> {
     let kind = match line[0] {
         b'r' => OpKind::Read,
         b'w' => OpKind::Write,
@@ -80,11 +151,13 @@ fn parse_line(line: &[u8]) -> Result<Line, String> {
     c.expect(b")")?;
     c.end()?;
     Ok(Line {
-        kind,
         key,
         value,
         session,
-        txn,
+        txn: txn.unwrap_or(0),
+        line: line_no,
+        kind,
+        aborted: txn.is_none(),
     })
 }
 
@@ -94,6 +167,55 @@ struct KnownTxn {
     txn: BuilderTxn,
     session: u64,
     line: u32,
+}
+
+/// The ids a file gives its keys or transactions, each mapped to a dense index: ids below a
+/// limit (a share of the file's size, so the table stays within a fraction of the file's bytes)
+/// index a flat vector, grown as larger ids come; others go to a hash map. Generators number
+/// keys and transactions from 0, so the flat part usually holds all of them and the merge, the
+/// sequential part of reading, looks each line up without hashing.
+struct IdTable {
+    flat: Vec<u32>,
+    other: FxHashMap<u64, u32>,
+    limit: u64,
+}
+
+/// No index (in [`IdTable::flat`]).
+const NO_INDEX: u32 = u32::MAX;
+
+impl IdTable {
+    fn new(limit: usize) -> Self {
+        IdTable {
+            flat: Vec::new(),
+            other: FxHashMap::default(),
+            limit: limit as u64,
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: u64) -> Option<u32> {
+        if id < self.limit {
+            match self.flat.get(id as usize) {
+                Some(&i) if i != NO_INDEX => Some(i),
+                _ => None,
+            }
+        } else {
+            self.other.get(&id).copied()
+        }
+    }
+
+    fn insert(&mut self, id: u64, index: u32) {
+        if id < self.limit {
+            let at = id as usize;
+            if at >= self.flat.len() {
+                let len = (at + 1).max(2 * self.flat.len()).min(self.limit as usize);
+                self.flat.resize(len, NO_INDEX);
+            }
+            self.flat[at] = index;
+        } else {
+            self.other.insert(id, index);
+        }
+    }
 }
 
 /// Bytes of text in one piece parsed on one thread.
@@ -118,41 +240,76 @@ pub(crate) fn read_in_chunks(
 ) -> Result<History, InputError> {
     let chunks = line_chunks(bytes, chunk_bytes);
     let batches: Vec<&[LineChunk]> = chunks.chunks(BATCH_CHUNKS).collect();
-    let mut merge = Merge::new(source);
-    let mut parsed = batches.first().map(|b| parse_batch(b)).unwrap_or_default();
+    let mut merge = Merge::new(source, bytes.len());
+    // The parsed lines' buffers of merged batches, reused by the batches parsed after them:
+    // two batches' worth of memory for the whole file instead of fresh memory for every batch.
+    let mut spare: Vec<Vec<Line>> = Vec::new();
+    let mut parsed = match batches.first() {
+        Some(b) => parse_batch(b, &mut spare),
+        None => Vec::new(),
+    };
     for i in 0..batches.len() {
         let next = batches.get(i + 1);
+        let mut buffers = match next {
+            Some(b) => take_buffers(&mut spare, b.len()),
+            None => Vec::new(),
+        };
         let (merged, next_parsed) = rayon::join(
             || merge.batch(&parsed),
-            || next.map(|b| parse_batch(b)).unwrap_or_default(),
+            || match next {
+                Some(b) => parse_batch(b, &mut buffers),
+                None => Vec::new(),
+            },
         );
         merged?;
+        spare.extend(parsed.into_iter().map(|mut chunk| {
+            chunk.ops.clear();
+            chunk.ops
+        }));
         parsed = next_parsed;
     }
+    drop(spare);
     merge.b.build()
 }
 
 /// The operations of one piece, up to its first line that does not parse.
 struct ParsedChunk {
-    ops: Vec<(u32, Line)>,
+    ops: Vec<Line>,
     /// The line that does not parse, and why.
     error: Option<(u32, String)>,
 }
 
-fn parse_batch(chunks: &[LineChunk]) -> Vec<ParsedChunk> {
-    chunks.par_iter().map(parse_chunk).collect()
+/// `n` buffers from `spare` (empty new ones when it has too few).
+fn take_buffers(spare: &mut Vec<Vec<Line>>, n: usize) -> Vec<Vec<Line>> {
+    (0..n).map(|_| spare.pop().unwrap_or_default()).collect()
 }
 
-fn parse_chunk(chunk: &LineChunk) -> ParsedChunk {
+/// Parses the pieces of a batch in parallel, each into a buffer of `buffers` (taken from it;
+/// new ones when it has too few).
+fn parse_batch(chunks: &[LineChunk], buffers: &mut Vec<Vec<Line>>) -> Vec<ParsedChunk> {
+    let mut buffers = take_buffers(buffers, chunks.len());
+    chunks
+        .par_iter()
+        .zip(buffers.par_iter_mut())
+        .map(|(chunk, buffer)| parse_chunk(chunk, std::mem::take(buffer)))
+        .collect()
+}
+
+/// Parses a piece into `ops` (an empty buffer).
+fn parse_chunk(chunk: &LineChunk, mut ops: Vec<Line>) -> ParsedChunk {
     // Plume lines are about 20 bytes.
-    let mut ops = Vec::with_capacity(chunk.bytes.len() / 20);
+    ops.reserve(chunk.bytes.len() / 20);
     for (line_no, raw) in chunk.lines() {
         let line = trim(raw);
         if is_blank_or_comment(line) {
             continue;
         }
-        match parse_line(line) {
-            Ok(op) => ops.push((line_no, op)),
+        if let Some(op) = parse_plain_line(line_no, line) {
+            ops.push(op);
+            continue;
+        }
+        match parse_line(line_no, line) {
+            Ok(op) => ops.push(op),
             Err(m) => {
                 return ParsedChunk {
                     ops,
@@ -168,26 +325,35 @@ fn parse_chunk(chunk: &LineChunk) -> ParsedChunk {
 struct Merge<'s> {
     source: &'s str,
     b: HistoryBuilder,
-    keys: FxHashMap<u64, KeyId>,
-    txns: FxHashMap<u64, KnownTxn>,
-    name: String,
+    /// Key id → builder key.
+    keys: IdTable,
+    /// Transaction id → index in `known`.
+    txns: IdTable,
+    known: Vec<KnownTxn>,
     /// The transaction of the previous line (most lines continue it).
     last: Option<(u64, KnownTxn)>,
+    /// The session id of the last transaction begun, and its builder session.
+    last_session: Option<(u64, SessionId)>,
     /// The aborted transaction the previous line added to, with its session id.
     aborted: Option<(u64, BuilderTxn)>,
 }
 
 impl<'s> Merge<'s> {
-    fn new(source: &'s str) -> Self {
+    /// A merge for a text of `bytes` bytes.
+    fn new(source: &'s str, bytes: usize) -> Self {
         let mut b = HistoryBuilder::new(source);
         b.initial_value(0);
+        // A line is at least 11 bytes (`r(1,1,1,1)` and its end): a file names fewer keys
+        // and transactions than that; ids up to 1/8 of the file's bytes are looked up flat.
+        let limit = bytes / 8 + 1024;
         Merge {
             source,
             b,
-            keys: FxHashMap::default(),
-            txns: FxHashMap::default(),
-            name: String::new(),
+            keys: IdTable::new(limit),
+            txns: IdTable::new(limit),
+            known: Vec::new(),
             last: None,
+            last_session: None,
             aborted: None,
         }
     }
@@ -195,8 +361,8 @@ impl<'s> Merge<'s> {
     /// Merges the pieces of a batch in order; stops at the first error.
     fn batch(&mut self, parsed: &[ParsedChunk]) -> Result<(), InputError> {
         for chunk in parsed {
-            for &(line_no, ref op) in &chunk.ops {
-                self.line(line_no, op)?;
+            for op in &chunk.ops {
+                self.line(op)?;
             }
             if let Some((line_no, message)) = &chunk.error {
                 return Err(error(self.source, *line_no, message.clone()));
@@ -205,26 +371,38 @@ impl<'s> Merge<'s> {
         Ok(())
     }
 
-    fn line(&mut self, line_no: u32, op: &Line) -> Result<(), InputError> {
-        let b = &mut self.b;
-        let key = match self.keys.get(&op.key) {
-            Some(&k) => k,
+    /// The builder session of a session id.
+    #[inline]
+    fn session(&mut self, id: u64) -> SessionId {
+        match self.last_session {
+            Some((last, s)) if last == id => s,
+            _ => {
+                let s = self.b.session(Some(id));
+                self.last_session = Some((id, s));
+                s
+            }
+        }
+    }
+
+    #[inline]
+    fn line(&mut self, op: &Line) -> Result<(), InputError> {
+        let line_no = op.line;
+        let key = match self.keys.get(op.key) {
+            Some(k) => k,
             None => {
-                self.name.clear();
-                let _ = write!(self.name, "{}", op.key);
-                let k = b.key(&self.name);
+                let k = self.b.new_key(op.key.to_string());
                 self.keys.insert(op.key, k);
                 k
             }
         };
-        let txn = match op.txn {
+        let txn = match op.txn() {
             None => {
                 let txn = match self.aborted {
                     Some((s, t)) if s == op.session => t,
                     _ => {
-                        let s = b.session(Some(op.session));
-                        let t = b.begin_at(s, None, line_no);
-                        b.abort(t);
+                        let s = self.session(op.session);
+                        let t = self.b.begin_at(s, None, line_no);
+                        self.b.abort(t);
                         t
                     }
                 };
@@ -233,7 +411,7 @@ impl<'s> Merge<'s> {
             }
             Some(_) if op.kind == OpKind::Write && op.value == 0 => {
                 self.aborted = None;
-                b.write(BuilderTxn::INITIAL, key, Some(0), line_no);
+                self.b.write(BuilderTxn::INITIAL, key, Some(0), line_no);
                 return Ok(());
             }
             Some(id) => {
@@ -241,16 +419,17 @@ impl<'s> Merge<'s> {
                 let known = match self.last {
                     Some((last_id, known)) if last_id == id => known,
                     _ => {
-                        let known = match self.txns.get(&id) {
-                            Some(&known) => known,
+                        let known = match self.txns.get(id) {
+                            Some(i) => self.known[i as usize],
                             None => {
-                                let s = b.session(Some(op.session));
+                                let s = self.session(op.session);
                                 let known = KnownTxn {
-                                    txn: b.begin_at(s, Some(id), line_no),
+                                    txn: self.b.begin_at(s, Some(id), line_no),
                                     session: op.session,
                                     line: line_no,
                                 };
-                                self.txns.insert(id, known);
+                                self.txns.insert(id, self.known.len() as u32);
+                                self.known.push(known);
                                 known
                             }
                         };
@@ -272,8 +451,11 @@ impl<'s> Merge<'s> {
             }
         };
         match op.kind {
-            OpKind::Read => b.read(txn, key, Some(op.value), ReadFrom::Value(op.value), line_no),
-            OpKind::Write => b.write(txn, key, Some(op.value), line_no),
+            OpKind::Read => {
+                self.b
+                    .read(txn, key, Some(op.value), ReadFrom::Value(op.value), line_no)
+            }
+            OpKind::Write => self.b.write(txn, key, Some(op.value), line_no),
         }
         Ok(())
     }
@@ -556,6 +738,108 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_plain_line_parser_agrees_with_the_general_one() {
+        let lines = [
+            "r(1,2,3,4)",
+            "w(0,0,0,0)",
+            "w(5,6,7,-1)",
+            "w(5,6,7,-01)",
+            "w(5,6,7,-2)",
+            "w(5,6,7,-)",
+            "r(007,08,9,10)",
+            "r(18446744073709551615,1,1,18446744073709551615)",
+            "r(18446744073709551616,1,1,1)",
+            "r(1,1,1,1",
+            "r(1,1,1,1))",
+            "r(1,1,1,1) x",
+            "r(1,1,1)",
+            "r(1,1,1,1,1)",
+            "r( 1,1,1,1)",
+            "r (1,1,1,1)",
+            "r(1 ,1,1,1)",
+            "r(1,1,1,1 )",
+            "r(,1,1,1)",
+            "r(a,1,1,1)",
+            "x(1,1,1,1)",
+            "r",
+            "r(",
+            "w(1,2,3,+4)",
+        ];
+        for text in lines {
+            let general = parse_line(7, text.as_bytes());
+            match parse_plain_line(7, text.as_bytes()) {
+                Some(plain) => {
+                    let general = general.unwrap_or_else(|e| panic!("{text}: {e}"));
+                    let fields = |l: &Line| {
+                        (
+                            l.key,
+                            l.value,
+                            l.session,
+                            l.txn(),
+                            l.line,
+                            l.kind == OpKind::Read,
+                        )
+                    };
+                    assert_eq!(fields(&plain), fields(&general), "{text}");
+                }
+                // The general parser reads what the plain one leaves (spaces), or fails.
+                None => assert!(
+                    text.contains(' ') || general.is_err(),
+                    "{text}: only the general parser reads it"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn id_table_maps_small_ids_flat_and_large_ones_hashed() {
+        let mut t = IdTable::new(100);
+        assert_eq!(t.get(5), None);
+        t.insert(5, 0);
+        t.insert(99, 1);
+        t.insert(100, 2);
+        t.insert(u64::MAX, 3);
+        assert_eq!(t.get(5), Some(0));
+        assert_eq!(t.get(99), Some(1));
+        assert_eq!(t.get(100), Some(2));
+        assert_eq!(t.get(u64::MAX), Some(3));
+        assert_eq!((t.get(6), t.get(98), t.get(101)), (None, None, None));
+        assert!(t.flat.len() <= 100);
+        assert_eq!(t.other.len(), 2);
+    }
+
+    #[test]
+    fn large_key_and_transaction_ids_read_like_small_ones() {
+        // The same history twice: small ids (looked up flat) and ids far beyond the flat
+        // table's limit (looked up hashed), interleaved with small ones.
+        let small = "w(1,1,1,1)\nw(2,1,2,2)\nr(1,1,2,2)\nr(2,1,1,3)\nw(1,2,1,3)\nr(1,2,2,4)\n";
+        let big = small
+            .replace("(1,", "(18446744073709551615,")
+            .replace(",1)", ",18446744073709551614)")
+            .replace(",3)", ",9000000000000000000)");
+        let (hs, hb) = (read_str(small).unwrap(), read_str(&big).unwrap());
+        assert_eq!(hs.key_count(), 2);
+        assert_eq!(hb.key_count(), 2);
+        assert_eq!(hb.key_name(0), "18446744073709551615");
+        assert_eq!(hb.txn(1).external_id, Some(18446744073709551614));
+        for h in [&hs, &hb] {
+            assert_eq!(h.txn_count(), 5);
+            assert!(h.unresolved().is_empty());
+            let reads: Vec<_> = (0..h.ops().len() as u32)
+                .filter_map(|o| h.writer_txn(o))
+                .collect();
+            assert_eq!(reads.len(), 3);
+        }
+        let hs_writers: Vec<_> = (0..hs.ops().len() as u32)
+            .map(|o| hs.writer_txn(o))
+            .collect();
+        let hb_writers: Vec<_> = (0..hb.ops().len() as u32)
+            .map(|o| hb.writer_txn(o))
+            .collect();
+        assert_eq!(hs_writers, hb_writers);
     }
 
     #[test]

@@ -173,6 +173,16 @@ impl<'a> Cursor<'a> {
         &self.bytes[self.pos..]
     }
 
+    /// Whether the rest starts with `literal`; one-byte literals (the separators) compare one
+    /// byte instead of calling `memcmp`.
+    #[inline]
+    fn starts_with(&self, literal: &[u8]) -> bool {
+        match literal {
+            [b] => self.bytes.get(self.pos) == Some(b),
+            _ => self.rest().starts_with(literal),
+        }
+    }
+
     #[inline]
     pub(crate) fn skip_spaces(&mut self) {
         while let Some(b' ' | b'\t') = self.bytes.get(self.pos) {
@@ -184,7 +194,7 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub(crate) fn expect(&mut self, literal: &[u8]) -> Result<(), String> {
         self.skip_spaces();
-        if self.rest().starts_with(literal) {
+        if self.starts_with(literal) {
             self.pos += literal.len();
             Ok(())
         } else {
@@ -196,7 +206,7 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub(crate) fn eat(&mut self, literal: &[u8]) -> bool {
         self.skip_spaces();
-        if self.rest().starts_with(literal) {
+        if self.starts_with(literal) {
             self.pos += literal.len();
             true
         } else {

@@ -4,9 +4,11 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::value_index::ValueIndex;
 use super::{
-    Csr, History, KeyId, ObservedAnomaly, OpId, OpKind, Operation, RealTime, Session, SessionId,
-    Timestamps, Transaction, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION, NO_WRITER,
+    Csr, History, KeyId, LazyIndex, ObservedAnomaly, OpId, OpKind, Operation, RealTime, Session,
+    SessionId, Timestamps, Transaction, TxnId, TxnStatus, Unresolved, INITIAL_TXN, NO_SESSION,
+    NO_WRITER,
 };
 use crate::error::InputError;
 
@@ -44,65 +46,70 @@ impl BuilderTxn {
     pub const INITIAL: BuilderTxn = BuilderTxn(0);
 }
 
-/// An operation as added, packed into 32 bytes (the builder holds one per operation until
-/// [`HistoryBuilder::build`] lays them out): the value and the [`ReadFrom`] payload are plain
-/// `u64`s with their tags in spare bytes.
-#[derive(Debug, Clone, Copy)]
-struct PendingOp {
-    txn: u32,
-    key: KeyId,
-    line: u32,
-    kind: OpKind,
-    has_value: bool,
-    from_tag: u8,
-    value: u64,
-    from_payload: u64,
+/// How an added read names its writer ([`ReadFrom`]), one byte per operation: the tag, with
+/// the payload (a value, a transaction, an operation) kept apart and only when some operation
+/// needs one. A read of the write of its own value (Plume, AWDIT, every value-based format)
+/// needs none: [`FROM_OWN_VALUE`].
+const FROM_UNKNOWN: u8 = 0;
+const FROM_INITIAL: u8 = 1;
+const FROM_VALUE: u8 = 2;
+const FROM_TXN: u8 = 3;
+const FROM_OP: u8 = 4;
+const FROM_VALUE_OR_INITIAL: u8 = 5;
+/// `ReadFrom::Value(v)` where `v` is the read's own value.
+const FROM_OWN_VALUE: u8 = 6;
+
+/// The tag and payload of a [`ReadFrom`] for an operation of value `value`.
+fn encode_from(from: ReadFrom, value: Option<u64>) -> (u8, u64) {
+    match from {
+        ReadFrom::Unknown => (FROM_UNKNOWN, 0),
+        ReadFrom::Initial => (FROM_INITIAL, 0),
+        ReadFrom::Value(v) if value == Some(v) => (FROM_OWN_VALUE, 0),
+        ReadFrom::Value(v) => (FROM_VALUE, v),
+        ReadFrom::Txn(t) => (FROM_TXN, u64::from(t.0)),
+        ReadFrom::Op(t, i) => (FROM_OP, u64::from(t.0) << 32 | u64::from(i)),
+        ReadFrom::ValueOrInitial(v) => (FROM_VALUE_OR_INITIAL, v),
+    }
 }
 
-const _: () = assert!(std::mem::size_of::<PendingOp>() == 32);
-
-impl PendingOp {
-    fn new(
-        txn: BuilderTxn,
-        key: KeyId,
-        kind: OpKind,
-        value: Option<u64>,
-        from: ReadFrom,
-        line: u32,
-    ) -> Self {
-        let (from_tag, from_payload) = match from {
-            ReadFrom::Unknown => (0, 0),
-            ReadFrom::Initial => (1, 0),
-            ReadFrom::Value(v) => (2, v),
-            ReadFrom::Txn(t) => (3, u64::from(t.0)),
-            ReadFrom::Op(t, i) => (4, u64::from(t.0) << 32 | u64::from(i)),
-            ReadFrom::ValueOrInitial(v) => (5, v),
-        };
-        PendingOp {
-            txn: txn.0,
-            key,
-            line,
-            kind,
-            has_value: value.is_some(),
-            from_tag,
-            value: value.unwrap_or(0),
-            from_payload,
-        }
+/// The [`ReadFrom`] of a tag and payload, for an operation of value `value`.
+#[inline]
+fn decode_from(tag: u8, payload: u64, value: Option<u64>) -> ReadFrom {
+    match tag {
+        FROM_INITIAL => ReadFrom::Initial,
+        FROM_VALUE => ReadFrom::Value(payload),
+        FROM_OWN_VALUE => ReadFrom::Value(value.unwrap_or(0)),
+        FROM_TXN => ReadFrom::Txn(BuilderTxn(payload as u32)),
+        FROM_OP => ReadFrom::Op(BuilderTxn((payload >> 32) as u32), payload as u32),
+        FROM_VALUE_OR_INITIAL => ReadFrom::ValueOrInitial(payload),
+        _ => ReadFrom::Unknown,
     }
+}
 
-    fn value(&self) -> Option<u64> {
-        self.has_value.then_some(self.value)
-    }
+/// Where each laid-out operation was added, for its [`ReadFrom`].
+enum Origin {
+    /// The operations kept their order: slots below `at` are the added operations of the
+    /// same index, `at..at + inserted` the initial transaction's implicit writes, and slot `s`
+    /// beyond them the added operation `s - inserted`.
+    Shifted { at: usize, inserted: usize },
+    /// The added operation of each slot ([`NO_PENDING`]: a write the builder synthesised).
+    Table(Vec<u32>),
+}
 
-    fn from(&self) -> ReadFrom {
-        let p = self.from_payload;
-        match self.from_tag {
-            1 => ReadFrom::Initial,
-            2 => ReadFrom::Value(p),
-            3 => ReadFrom::Txn(BuilderTxn(p as u32)),
-            4 => ReadFrom::Op(BuilderTxn((p >> 32) as u32), p as u32),
-            5 => ReadFrom::ValueOrInitial(p),
-            _ => ReadFrom::Unknown,
+impl Origin {
+    #[inline]
+    fn of(&self, slot: usize) -> u32 {
+        match self {
+            Origin::Shifted { at, inserted } => {
+                if slot < *at {
+                    slot as u32
+                } else if slot < at + inserted {
+                    NO_PENDING
+                } else {
+                    (slot - inserted) as u32
+                }
+            }
+            Origin::Table(table) => table[slot],
         }
     }
 }
@@ -112,8 +119,6 @@ struct PendingTxn {
     session: SessionId,
     status: TxnStatus,
     external_id: Option<u64>,
-    timestamps: Option<Timestamps>,
-    real_time: Option<RealTime>,
     line: u32,
 }
 
@@ -137,10 +142,21 @@ pub struct HistoryBuilder {
     source: String,
     key_ids: FxHashMap<Box<str>, KeyId>,
     key_names: Vec<String>,
+    /// `key_names[..keys_indexed]` are in `key_ids` (see [`HistoryBuilder::new_key`]).
+    keys_indexed: usize,
     session_ids: FxHashMap<u64, SessionId>,
     session_external: Vec<Option<u64>>,
     txns: Vec<PendingTxn>,
-    ops: Vec<PendingOp>,
+    /// The operations as added; their `txn` is the [`BuilderTxn`] until [`Self::build`].
+    ops: Vec<Operation>,
+    /// Each added operation's [`ReadFrom`] tag (`FROM_*`).
+    from_tags: Vec<u8>,
+    /// The [`ReadFrom`] payloads: empty until an operation needs one, then one per operation.
+    from_payloads: Vec<u64>,
+    /// Timestamps and real-time intervals by builder transaction, only as far as the last one
+    /// given (most formats give none: the transactions stay small without them).
+    timestamps: Vec<Option<Timestamps>>,
+    real_time: Vec<Option<RealTime>>,
     initial_value: Option<u64>,
     allow_duplicates: bool,
     orders: Vec<PendingOrder>,
@@ -166,6 +182,9 @@ enum PendingOrder {
     },
 }
 
+/// No pending operation (a write the builder synthesised).
+const NO_PENDING: u32 = u32::MAX;
+
 /// Operations per parallel task of read resolution in [`HistoryBuilder::build`].
 const OPS_PER_TASK: usize = 1 << 16;
 
@@ -173,6 +192,8 @@ const OPS_PER_TASK: usize = 1 << 16;
 /// unresolved reads), the unresolved reads, and the first error.
 struct Resolved {
     read_from: Vec<OpId>,
+    /// The transaction of each read's writer (`NO_WRITER` where `read_from` has none).
+    read_from_txn: Vec<TxnId>,
     unresolved: Vec<(OpId, Unresolved)>,
     error: Option<InputError>,
 }
@@ -184,17 +205,20 @@ impl HistoryBuilder {
             source: source.into(),
             key_ids: FxHashMap::default(),
             key_names: Vec::new(),
+            keys_indexed: 0,
             session_ids: FxHashMap::default(),
             session_external: Vec::new(),
             txns: vec![PendingTxn {
                 session: NO_SESSION,
                 status: TxnStatus::Committed,
                 external_id: None,
-                timestamps: None,
-                real_time: None,
                 line: 0,
             }],
+            timestamps: Vec::new(),
+            real_time: Vec::new(),
             ops: Vec::new(),
+            from_tags: Vec::new(),
+            from_payloads: Vec::new(),
             initial_value: None,
             allow_duplicates: false,
             orders: Vec::new(),
@@ -287,13 +311,37 @@ impl HistoryBuilder {
 
     /// Interns a key name.
     pub fn key(&mut self, name: &str) -> KeyId {
+        self.index_new_keys();
         if let Some(&id) = self.key_ids.get(name) {
             return id;
         }
         let id = self.key_names.len() as KeyId;
         self.key_ids.insert(name.into(), id);
         self.key_names.push(name.to_string());
+        self.keys_indexed = self.key_names.len();
         id
+    }
+
+    /// Adds a key the caller has not interned before (a reader that keeps its own table of the
+    /// keys it has seen, as the Plume reader does for its integer keys), without looking the
+    /// name up. Naming a key twice this way gives two keys of one name; [`Self::key`] then
+    /// finds the first.
+    pub fn new_key(&mut self, name: String) -> KeyId {
+        let id = self.key_names.len() as KeyId;
+        self.key_names.push(name);
+        id
+    }
+
+    /// Puts the keys added by [`Self::new_key`] into the name index that [`Self::key`] uses.
+    fn index_new_keys(&mut self) {
+        while self.keys_indexed < self.key_names.len() {
+            let id = self.keys_indexed as KeyId;
+            let name = self.key_names[self.keys_indexed].as_str();
+            if !self.key_ids.contains_key(name) {
+                self.key_ids.insert(name.into(), id);
+            }
+            self.keys_indexed += 1;
+        }
     }
 
     /// The name of an interned key.
@@ -348,8 +396,6 @@ impl HistoryBuilder {
             session,
             status: TxnStatus::Committed,
             external_id,
-            timestamps: None,
-            real_time: None,
             line,
         });
         id
@@ -377,24 +423,27 @@ impl HistoryBuilder {
 
     /// Records start and commit timestamps of a transaction.
     pub fn set_timestamps(&mut self, txn: BuilderTxn, timestamps: Timestamps) {
-        self.txns[txn.0 as usize].timestamps = Some(timestamps);
+        let t = txn.0 as usize;
+        assert!(t < self.txns.len(), "set_timestamps: no transaction {t}");
+        if self.timestamps.len() <= t {
+            self.timestamps.resize(t + 1, None);
+        }
+        self.timestamps[t] = Some(timestamps);
     }
 
     /// Records the client's real-time interval of a transaction ([`RealTime`]).
     pub fn set_real_time(&mut self, txn: BuilderTxn, real_time: RealTime) {
-        self.txns[txn.0 as usize].real_time = Some(real_time);
+        let t = txn.0 as usize;
+        assert!(t < self.txns.len(), "set_real_time: no transaction {t}");
+        if self.real_time.len() <= t {
+            self.real_time.resize(t + 1, None);
+        }
+        self.real_time[t] = Some(real_time);
     }
 
     /// Appends a write to a transaction ([`BuilderTxn::INITIAL`] for an explicit initial write).
     pub fn write(&mut self, txn: BuilderTxn, key: KeyId, value: Option<u64>, line: u32) {
-        self.ops.push(PendingOp::new(
-            txn,
-            key,
-            OpKind::Write,
-            value,
-            ReadFrom::Unknown,
-            line,
-        ));
+        self.push_op(txn, key, OpKind::Write, value, ReadFrom::Unknown, line);
     }
 
     /// Appends a read to a transaction.
@@ -406,8 +455,41 @@ impl HistoryBuilder {
         from: ReadFrom,
         line: u32,
     ) {
-        self.ops
-            .push(PendingOp::new(txn, key, OpKind::Read, value, from, line));
+        self.push_op(txn, key, OpKind::Read, value, from, line);
+    }
+
+    #[inline]
+    fn push_op(
+        &mut self,
+        txn: BuilderTxn,
+        key: KeyId,
+        kind: OpKind,
+        value: Option<u64>,
+        from: ReadFrom,
+        line: u32,
+    ) {
+        let (tag, payload) = encode_from(from, value);
+        let needs_payload = matches!(tag, FROM_VALUE | FROM_TXN | FROM_OP | FROM_VALUE_OR_INITIAL);
+        if needs_payload || !self.from_payloads.is_empty() {
+            // The first payload fills in the operations before it (none needed one).
+            self.from_payloads.resize(self.ops.len(), 0);
+            self.from_payloads.push(payload);
+        }
+        self.from_tags.push(tag);
+        self.ops.push(Operation {
+            kind,
+            key,
+            txn: txn.0,
+            value,
+            line,
+        });
+    }
+
+    /// The [`ReadFrom`] of added operation `p`.
+    #[inline]
+    fn read_from_of(&self, p: usize, value: Option<u64>) -> ReadFrom {
+        let payload = self.from_payloads.get(p).copied().unwrap_or(0);
+        decode_from(self.from_tags[p], payload, value)
     }
 
     /// Number of operations added so far.
@@ -438,11 +520,11 @@ impl HistoryBuilder {
                 "history too large: more than 2^31 operations or transactions",
             ));
         }
-        for t in &self.txns {
-            if let Some(ts) = t.timestamps {
+        for (t, ts) in self.timestamps.iter().enumerate() {
+            if let Some(ts) = ts {
                 if ts.start > ts.commit {
                     return Err(self.error(
-                        t.line,
+                        self.txns[t].line,
                         format!(
                             "transaction starts at {} after it commits at {}",
                             ts.start, ts.commit
@@ -477,10 +559,7 @@ impl HistoryBuilder {
         //    and the keys the initial transaction must write implicitly.
         //    Only formats whose reads name their writer transaction need this (and the
         //    per-(transaction, key) index of step 4): most do not, and skip both.
-        let txn_reads = self
-            .ops
-            .iter()
-            .any(|op| op.kind == OpKind::Read && op.from_tag == 3);
+        let txn_reads = self.from_tags.contains(&FROM_TXN);
         let mut writes_key: FxHashMap<(u32, KeyId), ()> = FxHashMap::default();
         for op in self.ops.iter().filter(|_| txn_reads) {
             if op.kind == OpKind::Write {
@@ -488,8 +567,8 @@ impl HistoryBuilder {
             }
         }
         let mut implied: Vec<(u32, KeyId, u32)> = Vec::new(); // (final txn, key, line)
-        for op in self.ops.iter().filter(|_| txn_reads) {
-            if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, op.from()) {
+        for (p, op) in self.ops.iter().enumerate().filter(|_| txn_reads) {
+            if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, self.read_from_of(p, op.value)) {
                 let writer = final_id[w.0 as usize];
                 if writer != INITIAL_TXN && writes_key.insert((writer, op.key), ()).is_none() {
                     implied.push((writer, op.key, 0));
@@ -506,80 +585,112 @@ impl HistoryBuilder {
             .filter(|&k| !initially_written[k as usize])
             .collect();
 
-        // 3. Lay operations out transaction by transaction (counting sort, stable).
-        let mut op_count = vec![0u32; txn_total + 1];
+        // 3. Lay operations out transaction by transaction (counting sort, stable). When the
+        //    operations were added in that order already (a file written transaction by
+        //    transaction, session by session), they stay where they are: only their
+        //    transaction ids change and the implicit initial writes are inserted.
+        let mut explicit_ops = vec![0u32; txn_total];
+        let mut in_order = true;
+        let mut previous = 0u32;
         for op in &self.ops {
-            op_count[final_id[op.txn as usize] as usize + 1] += 1;
+            let t = final_id[op.txn as usize];
+            explicit_ops[t as usize] += 1;
+            in_order &= t >= previous;
+            previous = t;
         }
+        let implicit_total = implicit_initial.len();
+        let mut op_count = vec![0u32; txn_total + 1];
+        op_count[1..].copy_from_slice(&explicit_ops);
         for &(t, _, _) in &implied {
             op_count[t as usize + 1] += 1;
         }
-        op_count[1] += implicit_initial.len() as u32;
+        op_count[1] += implicit_total as u32;
         for t in 0..txn_total {
             op_count[t + 1] += op_count[t];
         }
         let total_ops = op_count[txn_total] as usize;
-        let placeholder = Operation {
-            kind: OpKind::Write,
-            key: 0,
-            txn: 0,
-            value: None,
-            line: 0,
-        };
-        let mut ops = vec![placeholder; total_ops];
-        let mut from = vec![ReadFrom::Unknown; total_ops];
-        let mut cursor = op_count.clone();
-        for op in &self.ops {
-            let t = final_id[op.txn as usize];
-            let slot = cursor[t as usize] as usize;
-            cursor[t as usize] += 1;
-            ops[slot] = Operation {
-                kind: op.kind,
-                key: op.key,
-                txn: t,
-                value: op.value(),
-                line: op.line,
+        let (ops, origin) = if in_order && implied.is_empty() {
+            let mut ops = std::mem::take(&mut self.ops);
+            ops.par_iter_mut()
+                .for_each(|op| op.txn = final_id[op.txn as usize]);
+            let at = explicit_ops[0] as usize;
+            ops.splice(
+                at..at,
+                implicit_initial.iter().map(|&key| Operation {
+                    kind: OpKind::Write,
+                    key,
+                    txn: INITIAL_TXN,
+                    value: self.initial_value,
+                    line: 0,
+                }),
+            );
+            let origin = Origin::Shifted {
+                at,
+                inserted: implicit_total,
             };
-            from[slot] = op.from();
-        }
-        // Operations added to each final transaction (they come first in its range).
-        let explicit_ops: Vec<u32> = (0..txn_total).map(|t| cursor[t] - op_count[t]).collect();
-        // The pending operations are laid out; free them before building the indexes.
-        drop(std::mem::take(&mut self.ops));
-        for &(t, key, line) in &implied {
-            let slot = cursor[t as usize] as usize;
-            cursor[t as usize] += 1;
-            ops[slot] = Operation {
+            (ops, origin)
+        } else {
+            let placeholder = Operation {
                 kind: OpKind::Write,
-                key,
-                txn: t,
+                key: 0,
+                txn: 0,
                 value: None,
-                line,
-            };
-        }
-        for &key in &implicit_initial {
-            let slot = cursor[0] as usize;
-            cursor[0] += 1;
-            ops[slot] = Operation {
-                kind: OpKind::Write,
-                key,
-                txn: INITIAL_TXN,
-                value: self.initial_value,
                 line: 0,
             };
-        }
+            let mut ops = vec![placeholder; total_ops];
+            let mut table = vec![NO_PENDING; total_ops];
+            let mut next: Vec<u32> = op_count[..txn_total].to_vec();
+            for (p, op) in self.ops.iter().enumerate() {
+                let t = final_id[op.txn as usize];
+                let slot = next[t as usize] as usize;
+                next[t as usize] += 1;
+                ops[slot] = Operation { txn: t, ..*op };
+                table[slot] = p as u32;
+            }
+            self.ops = Vec::new();
+            // Then the synthesised writes, after the added ones of their transaction.
+            for &(t, key, line) in &implied {
+                let slot = next[t as usize] as usize;
+                next[t as usize] += 1;
+                ops[slot] = Operation {
+                    kind: OpKind::Write,
+                    key,
+                    txn: t,
+                    value: None,
+                    line,
+                };
+            }
+            for &key in &implicit_initial {
+                let slot = next[0] as usize;
+                next[0] += 1;
+                ops[slot] = Operation {
+                    kind: OpKind::Write,
+                    key,
+                    txn: INITIAL_TXN,
+                    value: self.initial_value,
+                    line: 0,
+                };
+            }
+            (ops, Origin::Table(table))
+        };
+        let from = |slot: usize| match origin.of(slot) {
+            NO_PENDING => ReadFrom::Unknown,
+            p => self.read_from_of(p as usize, ops[slot].value),
+        };
 
         // 4. Indexes for resolution: the last write of each (txn, key) (the initial
         //    transaction's in a vector by key; the others only when reads name their writer
         //    transaction); each (key, value).
         let mut initial_write = vec![NO_WRITER; self.key_names.len()];
         let mut last_write: FxHashMap<(u32, KeyId), OpId> = FxHashMap::default();
-        let valued_writes = ops
-            .iter()
-            .filter(|o| o.kind == OpKind::Write && o.value.is_some())
-            .count();
-        let mut by_value: FxHashMap<(KeyId, u64), OpId> =
-            FxHashMap::with_capacity_and_hasher(valued_writes, Default::default());
+        // (key, value) → the write and its transaction, so that resolving a read touches no
+        // other operation.
+        let mut by_value = ValueIndex::for_writes(
+            self.key_names.len(),
+            ops.iter()
+                .filter(|o| o.kind == OpKind::Write)
+                .filter_map(|o| Some((o.key, o.value?))),
+        );
         let mut duplicated: FxHashMap<(KeyId, u64), ()> = FxHashMap::default();
         for (i, op) in ops.iter().enumerate() {
             if op.kind != OpKind::Write {
@@ -600,7 +711,7 @@ impl HistoryBuilder {
                     ),
                 ));
             }
-            if let Some(&first) = by_value.get(&(op.key, v)) {
+            if let Some((first, _)) = by_value.insert_first(op.key, v, (i as OpId, op.txn)) {
                 if !self.allow_duplicates {
                     let first_line = ops[first as usize].line;
                     return Err(self.error(
@@ -618,8 +729,6 @@ impl HistoryBuilder {
                     ));
                 }
                 duplicated.insert((op.key, v), ());
-            } else {
-                by_value.insert((op.key, v), i as OpId);
             }
         }
 
@@ -628,6 +737,7 @@ impl HistoryBuilder {
         //    order of the unresolved reads are those of one pass.
         let resolve_range = |range: std::ops::Range<usize>| -> Resolved {
             let mut read_from = vec![NO_WRITER; range.len()];
+            let mut read_from_txn = vec![NO_WRITER; range.len()];
             let mut unresolved = Vec::new();
             let first = range.start;
             for i in range {
@@ -635,22 +745,24 @@ impl HistoryBuilder {
                 if op.kind != OpKind::Read {
                     continue;
                 }
-                let resolved = match from[i] {
-                    ReadFrom::Value(v) => match by_value.get(&(op.key, v)) {
+                let resolved = match from(i) {
+                    ReadFrom::Value(v) => match by_value.get(op.key, v) {
                         _ if !duplicated.is_empty() && duplicated.contains_key(&(op.key, v)) => {
                             Err(Unresolved::Ambiguous)
                         }
-                        Some(&w) => Ok(w),
-                        None if Some(v) == self.initial_value => Ok(initial_write[op.key as usize]),
+                        Some(w) => Ok(w),
+                        None if Some(v) == self.initial_value => {
+                            Ok((initial_write[op.key as usize], INITIAL_TXN))
+                        }
                         None => Err(Unresolved::NoSuchWrite),
                     },
                     ReadFrom::Txn(w) => {
                         let writer = final_id[w.0 as usize];
                         let last = |key: KeyId| {
                             if writer == INITIAL_TXN {
-                                initial_write[key as usize]
+                                (initial_write[key as usize], INITIAL_TXN)
                             } else {
-                                last_write[&(writer, key)]
+                                (last_write[&(writer, key)], writer)
                             }
                         };
                         if writer == op.txn {
@@ -661,7 +773,7 @@ impl HistoryBuilder {
                                 .rev()
                                 .find(|&o| ops[o].kind == OpKind::Write && ops[o].key == op.key);
                             match own_before {
-                                Some(w) => Ok(w as OpId),
+                                Some(w) => Ok((w as OpId, op.txn)),
                                 None => Ok(last(op.key)),
                             }
                         } else {
@@ -673,6 +785,7 @@ impl HistoryBuilder {
                         if index >= explicit_ops[writer] {
                             return Resolved {
                                 read_from,
+                                read_from_txn,
                                 unresolved,
                                 error: Some(self.error(
                                     op.line,
@@ -689,6 +802,7 @@ impl HistoryBuilder {
                         if target.kind != OpKind::Write || target.key != op.key {
                             return Resolved {
                                 read_from,
+                                read_from_txn,
                                 unresolved,
                                 error: Some(self.error(
                                     op.line,
@@ -700,25 +814,29 @@ impl HistoryBuilder {
                                 )),
                             };
                         }
-                        Ok(w)
+                        Ok((w, writer as TxnId))
                     }
-                    ReadFrom::Initial => Ok(initial_write[op.key as usize]),
-                    ReadFrom::ValueOrInitial(v) => match by_value.get(&(op.key, v)) {
+                    ReadFrom::Initial => Ok((initial_write[op.key as usize], INITIAL_TXN)),
+                    ReadFrom::ValueOrInitial(v) => match by_value.get(op.key, v) {
                         _ if !duplicated.is_empty() && duplicated.contains_key(&(op.key, v)) => {
                             Err(Unresolved::Ambiguous)
                         }
-                        Some(&w) => Ok(w),
-                        None => Ok(initial_write[op.key as usize]),
+                        Some(w) => Ok(w),
+                        None => Ok((initial_write[op.key as usize], INITIAL_TXN)),
                     },
                     ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
                 };
                 match resolved {
-                    Ok(w) => read_from[i - first] = w,
+                    Ok((w, t)) => {
+                        read_from[i - first] = w;
+                        read_from_txn[i - first] = t;
+                    }
                     Err(reason) => unresolved.push((i as OpId, reason)),
                 }
             }
             Resolved {
                 read_from,
+                read_from_txn,
                 unresolved,
                 error: None,
             }
@@ -729,12 +847,14 @@ impl HistoryBuilder {
             .collect();
         let parts: Vec<Resolved> = ranges.into_par_iter().map(resolve_range).collect();
         let mut read_from = Vec::with_capacity(total_ops);
+        let mut read_from_txn = Vec::with_capacity(total_ops);
         let mut unresolved = Vec::new();
         for part in parts {
             if let Some(e) = part.error {
                 return Err(e);
             }
             read_from.extend_from_slice(&part.read_from);
+            read_from_txn.extend_from_slice(&part.read_from_txn);
             unresolved.extend_from_slice(&part.unresolved);
         }
 
@@ -744,12 +864,15 @@ impl HistoryBuilder {
                 if duplicated.contains_key(&(key, v)) {
                     None
                 } else {
-                    by_value.get(&(key, v)).copied()
+                    by_value.get(key, v).map(|(w, _)| w)
                 }
             })?;
 
         // The resolution indexes are done with; free them before building the others.
-        drop((from, writes_key, last_write, by_value, duplicated));
+        drop(origin);
+        self.from_tags = Vec::new();
+        self.from_payloads = Vec::new();
+        drop((writes_key, last_write, by_value, duplicated));
 
         // 6. Sessions, transactions, timestamps.
         let sessions: Vec<Session> = (0..session_total)
@@ -782,10 +905,10 @@ impl HistoryBuilder {
                 ops_start: op_count[f],
                 ops_end: op_count[f + 1],
             };
-            if let Some(ts) = t.timestamps {
+            if let Some(&Some(ts)) = self.timestamps.get(b) {
                 timestamps.get_or_insert_with(|| vec![None; txn_total])[f] = Some(ts);
             }
-            if let Some(rt) = t.real_time {
+            if let Some(&Some(rt)) = self.real_time.get(b) {
                 real_time.get_or_insert_with(|| vec![None; txn_total])[f] = Some(rt);
             }
         }
@@ -799,39 +922,13 @@ impl HistoryBuilder {
             })
             .collect();
 
-        // 7. Per-key and per-transaction indexes (the four built in parallel).
-        let key_total = self.key_names.len();
-        let written_indexes = || {
-            let mut writer_pairs = Vec::new();
-            let mut written_pairs = Vec::new();
-            for op in ops.iter().filter(|op| op.kind == OpKind::Write) {
-                writer_pairs.push((op.key, op.txn));
-                written_pairs.push((op.txn, op.key));
-            }
-            rayon::join(
-                || Csr::from_pairs(key_total, &writer_pairs),
-                || Csr::from_pairs(txn_total, &written_pairs),
-            )
-        };
-        let read_indexes = || {
-            let mut reader_pairs = Vec::new();
-            let mut read_pairs = Vec::new();
-            for (i, op) in ops.iter().enumerate() {
-                if op.kind == OpKind::Read {
-                    read_pairs.push((op.txn, op.key));
-                    let w = read_from[i];
-                    if w == NO_WRITER || ops[w as usize].txn != op.txn {
-                        reader_pairs.push((op.key, op.txn));
-                    }
-                }
-            }
-            rayon::join(
-                || Csr::from_pairs(key_total, &reader_pairs),
-                || Csr::from_pairs(txn_total, &read_pairs),
-            )
-        };
-        let ((key_writers, txn_keys_written), (key_readers, txn_keys_read)) =
-            rayon::join(written_indexes, read_indexes);
+        // 7. The keys each transaction writes (rc and ra read it); the other indexes are built
+        //    on first use.
+        let txn_keys_written = Csr::from_pairs(txn_total, || {
+            ops.iter()
+                .filter(|op| op.kind == OpKind::Write)
+                .map(|op| (op.txn, op.key))
+        });
 
         Ok(History {
             source: self.source,
@@ -840,6 +937,7 @@ impl HistoryBuilder {
             txns,
             ops,
             read_from,
+            read_from_txn,
             unresolved,
             timestamps,
             real_time,
@@ -847,10 +945,10 @@ impl HistoryBuilder {
             write_order,
             notes: self.notes,
             observed,
-            key_writers,
-            key_readers,
             txn_keys_written,
-            txn_keys_read,
+            key_writers: LazyIndex::default(),
+            key_readers: LazyIndex::default(),
+            txn_keys_read: LazyIndex::default(),
         })
     }
 

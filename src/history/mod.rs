@@ -23,6 +23,7 @@ mod observed;
 mod real_time;
 mod stats;
 pub mod timestamped;
+mod value_index;
 
 pub use anomalies::{AnomalyId, AnomalyRow, ANOMALIES};
 pub use builder::{BuilderTxn, HistoryBuilder, ReadFrom};
@@ -173,6 +174,8 @@ pub struct History {
     txns: Vec<Transaction>,
     ops: Vec<Operation>,
     read_from: Vec<OpId>,
+    /// The transaction of each read's writer; [`NO_WRITER`] for writes and unresolved reads.
+    read_from_txn: Vec<TxnId>,
     unresolved: Vec<(OpId, Unresolved)>,
     timestamps: Option<Vec<Option<Timestamps>>>,
     real_time: Option<Vec<Option<RealTime>>>,
@@ -180,10 +183,30 @@ pub struct History {
     write_order: Vec<(OpId, OpId)>,
     notes: Vec<String>,
     observed: Vec<ObservedAnomaly>,
-    key_writers: Csr,
-    key_readers: Csr,
     txn_keys_written: Csr,
-    txn_keys_read: Csr,
+    /// Indexes built on first use (rc and ra use none of them: at 10^6 operations they are
+    /// tens of megabytes that a check would build for nothing).
+    key_writers: LazyIndex,
+    key_readers: LazyIndex,
+    txn_keys_read: LazyIndex,
+}
+
+/// A [`Csr`] index of a history built on first use from the history's own data (so it adds
+/// nothing to the history's content: `Debug` leaves it out, and a clone shares what is built).
+#[derive(Clone, Default)]
+struct LazyIndex(std::sync::OnceLock<Csr>);
+
+impl LazyIndex {
+    #[inline]
+    fn get(&self, build: impl FnOnce() -> Csr) -> &Csr {
+        self.0.get_or_init(build)
+    }
+}
+
+impl std::fmt::Debug for LazyIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LazyIndex")
+    }
 }
 
 /// Compressed sparse rows: `items[offsets[i]..offsets[i+1]]` is row `i`.
@@ -194,21 +217,24 @@ struct Csr {
 }
 
 impl Csr {
-    /// Builds rows from `(row, item)` pairs; rows come out sorted and deduplicated.
-    fn from_pairs(rows: usize, pairs: &[(u32, u32)]) -> Csr {
+    /// Builds rows from the `(row, item)` pairs that `pairs()` yields (it is called twice,
+    /// to count and to fill, and must yield the same pairs both times: no list of pairs is
+    /// kept); rows come out sorted and deduplicated.
+    fn from_pairs<I: Iterator<Item = (u32, u32)>>(rows: usize, pairs: impl Fn() -> I) -> Csr {
         let mut counts = vec![0u32; rows + 1];
-        for &(row, _) in pairs {
+        for (row, _) in pairs() {
             counts[row as usize + 1] += 1;
         }
         for i in 1..=rows {
             counts[i] += counts[i - 1];
         }
         let mut cursor = counts.clone();
-        let mut items = vec![0u32; pairs.len()];
-        for &(row, item) in pairs {
+        let mut items = vec![0u32; counts[rows] as usize];
+        for (row, item) in pairs() {
             items[cursor[row as usize] as usize] = item;
             cursor[row as usize] += 1;
         }
+        drop(cursor);
         // Sort and deduplicate each row, compacting in place.
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0u32);
@@ -352,7 +378,17 @@ impl History {
 
     /// The transaction whose write a read observed.
     pub fn writer_txn(&self, read: OpId) -> Option<TxnId> {
-        self.read_from(read).map(|w| self.ops[w as usize].txn)
+        match self.read_from_txn[read as usize] {
+            NO_WRITER => None,
+            t => Some(t),
+        }
+    }
+
+    /// For each operation, the transaction of the write it read, or [`NO_WRITER`] (always for
+    /// writes): [`History::writer_txn`] flat, for hot loops that would otherwise look up each
+    /// writer operation at random.
+    pub fn read_from_txn_raw(&self) -> &[TxnId] {
+        &self.read_from_txn
     }
 
     /// Whether a read observed a write of its own transaction.
@@ -422,13 +458,32 @@ impl History {
     /// Transactions that write `key` (committed and aborted, the initial one included),
     /// ascending and without repeats.
     pub fn writers_of(&self, key: KeyId) -> &[TxnId] {
-        self.key_writers.row(key)
+        self.key_writers
+            .get(|| {
+                Csr::from_pairs(self.key_count(), || {
+                    self.ops
+                        .iter()
+                        .filter(|op| op.kind == OpKind::Write)
+                        .map(|op| (op.key, op.txn))
+                })
+            })
+            .row(key)
     }
 
     /// Transactions that read `key` from another transaction (or without a resolved writer),
     /// ascending and without repeats.
     pub fn readers_of(&self, key: KeyId) -> &[TxnId] {
-        self.key_readers.row(key)
+        self.key_readers
+            .get(|| {
+                Csr::from_pairs(self.key_count(), || {
+                    self.ops
+                        .iter()
+                        .zip(&self.read_from_txn)
+                        .filter(|&(op, &t)| op.kind == OpKind::Read && t != op.txn)
+                        .map(|(op, _)| (op.key, op.txn))
+                })
+            })
+            .row(key)
     }
 
     /// Keys a transaction writes, ascending and without repeats.
@@ -438,7 +493,16 @@ impl History {
 
     /// Keys a transaction reads (any read, internal or external), ascending, without repeats.
     pub fn keys_read(&self, txn: TxnId) -> &[KeyId] {
-        self.txn_keys_read.row(txn)
+        self.txn_keys_read
+            .get(|| {
+                Csr::from_pairs(self.txn_count(), || {
+                    self.ops
+                        .iter()
+                        .filter(|op| op.kind == OpKind::Read)
+                        .map(|op| (op.txn, op.key))
+                })
+            })
+            .row(txn)
     }
 
     /// The last write of `key` in `txn`, if it writes the key.
