@@ -29,7 +29,7 @@
 //! memory. The pass also gives up at the deadline or on Ctrl-C, looking every few thousand
 //! transactions.
 
-use super::cc_chunked::{ChunkedClocks, CHUNKED_ENTRY_BYTES};
+use super::cc_chunked::{positions_fit_u16, ChunkedClocks, CHUNKED_ENTRY_BYTES};
 use super::graph::{CommitGraph, EdgeList, SESSION_ORDER};
 use super::read_consistency::NONE;
 use crate::history::{History, OpId, TxnId, INITIAL_TXN};
@@ -71,6 +71,12 @@ impl CcLimits {
             None => MAX_CLOCK_ENTRIES,
         }
     }
+
+    /// The memory budget in bytes (`None`: [`MAX_CLOCK_ENTRIES`] entries of 4 bytes).
+    fn max_bytes(&self) -> u64 {
+        self.memory
+            .unwrap_or(MAX_CLOCK_ENTRIES as u64 * CHUNKED_ENTRY_BYTES)
+    }
 }
 
 /// Why the causal saturation stopped before its end.
@@ -87,8 +93,12 @@ pub(crate) enum CcStopped {
 /// How the happens-before clocks are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ClockKind {
-    /// k entries per clock in chunks shared between clocks ([`super::cc_chunked`]).
+    /// k entries per clock in chunks shared between clocks ([`super::cc_chunked`]), 16-bit
+    /// positions when every session is shorter than 2^16 transactions.
     Chunked,
+    /// Chunked with 32-bit positions whatever the sessions' lengths.
+    #[cfg(test)]
+    ChunkedWide,
     /// The sorted entries of the sessions that actually happen before ([`SparseClocks`]).
     Sparse,
     /// k entries per clock, each its own ([`DenseClocks`]): the reference the other two are
@@ -126,13 +136,32 @@ pub(crate) fn saturate_with(
     limits: &CcLimits,
 ) -> Result<(), CcStopped> {
     match kind {
+        ClockKind::Chunked if positions_fit_u16(history) => saturate_in(
+            history,
+            external_writer,
+            graph,
+            order,
+            out,
+            ChunkedClocks::<u16>::new(history, limits.max_bytes()),
+            limits,
+        ),
         ClockKind::Chunked => saturate_in(
             history,
             external_writer,
             graph,
             order,
             out,
-            ChunkedClocks::new(history, limits.max_entries(CHUNKED_ENTRY_BYTES)),
+            ChunkedClocks::<u32>::new(history, limits.max_bytes()),
+            limits,
+        ),
+        #[cfg(test)]
+        ClockKind::ChunkedWide => saturate_in(
+            history,
+            external_writer,
+            graph,
+            order,
+            out,
+            ChunkedClocks::<u32>::new(history, limits.max_bytes()),
             limits,
         ),
         ClockKind::Sparse => saturate_in(
@@ -638,7 +667,12 @@ mod tests {
     use crate::check::test_util::h;
     use crate::generate::{generate, Consistency, GenerateParams, KeyDistribution};
 
-    const KINDS: [ClockKind; 3] = [ClockKind::Dense, ClockKind::Chunked, ClockKind::Sparse];
+    const KINDS: [ClockKind; 4] = [
+        ClockKind::Dense,
+        ClockKind::Chunked,
+        ClockKind::ChunkedWide,
+        ClockKind::Sparse,
+    ];
     const NO_LIMITS: CcLimits = CcLimits {
         memory: None,
         deadline: None,
@@ -722,6 +756,7 @@ mod tests {
             };
             let dense = run(ClockKind::Dense);
             assert_eq!(dense, run(ClockKind::Chunked), "chunked, seed {seed}");
+            assert_eq!(dense, run(ClockKind::ChunkedWide), "chunked wide, seed {seed}");
             let pairs = |edges: Vec<(TxnId, TxnId, OpId)>| {
                 let mut p: Vec<_> = edges.iter().map(|&(a, b, _)| (a, b)).collect();
                 p.sort_unstable();

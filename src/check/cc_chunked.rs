@@ -34,8 +34,44 @@ const CHUNK: usize = 16;
 const CHUNK_SHIFT: u32 = 4;
 /// The id of the all-zeros chunk, shared by every clock and never freed.
 const ZERO: u32 = 0;
-/// Bytes of one stored entry or chunk id.
+/// Bytes of one chunk id, and the most bytes of one stored entry.
 pub(crate) const CHUNKED_ENTRY_BYTES: u64 = 4;
+
+/// A stored clock entry: the position of a transaction in its session (1 for the session's
+/// first transaction id, 0 for none). 16 bits when every session has fewer than 2^16
+/// transactions (halving the chunk store), else 32.
+pub(super) trait Position: Copy + Ord + Default + std::fmt::Debug {
+    /// Its size in bytes.
+    const BYTES: usize;
+    /// `p` (fits by construction).
+    fn from_u32(p: u32) -> Self;
+    /// As a u32.
+    fn to_u32(self) -> u32;
+}
+
+impl Position for u16 {
+    const BYTES: usize = 2;
+    #[inline]
+    fn from_u32(p: u32) -> u16 {
+        p as u16
+    }
+    #[inline]
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+}
+
+impl Position for u32 {
+    const BYTES: usize = 4;
+    #[inline]
+    fn from_u32(p: u32) -> u32 {
+        p
+    }
+    #[inline]
+    fn to_u32(self) -> u32 {
+        self
+    }
+}
 
 /// The chunk id of a chunk of the clock being built that equals no stored chunk (yet).
 const NEW: u32 = u32::MAX;
@@ -43,15 +79,17 @@ const NEW: u32 = u32::MAX;
 /// A read-only view of one chunked clock: its chunk ids and the chunk store, or, for the clock
 /// being built, its entries (`dense`, non-empty) with the ids its chunks still equal.
 #[derive(Clone, Copy)]
-pub(super) struct ChunkedClock<'a> {
+pub(super) struct ChunkedClock<'a, P> {
     ids: &'a [u32],
-    data: &'a [u32],
-    dense: &'a [u32],
+    data: &'a [P],
+    dense: &'a [P],
+    /// Per session, its first transaction id minus one (position p is transaction base + p).
+    base: &'a [TxnId],
 }
 
-impl<'a> ChunkedClock<'a> {
+impl<'a, P: Position> ChunkedClock<'a, P> {
     #[inline]
-    fn chunk(self, c: usize) -> &'a [u32] {
+    fn chunk(self, c: usize) -> &'a [P] {
         if self.dense.is_empty() {
             let id = self.ids[c] as usize;
             &self.data[id * CHUNK..(id + 1) * CHUNK]
@@ -61,15 +99,27 @@ impl<'a> ChunkedClock<'a> {
     }
 }
 
-impl Clock for ChunkedClock<'_> {
+impl<P: Position> ChunkedClock<'_, P> {
+    /// The transaction at position `p` of session `s`.
+    #[inline]
+    fn txn(self, s: u32, p: P) -> TxnId {
+        match p.to_u32() {
+            0 => 0,
+            p => self.base[s as usize] + p,
+        }
+    }
+}
+
+impl<P: Position> Clock for ChunkedClock<'_, P> {
     #[inline]
     fn get(self, s: u32) -> TxnId {
-        if self.dense.is_empty() {
+        let p = if self.dense.is_empty() {
             let id = self.ids[(s >> CHUNK_SHIFT) as usize] as usize;
             self.data[id * CHUNK + (s as usize & (CHUNK - 1))]
         } else {
             self.dense[s as usize]
-        }
+        };
+        self.txn(s, p)
     }
     fn ahead_of(self, lo: Self, out: &mut Vec<(u32, TxnId, TxnId)>) {
         out.clear();
@@ -80,7 +130,8 @@ impl Clock for ChunkedClock<'_> {
             let base = (c * CHUNK) as u32;
             for (i, (&h, &l)) in self.chunk(c).iter().zip(lo.chunk(c)).enumerate() {
                 if h > l {
-                    out.push((base + i as u32, h, l));
+                    let s = base + i as u32;
+                    out.push((s, self.txn(s, h), self.txn(s, l)));
                 }
             }
         }
@@ -92,11 +143,11 @@ impl Clock for ChunkedClock<'_> {
 }
 
 /// The chunked clocks of one causal saturation (see the module documentation).
-pub(super) struct ChunkedClocks {
+pub(super) struct ChunkedClocks<P> {
     /// Chunks per clock.
     width: usize,
     /// The chunk store: chunk `c` is `data[c * CHUNK..(c + 1) * CHUNK]`.
-    data: Vec<u32>,
+    data: Vec<P>,
     /// References to each chunk from session clocks and kept rows (chunk 0: unused).
     refs: Vec<u32>,
     free_chunks: Vec<u32>,
@@ -110,19 +161,29 @@ pub(super) struct ChunkedClocks {
     free_rows: Vec<u32>,
     /// The clock being built: its entries (`width * CHUNK`, the tail past k zero) and per
     /// chunk the stored chunk it equals, or [`NEW`].
-    current: Vec<u32>,
+    current: Vec<P>,
     current_ids: Vec<u32>,
+    /// Per session, its first transaction id minus one.
+    base: Vec<TxnId>,
     /// Scratch of [`Clocks::join`]: the chunks where the writer's ids differ.
     differing: Vec<u32>,
     /// Scratch of [`Clocks::finish`]: the chunks stored for the finished clock.
     made: Vec<u32>,
     zero_row: Vec<u32>,
-    max_entries: usize,
+    max_bytes: usize,
 }
 
-impl ChunkedClocks {
-    /// Clocks for `history`'s sessions, keeping at most `max_entries` entries and ids.
-    pub(super) fn new(history: &History, max_entries: usize) -> ChunkedClocks {
+/// Whether the positions of every session's transactions fit in 16 bits.
+pub(super) fn positions_fit_u16(history: &History) -> bool {
+    history
+        .sessions()
+        .iter()
+        .all(|s| s.txns().len() < u16::MAX as usize)
+}
+
+impl<P: Position> ChunkedClocks<P> {
+    /// Clocks for `history`'s sessions, keeping at most `max_bytes` bytes of entries and ids.
+    pub(super) fn new(history: &History, max_bytes: u64) -> ChunkedClocks<P> {
         let k = history.sessions().len();
         let width = k.div_ceil(CHUNK).max(1);
         let mut last_committed = vec![NONE; k];
@@ -131,9 +192,14 @@ impl ChunkedClocks {
                 last_committed[txn.session as usize] = t as TxnId;
             }
         }
+        let base = history
+            .sessions()
+            .iter()
+            .map(|s| s.txns().start.saturating_sub(1))
+            .collect();
         ChunkedClocks {
             width,
-            data: vec![0; CHUNK],
+            data: vec![P::default(); CHUNK],
             refs: vec![0],
             free_chunks: Vec::new(),
             session_ids: vec![ZERO; k * width],
@@ -141,30 +207,31 @@ impl ChunkedClocks {
             rows: Vec::new(),
             row_of: vec![NONE; history.txn_count()],
             free_rows: Vec::new(),
-            current: vec![0; width * CHUNK],
+            current: vec![P::default(); width * CHUNK],
             current_ids: vec![ZERO; width],
+            base,
             differing: Vec::with_capacity(width),
             made: Vec::with_capacity(width),
             zero_row: vec![ZERO; width],
-            max_entries,
+            max_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
         }
     }
 
-    /// The entries and ids stored now.
+    /// The bytes of entries and ids stored now.
     fn stored(&self) -> usize {
-        self.data.len() + self.rows.len()
+        self.data.len() * P::BYTES + self.rows.len() * 4
     }
 
     fn over_budget(&self) -> CcStopped {
         CcStopped::Memory {
-            entries: self.max_entries,
-            bytes: self.max_entries as u64 * CHUNKED_ENTRY_BYTES,
+            entries: self.max_bytes / P::BYTES,
+            bytes: self.max_bytes as u64,
         }
     }
 
     /// Grows `v` fallibly by at least `extra` elements (by half its length when larger), so
     /// that an address-space limit below the budget is an unknown verdict, not an abort.
-    fn grow(v: &mut Vec<u32>, extra: usize) -> bool {
+    fn grow<T>(v: &mut Vec<T>, extra: usize) -> bool {
         if v.capacity() - v.len() >= extra {
             return true;
         }
@@ -180,7 +247,7 @@ impl ChunkedClocks {
                 id
             }
             None => {
-                if self.stored() + CHUNK > self.max_entries
+                if self.stored() + CHUNK * P::BYTES > self.max_bytes
                     || !Self::grow(&mut self.data, CHUNK)
                     || self.refs.try_reserve(1).is_err()
                 {
@@ -215,8 +282,11 @@ impl ChunkedClocks {
     }
 }
 
-impl Clocks for ChunkedClocks {
-    type View<'a> = ChunkedClock<'a>;
+impl<P: Position> Clocks for ChunkedClocks<P> {
+    type View<'a>
+        = ChunkedClock<'a, P>
+    where
+        P: 'a;
 
     fn start(&mut self, s: usize) {
         let w = self.width;
@@ -240,7 +310,7 @@ impl Clocks for ChunkedClocks {
         for (c, (&a, &b)) in self.current_ids.iter().zip(row).enumerate() {
             if a != b && b != ZERO {
                 self.differing.push(c as u32);
-                touched ^= self.data[b as usize * CHUNK];
+                touched ^= self.data[b as usize * CHUNK].to_u32();
             }
         }
         std::hint::black_box(touched);
@@ -272,16 +342,17 @@ impl Clocks for ChunkedClocks {
     }
 
     #[inline]
-    fn current(&self) -> ChunkedClock<'_> {
+    fn current(&self) -> ChunkedClock<'_, P> {
         ChunkedClock {
             ids: &self.current_ids,
             data: &self.data,
             dense: &self.current,
+            base: &self.base,
         }
     }
 
     #[inline]
-    fn of(&self, t: TxnId) -> ChunkedClock<'_> {
+    fn of(&self, t: TxnId) -> ChunkedClock<'_, P> {
         let ids = if t == INITIAL_TXN {
             &self.zero_row[..]
         } else {
@@ -292,6 +363,7 @@ impl Clocks for ChunkedClocks {
             ids,
             data: &self.data,
             dense: &[],
+            base: &self.base,
         }
     }
 
@@ -307,7 +379,7 @@ impl Clocks for ChunkedClocks {
 
     fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), CcStopped> {
         let w = self.width;
-        self.current[s] = t3;
+        self.current[s] = P::from_u32(t3 - self.base[s]);
         self.current_ids[s >> CHUNK_SHIFT] = NEW;
         self.made.clear();
         for c in 0..w {
@@ -319,7 +391,7 @@ impl Clocks for ChunkedClocks {
             let row = match self.free_rows.pop() {
                 Some(row) => row,
                 None => {
-                    if self.stored() + w > self.max_entries || !Self::grow(&mut self.rows, w) {
+                    if self.stored() + w * 4 > self.max_bytes || !Self::grow(&mut self.rows, w) {
                         return Err(self.over_budget());
                     }
                     self.rows.extend_from_slice(&self.zero_row);
@@ -350,7 +422,7 @@ impl Clocks for ChunkedClocks {
                 self.free_chunks.push(id);
             }
         }
-        if self.stored() > self.max_entries {
+        if self.stored() > self.max_bytes {
             return Err(self.over_budget());
         }
         Ok(())
