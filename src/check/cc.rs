@@ -756,7 +756,11 @@ mod tests {
             };
             let dense = run(ClockKind::Dense);
             assert_eq!(dense, run(ClockKind::Chunked), "chunked, seed {seed}");
-            assert_eq!(dense, run(ClockKind::ChunkedWide), "chunked wide, seed {seed}");
+            assert_eq!(
+                dense,
+                run(ClockKind::ChunkedWide),
+                "chunked wide, seed {seed}"
+            );
             let pairs = |edges: Vec<(TxnId, TxnId, OpId)>| {
                 let mut p: Vec<_> = edges.iter().map(|&(a, b, _)| (a, b)).collect();
                 p.sort_unstable();
