@@ -15,16 +15,18 @@
 //! key's writer list is sorted by id, hence grouped by session in session order: a short list
 //! is scanned backwards once; a long one is binary searched in each session where t3's clock
 //! is ahead of t1's.
-//! A clock is kept only while some reader of its transaction has not been processed, so the
-//! memory is the number of live clocks times k (AWDIT §5 frees clocks the same way).
+//! A clock is kept only while some reader of its transaction has not been processed (AWDIT
+//! §5 frees clocks the same way), and a writer the reader's clock already holds is not joined.
+//! Up to [`DENSE_SESSIONS`] sessions the clocks are chunked and shared between transactions
+//! (`cc_chunked.rs`): memory grows with what clocks change, not with live clocks times k.
 //!
-//! With many sessions (more than [`DENSE_SESSIONS`], e.g. one session per request) a dense
-//! clock of k entries per live transaction is quadratic in k, so clocks are then sparse: the
+//! With more sessions (e.g. one session per request) even a row of chunk ids per live
+//! transaction is quadratic in k, so clocks are then sparse: the
 //! sorted (session, transaction) pairs of the sessions that actually happen before, joined by
 //! merging; a session's clock is dropped after its last transaction. Per read, the cheaper of
 //! the backward scan (one binary search into the clock per writer) and the walk over the
 //! sessions where t3's clock is ahead of t1's is taken. Memory is the total size of the live
-//! clocks; beyond the memory budget ([`CcLimits::max_entries`], from `--memory`; by default
+//! clocks; beyond the memory budget ([`CcLimits`], from `--memory`; by default
 //! [`MAX_CLOCK_ENTRIES`]) the check gives up ([`CcStopped::Memory`]) instead of exhausting
 //! memory. The pass also gives up at the deadline or on Ctrl-C, looking every few thousand
 //! transactions.
