@@ -133,7 +133,8 @@ fn the_commit_order_search_keeps_its_memo_within_the_memory_budget() {
 
 #[test]
 fn the_causal_check_names_its_memory_budget() {
-    // 2,000 sessions of causally dependent transactions: the clocks need more than 1 MB.
+    // 2,000 sessions of causally dependent transactions from a causal store (readers see old
+    // versions, so many clocks are kept at once): the clocks need more than 1 MB.
     let s = Scratch::new("ccmem");
     let h = generate(
         &s,
@@ -148,7 +149,7 @@ fn the_causal_check_names_its_memory_budget() {
             "--keys",
             "50",
             "--consistent",
-            "ser",
+            "cc",
         ],
     );
     let o = isopredict(&["check", &h, "--level", "cc", "--memory", "1"]);

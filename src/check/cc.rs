@@ -15,27 +15,30 @@
 //! key's writer list is sorted by id, hence grouped by session in session order: a short list
 //! is scanned backwards once; a long one is binary searched in each session where t3's clock
 //! is ahead of t1's.
-//! A clock is kept only while some reader of its transaction has not been processed, so the
-//! memory is the number of live clocks times k (AWDIT §5 frees clocks the same way).
+//! A clock is kept only while some reader of its transaction has not been processed (AWDIT
+//! §5 frees clocks the same way), and a writer the reader's clock already holds is not joined.
+//! Up to [`DENSE_SESSIONS`] sessions the clocks are chunked and shared between transactions
+//! (`cc_chunked.rs`): memory grows with what clocks change, not with live clocks times k.
 //!
-//! With many sessions (more than [`DENSE_SESSIONS`], e.g. one session per request) a dense
-//! clock of k entries per live transaction is quadratic in k, so clocks are then sparse: the
+//! With more sessions (e.g. one session per request) even a row of chunk ids per live
+//! transaction is quadratic in k, so clocks are then sparse: the
 //! sorted (session, transaction) pairs of the sessions that actually happen before, joined by
 //! merging; a session's clock is dropped after its last transaction. Per read, the cheaper of
 //! the backward scan (one binary search into the clock per writer) and the walk over the
 //! sessions where t3's clock is ahead of t1's is taken. Memory is the total size of the live
-//! clocks; beyond the memory budget ([`CcLimits::max_entries`], from `--memory`; by default
+//! clocks; beyond the memory budget ([`CcLimits`], from `--memory`; by default
 //! [`MAX_CLOCK_ENTRIES`]) the check gives up ([`CcStopped::Memory`]) instead of exhausting
 //! memory. The pass also gives up at the deadline or on Ctrl-C, looking every few thousand
 //! transactions.
 
+use super::cc_chunked::{positions_fit_u16, ChunkedClocks, CHUNKED_ENTRY_BYTES};
 use super::graph::{CommitGraph, EdgeList, SESSION_ORDER};
 use super::read_consistency::NONE;
 use crate::history::{History, OpId, TxnId, INITIAL_TXN};
 
 /// A key with at most this many writers per session is scanned linearly instead of binary
 /// searched session by session.
-const LINEAR_SCAN_FACTOR: usize = 4;
+pub(super) const LINEAR_SCAN_FACTOR: usize = 4;
 
 /// Up to this many sessions clocks are dense arrays of one entry per session (4 bytes each;
 /// the per-session clocks cost k² entries, 64 MiB at this bound); beyond, sparse.
@@ -47,6 +50,7 @@ pub(crate) const MAX_CLOCK_ENTRIES: usize = 64 << 20;
 /// Bytes of one sparse clock entry (a session and a transaction).
 pub(crate) const SPARSE_ENTRY_BYTES: u64 = 8;
 /// Bytes of one dense clock entry.
+#[cfg(test)]
 pub(crate) const DENSE_ENTRY_BYTES: u64 = 4;
 
 /// How often (in transactions) the pass looks at the deadline and at Ctrl-C.
@@ -69,6 +73,12 @@ impl CcLimits {
             None => MAX_CLOCK_ENTRIES,
         }
     }
+
+    /// The memory budget in bytes (`None`: [`MAX_CLOCK_ENTRIES`] entries of 4 bytes).
+    fn max_bytes(&self) -> u64 {
+        self.memory
+            .unwrap_or(MAX_CLOCK_ENTRIES as u64 * CHUNKED_ENTRY_BYTES)
+    }
 }
 
 /// Why the causal saturation stopped before its end.
@@ -82,6 +92,23 @@ pub(crate) enum CcStopped {
     Interrupted,
 }
 
+/// How the happens-before clocks are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClockKind {
+    /// k entries per clock in chunks shared between clocks ([`super::cc_chunked`]), 16-bit
+    /// positions when every session is shorter than 2^16 transactions.
+    Chunked,
+    /// Chunked with 32-bit positions whatever the sessions' lengths.
+    #[cfg(test)]
+    ChunkedWide,
+    /// The sorted entries of the sessions that actually happen before ([`SparseClocks`]).
+    Sparse,
+    /// k entries per clock, each its own ([`DenseClocks`]): the reference the other two are
+    /// tested against.
+    #[cfg(test)]
+    Dense,
+}
+
 /// Adds to `out` the edges t2 → t1 (cause: t3's read of x from t1) that saturate the commit
 /// order for Causal consistency. `order` is a complete topological order of so ∪ wr.
 pub(crate) fn saturate(
@@ -92,29 +119,54 @@ pub(crate) fn saturate(
     out: &mut EdgeList,
     limits: &CcLimits,
 ) -> Result<(), CcStopped> {
-    saturate_with(
-        history,
-        external_writer,
-        graph,
-        order,
-        out,
-        history.sessions().len() > DENSE_SESSIONS,
-        limits,
-    )
+    let kind = if history.sessions().len() > DENSE_SESSIONS {
+        ClockKind::Sparse
+    } else {
+        ClockKind::Chunked
+    };
+    saturate_with(history, external_writer, graph, order, out, kind, limits)
 }
 
-/// [`saturate`] with dense or sparse clocks as asked.
-fn saturate_with(
+/// [`saturate`] with the clocks asked for.
+pub(crate) fn saturate_with(
     history: &History,
     external_writer: &[TxnId],
     graph: &CommitGraph,
     order: &[TxnId],
     out: &mut EdgeList,
-    sparse: bool,
+    kind: ClockKind,
     limits: &CcLimits,
 ) -> Result<(), CcStopped> {
-    if sparse {
-        saturate_in(
+    match kind {
+        ClockKind::Chunked if positions_fit_u16(history) => saturate_in(
+            history,
+            external_writer,
+            graph,
+            order,
+            out,
+            ChunkedClocks::<u16>::new(history, limits.max_bytes()),
+            limits,
+        ),
+        ClockKind::Chunked => saturate_in(
+            history,
+            external_writer,
+            graph,
+            order,
+            out,
+            ChunkedClocks::<u32>::new(history, limits.max_bytes()),
+            limits,
+        ),
+        #[cfg(test)]
+        ClockKind::ChunkedWide => saturate_in(
+            history,
+            external_writer,
+            graph,
+            order,
+            out,
+            ChunkedClocks::<u32>::new(history, limits.max_bytes()),
+            limits,
+        ),
+        ClockKind::Sparse => saturate_in(
             history,
             external_writer,
             graph,
@@ -122,9 +174,9 @@ fn saturate_with(
             out,
             SparseClocks::new(history, limits.max_entries(SPARSE_ENTRY_BYTES)),
             limits,
-        )
-    } else {
-        saturate_in(
+        ),
+        #[cfg(test)]
+        ClockKind::Dense => saturate_in(
             history,
             external_writer,
             graph,
@@ -132,13 +184,13 @@ fn saturate_with(
             out,
             DenseClocks::new(history, limits.max_entries(DENSE_ENTRY_BYTES)),
             limits,
-        )
+        ),
     }
 }
 
 /// One happens-before clock, read-only: per session, the latest transaction that happens
 /// before (or is) its owner, 0 when none does.
-trait Clock: Copy {
+pub(super) trait Clock: Copy {
     /// The entry of session `s`.
     fn get(self, s: u32) -> TxnId;
     /// `out` = the sessions where `self` is ahead of `lo`, with both entries, by session.
@@ -151,7 +203,7 @@ trait Clock: Copy {
 /// The clocks live during the pass over the topological order: the clock being built for the
 /// current transaction, the clocks of transactions with readers still to be processed, and
 /// per session the clock of its latest processed transaction.
-trait Clocks {
+pub(super) trait Clocks {
     /// A read-only view of one clock.
     type View<'a>: Clock
     where
@@ -159,7 +211,7 @@ trait Clocks {
     /// Starts the clock of the next transaction of session `s` from the session's clock.
     fn start(&mut self, s: usize);
     /// Joins the (live) clock of writer `w` into the current clock.
-    fn join(&mut self, w: TxnId);
+    fn join(&mut self, w: TxnId) -> Result<(), CcStopped>;
     /// The current clock.
     fn current(&self) -> Self::View<'_>;
     /// The live clock of `t` (all zeros for the initial transaction).
@@ -171,6 +223,7 @@ trait Clocks {
     fn finish(&mut self, t3: TxnId, s: usize, live: bool) -> Result<(), CcStopped>;
 }
 
+#[cfg(test)]
 impl Clock for &[u32] {
     #[inline]
     fn get(self, s: u32) -> TxnId {
@@ -191,7 +244,9 @@ impl Clock for &[u32] {
     }
 }
 
-/// Dense clocks: k entries each, kept in one pool of k-entry slots reused once released.
+/// Dense clocks: k entries each, kept in one pool of k-entry slots reused once released; the
+/// reference the chunked and sparse clocks are tested against.
+#[cfg(test)]
 struct DenseClocks {
     k: usize,
     session_clock: Vec<u32>,
@@ -203,6 +258,7 @@ struct DenseClocks {
     max_entries: usize,
 }
 
+#[cfg(test)]
 impl DenseClocks {
     fn new(history: &History, max_entries: usize) -> DenseClocks {
         let k = history.sessions().len();
@@ -219,6 +275,7 @@ impl DenseClocks {
     }
 }
 
+#[cfg(test)]
 impl Clocks for DenseClocks {
     type View<'a> = &'a [u32];
     fn start(&mut self, s: usize) {
@@ -227,7 +284,7 @@ impl Clocks for DenseClocks {
             .copy_from_slice(&self.session_clock[s * k..(s + 1) * k]);
     }
     #[inline]
-    fn join(&mut self, w: TxnId) {
+    fn join(&mut self, w: TxnId) -> Result<(), CcStopped> {
         let k = self.k;
         let slot = self.slot_of[w as usize] as usize;
         for (c, &v) in self
@@ -237,6 +294,7 @@ impl Clocks for DenseClocks {
         {
             *c = (*c).max(v);
         }
+        Ok(())
     }
     #[inline]
     fn current(&self) -> &[u32] {
@@ -393,9 +451,10 @@ impl Clocks for SparseClocks {
         self.clock.clear();
         self.clock.extend_from_slice(&self.previous_clock);
     }
-    fn join(&mut self, w: TxnId) {
+    fn join(&mut self, w: TxnId) -> Result<(), CcStopped> {
         join(&self.clock, &self.live[w as usize], &mut self.merged);
         std::mem::swap(&mut self.clock, &mut self.merged);
+        Ok(())
     }
     fn current(&self) -> &[Entry] {
         &self.clock
@@ -523,10 +582,13 @@ fn saturate_in<C: Clocks>(
         }
         reads.sort_unstable();
         // HB_t3 = HB of its session predecessor ⊔ the clocks of its writers (writer included).
+        // A writer the clock already holds adds nothing (clocks are transitively closed: its
+        // clock is below the clock that holds it), so it is not joined.
         let mut previous = NONE;
         for &(w, _) in &reads {
-            if w != previous && w != INITIAL_TXN {
-                clocks.join(w);
+            if w != previous && w != INITIAL_TXN && clocks.current().get(session_of[w as usize]) < w
+            {
+                clocks.join(w)?;
             }
             previous = w;
         }
@@ -583,7 +645,9 @@ fn saturate_in<C: Clocks>(
             }
             i = end;
         }
-        // Release the clocks of writers whose readers are all processed.
+        clocks.finish(t3, s, pending[t3 as usize] > 0)?;
+        // Release the clocks of writers whose readers are all processed (after t3's clock is
+        // stored: it may share parts of theirs).
         let mut previous = NONE;
         for &(w, _) in &reads {
             if w != previous && w != INITIAL_TXN {
@@ -594,7 +658,6 @@ fn saturate_in<C: Clocks>(
             }
             previous = w;
         }
-        clocks.finish(t3, s, pending[t3 as usize] > 0)?;
     }
     Ok(())
 }
@@ -604,67 +667,68 @@ mod tests {
     use super::*;
     use crate::check::read_consistency;
     use crate::check::test_util::h;
+    use crate::generate::{generate, Consistency, GenerateParams, KeyDistribution};
 
+    const KINDS: [ClockKind; 4] = [
+        ClockKind::Dense,
+        ClockKind::Chunked,
+        ClockKind::ChunkedWide,
+        ClockKind::Sparse,
+    ];
+    const NO_LIMITS: CcLimits = CcLimits {
+        memory: None,
+        deadline: None,
+    };
+
+    /// The inferred pairs (sorted, distinct) with each kind of clocks; they must agree.
     fn edges(spec: &str) -> Vec<(TxnId, TxnId)> {
         let hist = h(spec);
         let reads = read_consistency::check(&hist, true);
         let graph = CommitGraph::base(&hist, &reads.external_writer).unwrap();
         let (order, acyclic) = graph.topological_order(true);
         assert!(acyclic);
-        let mut dense = EdgeList::default();
-        saturate_with(
-            &hist,
-            &reads.external_writer,
-            &graph,
-            &order,
-            &mut dense,
-            false,
-            &CcLimits {
-                memory: None,
-                deadline: None,
-            },
-        )
-        .unwrap();
-        let mut sparse = EdgeList::default();
-        saturate_with(
-            &hist,
-            &reads.external_writer,
-            &graph,
-            &order,
-            &mut sparse,
-            true,
-            &CcLimits {
-                memory: None,
-                deadline: None,
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            dense.pairs(),
-            sparse.pairs(),
-            "dense and sparse clocks agree"
-        );
-        dense.pairs()
+        let runs: Vec<_> = KINDS
+            .iter()
+            .map(|&kind| {
+                let mut out = EdgeList::default();
+                saturate_with(
+                    &hist,
+                    &reads.external_writer,
+                    &graph,
+                    &order,
+                    &mut out,
+                    kind,
+                    &NO_LIMITS,
+                )
+                .unwrap();
+                out.pairs()
+            })
+            .collect();
+        for (kind, run) in KINDS.iter().zip(&runs) {
+            assert_eq!(&runs[0], run, "{kind:?} clocks agree with dense ones");
+        }
+        runs[0].clone()
     }
 
-    #[test]
-    fn sparse_clocks_infer_the_same_edges_as_dense_ones() {
-        use crate::generate::{generate, Consistency, GenerateParams, KeyDistribution};
+    /// On generated histories, chunked clocks infer exactly the edges (with their causes) of
+    /// the dense clocks, and sparse ones the same pairs. `sessions` up to 70 spans several chunks
+    /// of [`super::super::cc_chunked`] clocks, a partial last one included.
+    fn same_edges_as_dense(max_sessions: u64, seeds: std::ops::Range<u64>) -> usize {
         let mut compared = 0;
-        for seed in 0..300u64 {
+        for seed in seeds {
             let params = GenerateParams {
-                sessions: 1 + (seed % 7) as u32,
+                sessions: 1 + (seed % max_sessions) as u32,
                 txns_per_session: 1 + (seed % 5) as u32,
                 ops_per_txn: 4,
-                keys: 1 + (seed % 6) as u32,
-                read_ratio: 0.5,
+                keys: 1 + (seed % 11) as u32,
+                read_ratio: 0.5 + (seed % 3) as f64 * 0.15,
                 distribution: KeyDistribution::Uniform,
                 abort_ratio: 0.1,
-                consistency: if seed % 2 == 0 {
-                    Consistency::None
-                } else {
-                    Consistency::Causal
-                },
+                consistency: [
+                    Consistency::None,
+                    Consistency::Causal,
+                    Consistency::ReadAtomic,
+                ][(seed % 3) as usize],
                 seed,
             };
             let hist = generate(&params).unwrap();
@@ -676,7 +740,7 @@ mod tests {
             if !acyclic {
                 continue;
             }
-            let run = |sparse| {
+            let run = |kind| {
                 let mut out = EdgeList::default();
                 saturate_with(
                     &hist,
@@ -684,20 +748,45 @@ mod tests {
                     &graph,
                     &order,
                     &mut out,
-                    sparse,
-                    &CcLimits {
-                        memory: None,
-                        deadline: None,
-                    },
+                    kind,
+                    &NO_LIMITS,
                 )
                 .unwrap();
-                let mut pairs = out.pairs();
-                pairs.sort_unstable();
-                pairs
+                let mut edges = out.edges().to_vec();
+                edges.sort_unstable();
+                edges
             };
-            assert_eq!(run(false), run(true), "seed {seed}");
+            let dense = run(ClockKind::Dense);
+            assert_eq!(dense, run(ClockKind::Chunked), "chunked, seed {seed}");
+            assert_eq!(
+                dense,
+                run(ClockKind::ChunkedWide),
+                "chunked wide, seed {seed}"
+            );
+            let pairs = |edges: Vec<(TxnId, TxnId, OpId)>| {
+                let mut p: Vec<_> = edges.iter().map(|&(a, b, _)| (a, b)).collect();
+                p.sort_unstable();
+                p
+            };
+            assert_eq!(
+                pairs(dense),
+                pairs(run(ClockKind::Sparse)),
+                "sparse, seed {seed}"
+            );
             compared += 1;
         }
+        compared
+    }
+
+    #[test]
+    fn sparse_and_chunked_clocks_infer_the_same_edges_as_dense_ones() {
+        let compared = same_edges_as_dense(7, 0..300);
+        assert!(compared > 200, "only {compared} histories compared");
+    }
+
+    #[test]
+    fn with_many_sessions_chunked_clocks_infer_the_same_edges_as_dense_ones() {
+        let compared = same_edges_as_dense(70, 1000..1300);
         assert!(compared > 200, "only {compared} histories compared");
     }
 
@@ -730,7 +819,7 @@ mod tests {
         let reads = read_consistency::check(&hist, true);
         let graph = CommitGraph::base(&hist, &reads.external_writer).unwrap();
         let (order, _) = graph.topological_order(true);
-        for sparse in [false, true] {
+        for kind in KINDS {
             let run = |limits: CcLimits| {
                 saturate_with(
                     &hist,
@@ -738,7 +827,7 @@ mod tests {
                     &graph,
                     &order,
                     &mut EdgeList::default(),
-                    sparse,
+                    kind,
                     &limits,
                 )
             };
@@ -747,12 +836,15 @@ mod tests {
                 memory: Some(8),
                 deadline: None,
             });
-            assert!(matches!(r, Err(CcStopped::Memory { .. })), "{r:?}");
+            assert!(
+                matches!(r, Err(CcStopped::Memory { .. })),
+                "{kind:?}: {r:?}"
+            );
             let r = run(CcLimits {
                 memory: Some(1 << 20),
                 deadline: None,
             });
-            assert_eq!(r, Ok(()));
+            assert_eq!(r, Ok(()), "{kind:?}");
         }
         // The deadline is looked at every few thousand transactions: a long chain.
         let long = h(&format!("wx1 | {}", vec!["rx1"; 5000].join(" / ")));
@@ -765,7 +857,7 @@ mod tests {
             &graph,
             &order,
             &mut EdgeList::default(),
-            false,
+            ClockKind::Chunked,
             &CcLimits {
                 memory: None,
                 deadline: Some(std::time::Instant::now()),

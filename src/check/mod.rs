@@ -18,6 +18,7 @@
 
 mod anomaly;
 mod cc;
+mod cc_chunked;
 mod classify;
 mod cycles;
 mod graph;
