@@ -13,6 +13,7 @@ use std::str::FromStr;
 
 use super::driver::{run_clients_forcing, Attempt, Client, Schedule};
 use super::engine::{Committed, Loader, Store, StoreError};
+use super::key_index::ScanMode;
 use super::policy::ReadPolicy;
 use super::replay::Divergence;
 use crate::check::Level;
@@ -223,6 +224,8 @@ pub struct Embedded {
     /// Transactions to roll back whatever the client says, as (client, index among its
     /// transactions): a replay of aborts a database decided.
     pub forced_aborts: Vec<(usize, usize)>,
+    /// How table statements find their rows (a replay must scan as the run it replays).
+    pub scan: ScanMode,
 }
 
 impl Backend for Embedded {
@@ -232,6 +235,7 @@ impl Backend for Embedded {
 
     fn execute(&self, job: Job<'_>) -> Result<Execution, BackendError> {
         let mut store = Store::new(self.policy.clone())?;
+        store.set_scan_mode(self.scan);
         (job.load)(&mut store.loader());
         let sessions: Vec<_> = job
             .sessions
