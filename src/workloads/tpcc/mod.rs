@@ -1344,19 +1344,30 @@ mod tests {
     fn keyed_scans_read_less_and_write_the_same() {
         let calls: Vec<(usize, Box<dyn Fn(&TpccTerminal, &mut Tx<'_>) -> Step>)> = vec![
             (1, Box::new(|term, tx| term.new_order(tx, &new_order(5, 1)))),
-            (1, Box::new(|term, tx| term.payment(tx, &payment(CustomerRef::ById(2), 1)))),
-            (2, Box::new(|term, tx| {
-                term.payment(tx, &payment(CustomerRef::ByName(LAST_NAME), 2))
-            })),
+            (
+                1,
+                Box::new(|term, tx| term.payment(tx, &payment(CustomerRef::ById(2), 1))),
+            ),
+            (
+                2,
+                Box::new(|term, tx| term.payment(tx, &payment(CustomerRef::ByName(LAST_NAME), 2))),
+            ),
             (2, Box::new(|term, tx| term.delivery(tx, 5))),
             (1, Box::new(|term, tx| term.stock_level(tx, 15, 1))),
-            (1, Box::new(|term, tx| term.order_status(tx, 1, CustomerRef::ById(1)))),
+            (
+                1,
+                Box::new(|term, tx| term.order_status(tx, 1, CustomerRef::ById(1))),
+            ),
         ];
         for (i, (t, call)) in calls.iter().enumerate() {
             let (full, _) = one_txn_scanning(ScanMode::Full, *t, |term, tx| call(term, tx));
             let (keyed, inv) = one_txn_scanning(ScanMode::Keyed, *t, |term, tx| call(term, tx));
             let (full, keyed) = (full.unwrap(), keyed.unwrap());
-            assert_eq!((keyed.writes, keyed.txns), (full.writes, full.txns), "call {i}");
+            assert_eq!(
+                (keyed.writes, keyed.txns),
+                (full.writes, full.txns),
+                "call {i}"
+            );
             assert!(keyed.reads < full.reads, "call {i}: {keyed:?} {full:?}");
             assert!(failing(&inv).is_empty(), "call {i}: {inv:?}");
         }
