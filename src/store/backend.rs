@@ -30,6 +30,9 @@ pub struct Job<'a> {
     pub sessions: Vec<u64>,
     /// The application code of each session.
     pub clients: Vec<&'a mut (dyn Client + Send)>,
+    /// How table statements find their rows ([`ScanMode`]; a backend without a key index
+    /// scans in full whatever this says).
+    pub scan: ScanMode,
 }
 
 /// What a backend recorded.
@@ -224,8 +227,6 @@ pub struct Embedded {
     /// Transactions to roll back whatever the client says, as (client, index among its
     /// transactions): a replay of aborts a database decided.
     pub forced_aborts: Vec<(usize, usize)>,
-    /// How table statements find their rows (a replay must scan as the run it replays).
-    pub scan: ScanMode,
 }
 
 impl Backend for Embedded {
@@ -235,7 +236,7 @@ impl Backend for Embedded {
 
     fn execute(&self, job: Job<'_>) -> Result<Execution, BackendError> {
         let mut store = Store::new(self.policy.clone())?;
-        store.set_scan_mode(self.scan);
+        store.set_scan_mode(job.scan);
         (job.load)(&mut store.loader());
         let sessions: Vec<_> = job
             .sessions

@@ -115,7 +115,7 @@ fn prefix_bucket(values: &[Value]) -> u64 {
 }
 
 /// The primary-key index of one set. See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct KeyIndex {
     /// Key length of the indexed rows (set by the first keyed insert).
     key_len: Option<usize>,

@@ -35,8 +35,8 @@
 //! row id of a key the clause pins in full even when it was never inserted (a phantom check);
 //! see [`super::KeyIndex`] for why this is sound. It needs key columns that never change: an
 //! UPDATE may not assign a key column unless the table was built with
-//! [`Table::with_mutable_key`], whose statements always scan in full. Backends without a key
-//! index (PostgreSQL) scan in full.
+//! [`Table::with_mutable_key`], whose statements always scan in full. Both backends keep the
+//! key index (on PostgreSQL, of the rows the transaction can see).
 //!
 //! A missing WHERE cell stops the scan in UPDATE and DELETE too (MonkeyDB would fail there);
 //! with keyed scans, only a scanned row can stop it.

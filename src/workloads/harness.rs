@@ -386,7 +386,6 @@ pub fn run(workload: &dyn Workload, config: &RunConfig) -> Result<Run, RunError>
         policy: config.policy.clone(),
         schedule,
         forced_aborts,
-        scan: config.scan,
     };
     run_on(workload, config, &backend)
 }
@@ -440,6 +439,7 @@ pub fn run_on(
             .iter_mut()
             .map(|c| c as &mut (dyn Client + Send))
             .collect(),
+        scan: config.scan,
     })?;
     let store = execution.final_state;
     let history = execution.history;
