@@ -135,7 +135,7 @@ impl KeyIndex {
         let keyed = key.filter(|k| {
             !k.is_empty()
                 && k.iter().all(|v| kind(v).is_some())
-                && self.key_len.is_none_or(|n| n == k.len())
+                && self.key_len.map_or(true, |n| n == k.len())
         });
         let Some(key) = keyed else {
             // Duplicates (a row inserted again) are removed by `candidates`.
@@ -170,7 +170,7 @@ impl KeyIndex {
             .take(lookup.key_len)
             .enumerate()
             .take_while(|&(i, v)| {
-                kind(v).is_some_and(|k| self.kinds.get(i).is_none_or(|&seen| seen & !k == 0))
+                kind(v).is_some_and(|k| self.kinds.get(i).map_or(true, |&seen| seen & !k == 0))
             })
             .count();
         let mut out: Vec<u64> = self
@@ -179,7 +179,7 @@ impl KeyIndex {
             .copied()
             .filter(|&e| inserted(e))
             .collect();
-        let keyed_len_matches = self.key_len.is_none_or(|n| n == lookup.key_len);
+        let keyed_len_matches = self.key_len.map_or(true, |n| n == lookup.key_len);
         if usable == lookup.key_len && keyed_len_matches {
             let parts: Vec<u64> = lookup.prefix[..usable]
                 .iter()

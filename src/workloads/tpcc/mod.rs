@@ -1342,7 +1342,8 @@ mod tests {
 
     #[test]
     fn keyed_scans_read_less_and_write_the_same() {
-        let calls: Vec<(usize, Box<dyn Fn(&TpccTerminal, &mut Tx<'_>) -> Step>)> = vec![
+        type Call = Box<dyn Fn(&TpccTerminal, &mut Tx<'_>) -> Step>;
+        let calls: Vec<(usize, Call)> = vec![
             (1, Box::new(|term, tx| term.new_order(tx, &new_order(5, 1)))),
             (
                 1,
