@@ -11,7 +11,11 @@ fn main() {
         for size in [Size::Small, Size::Large] {
             let (mut r, mut wr, mut t, mut ro) = (0, 0, 0, 0);
             for seed in 1..=10 {
-                let c = counts(&run(w, &RunConfig::paper(seed, size)).expect("run").history);
+                let c = counts(
+                    &run(w, &RunConfig::monkeydb(seed, size))
+                        .expect("run")
+                        .history,
+                );
                 r += c.reads;
                 wr += c.writes;
                 t += c.txns;

@@ -384,6 +384,34 @@ pub fn write_folder_atomically(
     files: &[(&str, &[u8])],
     ours: &[&str],
 ) -> Result<(), OutputError> {
+    write_folder_streamed(
+        dir,
+        files
+            .iter()
+            .map(|&(name, content)| -> FolderFile<'_> {
+                (
+                    name,
+                    Box::new(move |out: &mut dyn Write| out.write_all(content)),
+                )
+            })
+            .collect(),
+        ours,
+    )
+}
+
+/// A file of [`write_folder_streamed`]: its name and the function that writes its content.
+pub type FolderFile<'a> = (
+    &'a str,
+    Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + 'a>,
+);
+
+/// [`write_folder_atomically`] with each file's content written straight into the temporary
+/// folder (buffered) by its function, so that large files are never held in memory whole.
+pub fn write_folder_streamed(
+    dir: &Path,
+    files: Vec<FolderFile<'_>>,
+    ours: &[&str],
+) -> Result<(), OutputError> {
     if dir.file_name().is_none() {
         return Err(OutputError::refused(
             dir,
@@ -397,20 +425,25 @@ pub fn write_folder_atomically(
     let temp = temporary_sibling(dir);
     fs::create_dir(&temp).map_err(|e| OutputError::new(dir, e))?;
     track(&temp);
-    let marker: (&str, &[u8]) = (MARKER, MARKER_TEXT.as_bytes());
+    let marker: FolderFile<'_> = (
+        MARKER,
+        Box::new(|out: &mut dyn Write| out.write_all(MARKER_TEXT.as_bytes())),
+    );
     let result = (|| -> Result<(), OutputError> {
-        for (name, content) in files.iter().chain(std::iter::once(&marker)) {
+        for (name, write) in files.into_iter().chain(std::iter::once(marker)) {
             if crate::interrupt::requested() {
                 return Err(OutputError::new(dir, interrupted_error()));
             }
             let path = temp.join(name);
             let fail = |e| OutputError::new(&dir.join(name), e);
-            let mut file = File::options()
+            let file = File::options()
                 .write(true)
                 .create_new(true)
                 .open(&path)
                 .map_err(fail)?;
-            file.write_all(content).map_err(fail)?;
+            let mut buffered = io::BufWriter::with_capacity(1 << 16, file);
+            write(&mut buffered).map_err(fail)?;
+            let file = buffered.into_inner().map_err(|e| fail(e.into_error()))?;
             file.sync_all().map_err(fail)?;
         }
         sync_folder(&temp).map_err(|e| OutputError::new(dir, e))?;

@@ -182,6 +182,7 @@ fn no_label_or_edge_hides_another_in_the_drawn_anomalies() {
             sessions: 3,
             backend: None,
             max: 1,
+            scan: isopredict::store::ScanMode::Keyed,
         };
         let outcome = run_workload(workloads::by_name(name).unwrap(), &options).unwrap();
         let Some(graph) = outcome.anomaly else {

@@ -55,7 +55,7 @@ fn tpcc_reproduces_the_shipped_traces_event_for_event() {
     ] {
         assert_reproduces(tpcc, seed, file);
         // Our own schedule: the same initial state and the same transactions per session.
-        let ours = trace_of(&run(tpcc, &RunConfig::paper(seed, size_of(file))).unwrap());
+        let ours = trace_of(&run(tpcc, &RunConfig::monkeydb(seed, size_of(file))).unwrap());
         let theirs = shipped(file);
         assert_eq!(initial_lines(&ours), initial_lines(&theirs), "{file}");
         assert_eq!(per_session(&ours), per_session(&theirs), "{file}");
@@ -86,7 +86,7 @@ fn wikipedia_reproduces_the_shipped_traces_given_their_lost_calls() {
         assert_reproduces(&with_aborts, seed, file);
         // Without the race our run has every call: a transaction more per lost GetPage, two
         // more per lost UpdatePage.
-        let ours = trace_of(&run(wikipedia, &RunConfig::paper(seed, size_of(file))).unwrap());
+        let ours = trace_of(&run(wikipedia, &RunConfig::monkeydb(seed, size_of(file))).unwrap());
         let theirs = shipped(file);
         assert_eq!(initial_lines(&ours), initial_lines(&theirs), "{file}");
         let (ours, theirs) = (per_session(&ours), per_session(&theirs));

@@ -144,7 +144,7 @@ fn runs_match_the_artifacts_traces() {
         } else {
             Size::Small
         };
-        let r = run(by_name(name).unwrap(), &RunConfig::paper(seed, size)).unwrap();
+        let r = run(by_name(name).unwrap(), &RunConfig::monkeydb(seed, size)).unwrap();
         let (ours_init, ours_txns, ours_sessions) = shape(&trace_of(&r));
         let (their_init, their_txns, their_sessions) = shape(&shipped(file));
         assert_eq!(ours_init, their_init, "{file}: initial state");
@@ -165,7 +165,7 @@ fn runs_match_the_artifacts_traces() {
         counts(
             &run(
                 by_name("smallbank").unwrap(),
-                &RunConfig::paper(seed, Size::Small),
+                &RunConfig::monkeydb(seed, Size::Small),
             )
             .unwrap()
             .history,
@@ -340,7 +340,7 @@ fn replaying_the_artifacts_traces_reproduces_them_exactly() {
                     plan: Arc::new(plan),
                     level: Level::Causal,
                 },
-                ..RunConfig::paper(seed, size)
+                ..RunConfig::monkeydb(seed, size)
             },
         )
         .unwrap();

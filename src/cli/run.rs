@@ -70,6 +70,12 @@ pub struct Args {
     /// makes it happen (as `isopredict reproduce`), writing OUT/reproduce/.
     #[arg(long)]
     reproduce: bool,
+    /// How table statements find their rows on the embedded store: `keyed` reads only the
+    /// rows whose primary key can satisfy the WHERE clause; `full` reads every row ever
+    /// inserted, as MonkeyDB does (the paper's trace shapes; docs/workloads.md, "Keyed
+    /// scans").
+    #[arg(long, default_value = "keyed", value_name = "keyed|full")]
+    scan: isopredict::store::ScanMode,
 }
 
 /// Runs the pipeline; exit code 1 for an anomaly (validated or predicted), 0 for none, 3 for
@@ -120,6 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (Some(b), true) => {
             let config = RunConfig {
                 terminals: args.sessions,
+                scan: args.scan,
                 ..RunConfig::paper(args.seed, size)
             };
             match reproduce::turns::in_turns(workload, &config, b.as_ref())? {
@@ -138,6 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sessions: args.sessions,
         backend,
         max: args.max,
+        scan: args.scan,
     };
     let dir = args
         .out
@@ -190,6 +198,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     workload,
                     config: RunConfig {
                         terminals: options.sessions,
+                        scan: options.scan,
                         ..RunConfig::paper(options.seed, options.size)
                     },
                     predicted: &named,

@@ -21,7 +21,7 @@ use crate::check::{CheckError, Level};
 use crate::predict::{predict, PredictError, PredictOptions, Prediction, Strategy, Verdict};
 use crate::report::anomaly::AnomalyGraph;
 use crate::report::run_report::{RunReport, RunTimings, RunVerdict};
-use crate::store::{Backend, Isolation, KeyDirectory};
+use crate::store::{Backend, Isolation, KeyDirectory, ScanMode};
 use crate::workloads::{self, Run, RunConfig, RunError, Size, Validation, Workload};
 
 use super::judge::{judge, Judged};
@@ -53,6 +53,9 @@ pub struct RunOptions {
     /// budget); above 1, a second search with the scalable engine looks for more after the
     /// first prediction ([`super::distinct`]).
     pub max: usize,
+    /// How table statements find their rows on the embedded store (keyed by default; full:
+    /// MonkeyDB's scan). Validation replays scan the same way.
+    pub scan: ScanMode,
 }
 
 impl Default for RunOptions {
@@ -68,6 +71,7 @@ impl Default for RunOptions {
             sessions: 3,
             backend: None,
             max: 1,
+            scan: ScanMode::Keyed,
         }
     }
 }
@@ -257,6 +261,7 @@ impl Stop {
 fn record(workload: &dyn Workload, options: &RunOptions) -> Result<Recorded, PipelineError> {
     let config = RunConfig {
         terminals: options.sessions,
+        scan: options.scan,
         ..RunConfig::paper(options.seed, options.size)
     };
     let t = Instant::now();

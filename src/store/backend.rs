@@ -13,6 +13,7 @@ use std::str::FromStr;
 
 use super::driver::{run_clients_forcing, Attempt, Client, Schedule};
 use super::engine::{Committed, Loader, Store, StoreError};
+use super::key_index::ScanMode;
 use super::policy::ReadPolicy;
 use super::replay::Divergence;
 use crate::check::Level;
@@ -29,6 +30,9 @@ pub struct Job<'a> {
     pub sessions: Vec<u64>,
     /// The application code of each session.
     pub clients: Vec<&'a mut (dyn Client + Send)>,
+    /// How table statements find their rows ([`ScanMode`]; a backend without a key index
+    /// scans in full whatever this says).
+    pub scan: ScanMode,
 }
 
 /// What a backend recorded.
@@ -232,6 +236,7 @@ impl Backend for Embedded {
 
     fn execute(&self, job: Job<'_>) -> Result<Execution, BackendError> {
         let mut store = Store::new(self.policy.clone())?;
+        store.set_scan_mode(job.scan);
         (job.load)(&mut store.loader());
         let sessions: Vec<_> = job
             .sessions

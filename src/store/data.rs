@@ -111,6 +111,8 @@ pub struct StoreData {
     pub(crate) events: Vec<Event>,
     pub(crate) write_keys: Vec<KeyId>,
     pub(crate) sets_ever: FxHashMap<u64, Vec<u64>>,
+    /// Per set: the primary keys of its rows, as inserted (committed or not).
+    pub(crate) key_indexes: FxHashMap<u64, super::key_index::KeyIndex>,
 }
 
 impl StoreData {

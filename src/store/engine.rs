@@ -17,6 +17,7 @@ use rustc_hash::FxHashMap;
 use super::access::{KvRead, KvWrite, Transaction};
 use super::data::{Event, EventKind, KeyId, Seq, Source, StoreData, TxnRecord, Version};
 use super::key::KeyRef;
+use super::key_index::{KeyIndex, KeyLookup, ScanMode};
 use super::policy::{supported, ReadPolicy, Tracker};
 use super::prng::SplitMix64;
 use super::replay::{Divergence, DivergenceReason, PlannedWriter, ReplayPlan};
@@ -78,6 +79,7 @@ pub struct Store {
     row_counter: u64,
     divergences: Vec<Divergence>,
     scratch: Vec<Seq>,
+    scan: ScanMode,
 }
 
 impl Store {
@@ -109,7 +111,19 @@ impl Store {
             row_counter: 0,
             divergences: Vec::new(),
             scratch: Vec::new(),
+            scan: ScanMode::default(),
         })
+    }
+
+    /// How table statements find their rows (keyed by default; see [`ScanMode`]). Set it
+    /// before the run: a replay must scan as the run it replays did.
+    pub fn set_scan_mode(&mut self, scan: ScanMode) {
+        self.scan = scan;
+    }
+
+    /// How table statements find their rows.
+    pub fn scan_mode(&self) -> ScanMode {
+        self.scan
     }
 
     /// The read policy.
@@ -369,6 +383,30 @@ impl Store {
         rows
     }
 
+    /// The rows of `set` a keyed scan reads ([`KvRead::set_ever_inserted_by_key`]); with
+    /// `own`, the running transaction's inserts count as inserted.
+    fn ever_inserted_by_key(
+        &self,
+        set: u64,
+        lookup: &KeyLookup<'_>,
+        own: bool,
+    ) -> Option<Vec<u64>> {
+        if self.scan == ScanMode::Full {
+            return None;
+        }
+        let committed = self.data.sets_ever.get(&set).map_or(&[][..], |r| &r[..]);
+        let own_inserts = match (&self.current, own) {
+            (Some(cur), true) => &cur.own_inserts[..],
+            _ => &[],
+        };
+        let inserted =
+            |e: u64| committed.binary_search(&e).is_ok() || own_inserts.contains(&(set, e));
+        Some(match self.data.key_indexes.get(&set) {
+            Some(index) => index.candidates(lookup, inserted),
+            None => KeyIndex::default().candidates(lookup, inserted),
+        })
+    }
+
     fn commit(&mut self) -> Committed {
         let cur = self.current.take().expect("no transaction is running");
         let session = cur.session as usize;
@@ -518,6 +556,10 @@ impl KvRead for EmbeddedTx<'_> {
     fn set_ever_inserted(&mut self, set: u64) -> Vec<u64> {
         self.store.ever_inserted(set)
     }
+
+    fn set_ever_inserted_by_key(&mut self, set: u64, lookup: &KeyLookup<'_>) -> Option<Vec<u64>> {
+        self.store.ever_inserted_by_key(set, lookup, true)
+    }
 }
 
 impl KvWrite for EmbeddedTx<'_> {
@@ -533,6 +575,27 @@ impl KvWrite for EmbeddedTx<'_> {
             Value::Bool(true),
         );
         self.store.cur().own_inserts.push((set, elem));
+        self.store
+            .data
+            .key_indexes
+            .entry(set)
+            .or_default()
+            .insert(elem, None);
+    }
+
+    fn set_insert_keyed(&mut self, set: u64, elem: u64, key: Option<&[Value]>) {
+        self.store.write(
+            KeyRef::Member { set, elem },
+            EventKind::Insert,
+            Value::Bool(true),
+        );
+        self.store.cur().own_inserts.push((set, elem));
+        self.store
+            .data
+            .key_indexes
+            .entry(set)
+            .or_default()
+            .insert(elem, key);
     }
 
     fn set_delete(&mut self, set: u64, elem: u64) {
@@ -586,6 +649,10 @@ impl KvRead for Loader<'_> {
     fn set_ever_inserted(&mut self, set: u64) -> Vec<u64> {
         self.store.ever_inserted(set)
     }
+
+    fn set_ever_inserted_by_key(&mut self, set: u64, lookup: &KeyLookup<'_>) -> Option<Vec<u64>> {
+        self.store.ever_inserted_by_key(set, lookup, false)
+    }
 }
 
 impl KvWrite for Loader<'_> {
@@ -594,11 +661,21 @@ impl KvWrite for Loader<'_> {
     }
 
     fn set_insert(&mut self, set: u64, elem: u64) {
+        self.set_insert_keyed(set, elem, None);
+    }
+
+    fn set_insert_keyed(&mut self, set: u64, elem: u64, key: Option<&[Value]>) {
         self.load(KeyRef::Member { set, elem }, Value::Bool(true));
         let rows = self.store.data.sets_ever.entry(set).or_default();
         if let Err(i) = rows.binary_search(&elem) {
             rows.insert(i, elem);
         }
+        self.store
+            .data
+            .key_indexes
+            .entry(set)
+            .or_default()
+            .insert(elem, key);
     }
 
     fn set_delete(&mut self, set: u64, elem: u64) {
@@ -642,5 +719,9 @@ impl KvRead for Snapshot<'_> {
             .get(&set)
             .cloned()
             .unwrap_or_default()
+    }
+
+    fn set_ever_inserted_by_key(&mut self, set: u64, lookup: &KeyLookup<'_>) -> Option<Vec<u64>> {
+        self.store.ever_inserted_by_key(set, lookup, false)
     }
 }

@@ -15,7 +15,9 @@
 //! - Recording: [`Store::history`] (a [`crate::history::History`] with exact writers),
 //!   [`Store::write_trace`] (the IsoPredict trace format), [`Store::commit_order`].
 //! - [`Table`]: MonkeyDB's relational layer (key layout and statement translation), so runs
-//!   have the paper's trace shape; [`StableHasher`] derives MonkeyDB's exact keys;
+//!   have the paper's trace shape, scanning only the rows whose key can match
+//!   ([`ScanMode::Keyed`], [`KeyIndex`]) or every row as MonkeyDB does ([`ScanMode::Full`]);
+//!   [`StableHasher`] derives MonkeyDB's exact keys;
 //!   [`KeyDirectory`] names keys back by table, column and row for reports.
 //!
 //! ```
@@ -45,6 +47,7 @@ mod driver;
 mod engine;
 mod key;
 mod key_directory;
+mod key_index;
 mod policy;
 pub mod postgres;
 mod prng;
@@ -74,6 +77,7 @@ pub use driver::{
 pub use engine::{Committed, EmbeddedTx, Loader, SessionId, Snapshot, Store, StoreError};
 pub use key::KeyRef;
 pub use key_directory::KeyDirectory;
+pub use key_index::{KeyIndex, KeyLookup, ScanMode};
 pub use policy::{supported, ReadPolicy};
 pub use prng::SplitMix64;
 pub use replay::{

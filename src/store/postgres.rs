@@ -29,7 +29,9 @@
 //!
 //! Tables (in a fresh schema per run, dropped afterwards): `kv(k bigint primary key, v text,
 //! w bigint)` for plain keys (values tagged `i:`, `r:`, `t:`, `b:`, `n`) and `member(s, e,
-//! present, w)` for set membership; a set scan reads the rows of `member` it can see.
+//! present, w)` for set membership; a set scan reads the rows of `member` it can see (a keyed
+//! scan, [`super::ScanMode::Keyed`], only those whose primary key can match, from a key index
+//! the run's sessions share).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -47,6 +49,7 @@ use super::backend::{
 use super::driver::{Attempt, Outcome};
 use super::engine::{Committed, Store};
 use super::key::KeyRef;
+use super::key_index::{KeyIndex, KeyLookup, ScanMode};
 use super::policy::ReadPolicy;
 use super::value::Value;
 use crate::error::InputError;
@@ -559,7 +562,13 @@ pub struct PgSession {
     pending: Option<(RecordedTxn, Option<i64>)>,
     /// Where its statements wait for their turn (a gated run).
     gate: Option<Arc<dyn StatementGate>>,
+    /// The run's table key indexes, shared by its sessions (keyed scans; `None`: full scans).
+    key_indexes: Option<SharedKeyIndexes>,
 }
+
+/// Per set, the primary keys of the rows inserted (by any session, committed or not): a
+/// scan keeps those the database shows it ([`KeyIndex::candidates`]).
+type SharedKeyIndexes = Arc<Mutex<FxHashMap<u64, KeyIndex>>>;
 
 impl std::fmt::Debug for PgSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -616,6 +625,7 @@ impl PgSession {
             row_counter,
             pending: None,
             gate: None,
+            key_indexes: None,
         })
     }
 
@@ -700,6 +710,7 @@ impl PgSession {
             row_counter: &self.row_counter,
             record: self.connector.record,
             gate,
+            key_indexes: self.key_indexes.as_deref(),
             session: self.index,
             txn: txn_index,
             gated: 0,
@@ -838,6 +849,7 @@ pub struct PgTx<'a> {
     row_counter: &'a AtomicU64,
     record: bool,
     gate: Option<&'a dyn StatementGate>,
+    key_indexes: Option<&'a Mutex<FxHashMap<u64, KeyIndex>>>,
     /// Its session (client index) and its index among the session's transactions.
     session: usize,
     txn: usize,
@@ -1041,6 +1053,18 @@ impl KvRead for PgTx<'_> {
         present
     }
 
+    fn set_ever_inserted_by_key(&mut self, set: u64, lookup: &KeyLookup<'_>) -> Option<Vec<u64>> {
+        let indexes = self.key_indexes?;
+        // The rows this transaction can see, then those of them whose key can match.
+        let visible = self.set_ever_inserted(set);
+        let indexes = indexes.lock().unwrap_or_else(|e| e.into_inner());
+        let inserted = |e: u64| visible.binary_search(&e).is_ok();
+        Some(match indexes.get(&set) {
+            Some(index) => index.candidates(lookup, inserted),
+            None => KeyIndex::default().candidates(lookup, inserted),
+        })
+    }
+
     fn set_ever_inserted(&mut self, set: u64) -> Vec<u64> {
         let Some(stmts) = self.stmts() else {
             return Vec::new();
@@ -1087,6 +1111,14 @@ impl KvWrite for PgTx<'_> {
     }
 
     fn set_insert(&mut self, set: u64, elem: u64) {
+        self.set_insert_keyed(set, elem, None);
+    }
+
+    fn set_insert_keyed(&mut self, set: u64, elem: u64, key: Option<&[Value]>) {
+        if let Some(indexes) = self.key_indexes {
+            let mut indexes = indexes.lock().unwrap_or_else(|e| e.into_inner());
+            indexes.entry(set).or_default().insert(elem, key);
+        }
         self.member_put(set, elem, true);
     }
 
@@ -1300,6 +1332,9 @@ impl Backend for Postgres {
             record: self.record,
         };
         let row_counter = Arc::new(AtomicU64::new(initial.row_counter()));
+        // Keyed scans: the loaded rows' keys, then every insert's.
+        let key_indexes: Option<SharedKeyIndexes> = (job.scan == ScanMode::Keyed)
+            .then(|| Arc::new(Mutex::new(initial.data().key_indexes.clone())));
         // Sessions are registered in client order before any thread starts.
         let mut sessions = Vec::new();
         let mut failures = Vec::new();
@@ -1307,6 +1342,7 @@ impl Backend for Postgres {
             match PgSession::open(connector.clone(), &recorder, external, row_counter.clone()) {
                 Ok(mut s) => {
                     s.gate = self.gate.clone();
+                    s.key_indexes = key_indexes.clone();
                     sessions.push(Some(s))
                 }
                 Err(e) => {

@@ -1,6 +1,7 @@
 //! Tables over the key–value store with MonkeyDB's key layout and SQL translation
 //! (Biswas et al., OOPSLA'21; as extended for IsoPredict, PLDI'24 §6; notes/workloads.md §1.4),
-//! so that recorded runs have the shape and size of the paper's traces.
+//! so that recorded runs have the shape of the paper's traces, with one change by default:
+//! keyed scans ([`super::ScanMode`], [`super::KeyIndex`]).
 //!
 //! Layout of a table `T` (all keys are [`StableHasher`] hashes, equal to MonkeyDB's):
 //! - metadata keys `(T, Columns)`, `(T, PrimaryKey)`, `(T, LastPrimaryKey)` (tags 0, 2, 3);
@@ -15,10 +16,10 @@
 //! table without PRIMARY KEY; pass that as `primary_key`.)
 //!
 //! Statement translation, events in this order:
-//! - SELECT: (only for `*`: read Columns); scan = one CONTAINS per row id ever inserted,
-//!   ascending; read Columns; for each present row: read each distinct WHERE column
-//!   (alphabetical) — a missing cell stops the whole scan — and, if the predicate holds, read
-//!   each projected column.
+//! - SELECT: (only for `*`: read Columns); scan = one CONTAINS per scanned row id, ascending;
+//!   read Columns; for each present row: read each distinct WHERE column (alphabetical) — a
+//!   missing cell stops the whole scan — and, if the predicate holds, read each projected
+//!   column.
 //! - UPDATE: scan; for each present row: read the WHERE columns; if it matches, for each
 //!   assignment: read the column if the assignment adds to it, then write the cell.
 //! - DELETE: scan; read the WHERE columns of every present row; then one set DELETE per match
@@ -28,11 +29,22 @@
 //!   LastPrimaryKey again and write the key cell; finally INSERT the row into the set. There
 //!   is no uniqueness check: inserting an existing key overwrites its cells.
 //!
-//! A missing WHERE cell stops the scan in UPDATE and DELETE too (MonkeyDB would fail there).
+//! The scanned row ids: MonkeyDB's full scan ([`super::ScanMode::Full`]) reads every row id
+//! ever inserted. The keyed scan ([`super::ScanMode::Keyed`], the default on the embedded
+//! store) reads only the rows whose primary-key values can satisfy the WHERE clause, and the
+//! row id of a key the clause pins in full even when it was never inserted (a phantom check);
+//! see [`super::KeyIndex`] for why this is sound. It needs key columns that never change: an
+//! UPDATE may not assign a key column unless the table was built with
+//! [`Table::with_mutable_key`], whose statements always scan in full. Both backends keep the
+//! key index (on PostgreSQL, of the rows the transaction can see).
+//!
+//! A missing WHERE cell stops the scan in UPDATE and DELETE too (MonkeyDB would fail there);
+//! with keyed scans, only a scanned row can stop it.
 
 use std::cmp::Ordering;
 
 use super::access::{KvRead, KvWrite};
+use super::key_index::{key_component, KeyLookup};
 use super::value::Value;
 use crate::stable_hash::{hash_str, hash_u64s, StableHasher};
 
@@ -117,18 +129,80 @@ impl Pred {
             Pred::All => true,
             Pred::Cmp(c, op, v) => {
                 let i = names.iter().position(|n| n == c).expect("column was read");
-                let x = &values[i];
-                match op {
-                    CmpOp::Eq => x.sql_eq(v),
-                    CmpOp::Ne => !x.sql_eq(v),
-                    CmpOp::Lt => x.sql_cmp(v) == Ordering::Less,
-                    CmpOp::Le => x.sql_cmp(v) != Ordering::Greater,
-                    CmpOp::Gt => x.sql_cmp(v) == Ordering::Greater,
-                    CmpOp::Ge => x.sql_cmp(v) != Ordering::Less,
-                }
+                op.holds(&values[i], v)
             }
             Pred::And(a, b) => a.eval(names, values) && b.eval(names, values),
             Pred::Or(a, b) => a.eval(names, values) || b.eval(names, values),
+        }
+    }
+
+    /// The values the clause pins by equality in its top-level conjunction, per key position
+    /// (`key` = the key columns' names, in key order); the first pin of a position counts.
+    fn key_pins<'a>(&'a self, key: &[&str], pins: &mut [Option<&'a Value>]) {
+        match self {
+            Pred::Cmp(c, CmpOp::Eq, v) => {
+                if let Some(i) = key.iter().position(|k| k == c) {
+                    pins[i].get_or_insert(v);
+                }
+            }
+            Pred::And(a, b) => {
+                a.key_pins(key, pins);
+                b.key_pins(key, pins);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl CmpOp {
+    /// `x op v` as MonkeyDB evaluates it.
+    fn holds(self, x: &Value, v: &Value) -> bool {
+        match self {
+            CmpOp::Eq => x.sql_eq(v),
+            CmpOp::Ne => !x.sql_eq(v),
+            CmpOp::Lt => x.sql_cmp(v) == Ordering::Less,
+            CmpOp::Le => x.sql_cmp(v) != Ordering::Greater,
+            CmpOp::Gt => x.sql_cmp(v) == Ordering::Greater,
+            CmpOp::Ge => x.sql_cmp(v) != Ordering::Less,
+        }
+    }
+}
+
+/// A WHERE clause seen through a row's primary key alone: comparisons of key columns are
+/// decided, the others unknown (they may hold).
+enum KeyFilter<'p> {
+    Unknown,
+    Cmp(usize, CmpOp, &'p Value),
+    And(Box<KeyFilter<'p>>, Box<KeyFilter<'p>>),
+    Or(Box<KeyFilter<'p>>, Box<KeyFilter<'p>>),
+}
+
+impl<'p> KeyFilter<'p> {
+    fn new(pred: &'p Pred, key: &[&str]) -> KeyFilter<'p> {
+        match pred {
+            Pred::All => KeyFilter::Unknown,
+            Pred::Cmp(c, op, v) => match key.iter().position(|k| k == c) {
+                Some(i) => KeyFilter::Cmp(i, *op, v),
+                None => KeyFilter::Unknown,
+            },
+            Pred::And(a, b) => KeyFilter::And(
+                Box::new(KeyFilter::new(a, key)),
+                Box::new(KeyFilter::new(b, key)),
+            ),
+            Pred::Or(a, b) => KeyFilter::Or(
+                Box::new(KeyFilter::new(a, key)),
+                Box::new(KeyFilter::new(b, key)),
+            ),
+        }
+    }
+
+    /// Whether a row with primary-key values `key` can satisfy the clause.
+    fn may_hold(&self, key: &[Value]) -> bool {
+        match self {
+            KeyFilter::Unknown => true,
+            KeyFilter::Cmp(i, op, v) => op.holds(&key[*i], v),
+            KeyFilter::And(a, b) => a.may_hold(key) && b.may_hold(key),
+            KeyFilter::Or(a, b) => a.may_hold(key) || b.may_hold(key),
         }
     }
 }
@@ -169,6 +243,7 @@ pub struct Table {
     name: String,
     columns: Vec<String>,
     primary_key: Option<Vec<usize>>,
+    mutable_key: bool,
     set: u64,
     columns_key: u64,
     primary_key_key: u64,
@@ -211,8 +286,16 @@ impl Table {
             name: name.to_string(),
             columns,
             primary_key,
+            mutable_key: false,
             cell_prefix,
         }
+    }
+
+    /// The same table, with primary-key columns an UPDATE may assign: its statements always
+    /// scan every row ever inserted (MonkeyDB's scan), since a row's key may change.
+    pub fn with_mutable_key(mut self) -> Table {
+        self.mutable_key = true;
+        self
     }
 
     /// The table's name.
@@ -291,12 +374,34 @@ impl Table {
         kv.put(self.primary_key_key, pk);
     }
 
-    /// Every row id ever inserted, with one CONTAINS each: the present ones, ascending.
-    fn scan(&self, kv: &mut (impl KvRead + ?Sized)) -> Vec<u64> {
-        let rows = kv.set_ever_inserted(self.set);
+    /// The row ids the statement scans, one CONTAINS each: the present ones, ascending.
+    /// Keyed (only rows whose key can satisfy `pred`) when the reader keeps a key index and
+    /// the key is immutable; otherwise every row id ever inserted.
+    fn scan(&self, kv: &mut (impl KvRead + ?Sized), pred: &Pred) -> Vec<u64> {
+        let rows = self
+            .keyed_rows(kv, pred)
+            .unwrap_or_else(|| kv.set_ever_inserted(self.set));
         rows.into_iter()
             .filter(|&r| kv.set_contains(self.set, r))
             .collect()
+    }
+
+    fn keyed_rows(&self, kv: &mut (impl KvRead + ?Sized), pred: &Pred) -> Option<Vec<u64>> {
+        let pk = self.primary_key.as_ref().filter(|_| !self.mutable_key)?;
+        let key: Vec<&str> = pk.iter().map(|&c| self.columns[c].as_str()).collect();
+        let mut pins = vec![None; key.len()];
+        pred.key_pins(&key, &mut pins);
+        let prefix: Vec<Value> = pins.iter().map_while(|p| p.cloned()).collect();
+        let filter = KeyFilter::new(pred, &key);
+        let may_match = |k: &[Value]| filter.may_hold(k);
+        kv.set_ever_inserted_by_key(
+            self.set,
+            &KeyLookup {
+                key_len: key.len(),
+                prefix: &prefix,
+                may_match: &may_match,
+            },
+        )
     }
 
     /// Reads the WHERE columns of `row`; `None` if a cell is missing (stops the scan).
@@ -332,7 +437,7 @@ impl Table {
             }
             Projection::Columns(cols) => cols.iter().map(|c| self.column(c)).collect(),
         };
-        let present = self.scan(kv);
+        let present = self.scan(kv, pred);
         kv.get(self.columns_key);
         let (cols, names) = self.where_columns(pred);
         let mut out = Vec::new();
@@ -353,13 +458,17 @@ impl Table {
     }
 
     /// UPDATE T SET `assignments` WHERE `pred`; returns the number of matched rows.
+    ///
+    /// # Panics
+    /// If an assignment names a column not in the table, or a primary-key column of a table
+    /// not built [`Table::with_mutable_key`] (programming errors in a procedure).
     pub fn update(
         &self,
         kv: &mut (impl KvWrite + ?Sized),
         assignments: &[Assign],
         pred: &Pred,
     ) -> usize {
-        let present = self.scan(kv);
+        let present = self.scan(kv, pred);
         let (cols, names) = self.where_columns(pred);
         let targets: Vec<usize> = assignments
             .iter()
@@ -367,6 +476,14 @@ impl Table {
                 Assign::Set(c, _) | Assign::Add(c, _) => self.column(c),
             })
             .collect();
+        if let Some(pk) = self.primary_key.as_ref().filter(|_| !self.mutable_key) {
+            if let Some(&c) = targets.iter().find(|c| pk.contains(c)) {
+                panic!(
+                    "table {}: UPDATE assigns key column {} (build the table with_mutable_key)",
+                    self.name, self.columns[c]
+                );
+            }
+        }
         let mut matched = 0;
         for row in present {
             let Some(values) = self.where_values(kv, &cols, row) else {
@@ -390,7 +507,7 @@ impl Table {
 
     /// DELETE FROM T WHERE `pred`; returns the number of deleted rows.
     pub fn delete(&self, kv: &mut (impl KvWrite + ?Sized), pred: &Pred) -> usize {
-        let present = self.scan(kv);
+        let present = self.scan(kv, pred);
         let (cols, names) = self.where_columns(pred);
         let mut matched = Vec::new();
         for row in present {
@@ -439,26 +556,38 @@ impl Table {
         for (&c, (_, v)) in supplied.iter().zip(values) {
             kv.put(self.cell_key(c, row), v.clone());
         }
+        let mut auto_id = None;
         if auto {
             let pk = self
                 .primary_key
                 .as_ref()
                 .expect("auto-increment needs a key")[0];
             let id = kv.get(self.last_primary_key_key).unwrap_or(Value::Int(0));
-            kv.put(self.cell_key(pk, row), id);
+            kv.put(self.cell_key(pk, row), id.clone());
+            auto_id = Some(id);
         }
-        kv.set_insert(self.set, row);
+        match &self.primary_key {
+            Some(pk) => {
+                // The key values the row id is the hash of (`None` if one is not supplied).
+                let key: Option<Vec<Value>> = match auto_id {
+                    // The row id is the hash of `[LastPrimaryKey + 1]`, the value just written.
+                    Some(id) if pk.len() == 1 && matches!(id, Value::Int(_)) => Some(vec![id]),
+                    Some(_) => None,
+                    None => pk
+                        .iter()
+                        .map(|k| {
+                            supplied
+                                .iter()
+                                .position(|s| s == k)
+                                .map(|i| values[i].1.clone())
+                        })
+                        .collect(),
+                };
+                kv.set_insert_keyed(self.set, row, key.as_deref());
+            }
+            None => kv.set_insert(self.set, row),
+        }
         row
-    }
-}
-
-/// A key value as MonkeyDB hashes it into a row id: integers as themselves, texts by their
-/// hash; anything else is left out.
-fn key_component(v: &Value) -> Option<u64> {
-    match v {
-        Value::Int(i) => Some(*i as u64),
-        Value::Text(t) => Some(hash_str(t)),
-        _ => None,
     }
 }
 

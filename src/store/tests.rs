@@ -206,6 +206,7 @@ fn table_statements_have_monkeydb_event_shapes() {
     let accounts = Table::new("ACCOUNTS", &["custid", "name"], Some(&["custid"]));
     let votes = Table::new("VOTES", &["vote_id", "phone"], None);
     let mut store = latest();
+    store.set_scan_mode(ScanMode::Full);
     let s = store.open_session(7);
     {
         let mut l = store.loader();
@@ -455,4 +456,224 @@ fn random_runs_satisfy_pc_and_si() {
         assert!(beyond > 0, "{level}: no run beyond {stronger}");
         assert_eq!(aborted > 0, level == Level::Snapshot, "{level}: aborts");
     }
+}
+
+/// ORDERS(w, d, o, amount) keyed by (w, d, o): rows w = 1, d in 1..=3, o in 1..=3, amount o.
+fn orders_store(scan: ScanMode) -> (Table, Store) {
+    let orders = Table::new("ORDERS", &["w", "d", "o", "amount"], Some(&["w", "d", "o"]));
+    let mut store = latest();
+    store.set_scan_mode(scan);
+    {
+        let mut l = store.loader();
+        orders.create(&mut l);
+        for d in 1..=3 {
+            for o in 1..=3 {
+                orders.insert(
+                    &mut l,
+                    &[
+                        ("w", Value::Int(1)),
+                        ("d", Value::Int(d)),
+                        ("o", Value::Int(o)),
+                        ("amount", Value::Int(o)),
+                    ],
+                );
+            }
+        }
+    }
+    (orders, store)
+}
+
+fn order_row(d: i64, o: i64) -> u64 {
+    hash_u64s(&[1, d as u64, o as u64])
+}
+
+/// The rows whose membership transaction `seq` read (CONTAINS), in order.
+fn contained_rows(store: &Store, seq: Seq) -> Vec<u64> {
+    let data = store.data();
+    data.txn_events(seq)
+        .iter()
+        .filter(|e| e.kind == EventKind::Contains)
+        .map(|e| match data.key(e.key) {
+            KeyRef::Member { elem, .. } => elem,
+            other => panic!("CONTAINS of {other:?}"),
+        })
+        .collect()
+}
+
+fn sorted(mut v: Vec<u64>) -> Vec<u64> {
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn keyed_scans_read_exactly_the_rows_whose_key_can_match() {
+    let w1 = || Pred::eq("w", 1);
+    let cases: Vec<(Pred, Vec<u64>)> = vec![
+        // A key prefix: the district's rows.
+        (
+            w1().and(Pred::eq("d", 2)),
+            (1..=3).map(|o| order_row(2, o)).collect(),
+        ),
+        // A prefix and a range on the next key column.
+        (
+            w1().and(Pred::eq("d", 2)).and(Pred::cmp("o", CmpOp::Gt, 1)),
+            vec![order_row(2, 2), order_row(2, 3)],
+        ),
+        // A disjunction of key values.
+        (
+            w1().and(Pred::eq("d", 1).or(Pred::eq("d", 3))),
+            [1, 3]
+                .iter()
+                .flat_map(|&d| (1..=3).map(move |o| order_row(d, o)))
+                .collect(),
+        ),
+        // The whole key, present: that row.
+        (
+            w1().and(Pred::eq("d", 3)).and(Pred::eq("o", 2)),
+            vec![order_row(3, 2)],
+        ),
+        // The whole key, never inserted: its CONTAINS is still read (a phantom check).
+        (
+            w1().and(Pred::eq("d", 3)).and(Pred::eq("o", 9)),
+            vec![order_row(3, 9)],
+        ),
+        // Only a non-key column: every row.
+        (
+            Pred::cmp("amount", CmpOp::Ge, 2),
+            (1..=3)
+                .flat_map(|d| (1..=3).map(move |o| order_row(d, o)))
+                .collect(),
+        ),
+        // Key columns pinned to values of another type (SQL `=` says 2 = 2.0): no bucket
+        // lookup, every row's key values are compared.
+        (
+            Pred::eq("w", 1.0).and(Pred::eq("d", 2.0)),
+            (1..=3).map(|o| order_row(2, o)).collect(),
+        ),
+    ];
+    for (pred, expected) in cases {
+        let (orders, mut keyed) = orders_store(ScanMode::Keyed);
+        let (_, mut full) = orders_store(ScanMode::Full);
+        let s = keyed.open_session(1);
+        let mut tx = keyed.begin(s);
+        let got = orders.select(&mut tx, Projection::Columns(&["amount"]), &pred);
+        tx.commit();
+        let s = full.open_session(1);
+        let mut tx = full.begin(s);
+        let want = orders.select(&mut tx, Projection::Columns(&["amount"]), &pred);
+        tx.commit();
+        assert_eq!(got, want, "{pred:?}: the same result as MonkeyDB's scan");
+        assert_eq!(
+            contained_rows(&keyed, 1),
+            sorted(expected),
+            "{pred:?}: rows scanned"
+        );
+        assert_eq!(contained_rows(&full, 1).len(), 9, "{pred:?}");
+        // Every present scanned row has its WHERE columns read, as in the full scan.
+        let reads = keyed
+            .data()
+            .txn_events(1)
+            .iter()
+            .filter(|e| e.kind == EventKind::Read)
+            .count();
+        let present = contained_rows(&keyed, 1)
+            .iter()
+            .filter(|&&r| r != order_row(3, 9))
+            .count();
+        let where_columns = pred.read_columns().len();
+        assert_eq!(reads, 1 + present * where_columns + got.len(), "{pred:?}");
+    }
+}
+
+#[test]
+fn keyed_scans_keep_the_conflicts_that_can_matter() {
+    // A scan of district 2 and, in other transactions, an insert of the key it pinned, a
+    // change to a row it can match, and a change to a row it cannot.
+    let (orders, mut store) = orders_store(ScanMode::Keyed);
+    let a = store.open_session(1);
+    let b = store.open_session(2);
+    let mut tx = store.begin(a);
+    let pinned = Pred::eq("w", 1).and(Pred::eq("d", 2)).and(Pred::eq("o", 4));
+    assert!(orders.select(&mut tx, Projection::All, &pinned).is_empty());
+    let district = Pred::eq("w", 1).and(Pred::eq("d", 2));
+    assert_eq!(orders.select(&mut tx, Projection::All, &district).len(), 3);
+    tx.commit();
+    let mut tx = store.begin(b);
+    orders.insert(
+        &mut tx,
+        &[
+            ("w", Value::Int(1)),
+            ("d", Value::Int(2)),
+            ("o", Value::Int(4)),
+            ("amount", Value::Int(4)),
+        ],
+    );
+    tx.commit();
+    let mut tx = store.begin(b);
+    let row = Pred::eq("w", 1).and(Pred::eq("d", 2)).and(Pred::eq("o", 1));
+    orders.update(&mut tx, &[Assign::set("amount", 7)], &row);
+    tx.commit();
+    let mut tx = store.begin(b);
+    let other = Pred::eq("w", 1).and(Pred::eq("d", 3)).and(Pred::eq("o", 1));
+    orders.update(&mut tx, &[Assign::set("amount", 8)], &other);
+    tx.commit();
+    let h = store.history("t").unwrap();
+    let read_keys: Vec<_> = h.txn_ops(1).iter().map(|o| o.key).collect();
+    let writes = |t| -> Vec<_> {
+        h.txn_ops(t)
+            .iter()
+            .filter(|o| o.kind == OpKind::Write)
+            .map(|o| o.key)
+            .collect()
+    };
+    // The phantom insert writes the membership the scan read: a write-read conflict.
+    assert!(writes(2).iter().any(|k| read_keys.contains(k)));
+    // The update of a matching row writes a cell the scan read.
+    assert!(writes(3).iter().any(|k| read_keys.contains(k)));
+    // The update of a row of district 3 touches nothing the scan read.
+    assert!(!writes(4).iter().any(|k| read_keys.contains(k)));
+    // A later scan of the district sees the inserted row; its own insert counts too.
+    let mut tx = store.begin(a);
+    orders.insert(
+        &mut tx,
+        &[
+            ("w", Value::Int(1)),
+            ("d", Value::Int(2)),
+            ("o", Value::Int(5)),
+        ],
+    );
+    assert_eq!(orders.select(&mut tx, Projection::All, &district).len(), 5);
+    tx.rollback();
+    // A rolled-back insert is no row: it is not scanned.
+    let mut tx = store.begin(a);
+    assert_eq!(orders.select(&mut tx, Projection::All, &district).len(), 4);
+    assert_eq!(tx.event_count(), 1 + 4 + 1 + 4 * 2 + 4 * 4);
+}
+
+#[test]
+#[should_panic(expected = "UPDATE assigns key column d")]
+fn an_update_of_a_key_column_is_refused() {
+    let (orders, mut store) = orders_store(ScanMode::Keyed);
+    let s = store.open_session(1);
+    let mut tx = store.begin(s);
+    orders.update(&mut tx, &[Assign::set("d", 5)], &Pred::eq("o", 1));
+}
+
+#[test]
+fn a_table_with_a_mutable_key_scans_every_row() {
+    let (orders, mut store) = orders_store(ScanMode::Keyed);
+    let orders = orders.with_mutable_key();
+    let s = store.open_session(1);
+    let mut tx = store.begin(s);
+    let moved = orders.update(
+        &mut tx,
+        &[Assign::set("d", 5)],
+        &Pred::eq("w", 1).and(Pred::eq("d", 1)),
+    );
+    assert_eq!(moved, 3);
+    // The rows moved to district 5 keep their ids; a scan of district 5 finds them.
+    let five = Pred::eq("w", 1).and(Pred::eq("d", 5));
+    assert_eq!(orders.select(&mut tx, Projection::All, &five).len(), 3);
+    tx.commit();
+    assert_eq!(contained_rows(&store, 1).len(), 18);
 }

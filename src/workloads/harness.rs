@@ -9,7 +9,7 @@ use crate::error::InputError;
 use crate::history::{History, TxnId};
 use crate::store::{
     interleave_attempts, Attempt, Backend, BackendError, Client, DatabaseRun, Divergence, Embedded,
-    Job, Outcome, ReadPolicy, Schedule, Store, StoreError, Tx,
+    Job, Outcome, ReadPolicy, ScanMode, Schedule, Store, StoreError, Tx,
 };
 
 use super::java_random::JavaRandom;
@@ -111,10 +111,15 @@ pub struct RunConfig {
     /// aborted again; without them, they run just before their session's next committed
     /// transaction.
     pub observed_attempts: Option<Vec<Attempt>>,
+    /// How table statements find their rows on the embedded store: keyed (the default) or
+    /// MonkeyDB's full scan ([`ScanMode::Full`], the paper's trace shapes). A replay scans as
+    /// the run it replays.
+    pub scan: ScanMode,
 }
 
 impl RunConfig {
-    /// The paper's configuration: 3 terminals, latest reads, scheduler seeded by the run.
+    /// The paper's configuration: 3 terminals, latest reads, scheduler seeded by the run;
+    /// keyed scans (set `scan` to [`ScanMode::Full`] for the paper's trace shapes).
     pub fn paper(seed: u64, size: Size) -> RunConfig {
         RunConfig {
             seed,
@@ -123,6 +128,16 @@ impl RunConfig {
             policy: ReadPolicy::Latest,
             schedule_seed: seed,
             observed_attempts: None,
+            scan: ScanMode::Keyed,
+        }
+    }
+
+    /// The paper's configuration with MonkeyDB's full scans: the traces of the paper's
+    /// artifact, event for event (notes/workloads.md §1.4).
+    pub fn monkeydb(seed: u64, size: Size) -> RunConfig {
+        RunConfig {
+            scan: ScanMode::Full,
+            ..RunConfig::paper(seed, size)
         }
     }
 
@@ -424,6 +439,7 @@ pub fn run_on(
             .iter_mut()
             .map(|c| c as &mut (dyn Client + Send))
             .collect(),
+        scan: config.scan,
     })?;
     let store = execution.final_state;
     let history = execution.history;

@@ -410,7 +410,7 @@ pub fn table3_average(
     use isopredict::workloads::{counts, run, Counts, RunConfig};
     let mut total = Counts::default();
     for seed in 1..=10 {
-        let c = counts(&run(w, &RunConfig::paper(seed, size)).unwrap().history);
+        let c = counts(&run(w, &RunConfig::monkeydb(seed, size)).unwrap().history);
         total.reads += c.reads;
         total.writes += c.writes;
         total.txns += c.txns;

@@ -71,7 +71,7 @@ pub fn replay_shipped(workload: &dyn Workload, seed: u64, file: &str) -> Run {
                 plan: Arc::new(plan),
                 level: Level::Causal,
             },
-            ..RunConfig::paper(seed, size)
+            ..RunConfig::monkeydb(seed, size)
         },
     )
     .unwrap()

@@ -1216,7 +1216,7 @@ fn describe_customer(c: CustomerRef) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{ReadPolicy, Store};
+    use crate::store::{ReadPolicy, ScanMode, Store};
     use crate::workloads::{counts, Counts};
 
     /// Loads TPC-C, runs `f` as one transaction of terminal `t` (of 3) and returns the
@@ -1225,7 +1225,17 @@ mod tests {
         t: usize,
         f: impl FnOnce(&TpccTerminal, &mut Tx<'_>) -> Step,
     ) -> (Option<Counts>, Vec<InvariantCheck>) {
+        // The costs are MonkeyDB's (full scans), as the specification counts them.
+        one_txn_scanning(ScanMode::Full, t, f)
+    }
+
+    fn one_txn_scanning(
+        scan: ScanMode,
+        t: usize,
+        f: impl FnOnce(&TpccTerminal, &mut Tx<'_>) -> Step,
+    ) -> (Option<Counts>, Vec<InvariantCheck>) {
         let mut store = Store::new(ReadPolicy::Latest).unwrap();
+        store.set_scan_mode(scan);
         Tpcc.load(&mut store.loader());
         let s = store.open_session(8);
         let (lower, upper) = district_range(t, 3);
@@ -1328,6 +1338,40 @@ mod tests {
         // t0 serves no district: an empty transaction.
         let (c, _) = one_txn(0, |term, tx| term.delivery(tx, 5));
         assert_eq!(c.unwrap(), Counts::default());
+    }
+
+    #[test]
+    fn keyed_scans_read_less_and_write_the_same() {
+        type Call = Box<dyn Fn(&TpccTerminal, &mut Tx<'_>) -> Step>;
+        let calls: Vec<(usize, Call)> = vec![
+            (1, Box::new(|term, tx| term.new_order(tx, &new_order(5, 1)))),
+            (
+                1,
+                Box::new(|term, tx| term.payment(tx, &payment(CustomerRef::ById(2), 1))),
+            ),
+            (
+                2,
+                Box::new(|term, tx| term.payment(tx, &payment(CustomerRef::ByName(LAST_NAME), 2))),
+            ),
+            (2, Box::new(|term, tx| term.delivery(tx, 5))),
+            (1, Box::new(|term, tx| term.stock_level(tx, 15, 1))),
+            (
+                1,
+                Box::new(|term, tx| term.order_status(tx, 1, CustomerRef::ById(1))),
+            ),
+        ];
+        for (i, (t, call)) in calls.iter().enumerate() {
+            let (full, _) = one_txn_scanning(ScanMode::Full, *t, |term, tx| call(term, tx));
+            let (keyed, inv) = one_txn_scanning(ScanMode::Keyed, *t, |term, tx| call(term, tx));
+            let (full, keyed) = (full.unwrap(), keyed.unwrap());
+            assert_eq!(
+                (keyed.writes, keyed.txns),
+                (full.writes, full.txns),
+                "call {i}"
+            );
+            assert!(keyed.reads < full.reads, "call {i}: {keyed:?} {full:?}");
+            assert!(failing(&inv).is_empty(), "call {i}: {inv:?}");
+        }
     }
 
     #[test]
