@@ -57,7 +57,17 @@ pub fn check_strong(
             deadline,
             ..CheckOptions::default()
         },
-    )?;
+    );
+    // Over the memory budget in the causal pre-check: the strong level is unknown, as when
+    // its own phases pass the budget (the reason names it).
+    let memory_stop = match &cc {
+        Err(e @ CheckError::MemoryLimit { .. }) => Some(e.to_string()),
+        _ => None,
+    };
+    let cc = match memory_stop {
+        Some(_) => None,
+        None => Some(cc?),
+    };
     let bounds = Bounds {
         deadline,
         memory: options.memory,
@@ -85,6 +95,12 @@ pub fn check_strong(
         witness: None,
         witness_labels: None,
         unknown_reason: None,
+    };
+    let Some(cc) = cc else {
+        report.verdict = Verdict::Unknown;
+        report.unknown_reason = memory_stop;
+        report.summary = summary;
+        return Ok(report);
     };
     if !cc.is_consistent() {
         report.causal = Some(cc);
