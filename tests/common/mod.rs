@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod postgres;
 pub mod shipped;
+pub mod signal;
 
 use isopredict::formats::{self, Format};
 use isopredict::history::{

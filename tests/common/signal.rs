@@ -1,0 +1,88 @@
+//! Signalling a running `isopredict`: start it with its progress line on, send a signal as
+//! soon as a progress line says it is at the point a test wants, and collect what it left.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::cli::Scratch;
+
+/// What a signalled command left: its exit code (`None` if a signal ended it), standard
+/// output and standard error.
+pub struct Ended {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Starts `isopredict ARGS` with the progress line on (`ISOPREDICT_PROGRESS=1`), sends
+/// `signal` as soon as a line of standard error satisfies `ready` (`waiting_for` says what
+/// that is, for the failure message), and waits (at most a minute) for the command to end.
+pub fn signal_when(
+    scratch: &Scratch,
+    args: &[&str],
+    signal: i32,
+    ready: impl Fn(&str) -> bool,
+    waiting_for: &str,
+) -> Ended {
+    let out_file = scratch.join("stdout.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .args(args)
+        .env("ISOPREDICT_PROGRESS", "1")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_file).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut stderr = String::new();
+    let mut signalled = false;
+    let start = Instant::now();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        stderr.push_str(&line);
+        stderr.push('\n');
+        if ready(&line) {
+            // SAFETY: sending a signal to our own child process.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+            signalled = true;
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no progress line: {stderr}"
+        );
+    }
+    assert!(
+        signalled,
+        "`isopredict {}` ended before a progress line showed {waiting_for}: {stderr}",
+        args.join(" ")
+    );
+    // The rest of standard error, until the command ends (the pipe closes).
+    let reader = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!(
+                "`isopredict {}` still running 60 s after the signal",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    for line in reader.join().unwrap() {
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    let stdout = std::fs::read_to_string(&out_file).unwrap();
+    std::fs::remove_file(&out_file).unwrap();
+    Ended {
+        code: status.code(),
+        stdout,
+        stderr,
+    }
+}
