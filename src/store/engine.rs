@@ -569,18 +569,7 @@ impl KvWrite for EmbeddedTx<'_> {
     }
 
     fn set_insert(&mut self, set: u64, elem: u64) {
-        self.store.write(
-            KeyRef::Member { set, elem },
-            EventKind::Insert,
-            Value::Bool(true),
-        );
-        self.store.cur().own_inserts.push((set, elem));
-        self.store
-            .data
-            .key_indexes
-            .entry(set)
-            .or_default()
-            .insert(elem, None);
+        self.set_insert_keyed(set, elem, None);
     }
 
     fn set_insert_keyed(&mut self, set: u64, elem: u64, key: Option<&[Value]>) {
