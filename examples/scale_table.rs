@@ -126,9 +126,11 @@ fn main() {
         print!("{}", text.lines().last().map(|l| format!("{l}\n")).unwrap());
     }
     text.push_str(
-        "\nNo prediction at scale (one writing session, causal, approx-relaxed, scalable engine):\n\n",
+        "\nNo prediction at scale (one writing session, causal, approx-relaxed, scalable engine; \
+         candidate writers: those the complete solver phase would encode, 0 when a certificate \
+         answers before it is built):\n\n",
     );
-    text.push_str("| history | transactions | result | wall | peak memory | candidate writers | why (unknown) |\n");
+    text.push_str("| history | transactions | result | wall | peak memory | candidate writers | why (certificate of a none, reason of an unknown) |\n");
     text.push_str("|---|---:|---|---:|---:|---:|---|\n");
     for (case, &(table, name, sessions, txns, _, _)) in CASES.iter().enumerate() {
         if table != 3 {
@@ -177,8 +179,13 @@ fn one(case: usize, level: Level, max: usize, timeout: u64) {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0);
+    // A "none" names its certificate's kind, an unknown its reason.
     let reason = match out.verdict {
         Verdict::Unknown => out.reason.unwrap_or_default(),
+        Verdict::NoPrediction => out
+            .certificate
+            .map_or("complete solver phase", |c| c.kind())
+            .to_string(),
         _ => String::new(),
     };
     println!(
