@@ -1440,6 +1440,20 @@ mod tests {
                 exploration_seed: 1_000_003,
             }
         );
+        // Every line carries the grid's scan mode; a plan made before `rank --scan` has none,
+        // and its cells scan keyed, as its runs did.
+        assert_eq!(lines[0].grid.scan, Some(ScanMode::Keyed));
+        assert!(text.contains("\"scan\":\"keyed\""));
+        let old = parse_rank_plan(&text.replace("\"scan\":\"keyed\",", ""), "p").unwrap();
+        assert_eq!(old[0].grid.scan, None);
+        let mut full = small_grid();
+        if let RankInput::Workloads { scan, .. } = &mut full.input {
+            *scan = ScanMode::Full;
+        }
+        let full_lines =
+            cells::parse_plan::<RankPlanGrid, RankTask>(&rank_plan(&full).unwrap(), "p").unwrap();
+        assert_eq!(full_lines[0].grid.scan, Some(ScanMode::Full));
+        assert!(full_lines[0].grid.grid.ends_with("; full scans"));
         // Deterministic: the same grid, the same plan.
         assert_eq!(rank_plan(&grid).unwrap(), text);
         // A plan naming what does not exist is refused with its line.
