@@ -17,7 +17,14 @@ const NO_DATABASE: &str = "postgres://isopredict@127.0.0.1:1/none";
 fn run_smallbank(s: &Scratch, dir: &str, mode: &str) {
     let out = s.arg(dir);
     let o = isopredict(&[
-        "run", "smallbank", "--scan", mode, "--max", "1", "--out", &out,
+        "run",
+        "smallbank",
+        "--scan",
+        mode,
+        "--max",
+        "1",
+        "--out",
+        &out,
     ]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
 }
@@ -48,9 +55,9 @@ fn run_records_its_scan_mode_and_reproduce_records_the_run_again_with_it() {
     run_smallbank(&s, "keyed", "keyed");
     assert_eq!(report_json(&s, "full")["scan"], "full");
     assert_eq!(report_json(&s, "keyed")["scan"], "keyed");
-    assert!(s
-        .read("full/report.md")
-        .starts_with("# isopredict run smallbank (seed 1, small, level causal, approx-relaxed, full scans)\n"));
+    assert!(s.read("full/report.md").starts_with(
+        "# isopredict run smallbank (seed 1, small, level causal, approx-relaxed, full scans)\n"
+    ));
     // The two modes record different runs of Smallbank (a full scan reads every account row).
     assert_ne!(s.read("full/observed.json"), s.read("keyed/observed.json"));
     for mode in ["full", "keyed"] {
@@ -65,13 +72,19 @@ fn run_records_its_scan_mode_and_reproduce_records_the_run_again_with_it() {
         );
         // Then the database: not reachable here, and the report says so.
         assert!(
-            text.contains(&format!("- On the database in turns with {mode} scans: cannot connect")),
+            text.contains(&format!(
+                "- On the database in turns with {mode} scans: cannot connect"
+            )),
             "{text}"
         );
         assert!(!stderr(&o).contains("does not say how the run scanned"));
         let json: serde_json::Value =
             serde_json::from_str(&s.read(&format!("{mode}-reproduce/report.json"))).unwrap();
-        assert_eq!(json["observed_again"].as_array().unwrap().len(), 2, "{json}");
+        assert_eq!(
+            json["observed_again"].as_array().unwrap().len(),
+            2,
+            "{json}"
+        );
     }
 }
 
@@ -132,11 +145,11 @@ fn an_old_run_folder_without_a_scan_mode_is_taken_as_keyed_and_says_so() {
 fn run_literals(s: &Scratch, mode: &str) -> u64 {
     let dir = format!("tpcc-{mode}");
     let out = s.arg(&dir);
-    let o = isopredict(&[
-        "run", "tpcc", "--scan", mode, "--max", "1", "--out", &out,
-    ]);
+    let o = isopredict(&["run", "tpcc", "--scan", mode, "--max", "1", "--out", &out]);
     assert!(o.status.code().is_some(), "{}", stderr(&o));
-    report_json(s, &dir)["timings"]["literals"].as_u64().unwrap()
+    report_json(s, &dir)["timings"]["literals"]
+        .as_u64()
+        .unwrap()
 }
 
 #[test]
@@ -186,8 +199,18 @@ fn a_full_scan_run_reproduced_on_postgresql_is_the_same_as_observed() {
     let s = Scratch::new("pg");
     let out = s.arg("run");
     let o = isopredict(&[
-        "run", "smallbank", "--seed", "2", "--level", "rc", "--max", "1", "--scan", "full",
-        "--out", &out,
+        "run",
+        "smallbank",
+        "--seed",
+        "2",
+        "--level",
+        "rc",
+        "--max",
+        "1",
+        "--scan",
+        "full",
+        "--out",
+        &out,
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let o = reproduce(&s, "run", &url);

@@ -873,7 +873,8 @@ mod tests {
         };
         let md = r.to_markdown();
         // A report without a scan mode (written before it was recorded) says none.
-        assert!(md.starts_with("# isopredict run voter (seed 1, small, level causal, approx-relaxed)\n"));
+        assert!(md
+            .starts_with("# isopredict run voter (seed 1, small, level causal, approx-relaxed)\n"));
         let json = serde_json::to_value(&r).unwrap();
         let mut old = json.clone();
         old.as_object_mut().unwrap().remove("scan");
@@ -883,12 +884,15 @@ mod tests {
             scan: Some(crate::store::ScanMode::Full),
             ..r.clone()
         };
-        assert!(full
-            .to_markdown()
-            .starts_with("# isopredict run voter (seed 1, small, level causal, approx-relaxed, full scans)\n"));
+        assert!(full.to_markdown().starts_with(
+            "# isopredict run voter (seed 1, small, level causal, approx-relaxed, full scans)\n"
+        ));
         let full_json = serde_json::to_value(&full).unwrap();
         assert_eq!(full_json["scan"], "full");
-        assert_eq!(serde_json::from_value::<RunReport>(full_json).unwrap(), full);
+        assert_eq!(
+            serde_json::from_value::<RunReport>(full_json).unwrap(),
+            full
+        );
         assert!(md.contains("why: every two writers are ordered (certificate: `writers-ordered`)"));
         assert!(!md.contains("Reason:"));
         let json = serde_json::to_value(&r).unwrap();

@@ -173,8 +173,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         let scans = format!("{} scans", request.config.scan);
         // First on the embedded store, where it was recorded: a difference there is the run
         // folder's configuration (e.g. its scan mode), not the database.
-        if let Err(d) =
-            turns::same_on_embedded(request.workload, &request.config, request.observed)
+        if let Err(d) = turns::same_on_embedded(request.workload, &request.config, request.observed)
         {
             out.verdict = ReproVerdict::Unknown;
             out.observed_again.push(format!(
