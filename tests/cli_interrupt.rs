@@ -84,20 +84,10 @@ fn sigint_stops_predict_writing_nothing() {
         scratch.arg("prediction.json"),
         scratch.arg("prediction.dot"),
     );
-    let args = [
-        "predict",
-        observed,
-        "--level",
-        "causal",
-        "--strategy",
-        "exact-strict",
-        "--timeout",
-        "0",
-        "--out",
-        &out,
-        "--dot",
-        &dot,
-    ];
+    // The slow case's prediction (SLOW without --calls, a run option).
+    let mut args = vec!["predict", observed];
+    args.extend_from_slice(&SLOW[2..]);
+    args.extend_from_slice(&["--out", &out, "--dot", &dot]);
     assert_sigint_writes_nothing(&scratch, &args);
 }
 

@@ -13,10 +13,11 @@ use common::postgres::server;
 /// embedded store first, and only then fails to reach the database.
 const NO_DATABASE: &str = "postgres://isopredict@127.0.0.1:1/none";
 
-/// `run smallbank` (seed 1, small, causal, one anomaly) with `--scan MODE` into `dir`.
-fn run_smallbank(s: &Scratch, dir: &str, mode: &str) {
+/// `run smallbank --scan MODE --max 1` (seed 1, small, causal unless `extra` says otherwise)
+/// into `dir`; it must find an anomaly.
+fn run_smallbank(s: &Scratch, dir: &str, mode: &str, extra: &[&str]) {
     let out = s.arg(dir);
-    let o = isopredict(&[
+    let mut args = vec![
         "run",
         "smallbank",
         "--scan",
@@ -25,7 +26,9 @@ fn run_smallbank(s: &Scratch, dir: &str, mode: &str) {
         "1",
         "--out",
         &out,
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = isopredict(&args);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
 }
 
@@ -51,8 +54,8 @@ fn report_json(s: &Scratch, dir: &str) -> serde_json::Value {
 #[test]
 fn run_records_its_scan_mode_and_reproduce_records_the_run_again_with_it() {
     let s = Scratch::new("full");
-    run_smallbank(&s, "full", "full");
-    run_smallbank(&s, "keyed", "keyed");
+    run_smallbank(&s, "full", "full", &[]);
+    run_smallbank(&s, "keyed", "keyed", &[]);
     assert_eq!(report_json(&s, "full")["scan"], "full");
     assert_eq!(report_json(&s, "keyed")["scan"], "keyed");
     assert!(s.read("full/report.md").starts_with(
@@ -91,8 +94,8 @@ fn run_records_its_scan_mode_and_reproduce_records_the_run_again_with_it() {
 #[test]
 fn an_old_run_folder_without_a_scan_mode_is_taken_as_keyed_and_says_so() {
     let s = Scratch::new("old");
-    run_smallbank(&s, "old", "full");
-    run_smallbank(&s, "old-keyed", "keyed");
+    run_smallbank(&s, "old", "full", &[]);
+    run_smallbank(&s, "old-keyed", "keyed", &[]);
     // A report written before the mode was recorded has no "scan".
     for dir in ["old", "old-keyed"] {
         let mut report = report_json(&s, dir);
@@ -156,23 +159,10 @@ fn run_literals(s: &Scratch, mode: &str) -> u64 {
 fn rank_scan_full_applies_to_every_cell_and_says_which_mode() {
     let s = Scratch::new("rank");
     let out = s.arg("r");
-    let o = isopredict(&[
-        "rank",
-        "--workloads",
-        "tpcc",
-        "--seeds",
-        "1",
-        "--sizes",
-        "small",
-        "--levels",
-        "causal",
-        "--explore",
-        "1",
-        "--scan",
-        "full",
-        "--out",
-        &out,
-    ]);
+    let grid = "rank --workloads tpcc --seeds 1 --sizes small --levels causal --explore 1";
+    let mut args: Vec<&str> = grid.split(' ').collect();
+    args.extend_from_slice(&["--scan", "full", "--out", &out]);
+    let o = isopredict(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let md = s.read("r/rank.md");
     assert!(
@@ -197,22 +187,7 @@ fn a_full_scan_run_reproduced_on_postgresql_is_the_same_as_observed() {
         return;
     };
     let s = Scratch::new("pg");
-    let out = s.arg("run");
-    let o = isopredict(&[
-        "run",
-        "smallbank",
-        "--seed",
-        "2",
-        "--level",
-        "rc",
-        "--max",
-        "1",
-        "--scan",
-        "full",
-        "--out",
-        &out,
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    run_smallbank(&s, "run", "full", &["--seed", "2", "--level", "rc"]);
     let o = reproduce(&s, "run", &url);
     let text = stdout(&o);
     assert!(
