@@ -49,6 +49,7 @@ fn rank_small(c: &mut Criterion) {
             explore: 2,
             sessions: 3,
             backend: None,
+            scan: Default::default(),
         },
         levels: vec![Level::Causal, Level::ReadCommitted],
         strategies: vec![Strategy::ApproxRelaxed],

@@ -19,14 +19,14 @@
 # ones (write skews), of SIZES transactions. isopredict has no list-append generator.
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
+name=adya
+# shellcheck source=scripts/bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
 adya_root="${ADYA_ROOT:-$repo/target/adya-bench}"
 bench="${BENCH_DIR:-$repo/target/bench-adya}"
 sizes="${SIZES:-1000 10000 100000}"
 levels="${LEVELS:-si ser}"
 timeout_s="${TIMEOUT:-300}"
-docs=0
-[[ "${1:-}" == "--docs" ]] && docs=1
 
 adya="$adya_root/bin/adya"
 if [[ ! -x "$adya" ]]; then
@@ -70,14 +70,6 @@ adya_model() { # isopredict level -> adya's consistency model
 iso_verdict() { case "$1" in 0) echo ok ;; 1) echo V ;; 3) echo unknown ;; *) echo "error($1)" ;; esac; }
 adya_verdict() { case "$1" in 0) echo ok ;; 1) echo V ;; 2) echo unknown ;; 124) echo timeout ;; *) echo "error($1)" ;; esac; }
 
-# Runs a command under /usr/bin/time; prints "exit wall_s rss_kb".
-measure() {
-    local t="$bench/runs/time.txt" code=0
-    /usr/bin/time -f "%e %M" -o "$t" timeout "$((timeout_s + 30))" "$@" \
-        >"$bench/runs/out.txt" 2>"$bench/runs/err.txt" || code=$?
-    echo "$code $(tail -n1 "$t")"
-}
-human_kb() { awk -v k="$1" 'BEGIN { if (k >= 1048576) printf "%.2f GB", k/1048576; else if (k >= 1024) printf "%.0f MB", k/1024; else printf "%d KB", k }'; }
 
 table="$bench/table.md"
 {
@@ -105,8 +97,8 @@ for src in "${files[@]}"; do
     model=list-append
     grep -q append "$f" || model=rw-register
     for level in $levels; do
-        read -r ic iw im < <(measure "$iso" check --level "$level" --timeout "$timeout_s" "$f")
-        read -r ac aw am < <(measure timeout "$timeout_s" "$adya" check -m "$model" \
+        read -r ic iw _ im < <(measure "$iso" check --level "$level" --timeout "$timeout_s" "$f")
+        read -r ac aw _ am < <(measure timeout "$timeout_s" "$adya" check -m "$model" \
             -c "$(adya_model "$level")" "$f")
         iv=$(iso_verdict "$ic")
         av=$(adya_verdict "$ac")
@@ -125,16 +117,4 @@ done
 } >>"$table"
 cat "$table"
 
-if [[ $docs == 1 ]]; then
-    doc="$repo/docs/performance.md"
-    begin='<!-- bench-adya:begin -->'
-    end='<!-- bench-adya:end -->'
-    grep -q "$begin" "$doc" || { echo "no $begin marker in $doc" >&2; exit 2; }
-    tmp="$(mktemp "$doc.XXXXXX")"
-    awk -v b="$begin" -v e="$end" -v t="$table" -v when="$(date -u +%Y-%m-%d) at $(cd "$repo" && git rev-parse --short HEAD)" '
-        $0 == b { print; print ""; print "Measured " when " (`scripts/bench-adya.sh --docs`):"; print ""; while ((getline l < t) > 0) print l; print ""; skip = 1; next }
-        $0 == e { skip = 0 }
-        !skip { print }' "$doc" >"$tmp"
-    mv "$tmp" "$doc"
-    echo "wrote the table into $doc" >&2
-fi
+write_docs_table "$table"

@@ -30,7 +30,9 @@
 # BENCH_DIR, and both tools read the same file.
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
+name=awdit
+# shellcheck source=scripts/bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
 awdit_root="${AWDIT_ROOT:?set AWDIT_ROOT to the directory of the AWDIT crate (its Cargo.toml)}"
 bench="${BENCH_DIR:-$repo/target/bench-awdit}"
 sizes="${SIZES:-1000000 5000000}"
@@ -40,8 +42,6 @@ runs="${RUNS:-3}"
 causal_max="${CAUSAL_MAX:-1000000}"
 timeout_s="${TIMEOUT:-600}"
 awdit_stack="${AWDIT_STACK_MB:-1024}"
-docs=0
-[[ "${1:-}" == "--docs" ]] && docs=1
 
 awdit="$awdit_root/target/release/awdit"
 if [[ ! -x "$awdit" ]]; then
@@ -80,17 +80,8 @@ history_of() {
     echo "$dir/history.txt"
 }
 
-# Runs a command under /usr/bin/time; prints "exit wall_s cpu_s rss_kb".
-measure() {
-    local t="$bench/runs/time.txt" code=0
-    /usr/bin/time -f "%e %U %S %M" -o "$t" timeout "$((timeout_s + 30))" "$@" \
-        >"$bench/runs/out.txt" 2>"$bench/runs/err.txt" || code=$?
-    read -r wall user sys rss < <(tail -n1 "$t")
-    echo "$code $wall $(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }') $rss"
-}
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 max_of() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -n1; }
-human_kb() { awk -v k="$1" 'BEGIN { if (k >= 1048576) printf "%.2f GB", k/1048576; else printf "%.0f MB", k/1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "—" }'; }
 
 # One run of one tool; prints "verdict wall cpu rss".
@@ -154,16 +145,4 @@ done
 } >>"$table"
 cat "$table"
 
-if [[ $docs == 1 ]]; then
-    doc="$repo/docs/performance.md"
-    begin='<!-- bench-awdit:begin -->'
-    end='<!-- bench-awdit:end -->'
-    grep -q "$begin" "$doc" || { echo "no $begin marker in $doc" >&2; exit 2; }
-    tmp="$(mktemp "$doc.XXXXXX")"
-    awk -v b="$begin" -v e="$end" -v t="$table" -v when="$(date -u +%Y-%m-%d) at $(cd "$repo" && git rev-parse --short HEAD)" '
-        $0 == b { print; print ""; print "Measured " when " (`scripts/bench-awdit.sh --docs`):"; print ""; while ((getline l < t) > 0) print l; print ""; skip = 1; next }
-        $0 == e { skip = 0 }
-        !skip { print }' "$doc" >"$tmp"
-    mv "$tmp" "$doc"
-    echo "wrote the table into $doc" >&2
-fi
+write_docs_table "$table"

@@ -303,20 +303,9 @@ fn item7_sigterm_stops_a_long_run() {
     // Exact prediction at causal of a TPC-C run of 20 calls a session, no time limit: Z3
     // takes minutes (tests/cli_interrupt.rs).
     let child = Command::new(bin())
-        .args([
-            "run",
-            "tpcc",
-            "--calls",
-            "20",
-            "--level",
-            "causal",
-            "--strategy",
-            "exact-strict",
-            "--timeout",
-            "0",
-            "--out",
-            &s.arg("out"),
-        ])
+        .args(["run", "tpcc"])
+        .args(common::signal::SLOW)
+        .args(["--out", &s.arg("out")])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

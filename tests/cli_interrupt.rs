@@ -10,21 +10,10 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::cli::{isopredict, snapshot, Scratch};
-
-/// A long case: exact prediction at causal, no time limit.
-const SLOW: &[&str] = &[
-    "--calls",
-    "20",
-    "--level",
-    "causal",
-    "--strategy",
-    "exact-strict",
-    "--timeout",
-    "0",
-];
+use common::signal::{wait_after_signal, SLOW};
 
 /// Starts `isopredict ARGS`, sends SIGINT after `after`, and waits (at most a minute) for it
 /// to end: its exit code (`None` if a signal ended it) and standard error.
@@ -45,20 +34,7 @@ fn interrupted(scratch: &Scratch, args: &[&str], after: Duration) -> (Option<i32
     );
     // SAFETY: sending a signal to our own child process.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
-    let sent = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if sent.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!(
-                "`isopredict {}` still running 60 s after SIGINT",
-                args.join(" ")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_after_signal(&mut child, args);
     let stderr = std::fs::read_to_string(&err).unwrap();
     std::fs::remove_file(&err).unwrap();
     (status.code(), stderr)
@@ -108,20 +84,10 @@ fn sigint_stops_predict_writing_nothing() {
         scratch.arg("prediction.json"),
         scratch.arg("prediction.dot"),
     );
-    let args = [
-        "predict",
-        observed,
-        "--level",
-        "causal",
-        "--strategy",
-        "exact-strict",
-        "--timeout",
-        "0",
-        "--out",
-        &out,
-        "--dot",
-        &dot,
-    ];
+    // The slow case's prediction (SLOW without --calls, a run option).
+    let mut args = vec!["predict", observed];
+    args.extend_from_slice(&SLOW[2..]);
+    args.extend_from_slice(&["--out", &out, "--dot", &dot]);
     assert_sigint_writes_nothing(&scratch, &args);
 }
 

@@ -680,6 +680,29 @@ mod tests {
         deadline: None,
     };
 
+    /// The edges saturation infers on `hist` (its base commit graph `graph` in topological
+    /// `order`) with clocks of `kind`.
+    fn saturated(
+        hist: &History,
+        external_writer: &[TxnId],
+        graph: &CommitGraph,
+        order: &[TxnId],
+        kind: ClockKind,
+    ) -> EdgeList {
+        let mut out = EdgeList::default();
+        saturate_with(
+            hist,
+            external_writer,
+            graph,
+            order,
+            &mut out,
+            kind,
+            &NO_LIMITS,
+        )
+        .unwrap();
+        out
+    }
+
     /// The inferred pairs (sorted, distinct) with each kind of clocks; they must agree.
     fn edges(spec: &str) -> Vec<(TxnId, TxnId)> {
         let hist = h(spec);
@@ -689,20 +712,7 @@ mod tests {
         assert!(acyclic);
         let runs: Vec<_> = KINDS
             .iter()
-            .map(|&kind| {
-                let mut out = EdgeList::default();
-                saturate_with(
-                    &hist,
-                    &reads.external_writer,
-                    &graph,
-                    &order,
-                    &mut out,
-                    kind,
-                    &NO_LIMITS,
-                )
-                .unwrap();
-                out.pairs()
-            })
+            .map(|&kind| saturated(&hist, &reads.external_writer, &graph, &order, kind).pairs())
             .collect();
         for (kind, run) in KINDS.iter().zip(&runs) {
             assert_eq!(&runs[0], run, "{kind:?} clocks agree with dense ones");
@@ -741,17 +751,7 @@ mod tests {
                 continue;
             }
             let run = |kind| {
-                let mut out = EdgeList::default();
-                saturate_with(
-                    &hist,
-                    &reads.external_writer,
-                    &graph,
-                    &order,
-                    &mut out,
-                    kind,
-                    &NO_LIMITS,
-                )
-                .unwrap();
+                let out = saturated(&hist, &reads.external_writer, &graph, &order, kind);
                 let mut edges = out.edges().to_vec();
                 edges.sort_unstable();
                 edges

@@ -194,38 +194,12 @@ mod tests {
 
     #[test]
     fn any_task_size_gives_the_edges_of_one_pass() {
-        use crate::generate::{generate, Consistency, GenerateParams};
-        for consistency in [Consistency::None, Consistency::ReadCommitted] {
-            for seed in 0..4 {
-                let p = GenerateParams {
-                    sessions: 7,
-                    txns_per_session: 30,
-                    ops_per_txn: 6,
-                    keys: 10,
-                    abort_ratio: 0.1,
-                    consistency,
-                    seed,
-                    ..GenerateParams::default()
-                };
-                let hist = generate(&p).unwrap();
-                let reads = read_consistency::check(&hist, true);
-                let mut one_pass = EdgeList::default();
-                saturate_in_groups(&hist, &reads.external_writer, &mut one_pass, usize::MAX);
-                assert!(
-                    !one_pass.edges().is_empty(),
-                    "{consistency} {seed}: no edge to compare"
-                );
-                for group in [1, 2, 3] {
-                    let mut out = EdgeList::default();
-                    saturate_in_groups(&hist, &reads.external_writer, &mut out, group);
-                    assert_eq!(
-                        out.edges(),
-                        one_pass.edges(),
-                        "{consistency} {seed} {group}"
-                    );
-                }
-            }
-        }
+        crate::check::test_util::any_task_size_gives_the_edges_of_one_pass(
+            saturate_in_groups,
+            (7, 30),
+            true,
+            &[1, 2, 3],
+        );
     }
 
     #[test]

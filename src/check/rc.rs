@@ -205,38 +205,12 @@ mod tests {
 
     #[test]
     fn any_task_size_gives_the_edges_of_one_pass() {
-        use crate::generate::{generate, Consistency, GenerateParams};
-        for consistency in [Consistency::None, Consistency::ReadCommitted] {
-            for seed in 0..4 {
-                let p = GenerateParams {
-                    sessions: 6,
-                    txns_per_session: 40,
-                    ops_per_txn: 6,
-                    keys: 10,
-                    abort_ratio: 0.1,
-                    consistency,
-                    seed,
-                    ..GenerateParams::default()
-                };
-                let hist = generate(&p).unwrap();
-                let reads = read_consistency::check(&hist, false);
-                let mut one_pass = EdgeList::default();
-                saturate_in_ranges(&hist, &reads.external_writer, &mut one_pass, usize::MAX);
-                assert!(
-                    !one_pass.edges().is_empty(),
-                    "{consistency} {seed}: no edge to compare"
-                );
-                for range_len in [1, 2, 7, 100] {
-                    let mut out = EdgeList::default();
-                    saturate_in_ranges(&hist, &reads.external_writer, &mut out, range_len);
-                    assert_eq!(
-                        out.edges(),
-                        one_pass.edges(),
-                        "{consistency} {seed} {range_len}"
-                    );
-                }
-            }
-        }
+        crate::check::test_util::any_task_size_gives_the_edges_of_one_pass(
+            saturate_in_ranges,
+            (6, 40),
+            false,
+            &[1, 2, 7, 100],
+        );
     }
 
     #[test]

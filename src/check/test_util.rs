@@ -1,6 +1,7 @@
 //! Test helpers: a compact notation for hand-written histories.
 
-use crate::history::{History, HistoryBuilder, ReadFrom};
+use super::graph::EdgeList;
+use crate::history::{History, HistoryBuilder, ReadFrom, TxnId};
 
 /// Builds a history from a compact description: sessions separated by `|`, transactions by
 /// `/`, operations `w<key><value>` and `r<key><value>` (one-letter keys; value 0 is the
@@ -52,4 +53,54 @@ pub(crate) fn lost_update_or_write_skew(skew: bool) -> History {
     b.read(t2, y, None, ReadFrom::Initial, 0);
     b.write(t2, if skew { y } else { x }, None, 0);
     b.build().unwrap()
+}
+
+/// A saturation pass of the rc or ra checker split into tasks of `task_size` (transactions,
+/// or sessions): it adds the inferred edges of `history` (with its `external_writer`s) to the
+/// list.
+pub(crate) type SaturateInTasks = fn(&History, &[TxnId], &mut EdgeList, usize);
+
+/// Asserts that `saturate` infers the same edges, in the same order, whatever its task size
+/// (each of `task_sizes` against one pass, `usize::MAX`), on generated histories of
+/// `sessions` × `txns_per_session` transactions (inconsistent and read-committed ones, four
+/// seeds each, every one with an edge to compare). `repeatable_reads`: the read-consistency
+/// check the checker runs first ([`super::read_consistency::check`]).
+pub(crate) fn any_task_size_gives_the_edges_of_one_pass(
+    saturate: SaturateInTasks,
+    (sessions, txns_per_session): (u32, u32),
+    repeatable_reads: bool,
+    task_sizes: &[usize],
+) {
+    use crate::generate::{generate, Consistency, GenerateParams};
+    for consistency in [Consistency::None, Consistency::ReadCommitted] {
+        for seed in 0..4 {
+            let p = GenerateParams {
+                sessions,
+                txns_per_session,
+                ops_per_txn: 6,
+                keys: 10,
+                abort_ratio: 0.1,
+                consistency,
+                seed,
+                ..GenerateParams::default()
+            };
+            let hist = generate(&p).unwrap();
+            let reads = super::read_consistency::check(&hist, repeatable_reads);
+            let mut one_pass = EdgeList::default();
+            saturate(&hist, &reads.external_writer, &mut one_pass, usize::MAX);
+            assert!(
+                !one_pass.edges().is_empty(),
+                "{consistency} {seed}: no edge to compare"
+            );
+            for &size in task_sizes {
+                let mut out = EdgeList::default();
+                saturate(&hist, &reads.external_writer, &mut out, size);
+                assert_eq!(
+                    out.edges(),
+                    one_pass.edges(),
+                    "{consistency} {seed}: tasks of {size}"
+                );
+            }
+        }
+    }
 }

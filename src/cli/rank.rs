@@ -53,6 +53,12 @@ pub struct Args {
     /// The database's isolation level (with a PostgreSQL --store).
     #[arg(long, default_value = "read-committed")]
     isolation: Isolation,
+    /// How table statements find their rows in every run of the grid (recorded, replayed,
+    /// explored): `keyed` reads only the rows whose primary key can satisfy the WHERE clause;
+    /// `full` reads every row ever inserted, as MonkeyDB does (the paper's trace shapes;
+    /// docs/workloads.md, "Keyed scans").
+    #[arg(long, default_value = "keyed", value_name = "keyed|full")]
+    scan: isopredict::store::ScanMode,
     /// Levels, comma-separated: causal, ra, rc, pc, si.
     #[arg(long, value_delimiter = ',', default_value = "causal,rc", value_parser = parse_level)]
     levels: Vec<Level>,
@@ -70,7 +76,7 @@ pub struct Args {
     explore: u64,
     /// Rank the histories in this folder instead (one group per subfolder; each file an
     /// observed history in any supported format).
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["workloads", "seeds", "sizes", "explore", "calls", "store"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["workloads", "seeds", "sizes", "explore", "calls", "store", "scan"])]
     histories: Option<PathBuf>,
     /// Time budget in seconds per prediction; fractions allowed, 0: no limit, at most 1e9.
     #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
@@ -194,6 +200,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                 explore: args.explore,
                 sessions: args.sessions,
                 backend,
+                scan: args.scan,
             }
         }
     };

@@ -43,6 +43,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
     };
+    if !folder.scan_recorded {
+        eprintln!(
+            "note: {} does not say how the run scanned tables (it was made before `run` \
+             recorded --scan): taking keyed scans, the default; a run made with --scan full \
+             will differ from the observed run",
+            args.run_dir.join("report.json").display()
+        );
+    }
     let Some(isolation) = args.isolation.or(folder.isolation) else {
         eprintln!(
             "error: --isolation is needed: the run in {} was not recorded on a database",

@@ -33,7 +33,7 @@ use crate::report::tables::{
     ValidationRecord,
 };
 
-use crate::store::ReadPolicy;
+use crate::store::{ReadPolicy, ScanMode};
 use crate::workloads::{self, RunConfig, Size, Workload};
 
 use super::cells::{self, PlanLine};
@@ -59,6 +59,10 @@ pub enum RankInput {
         /// Where observed runs are recorded (`None`: the embedded store). Exploration and
         /// validation by replay always run on the embedded store.
         backend: Option<std::sync::Arc<dyn crate::store::Backend>>,
+        /// How table statements find their rows in every run of the grid — recorded,
+        /// replayed and explored (`rank --scan keyed|full`; docs/workloads.md, "Keyed
+        /// scans").
+        scan: ScanMode,
     },
     /// User histories: every file in each subfolder of `dir` (a group, named after the
     /// subfolder; files directly in `dir` form a group named after `dir`), any format.
@@ -124,8 +128,9 @@ impl RankGrid {
                 explore,
                 sessions,
                 backend,
+                scan,
             } => format!(
-                "workloads {}; {sessions} sessions; sizes {}; seeds {}; levels {}; strategies {}; timeout {timeout}; random exploration {explore} run(s) per workload × size × seed × level; observed runs recorded on {}",
+                "workloads {}; {sessions} sessions; sizes {}; seeds {}; levels {}; strategies {}; timeout {timeout}; random exploration {explore} run(s) per workload × size × seed × level; observed runs recorded on {}; {scan} scans",
                 workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(", "),
                 sizes.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
                 describe_seeds(seeds),
@@ -207,6 +212,10 @@ pub struct RankOutcome {
     pub ranking: Vec<RiskRow>,
     /// What the ranking scores.
     pub score: RankScore,
+    /// How table statements found their rows in the grid's workload runs (`rank --scan`);
+    /// `None` for a ranking of user histories.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanMode>,
     /// When Ctrl-C or SIGTERM cut the ranking: how much of the grid was answered (the tables
     /// count only those cells).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -313,6 +322,10 @@ pub struct RankPlanGrid {
     pub max: usize,
     /// Sessions per workload run.
     pub sessions: usize,
+    /// How table statements find their rows in every workload run (a plan made before
+    /// `rank --scan` existed has none: keyed, as its runs were); `None` for user histories.
+    #[serde(default)]
+    pub scan: Option<ScanMode>,
     /// The folder the plan was made in: relative history paths that do not exist where a
     /// cell runs are looked up under it.
     pub cwd: PathBuf,
@@ -586,9 +599,9 @@ fn grid_tasks(grid: &RankGrid) -> Result<Vec<Task>, String> {
 /// whole grid is. Errors: a bad grid (as [`rank`]).
 pub fn rank_plan(grid: &RankGrid) -> Result<String, String> {
     let tasks = grid_tasks(grid)?;
-    let (sessions, max) = match &grid.input {
-        RankInput::Workloads { sessions, .. } => (*sessions, grid.max),
-        RankInput::Histories { .. } => (3, 1),
+    let (sessions, max, scan) = match &grid.input {
+        RankInput::Workloads { sessions, scan, .. } => (*sessions, grid.max, Some(*scan)),
+        RankInput::Histories { .. } => (3, 1, None),
     };
     let plan_grid = RankPlanGrid {
         command: "rank".to_string(),
@@ -597,6 +610,7 @@ pub fn rank_plan(grid: &RankGrid) -> Result<String, String> {
         timeout: grid.timeout,
         max,
         sessions,
+        scan,
         cwd: std::env::current_dir().unwrap_or_default(),
     };
     let lines: Vec<(u64, RankTask)> = tasks.iter().map(|t| (t.cost(), t.to_plan())).collect();
@@ -637,7 +651,12 @@ fn run_rank_cell(
     task: &Task,
     backend: &Option<std::sync::Arc<dyn crate::store::Backend>>,
 ) -> RankCellResult {
-    let setup: RunSetup = (line_grid.sessions, backend.clone(), line_grid.max);
+    let setup = RunSetup {
+        sessions: line_grid.sessions,
+        backend: backend.clone(),
+        max: line_grid.max,
+        scan: line_grid.scan.unwrap_or_default(),
+    };
     super::fresh_z3(|| run_task(task, line_grid.timeout, &setup))
 }
 
@@ -710,6 +729,7 @@ fn outcome_of(
         exploration_table,
         ranking,
         score: grid.score,
+        scan: grid.scan,
         cut,
     }
 }
@@ -831,12 +851,17 @@ impl GridProgress {
     }
 }
 
-/// Sessions per run, where observed runs are recorded, and most distinct anomalies per task.
-type RunSetup = (
-    usize,
-    Option<std::sync::Arc<dyn crate::store::Backend>>,
-    usize,
-);
+/// What every workload task of a grid shares.
+struct RunSetup {
+    /// Sessions per run.
+    sessions: usize,
+    /// Where observed runs are recorded (`None`: the embedded store).
+    backend: Option<std::sync::Arc<dyn crate::store::Backend>>,
+    /// Most distinct anomalies per task.
+    max: usize,
+    /// How table statements find their rows (recorded, replayed and explored runs alike).
+    scan: ScanMode,
+}
 
 fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> RankCellResult {
     match task {
@@ -862,7 +887,7 @@ fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> RankCel
             (*seed, *trial, *exploration_seed),
             *level,
             timeout,
-            setup.0,
+            setup,
         )),
         Task::History {
             group,
@@ -1004,10 +1029,11 @@ fn predict_workload(
         strategy,
     );
     let config = RunConfig {
-        terminals: setup.0,
+        terminals: setup.sessions,
+        scan: setup.scan,
         ..RunConfig::paper(seed, size)
     };
-    let observed = match &setup.1 {
+    let observed = match &setup.backend {
         Some(backend) => workloads::run_on(workload, &config, backend.as_ref()),
         None => workloads::run(workload, &config),
     };
@@ -1021,7 +1047,7 @@ fn predict_workload(
         }
     };
     let (mut record, predictions, end) =
-        predict_history(&observed.history, base, level, strategy, timeout, setup.2);
+        predict_history(&observed.history, base, level, strategy, timeout, setup.max);
     let Some(predicted) = predictions.first() else {
         return record;
     };
@@ -1036,12 +1062,12 @@ fn predict_workload(
         .collect();
     record.anomalies = super::distinct::first_of_each(&named)
         .into_iter()
-        .take(setup.2.max(1))
+        .take(setup.max.max(1))
         .map(|i| named[i].to_string())
         .collect();
     // How the search for further distinct anomalies ended, as `run`'s report.json says it.
     record.search =
-        super::run_report::search_section(&end, record.anomalies.len(), setup.2).map(Box::new);
+        super::run_report::search_section(&end, record.anomalies.len(), setup.max).map(Box::new);
     match workloads::validate(
         workload,
         &config,
@@ -1074,7 +1100,7 @@ fn explore(
     seeds: (u64, u64, u64),
     level: Level,
     timeout: Option<Duration>,
-    sessions: usize,
+    setup: &RunSetup,
 ) -> ExplorationRecord {
     let (seed, trial, exploration_seed) = seeds;
     let config = RunConfig {
@@ -1083,7 +1109,8 @@ fn explore(
             seed: exploration_seed,
         },
         schedule_seed: exploration_seed,
-        terminals: sessions,
+        terminals: setup.sessions,
+        scan: setup.scan,
         ..RunConfig::paper(seed, size)
     };
     let (invariant_failed, unserializable) = match workloads::run(workload, &config) {
@@ -1297,6 +1324,7 @@ mod tests {
                 explore: 1,
                 sessions: 3,
                 backend: None,
+                scan: ScanMode::Keyed,
             },
             levels: vec![Level::Causal, Level::ReadCommitted],
             strategies: vec![Strategy::ApproxRelaxed],
@@ -1358,6 +1386,7 @@ mod tests {
                 explore: 0,
                 sessions: 3,
                 backend: None,
+                scan: ScanMode::Keyed,
             },
             levels: vec![Level::Causal],
             strategies: vec![Strategy::ApproxRelaxed],
@@ -1411,6 +1440,20 @@ mod tests {
                 exploration_seed: 1_000_003,
             }
         );
+        // Every line carries the grid's scan mode; a plan made before `rank --scan` has none,
+        // and its cells scan keyed, as its runs did.
+        assert_eq!(lines[0].grid.scan, Some(ScanMode::Keyed));
+        assert!(text.contains("\"scan\":\"keyed\""));
+        let old = parse_rank_plan(&text.replace("\"scan\":\"keyed\",", ""), "p").unwrap();
+        assert_eq!(old[0].grid.scan, None);
+        let mut full = small_grid();
+        if let RankInput::Workloads { scan, .. } = &mut full.input {
+            *scan = ScanMode::Full;
+        }
+        let full_lines =
+            cells::parse_plan::<RankPlanGrid, RankTask>(&rank_plan(&full).unwrap(), "p").unwrap();
+        assert_eq!(full_lines[0].grid.scan, Some(ScanMode::Full));
+        assert!(full_lines[0].grid.grid.ends_with("; full scans"));
         // Deterministic: the same grid, the same plan.
         assert_eq!(rank_plan(&grid).unwrap(), text);
         // A plan naming what does not exist is refused with its line.

@@ -84,6 +84,7 @@ pub(super) fn observed_report(
         anomalies: Vec::new(),
         search: None,
         certificate: None,
+        scan: Some(options.scan),
     }
 }
 

@@ -250,6 +250,12 @@ pub struct RunReport {
     /// certificates"); its explanation is `reason`.
     #[serde(default)]
     pub certificate: Option<String>,
+    /// How table statements found their rows when the run was recorded and replayed
+    /// (`run --scan keyed|full`; docs/workloads.md, "Keyed scans"): `isopredict reproduce`
+    /// records the run again the same way. `None` in the report of a run made before the
+    /// mode was recorded (such a run scanned keyed).
+    #[serde(default)]
+    pub scan: Option<crate::store::ScanMode>,
 }
 
 /// How the search for further distinct anomalies ended ([`RunReport::search`]).
@@ -362,8 +368,14 @@ impl RunReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "# isopredict run {} (seed {}, {}, level {}, {})\n",
-            self.workload, self.seed, self.size, self.level, self.strategy
+            "# isopredict run {} (seed {}, {}, level {}, {}{})\n",
+            self.workload,
+            self.seed,
+            self.size,
+            self.level,
+            self.strategy,
+            self.scan
+                .map_or_else(String::new, |m| format!(", {m} scans"))
         );
         let _ = writeln!(out, "**{}**\n", self.summary);
         match (&self.reason, &self.certificate) {
@@ -654,6 +666,7 @@ mod tests {
             observed_invariants: vec![],
             observed_violation: None,
             database: None,
+            scan: Some(crate::store::ScanMode::Keyed),
             prediction: Some(PredictionSection {
                 boundaries: vec!["session 1: all 3 transactions".into()],
                 calls: vec![CallLine {
@@ -856,8 +869,30 @@ mod tests {
             anomalies: vec![],
             search: None,
             certificate: Some("writers-ordered".into()),
+            scan: None,
         };
         let md = r.to_markdown();
+        // A report without a scan mode (written before it was recorded) says none.
+        assert!(md
+            .starts_with("# isopredict run voter (seed 1, small, level causal, approx-relaxed)\n"));
+        let json = serde_json::to_value(&r).unwrap();
+        let mut old = json.clone();
+        old.as_object_mut().unwrap().remove("scan");
+        let read: RunReport = serde_json::from_value(old).unwrap();
+        assert_eq!(read.scan, None);
+        let full = RunReport {
+            scan: Some(crate::store::ScanMode::Full),
+            ..r.clone()
+        };
+        assert!(full.to_markdown().starts_with(
+            "# isopredict run voter (seed 1, small, level causal, approx-relaxed, full scans)\n"
+        ));
+        let full_json = serde_json::to_value(&full).unwrap();
+        assert_eq!(full_json["scan"], "full");
+        assert_eq!(
+            serde_json::from_value::<RunReport>(full_json).unwrap(),
+            full
+        );
         assert!(md.contains("why: every two writers are ordered (certificate: `writers-ordered`)"));
         assert!(!md.contains("Reason:"));
         let json = serde_json::to_value(&r).unwrap();

@@ -105,6 +105,12 @@ pub struct Reproduction {
     pub transactions: Vec<String>,
     /// The reproducer spec's read steps and the `written_by` each must print.
     pub spec_reads: Vec<(String, String)>,
+    /// For a run recorded on the embedded store: the observed run recorded again before the
+    /// reproduction — on the embedded store with the run's configuration (its scan mode
+    /// included), then on the database in turns — each in one sentence saying whether it
+    /// was the same as observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observed_again: Vec<String>,
     /// The reproducer files (name, contents); empty when none could be made.
     #[serde(skip)]
     pub files: Vec<(String, String)>,
@@ -159,10 +165,30 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         broken_invariants: Vec::new(),
         transactions: Vec::new(),
         spec_reads: Vec::new(),
+        observed_again: Vec::new(),
         files: Vec::new(),
     };
     let rerecorded;
     let observed = if request.observed_on_embedded {
+        let scans = format!("{} scans", request.config.scan);
+        // First on the embedded store, where it was recorded: a difference there is the run
+        // folder's configuration (e.g. its scan mode), not the database.
+        if let Err(d) = turns::same_on_embedded(request.workload, &request.config, request.observed)
+        {
+            out.verdict = ReproVerdict::Unknown;
+            out.observed_again.push(format!(
+                "On the embedded store with {scans}: it differs from the observed run: {d}."
+            ));
+            out.summary = format!(
+                "The observed run cannot be recorded again: on the embedded store, with the \
+                 run's configuration ({scans}), it differs from the observed run: {d} (was it \
+                 recorded with another --scan, or another version of isopredict?)."
+            );
+            return Ok(out);
+        }
+        out.observed_again.push(format!(
+            "On the embedded store with {scans}: same as observed."
+        ));
         let again = turns::record_in_turns(request.workload, &request.config, request.backend)
             .and_then(
                 |h| match turns::committed_difference(request.observed, &h) {
@@ -172,15 +198,22 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             );
         match again {
             Ok(h) => {
+                out.observed_again.push(format!(
+                    "On the database in turns with {scans}: same as observed ({} committed \
+                     transactions).",
+                    h.committed_txns().count().saturating_sub(1)
+                ));
                 rerecorded = h;
                 &rerecorded
             }
             Err(why) => {
                 out.verdict = ReproVerdict::Unknown;
+                out.observed_again
+                    .push(format!("On the database in turns with {scans}: {why}."));
                 out.summary = format!(
                     "The observed run was recorded on the embedded store, which keeps no trace \
                      of rolled-back transactions; recording it again on the database in turns \
-                     (to run those too) failed: {why}."
+                     with {scans} (to run those too) failed: {why}."
                 );
                 return Ok(out);
             }
@@ -495,7 +528,7 @@ pub struct RunFolder {
     pub observed: History,
     /// The workload.
     pub workload: &'static dyn Workload,
-    /// The observed run's configuration (seed, size, sessions).
+    /// The observed run's configuration (seed, size, sessions, scan mode).
     pub config: RunConfig,
     /// The predicted history (`predicted.json`).
     pub predicted: History,
@@ -505,6 +538,10 @@ pub struct RunFolder {
     pub origin: String,
     /// The name the run gave its (first) prediction: `report.json`'s first anomaly.
     pub anomaly: Option<String>,
+    /// Whether `report.json` says how the run scanned tables (`"scan"`); a report written
+    /// before the mode was recorded does not, and the run is taken to have scanned keyed
+    /// (the default then as now).
+    pub scan_recorded: bool,
 }
 
 /// Reads a `run` output folder (`report.json` and `predicted.json`); errors name the file and
@@ -541,6 +578,19 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
         .and_then(|d| d.get("isolation"))
         .and_then(|i| i.as_str())
         .and_then(|i| i.parse().ok());
+    let scan = match report.get("scan") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(v) => Some(
+            v.as_str()
+                .and_then(|m| m.parse::<crate::store::ScanMode>().ok())
+                .ok_or_else(|| {
+                    format!(
+                        "{}: \"scan\" is {v}, not \"keyed\" or \"full\"",
+                        report_path.display()
+                    )
+                })?,
+        ),
+    };
     let predicted_path = dir.join("predicted.json");
     if !predicted_path.exists() {
         return Err(format!(
@@ -562,8 +612,10 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
         workload,
         config: RunConfig {
             terminals: sessions,
+            scan: scan.unwrap_or_default(),
             ..RunConfig::paper(seed, size)
         },
+        scan_recorded: scan.is_some(),
         predicted,
         observed,
         isolation,
@@ -610,6 +662,13 @@ impl Reproduction {
         );
         if let Some(db) = &self.database {
             let _ = writeln!(out, "Database: {db}.\n");
+        }
+        if !self.observed_again.is_empty() {
+            let _ = writeln!(out, "## The observed run, recorded again\n");
+            for line in &self.observed_again {
+                let _ = writeln!(out, "- {line}");
+            }
+            out.push('\n');
         }
         if let (Some(name), Some(what)) = (&self.anomaly, &self.anomaly_description) {
             let _ = writeln!(out, "## The anomaly\n\n**{name}**: {what}.\n");

@@ -199,6 +199,27 @@ pub fn record_in_turns(
     Ok(keys.rename(&run.history))
 }
 
+/// `workload` under `config` recorded again on the embedded store (reads seeing the latest
+/// write, the seeded scheduler: how `run` records on it) and compared with `observed` (keys
+/// in the application's terms); an error says where they differ — a run folder whose
+/// configuration (seed, size, sessions, scan mode) is not the one its run was recorded with.
+pub fn same_on_embedded(
+    workload: &dyn Workload,
+    config: &RunConfig,
+    observed: &crate::history::History,
+) -> Result<(), String> {
+    let run = crate::workloads::run(workload, config).map_err(|e| e.to_string())?;
+    let keys = crate::store::KeyDirectory::new(
+        &workload.tables(),
+        &run.history,
+        &mut run.store.snapshot(),
+    );
+    match committed_difference(observed, &keys.rename(&run.history)) {
+        None => Ok(()),
+        Some(d) => Err(d),
+    }
+}
+
 /// Where the committed transactions of `a` and `b` (both with the application's key names)
 /// first differ — per session, the `k`-th committed transaction's operations (kind and key)
 /// — in words; `None` when they are the same.

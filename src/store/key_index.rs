@@ -32,7 +32,9 @@ use super::value::Value;
 use crate::stable_hash::{hash_str, hash_u64s, StableHasher};
 
 /// How a table statement finds the rows it reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ScanMode {
     /// Only the rows whose primary key can satisfy the WHERE clause (see the module

@@ -2,10 +2,43 @@
 //! soon as a progress line says it is at the point a test wants, and collect what it left.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::cli::Scratch;
+
+/// A long case for the commands that predict (`run tpcc`, `predict`): TPC-C at 20 calls per
+/// session predicted exactly at causal with no time limit, which takes Z3 minutes — far longer
+/// than a test waits before its signal.
+pub const SLOW: &[&str] = &[
+    "--calls",
+    "20",
+    "--level",
+    "causal",
+    "--strategy",
+    "exact-strict",
+    "--timeout",
+    "0",
+];
+
+/// Waits (at most a minute) for `child`, just sent a signal, to end; `args`, its command
+/// line, names it when it does not.
+pub fn wait_after_signal(child: &mut Child, args: &[&str]) -> ExitStatus {
+    let sent = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if sent.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!(
+                "`isopredict {}` still running 60 s after the signal",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 /// What a signalled command left: its exit code (`None` if a signal ended it), standard
 /// output and standard error.
@@ -60,20 +93,7 @@ pub fn signal_when(
     );
     // The rest of standard error, until the command ends (the pipe closes).
     let reader = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
-    let sent = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if sent.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!(
-                "`isopredict {}` still running 60 s after the signal",
-                args.join(" ")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_after_signal(&mut child, args);
     for line in reader.join().unwrap() {
         stderr.push_str(&line);
         stderr.push('\n');
