@@ -194,13 +194,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 // In the application's terms, so messages and files name tables and rows.
                 let named = outcome.keys.rename(&p.history);
                 let observed = outcome.keys.rename(&outcome.observed.history);
+                let config = RunConfig {
+                    terminals: options.sessions,
+                    scan: options.scan,
+                    ..RunConfig::paper(options.seed, options.size)
+                };
+                let origin =
+                    reproduce::origin_line(workload.name(), &config, options.level.full_name());
                 let request = Request {
                     workload,
-                    config: RunConfig {
-                        terminals: options.sessions,
-                        scan: options.scan,
-                        ..RunConfig::paper(options.seed, options.size)
-                    },
+                    config,
                     predicted: &named,
                     observed: &observed,
                     backend: backend.as_ref(),
@@ -208,14 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     timeout: options.timeout,
                     observed_on_embedded: false,
                     run_anomaly: outcome.report.anomalies.first().map(|a| a.name.clone()),
-                    origin: format!(
-                        "{}, seed {}, {}, {} sessions, predicted at {}",
-                        workload.name(),
-                        options.seed,
-                        options.size.name(),
-                        options.sessions,
-                        options.level.full_name()
-                    ),
+                    origin,
                 };
                 // A stop ends the reproduction (the run's findings are written already).
                 let reproduced = isopredict::interrupt::cuttable(|| reproduce::reproduce(&request));

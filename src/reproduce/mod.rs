@@ -534,7 +534,8 @@ pub struct RunFolder {
     pub predicted: History,
     /// The isolation level the observed run was recorded at, when on a database.
     pub isolation: Option<Isolation>,
-    /// `smallbank-full, seed 1, large, predicted at snapshot isolation`.
+    /// [`origin_line`]: `smallbank-full, seed 1, large, 3 sessions, keyed scans, predicted at
+    /// snapshot isolation`.
     pub origin: String,
     /// The name the run gave its (first) prediction: `report.json`'s first anomaly.
     pub anomaly: Option<String>,
@@ -607,22 +608,33 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
         .and_then(|a| a.get("name"))
         .and_then(|n| n.as_str())
         .map(str::to_string);
+    let config = RunConfig {
+        terminals: sessions,
+        scan: scan.unwrap_or_default(),
+        ..RunConfig::paper(seed, size)
+    };
     Ok(RunFolder {
         anomaly,
         workload,
-        config: RunConfig {
-            terminals: sessions,
-            scan: scan.unwrap_or_default(),
-            ..RunConfig::paper(seed, size)
-        },
+        origin: origin_line(name, &config, level),
+        config,
         scan_recorded: scan.is_some(),
         predicted,
         observed,
         isolation,
-        origin: format!(
-            "{name}, seed {seed}, {size_name}, {sessions} sessions, predicted at {level}"
-        ),
     })
+}
+
+/// The run a reproduction comes from, in one line (the reproducer README's origin): workload,
+/// seed, size, sessions, scan mode and the level it was predicted at.
+pub fn origin_line(workload: &str, config: &RunConfig, level: &str) -> String {
+    format!(
+        "{workload}, seed {}, {}, {} sessions, {} scans, predicted at {level}",
+        config.seed,
+        config.size.name(),
+        config.terminals,
+        config.scan
+    )
 }
 
 /// The names a reproducer folder may hold (so a later reproduction can replace it).
@@ -731,5 +743,29 @@ impl Reproduction {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod origin_tests {
+    use super::*;
+    use crate::store::ScanMode;
+
+    #[test]
+    fn the_origin_line_names_the_scan_mode() {
+        let config = RunConfig {
+            terminals: 4,
+            scan: ScanMode::Full,
+            ..RunConfig::paper(2, crate::workloads::Size::Large)
+        };
+        assert_eq!(
+            origin_line("smallbank", &config, "read committed"),
+            "smallbank, seed 2, large, 4 sessions, full scans, predicted at read committed"
+        );
+        let keyed = RunConfig {
+            scan: ScanMode::Keyed,
+            ..config
+        };
+        assert!(origin_line("tpcc", &keyed, "causal consistency").contains("keyed scans"));
     }
 }
