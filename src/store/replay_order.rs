@@ -23,7 +23,7 @@
 use std::collections::BTreeSet;
 
 use crate::check::Level;
-use crate::history::{History, OpKind, TxnId, INITIAL_TXN};
+use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
 
 /// Dense bit matrix (row per transaction).
 struct Bits {
@@ -156,6 +156,183 @@ pub fn commit_order(history: &History, level: Level, preferred: Option<&[TxnId]>
     // that must see a later write) is a cycle through t0, an invalid prediction: dropped.
     edges.extend(ww.into_iter().filter(|&(_, b)| b != INITIAL_TXN));
     topological(history, &committed, &edges, preferred)
+}
+
+/// A commit order of `history` (committed transactions, the initial one first) under which
+/// every transaction has a snapshot point explaining its reads at `level` (pc or si), built
+/// to stay as close to `preferred` (e.g. the observed run's commit order) as the reads allow;
+/// `None` when the greedy construction gets stuck (the caller then asks an exact checker for
+/// any witness order). The caller verifies the result against the axioms.
+///
+/// Why near the observed order: a replay runs the application itself, and what a call does
+/// can depend on the order of commits beyond its reads (row ids drawn from the store's
+/// non-transactional counter, the order in which a scan meets rows); a witness order from a
+/// search that interleaves the sessions by their own measure (round robin) makes the replay
+/// diverge where the prediction does not ask it to.
+///
+/// The construction replays the store's snapshot tracker ([`super::snapshot`]) on the
+/// history: transactions are committed one at a time, each session's in session order, and
+/// the next one is the head earliest in `preferred` that is
+/// - *valid now*: some snapshot point `c` of the sequence so far lies at or after its session
+///   predecessor, every writer it reads from and (SI) the last writer of every key it writes,
+///   and before the next writer of each key it reads after the version it reads; and
+/// - *safe*: committing it does not shut out a transaction that must miss it — one that reads
+///   a key it writes from a version `preferred` puts earlier, while `preferred` puts that
+///   reader after it (a read the prediction changed). Such a reader's snapshot point must come
+///   before this commit, so everything it must see (its session predecessor, the writers it
+///   reads from) has to be committed first.
+///
+/// Cost: O(reads · log versions) to prepare, and per commit the heads' reads (one binary
+/// search each) — proportional to the history's reads times its sessions at most.
+pub fn snapshot_order_near(
+    history: &History,
+    level: Level,
+    preferred: &[TxnId],
+) -> Option<Vec<TxnId>> {
+    const UNPLACED: u32 = u32::MAX;
+    let conflicts = match level {
+        Level::Snapshot => true,
+        Level::Prefix => false,
+        _ => return None,
+    };
+    let n = history.txn_count();
+    let mut rank = vec![u32::MAX; n];
+    for (i, &t) in preferred.iter().enumerate() {
+        if (t as usize) < n && rank[t as usize] == u32::MAX {
+            rank[t as usize] = i as u32;
+        }
+    }
+    let committed = |t: TxnId| history.txn(t).is_committed();
+    // Per transaction: what must be committed before its snapshot point (session predecessor,
+    // writers it reads from), and its external reads as (key, writer).
+    let mut needs: Vec<Vec<TxnId>> = vec![Vec::new(); n];
+    let mut reads: Vec<Vec<(KeyId, TxnId)>> = vec![Vec::new(); n];
+    // Per key: its committed writers (not t0), by rank.
+    let mut writers_by_rank: Vec<Vec<TxnId>> = vec![Vec::new(); history.key_count()];
+    for t in history.committed_txns().filter(|&t| t != INITIAL_TXN) {
+        for &k in history.keys_written(t) {
+            writers_by_rank[k as usize].push(t);
+        }
+    }
+    for w in &mut writers_by_rank {
+        w.sort_unstable_by_key(|&t| (rank[t as usize], t));
+    }
+    let mut misses_of: Vec<Vec<TxnId>> = vec![Vec::new(); n];
+    for t in history.committed_txns().filter(|&t| t != INITIAL_TXN) {
+        let mut need: Vec<TxnId> = Vec::new();
+        if let Some(p) = history.so_predecessor(t).filter(|&p| p != INITIAL_TXN) {
+            need.push(p);
+        }
+        for op in history.txn(t).ops() {
+            let o = history.op(op);
+            if o.kind != OpKind::Read {
+                continue;
+            }
+            let Some(v) = history.writer_txn(op) else {
+                continue;
+            };
+            if v == t || !committed(v) {
+                continue;
+            }
+            reads[t as usize].push((o.key, v));
+            if v != INITIAL_TXN {
+                need.push(v);
+            }
+            // Writers of the key that `preferred` puts after the version read and before the
+            // reader: the reader must miss them.
+            let ws = &writers_by_rank[o.key as usize];
+            let (rv, rt) = (
+                if v == INITIAL_TXN { 0 } else { rank[v as usize] },
+                rank[t as usize],
+            );
+            let from = ws.partition_point(|&u| (rank[u as usize], u) <= (rv, v));
+            for &u in &ws[from..] {
+                if rank[u as usize] >= rt {
+                    break;
+                }
+                if u != t && u != v {
+                    misses_of[u as usize].push(t);
+                }
+            }
+        }
+        need.sort_unstable();
+        need.dedup();
+        needs[t as usize] = need;
+        let r = &mut reads[t as usize];
+        r.sort_unstable();
+        r.dedup();
+    }
+    for m in &mut misses_of {
+        m.sort_unstable();
+        m.dedup();
+    }
+    let mut pos = vec![UNPLACED; n];
+    pos[INITIAL_TXN as usize] = 0;
+    // Per key: the positions of its committed writers so far (t0, at 0, implicit).
+    let mut versions: Vec<Vec<u32>> = vec![Vec::new(); history.key_count()];
+    let mut order = vec![INITIAL_TXN];
+    // Per session: its committed transactions and how many are placed.
+    let sessions: Vec<Vec<TxnId>> = history
+        .sessions()
+        .iter()
+        .map(|s| s.txns().filter(|&t| committed(t)).collect())
+        .collect();
+    let total: usize = sessions.iter().map(Vec::len).sum();
+    let mut placed = vec![0usize; sessions.len()];
+    let mut heads: Vec<TxnId> = Vec::with_capacity(sessions.len());
+    let valid = |t: TxnId, pos: &[u32], versions: &[Vec<u32>], len: u32| -> bool {
+        let mut lo = 0u32;
+        for &r in &needs[t as usize] {
+            if pos[r as usize] == UNPLACED {
+                return false;
+            }
+            lo = lo.max(pos[r as usize]);
+        }
+        let mut hi = len - 1;
+        for &(k, v) in &reads[t as usize] {
+            let pv = pos[v as usize];
+            let vs = &versions[k as usize];
+            if let Some(&next) = vs.get(vs.partition_point(|&p| p <= pv)) {
+                hi = hi.min(next - 1);
+            }
+        }
+        if conflicts {
+            for &k in history.keys_written(t) {
+                lo = lo.max(versions[k as usize].last().copied().unwrap_or(0));
+            }
+        }
+        lo <= hi
+    };
+    let safe = |u: TxnId, pos: &[u32]| -> bool {
+        misses_of[u as usize].iter().all(|&t| {
+            pos[t as usize] != UNPLACED
+                || needs[t as usize]
+                    .iter()
+                    .all(|&r| pos[r as usize] != UNPLACED)
+        })
+    };
+    while order.len() <= total {
+        heads.clear();
+        heads.extend(
+            sessions
+                .iter()
+                .zip(&placed)
+                .filter_map(|(s, &i)| s.get(i).copied()),
+        );
+        heads.sort_unstable_by_key(|&t| (rank[t as usize], history.txn(t).session));
+        let len = order.len() as u32;
+        let next = heads
+            .iter()
+            .copied()
+            .find(|&t| valid(t, &pos, &versions, len) && safe(t, &pos))?;
+        pos[next as usize] = len;
+        order.push(next);
+        for &k in history.keys_written(next) {
+            versions[k as usize].push(len);
+        }
+        placed[history.txn(next).session as usize] += 1;
+    }
+    Some(order)
 }
 
 /// Kahn's algorithm with priorities; on a cycle, falls back to session order (module docs).
