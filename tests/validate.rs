@@ -230,29 +230,3 @@ fn the_deposit_run_gives_a_validated_causal_prediction() {
         assert_eq!(broken, vec!["D1"], "{strategy}: a deposit is lost");
     }
 }
-
-/// A replay stops at the first transaction that leaves the prediction (issue 22): here every
-/// predicted transaction reads a key the program never reads, so only the first one to run
-/// commits, its divergences are the only ones, and no later transaction is reported missing.
-#[test]
-fn a_diverging_replay_stops_after_the_first_diverging_transaction() {
-    let observed = run(&Deposit, &config()).unwrap();
-    let mut b = HistoryBuilder::new("predicted");
-    let other = b.key("999");
-    let s1 = b.session(Some(1));
-    let s2 = b.session(Some(2));
-    for (s, k) in [(s1, 0), (s1, 1), (s2, 0), (s2, 1)] {
-        let t = b.begin(s, Some(k));
-        b.read(t, other, None, ReadFrom::Initial, 0);
-    }
-    let predicted = b.build().unwrap();
-    let v = validate_deposit(&observed, &predicted);
-    assert!(v.diverged());
-    assert_eq!(v.run.history.committed_txns().count(), 2, "t0 and one deposit");
-    let first = (v.divergences[0].session, v.divergences[0].txn);
-    assert!(
-        v.divergences.iter().all(|d| (d.session, d.txn) == first),
-        "{:?}",
-        v.divergences
-    );
-}

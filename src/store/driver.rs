@@ -116,13 +116,8 @@ pub fn run_clients_forcing(
                 ran.push(run_one(store, sessions[i], &mut *clients[i], i));
             }
         }
-        // A replay stops after the first transaction that left the prediction: what runs after
-        // it no longer follows the plan, and its divergences would only echo the first.
         Schedule::Turns(turns) => {
             for &i in turns {
-                if store.replay_diverged() {
-                    break;
-                }
                 while !clients[i].is_done() && !crate::interrupt::requested() {
                     let attempt = run_one(store, sessions[i], &mut *clients[i], i);
                     ran.push(attempt);
@@ -134,9 +129,6 @@ pub fn run_clients_forcing(
         }
         Schedule::Steps(steps) => {
             for &i in steps {
-                if store.replay_diverged() {
-                    break;
-                }
                 if !clients[i].is_done() && !crate::interrupt::requested() {
                     ran.push(run_one(store, sessions[i], &mut *clients[i], i));
                 }

@@ -479,20 +479,10 @@ impl Store {
         Committed::At(seq)
     }
 
-    /// Whether a replay has left its prediction: a committed transaction (or one aborted by
-    /// a write conflict) diverged. The driver stops the run there.
-    pub fn replay_diverged(&self) -> bool {
-        self.replay.is_some() && !self.divergences.is_empty()
-    }
-
-    /// Records, for the replay policy, every predicted transaction that never committed —
-    /// unless the replay stopped at an earlier divergence, which is then the one reported.
+    /// Records, for the replay policy, every predicted transaction that never committed.
     /// Call once the run is over.
     pub fn finish_replay(&mut self) {
         let Some(r) = &self.replay else { return };
-        if !self.divergences.is_empty() {
-            return;
-        }
         for planned in &r.plan.sessions {
             let made = self
                 .data

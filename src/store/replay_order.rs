@@ -242,7 +242,11 @@ pub fn snapshot_order_near(
             // reader: the reader must miss them.
             let ws = &writers_by_rank[o.key as usize];
             let (rv, rt) = (
-                if v == INITIAL_TXN { 0 } else { rank[v as usize] },
+                if v == INITIAL_TXN {
+                    0
+                } else {
+                    rank[v as usize]
+                },
                 rank[t as usize],
             );
             let from = ws.partition_point(|&u| (rank[u as usize], u) <= (rv, v));
