@@ -84,7 +84,7 @@ pub use replay::{
     Divergence, DivergenceReason, PlannedRead, PlannedSession, PlannedTxn, PlannedWriter,
     ReplayPlan,
 };
-pub use replay_order::commit_order;
+pub use replay_order::{commit_order, snapshot_order_near};
 pub use table::{Assign, CmpOp, Pred, Projection, Table};
 pub use value::Value;
 
