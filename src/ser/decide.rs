@@ -113,6 +113,7 @@ pub(crate) fn decide(
         deadline,
         max_failed_states: states,
         max_memory: bounds.memory.map(|m| m / 2),
+        learn: true,
     };
     let memo_reason = |s: &crate::ser::search::SearchStats, fallback: &str| {
         if s.out_of_memory {
