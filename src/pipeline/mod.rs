@@ -22,6 +22,7 @@ mod judge;
 pub mod promise;
 pub mod rank;
 pub mod run;
+pub mod run_memory;
 mod run_files;
 mod run_report;
 
@@ -31,6 +32,7 @@ pub use rank::{
     RankGrid, RankInput, RankOutcome, RankScore,
 };
 pub use run::{run_workload, write_run_files, PipelineError, RunOptions, RunOutcome};
+pub use run_memory::run_workload_within;
 
 use crate::check::Level;
 
