@@ -22,8 +22,8 @@ mod judge;
 pub mod promise;
 pub mod rank;
 pub mod run;
-pub mod run_memory;
 mod run_files;
+pub mod run_memory;
 mod run_report;
 
 pub use anomaly_name::{name_anomaly, name_prediction, AnomalyName};

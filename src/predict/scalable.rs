@@ -319,16 +319,14 @@ pub(crate) fn search(
     // 500: ~10^7 reads of rows written once; the space itself would take gigabytes).
     let generation = Instant::now();
     let fits = |candidates: u64| {
-        memory_bytes.map_or(true, |m| candidates.saturating_mul(BYTES_PER_CANDIDATE) <= m)
+        memory_bytes.map_or(true, |m| {
+            candidates.saturating_mul(BYTES_PER_CANDIDATE) <= m
+        })
     };
     let build_time = |candidates: u64| {
         BUILD_TIME_PER_CANDIDATE.saturating_mul(candidates.min(u32::MAX as u64) as u32)
     };
-    let at_least = Space::choice_count(
-        h,
-        level == Level::ReadCommitted,
-        level == Level::Snapshot,
-    );
+    let at_least = Space::choice_count(h, level == Level::ReadCommitted, level == Level::Snapshot);
     let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
     let (space, candidates, counted) =
         if !fits(at_least) || left.is_some_and(|left| build_time(at_least) > left) {

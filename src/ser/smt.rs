@@ -292,7 +292,10 @@ pub fn verify_serial_order(h: &History, order: &[TxnId]) -> Result<(), String> {
                 _ => return Err(SerError::ReadWithoutCommittedWriter { read: o }.to_string()),
             };
             let triple = (op.key, w, t);
-            if first_error.as_ref().is_some_and(|(least, _)| *least <= triple) {
+            if first_error
+                .as_ref()
+                .is_some_and(|(least, _)| *least <= triple)
+            {
                 continue;
             }
             if let Some(e) = misplaced_read(h, order, &pos, &writer_pos, triple) {
