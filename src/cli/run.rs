@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use isopredict::pipeline::run::level_for_isolation;
-use isopredict::pipeline::{parse_level, parse_store, run_workload, write_run_files, RunOptions};
+use isopredict::pipeline::{
+    parse_level, parse_store, run_workload_within, write_run_files, PipelineError, RunOptions,
+};
 use isopredict::predict::Strategy;
 use isopredict::reproduce::{self, Request};
 use isopredict::store::Isolation;
@@ -150,7 +152,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .unwrap_or_else(|| options.default_out_dir(workload.name()));
-    let outcome = run_workload(workload, &options);
+    // Over the memory budget the run stops with "unknown" (exit 3), never the OOM killer.
+    let outcome = run_workload_within(
+        workload,
+        &options,
+        isopredict::predict::default_memory_budget(),
+    );
+    if let Err(e @ PipelineError::OverMemory(_)) = &outcome {
+        eprintln!("isopredict: {e}; no output written");
+        return Ok(ExitCode::from(3));
+    }
     if let Some(code) = super::interrupted() {
         return Ok(code);
     }

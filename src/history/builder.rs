@@ -191,9 +191,6 @@ const OPS_PER_TASK: usize = 1 << 16;
 /// The resolution of a range of operations: each one's writer (`NO_WRITER` for writes and
 /// unresolved reads), the unresolved reads, and the first error.
 struct Resolved {
-    read_from: Vec<OpId>,
-    /// The transaction of each read's writer (`NO_WRITER` where `read_from` has none).
-    read_from_txn: Vec<TxnId>,
     unresolved: Vec<(OpId, Unresolved)>,
     error: Option<InputError>,
 }
@@ -441,6 +438,13 @@ impl HistoryBuilder {
         self.real_time[t] = Some(real_time);
     }
 
+    /// Reserves room for `additional` more operations (exactly: a caller that knows the count,
+    /// such as the store's recording, saves the vectors' doubling as they grow).
+    pub fn reserve_ops(&mut self, additional: usize) {
+        self.ops.reserve_exact(additional);
+        self.from_tags.reserve_exact(additional);
+    }
+
     /// Appends a write to a transaction ([`BuilderTxn::INITIAL`] for an explicit initial write).
     pub fn write(&mut self, txn: BuilderTxn, key: KeyId, value: Option<u64>, line: u32) {
         self.push_op(txn, key, OpKind::Write, value, ReadFrom::Unknown, line);
@@ -471,7 +475,11 @@ impl HistoryBuilder {
         let (tag, payload) = encode_from(from, value);
         let needs_payload = matches!(tag, FROM_VALUE | FROM_TXN | FROM_OP | FROM_VALUE_OR_INITIAL);
         if needs_payload || !self.from_payloads.is_empty() {
-            // The first payload fills in the operations before it (none needed one).
+            // The first payload fills in the operations before it (none needed one), and
+            // takes the room reserved for the operations.
+            if self.from_payloads.is_empty() {
+                self.from_payloads.reserve_exact(self.ops.capacity());
+            }
             self.from_payloads.resize(self.ops.len(), 0);
             self.from_payloads.push(payload);
         }
@@ -614,6 +622,7 @@ impl HistoryBuilder {
             ops.par_iter_mut()
                 .for_each(|op| op.txn = final_id[op.txn as usize]);
             let at = explicit_ops[0] as usize;
+            ops.reserve_exact(implicit_total);
             ops.splice(
                 at..at,
                 implicit_initial.iter().map(|&key| Operation {
@@ -735,12 +744,14 @@ impl HistoryBuilder {
         // 5. Resolve reads: ranges of operations in parallel (each read's resolution reads
         //    only the indexes above), merged in operation order, so the first error and the
         //    order of the unresolved reads are those of one pass.
-        let resolve_range = |range: std::ops::Range<usize>| -> Resolved {
-            let mut read_from = vec![NO_WRITER; range.len()];
-            let mut read_from_txn = vec![NO_WRITER; range.len()];
+        //    Each range writes its part of the history's two vectors in place (no copy of
+        //    them at the peak of a large build).
+        let resolve_range = |first: usize,
+                             read_from: &mut [OpId],
+                             read_from_txn: &mut [TxnId]|
+         -> Resolved {
             let mut unresolved = Vec::new();
-            let first = range.start;
-            for i in range {
+            for i in first..first + read_from.len() {
                 let op = ops[i];
                 if op.kind != OpKind::Read {
                     continue;
@@ -784,8 +795,6 @@ impl HistoryBuilder {
                         let writer = final_id[w.0 as usize] as usize;
                         if index >= explicit_ops[writer] {
                             return Resolved {
-                                read_from,
-                                read_from_txn,
                                 unresolved,
                                 error: Some(self.error(
                                     op.line,
@@ -801,8 +810,6 @@ impl HistoryBuilder {
                         let target = &ops[w as usize];
                         if target.kind != OpKind::Write || target.key != op.key {
                             return Resolved {
-                                read_from,
-                                read_from_txn,
                                 unresolved,
                                 error: Some(self.error(
                                     op.line,
@@ -835,26 +842,23 @@ impl HistoryBuilder {
                 }
             }
             Resolved {
-                read_from,
-                read_from_txn,
                 unresolved,
                 error: None,
             }
         };
-        let ranges: Vec<std::ops::Range<usize>> = (0..total_ops)
-            .step_by(ops_per_task)
-            .map(|start| start..start.saturating_add(ops_per_task).min(total_ops))
+        let mut read_from = vec![NO_WRITER; total_ops];
+        let mut read_from_txn = vec![NO_WRITER; total_ops];
+        let parts: Vec<Resolved> = read_from
+            .par_chunks_mut(ops_per_task)
+            .zip(read_from_txn.par_chunks_mut(ops_per_task))
+            .enumerate()
+            .map(|(task, (from, from_txn))| resolve_range(task * ops_per_task, from, from_txn))
             .collect();
-        let parts: Vec<Resolved> = ranges.into_par_iter().map(resolve_range).collect();
-        let mut read_from = Vec::with_capacity(total_ops);
-        let mut read_from_txn = Vec::with_capacity(total_ops);
         let mut unresolved = Vec::new();
         for part in parts {
             if let Some(e) = part.error {
                 return Err(e);
             }
-            read_from.extend_from_slice(&part.read_from);
-            read_from_txn.extend_from_slice(&part.read_from_txn);
             unresolved.extend_from_slice(&part.unresolved);
         }
 
@@ -935,9 +939,9 @@ impl HistoryBuilder {
             key_names: self.key_names,
             sessions,
             txns,
-            ops,
-            read_from,
-            read_from_txn,
+            ops: std::sync::Arc::new(ops),
+            read_from: std::sync::Arc::new(read_from),
+            read_from_txn: std::sync::Arc::new(read_from_txn),
             unresolved,
             timestamps,
             real_time,

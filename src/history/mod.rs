@@ -32,6 +32,7 @@ pub use observed::ObservedAnomaly;
 pub use stats::Stats;
 
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Dense id of a transaction; [`INITIAL_TXN`] is the initial transaction.
 pub type TxnId = u32;
@@ -172,10 +173,13 @@ pub struct History {
     key_names: Vec<String>,
     sessions: Vec<Session>,
     txns: Vec<Transaction>,
-    ops: Vec<Operation>,
-    read_from: Vec<OpId>,
+    /// The operations and each read's writer (operation and transaction), shared between
+    /// clones: a history renamed for a file ([`History::with_key_names`]) or stripped of
+    /// its known write orders does not copy a run's millions of reads.
+    ops: Arc<Vec<Operation>>,
+    read_from: Arc<Vec<OpId>>,
     /// The transaction of each read's writer; [`NO_WRITER`] for writes and unresolved reads.
-    read_from_txn: Vec<TxnId>,
+    read_from_txn: Arc<Vec<TxnId>>,
     unresolved: Vec<(OpId, Unresolved)>,
     timestamps: Option<Vec<Option<Timestamps>>>,
     real_time: Option<Vec<Option<RealTime>>>,
@@ -478,7 +482,7 @@ impl History {
                 Csr::from_pairs(self.key_count(), || {
                     self.ops
                         .iter()
-                        .zip(&self.read_from_txn)
+                        .zip(self.read_from_txn.iter())
                         .filter(|&(op, &t)| op.kind == OpKind::Read && t != op.txn)
                         .map(|(op, _)| (op.key, op.txn))
                 })

@@ -23,6 +23,7 @@ pub mod promise;
 pub mod rank;
 pub mod run;
 mod run_files;
+pub mod run_memory;
 mod run_report;
 
 pub use anomaly_name::{name_anomaly, name_prediction, AnomalyName};
@@ -31,6 +32,7 @@ pub use rank::{
     RankGrid, RankInput, RankOutcome, RankScore,
 };
 pub use run::{run_workload, write_run_files, PipelineError, RunOptions, RunOutcome};
+pub use run_memory::run_workload_within;
 
 use crate::check::Level;
 

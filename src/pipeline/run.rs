@@ -103,6 +103,9 @@ pub enum PipelineError {
     /// The user interrupted the run (SIGINT, see [`crate::interrupt`]).
     #[error("{0}")]
     Interrupted(#[from] crate::interrupt::Interrupted),
+    /// The memory guard stopped the run ([`super::run_memory`]): the answer is unknown.
+    #[error("unknown: {0}")]
+    OverMemory(String),
 }
 
 /// Everything one run produced.

@@ -210,7 +210,13 @@ pub(crate) fn build_with(
         .iter()
         .map(|s| (s.session, s.txns.as_slice()))
         .collect();
-    let (history, origin, changed) = build_prefix(h, &sessions, &cut, &chosen, boundary_writes)?;
+    let (history, origin, changed) = build_prefix(
+        h,
+        &sessions,
+        &cut,
+        &|o: OpId| chosen[o as usize],
+        boundary_writes,
+    )?;
     // A boundary that cuts nothing and changes nothing is no boundary.
     for (point, session) in boundaries.iter_mut().zip(&space.sessions) {
         let everything = session
@@ -243,7 +249,7 @@ pub(crate) fn build_prefix(
     h: &History,
     sessions: &[(SessionId, &[TxnId])],
     cut: &[OpId],
-    chosen: &[TxnId],
+    chosen: &dyn Fn(OpId) -> TxnId,
     boundary_writes: bool,
 ) -> Result<(History, Vec<TxnId>, Vec<(OpId, TxnId, TxnId)>), String> {
     let mut builder = HistoryBuilder::new(format!("prediction from {}", h.source()));
@@ -312,10 +318,9 @@ pub(crate) fn build_prefix(
                 }
                 let observed =
                     observed.ok_or_else(|| format!("read op {o} has no observed writer"))?;
-                let writer = if chosen[o as usize] != NONE {
-                    chosen[o as usize]
-                } else {
-                    observed
+                let writer = match chosen(o) {
+                    NONE => observed,
+                    w => w,
                 };
                 let value = if writer == observed {
                     op.value

@@ -229,10 +229,15 @@ impl<'h> Domains<'h> {
     ) -> Result<Built, String> {
         let h = self.h;
         let mut cut: Vec<OpId> = vec![NONE; h.txn_count()];
-        let mut chosen: Vec<TxnId> = vec![NONE; h.ops().len()];
-        for &(o, w) in changed {
-            chosen[o as usize] = w;
-        }
+        // The changed reads' writers, looked up by op (a seed changes a few reads: no vector
+        // over the run's millions of operations per seed).
+        let mut sorted = changed.to_vec();
+        sorted.sort_unstable();
+        let chosen = |o: OpId| {
+            sorted
+                .binary_search_by_key(&o, |&(op, _)| op)
+                .map_or(NONE, |i| sorted[i].1)
+        };
         let mut boundaries = Vec::with_capacity(self.sessions.len());
         for (s, d) in self.sessions.iter().enumerate() {
             let mut point = BoundaryPoint {

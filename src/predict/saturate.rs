@@ -22,7 +22,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::explain::{EdgeReason, PcoEdge};
 use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
@@ -70,25 +70,6 @@ pub(crate) fn saturate(h: &History, deadline: Option<Instant>) -> Pco {
             prev = t;
         }
     }
-    // Read-from triples (key, writer, reader), distinct.
-    let mut triples: Vec<(KeyId, TxnId, TxnId)> = Vec::new();
-    for t in (0..n as TxnId).filter(|&t| committed[t as usize]) {
-        for o in h.txn(t).ops() {
-            let op = h.op(o);
-            if op.kind != OpKind::Read {
-                continue;
-            }
-            match h.writer_txn(o) {
-                Some(w) if w != t && committed[w as usize] => triples.push((op.key, w, t)),
-                _ => {}
-            }
-        }
-    }
-    triples.sort_unstable();
-    triples.dedup();
-    for &(key, w, r) in &triples {
-        edges.push((w, r, EdgeReason::Wr { key }));
-    }
     // Committed writers of each key other than t0, by (session, position): per key a list of
     // (column, start, end) runs into `writers`.
     let mut by_key: Vec<Vec<TxnId>> = vec![Vec::new(); h.key_count()];
@@ -97,11 +78,49 @@ pub(crate) fn saturate(h: &History, deadline: Option<Instant>) -> Pco {
             by_key[key as usize].push(t);
         }
     }
-    let mut runs: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); h.key_count()];
-    let mut writers: Vec<TxnId> = Vec::new();
-    for (key, list) in by_key.iter_mut().enumerate() {
+    for list in &mut by_key {
         list.sort_unstable_by_key(|&t| (col[t as usize], pos[t as usize]));
         list.dedup();
+    }
+    // The write–read edges, one per (writer, reader) pair with the least key as its reason,
+    // and the read-from triples (key, writer, reader) that can derive a ww or rw edge: those
+    // whose key has a committed writer other than t0, the writer and the reader. The other
+    // reads derive nothing in any round (both rules skip t2 and t3, and t0 reaches every
+    // transaction), so a run of millions of reads of keys written once (rows inserted and
+    // never updated) keeps only its distinct (writer, reader) pairs.
+    let mut wr: FxHashMap<(TxnId, TxnId), KeyId> = FxHashMap::default();
+    let mut triples: Vec<(KeyId, TxnId, TxnId)> = Vec::new();
+    for t in (0..n as TxnId).filter(|&t| committed[t as usize]) {
+        for o in h.txn(t).ops() {
+            let op = h.op(o);
+            if op.kind != OpKind::Read {
+                continue;
+            }
+            match h.writer_txn(o) {
+                Some(w) if w != t && committed[w as usize] => {
+                    let key = op.key;
+                    wr.entry((w, t))
+                        .and_modify(|k| *k = (*k).min(key))
+                        .or_insert(key);
+                    if by_key[key as usize].iter().any(|&x| x != w && x != t) {
+                        triples.push((key, w, t));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    triples.sort_unstable();
+    triples.dedup();
+    let mut wr_edges: Vec<(KeyId, TxnId, TxnId)> =
+        wr.into_iter().map(|((w, r), key)| (key, w, r)).collect();
+    wr_edges.sort_unstable();
+    for (key, w, r) in wr_edges {
+        edges.push((w, r, EdgeReason::Wr { key }));
+    }
+    let mut runs: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); h.key_count()];
+    let mut writers: Vec<TxnId> = Vec::new();
+    for (key, list) in by_key.iter().enumerate() {
         let mut i = 0;
         while i < list.len() {
             let c = col[list[i] as usize];

@@ -36,6 +36,44 @@ use rustc_hash::FxHashMap;
 
 use crate::history::{History, KeyId, OpId, OpKind, SessionId, TxnId, INITIAL_TXN};
 
+/// The keys that matter (see the module documentation), as an index (key → its position
+/// among them, [`NONE`] for the others) and ascending: a committed transaction other than t0
+/// writes the key and one reads it from another transaction, or (`write_conflicts`, SI) two
+/// committed transactions other than t0 write it.
+fn keys_that_matter(h: &History, write_conflicts: bool) -> (Vec<u32>, Vec<KeyId>) {
+    let n_keys = h.key_count();
+    let mut written = vec![false; n_keys];
+    let mut read = vec![false; n_keys];
+    let mut last_writer = vec![INITIAL_TXN; n_keys];
+    let mut conflicted = vec![false; n_keys];
+    for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+        for o in h.txn(t).ops() {
+            let op = h.op(o);
+            match op.kind {
+                OpKind::Write => {
+                    let k = op.key as usize;
+                    written[k] = true;
+                    if last_writer[k] != INITIAL_TXN && last_writer[k] != t {
+                        conflicted[k] = true;
+                    }
+                    last_writer[k] = t;
+                }
+                OpKind::Read if h.writer_txn(o) != Some(op.txn) => read[op.key as usize] = true,
+                OpKind::Read => {}
+            }
+        }
+    }
+    let mut key_index = vec![NONE; n_keys];
+    let mut keys = Vec::new();
+    for k in 0..n_keys {
+        if (written[k] && read[k]) || (write_conflicts && conflicted[k]) {
+            key_index[k] = keys.len() as u32;
+            keys.push(k as KeyId);
+        }
+    }
+    (key_index, keys)
+}
+
 /// "No such node".
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -203,36 +241,7 @@ impl<'h> Space<'h> {
         };
 
         // 1. Keys that matter.
-        let n_keys = h.key_count();
-        let mut written = vec![false; n_keys];
-        let mut read = vec![false; n_keys];
-        let mut last_writer = vec![INITIAL_TXN; n_keys];
-        let mut conflicted = vec![false; n_keys];
-        for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
-            for o in h.txn(t).ops() {
-                let op = h.op(o);
-                match op.kind {
-                    OpKind::Write => {
-                        let k = op.key as usize;
-                        written[k] = true;
-                        if last_writer[k] != INITIAL_TXN && last_writer[k] != t {
-                            conflicted[k] = true;
-                        }
-                        last_writer[k] = t;
-                    }
-                    OpKind::Read if external(o) => read[op.key as usize] = true,
-                    OpKind::Read => {}
-                }
-            }
-        }
-        let mut key_index = vec![NONE; n_keys];
-        let mut keys = Vec::new();
-        for k in 0..n_keys {
-            if (written[k] && read[k]) || (write_conflicts && conflicted[k]) {
-                key_index[k] = keys.len() as u32;
-                keys.push(k as KeyId);
-            }
-        }
+        let (key_index, keys) = keys_that_matter(h, write_conflicts);
         let matters = |k: KeyId| key_index[k as usize] != NONE;
 
         // 2. Nodes: t0 and committed transactions touching a key that matters.
@@ -491,6 +500,36 @@ impl<'h> Space<'h> {
             key_groups,
             sessions,
         })
+    }
+
+    /// A lower bound of the candidate writers the space of [`Space::new`] (`per_read`) or
+    /// [`Space::for_snapshots`] (`per_read` false; `write_conflicts`) encodes, pruned or not,
+    /// counted without building it: its choice units — external reads of keys that matter
+    /// (`per_read`), else their distinct (transaction, key) pairs — each of which keeps at
+    /// least its observed writer. In memory linear in the keys: a run of 10^7 reads decides
+    /// whether the solver phase can fit before the space's ~100 bytes per read are spent.
+    pub fn choice_count(h: &History, per_read: bool, write_conflicts: bool) -> u64 {
+        let (key_index, _) = keys_that_matter(h, write_conflicts);
+        let mut count = 0u64;
+        let mut keys: Vec<KeyId> = Vec::new();
+        for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+            keys.clear();
+            for o in h.txn(t).ops() {
+                let op = h.op(o);
+                if op.kind == OpKind::Read
+                    && h.writer_txn(o) != Some(op.txn)
+                    && key_index[op.key as usize] != NONE
+                {
+                    keys.push(op.key);
+                }
+            }
+            if !per_read {
+                keys.sort_unstable();
+                keys.dedup();
+            }
+            count += keys.len() as u64;
+        }
+        count
     }
 
     /// Removes the candidate writers a read can never take at `level` because a later write of

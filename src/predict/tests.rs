@@ -888,3 +888,54 @@ fn an_encoding_over_the_memory_budget_is_unknown() {
     assert_eq!(out.verdict, Verdict::Unknown);
     assert!(out.reason.unwrap().starts_with("memory limit"));
 }
+
+/// [`Space::choice_count`], counted without building the space, is exactly the built space's
+/// number of choice units, and so a lower bound of its candidate writers before and after
+/// pruning (what the scalable search relies on to skip building a space that cannot fit).
+#[test]
+fn the_choice_count_is_the_spaces_units_and_bounds_its_candidates() {
+    for seed in 0..40 {
+        for consistency in [Consistency::Serializable, Consistency::Causal] {
+            let h = generate(&GenerateParams {
+                sessions: 3,
+                txns_per_session: 4,
+                ops_per_txn: 4,
+                keys: 3,
+                abort_ratio: 0.1,
+                consistency,
+                seed,
+                ..GenerateParams::default()
+            })
+            .unwrap();
+            for level in [
+                Level::Causal,
+                Level::ReadAtomic,
+                Level::ReadCommitted,
+                Level::Prefix,
+                Level::Snapshot,
+            ] {
+                let per_read = level == Level::ReadCommitted;
+                let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
+                let count = Space::choice_count(&h, per_read, level == Level::Snapshot);
+                for boundary in [BoundaryKind::Strict, BoundaryKind::Relaxed] {
+                    let built = if snapshots {
+                        Space::for_snapshots(&h, boundary, level == Level::Snapshot)
+                    } else {
+                        Space::new(&h, boundary, per_read)
+                    };
+                    // A run the level's space rejects (e.g. a non-repeatable read at causal)
+                    // has no space to compare with.
+                    let Ok(mut space) = built else { continue };
+                    let candidates = |s: &Space| -> u64 {
+                        s.units.iter().map(|u| s.cands(u.group).len() as u64).sum()
+                    };
+                    let context = format!("seed {seed} {consistency:?} {level} {boundary:?}");
+                    assert_eq!(count, space.units.len() as u64, "{context}");
+                    assert!(count <= candidates(&space), "{context}");
+                    space.prune_forced_overwrites(level);
+                    assert!(count <= candidates(&space), "{context}");
+                }
+            }
+        }
+    }
+}

@@ -265,7 +265,6 @@ pub fn verify_serial_order(h: &History, order: &[TxnId]) -> Result<(), String> {
             return Err(format!("t{t} comes before its session predecessor t{p}"));
         }
     }
-    let triples = read_from_triples(h).map_err(|e| e.to_string())?;
     // Positions of the committed writers of each key, sorted.
     let mut writer_pos: Vec<Vec<u32>> = vec![Vec::new(); h.key_count()];
     for (k, slot) in writer_pos.iter_mut().enumerate() {
@@ -277,24 +276,62 @@ pub fn verify_serial_order(h: &History, order: &[TxnId]) -> Result<(), String> {
         );
         slot.sort_unstable();
     }
-    for &(k, w, r) in &triples {
-        let (pw, pr) = (pos[w as usize], pos[r as usize]);
-        if pw > pr {
-            return Err(format!("t{r} reads {} from later t{w}", h.key_name(k)));
-        }
-        let writers = &writer_pos[k as usize];
-        let first_after = writers.partition_point(|&p| p <= pw);
-        if let Some(&p) = writers.get(first_after) {
-            if p < pr {
-                return Err(format!(
-                    "t{} writes {} between t{w} and its reader t{r}",
-                    order[p as usize],
-                    h.key_name(k)
-                ));
+    // Every external read is checked where it is (a run's millions of reads are not
+    // collected); the error is that of the least failing (key, writer, reader) triple, as
+    // when the distinct triples were checked in order.
+    let mut first_error: Option<((KeyId, TxnId, TxnId), String)> = None;
+    for t in h.committed_txns() {
+        for o in h.txn(t).ops() {
+            let op = h.op(o);
+            if op.kind != OpKind::Read {
+                continue;
+            }
+            let w = match h.writer_txn(o) {
+                Some(w) if w == t => continue,
+                Some(w) if h.txn(w).is_committed() => w,
+                _ => return Err(SerError::ReadWithoutCommittedWriter { read: o }.to_string()),
+            };
+            let triple = (op.key, w, t);
+            if first_error
+                .as_ref()
+                .is_some_and(|(least, _)| *least <= triple)
+            {
+                continue;
+            }
+            if let Some(e) = misplaced_read(h, order, &pos, &writer_pos, triple) {
+                first_error = Some((triple, e));
             }
         }
     }
-    Ok(())
+    match first_error {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Why the read-from triple `(k, w, r)` does not hold in the serial order whose positions are
+/// `pos` (`writer_pos`: each key's committed writers' positions, sorted), if it does not.
+fn misplaced_read(
+    h: &History,
+    order: &[TxnId],
+    pos: &[u32],
+    writer_pos: &[Vec<u32>],
+    (k, w, r): (KeyId, TxnId, TxnId),
+) -> Option<String> {
+    let (pw, pr) = (pos[w as usize], pos[r as usize]);
+    if pw > pr {
+        return Some(format!("t{r} reads {} from later t{w}", h.key_name(k)));
+    }
+    let writers = &writer_pos[k as usize];
+    let first_after = writers.partition_point(|&p| p <= pw);
+    match writers.get(first_after) {
+        Some(&p) if p < pr => Some(format!(
+            "t{} writes {} between t{w} and its reader t{r}",
+            order[p as usize],
+            h.key_name(k)
+        )),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

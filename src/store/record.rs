@@ -51,6 +51,10 @@ impl Store {
 
 fn build_history(data: &StoreData, source: &str) -> Result<History, InputError> {
     let mut b = HistoryBuilder::new(source);
+    // Every event is one operation, and every key the loader did not write gets an implicit
+    // initial write: reserved exactly, so that a run of 10^7 reads does not double its largest
+    // vector while it grows.
+    b.reserve_ops(data.events.len() + data.keys.len());
     for &key in &data.keys {
         b.key(&key.name());
     }
@@ -60,17 +64,28 @@ fn build_history(data: &StoreData, source: &str) -> Result<History, InputError> 
     for &key in data.loaded_keys() {
         b.write(BuilderTxn::INITIAL, key, None, 0);
     }
+    // Transactions are begun session by session (each session's in its order), so that a
+    // read can name a writer of a later session, and their operations are added in the same
+    // order: the history's own layout, which the builder then keeps in place instead of
+    // copying every operation.
     let mut builder_txn = vec![BuilderTxn::INITIAL; data.txns().len()];
-    for (seq, t) in data.txns().iter().enumerate().skip(1) {
-        let bt = b.begin(t.session, Some(t.k as u64));
-        builder_txn[seq] = bt;
-        for e in data.txn_events(seq as Seq) {
-            match e.source {
-                None => b.write(bt, e.key, None, 0),
-                Some(Source::Own) => b.read(bt, e.key, None, ReadFrom::Txn(bt), 0),
-                Some(Source::Committed(0)) => b.read(bt, e.key, None, ReadFrom::Initial, 0),
-                Some(Source::Committed(w)) => {
-                    b.read(bt, e.key, None, ReadFrom::Txn(builder_txn[w as usize]), 0)
+    for (s, session) in data.sessions().iter().enumerate() {
+        for &seq in &session.txns {
+            let t = &data.txns()[seq as usize];
+            builder_txn[seq as usize] = b.begin(s as u32, Some(t.k as u64));
+        }
+    }
+    for session in data.sessions() {
+        for &seq in &session.txns {
+            let bt = builder_txn[seq as usize];
+            for e in data.txn_events(seq) {
+                match e.source {
+                    None => b.write(bt, e.key, None, 0),
+                    Some(Source::Own) => b.read(bt, e.key, None, ReadFrom::Txn(bt), 0),
+                    Some(Source::Committed(0)) => b.read(bt, e.key, None, ReadFrom::Initial, 0),
+                    Some(Source::Committed(w)) => {
+                        b.read(bt, e.key, None, ReadFrom::Txn(builder_txn[w as usize]), 0)
+                    }
                 }
             }
         }
