@@ -11,11 +11,10 @@ use std::time::{Duration, Instant};
 
 use super::explain::premise_closure;
 use super::reduce::{self, Split};
-use super::saturate::{saturate, saturate_with, Bounds, Rules, Why};
+use super::saturate::{saturate, saturate_with, Bounds, Rules};
 use super::search::{search, Limits, SearchResult};
 use super::smt_problem;
 use super::txns::Txns;
-use super::txns::INIT;
 use super::verify::verify_nodes;
 use super::{Engine, StrongLevel};
 
@@ -82,15 +81,12 @@ pub(crate) fn decide(
         (txns, sat)
     } else {
         split_txns = txns.split();
-        let given: Vec<(u32, u32)> = if level == StrongLevel::Snapshot {
-            sat.edges
-                .iter()
-                .filter(|e| matches!(e.why, Why::Ww { .. }) && e.from != INIT && e.to != INIT)
-                .map(|e| (2 * e.from, 2 * e.to - 1))
-                .collect()
+        let split = if level == StrongLevel::Snapshot {
+            Split::Snapshot
         } else {
-            Vec::new()
+            Split::Prefix
         };
+        let given = reduce::snapshot_given_edges(&sat, split);
         let s = match saturate_with(&split_txns, Rules::WwRw, &given, bounds) {
             Ok(s) => s,
             Err(stopped) => return Decision::Unknown(stopped.0),

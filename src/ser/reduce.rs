@@ -95,6 +95,20 @@ impl Problem {
     }
 }
 
+/// The edges SI adds to the split history's saturation: W_t2 → R_t1 for each transaction-level
+/// ww edge t2 → t1 of `sat` (split node ids: R_t = 2t, W_t = 2t − 1; see the module
+/// documentation). Empty for PC.
+pub(crate) fn snapshot_given_edges(sat: &Saturation, split: Split) -> Vec<(u32, u32)> {
+    if split != Split::Snapshot {
+        return Vec::new();
+    }
+    sat.edges
+        .iter()
+        .filter(|e| matches!(e.why, Why::Ww { .. }) && e.from != INIT && e.to != INIT)
+        .map(|e| (2 * e.from, 2 * e.to - 1))
+        .collect()
+}
+
 /// Builds the problem of `txns` (the history itself for SER, its split [`Txns::split`] for PC
 /// and SI) from its saturation, which must be acyclic. Node `v` is local transaction `v + 1`.
 pub(crate) fn build(txns: &Txns, sat: &Saturation, split: Split) -> Problem {

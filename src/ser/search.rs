@@ -726,10 +726,10 @@ pub(crate) fn search(p: &Problem, limits: Limits) -> (SearchResult, SearchStats)
 mod tests {
     use super::{pack, search, Limits, SearchResult, SearchStats};
     use crate::generate::{generate, Consistency, GenerateParams};
-    use crate::ser::reduce::{build, Problem, Split};
-    use crate::ser::saturate::{saturate, saturate_with, Bounds, Rules, Why};
+    use crate::ser::reduce::{build, snapshot_given_edges, Problem, Split};
+    use crate::ser::saturate::{saturate, saturate_with, Bounds, Rules};
     use crate::ser::smt_problem;
-    use crate::ser::txns::{Txns, INIT};
+    use crate::ser::txns::Txns;
     use crate::ser::verify::verify_nodes;
 
     /// The search problem of `level` (as [`crate::ser::decide`] builds it), or `None` when
@@ -748,15 +748,7 @@ mod tests {
             return Some(build(txns, &sat, split));
         }
         let halves = txns.split();
-        let given: Vec<(u32, u32)> = if split == Split::Snapshot {
-            sat.edges
-                .iter()
-                .filter(|e| matches!(e.why, Why::Ww { .. }) && e.from != INIT && e.to != INIT)
-                .map(|e| (2 * e.from, 2 * e.to - 1))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let given = snapshot_given_edges(&sat, split);
         let s = saturate_with(&halves, Rules::WwRw, &given, &Bounds::NONE).unwrap();
         (s.cycle.is_none()).then(|| build(&halves, &s, split))
     }
