@@ -109,3 +109,35 @@ fn help_lists_the_exit_codes() {
         assert!(help.contains("3 = unknown"), "{args:?}: {help}");
     }
 }
+
+/// Each command's footer says what its own codes mean: `rank` exits 0 after a complete
+/// ranking that found anomalies, `reproduce` exits 1 when it reproduced (issue 35 item 16).
+#[test]
+fn help_footers_are_true_per_command() {
+    let cases: [(&[&str], &str, &str); 4] = [
+        (
+            &["rank", "--help"],
+            "0 = the ranking was written",
+            "1 = violation found",
+        ),
+        (
+            &["reproduce", "--help"],
+            "1 = reproduced",
+            "1 = violation found",
+        ),
+        (&["stats", "--help"], "0 = done", "1 = violation found"),
+        (
+            &["check", "--help"],
+            "1 = a violation was found",
+            "reproduced",
+        ),
+    ];
+    for (args, says, not) in cases {
+        let o = isopredict(args);
+        assert_eq!(o.status.code(), Some(0));
+        let help = stdout(&o);
+        let footer = &help[help.find("Exit codes").expect("a footer")..];
+        assert!(footer.contains(says), "{args:?}: {footer}");
+        assert!(!footer.contains(not), "{args:?}: {footer}");
+    }
+}

@@ -90,7 +90,7 @@ fn spec_shows_the_reads(url: &str, r: &Reproduction) -> bool {
     let Some(tester) = isolationtester() else {
         skipped(
             "the isolationtester check: isolationtester is not installed (Debian: \
-             postgresql-server-dev-NN)",
+             postgresql-client-NN)",
         );
         return false;
     };

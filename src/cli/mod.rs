@@ -30,14 +30,46 @@ mod run;
 mod stats;
 mod watch;
 
-/// The exit codes, shown after every `--help`.
-const EXIT_CODES: &str =
-    "Exit codes: 0 = consistent / nothing found; 1 = violation found or prediction \
-made (run: an anomaly); 2 = bad input or usage; 3 = unknown (solver unknown, time or memory \
-limit); 130 = interrupted (Ctrl-C, SIGTERM) before anything was written (run, predict --max: \
-Ctrl-C after an anomaly was found writes the anomalies found, marked as a cut search, exit 1; \
-rank: Ctrl-C writes the cells answered, marked as a cut ranking, exit 1 if one found an \
-anomaly, else 130).";
+/// The exit codes of the whole tool, shown after `isopredict --help`: each command's own
+/// list follows its `--help` (the constants below), since the codes mean different things.
+const EXIT_CODES: &str = "Exit codes (each command's --help lists its own): 0 = consistent / \
+nothing found; 1 = violation found, prediction made or (reproduce) reproduced; 2 = bad input or \
+usage; 3 = unknown (solver unknown, time or memory limit); 130 = interrupted (Ctrl-C, SIGTERM).";
+
+/// `stats`, `convert` and `generate`: they judge nothing.
+const TOOL_EXIT_CODES: &str = "Exit codes: 0 = done; 2 = bad input or usage; 130 = interrupted \
+(Ctrl-C, SIGTERM: temporaries removed, nothing written).";
+
+/// `check`.
+const CHECK_EXIT_CODES: &str = "Exit codes: 0 = consistent at every level asked; 1 = a \
+violation was found; 2 = bad input or usage; 3 = unknown (a time or memory limit, or the solver \
+could not decide); 130 = interrupted (Ctrl-C, SIGTERM) before anything was written.";
+
+/// `predict`.
+const PREDICT_EXIT_CODES: &str = "Exit codes: 0 = no prediction under this encoding and \
+strategy; 1 = a prediction was made, or the \
+observed history already violates the level; 2 = bad input or usage; 3 = unknown (solver \
+unknown, --timeout or --memory reached); 130 = interrupted before anything was found (Ctrl-C \
+after a prediction cuts the search for more, writes what was found and exits 1).";
+
+/// `run`.
+const RUN_EXIT_CODES: &str = "Exit codes: 0 = no anomaly found; 1 = an anomaly (validated by \
+the replay, predicted, or already observed); 2 = bad input or usage; 3 = unknown (solver \
+unknown, time or memory limit, or the database went away); 130 = interrupted before an anomaly \
+was found (nothing written; Ctrl-C after one cuts the search for more, writes what was found \
+and exits 1).";
+
+/// `reproduce`.
+const REPRODUCE_EXIT_CODES: &str = "Exit codes: 1 = reproduced on the database; 0 = not \
+reproduced, or not reproducible at this isolation level (the report says why); 2 = bad input or \
+usage; 3 = unknown (the database or a time limit stopped the attempt); 130 = interrupted.";
+
+/// `rank`.
+const RANK_EXIT_CODES: &str = "Exit codes: 0 = the ranking was written (whatever its cells \
+found: anomalies are its content, not a failure); 1 = the ranking was cut (Ctrl-C, SIGTERM) \
+and the cells answered until then, written and marked as cut, hold an anomaly; 2 = bad input or \
+usage; 130 = interrupted with no cell holding an anomaly (the cells answered are written, \
+marked as cut; a second Ctrl-C exits at once, writing nothing).";
 
 /// The exit codes of `watch`, shown after its `--help`.
 const WATCH_EXIT_CODES: &str = "Exit codes: 0 = no violation; 1 = a violation was found; \
@@ -59,31 +91,31 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Print summary counts of a history (sessions, transactions, reads, writes, keys).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = TOOL_EXIT_CODES)]
     Stats(stats::Args),
     /// Convert a history from one format to another.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = TOOL_EXIT_CODES)]
     Convert(convert::Args),
     /// Check a history against an isolation level (strict-ser, ser, si, pc, cc, ra, rc, ci, or
     /// all).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = CHECK_EXIT_CODES)]
     Check(check::Args),
     /// Predict an unserializable execution that causal, ra, rc, pc or si allows (IsoPredict).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PREDICT_EXIT_CODES)]
     Predict(predict::Args),
     /// Record a workload run, predict an anomaly, validate it by replay, and report it.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = RUN_EXIT_CODES)]
     Run(run::Args),
     /// Run a prediction of a `run` folder on a database along a schedule that makes it
     /// happen, and write a reproducer (isolationtester spec, SQL per session, README).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = REPRODUCE_EXIT_CODES)]
     Reproduce(reproduce::Args),
     /// Predict and validate over a grid of workload runs (or folders of histories): the
     /// paper's Tables 4–7 and a risk ranking.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = RANK_EXIT_CODES)]
     Rank(rank::Args),
     /// Generate a random history, optionally consistent at a level (simulating a store).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = TOOL_EXIT_CODES)]
     Generate(generate::Args),
     /// Check SI or SER online, from timestamped transactions arriving as JSON lines (until
     /// the input ends, or Ctrl-C / SIGTERM, which print the summary).

@@ -314,8 +314,8 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
     let _ = writeln!(
         out,
         "\n## How to run it\n\n```sh\nisolationtester \"host=HOST port=PORT dbname=DB user=USER\" < reproducer.spec\n```\n\n\
-         `isolationtester` ships with PostgreSQL's server development files (Debian: \
-         postgresql-server-dev-NN, under /usr/lib/postgresql/NN/lib/pgxs/src/test/isolation/). \
+         `isolationtester` ships with PostgreSQL's client programs (Debian: the package \
+         postgresql-client-NN, under /usr/lib/postgresql/NN/lib/pgxs/src/test/isolation/). \
          Each `step` line of its output is followed by the rows a read printed: compare each \
          read's `written_by` with the list above. By hand: run `session-s*.sql` in {} \
          connections after the spec's setup, each statement only when its comment says.\n\n\
