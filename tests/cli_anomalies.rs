@@ -89,7 +89,7 @@ fn run_lists_distinct_anomalies_in_application_terms() {
         assert!(
             [
                 "validated",
-                "diverged",
+                "validated-diverged",
                 "serializable",
                 "level-violated",
                 "unknown"

@@ -220,3 +220,53 @@ fn rank_over_user_histories_groups_by_folder() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `run` and `rank` give one answer for one cell (issue 35 item 1): Voter at rc, seed 1,
+/// small, replays a prediction that diverges into an unserializable execution; both say
+/// `validated-diverged` and count it as validated, as IsoPredict's tables do.
+#[test]
+fn run_and_rank_agree_on_a_diverged_replay() {
+    let s = Scratch::new("agree");
+    let o = isopredict(&[
+        "run",
+        "voter",
+        "--level",
+        "rc",
+        "--seed",
+        "1",
+        "--json",
+        "--out",
+        &s.arg("run"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let run: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = isopredict(&[
+        "rank",
+        "--workloads",
+        "voter",
+        "--seeds",
+        "1",
+        "--sizes",
+        "small",
+        "--levels",
+        "rc",
+        "--explore",
+        "0",
+        "--json",
+        "--out",
+        &s.arg("rank"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rank: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let cell = &rank["predictions"][0]["validation"];
+    assert_eq!(run["validation"]["verdict"], "validated-diverged", "{run}");
+    assert_eq!(cell["verdict"], run["validation"]["verdict"], "{cell}");
+    assert_eq!(cell["validated"], true);
+    assert_eq!(cell["diverged"], true);
+    assert_eq!(run["verdict"], "anomaly-validated");
+    let summary = run["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("diverged") && summary.contains("not exactly the predicted one"),
+        "{summary}"
+    );
+}

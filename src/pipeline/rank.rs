@@ -38,7 +38,6 @@ use crate::workloads::{self, RunConfig, Size, Workload};
 
 use super::cells::{self, PlanLine};
 use super::distinct::SearchEnd;
-use super::run::verdict_name;
 use super::{level_name, parse_level};
 
 /// What to rank.
@@ -1078,10 +1077,10 @@ fn predict_workload(
     ) {
         Ok(v) => PredictionRecord {
             validation: Some(ValidationRecord {
-                validated: v.verdict == workloads::Verdict::Validated,
+                validated: v.outcome().counts_as_validated(),
                 diverged: v.diverged(),
                 failed_invariants: v.failed_invariants().map(|i| i.id.to_string()).collect(),
-                verdict: verdict_name(v.verdict).to_string(),
+                verdict: v.outcome().word().to_string(),
             }),
             ..record
         },

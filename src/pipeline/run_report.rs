@@ -139,7 +139,8 @@ pub(super) fn report_anomaly(
         explainer.prediction_section(prediction, verified.level, verified.unserializable);
     let named = name_prediction(&explainer, prediction, level);
     section.anomaly = Some(format!("**{}**: {}", named.name(), named.description));
-    let validated = replay_word(validation) == "validated";
+    let outcome = validation.outcome();
+    let validated = outcome.counts_as_validated();
     report.verdict = if validated {
         RunVerdict::AnomalyValidated
     } else {
@@ -151,10 +152,10 @@ pub(super) fn report_anomaly(
         workload.name(),
         options.seed,
         options.size.name(),
-        if validated {
-            "validated anomaly"
-        } else {
-            "predicted anomaly"
+        match outcome {
+            workloads::ReplayOutcome::Validated => "validated anomaly",
+            workloads::ReplayOutcome::ValidatedDiverged => "validated (diverged) anomaly",
+            _ => "predicted anomaly",
         },
         level_name(level),
         options.strategy
@@ -179,7 +180,7 @@ pub(super) fn report_anomaly(
     report.timings.distinct_search_ms = search_ms;
     report.prediction = Some(section);
     report.validation = Some(ValidationSection {
-        verdict: replay_word(validation).to_string(),
+        verdict: outcome.word().to_string(),
         divergences: validation
             .divergences
             .iter()
@@ -208,16 +209,29 @@ fn anomaly_summary(
         named.name(),
         involved
     );
-    if validation.verdict == workloads::Verdict::Validated && validation.diverged() {
+    if validation.outcome() == workloads::ReplayOutcome::ValidatedDiverged {
         return format!(
-            "Anomaly predicted under {level_words} ({anomaly}; re-verified), but the replay could not follow it at {} (see Validation), so it does not confirm it.",
-            plural_reads(validation.divergences.len())
+            "Anomaly validated, after the replay diverged ({anomaly}; re-verified): the replay could not follow the prediction at {} (see Validation), and the execution it produced instead satisfies {level_words} and is unserializable on its own — an anomaly of {}, though not exactly the predicted one (IsoPredict's tables count it as validated and diverged); {}.",
+            plural_reads(validation.divergences.len()),
+            workload.name(),
+            if broken.is_empty() {
+                "no invariant broke".to_string()
+            } else {
+                format!(
+                    "it broke invariant {}",
+                    broken
+                        .iter()
+                        .map(|i| format!("{} ({})", i.id, i.description))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
         );
     }
-    if validation.verdict != workloads::Verdict::Validated {
+    if !validation.outcome().counts_as_validated() {
         return format!(
             "Anomaly predicted under {level_words} ({anomaly}; re-verified), but the replay did not confirm it: the validating run is {}{}.",
-            verdict_name(validation.verdict),
+            validation.outcome().word(),
             if validation.diverged() {
                 " after diverging from the prediction"
             } else {
@@ -317,7 +331,7 @@ pub(super) fn distinct_anomalies(
             columns: named[i].columns.clone(),
             calls,
             changed_reads: p.changed_reads.iter().filter(|c| c.in_core).count(),
-            validation: replay_word(validation).to_string(),
+            validation: validation.outcome().word().to_string(),
             broken_invariants: validation
                 .failed_invariants()
                 .map(|c| c.id.to_string())
@@ -417,17 +431,6 @@ pub(super) fn name_prediction(
             )
         },
     )
-}
-
-/// What the replay shows about the prediction: `validated` only when it followed the
-/// prediction exactly and its execution is valid and unserializable; `diverged` when it could
-/// not follow it (whatever its own execution is); else the replay's verdict.
-pub fn replay_word(v: &Validation) -> &'static str {
-    if v.verdict == workloads::Verdict::Validated && v.diverged() {
-        "diverged"
-    } else {
-        verdict_name(v.verdict)
-    }
 }
 
 fn plural_reads(n: usize) -> String {

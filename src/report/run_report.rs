@@ -566,16 +566,12 @@ impl RunReport {
                 out.push_str("The replay followed the prediction exactly.\n");
             } else {
                 let verdict = match v.verdict.as_str() {
-                    "validated" => format!(
-                        "The anomaly is still validated: the execution the replay produced was \
-                         checked on its own and satisfies {} and is unserializable, though it is \
-                         not exactly the predicted one.",
-                        self.level
-                    ),
-                    "diverged" => format!(
-                        "So the replay does not confirm this prediction. (The execution it \
-                         produced happens to satisfy {} and be unserializable on its own, but \
-                         it is another execution, not the anomaly above.)",
+                    "validated-diverged" => format!(
+                        "The anomaly is validated after diverging: the execution the replay \
+                         produced instead was checked on its own and satisfies {} and is \
+                         unserializable — an anomaly of the program, though not exactly the \
+                         predicted one (IsoPredict's tables count it as validated and \
+                         diverged).",
                         self.level
                     ),
                     "serializable" => "The execution the replay produced is serializable, so \

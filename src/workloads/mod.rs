@@ -74,7 +74,7 @@ pub use harness::{
     MAX_TOTAL_CALLS,
 };
 pub use java_random::JavaRandom;
-pub use validate::{judge, validate, Validation, Verdict};
+pub use validate::{judge, validate, ReplayOutcome, Validation, Verdict};
 
 use crate::store::{Loader, Outcome, Snapshot, Table, Tx};
 

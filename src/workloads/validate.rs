@@ -45,10 +45,65 @@ pub struct Validation {
     pub run: Run,
 }
 
+/// What a replay shows about a prediction, in the one vocabulary every view uses (`run`'s
+/// report and headline, `rank`'s tables and cells). IsoPredict's Tables 4 and 5 count a replay
+/// that left the prediction but whose own execution is valid at the level and unserializable
+/// as *validated*, and in parentheses as *diverged*: the program really produced an anomaly
+/// under the level, though not exactly the predicted one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplayOutcome {
+    /// The replay followed the prediction exactly; its execution is valid and unserializable.
+    Validated,
+    /// The replay left the prediction at some read; the execution it produced instead is
+    /// valid and unserializable (validated and diverged).
+    ValidatedDiverged,
+    /// The replay's execution is serializable: it confirms no anomaly.
+    Serializable,
+    /// The replay's execution violates the level (a bug in the store; reported, not hidden).
+    LevelViolated,
+    /// A check could not decide.
+    Unknown,
+}
+
+impl ReplayOutcome {
+    /// Its name in reports and JSON: `validated`, `validated-diverged`, `serializable`,
+    /// `level-violated`, `unknown`.
+    pub fn word(self) -> &'static str {
+        match self {
+            ReplayOutcome::Validated => "validated",
+            ReplayOutcome::ValidatedDiverged => "validated-diverged",
+            ReplayOutcome::Serializable => "serializable",
+            ReplayOutcome::LevelViolated => "level-violated",
+            ReplayOutcome::Unknown => "unknown",
+        }
+    }
+
+    /// Whether it counts as validated (IsoPredict's tables): the replay produced an anomaly,
+    /// following the prediction or not.
+    pub fn counts_as_validated(self) -> bool {
+        matches!(
+            self,
+            ReplayOutcome::Validated | ReplayOutcome::ValidatedDiverged
+        )
+    }
+}
+
 impl Validation {
     /// Whether some read could not follow the prediction.
     pub fn diverged(&self) -> bool {
         !self.divergences.is_empty()
+    }
+
+    /// What the replay shows (computed here once; every view prints [`ReplayOutcome::word`]).
+    pub fn outcome(&self) -> ReplayOutcome {
+        match (self.verdict, self.diverged()) {
+            (Verdict::Validated, false) => ReplayOutcome::Validated,
+            (Verdict::Validated, true) => ReplayOutcome::ValidatedDiverged,
+            (Verdict::Serializable, _) => ReplayOutcome::Serializable,
+            (Verdict::LevelViolated, _) => ReplayOutcome::LevelViolated,
+            (Verdict::Unknown, _) => ReplayOutcome::Unknown,
+        }
     }
 
     /// The invariants that fail.
