@@ -142,3 +142,16 @@ fn a_diverged_but_validated_replay_has_one_verdict() {
     let md = r.to_markdown();
     assert!(md.contains("validated after diverging"), "{md}");
 }
+
+/// Smallbank-full checks no invariant: its headline says so instead of "no invariant broke"
+/// (issue 35 item 9: nothing about invariants was shown).
+#[test]
+fn a_workload_without_invariants_says_it_checks_none() {
+    let r = report("smallbank-full", 1, Level::Causal);
+    assert_eq!(r.verdict, RunVerdict::AnomalyValidated, "{}", r.summary);
+    assert!(
+        r.summary.contains("checks no invariant") && !r.summary.contains("no invariant broke"),
+        "{}",
+        r.summary
+    );
+}

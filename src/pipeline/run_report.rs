@@ -200,7 +200,6 @@ fn anomaly_summary(
     section: &PredictionSection,
     validation: &Validation,
 ) -> String {
-    let broken: Vec<&InvariantCheck> = validation.failed_invariants().collect();
     let involved = section.calls.len();
     let changed: u32 = section.changed_reads.iter().map(|c| c.reads).sum();
     let level_words = level.full_name();
@@ -214,18 +213,7 @@ fn anomaly_summary(
             "Anomaly validated, after the replay diverged ({anomaly}; re-verified): the replay could not follow the prediction at {} (see Validation), and the execution it produced instead satisfies {level_words} and is unserializable on its own — an anomaly of {}, though not exactly the predicted one (IsoPredict's tables count it as validated and diverged); {}.",
             plural_reads(validation.divergences.len()),
             workload.name(),
-            if broken.is_empty() {
-                "no invariant broke".to_string()
-            } else {
-                format!(
-                    "it broke invariant {}",
-                    broken
-                        .iter()
-                        .map(|i| format!("{} ({})", i.id, i.description))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
+            invariant_clause(validation)
         );
     }
     if !validation.outcome().counts_as_validated() {
@@ -239,8 +227,27 @@ fn anomaly_summary(
             }
         );
     }
-    let broke = if broken.is_empty() {
-        "no invariant broke, but the execution is unserializable".to_string()
+    let broke =
+        if validation.failed_invariants().next().is_none() && !validation.invariants.is_empty() {
+            "no invariant broke, but the execution is unserializable".to_string()
+        } else {
+            invariant_clause(validation)
+        };
+    format!(
+        "Anomaly validated ({}): under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); replaying the workload along the prediction reproduced it exactly, and {broke}.",
+        named.name(),
+        workload.name()
+    )
+}
+
+/// What the validating run's invariants say, as a clause of the headline: the ones it broke,
+/// that none broke, or that the workload checks none (so nothing about them was shown).
+fn invariant_clause(validation: &Validation) -> String {
+    let broken: Vec<&InvariantCheck> = validation.failed_invariants().collect();
+    if validation.invariants.is_empty() {
+        "the workload checks no invariant on its final state".to_string()
+    } else if broken.is_empty() {
+        "no invariant broke".to_string()
     } else {
         format!(
             "it broke invariant {}",
@@ -250,12 +257,7 @@ fn anomaly_summary(
                 .collect::<Vec<_>>()
                 .join(", ")
         )
-    };
-    format!(
-        "Anomaly validated ({}): under {level_words}, {}'s calls can run so that no serial order explains them ({involved} calls involved, {changed} read(s) see a different write); replaying the workload along the prediction reproduced it exactly, and {broke}.",
-        named.name(),
-        workload.name()
-    )
+    }
 }
 
 /// The distinct anomalies of the run (`options.max` of them at most), how the search for them
