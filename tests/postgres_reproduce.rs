@@ -300,6 +300,14 @@ fn the_cli_reproduces_a_run_folder_and_writes_the_reproducer() {
     }
     let readme = scratch.read("run/reproduce/README.md");
     assert!(readme.contains("CHECKING.bal[custid=1]"), "{readme}");
+    // Issue 35 item 12: the sentence a person about to file a bug needs, and the fixes.
+    assert!(
+        readme.contains("allowed at READ COMMITTED")
+            && readme.contains("Is this a PostgreSQL bug?")
+            && readme.contains("FOR UPDATE")
+            && readme.contains("REPEATABLE READ"),
+        "{readme}"
+    );
     let session = scratch.read("run/reproduce/session-s2.sql");
     assert!(session.contains("-- step"), "{session}");
     assert!(session.contains("wait until s1 has run step"), "{session}");

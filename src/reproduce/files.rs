@@ -311,6 +311,7 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
             let _ = writeln!(out, "- {i}");
         }
     }
+    out.push_str(&allowed_or_bug(isolation));
     let _ = writeln!(
         out,
         "\n## How to run it\n\n```sh\nisolationtester \"host=HOST port=PORT dbname=DB user=USER\" < reproducer.spec\n```\n\n\
@@ -325,6 +326,46 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
         h.sessions().iter().filter(|s| !s.txns().is_empty()).count()
     );
     out
+}
+
+/// The paragraph a person about to file a bug needs: whether the isolation level allows this
+/// behaviour (so it is the application's to prevent, not a database bug), and the fixes.
+fn allowed_or_bug(isolation: Isolation) -> String {
+    let fixes = "- run these transactions at SERIALIZABLE and retry the ones that fail with \
+                 SQLSTATE 40001 (serialization_failure);\n\
+                 - or lock what the decision depends on: `SELECT … FOR UPDATE` on the rows a \
+                 transaction reads and then writes or relies on;\n\
+                 - or let the database compute the write in one statement (`UPDATE t SET c = c \
+                 + $1 WHERE …` instead of reading `c` and writing a value computed by the \
+                 client);\n\
+                 - or state the invariant as a constraint (`CHECK`, `UNIQUE`, a foreign key) so \
+                 that a violating commit fails instead of being kept.\n";
+    match isolation {
+        Isolation::ReadCommitted => format!(
+            "\n## Is this a PostgreSQL bug?\n\nNo. This behaviour is **allowed at READ \
+             COMMITTED** by the SQL standard and by PostgreSQL's documentation (\"Transaction \
+             Isolation\"): each statement sees the data committed before it began, so another \
+             transaction's commit can come between a transaction's read and its write. It is \
+             the application's to prevent. Fixes, any one of:\n\n\
+             - run these transactions at REPEATABLE READ (a second update of a row another \
+             transaction updated since the snapshot fails with SQLSTATE 40001 and must be \
+             retried; this stops lost updates, not every anomaly: write skew needs \
+             SERIALIZABLE);\n{fixes}"
+        ),
+        Isolation::RepeatableRead => format!(
+            "\n## Is this a PostgreSQL bug?\n\nNo. This behaviour is **allowed at REPEATABLE \
+             READ**, which PostgreSQL implements as snapshot isolation: two transactions that \
+             read overlapping data and write different rows both commit (write skew), as \
+             PostgreSQL's documentation (\"Transaction Isolation\") describes. It is the \
+             application's to prevent. Fixes, any one of:\n\n{fixes}"
+        ),
+        Isolation::Serializable => "\n## Is this a PostgreSQL bug?\n\nSERIALIZABLE promises \
+             that every committed execution is equivalent to a serial one. If this spec \
+             commits every transaction and its reads print the writers listed above, the \
+             database broke that promise: that would be a bug worth reporting, with this \
+             folder attached.\n"
+            .to_string(),
+    }
 }
 
 /// What isolationtester printed for each read step of `reads` (step name, expected
@@ -356,4 +397,36 @@ pub fn reads_in_output(
 /// Whether `isolation` is one the files can be written for.
 pub fn supported(isolation: Isolation) -> bool {
     isolation != Isolation::Serializable
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 35 item 12: the README says whether the level allows the behaviour (no bug) and
+    /// how to prevent it; at SERIALIZABLE, that it would be a bug.
+    #[test]
+    fn the_readme_says_whether_the_level_allows_it() {
+        let rc = allowed_or_bug(Isolation::ReadCommitted);
+        assert!(
+            rc.contains("No. This behaviour is **allowed at READ COMMITTED**"),
+            "{rc}"
+        );
+        assert!(
+            rc.contains("REPEATABLE READ") && rc.contains("FOR UPDATE"),
+            "{rc}"
+        );
+        assert!(rc.contains("CHECK"), "{rc}");
+        let rr = allowed_or_bug(Isolation::RepeatableRead);
+        assert!(
+            rr.contains("allowed at REPEATABLE READ") && rr.contains("write skew"),
+            "{rr}"
+        );
+        assert!(
+            !rr.contains("run these transactions at REPEATABLE READ"),
+            "{rr}"
+        );
+        let ser = allowed_or_bug(Isolation::Serializable);
+        assert!(ser.contains("would be a bug"), "{ser}");
+    }
 }
