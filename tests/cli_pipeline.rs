@@ -270,3 +270,48 @@ fn run_and_rank_agree_on_a_diverged_replay() {
         "{summary}"
     );
 }
+
+/// `rank --histories` never scores part of a folder in silence (issue 35 item 7): an entry it
+/// cannot read (a broken link) or whose format is not detected fails the command naming it;
+/// a README beside the histories is passed over.
+#[test]
+fn rank_over_histories_names_what_it_cannot_read() {
+    let s = Scratch::new("histories-unreadable");
+    let h = s.traces_by_group("h", &[("bank", "smallbank_small_10000.txt")]);
+    std::fs::write(s.join("h/bank/README.md"), "# notes\n").unwrap();
+    let ranked = |s: &Scratch| {
+        isopredict(&[
+            "rank",
+            "--histories",
+            &s.arg("h"),
+            "--levels",
+            "causal",
+            "--out",
+            &s.arg("r"),
+        ])
+    };
+    let o = ranked(&s);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "a README is passed over: {}",
+        stderr(&o)
+    );
+    std::os::unix::fs::symlink(s.join("h/bank/gone.txt"), s.join("h/bank/link.txt")).unwrap();
+    let o = ranked(&s);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("link.txt") && stderr(&o).contains("broken symbolic link"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(s.join("h/bank/link.txt")).unwrap();
+    std::fs::write(s.join("h/bank/notes.json"), "garbage{\n").unwrap();
+    let o = ranked(&s);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("notes.json") && stderr(&o).contains("no history format detected"),
+        "{}",
+        stderr(&o)
+    );
+}

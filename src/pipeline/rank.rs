@@ -496,12 +496,22 @@ impl RankTask {
 
 /// Lists the histories under `dir` ([`formats::walk::walk_histories`]): (group, path),
 /// sorted; the group is the first folder under `dir` that holds the history, or `dir`'s own
-/// name for histories directly in it. Files whose format is not detected are not histories
-/// (a README beside them is passed over); a file that is detected but does not parse is an
-/// error later.
+/// name for histories directly in it. Documentation beside them (README*, LICENSE*, COPYING*,
+/// NOTICE*, *.md) is passed over; every other entry the walk could not take — a file that
+/// cannot be read, whose format is not detected, a broken link, a pipe, a folder that cannot
+/// be listed — is an error naming it, so that a ranking never silently scores part of the
+/// folder. A file that is detected but does not parse is an error later.
 fn history_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
     let walk =
         formats::walk::walk_histories(dir, None).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if let Some(bad) = walk.skipped.iter().find(|s| !is_documentation(&s.path)) {
+        return Err(format!(
+            "{}: {} (every entry under {} must be a history a ranking can read; move it out)",
+            bad.path.display(),
+            bad.reason,
+            dir.display()
+        ));
+    }
     let top_name = dir.file_name().map_or_else(
         || dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -523,6 +533,19 @@ fn history_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
         return Err(format!("{}: no history files found", dir.display()));
     }
     Ok(files)
+}
+
+/// Whether a file beside histories is documentation (README*, LICENSE*, COPYING*, NOTICE*,
+/// *.md), which `rank --histories` passes over.
+fn is_documentation(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let upper = name.to_ascii_uppercase();
+    ["README", "LICENSE", "COPYING", "NOTICE"]
+        .iter()
+        .any(|p| upper.starts_with(p))
+        || upper.ends_with(".MD")
 }
 
 /// The grid's tasks, in grid order. Errors: a bad grid (e.g. an unreadable folder, or a file
