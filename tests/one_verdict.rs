@@ -406,3 +406,59 @@ fn a_start_after_commit_is_a_violation_not_bad_input() {
     let o = isopredict(&["check", &file, "--level", "cc"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+/// The evidence label of `check DIR`'s one line is the one `check FILE --level all` prints
+/// beside the verdict the line names (issue 35 item 6: a Jepsen history's line said
+/// `[real-time]` for an ra violation that `--level all` labels `[black-box]`).
+#[test]
+fn one_line_labels_match_every_level_labels() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/formats");
+    for name in ["elle.edn", "elle-append.edn", "elle.json", "dbcop.json"] {
+        let s = Scratch::new("one-line-labels");
+        std::fs::create_dir_all(s.join("dir")).unwrap();
+        std::fs::copy(data.join(name), s.join("dir").join(name)).unwrap();
+        let all = stdout(&isopredict(&[
+            "check",
+            &s.arg(&format!("dir/{name}")),
+            "--level",
+            "all",
+        ]));
+        let line = stdout(&isopredict(&["check", &s.arg("dir"), "--level", "all"]));
+        let line = line.lines().next().unwrap_or_default().to_string();
+        // The level the line names (its violation, else the strongest satisfied) and label.
+        let (level, label) = match line.split_once(" VIOLATED") {
+            Some((head, tail)) => (
+                head.rsplit("; ").next().unwrap().trim().to_string(),
+                tail.split('[')
+                    .nth(1)
+                    .unwrap()
+                    .split(']')
+                    .next()
+                    .unwrap()
+                    .to_string(),
+            ),
+            None => {
+                let after = line.split("strongest ").nth(1).unwrap();
+                (
+                    after.split([',', ' ']).next().unwrap().to_string(),
+                    after
+                        .split('[')
+                        .nth(1)
+                        .unwrap()
+                        .split(']')
+                        .next()
+                        .unwrap()
+                        .to_string(),
+                )
+            }
+        };
+        let beside = all
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{level} ")))
+            .unwrap_or_else(|| panic!("{name}: no {level} in {all}"));
+        assert!(
+            beside.trim_end().ends_with(&format!("[{label}]")),
+            "{name}: the one line says [{label}] for {level}: {line}\n--level all: {beside}"
+        );
+    }
+}

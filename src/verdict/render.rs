@@ -185,7 +185,21 @@ impl VerdictsReport {
         if !unknown.is_empty() {
             let _ = write!(line, "; unknown: {}", unknown.join(", "));
         }
-        let _ = write!(line, " [{}]", evidence_short(&self.evidence));
+        // The label is the evidence of the verdict the line names (the violation, else the
+        // strongest level satisfied), as `--level all` prints it beside that verdict: the
+        // whole input's evidence (e.g. real time, used by strict-ser only) would claim more.
+        let named = violated
+            .last()
+            .copied()
+            .or_else(|| self.strongest.and_then(|l| self.get(l)));
+        match named {
+            Some(v) => {
+                let _ = write!(line, " [{}]", v.evidence);
+            }
+            None => {
+                let _ = write!(line, " [{}]", evidence_short(&self.evidence));
+            }
+        }
         line
     }
 }
