@@ -69,7 +69,9 @@ pub struct Args {
     /// What verdicts may rely on: auto (everything the input carries), black-box (which
     /// write each read observed, only), write-order (and each key's known version order),
     /// timestamps (the database's start and commit timestamps decide si and ser),
-    /// real-time (the clients' invocation/completion order decides strict-ser).
+    /// real-time (the clients' invocation/completion order decides strict-ser, added to the
+    /// reads and to each key's known version order where the input shows one, as Elle's
+    /// strict-serializable check uses both).
     #[arg(long, default_value = "auto", value_name = "KIND")]
     evidence: EvidenceChoice,
     /// Same as --evidence black-box.
