@@ -145,8 +145,8 @@ fn expectations() -> Vec<Expected> {
             anomaly_type: "G-single-item-realtime",
             not: &["strong-snapshot-isolation"],
             cycle: vec![
-                (7, rw("x", json!(1), 2, 0, 0)),
-                (5, json!({"type": "realtime"})),
+                (8, rw("x", json!(1), 2, 0, 0)),
+                (6, json!({"type": "realtime"})),
             ],
         },
         // checker-test "Strong Session SI violation": {:anomaly-types [:G-single-item-process],
@@ -158,8 +158,8 @@ fn expectations() -> Vec<Expected> {
             anomaly_type: "G-single-item-process",
             not: &["strong-session-snapshot-isolation"],
             cycle: vec![
-                (7, rw("x", json!(1), 2, 0, 0)),
-                (5, json!({"type": "process", "process": 1})),
+                (8, rw("x", json!(1), 2, 0, 0)),
+                (6, json!({"type": "process", "process": 1})),
             ],
         },
         // checker-test "G-nonadjacent-process" (jepsen-io/elle#17): {:anomaly-types
@@ -171,10 +171,10 @@ fn expectations() -> Vec<Expected> {
             anomaly_type: "G-nonadjacent-item-process",
             not: &["strong-session-snapshot-isolation"],
             cycle: vec![
-                (7, rw("z", json!(INIT), 1, 0, 0)),
-                (9, wr("z", 1, 0, 1)),
-                (3, rw("x", json!(INIT), 1, 0, 0)),
-                (5, json!({"type": "process", "process": 1})),
+                (8, rw("z", json!(INIT), 1, 0, 0)),
+                (10, wr("z", 1, 0, 1)),
+                (4, rw("x", json!(INIT), 1, 0, 0)),
+                (6, json!({"type": "process", "process": 1})),
             ],
         },
     ]
@@ -276,4 +276,19 @@ fn output_elle_takes_one_history() {
         &data("la-g1c.edn"),
     ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// Line numbers in reports of Jepsen histories point at the completion whose values the
+/// transaction was read from, not at its `:invoke` line, whose reads are nil (issue 35 item
+/// 15). In tests/data/formats/elle.edn the reader's invoke is line 5, its :ok line 6.
+#[test]
+fn report_lines_are_completion_lines() {
+    let file = format!("{}/tests/data/formats/elle.edn", env!("CARGO_MANIFEST_DIR"));
+    let o = isopredict(&["check", &file, "--level", "cc"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("T3.1 [line 6] first reads R(x,1) at line 6"),
+        "{text}"
+    );
+    assert!(!text.contains("[line 5]"), "{text}");
 }

@@ -799,12 +799,14 @@ impl<'a, 's> State<'a, 's> {
         // The value read: an :ok's completion (the results); a :fail's invocation (its reads
         // returned nothing); an :info's completion, or its invocation when the completion
         // carries none.
-        let (value, with_reads) = match (status, &invocation) {
-            (Status::Ok, _) => (&op.value, true),
-            (Status::Fail, Some(inv)) => (&inv.value, false),
-            (Status::Fail, None) => (&op.value, false),
-            (Status::Info, Some(inv)) if is_nil(&op.value) => (&inv.value, false),
-            (Status::Info, _) => (&op.value, true),
+        // The transaction's line is the line of the value it is read from (an :ok's
+        // completion, where the reads' results are), never an invocation whose reads are nil.
+        let (value, with_reads, value_line) = match (status, &invocation) {
+            (Status::Ok, _) => (&op.value, true, line),
+            (Status::Fail, Some(inv)) => (&inv.value, false, inv.line),
+            (Status::Fail, None) => (&op.value, false, line),
+            (Status::Info, Some(inv)) if is_nil(&op.value) => (&inv.value, false, inv.line),
+            (Status::Info, _) => (&op.value, true, line),
         };
         let is_txn = op.txn || invocation.as_ref().is_some_and(|i| i.txn);
         if is_nil(value) || (!is_txn && !looks_like_txn(value)) {
@@ -820,7 +822,7 @@ impl<'a, 's> State<'a, 's> {
         self.completed.push(Completed {
             process,
             status,
-            line: invocation.as_ref().map_or(line, |i| i.line),
+            line: value_line,
             real_time,
             mops,
         });
