@@ -476,3 +476,18 @@ fn item12_contradictory_events_are_errors() {
     assert!(stderr(&o).contains("e.jsonl:2:"), "{}", stderr(&o));
     assert!(stderr(&o).contains("names session 2"), "{}", stderr(&o));
 }
+
+/// Issue 35 item 21: the Ray worker keeps shipped binaries and plans in a private, owner-checked
+/// folder and runs a cached binary only when its hash is the shipped one's (the script's own
+/// tests need no Ray: scripts/test-ray-cache).
+#[test]
+fn issue35_item21_ray_worker_cache_is_private_and_hash_checked() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/test-ray-cache");
+    let o = Command::new("python3").arg(script).output().unwrap();
+    assert!(
+        o.status.success(),
+        "scripts/test-ray-cache failed: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+}
