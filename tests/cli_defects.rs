@@ -491,3 +491,172 @@ fn issue35_item21_ray_worker_cache_is_private_and_hash_checked() {
         stderr(&o)
     );
 }
+
+/// Writes `text` to `path`, creating its folder.
+fn put(path: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Files in `dir` (none if it does not exist).
+fn files_in(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir).map_or(Vec::new(), |d| {
+        d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    })
+}
+
+/// Issue 35 item 22: a plan cell reads only histories under the plan's declared roots; a plan
+/// naming another file (with a text format forced, whose error quoted the file's first line)
+/// is refused, and nothing of the file reaches the result or the output.
+#[test]
+fn issue35_item22_plan_cells_read_only_under_the_plans_roots() {
+    let s = Scratch::new("i35-22");
+    put(&s.join("hist/a.txt"), "w(1,1,0,1)\nr(1,1,1,2)\n");
+    put(&s.join("secret.txt"), "TOP-SECRET-LINE\n");
+    put(&s.join("ranked/g/a.txt"), "w(1,1,0,1)\nr(1,1,1,2)\n");
+    let o = isopredict(&["check", &s.arg("hist"), "--plan", &s.arg("check.jsonl")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = isopredict(&[
+        "rank",
+        "--histories",
+        &s.arg("ranked"),
+        "--levels",
+        "rc",
+        "--plan",
+        &s.arg("rank.jsonl"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The plans as made run (the history is under the roots).
+    for (cmd, plan) in [("check", "check.jsonl"), ("rank", "rank.jsonl")] {
+        let out = s.arg(&format!("ok-{cmd}"));
+        let o = isopredict(&[cmd, "--cell", "0", "--plan", &s.arg(plan), "--out", &out]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
+    }
+    let evil = [
+        s.arg("secret.txt"),
+        format!("{}/../secret.txt", s.arg("hist")),
+        format!("{}/../secret.txt", s.arg("ranked")),
+        "secret.txt".to_string(),
+    ];
+    for (cmd, plan, history) in [
+        ("check", "check.jsonl", s.arg("hist/a.txt")),
+        ("rank", "rank.jsonl", s.arg("ranked/g/a.txt")),
+    ] {
+        let text = s.read(plan);
+        assert!(text.contains(&format!("\"{history}\"")), "{text}");
+        for (i, path) in evil.iter().enumerate() {
+            let bad = text
+                .replace(&format!("\"{history}\""), &format!("\"{path}\""))
+                .replace("\"format\":null", "\"format\":\"plume\"");
+            let bad_plan = s.join(&format!("{cmd}-evil-{i}.jsonl"));
+            std::fs::write(&bad_plan, bad).unwrap();
+            let out = s.join(&format!("{cmd}-out-{i}"));
+            let o = isopredict(&[
+                cmd,
+                "--cell",
+                "0",
+                "--plan",
+                &bad_plan.display().to_string(),
+                "--out",
+                &out.display().to_string(),
+            ]);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {path}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("is not under the plan's roots"),
+                "{cmd} {path}: {}",
+                stderr(&o)
+            );
+            assert!(!stderr(&o).contains("TOP-SECRET") && !stdout(&o).contains("TOP-SECRET"));
+            assert!(files_in(&out).is_empty(), "{cmd} {path}: a result was written");
+        }
+    }
+}
+
+/// Issue 35 item 24: plan lines are validated like the arguments they stand for: a timeout
+/// beyond --timeout's range (was: every cell panicked, exit 101), a rank plan's sessions and
+/// sizes beyond the run-size bounds (was: an unbounded recording), and a results folder with
+/// two files for one cell (was: the folder's order picked one).
+#[test]
+fn issue35_item24_plan_lines_are_validated_like_their_arguments() {
+    let s = Scratch::new("i35-24");
+    put(&s.join("hist/a.txt"), "w(1,1,0,1)\nr(1,1,1,2)\n");
+    let o = isopredict(&[
+        "check",
+        &s.arg("hist"),
+        "--timeout",
+        "5",
+        "--plan",
+        &s.arg("check.jsonl"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = s.read("check.jsonl");
+    assert!(text.contains("\"secs\":5,"), "{text}");
+    for secs in ["18446744073709551615", "1000000001"] {
+        std::fs::write(
+            s.join("long.jsonl"),
+            text.replace("\"secs\":5,", &format!("\"secs\":{secs},")),
+        )
+        .unwrap();
+        let o = run_within(
+            &["check", "--cell", "0", "--plan", &s.arg("long.jsonl"), "--out", &s.arg("o")],
+            Duration::from_secs(60),
+        );
+        assert_eq!(o.status.code(), Some(2), "{secs}: {}", stderr(&o));
+        assert!(stderr(&o).contains("timeout"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+
+    let o = isopredict(&[
+        "rank",
+        "--workloads",
+        "smallbank",
+        "--sizes",
+        "small",
+        "--seeds",
+        "1",
+        "--levels",
+        "rc",
+        "--explore",
+        "0",
+        "--plan",
+        &s.arg("rank.jsonl"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = s.read("rank.jsonl");
+    for (from, to, says) in [
+        ("\"sessions\":3,", "\"sessions\":100000,", "--sessions is at most"),
+        ("\"size\":\"small\"", "\"size\":\"100000000-calls\"", "calls"),
+        ("\"secs\":60,", "\"secs\":18446744073709551615,", "timeout"),
+        ("\"max\":1,", "\"max\":0,", "max"),
+    ] {
+        assert!(text.contains(from), "{text}");
+        std::fs::write(s.join("big.jsonl"), text.replace(from, to)).unwrap();
+        let o = run_within(
+            &["rank", "--cell", "0", "--plan", &s.arg("big.jsonl"), "--out", &s.arg("ro")],
+            Duration::from_secs(120),
+        );
+        assert_eq!(o.status.code(), Some(2), "{to}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{to}: {}", stderr(&o));
+        assert!(files_in(&s.join("ro")).is_empty());
+    }
+
+    // Two result files for one cell: refused, naming both.
+    let o = isopredict(&["check", "--cell", "0", "--plan", &s.arg("check.jsonl"), "--out", &s.arg("cells")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let result = s.read("cells/cell-000000.json");
+    std::fs::write(
+        s.join("cells/cell-0.json"),
+        result.replace("\"code\":0", "\"code\":1"),
+    )
+    .unwrap();
+    let o = isopredict(&["check", "--merge", &s.arg("cells")]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("two result files for cell 0")
+            && stderr(&o).contains("cell-0.json")
+            && stderr(&o).contains("cell-000000.json"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -109,7 +109,7 @@ pub fn check_cells(
         options.format.as_deref().and_then(|f| f.parse().ok()),
     )?;
     let skipped = SKIPPED.load(std::sync::atomic::Ordering::Relaxed);
-    match check_plan(&paths, skipped, options).and_then(|text| {
+    match check_plan(&paths, files, skipped, options).and_then(|text| {
         write_plan(plan, &text)?;
         Ok(paths.len())
     }) {

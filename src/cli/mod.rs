@@ -279,7 +279,7 @@ impl std::io::Write for Stdout {
 }
 
 /// The longest time limit accepted: 10⁹ seconds (about 31 years).
-const MAX_SECONDS: f64 = 1e9;
+const MAX_SECONDS: f64 = isopredict::pipeline::cells::MAX_TIMEOUT_SECS as f64;
 
 /// Parses a `--timeout` (every command): a number of seconds, fractions allowed, from 0 (no
 /// limit) to 10⁹; anything else (negative, not a number, larger) is a usage error (exit 2).

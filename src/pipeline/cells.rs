@@ -67,6 +67,72 @@ pub struct CellResult<G, R> {
     pub result: R,
 }
 
+/// The longest time limit a plan may give a cell, in seconds: the command line's `--timeout`
+/// range (10⁹ s), so a plan line cannot ask for what its arguments could not.
+pub const MAX_TIMEOUT_SECS: u64 = 1_000_000_000;
+
+/// Checks a plan's time limit against [`MAX_TIMEOUT_SECS`] (the error names `origin`).
+pub fn check_timeout(timeout: Option<std::time::Duration>, origin: &str) -> Result<(), String> {
+    match timeout {
+        Some(t) if t.as_secs() > MAX_TIMEOUT_SECS || (t.as_secs() == MAX_TIMEOUT_SECS && t.subsec_nanos() > 0) => {
+            Err(format!(
+                "{origin}: the timeout ({} s) is out of range: a plan gives 0 (no limit) to {MAX_TIMEOUT_SECS} seconds, as --timeout does",
+                t.as_secs()
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `path` with `.` dropped and `..` applied to the component before it, without looking at
+/// the filesystem; leading `..` of a relative path are kept, `..` at `/` stays at `/`.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.last() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(c),
+            },
+            _ => out.push(c),
+        }
+    }
+    out.iter().collect()
+}
+
+/// Whether a plan's history `path` is one of the plan's declared `roots` or lies under one:
+/// compared component by component after `.` and `..` are applied, a relative path only with
+/// relative roots and an absolute one only with absolute roots (the two are resolved
+/// against the same folder). A plan may name only histories its maker was given.
+pub fn under_roots(path: &Path, roots: &[PathBuf]) -> bool {
+    let path = lexical(path);
+    roots.iter().any(|root| {
+        let root = lexical(root);
+        root.is_absolute() == path.is_absolute()
+            && !root.as_os_str().is_empty()
+            && path.starts_with(&root)
+    })
+}
+
+/// The error of a plan line naming a history outside its roots.
+pub fn outside_roots(origin: &str, line: usize, path: &Path, roots: &[PathBuf]) -> String {
+    let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    format!(
+        "{origin}, line {line}: {} is not under the plan's roots ({}): a cell reads only the histories the plan was made from",
+        path.display(),
+        if roots.is_empty() {
+            "none declared".to_string()
+        } else {
+            roots.join(", ")
+        }
+    )
+}
+
 /// The fingerprint of a plan's text: 16 hex digits of its stable hash.
 pub fn fingerprint(plan_text: &str) -> String {
     format!(
@@ -340,7 +406,7 @@ where
 pub fn result_files(dir: &Path) -> Result<Vec<(usize, PathBuf)>, String> {
     let entries =
         std::fs::read_dir(dir).map_err(|e| format!("{}: cannot read: {e}", dir.display()))?;
-    let mut files = BTreeMap::new();
+    let mut files: BTreeMap<usize, PathBuf> = BTreeMap::new();
     for entry in entries {
         let entry = entry.map_err(|e| format!("{}: cannot read: {e}", dir.display()))?;
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -349,7 +415,18 @@ pub fn result_files(dir: &Path) -> Result<Vec<(usize, PathBuf)>, String> {
             .and_then(|n| n.strip_suffix(".json"))
             .and_then(|n| n.parse::<usize>().ok());
         if let Some(i) = index {
-            files.insert(i, entry.path());
+            // Two files for one cell (`cell-7.json` and `cell-000007.json`): which one is the
+            // cell's result is not for the order of the folder to decide.
+            if let Some(other) = files.insert(i, entry.path()) {
+                let mut both = [other, entry.path()];
+                both.sort();
+                return Err(format!(
+                    "{}: two result files for cell {i} ({} and {}); keep one",
+                    dir.display(),
+                    both[0].display(),
+                    both[1].display()
+                ));
+            }
         }
     }
     Ok(files.into_iter().collect())

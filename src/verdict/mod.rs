@@ -306,7 +306,8 @@ impl<'i, 'h> Decider<'i, 'h> {
             input,
             uses,
             limits: limits.clone(),
-            deadline: limits.timeout.map(|t| Instant::now() + t),
+            // A limit past what an `Instant` can hold is no limit (not a panic).
+            deadline: limits.timeout.and_then(|t| Instant::now().checked_add(t)),
             memo: Default::default(),
             stripped,
             with_order: None,
@@ -342,7 +343,6 @@ impl<'i, 'h> Decider<'i, 'h> {
             return Ok(v.clone());
         }
         let verdict = match level {
-            Level::ReadCommitted | Level::CutIsolation | Level::ReadAtomic | Level::Causal => {
             // On the database's timestamps, si decides first: a history whose timestamps
             // show si holds every weaker level, whatever the black-box view of its values
             // (a value appended twice, a negative value) could say; `--level cc` and
@@ -358,6 +358,7 @@ impl<'i, 'h> Decider<'i, 'h> {
                 let si = self.decide(Level::Snapshot)?;
                 si.implying(level, si.evidence)
             }
+            Level::ReadCommitted | Level::CutIsolation | Level::ReadAtomic | Level::Causal => {
                 self.weak(level)?
             }
             Level::Prefix => self.after_ser(StrongLevel::Prefix)?,
