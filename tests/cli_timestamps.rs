@@ -272,7 +272,12 @@ fn issue35_item30_one_verdict_per_level_on_timestamped_input() {
         }
         let o = isopredict(&["check", "--level", "all", &file]);
         let text = stdout(&o);
-        assert_eq!(o.status.code(), Some(0), "{name} --level all: {text}{}", stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name} --level all: {text}{}",
+            stderr(&o)
+        );
         for line in text.lines().filter(|l| l.contains("(implied by si)")) {
             assert!(line.ends_with("[timestamps]"), "{name}: {line}");
         }

@@ -319,7 +319,9 @@ fn issue35_item23_keys_of_different_types_are_different_keys() {
             stdout(&o),
             stderr(&o)
         );
-        let o = isopredict(&["check", "--output", "elle", "--json", "--level", "ser", &file]);
+        let o = isopredict(&[
+            "check", "--output", "elle", "--json", "--level", "ser", &file,
+        ]);
         let v: Value = serde_json::from_str(&stdout(&o))
             .unwrap_or_else(|e| panic!("{name}: {e}: {}{}", stdout(&o), stderr(&o)));
         assert_eq!(v["valid?"], json!(true), "{name}: {v}");

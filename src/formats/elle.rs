@@ -1064,8 +1064,15 @@ impl<'a, 's> State<'a, 's> {
                     &tree
                 }
             };
-            mops_of_tree(value, &mut b, &mut lists, false, &mut mops, matches!(p.value, OpValue::Json(_) | OpValue::JsonTree(_)))
-                .map_err(|m| InputError::new(source, p.line, m))?;
+            mops_of_tree(
+                value,
+                &mut b,
+                &mut lists,
+                false,
+                &mut mops,
+                matches!(p.value, OpValue::Json(_) | OpValue::JsonTree(_)),
+            )
+            .map_err(|m| InputError::new(source, p.line, m))?;
             completed.push(Completed {
                 process: Some(process),
                 status: Status::Info,

@@ -314,9 +314,12 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
             )
         })?;
         let txn_field = f.txn.as_ref();
-        let txn = txn_field
-            .and_then(Field::id)
-            .ok_or_else(|| err(line_no, field_error(txn_field, "txn", "a number or a string")))?;
+        let txn = txn_field.and_then(Field::id).ok_or_else(|| {
+            err(
+                line_no,
+                field_error(txn_field, "txn", "a number or a string"),
+            )
+        })?;
         let initial = txn.is_initial();
         match &*kind {
             "begin" => {
@@ -388,7 +391,10 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                 let key = match key_field.and_then(Field::as_str) {
                     Some(s) => s,
                     None => key_field.and_then(Field::number_text).ok_or_else(|| {
-                        err(line_no, field_error(key_field, "key", "a string or a number"))
+                        err(
+                            line_no,
+                            field_error(key_field, "key", "a string or a number"),
+                        )
                     })?,
                 };
                 let bt = if initial {

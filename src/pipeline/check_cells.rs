@@ -369,7 +369,11 @@ mod tests {
         );
         // The same batch as a plan file, its cells run one by one (last first), merged.
         let plan = dir.join("plan.jsonl");
-        cells::write_plan(&plan, &check_plan(&paths, &[dir.clone()], 2, &options()).unwrap()).unwrap();
+        cells::write_plan(
+            &plan,
+            &check_plan(&paths, &[dir.clone()], 2, &options()).unwrap(),
+        )
+        .unwrap();
         let out = dir.join("cells");
         for n in (0..3).rev() {
             run_check_plan_cell(&plan, n, &out).unwrap();

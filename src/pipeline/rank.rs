@@ -652,7 +652,12 @@ fn parse_rank_plan(text: &str, origin: &str) -> Result<Vec<PlanLine<RankPlanGrid
             }
             if let RankTask::History { path, .. } = &l.task {
                 if !cells::under_roots(path, &l.grid.roots) {
-                    return Err(cells::outside_roots(origin, l.cell + 1, path, &l.grid.roots));
+                    return Err(cells::outside_roots(
+                        origin,
+                        l.cell + 1,
+                        path,
+                        &l.grid.roots,
+                    ));
                 }
             }
             let task = l
