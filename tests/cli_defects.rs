@@ -568,7 +568,10 @@ fn issue35_item22_plan_cells_read_only_under_the_plans_roots() {
                 stderr(&o)
             );
             assert!(!stderr(&o).contains("TOP-SECRET") && !stdout(&o).contains("TOP-SECRET"));
-            assert!(files_in(&out).is_empty(), "{cmd} {path}: a result was written");
+            assert!(
+                files_in(&out).is_empty(),
+                "{cmd} {path}: a result was written"
+            );
         }
     }
 }
@@ -599,7 +602,15 @@ fn issue35_item24_plan_lines_are_validated_like_their_arguments() {
         )
         .unwrap();
         let o = run_within(
-            &["check", "--cell", "0", "--plan", &s.arg("long.jsonl"), "--out", &s.arg("o")],
+            &[
+                "check",
+                "--cell",
+                "0",
+                "--plan",
+                &s.arg("long.jsonl"),
+                "--out",
+                &s.arg("o"),
+            ],
             Duration::from_secs(60),
         );
         assert_eq!(o.status.code(), Some(2), "{secs}: {}", stderr(&o));
@@ -625,15 +636,31 @@ fn issue35_item24_plan_lines_are_validated_like_their_arguments() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = s.read("rank.jsonl");
     for (from, to, says) in [
-        ("\"sessions\":3,", "\"sessions\":100000,", "--sessions is at most"),
-        ("\"size\":\"small\"", "\"size\":\"100000000-calls\"", "calls"),
+        (
+            "\"sessions\":3,",
+            "\"sessions\":100000,",
+            "--sessions is at most",
+        ),
+        (
+            "\"size\":\"small\"",
+            "\"size\":\"100000000-calls\"",
+            "calls",
+        ),
         ("\"secs\":60,", "\"secs\":18446744073709551615,", "timeout"),
         ("\"max\":1,", "\"max\":0,", "max"),
     ] {
         assert!(text.contains(from), "{text}");
         std::fs::write(s.join("big.jsonl"), text.replace(from, to)).unwrap();
         let o = run_within(
-            &["rank", "--cell", "0", "--plan", &s.arg("big.jsonl"), "--out", &s.arg("ro")],
+            &[
+                "rank",
+                "--cell",
+                "0",
+                "--plan",
+                &s.arg("big.jsonl"),
+                "--out",
+                &s.arg("ro"),
+            ],
             Duration::from_secs(120),
         );
         assert_eq!(o.status.code(), Some(2), "{to}: {}", stderr(&o));
@@ -642,7 +669,15 @@ fn issue35_item24_plan_lines_are_validated_like_their_arguments() {
     }
 
     // Two result files for one cell: refused, naming both.
-    let o = isopredict(&["check", "--cell", "0", "--plan", &s.arg("check.jsonl"), "--out", &s.arg("cells")]);
+    let o = isopredict(&[
+        "check",
+        "--cell",
+        "0",
+        "--plan",
+        &s.arg("check.jsonl"),
+        "--out",
+        &s.arg("cells"),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let result = s.read("cells/cell-000000.json");
     std::fs::write(
@@ -659,4 +694,51 @@ fn issue35_item24_plan_lines_are_validated_like_their_arguments() {
         "{}",
         stderr(&o)
     );
+}
+
+/// Issue 35 item 28: standard error that cannot be written (`2>/dev/full`): each command
+/// exits with its own code instead of panicking ("failed printing to stderr", exit 101).
+#[test]
+fn issue35_item28_unwritable_stderr_keeps_the_exit_code() {
+    let s = Scratch::new("i35-28");
+    put(&s.join("bad.txt"), "w(1,1,0,1)\nr(1,\n");
+    put(&s.join("ok/a.txt"), "w(1,1,0,1)\nr(1,1,1,2)\n");
+    let plan = s.arg("plan.jsonl");
+    let cases: Vec<(Vec<String>, i32)> = vec![
+        (vec!["check".into(), s.arg("missing.txt")], 2),
+        (vec!["check".into(), s.arg("bad.txt")], 2),
+        (vec!["stats".into(), s.arg("bad.txt")], 2),
+        (vec!["predict".into(), s.arg("bad.txt")], 2),
+        (
+            vec!["check".into(), s.arg("ok"), "--plan".into(), plan.clone()],
+            0,
+        ),
+        (
+            vec![
+                "check".into(),
+                "--cell".into(),
+                "0".into(),
+                "--plan".into(),
+                plan,
+                "--out".into(),
+                s.arg("cells"),
+            ],
+            0,
+        ),
+        (vec!["rank".into(), "--seeds".into(), "x".into()], 2),
+    ];
+    for (args, code) in cases {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = Command::new(bin())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(full))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stdout(&o));
+    }
 }

@@ -54,7 +54,7 @@ pub struct Args {
 /// ser implies), 2 on bad usage.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.timeout.is_finite() && (0.0..=MAX_TIMEOUT_SECS).contains(&args.timeout)) {
-        eprintln!(
+        isopredict::ewriteln!(
             "error: --timeout must be a number of seconds from 0 to {MAX_TIMEOUT_SECS} (a day)"
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
@@ -77,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr();
     let mut on_listen = |addr: SocketAddr| {
-        eprintln!("listening on {addr}");
+        isopredict::ewriteln!("listening on {addr}");
     };
     let summary = match watch(
         input,
@@ -89,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ) {
         Ok(summary) => summary,
         Err(e @ WatchError::NotLoopback(_)) => {
-            eprintln!("error: {e}");
+            isopredict::ewriteln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
         Err(e) => return Err(e.into()),

@@ -869,7 +869,7 @@ impl GridProgress {
             ) {
                 return;
             }
-            eprintln!(
+            crate::ewriteln!(
                 "{}",
                 grid_progress_line(
                     bar.position(),
