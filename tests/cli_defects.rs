@@ -742,3 +742,89 @@ fn issue35_item28_unwritable_stderr_keeps_the_exit_code() {
         assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stdout(&o));
     }
 }
+
+/// A `run` folder with a prediction (smallbank, small, seed 1, causal), for `reproduce`.
+fn run_folder(s: &Scratch, name: &str) -> String {
+    let dir = s.arg(name);
+    let o = isopredict(&["run", "smallbank", "--level", "causal", "--out", &dir]);
+    assert!(
+        s.join(name).join("predicted.json").exists(),
+        "run made no prediction: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    dir
+}
+
+/// Issue 35 item 25: `reproduce` checks report.json against the run's histories before it
+/// connects: a session count that is not the observed run's (was: 20,000 connections opened
+/// until PostgreSQL refused every client) and a swapped workload (was: another workload's
+/// code run against the prediction) are bad input, exit 2, naming the mismatch.
+#[test]
+fn issue35_item25_reproduce_checks_the_report_against_the_histories() {
+    let s = Scratch::new("i35-25");
+    let dir = run_folder(&s, "run");
+    let report_path = s.join("run/report.json");
+    let original = std::fs::read_to_string(&report_path).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&original).unwrap();
+    assert_eq!(report["workload"], "smallbank");
+    // No database is reached: the checks come first (nothing listens on port 1).
+    let store = "postgres://nobody@127.0.0.1:1/none";
+    let edits: Vec<(serde_json::Value, &str)> = vec![
+        (
+            {
+                let mut r = report.clone();
+                r["sessions"] = serde_json::Value::Array(vec!["s".into(); 20_000]);
+                r
+            },
+            "--sessions is at most",
+        ),
+        (
+            {
+                let mut r = report.clone();
+                r["sessions"] = serde_json::Value::Array(vec!["s".into(); 5]);
+                r
+            },
+            "says 5 sessions, observed.json has 3",
+        ),
+        (
+            {
+                let mut r = report.clone();
+                r["workload"] = "voter".into();
+                r
+            },
+            "says workload voter",
+        ),
+        (
+            {
+                let mut r = report.clone();
+                r["workload"] = "doctors".into();
+                r
+            },
+            "says workload doctors",
+        ),
+    ];
+    for (edited, says) in edits {
+        std::fs::write(&report_path, serde_json::to_string(&edited).unwrap()).unwrap();
+        let o = run_within(
+            &[
+                "reproduce",
+                &dir,
+                "--store",
+                store,
+                "--isolation",
+                "read-committed",
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{says}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(says), "{says}: {}", stderr(&o));
+        assert!(!s.join("run/reproduce").exists());
+    }
+}

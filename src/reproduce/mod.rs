@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::history::History;
-use crate::store::{Backend, Isolation, KeyDirectory};
+use crate::store::{Backend, Isolation, KeyDirectory, Table};
 use crate::verdict::Outcome;
 use crate::workloads::{RunConfig, Workload};
 
@@ -615,6 +615,14 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
     };
     Ok(RunFolder {
         anomaly,
+    check_against_histories(
+        &report_path,
+        workload,
+        sessions,
+        size,
+        &observed,
+        &predicted,
+    )?;
         workload,
         origin: origin_line(name, &config, level),
         config,
@@ -638,6 +646,69 @@ pub fn origin_line(workload: &str, config: &RunConfig, level: &str) -> String {
 }
 
 /// The names a reproducer folder may hold (so a later reproduction can replace it).
+/// The table a store key names: `T.column[row]`, `row T[row] exists`, `T.<metadata>`.
+fn table_of(key: &str) -> &str {
+    let key = key.strip_prefix("row ").unwrap_or(key);
+    key.split(['.', '[']).next().unwrap_or(key)
+}
+
+/// Checks report.json's claims against the run's own histories before anything runs on the
+/// database: a report edited or swapped must not open thousands of connections, or run one
+/// workload's code against another's prediction. The run size is one `run` accepts, the
+/// session count is the observed history's, and the workload is the one that recorded it
+/// (its sessions' ids, `first_session + t`, and the tables its keys name).
+fn check_against_histories(
+    report: &std::path::Path,
+    workload: &'static dyn Workload,
+    sessions: usize,
+    size: crate::workloads::Size,
+    observed: &History,
+    predicted: &History,
+) -> Result<(), String> {
+    let r = report.display();
+    crate::workloads::check_run_size(sessions, size.calls_per_terminal())
+        .map_err(|e| format!("{r}: {e}"))?;
+    let observed_sessions = observed.sessions().len();
+    if observed_sessions != sessions {
+        return Err(format!(
+            "{r} says {sessions} sessions, observed.json has {observed_sessions}: the report does not describe this run"
+        ));
+    }
+    if predicted.sessions().len() > sessions {
+        return Err(format!(
+            "{r} says {sessions} sessions, predicted.json has {}: the prediction is not of this run",
+            predicted.sessions().len()
+        ));
+    }
+    let name = workload.name();
+    let first = workload.first_session();
+    for (t, s) in observed.sessions().iter().enumerate() {
+        if let Some(id) = s.external_id {
+            if id != first + t as u64 {
+                return Err(format!(
+                    "{r} says workload {name}, whose session {} has id {}, but observed.json's has id {id}: the observed run is of another workload",
+                    t + 1,
+                    first + t as u64
+                ));
+            }
+        }
+    }
+    let tables: Vec<Table> = workload.tables();
+    if !tables.is_empty() {
+        if let Some(key) = observed
+            .key_names()
+            .iter()
+            .find(|k| !tables.iter().any(|t| t.name() == table_of(k)))
+        {
+            return Err(format!(
+                "{r} says workload {name}, but observed.json's key {key:?} is of table {:?}, which {name} does not have: the observed run is of another workload",
+                table_of(key)
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn folder_names() -> Vec<String> {
     let mut names: Vec<String> = ["README.md", "reproducer.spec", "report.md", "report.json"]
         .iter()
