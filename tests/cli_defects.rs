@@ -828,3 +828,38 @@ fn issue35_item25_reproduce_checks_the_report_against_the_histories() {
         assert!(!s.join("run/reproduce").exists());
     }
 }
+
+/// Issue 35 item 26 (the input part): a FIFO in place of predicted.json (or report.json) is
+/// refused at once, exit 2, instead of blocking in open() where a signal does not stop it.
+#[test]
+fn issue35_item26_reproduce_refuses_a_fifo_as_input() {
+    let s = Scratch::new("i35-26");
+    let dir = run_folder(&s, "run");
+    for name in ["predicted.json", "report.json", "observed.json"] {
+        let path = s.join("run").join(name);
+        let kept = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let c = std::ffi::CString::new(path.display().to_string()).unwrap();
+        // SAFETY: a valid C string; mkfifo only creates the file.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let o = run_within(
+            &[
+                "reproduce",
+                &dir,
+                "--store",
+                "postgres://nobody@127.0.0.1:1/none",
+                "--isolation",
+                "read-committed",
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(name) && stderr(&o).contains("not a regular file"),
+            "{name}: {}",
+            stderr(&o)
+        );
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, kept).unwrap();
+    }
+}

@@ -548,6 +548,19 @@ pub struct RunFolder {
 /// Reads a `run` output folder (`report.json` and `predicted.json`); errors name the file and
 /// the problem.
 pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
+    // A FIFO, a device or a folder in place of a file would block open() or read forever
+    // (where a signal does not stop it): only regular files are read.
+    for name in ["report.json", "predicted.json", "observed.json"] {
+        let path = dir.join(name);
+        if let Ok(m) = std::fs::metadata(&path) {
+            if !m.is_file() {
+                return Err(format!(
+                    "{}: not a regular file (a run folder's {name} is one)",
+                    path.display()
+                ));
+            }
+        }
+    }
     let report_path = dir.join("report.json");
     let text = std::fs::read_to_string(&report_path)
         .map_err(|e| format!("{}: {e}", report_path.display()))?;
@@ -602,6 +615,14 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
     let predicted = crate::formats::read_file(&predicted_path, None).map_err(|e| e.to_string())?;
     let observed =
         crate::formats::read_file(&dir.join("observed.json"), None).map_err(|e| e.to_string())?;
+    check_against_histories(
+        &report_path,
+        workload,
+        sessions,
+        size,
+        &observed,
+        &predicted,
+    )?;
     let anomaly = report
         .get("anomalies")
         .and_then(|a| a.get(0))
@@ -615,14 +636,6 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
     };
     Ok(RunFolder {
         anomaly,
-    check_against_histories(
-        &report_path,
-        workload,
-        sessions,
-        size,
-        &observed,
-        &predicted,
-    )?;
         workload,
         origin: origin_line(name, &config, level),
         config,
@@ -633,19 +646,6 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
     })
 }
 
-/// The run a reproduction comes from, in one line (the reproducer README's origin): workload,
-/// seed, size, sessions, scan mode and the level it was predicted at.
-pub fn origin_line(workload: &str, config: &RunConfig, level: &str) -> String {
-    format!(
-        "{workload}, seed {}, {}, {} sessions, {} scans, predicted at {level}",
-        config.seed,
-        config.size.name(),
-        config.terminals,
-        config.scan
-    )
-}
-
-/// The names a reproducer folder may hold (so a later reproduction can replace it).
 /// The table a store key names: `T.column[row]`, `row T[row] exists`, `T.<metadata>`.
 fn table_of(key: &str) -> &str {
     let key = key.strip_prefix("row ").unwrap_or(key);
@@ -709,6 +709,19 @@ fn check_against_histories(
     Ok(())
 }
 
+/// The run a reproduction comes from, in one line (the reproducer README's origin): workload,
+/// seed, size, sessions, scan mode and the level it was predicted at.
+pub fn origin_line(workload: &str, config: &RunConfig, level: &str) -> String {
+    format!(
+        "{workload}, seed {}, {}, {} sessions, {} scans, predicted at {level}",
+        config.seed,
+        config.size.name(),
+        config.terminals,
+        config.scan
+    )
+}
+
+/// The names a reproducer folder may hold (so a later reproduction can replace it).
 pub fn folder_names() -> Vec<String> {
     let mut names: Vec<String> = ["README.md", "reproducer.spec", "report.md", "report.json"]
         .iter()
