@@ -863,3 +863,92 @@ fn issue35_item26_reproduce_refuses_a_fifo_as_input() {
         std::fs::write(&path, kept).unwrap();
     }
 }
+
+/// Issue 35 item 27: `watch --listen` under a 1 GB address-space limit serves its 64
+/// connections and refuses the 65th cleanly (it used to abort after ~45: "memory allocation
+/// failed"); connections that never finish a line are closed after the idle timeout (they
+/// used to hold every slot forever), and the slots serve new clients again.
+#[test]
+fn issue35_item27_watch_idle_connections_are_closed_and_the_cap_refuses_cleanly() {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(bin());
+    command
+        .args([
+            "watch",
+            "--level",
+            "si",
+            "--listen",
+            "127.0.0.1:0",
+            "--initial-value",
+            "0",
+            "--idle-timeout",
+            "1",
+            "--connections",
+            "66",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; it only limits the child.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 30,
+                rlim_max: 1 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let lines = line_feed(child.stderr.take().unwrap());
+    let first = lines.recv_timeout(Duration::from_secs(60)).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("listening on ")
+        .expect(&first)
+        .to_string();
+    // 64 connections, each in the middle of a line it never finishes.
+    let held: Vec<TcpStream> = (0..64)
+        .map(|_| {
+            let mut c = TcpStream::connect(&addr).unwrap();
+            c.write_all(b"{\"tid\": 1, ").unwrap();
+            c
+        })
+        .collect();
+    let mut extra = TcpStream::connect(&addr).unwrap();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut told = String::new();
+    let _ = extra.read_to_string(&mut told);
+    assert!(told.contains("64 connections are open"), "{told:?}");
+    // Every held connection is closed for being idle (a hang guard of 60 s per line).
+    let mut idle = 0;
+    let mut seen = Vec::new();
+    while idle < 64 {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("only {idle} idle closes; stderr so far: {seen:?}"));
+        if line.contains("closed: nothing received for 1 s") {
+            idle += 1;
+        }
+        seen.push(line);
+    }
+    assert!(
+        seen.iter().any(|l| l.contains("connection 65: refused")),
+        "{seen:?}"
+    );
+    // The slots serve again: a new client's transaction is checked.
+    let mut c = TcpStream::connect(&addr).unwrap();
+    c.write_all(tk_write(1, 0, 1, 2, "k").as_bytes()).unwrap();
+    drop(c);
+    drop(held);
+    // 66 connections closed (64 idle, 1 refused, 1 served): watch ends by itself.
+    let o = wait_at_most(child, Duration::from_secs(60), "watch --listen");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("watched 1 transactions"), "{out}");
+}

@@ -38,6 +38,10 @@ pub struct Args {
     /// With --listen: stop after this many connections have closed.
     #[arg(long, value_name = "N")]
     connections: Option<u32>,
+    /// With --listen: close a connection that sends nothing for this many seconds (0: never;
+    /// up to 86400), so clients that never finish a line cannot hold every slot.
+    #[arg(long, default_value_t = 300.0, value_name = "SECS")]
+    idle_timeout: f64,
     /// Seconds after a transaction's arrival when its EXT verdicts become final (0 to 86400).
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     timeout: f64,
@@ -59,10 +63,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
+    if !(args.idle_timeout.is_finite() && (0.0..=MAX_TIMEOUT_SECS).contains(&args.idle_timeout)) {
+        isopredict::ewriteln!(
+            "error: --idle-timeout must be a number of seconds from 0 (never) to {MAX_TIMEOUT_SECS} (a day)"
+        );
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
     let input = match args.listen {
         Some(addr) => WatchInput::Listen {
             addr,
             connections: args.connections,
+            idle: (args.idle_timeout > 0.0)
+                .then(|| std::time::Duration::from_secs_f64(args.idle_timeout)),
         },
         None => WatchInput::Stdin,
     };
