@@ -371,7 +371,7 @@ mod tests {
         let plan = dir.join("plan.jsonl");
         cells::write_plan(
             &plan,
-            &check_plan(&paths, &[dir.clone()], 2, &options()).unwrap(),
+            &check_plan(&paths, std::slice::from_ref(&dir), 2, &options()).unwrap(),
         )
         .unwrap();
         let out = dir.join("cells");
@@ -390,7 +390,7 @@ mod tests {
     fn a_rank_plan_is_not_a_check_plan() {
         let dir = scratch("kind");
         let paths = histories(&dir);
-        let text = check_plan(&paths, &[dir.clone()], 0, &options()).unwrap();
+        let text = check_plan(&paths, std::slice::from_ref(&dir), 0, &options()).unwrap();
         let as_rank = text.replace("\"command\":\"check\"", "\"command\":\"rank\"");
         assert!(parse_check_plan(&as_rank, "p")
             .unwrap_err()
