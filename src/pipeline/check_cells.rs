@@ -172,7 +172,7 @@ pub fn check_plan(
         options: options.clone(),
         skipped,
         cwd: std::env::current_dir().unwrap_or_default(),
-        roots: roots.to_vec(),
+        roots: cells::plan_roots(roots),
     };
     let tasks: Vec<(u64, CheckTask)> = paths
         .iter()
