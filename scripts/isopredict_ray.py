@@ -19,6 +19,7 @@ import hashlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -72,17 +73,77 @@ class CellProcessDied(Exception):
     """The isopredict process of a cell was killed by a signal: the cell is run again."""
 
 
-def _materialize(directory, name, data):
-    """Writes `data` to directory/name once per machine (atomically); returns the path."""
-    os.makedirs(directory, exist_ok=True)
+def _private(path):
+    """Whether `path` is a folder (not a link) of this user that no one else may enter."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(st.st_mode)
+        and st.st_uid == os.getuid()
+        and stat.S_IMODE(st.st_mode) & 0o077 == 0
+    )
+
+
+def _cache_name():
+    return "isopredict-ray-%d" % os.getuid()
+
+
+def cache_dir():
+    """The worker's cache of shipped binaries and plans: a folder of this user alone (mode
+    0700, owned by this user, not a link) in the system temp dir, made once per machine. A
+    folder already there under that name that is not such a folder (planted by another user,
+    or loosened) is never used: the cell then gets a fresh private folder of its own."""
+    path = os.path.join(tempfile.gettempdir(), _cache_name())
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return tempfile.mkdtemp(prefix=_cache_name() + "-")
+    if _private(path):
+        return path
+    return tempfile.mkdtemp(prefix=_cache_name() + "-")
+
+
+def _sha256_of_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def cached_file(directory, name, data, executable):
+    """directory/name holding exactly `data`: a regular file already there is used only when
+    its SHA-256 is that of `data`, anything else is replaced (atomically)."""
     path = os.path.join(directory, name)
-    if not os.path.exists(path):
-        fd, tmp = tempfile.mkstemp(dir=directory)
+    try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid():
+            if _sha256_of_file(path) == hashlib.sha256(data).hexdigest():
+                return path
+    except OSError:
+        pass
+    fd, tmp = tempfile.mkstemp(dir=directory)
+    try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.chmod(tmp, 0o755)
+        os.chmod(tmp, 0o700 if executable else 0o600)
         os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
     return path
+
+
+def cached_binary(directory, data):
+    """The shipped isopredict binary in the cache, its hash checked before it is run."""
+    return cached_file(directory, "isopredict-%s" % hashlib.sha256(data).hexdigest(), data, True)
 
 
 def _die_with_parent():
@@ -99,11 +160,10 @@ def _die_with_parent():
 def run_cell(command, plan_text, plan_id, index, binary, binary_data, cwd):
     """Runs cell `index` of the plan with the isopredict binary; returns the result file's
     text, or raises. Runs on a Ray worker."""
-    cache = os.path.join(tempfile.gettempdir(), "isopredict-ray-cells")
-    plan = _materialize(cache, "plan-%s.jsonl" % plan_id, plan_text.encode())
+    cache = cache_dir()
+    plan = cached_file(cache, "plan-%s.jsonl" % plan_id, plan_text.encode(), False)
     if binary_data is not None:
-        digest = hashlib.sha256(binary_data).hexdigest()[:16]
-        binary = _materialize(cache, "isopredict-%s" % digest, binary_data)
+        binary = cached_binary(cache, binary_data)
     out = tempfile.mkdtemp(prefix="cell-", dir=cache)
     try:
         proc = subprocess.run(
@@ -126,6 +186,8 @@ def run_cell(command, plan_text, plan_id, index, binary, binary_data, cwd):
             return f.read()
     finally:
         shutil.rmtree(out, ignore_errors=True)
+        if os.path.basename(cache) != _cache_name():
+            shutil.rmtree(cache, ignore_errors=True)  # a one-cell folder (cache_dir)
 
 
 class Progress:

@@ -19,6 +19,29 @@
 //!   their temporaries; [`remove_temporaries`] removes those of writes still in flight (for a
 //!   second signal that exits at once).
 
+/// `eprintln!` that never panics: a line on standard error, written if it can be. Standard
+/// error that cannot be written (a full disk, `2>/dev/full`, a closed pipe) loses the line,
+/// not the command's exit code (`eprintln!` panics there, exit 101). Every message of the tool
+/// goes through it or [`ewrite!`].
+#[macro_export]
+macro_rules! ewriteln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics ([`ewriteln!`]).
+#[macro_export]
+macro_rules! ewrite {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut err = std::io::stderr();
+        let _ = write!(err, $($arg)*);
+        let _ = err.flush();
+    }};
+}
+
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Write};

@@ -476,3 +476,479 @@ fn item12_contradictory_events_are_errors() {
     assert!(stderr(&o).contains("e.jsonl:2:"), "{}", stderr(&o));
     assert!(stderr(&o).contains("names session 2"), "{}", stderr(&o));
 }
+
+/// Issue 35 item 21: the Ray worker keeps shipped binaries and plans in a private, owner-checked
+/// folder and runs a cached binary only when its hash is the shipped one's (the script's own
+/// tests need no Ray: scripts/test-ray-cache).
+#[test]
+fn issue35_item21_ray_worker_cache_is_private_and_hash_checked() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/test-ray-cache");
+    let o = Command::new("python3").arg(script).output().unwrap();
+    assert!(
+        o.status.success(),
+        "scripts/test-ray-cache failed: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+}
+
+/// Writes `text` to `path`, creating its folder.
+fn put(path: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Files in `dir` (none if it does not exist).
+fn files_in(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir).map_or(Vec::new(), |d| {
+        d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    })
+}
+
+/// Issue 35 item 22: a plan cell reads only histories under the plan's declared roots; a plan
+/// naming another file (with a text format forced, whose error quoted the file's first line)
+/// is refused, and nothing of the file reaches the result or the output.
+#[test]
+fn issue35_item22_plan_cells_read_only_under_the_plans_roots() {
+    let s = Scratch::new("i35-22");
+    put(&s.join("hist/a.txt"), "w(1,1,0,1)\nr(1,1,1,2)\n");
+    put(&s.join("secret.txt"), "TOP-SECRET-LINE\n");
+    put(&s.join("ranked/g/a.txt"), "w(1,1,0,1)\nr(1,1,1,2)\n");
+    let o = isopredict(&["check", &s.arg("hist"), "--plan", &s.arg("check.jsonl")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = isopredict(&[
+        "rank",
+        "--histories",
+        &s.arg("ranked"),
+        "--levels",
+        "rc",
+        "--plan",
+        &s.arg("rank.jsonl"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The plans as made run (the history is under the roots).
+    for (cmd, plan) in [("check", "check.jsonl"), ("rank", "rank.jsonl")] {
+        let out = s.arg(&format!("ok-{cmd}"));
+        let o = isopredict(&[cmd, "--cell", "0", "--plan", &s.arg(plan), "--out", &out]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
+    }
+    let evil = [
+        s.arg("secret.txt"),
+        format!("{}/../secret.txt", s.arg("hist")),
+        format!("{}/../secret.txt", s.arg("ranked")),
+        "secret.txt".to_string(),
+    ];
+    for (cmd, plan, history) in [
+        ("check", "check.jsonl", s.arg("hist/a.txt")),
+        ("rank", "rank.jsonl", s.arg("ranked/g/a.txt")),
+    ] {
+        let text = s.read(plan);
+        assert!(text.contains(&format!("\"{history}\"")), "{text}");
+        for (i, path) in evil.iter().enumerate() {
+            let bad = text
+                .replace(&format!("\"{history}\""), &format!("\"{path}\""))
+                .replace("\"format\":null", "\"format\":\"plume\"");
+            let bad_plan = s.join(&format!("{cmd}-evil-{i}.jsonl"));
+            std::fs::write(&bad_plan, bad).unwrap();
+            let out = s.join(&format!("{cmd}-out-{i}"));
+            let o = isopredict(&[
+                cmd,
+                "--cell",
+                "0",
+                "--plan",
+                &bad_plan.display().to_string(),
+                "--out",
+                &out.display().to_string(),
+            ]);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {path}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("is not under the plan's roots"),
+                "{cmd} {path}: {}",
+                stderr(&o)
+            );
+            assert!(!stderr(&o).contains("TOP-SECRET") && !stdout(&o).contains("TOP-SECRET"));
+            assert!(
+                files_in(&out).is_empty(),
+                "{cmd} {path}: a result was written"
+            );
+        }
+    }
+}
+
+/// Issue 35 item 24: plan lines are validated like the arguments they stand for: a timeout
+/// beyond --timeout's range (was: every cell panicked, exit 101), a rank plan's sessions and
+/// sizes beyond the run-size bounds (was: an unbounded recording), and a results folder with
+/// two files for one cell (was: the folder's order picked one).
+#[test]
+fn issue35_item24_plan_lines_are_validated_like_their_arguments() {
+    let s = Scratch::new("i35-24");
+    put(&s.join("hist/a.txt"), "w(1,1,0,1)\nr(1,1,1,2)\n");
+    let o = isopredict(&[
+        "check",
+        &s.arg("hist"),
+        "--timeout",
+        "5",
+        "--plan",
+        &s.arg("check.jsonl"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = s.read("check.jsonl");
+    assert!(text.contains("\"secs\":5,"), "{text}");
+    for secs in ["18446744073709551615", "1000000001"] {
+        std::fs::write(
+            s.join("long.jsonl"),
+            text.replace("\"secs\":5,", &format!("\"secs\":{secs},")),
+        )
+        .unwrap();
+        let o = run_within(
+            &[
+                "check",
+                "--cell",
+                "0",
+                "--plan",
+                &s.arg("long.jsonl"),
+                "--out",
+                &s.arg("o"),
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(o.status.code(), Some(2), "{secs}: {}", stderr(&o));
+        assert!(stderr(&o).contains("timeout"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+
+    let o = isopredict(&[
+        "rank",
+        "--workloads",
+        "smallbank",
+        "--sizes",
+        "small",
+        "--seeds",
+        "1",
+        "--levels",
+        "rc",
+        "--explore",
+        "0",
+        "--plan",
+        &s.arg("rank.jsonl"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = s.read("rank.jsonl");
+    for (from, to, says) in [
+        (
+            "\"sessions\":3,",
+            "\"sessions\":100000,",
+            "--sessions is at most",
+        ),
+        (
+            "\"size\":\"small\"",
+            "\"size\":\"100000000-calls\"",
+            "calls",
+        ),
+        ("\"secs\":60,", "\"secs\":18446744073709551615,", "timeout"),
+        ("\"max\":1,", "\"max\":0,", "max"),
+    ] {
+        assert!(text.contains(from), "{text}");
+        std::fs::write(s.join("big.jsonl"), text.replace(from, to)).unwrap();
+        let o = run_within(
+            &[
+                "rank",
+                "--cell",
+                "0",
+                "--plan",
+                &s.arg("big.jsonl"),
+                "--out",
+                &s.arg("ro"),
+            ],
+            Duration::from_secs(120),
+        );
+        assert_eq!(o.status.code(), Some(2), "{to}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{to}: {}", stderr(&o));
+        assert!(files_in(&s.join("ro")).is_empty());
+    }
+
+    // Two result files for one cell: refused, naming both.
+    let o = isopredict(&[
+        "check",
+        "--cell",
+        "0",
+        "--plan",
+        &s.arg("check.jsonl"),
+        "--out",
+        &s.arg("cells"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let result = s.read("cells/cell-000000.json");
+    std::fs::write(
+        s.join("cells/cell-0.json"),
+        result.replace("\"code\":0", "\"code\":1"),
+    )
+    .unwrap();
+    let o = isopredict(&["check", "--merge", &s.arg("cells")]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("two result files for cell 0")
+            && stderr(&o).contains("cell-0.json")
+            && stderr(&o).contains("cell-000000.json"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 35 item 28: standard error that cannot be written (`2>/dev/full`): each command
+/// exits with its own code instead of panicking ("failed printing to stderr", exit 101).
+#[test]
+fn issue35_item28_unwritable_stderr_keeps_the_exit_code() {
+    let s = Scratch::new("i35-28");
+    put(&s.join("bad.txt"), "w(1,1,0,1)\nr(1,\n");
+    put(&s.join("ok/a.txt"), "w(1,1,0,1)\nr(1,1,1,2)\n");
+    let plan = s.arg("plan.jsonl");
+    let cases: Vec<(Vec<String>, i32)> = vec![
+        (vec!["check".into(), s.arg("missing.txt")], 2),
+        (vec!["check".into(), s.arg("bad.txt")], 2),
+        (vec!["stats".into(), s.arg("bad.txt")], 2),
+        (vec!["predict".into(), s.arg("bad.txt")], 2),
+        (
+            vec!["check".into(), s.arg("ok"), "--plan".into(), plan.clone()],
+            0,
+        ),
+        (
+            vec![
+                "check".into(),
+                "--cell".into(),
+                "0".into(),
+                "--plan".into(),
+                plan,
+                "--out".into(),
+                s.arg("cells"),
+            ],
+            0,
+        ),
+        (vec!["rank".into(), "--seeds".into(), "x".into()], 2),
+    ];
+    for (args, code) in cases {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = Command::new(bin())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(full))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stdout(&o));
+    }
+}
+
+/// A `run` folder with a prediction (smallbank, small, seed 1, causal), for `reproduce`.
+fn run_folder(s: &Scratch, name: &str) -> String {
+    let dir = s.arg(name);
+    let o = isopredict(&["run", "smallbank", "--level", "causal", "--out", &dir]);
+    assert!(
+        s.join(name).join("predicted.json").exists(),
+        "run made no prediction: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    dir
+}
+
+/// Issue 35 item 25: `reproduce` checks report.json against the run's histories before it
+/// connects: a session count that is not the observed run's (was: 20,000 connections opened
+/// until PostgreSQL refused every client) and a swapped workload (was: another workload's
+/// code run against the prediction) are bad input, exit 2, naming the mismatch.
+#[test]
+fn issue35_item25_reproduce_checks_the_report_against_the_histories() {
+    let s = Scratch::new("i35-25");
+    let dir = run_folder(&s, "run");
+    let report_path = s.join("run/report.json");
+    let original = std::fs::read_to_string(&report_path).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&original).unwrap();
+    assert_eq!(report["workload"], "smallbank");
+    // No database is reached: the checks come first (nothing listens on port 1).
+    let store = "postgres://nobody@127.0.0.1:1/none";
+    let edits: Vec<(serde_json::Value, &str)> = vec![
+        (
+            {
+                let mut r = report.clone();
+                r["sessions"] = serde_json::Value::Array(vec!["s".into(); 20_000]);
+                r
+            },
+            "--sessions is at most",
+        ),
+        (
+            {
+                let mut r = report.clone();
+                r["sessions"] = serde_json::Value::Array(vec!["s".into(); 5]);
+                r
+            },
+            "says 5 sessions, observed.json has 3",
+        ),
+        (
+            {
+                let mut r = report.clone();
+                r["workload"] = "voter".into();
+                r
+            },
+            "says workload voter",
+        ),
+        (
+            {
+                let mut r = report.clone();
+                r["workload"] = "doctors".into();
+                r
+            },
+            "says workload doctors",
+        ),
+    ];
+    for (edited, says) in edits {
+        std::fs::write(&report_path, serde_json::to_string(&edited).unwrap()).unwrap();
+        let o = run_within(
+            &[
+                "reproduce",
+                &dir,
+                "--store",
+                store,
+                "--isolation",
+                "read-committed",
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{says}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(says), "{says}: {}", stderr(&o));
+        assert!(!s.join("run/reproduce").exists());
+    }
+}
+
+/// Issue 35 item 26 (the input part): a FIFO in place of predicted.json (or report.json) is
+/// refused at once, exit 2, instead of blocking in open() where a signal does not stop it.
+#[test]
+fn issue35_item26_reproduce_refuses_a_fifo_as_input() {
+    let s = Scratch::new("i35-26");
+    let dir = run_folder(&s, "run");
+    for name in ["predicted.json", "report.json", "observed.json"] {
+        let path = s.join("run").join(name);
+        let kept = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let c = std::ffi::CString::new(path.display().to_string()).unwrap();
+        // SAFETY: a valid C string; mkfifo only creates the file.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let o = run_within(
+            &[
+                "reproduce",
+                &dir,
+                "--store",
+                "postgres://nobody@127.0.0.1:1/none",
+                "--isolation",
+                "read-committed",
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(name) && stderr(&o).contains("not a regular file"),
+            "{name}: {}",
+            stderr(&o)
+        );
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, kept).unwrap();
+    }
+}
+
+/// Issue 35 item 27: `watch --listen` under a 1 GB address-space limit serves its 64
+/// connections and refuses the 65th cleanly (it used to abort after ~45: "memory allocation
+/// failed"); connections that never finish a line are closed after the idle timeout (they
+/// used to hold every slot forever), and the slots serve new clients again.
+#[test]
+fn issue35_item27_watch_idle_connections_are_closed_and_the_cap_refuses_cleanly() {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(bin());
+    command
+        .args([
+            "watch",
+            "--level",
+            "si",
+            "--listen",
+            "127.0.0.1:0",
+            "--initial-value",
+            "0",
+            "--idle-timeout",
+            "1",
+            "--connections",
+            "66",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; it only limits the child.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 30,
+                rlim_max: 1 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let lines = line_feed(child.stderr.take().unwrap());
+    let first = lines.recv_timeout(Duration::from_secs(60)).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("listening on ")
+        .expect(&first)
+        .to_string();
+    // 64 connections, each in the middle of a line it never finishes.
+    let held: Vec<TcpStream> = (0..64)
+        .map(|_| {
+            let mut c = TcpStream::connect(&addr).unwrap();
+            c.write_all(b"{\"tid\": 1, ").unwrap();
+            c
+        })
+        .collect();
+    let mut extra = TcpStream::connect(&addr).unwrap();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut told = String::new();
+    let _ = extra.read_to_string(&mut told);
+    assert!(told.contains("64 connections are open"), "{told:?}");
+    // Every held connection is closed for being idle (a hang guard of 60 s per line).
+    let mut idle = 0;
+    let mut seen = Vec::new();
+    while idle < 64 {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("only {idle} idle closes; stderr so far: {seen:?}"));
+        if line.contains("closed: nothing received for 1 s") {
+            idle += 1;
+        }
+        seen.push(line);
+    }
+    assert!(
+        seen.iter().any(|l| l.contains("connection 65: refused")),
+        "{seen:?}"
+    );
+    // The slots serve again: a new client's transaction is checked.
+    let mut c = TcpStream::connect(&addr).unwrap();
+    c.write_all(tk_write(1, 0, 1, 2, "k").as_bytes()).unwrap();
+    drop(c);
+    drop(held);
+    // 66 connections closed (64 idle, 1 refused, 1 served): watch ends by itself.
+    let o = wait_at_most(child, Duration::from_secs(60), "watch --listen");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("watched 1 transactions"), "{out}");
+}

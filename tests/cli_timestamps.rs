@@ -232,3 +232,55 @@ fn watch_refuses_non_loopback_addresses() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("only loopback"), "{}", stderr(&o));
 }
+
+/// Issue 35 item 30: one verdict per (history, level, evidence), whatever is asked. On
+/// TimeKiller input the single levels, `--level all` and the level chain agree: a list key
+/// appended 1 twice and read back as [1,1] (was: ser and si consistent, pc and cc violated,
+/// and `all` "ser VIOLATED: ThinAirRead (implied by cc) [timestamps]"); a negative value
+/// (was: si consistent, `all` bad input). A level implied by another carries that level's
+/// evidence.
+#[test]
+fn issue35_item30_one_verdict_per_level_on_timestamped_input() {
+    let s = Scratch::new("i35-30");
+    let histories = [
+        (
+            "twice.jsonl",
+            "{\"tid\":1,\"sid\":1,\"sts\":{\"p\":1,\"l\":0},\"cts\":{\"p\":2,\"l\":0},\"ops\":[{\"t\":\"a\",\"k\":\"x\",\"v\":1}]}\n\
+             {\"tid\":2,\"sid\":2,\"sts\":{\"p\":3,\"l\":0},\"cts\":{\"p\":4,\"l\":0},\"ops\":[{\"t\":\"a\",\"k\":\"x\",\"v\":1}]}\n\
+             {\"tid\":3,\"sid\":3,\"sts\":{\"p\":5,\"l\":0},\"cts\":{\"p\":6,\"l\":0},\"ops\":[{\"t\":\"r\",\"k\":\"x\",\"v\":[1,1]}]}\n",
+        ),
+        (
+            "negative.jsonl",
+            "{\"tid\":1,\"sid\":1,\"sts\":{\"p\":1,\"l\":0},\"cts\":{\"p\":2,\"l\":0},\"ops\":[{\"t\":\"w\",\"k\":\"x\",\"v\":-5}]}\n\
+             {\"tid\":2,\"sid\":2,\"sts\":{\"p\":3,\"l\":0},\"cts\":{\"p\":4,\"l\":0},\"ops\":[{\"t\":\"r\",\"k\":\"x\",\"v\":-5}]}\n",
+        ),
+    ];
+    for (name, text) in histories {
+        std::fs::write(s.join(name), text).unwrap();
+        let file = s.arg(name);
+        let mut codes = Vec::new();
+        for level in ["ser", "si", "pc", "cc", "ra", "rc", "ci"] {
+            let o = isopredict(&["check", "--level", level, &file]);
+            codes.push((level, o.status.code()));
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{name} --level {level}: {}{}",
+                stdout(&o),
+                stderr(&o)
+            );
+        }
+        let o = isopredict(&["check", "--level", "all", &file]);
+        let text = stdout(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name} --level all: {text}{}",
+            stderr(&o)
+        );
+        for line in text.lines().filter(|l| l.contains("(implied by si)")) {
+            assert!(line.ends_with("[timestamps]"), "{name}: {line}");
+        }
+        assert!(!text.contains("VIOLATED"), "{name}: {text}");
+    }
+}

@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::cli::{isopredict, stdout};
+use common::cli::{isopredict, stderr, stdout, Scratch};
 use serde_json::{json, Value};
 
 fn data(name: &str) -> String {
@@ -291,4 +291,63 @@ fn report_lines_are_completion_lines() {
         "{text}"
     );
     assert!(!text.contains("[line 5]"), "{text}");
+}
+
+/// Issue 35 item 23: keys of different types are different keys, as in Elle: the integer `1`
+/// and the string `"1"`, the keyword `:x` and the string `"x"`. Merged into one key, the first
+/// history below was judged `:valid? false` (incompatible orders of `1`), the second refused
+/// as bad input (1 appended twice to `x`); Elle finds both valid.
+#[test]
+fn issue35_item23_keys_of_different_types_are_different_keys() {
+    let s = Scratch::new("i35-23");
+    let histories = [
+        (
+            "int-and-string.edn",
+            "{:type :invoke, :f :txn, :value [[:append 1 1] [:append \"1\" 2]], :process 0, :index 0}\n\
+             {:type :ok, :f :txn, :value [[:append 1 1] [:append \"1\" 2]], :process 0, :index 1}\n\
+             {:type :invoke, :f :txn, :value [[:r 1 nil] [:r \"1\" nil]], :process 1, :index 2}\n\
+             {:type :ok, :f :txn, :value [[:r 1 [1]] [:r \"1\" [2]]], :process 1, :index 3}\n",
+        ),
+        (
+            "keyword-and-string.edn",
+            "{:type :invoke, :f :txn, :value [[:append :x 1] [:append \"x\" 1]], :process 0, :index 0}\n\
+             {:type :ok, :f :txn, :value [[:append :x 1] [:append \"x\" 1]], :process 0, :index 1}\n\
+             {:type :invoke, :f :txn, :value [[:r :x nil] [:r \"x\" nil]], :process 1, :index 2}\n\
+             {:type :ok, :f :txn, :value [[:r :x [1]] [:r \"x\" [1]]], :process 1, :index 3}\n",
+        ),
+        (
+            "int-and-string.json",
+            "{\"type\":\"invoke\",\"f\":\"txn\",\"value\":[[\"append\",1,1],[\"append\",\"1\",2]],\"process\":0,\"index\":0}\n\
+             {\"type\":\"ok\",\"f\":\"txn\",\"value\":[[\"append\",1,1],[\"append\",\"1\",2]],\"process\":0,\"index\":1}\n\
+             {\"type\":\"invoke\",\"f\":\"txn\",\"value\":[[\"r\",1,null],[\"r\",\"1\",null]],\"process\":1,\"index\":2}\n\
+             {\"type\":\"ok\",\"f\":\"txn\",\"value\":[[\"r\",1,[1]],[\"r\",\"1\",[2]]],\"process\":1,\"index\":3}\n",
+        ),
+    ];
+    for (name, text) in histories {
+        std::fs::write(s.join(name), text).unwrap();
+        let file = s.arg(name);
+        let o = isopredict(&["check", "--level", "ser", &file]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        let o = isopredict(&[
+            "check", "--output", "elle", "--json", "--level", "ser", &file,
+        ]);
+        let v: Value = serde_json::from_str(&stdout(&o))
+            .unwrap_or_else(|e| panic!("{name}: {e}: {}{}", stdout(&o), stderr(&o)));
+        assert_eq!(v["valid?"], json!(true), "{name}: {v}");
+        let o = isopredict(&["stats", &file]);
+        assert!(
+            stdout(&o)
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["keys", "2"]),
+            "{name}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+    }
 }

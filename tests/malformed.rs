@@ -191,3 +191,54 @@ fn samples_are_valid() {
         formats::read_str(s, "sample", None).unwrap();
     }
 }
+
+/// Issue 35 item 29: an EDN integer beyond 64 bits is reported as that integer (was: "found
+/// Float(1.8446744073709552e19)", a value the input does not hold), and a JSON-lines field of
+/// the wrong type is reported as such (was: `"key":[1]` "missing").
+#[test]
+fn issue35_item29_errors_say_what_the_input_holds() {
+    let cases: &[(Format, &str, u32, &str, &str)] = &[
+        (
+            Format::Elle,
+            "{:type :ok, :f :txn, :value [[:append 1 1]], :process 0}\n{:type :ok, :f :txn, :value [[:append 1 18446744073709551616]], :process 0}\n",
+            2,
+            "18446744073709551616, beyond the 64-bit range",
+            "Float",
+        ),
+        (
+            Format::Elle,
+            "{:type :ok, :f :txn, :value [[:append -99999999999999999999N 1]], :process 0}\n",
+            1,
+            "-99999999999999999999, beyond the 64-bit range",
+            "Float",
+        ),
+        (
+            Format::ElleJson,
+            "{\"type\": \"ok\", \"f\": \"txn\", \"value\": [[\"append\", 1, 18446744073709551615]], \"process\": 0}\n",
+            1,
+            "18446744073709551615, beyond the 64-bit range",
+            "Float",
+        ),
+        (
+            Format::Events,
+            "{\"event\":\"begin\",\"session\":1,\"txn\":\"t1\"}\n{\"event\":\"write\",\"session\":1,\"txn\":\"t1\",\"key\":[1],\"value\":5}\n",
+            2,
+            "\"key\" is [1], not a string or a number",
+            "missing",
+        ),
+        (
+            Format::Events,
+            "{\"event\":\"begin\",\"session\":{\"a\":1},\"txn\":\"t1\"}\n",
+            1,
+            "\"session\" is {\"a\":1}, not a number or a string",
+            "missing",
+        ),
+    ];
+    for &(format, text, line, says, not) in cases {
+        let e = formats::read_str(text, "bad.txt", Some(format)).unwrap_err();
+        let shown = e.to_string();
+        assert_eq!(e.line(), line, "{shown}");
+        assert!(shown.contains(says), "{format}: {shown}");
+        assert!(!shown.contains(not), "{format}: {shown}");
+    }
+}

@@ -181,7 +181,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.dot.is_some() || args.json || args.witness || args.output.is_some();
     if args.cells.any() {
         if single_history_only {
-            eprintln!("error: --dot, --json, --output and --witness take a single history");
+            isopredict::ewriteln!(
+                "error: --dot, --json, --output and --witness take a single history"
+            );
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
         return super::many::check_cells(&args.cells, &args.files, &args.batch_options());
@@ -189,7 +191,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (files, many) = super::many::expand(&args.files, args.format.0)?;
     if many {
         if single_history_only {
-            eprintln!("error: --dot, --json, --output and --witness take a single history");
+            isopredict::ewriteln!(
+                "error: --dot, --json, --output and --witness take a single history"
+            );
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
         return super::many::check_batch(&files, &args.batch_options());
@@ -213,13 +217,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The reader's notes (a TimeKiller history is built only when a verdict needs it).
     if let Some(h) = input.history_if_built() {
         for note in h.input_notes() {
-            eprintln!("note: {note}");
+            isopredict::ewriteln!("note: {note}");
         }
     }
     let (code, printed) = match decided {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("error: {e}");
+            isopredict::ewriteln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     };

@@ -35,7 +35,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (history, _) = read_input(&args.input, args.from.0)?;
     for note in history.input_notes() {
-        eprintln!("note: {note}");
+        isopredict::ewriteln!("note: {note}");
     }
     let to = args
         .to
@@ -45,16 +45,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !losses.is_empty() {
         if !args.lossy {
             for loss in &losses {
-                eprintln!("error: {loss}");
+                isopredict::ewriteln!("error: {loss}");
             }
-            eprintln!(
+            isopredict::ewriteln!(
                 "error: refusing to convert to {to}: the output would not mean what the input \
                  means (give --lossy to convert anyway)"
             );
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
         for loss in &losses {
-            eprintln!("note: lost (--lossy): {loss}");
+            isopredict::ewriteln!("note: lost (--lossy): {loss}");
         }
     }
     let written = if args.output == Path::new("-") {
@@ -65,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     written?;
     for note in formats::conversion_notes(&history, to) {
-        eprintln!("note: {note}");
+        isopredict::ewriteln!("note: {note}");
     }
     Ok(ExitCode::SUCCESS)
 }

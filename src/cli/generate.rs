@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         seed: args.seed,
     };
     if let Err(message) = params.validate() {
-        eprintln!("error: {message}");
+        isopredict::ewriteln!("error: {message}");
         return Ok(ExitCode::from(2));
     }
     let format = args
@@ -85,7 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if std::io::stderr().is_terminal() {
         let stats = history.stats();
-        eprintln!(
+        isopredict::ewriteln!(
             "generated {} sessions, {} committed and {} aborted transactions, {} events ({}) in {:.2} s{}",
             stats.sessions,
             stats.committed,

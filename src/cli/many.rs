@@ -31,7 +31,7 @@ pub fn expand(paths: &[PathBuf], format: Option<Format>) -> anyhow::Result<(Vec<
         walked |=
             found.histories.len() != 1 || found.histories[0] != *p || !found.skipped.is_empty();
         for skipped in &found.skipped {
-            eprintln!(
+            isopredict::ewriteln!(
                 "note: skipped {} ({})",
                 skipped.path.display(),
                 skipped.reason
@@ -77,7 +77,7 @@ pub fn check_cells(
     options: &CheckOptions,
 ) -> anyhow::Result<ExitCode> {
     let bad = |message: String| {
-        eprintln!("error: {message}");
+        isopredict::ewriteln!("error: {message}");
         Ok(ExitCode::from(EXIT_BAD_INPUT))
     };
     if let Some(dir) = &cells.merge {
@@ -95,7 +95,7 @@ pub fn check_cells(
         };
         return match run_check_plan_cell(plan, n, out) {
             Ok(path) => {
-                eprintln!("wrote {}", path.display());
+                isopredict::ewriteln!("wrote {}", path.display());
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => match super::interrupted() {
@@ -109,12 +109,12 @@ pub fn check_cells(
         options.format.as_deref().and_then(|f| f.parse().ok()),
     )?;
     let skipped = SKIPPED.load(std::sync::atomic::Ordering::Relaxed);
-    match check_plan(&paths, skipped, options).and_then(|text| {
+    match check_plan(&paths, files, skipped, options).and_then(|text| {
         write_plan(plan, &text)?;
         Ok(paths.len())
     }) {
         Ok(n) => {
-            eprintln!("wrote {} ({n} cells)", plan.display());
+            isopredict::ewriteln!("wrote {} ({n} cells)", plan.display());
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => bad(e),
@@ -130,7 +130,7 @@ pub fn check_batch(paths: &[PathBuf], options: &CheckOptions) -> anyhow::Result<
         Err(e) => match super::interrupted() {
             Some(code) => Ok(code),
             None => {
-                eprintln!("error: {e}");
+                isopredict::ewriteln!("error: {e}");
                 Ok(ExitCode::from(EXIT_BAD_INPUT))
             }
         },

@@ -169,7 +169,7 @@ pub fn main() -> ExitCode {
         // An error caused by the interruption (a refused solver call, say) is not bad input.
         Err(_) if isopredict::interrupt::requested() => interrupted_exit(),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            isopredict::ewriteln!("error: {e:#}");
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
@@ -187,17 +187,17 @@ fn stop_on_signals(cooperative: bool) {
         if !cooperative {
             isopredict::interrupt::run_cleanups();
             isopredict::output::remove_temporaries();
-            eprintln!("isopredict: interrupted; no output written");
+            isopredict::ewriteln!("isopredict: interrupted; no output written");
             std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
         }
         if isopredict::interrupt::signalled() {
-            eprintln!("isopredict: interrupted again: cleaning up and exiting now");
+            isopredict::ewriteln!("isopredict: interrupted again: cleaning up and exiting now");
             isopredict::interrupt::run_cleanups();
             isopredict::output::remove_temporaries();
             std::process::exit(i32::from(isopredict::interrupt::EXIT_INTERRUPTED));
         }
         if isopredict::interrupt::keeping_findings() {
-            eprintln!(
+            isopredict::ewriteln!(
                 "{}",
                 CUT_MESSAGE.get().copied().unwrap_or(
                     "isopredict: interrupted: cutting the search and writing what was found \
@@ -205,12 +205,16 @@ fn stop_on_signals(cooperative: bool) {
                 )
             );
         } else {
-            eprintln!("isopredict: interrupted: stopping (Ctrl-C again to exit at once)");
+            isopredict::ewriteln!(
+                "isopredict: interrupted: stopping (Ctrl-C again to exit at once)"
+            );
         }
         isopredict::interrupt::request();
     });
     if let Err(e) = installed {
-        eprintln!("warning: cannot handle Ctrl-C ({e}); it will end the command abruptly");
+        isopredict::ewriteln!(
+            "warning: cannot handle Ctrl-C ({e}); it will end the command abruptly"
+        );
     }
 }
 
@@ -226,7 +230,7 @@ pub fn on_cut_say(message: &'static str) {
 
 /// Says that the command was interrupted and returns exit code 130.
 pub fn interrupted_exit() -> ExitCode {
-    eprintln!(
+    isopredict::ewriteln!(
         "isopredict: interrupted; no output written (the previous outputs, if any, are untouched)"
     );
     ExitCode::from(isopredict::interrupt::EXIT_INTERRUPTED)
@@ -311,7 +315,7 @@ impl std::io::Write for Stdout {
 }
 
 /// The longest time limit accepted: 10⁹ seconds (about 31 years).
-const MAX_SECONDS: f64 = 1e9;
+const MAX_SECONDS: f64 = isopredict::pipeline::cells::MAX_TIMEOUT_SECS as f64;
 
 /// Parses a `--timeout` (every command): a number of seconds, fractions allowed, from 0 (no
 /// limit) to 10⁹; anything else (negative, not a number, larger) is a usage error (exit 2).

@@ -86,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.level,
         Level::Causal | Level::ReadAtomic | Level::ReadCommitted | Level::Prefix | Level::Snapshot
     ) {
-        eprintln!(
+        isopredict::ewriteln!(
             "error: prediction supports the levels causal, ra, rc, pc and si, not {}",
             args.level
         );
@@ -116,7 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (files, many) = super::many::expand(&args.files, args.format.0)?;
     if many {
         if args.out.is_some() || args.dot.is_some() || args.json {
-            eprintln!("error: --out, --dot and --json take a single history");
+            isopredict::ewriteln!("error: --out, --dot and --json take a single history");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
         return super::many::run(&files, args.format.0, |h, format| {
@@ -146,7 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (history, input_format) = read_input(&files[0], args.format.0)?;
     for note in history.input_notes() {
-        eprintln!("note: {note}");
+        isopredict::ewriteln!("note: {note}");
     }
     // Several predictions: a live line on a terminal while the search takes more than a second.
     let found = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -171,13 +171,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(e @ predict::PredictError::InvalidObservation { .. }) => {
-            eprintln!("error: {e}");
+            isopredict::ewriteln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
         Err(
             e @ predict::PredictError::Check(isopredict::check::CheckError::MemoryLimit { .. }),
         ) => {
-            eprintln!("{e}");
+            isopredict::ewriteln!("{e}");
             return Ok(ExitCode::from(EXIT_UNKNOWN));
         }
         Err(e) => return Err(e.into()),

@@ -115,7 +115,7 @@ pub struct Args {
 /// Ranks; exit code 0 when done, 2 on bad input.
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let bad = |message: String| {
-        eprintln!("error: {message}");
+        isopredict::ewriteln!("error: {message}");
         Ok(ExitCode::from(super::EXIT_BAD_INPUT))
     };
     if let (Some(n), Some(plan)) = (args.cell, &args.plan) {
@@ -124,7 +124,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         };
         return match run_rank_plan_cell(plan, n, out) {
             Ok(path) => {
-                eprintln!("wrote {}", path.display());
+                isopredict::ewriteln!("wrote {}", path.display());
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => match super::interrupted() {
@@ -227,7 +227,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             Ok(text.lines().count())
         }) {
             Ok(n) => {
-                eprintln!("wrote {} ({n} cells)", plan.display());
+                isopredict::ewriteln!("wrote {} ({n} cells)", plan.display());
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => bad(e),
@@ -253,7 +253,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     Ok(match &outcome.cut {
         None => code,
         Some(cut) => {
-            eprintln!("isopredict: {}", cut.sentence);
+            isopredict::ewriteln!("isopredict: {}", cut.sentence);
             if outcome.found_anomaly() {
                 ExitCode::from(1)
             } else {
@@ -277,7 +277,7 @@ fn write_and_print(
     };
     let mut out = super::stdout();
     out.write_all(text.as_bytes())?;
-    eprintln!(
+    isopredict::ewriteln!(
         "wrote {}",
         files
             .iter()

@@ -39,12 +39,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let folder = match reproduce::load_run_dir(&args.run_dir) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("error: {e}");
+            isopredict::ewriteln!("error: {e}");
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
     };
     if !folder.scan_recorded {
-        eprintln!(
+        isopredict::ewriteln!(
             "note: {} does not say how the run scanned tables (it was made before `run` \
              recorded --scan): taking keyed scans, the default; a run made with --scan full \
              will differ from the observed run",
@@ -52,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let Some(isolation) = args.isolation.or(folder.isolation) else {
-        eprintln!(
+        isopredict::ewriteln!(
             "error: --isolation is needed: the run in {} was not recorded on a database",
             args.run_dir.display()
         );
@@ -61,11 +61,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let backend = match parse_store(&args.store, isolation) {
         Ok(Some(b)) => b,
         Ok(None) => {
-            eprintln!("error: --store: reproducing needs a database (a PostgreSQL URL), not the embedded store");
+            isopredict::ewriteln!("error: --store: reproducing needs a database (a PostgreSQL URL), not the embedded store");
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
         Err(e) => {
-            eprintln!("error: --store: {e}");
+            isopredict::ewriteln!("error: --store: {e}");
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
     };

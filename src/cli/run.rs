@@ -89,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .chain(workloads::variants().iter())
             .map(|w| w.name())
             .collect();
-        eprintln!(
+        isopredict::ewriteln!(
             "error: unknown workload `{}` (expected one of: {})",
             args.workload,
             names.join(", ")
@@ -98,20 +98,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let calls = args.calls.unwrap_or(args.size.calls_per_terminal());
     if let Err(e) = isopredict::workloads::check_run_size(args.sessions, calls) {
-        eprintln!("error: {e}");
+        isopredict::ewriteln!("error: {e}");
         return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
     }
     let backend = match parse_store(&args.store, args.isolation) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: --store: {e}");
+            isopredict::ewriteln!("error: --store: {e}");
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
     };
     // The level follows the database: rc at read committed, si at repeatable read, and at
     // serializable nothing to predict (the run checks the promise).
     if args.reproduce && backend.is_none() {
-        eprintln!("error: --reproduce needs a database --store (a PostgreSQL URL)");
+        isopredict::ewriteln!("error: --reproduce needs a database --store (a PostgreSQL URL)");
         return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
     }
     let level = args.level.unwrap_or(if backend.is_some() {
@@ -159,7 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         isopredict::predict::default_memory_budget(),
     );
     if let Err(e @ PipelineError::OverMemory(_)) = &outcome {
-        eprintln!("isopredict: {e}; no output written");
+        isopredict::ewriteln!("isopredict: {e}; no output written");
         return Ok(ExitCode::from(3));
     }
     if let Some(code) = super::interrupted() {
@@ -174,7 +174,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .as_ref()
         .and_then(|d| d.failure.as_ref())
     {
-        eprintln!(
+        isopredict::ewriteln!(
             "error: {failure}\n(the history recorded up to then is in {})",
             dir.join("observed.json").display()
         );
@@ -190,14 +190,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.reproduce {
         if let Some(turns) = &turns {
             match turns.left_order() {
-                None => eprintln!(
+                None => isopredict::ewriteln!(
                     "note: --reproduce: the run was recorded on the database in turns (one \
                      transaction at a time, {} turns, in the order the embedded store runs seed {}), \
                      so it is the same every time",
                     turns.len(),
                     options.seed
                 ),
-                Some(why) => eprintln!("note: --reproduce: the run left its turns: {why}"),
+                Some(why) => isopredict::ewriteln!("note: --reproduce: the run left its turns: {why}"),
             }
         }
         match (&outcome.prediction, &database) {
@@ -227,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 // A stop ends the reproduction (the run's findings are written already).
                 let reproduced = isopredict::interrupt::cuttable(|| reproduce::reproduce(&request));
                 if isopredict::interrupt::signalled() {
-                    eprintln!(
+                    isopredict::ewriteln!(
                         "isopredict: interrupted: the reproduction stopped; the run's outputs \
                          are in {}",
                         dir.display()
@@ -247,7 +247,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     code = 1;
                 }
             }
-            _ => eprintln!("note: --reproduce: nothing to reproduce (no prediction)"),
+            _ => isopredict::ewriteln!("note: --reproduce: nothing to reproduce (no prediction)"),
         }
     }
     Ok(ExitCode::from(code))

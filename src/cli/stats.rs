@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     writeln!(out)?;
                 }
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    isopredict::ewriteln!("error: {e}");
                     code = super::EXIT_BAD_INPUT;
                 }
             }
@@ -70,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (history, format) = read_input(&files[0], args.format.0)?;
     for note in history.input_notes() {
-        eprintln!("note: {note}");
+        isopredict::ewriteln!("note: {note}");
     }
     let stats = history.stats();
     let mut out = super::stdout();

@@ -38,6 +38,10 @@ pub struct Args {
     /// With --listen: stop after this many connections have closed.
     #[arg(long, value_name = "N")]
     connections: Option<u32>,
+    /// With --listen: close a connection that sends nothing for this many seconds (0: never;
+    /// up to 86400), so clients that never finish a line cannot hold every slot.
+    #[arg(long, default_value_t = 300.0, value_name = "SECS")]
+    idle_timeout: f64,
     /// Seconds after a transaction's arrival when its EXT verdicts become final (0 to 86400).
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     timeout: f64,
@@ -54,8 +58,14 @@ pub struct Args {
 /// ser implies), 2 on bad usage.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.timeout.is_finite() && (0.0..=MAX_TIMEOUT_SECS).contains(&args.timeout)) {
-        eprintln!(
+        isopredict::ewriteln!(
             "error: --timeout must be a number of seconds from 0 to {MAX_TIMEOUT_SECS} (a day)"
+        );
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    if !(args.idle_timeout.is_finite() && (0.0..=MAX_TIMEOUT_SECS).contains(&args.idle_timeout)) {
+        isopredict::ewriteln!(
+            "error: --idle-timeout must be a number of seconds from 0 (never) to {MAX_TIMEOUT_SECS} (a day)"
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
@@ -63,6 +73,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(addr) => WatchInput::Listen {
             addr,
             connections: args.connections,
+            idle: (args.idle_timeout > 0.0)
+                .then(|| std::time::Duration::from_secs_f64(args.idle_timeout)),
         },
         None => WatchInput::Stdin,
     };
@@ -77,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr();
     let mut on_listen = |addr: SocketAddr| {
-        eprintln!("listening on {addr}");
+        isopredict::ewriteln!("listening on {addr}");
     };
     let summary = match watch(
         input,
@@ -89,7 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ) {
         Ok(summary) => summary,
         Err(e @ WatchError::NotLoopback(_)) => {
-            eprintln!("error: {e}");
+            isopredict::ewriteln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
         Err(e) => return Err(e.into()),

@@ -19,6 +19,9 @@ pub(crate) enum Edn<'a> {
     Nil,
     Bool(bool),
     Int(i64),
+    /// An integer beyond the 64-bit range (its text, sign and digits): no history value is
+    /// that large, and an error says so instead of showing a float the input does not hold.
+    BigInt(Cow<'a, str>),
     Float(f64),
     Str(Cow<'a, str>),
     Char(char),
@@ -73,6 +76,7 @@ impl<'a> Edn<'a> {
             Value::Bool(b) => Edn::Bool(b),
             Value::Number(n) => match n.as_i64() {
                 Some(i) => Edn::Int(i),
+                None if n.is_u64() => Edn::BigInt(Cow::Owned(n.to_string())),
                 None => Edn::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
             Value::String(s) => Edn::Str(Cow::Owned(s)),
@@ -87,6 +91,9 @@ impl<'a> Edn<'a> {
 
     /// A short description for error messages.
     pub(crate) fn describe(&self) -> String {
+        if let Edn::BigInt(t) = self {
+            return format!("the integer {t}, beyond the 64-bit range");
+        }
         let s = format!("{self:?}");
         let mut out: String = s.chars().take(60).collect();
         if s.chars().count() > 60 {
@@ -462,6 +469,10 @@ impl<'a> Reader<'a> {
                     let digits = t.strip_suffix('N').unwrap_or(t);
                     if let Ok(i) = digits.parse::<i64>() {
                         return Ok(Edn::Int(i));
+                    }
+                    let unsigned = digits.strip_prefix(['-', '+']).unwrap_or(digits);
+                    if !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit()) {
+                        return Ok(Edn::BigInt(Cow::Borrowed(digits)));
                     }
                     let float = t.strip_suffix('M').unwrap_or(t);
                     return match float.parse::<f64>() {

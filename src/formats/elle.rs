@@ -220,7 +220,11 @@ fn json_op<'a>(text: &'a str, source: &str, line: u32) -> Result<RawOp<'a>, Inpu
     }
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| json_error(source, line, &e))?;
-    tree_op(Edn::from_json(v), source, line)
+    let mut op = tree_op(Edn::from_json(v), source, line)?;
+    if let OpValue::Tree(t) = op.value {
+        op.value = OpValue::JsonTree(t);
+    }
+    Ok(op)
 }
 
 /// A keyword's or string's text as [`Edn::word`] gives it, kept borrowed where it can be.
@@ -382,6 +386,8 @@ enum OpValue<'a> {
     Json(&'a str),
     /// Already read (an operation read as a whole value).
     Tree(Edn<'a>),
+    /// Already read from JSON (an operation of an unusual shape): its strings are JSON's.
+    JsonTree(Edn<'a>),
 }
 
 /// What an operation says, its micro-operations not yet read.
@@ -434,7 +440,7 @@ fn is_nil(value: &OpValue) -> bool {
         OpValue::Missing => true,
         OpValue::Edn(t) => t.trim() == "nil",
         OpValue::Json(t) => t.trim() == "null",
-        OpValue::Tree(t) => matches!(t, Edn::Nil),
+        OpValue::Tree(t) | OpValue::JsonTree(t) => matches!(t, Edn::Nil),
     }
 }
 
@@ -446,7 +452,7 @@ fn looks_like_txn(value: &OpValue) -> bool {
     let parsed;
     let tree = match value {
         OpValue::Missing => return false,
-        OpValue::Tree(t) => t,
+        OpValue::Tree(t) | OpValue::JsonTree(t) => t,
         OpValue::Edn(text) => match Reader::new(text).value(0) {
             Ok(v) => {
                 parsed = v;
@@ -473,7 +479,9 @@ fn looks_like_txn(value: &OpValue) -> bool {
     }
 }
 
-fn key_name<'b>(k: &'b Edn, buf: &'b mut String) -> Option<&'b str> {
+/// A key's name: an integer's decimal form, a keyword's name, a string's text
+/// ([`string_key_name`]). `json`: the value came from JSON (no keywords there).
+fn key_name<'b>(k: &'b Edn, buf: &'b mut String, json: bool) -> Option<&'b str> {
     match k {
         Edn::Int(i) => {
             use std::fmt::Write as _;
@@ -482,8 +490,35 @@ fn key_name<'b>(k: &'b Edn, buf: &'b mut String) -> Option<&'b str> {
             Some(buf)
         }
         Edn::Keyword(s) | Edn::Symbol(s) => Some(s),
-        Edn::Str(s) => Some(s),
+        Edn::Str(s) => Some(string_key_name(s, json, buf)),
         _ => None,
+    }
+}
+
+/// The name of a key that is a string. Keys of different types are different keys, as in
+/// Elle: the string `"1"` is not the integer `1`, and (in EDN) the string `"x"` is not the
+/// keyword `:x`. A string whose text could also name an integer key (its decimal form), a
+/// keyword key (EDN: a token without delimiters) or another quoted name is named in double
+/// quotes, as EDN writes it; any other string is named by its text.
+fn string_key_name<'b>(s: &'b str, json: bool, buf: &'b mut String) -> &'b str {
+    let int_like = s.parse::<i64>().is_ok_and(|i| i.to_string() == s);
+    let keyword_like = !json
+        && !s.is_empty()
+        && !s.bytes().any(|b| {
+            b.is_ascii_whitespace()
+                || matches!(
+                    b,
+                    b',' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b';'
+                )
+        });
+    if int_like || keyword_like || s.starts_with('"') {
+        buf.clear();
+        buf.push('"');
+        buf.push_str(s);
+        buf.push('"');
+        buf
+    } else {
+        s
     }
 }
 
@@ -502,6 +537,7 @@ fn mops_of_tree(
     lists: &mut Vec<u64>,
     with_reads: bool,
     out: &mut Vec<Mop>,
+    json: bool,
 ) -> Result<(), String> {
     let items = value.items().ok_or_else(|| {
         format!(
@@ -523,7 +559,7 @@ fn mops_of_tree(
             }
         };
         let f = parts[0].word().unwrap_or("");
-        let key = key_name(&parts[1], &mut buf).ok_or_else(|| {
+        let key = key_name(&parts[1], &mut buf, json).ok_or_else(|| {
             format!(
                 "a key is an integer, keyword or string, found {}",
                 parts[1].describe()
@@ -843,7 +879,7 @@ impl<'a, 's> State<'a, 's> {
             let parsed;
             let tree = match value {
                 OpValue::Missing => &Edn::Nil,
-                OpValue::Tree(tree) => tree,
+                OpValue::Tree(tree) | OpValue::JsonTree(tree) => tree,
                 OpValue::Edn(text) => {
                     parsed = Reader::new(text)
                         .value(0)
@@ -863,6 +899,7 @@ impl<'a, 's> State<'a, 's> {
                 &mut self.lists,
                 with_reads,
                 &mut self.mops,
+                matches!(value, OpValue::Json(_) | OpValue::JsonTree(_)),
             )?;
         }
         Ok((start as u32, self.mops.len() as u32))
@@ -900,6 +937,13 @@ impl<'a, 's> State<'a, 's> {
                 b'0'..=b'9' | b'-' => {
                     let i = s.int()?;
                     self.int_key(i)
+                }
+                b'"' => {
+                    let name = s.name(json)?;
+                    let mut buf = std::mem::take(&mut self.name);
+                    let k = self.b.key(string_key_name(name, json, &mut buf));
+                    self.name = buf;
+                    k
                 }
                 _ => {
                     let name = s.name(json)?;
@@ -1008,7 +1052,7 @@ impl<'a, 's> State<'a, 's> {
             let tree;
             let value = match &p.value {
                 OpValue::Missing => &Edn::Nil,
-                OpValue::Tree(t) => t,
+                OpValue::Tree(t) | OpValue::JsonTree(t) => t,
                 OpValue::Edn(text) => {
                     tree = Reader::new(text)
                         .value(0)
@@ -1022,8 +1066,15 @@ impl<'a, 's> State<'a, 's> {
                     &tree
                 }
             };
-            mops_of_tree(value, &mut b, &mut lists, false, &mut mops)
-                .map_err(|m| InputError::new(source, p.line, m))?;
+            mops_of_tree(
+                value,
+                &mut b,
+                &mut lists,
+                false,
+                &mut mops,
+                matches!(p.value, OpValue::Json(_) | OpValue::JsonTree(_)),
+            )
+            .map_err(|m| InputError::new(source, p.line, m))?;
             completed.push(Completed {
                 process: Some(process),
                 status: Status::Info,
@@ -1648,6 +1699,7 @@ mod tests {
                 &mut slow.lists,
                 with_reads,
                 &mut slow.mops,
+                json,
             )?;
             Ok((slow.mops, slow.lists, names(&slow.b)))
         });

@@ -57,6 +57,19 @@ pub(crate) fn looks_like(line: &[u8]) -> bool {
 #[derive(Clone)]
 struct Field<'a>(Cow<'a, str>);
 
+/// The error of a field that is absent or not of its type: "missing" only when it is absent;
+/// a field of another type is named with what it holds.
+fn field_error(field: Option<&Field>, name: &str, expected: &str) -> String {
+    match field {
+        None => format!("missing \"{name}\" ({expected})"),
+        Some(f) => {
+            let shown: String = f.0.chars().take(40).collect();
+            let more = if f.0.chars().count() > 40 { "…" } else { "" };
+            format!("\"{name}\" is {shown}{more}, not {expected}")
+        }
+    }
+}
+
 impl<'a> Field<'a> {
     fn is_null(&self) -> bool {
         self.0 == "null"
@@ -293,19 +306,29 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
         let kind = f.event.as_ref().and_then(Field::as_str).ok_or_else(|| {
             err(
                 line_no,
-                "missing \"event\" (begin, read, write, commit or abort)".into(),
+                field_error(
+                    f.event.as_ref(),
+                    "event",
+                    "begin, read, write, commit or abort",
+                ),
             )
         })?;
         let txn_field = f.txn.as_ref();
-        let txn = txn_field
-            .and_then(Field::id)
-            .ok_or_else(|| err(line_no, "missing \"txn\" (a number or a string)".into()))?;
+        let txn = txn_field.and_then(Field::id).ok_or_else(|| {
+            err(
+                line_no,
+                field_error(txn_field, "txn", "a number or a string"),
+            )
+        })?;
         let initial = txn.is_initial();
         match &*kind {
             "begin" => {
                 let session_field = f.session.as_ref();
                 let session = session_field.and_then(Field::id).ok_or_else(|| {
-                    err(line_no, "missing \"session\" (a number or a string)".into())
+                    err(
+                        line_no,
+                        field_error(session_field, "session", "a number or a string"),
+                    )
                 })?;
                 if initial {
                     return Err(err(
@@ -368,7 +391,10 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                 let key = match key_field.and_then(Field::as_str) {
                     Some(s) => s,
                     None => key_field.and_then(Field::number_text).ok_or_else(|| {
-                        err(line_no, "missing \"key\" (a string or a number)".into())
+                        err(
+                            line_no,
+                            field_error(key_field, "key", "a string or a number"),
+                        )
                     })?,
                 };
                 let bt = if initial {

@@ -67,6 +67,112 @@ pub struct CellResult<G, R> {
     pub result: R,
 }
 
+/// The longest time limit a plan may give a cell, in seconds: the command line's `--timeout`
+/// range (10⁹ s), so a plan line cannot ask for what its arguments could not.
+pub const MAX_TIMEOUT_SECS: u64 = 1_000_000_000;
+
+/// Checks a plan's time limit against [`MAX_TIMEOUT_SECS`] (the error names `origin`).
+pub fn check_timeout(timeout: Option<std::time::Duration>, origin: &str) -> Result<(), String> {
+    match timeout {
+        Some(t) if t.as_secs() > MAX_TIMEOUT_SECS || (t.as_secs() == MAX_TIMEOUT_SECS && t.subsec_nanos() > 0) => {
+            Err(format!(
+                "{origin}: the timeout ({} s) is out of range: a plan gives 0 (no limit) to {MAX_TIMEOUT_SECS} seconds, as --timeout does",
+                t.as_secs()
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `path` with `.` dropped and `..` applied to the component before it, without looking at
+/// the filesystem; leading `..` of a relative path are kept, `..` at `/` stays at `/`.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.last() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(c),
+            },
+            _ => out.push(c),
+        }
+    }
+    out.iter().collect()
+}
+
+/// Whether a plan's history `path` is one of the plan's declared `roots` or lies under one:
+/// compared component by component after `.` and `..` are applied, a relative path only with
+/// relative roots and an absolute one only with absolute roots (the two are resolved
+/// against the same folder). A plan may name only histories its maker was given.
+/// The folder the plan was made in (`.`, or a path that comes back to it) holds every relative
+/// path that does not climb out of it.
+pub fn under_roots(path: &Path, roots: &[PathBuf]) -> bool {
+    let path = lexical(path);
+    roots.iter().any(|root| {
+        let root = lexical(root);
+        if root.as_os_str().is_empty() {
+            return !path.is_absolute() && !path.starts_with("..");
+        }
+        root.is_absolute() == path.is_absolute() && path.starts_with(&root)
+    })
+}
+
+/// The most roots a plan declares: every line carries them.
+const MOST_ROOTS: usize = 16;
+
+/// The roots a plan declares for `paths` (the files and folders it was made from), at most
+/// [`MOST_ROOTS`] of them, since every plan line carries them: the paths themselves when
+/// there are few, else their folders, else `/` and `.` (every absolute path, and every
+/// relative one under the folder the plan was made in).
+pub fn plan_roots(paths: &[PathBuf]) -> Vec<PathBuf> {
+    if paths.len() <= MOST_ROOTS {
+        return paths.to_vec();
+    }
+    let mut parents: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| {
+            let p = lexical(p);
+            match p.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+                _ if p.is_absolute() => p,
+                _ => PathBuf::from("."),
+            }
+        })
+        .collect();
+    parents.sort();
+    parents.dedup();
+    if parents.len() <= MOST_ROOTS {
+        return parents;
+    }
+    let mut top = Vec::new();
+    if paths.iter().any(|p| p.is_absolute()) {
+        top.push(PathBuf::from("/"));
+    }
+    if paths.iter().any(|p| !p.is_absolute()) {
+        top.push(PathBuf::from("."));
+    }
+    top
+}
+
+/// The error of a plan line naming a history outside its roots.
+pub fn outside_roots(origin: &str, line: usize, path: &Path, roots: &[PathBuf]) -> String {
+    let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    format!(
+        "{origin}, line {line}: {} is not under the plan's roots ({}): a cell reads only the histories the plan was made from",
+        path.display(),
+        if roots.is_empty() {
+            "none declared".to_string()
+        } else {
+            roots.join(", ")
+        }
+    )
+}
+
 /// The fingerprint of a plan's text: 16 hex digits of its stable hash.
 pub fn fingerprint(plan_text: &str) -> String {
     format!(
@@ -340,7 +446,7 @@ where
 pub fn result_files(dir: &Path) -> Result<Vec<(usize, PathBuf)>, String> {
     let entries =
         std::fs::read_dir(dir).map_err(|e| format!("{}: cannot read: {e}", dir.display()))?;
-    let mut files = BTreeMap::new();
+    let mut files: BTreeMap<usize, PathBuf> = BTreeMap::new();
     for entry in entries {
         let entry = entry.map_err(|e| format!("{}: cannot read: {e}", dir.display()))?;
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -349,7 +455,18 @@ pub fn result_files(dir: &Path) -> Result<Vec<(usize, PathBuf)>, String> {
             .and_then(|n| n.strip_suffix(".json"))
             .and_then(|n| n.parse::<usize>().ok());
         if let Some(i) = index {
-            files.insert(i, entry.path());
+            // Two files for one cell (`cell-7.json` and `cell-000007.json`): which one is the
+            // cell's result is not for the order of the folder to decide.
+            if let Some(other) = files.insert(i, entry.path()) {
+                let mut both = [other, entry.path()];
+                both.sort();
+                return Err(format!(
+                    "{}: two result files for cell {i} ({} and {}); keep one",
+                    dir.display(),
+                    both[0].display(),
+                    both[1].display()
+                ));
+            }
         }
     }
     Ok(files.into_iter().collect())
@@ -485,6 +602,62 @@ pub fn plan_cell<G: DeserializeOwned, T: DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35 item 22: a plan's history must be one of its roots or under one, after `.`
+    /// and `..` are applied; `.` holds every relative path that does not climb out; a plan
+    /// made from many files declares their folders (every line carries the roots).
+    #[test]
+    fn histories_must_be_under_the_plans_roots() {
+        let p = |s: &str| PathBuf::from(s);
+        let roots = [p("/data/h"), p("rel/h"), p("/data/one.edn")];
+        for ok in [
+            "/data/h/a.txt",
+            "/data/h/./x/../b.txt",
+            "rel/h/a",
+            "./rel/h",
+            "/data/one.edn",
+        ] {
+            assert!(under_roots(&p(ok), &roots), "{ok}");
+        }
+        for bad in [
+            "/data/h/../secret",
+            "/data/hh/a.txt",
+            "/etc/shadow",
+            "rel/h/../../x",
+            "/rel/h/a",
+            "data/h/a.txt",
+            "/data/one.edn.bak",
+        ] {
+            assert!(!under_roots(&p(bad), &roots), "{bad}");
+        }
+        assert!(!under_roots(&p("/data/h/a"), &[]));
+        for dot in [p("."), p("./"), p("a/..")] {
+            assert!(under_roots(&p("x/y.txt"), &[dot.clone()]));
+            assert!(!under_roots(&p("../y.txt"), &[dot.clone()]));
+            assert!(!under_roots(&p("/y.txt"), &[dot]));
+        }
+        // Few paths: themselves; many: their folders; many folders: `/` and `.`.
+        let few: Vec<PathBuf> = (0..3).map(|i| p(&format!("/d/{i}.edn"))).collect();
+        assert_eq!(plan_roots(&few), few);
+        let many: Vec<PathBuf> = (0..40)
+            .map(|i| p(&format!("{}/{i}.edn", if i % 2 == 0 { "/d" } else { "e" })))
+            .collect();
+        assert_eq!(plan_roots(&many), vec![p("/d"), p("e")]);
+        let bare: Vec<PathBuf> = (0..40).map(|i| p(&format!("{i}.edn"))).collect();
+        assert_eq!(plan_roots(&bare), vec![p(".")]);
+        let spread: Vec<PathBuf> = (0..40)
+            .map(|i| p(&format!("/d{i}/x.edn")))
+            .chain((0..40).map(|i| p(&format!("r{i}/x.edn"))))
+            .collect();
+        assert_eq!(plan_roots(&spread), vec![p("/"), p(".")]);
+        for path in &spread {
+            assert!(
+                under_roots(path, &plan_roots(&spread)),
+                "{}",
+                path.display()
+            );
+        }
+    }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     struct Grid {

@@ -146,6 +146,10 @@ pub struct CheckPlanGrid {
     /// The folder the plan was made in: relative paths that do not exist where a cell runs
     /// are looked up under it.
     pub cwd: PathBuf,
+    /// The files and folders the plan was made from (`check`'s arguments): a cell reads only
+    /// histories under them ([`cells::under_roots`]).
+    #[serde(default)]
+    pub roots: Vec<PathBuf>,
 }
 
 /// One cell of a check plan: a history.
@@ -156,8 +160,10 @@ pub struct CheckTask {
 }
 
 /// The plan of a batch: one cell per history, in the order given.
+/// `roots`: the files and folders the histories were found under (the command's arguments).
 pub fn check_plan(
     paths: &[PathBuf],
+    roots: &[PathBuf],
     skipped: usize,
     options: &CheckOptions,
 ) -> Result<String, String> {
@@ -166,6 +172,7 @@ pub fn check_plan(
         options: options.clone(),
         skipped,
         cwd: std::env::current_dir().unwrap_or_default(),
+        roots: cells::plan_roots(roots),
     };
     let tasks: Vec<(u64, CheckTask)> = paths
         .iter()
@@ -188,7 +195,25 @@ fn parse_check_plan(
             lines[0].grid.command
         ));
     }
-    lines[0].grid.options.read_options()?;
+    let grid = &lines[0].grid;
+    grid.options.read_options()?;
+    cells::check_timeout(grid.options.timeout, origin)?;
+    for l in &lines {
+        if l.grid != *grid {
+            return Err(format!(
+                "{origin}, line {}: a grid unlike line 1's: a plan has one grid",
+                l.cell + 1
+            ));
+        }
+        if !cells::under_roots(&l.task.path, &grid.roots) {
+            return Err(cells::outside_roots(
+                origin,
+                l.cell + 1,
+                &l.task.path,
+                &grid.roots,
+            ));
+        }
+    }
     Ok(lines)
 }
 
@@ -280,7 +305,7 @@ pub fn check_many(
     options: &CheckOptions,
     progress: &ProgressBar,
 ) -> Result<CheckBatch, String> {
-    let text = check_plan(paths, skipped, options)?;
+    let text = check_plan(paths, paths, skipped, options)?;
     let lines = parse_check_plan(&text, "the plan")?;
     let results = cells::run_local(&text, &lines, progress, |t| {
         run_check_cell(&lines[0].grid, t)
@@ -344,7 +369,11 @@ mod tests {
         );
         // The same batch as a plan file, its cells run one by one (last first), merged.
         let plan = dir.join("plan.jsonl");
-        cells::write_plan(&plan, &check_plan(&paths, 2, &options()).unwrap()).unwrap();
+        cells::write_plan(
+            &plan,
+            &check_plan(&paths, std::slice::from_ref(&dir), 2, &options()).unwrap(),
+        )
+        .unwrap();
         let out = dir.join("cells");
         for n in (0..3).rev() {
             run_check_plan_cell(&plan, n, &out).unwrap();
@@ -361,7 +390,7 @@ mod tests {
     fn a_rank_plan_is_not_a_check_plan() {
         let dir = scratch("kind");
         let paths = histories(&dir);
-        let text = check_plan(&paths, 0, &options()).unwrap();
+        let text = check_plan(&paths, std::slice::from_ref(&dir), 0, &options()).unwrap();
         let as_rank = text.replace("\"command\":\"check\"", "\"command\":\"rank\"");
         assert!(parse_check_plan(&as_rank, "p")
             .unwrap_err()

@@ -328,6 +328,10 @@ pub struct RankPlanGrid {
     /// The folder the plan was made in: relative history paths that do not exist where a
     /// cell runs are looked up under it.
     pub cwd: PathBuf,
+    /// The histories folder of a ranking of user histories (`--histories DIR`): a cell reads
+    /// only histories under it ([`cells::under_roots`]); empty for workloads.
+    #[serde(default)]
+    pub roots: Vec<PathBuf>,
 }
 
 /// One cell of a rank plan: everything it runs, by name, with its seeds.
@@ -634,6 +638,10 @@ pub fn rank_plan(grid: &RankGrid) -> Result<String, String> {
         sessions,
         scan,
         cwd: std::env::current_dir().unwrap_or_default(),
+        roots: match &grid.input {
+            RankInput::Histories { dir } => vec![dir.clone()],
+            RankInput::Workloads { .. } => Vec::new(),
+        },
     };
     let lines: Vec<(u64, RankTask)> = tasks.iter().map(|t| (t.cost(), t.to_plan())).collect();
     cells::plan_text(&plan_grid, &lines)
@@ -642,6 +650,13 @@ pub fn rank_plan(grid: &RankGrid) -> Result<String, String> {
 /// Parses a rank plan (errors name `origin` and the line).
 fn parse_rank_plan(text: &str, origin: &str) -> Result<Vec<PlanLine<RankPlanGrid, Task>>, String> {
     let lines = cells::parse_plan::<RankPlanGrid, RankTask>(text, origin)?;
+    let first = lines[0].grid.clone();
+    cells::check_timeout(first.timeout, origin)?;
+    if first.max == 0 {
+        return Err(format!(
+            "{origin}: max is 0: a plan asks for at least 1 anomaly per task, as --max does"
+        ));
+    }
     lines
         .into_iter()
         .map(|l| {
@@ -651,10 +666,32 @@ fn parse_rank_plan(text: &str, origin: &str) -> Result<Vec<PlanLine<RankPlanGrid
                     l.grid.command
                 ));
             }
+            if l.grid != first {
+                return Err(format!(
+                    "{origin}, line {}: a grid unlike line 1's: a plan has one grid",
+                    l.cell + 1
+                ));
+            }
+            if let RankTask::History { path, .. } = &l.task {
+                if !cells::under_roots(path, &l.grid.roots) {
+                    return Err(cells::outside_roots(
+                        origin,
+                        l.cell + 1,
+                        path,
+                        &l.grid.roots,
+                    ));
+                }
+            }
             let task = l
                 .task
                 .resolve(&l.grid.cwd)
                 .map_err(|e| format!("{origin}, line {}: {e}", l.cell + 1))?;
+            if let Task::Predict { size, .. } | Task::Explore { size, .. } = &task {
+                // The sizes the command line accepts (`rank --sessions --sizes`), checked
+                // before anything is allocated for the run.
+                crate::workloads::check_run_size(l.grid.sessions, size.calls_per_terminal())
+                    .map_err(|e| format!("{origin}, line {}: {e}", l.cell + 1))?;
+            }
             Ok(PlanLine {
                 cell: l.cell,
                 cells: l.cells,
@@ -854,7 +891,7 @@ impl GridProgress {
             ) {
                 return;
             }
-            eprintln!(
+            crate::ewriteln!(
                 "{}",
                 grid_progress_line(
                     bar.position(),

@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::history::History;
-use crate::store::{Backend, Isolation, KeyDirectory};
+use crate::store::{Backend, Isolation, KeyDirectory, Table};
 use crate::verdict::Outcome;
 use crate::workloads::{RunConfig, Workload};
 
@@ -548,6 +548,19 @@ pub struct RunFolder {
 /// Reads a `run` output folder (`report.json` and `predicted.json`); errors name the file and
 /// the problem.
 pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
+    // A FIFO, a device or a folder in place of a file would block open() or read forever
+    // (where a signal does not stop it): only regular files are read.
+    for name in ["report.json", "predicted.json", "observed.json"] {
+        let path = dir.join(name);
+        if let Ok(m) = std::fs::metadata(&path) {
+            if !m.is_file() {
+                return Err(format!(
+                    "{}: not a regular file (a run folder's {name} is one)",
+                    path.display()
+                ));
+            }
+        }
+    }
     let report_path = dir.join("report.json");
     let text = std::fs::read_to_string(&report_path)
         .map_err(|e| format!("{}: {e}", report_path.display()))?;
@@ -602,6 +615,14 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
     let predicted = crate::formats::read_file(&predicted_path, None).map_err(|e| e.to_string())?;
     let observed =
         crate::formats::read_file(&dir.join("observed.json"), None).map_err(|e| e.to_string())?;
+    check_against_histories(
+        &report_path,
+        workload,
+        sessions,
+        size,
+        &observed,
+        &predicted,
+    )?;
     let anomaly = report
         .get("anomalies")
         .and_then(|a| a.get(0))
@@ -623,6 +644,69 @@ pub fn load_run_dir(dir: &std::path::Path) -> Result<RunFolder, String> {
         observed,
         isolation,
     })
+}
+
+/// The table a store key names: `T.column[row]`, `row T[row] exists`, `T.<metadata>`.
+fn table_of(key: &str) -> &str {
+    let key = key.strip_prefix("row ").unwrap_or(key);
+    key.split(['.', '[']).next().unwrap_or(key)
+}
+
+/// Checks report.json's claims against the run's own histories before anything runs on the
+/// database: a report edited or swapped must not open thousands of connections, or run one
+/// workload's code against another's prediction. The run size is one `run` accepts, the
+/// session count is the observed history's, and the workload is the one that recorded it
+/// (its sessions' ids, `first_session + t`, and the tables its keys name).
+fn check_against_histories(
+    report: &std::path::Path,
+    workload: &'static dyn Workload,
+    sessions: usize,
+    size: crate::workloads::Size,
+    observed: &History,
+    predicted: &History,
+) -> Result<(), String> {
+    let r = report.display();
+    crate::workloads::check_run_size(sessions, size.calls_per_terminal())
+        .map_err(|e| format!("{r}: {e}"))?;
+    let observed_sessions = observed.sessions().len();
+    if observed_sessions != sessions {
+        return Err(format!(
+            "{r} says {sessions} sessions, observed.json has {observed_sessions}: the report does not describe this run"
+        ));
+    }
+    if predicted.sessions().len() > sessions {
+        return Err(format!(
+            "{r} says {sessions} sessions, predicted.json has {}: the prediction is not of this run",
+            predicted.sessions().len()
+        ));
+    }
+    let name = workload.name();
+    let first = workload.first_session();
+    for (t, s) in observed.sessions().iter().enumerate() {
+        if let Some(id) = s.external_id {
+            if id != first + t as u64 {
+                return Err(format!(
+                    "{r} says workload {name}, whose session {} has id {}, but observed.json's has id {id}: the observed run is of another workload",
+                    t + 1,
+                    first + t as u64
+                ));
+            }
+        }
+    }
+    let tables: Vec<Table> = workload.tables();
+    if !tables.is_empty() {
+        if let Some(key) = observed
+            .key_names()
+            .iter()
+            .find(|k| !tables.iter().any(|t| t.name() == table_of(k)))
+        {
+            return Err(format!(
+                "{r} says workload {name}, but observed.json's key {key:?} is of table {:?}, which {name} does not have: the observed run is of another workload",
+                table_of(key)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The run a reproduction comes from, in one line (the reproducer README's origin): workload,

@@ -10,7 +10,10 @@
 //! SIGTERM: [`crate::interrupt`]). A malformed line, or one longer than [`MAX_LINE_BYTES`]
 //! (never kept whole in memory), is reported with its source and line number, skipped and
 //! counted; nothing else is lost. At most [`MAX_CONNECTIONS`] connections are served at once
-//! (one more is told so and closed), and failed accepts are retried with growing pauses. Lines that are only `[` or `]`, blank lines and a trailing `,` are accepted, so a
+//! (one more is told so and closed), a connection that sends nothing for the idle timeout is
+//! closed (so clients that never finish a line cannot hold every slot), at most [`QUEUE`]
+//! batches of parsed lines wait for the checker (a reader that is ahead waits, and TCP slows
+//! its client down), and failed accepts are retried with growing pauses. Lines that are only `[` or `]`, blank lines and a trailing `,` are accepted, so a
 //! TimeKiller file written one transaction per line can be piped in as it is.
 //!
 //! Watching SER also watches SI on the same stream, because serializability implies snapshot
@@ -43,6 +46,9 @@ pub enum WatchInput {
         addr: SocketAddr,
         /// Stop after this many connections.
         connections: Option<u32>,
+        /// Close a connection that sends nothing for this long (`None`: never), so that
+        /// clients that never finish a line cannot hold every slot.
+        idle: Option<Duration>,
     },
 }
 
@@ -95,8 +101,18 @@ enum Message {
     /// The listener cannot accept connections (e.g. out of file descriptors); it retries
     /// with growing pauses.
     AcceptFailed(String),
+    /// A connection sent nothing for the idle timeout and was closed: its number, the timeout.
+    Idle(u32, Duration),
     Closed,
 }
+
+/// The most messages (each at most [`BATCH`] parsed lines) waiting for the checker: a reader
+/// that is ahead waits (and stops reading, so a fast client is slowed down by TCP) instead of
+/// buffering without bound.
+const QUEUE: usize = 64;
+
+/// The stack of a connection's reader thread: it parses one line at a time.
+const READER_STACK: usize = 256 * 1024;
 
 /// The most lines handed to the checker at once (only lines already received are batched:
 /// a line that arrives alone is checked alone, at once).
@@ -171,13 +187,33 @@ fn read_line_limited(
 
 /// Reads, parses and hands over the lines of one input. Lines are sent as soon as no
 /// complete line is waiting behind them, so each is checked on arrival.
-fn read_lines(reader: impl std::io::Read, conn: u32, tx: mpsc::Sender<Message>) {
+fn read_lines(
+    reader: impl std::io::Read,
+    conn: u32,
+    tx: mpsc::SyncSender<Message>,
+    idle: Option<Duration>,
+) {
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let mut batch = Vec::new();
     let mut line_no = 0u32;
     let mut line = Vec::with_capacity(256);
     loop {
         match read_line_limited(&mut reader, &mut line, MAX_LINE_BYTES) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                // The read timeout: idle for too long. What was read is checked first.
+                if !batch.is_empty() {
+                    let _ = tx.send(Message::Lines(conn, std::mem::take(&mut batch)));
+                }
+                if let Some(idle) = idle {
+                    let _ = tx.send(Message::Idle(conn, idle));
+                }
+                return;
+            }
             Ok(LineRead::End) | Err(_) => break,
             Ok(LineRead::Line) => {
                 line_no += 1;
@@ -227,7 +263,12 @@ impl Drop for Live {
 /// cap, or one no thread can be started for, is told why and closed (and counts as closed).
 /// Failed accepts (out of file descriptors, say) are retried after a pause that doubles up
 /// to [`MAX_ACCEPT_PAUSE`].
-fn accept_loop(listener: TcpListener, connections: Option<u32>, tx: mpsc::Sender<Message>) {
+fn accept_loop(
+    listener: TcpListener,
+    connections: Option<u32>,
+    idle: Option<Duration>,
+    tx: mpsc::SyncSender<Message>,
+) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let live = std::sync::Arc::new(AtomicUsize::new(0));
     let mut conn = 0u32;
@@ -265,6 +306,13 @@ fn accept_loop(listener: TcpListener, connections: Option<u32>, tx: mpsc::Sender
         live.fetch_add(1, Ordering::SeqCst);
         let guard = Live(live.clone());
         let reader_tx = tx.clone();
+        if stream.set_read_timeout(idle).is_err() {
+            drop(guard);
+            if !refuse(&mut stream, "cannot set its idle timeout".to_string()) {
+                return;
+            }
+            continue;
+        }
         let (read_half, mut keep) = match stream.try_clone() {
             Ok(r) => (r, stream),
             Err(e) => {
@@ -277,9 +325,10 @@ fn accept_loop(listener: TcpListener, connections: Option<u32>, tx: mpsc::Sender
         };
         let spawned = std::thread::Builder::new()
             .name(format!("watch connection {conn}"))
+            .stack_size(READER_STACK)
             .spawn(move || {
                 let _guard = guard;
-                read_lines(read_half, conn, reader_tx);
+                read_lines(read_half, conn, reader_tx, idle);
             });
         if let Err(e) = spawned {
             // The thread never ran: its guard went with the closure.
@@ -287,6 +336,18 @@ fn accept_loop(listener: TcpListener, connections: Option<u32>, tx: mpsc::Sender
                 return;
             }
         }
+    }
+}
+
+/// Caps glibc's malloc arenas: each thread that allocates may otherwise reserve an arena of
+/// its own (64 MB of address space each), so a few dozen connections exhausted an address
+/// space limit (`ulimit -v`) and aborted the watch instead of being served or refused.
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; it is called before the reader
+    // threads start.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
     }
 }
 
@@ -324,20 +385,25 @@ pub fn watch(
     err: &mut dyn Write,
     on_listen: &mut dyn FnMut(SocketAddr),
 ) -> Result<WatchSummary, WatchError> {
-    let (tx, rx) = mpsc::channel::<Message>();
+    let (tx, rx) = mpsc::sync_channel::<Message>(QUEUE);
+    limit_malloc_arenas();
     let (expected_closes, source) = match input {
         WatchInput::Stdin => {
-            std::thread::spawn(move || read_lines(std::io::stdin(), 0, tx));
+            std::thread::spawn(move || read_lines(std::io::stdin(), 0, tx, None));
             (Some(1), "<stdin>".to_string())
         }
-        WatchInput::Listen { addr, connections } => {
+        WatchInput::Listen {
+            addr,
+            connections,
+            idle,
+        } => {
             if !addr.ip().is_loopback() {
                 return Err(WatchError::NotLoopback(addr));
             }
             let listener = TcpListener::bind(addr)?;
             let bound = listener.local_addr()?;
             on_listen(bound);
-            std::thread::spawn(move || accept_loop(listener, connections, tx));
+            std::thread::spawn(move || accept_loop(listener, connections, idle, tx));
             (connections, bound.to_string())
         }
     };
@@ -385,7 +451,9 @@ pub fn watch(
                             } else {
                                 format!("{source} connection {conn}")
                             };
-                            writeln!(err, "{place}:{line_no}: malformed line skipped: {msg}")?;
+                            // A report that cannot be written is lost, not the watch.
+                            let _ =
+                                writeln!(err, "{place}:{line_no}: malformed line skipped: {msg}");
                         }
                     }
                 }
@@ -395,20 +463,31 @@ pub fn watch(
                 }
                 emit(&checker.tick(now), out)?;
             }
+            Ok(Message::Idle(conn, idle)) => {
+                let _ = writeln!(
+                    err,
+                    "{source} connection {conn}: closed: nothing received for {} s (the idle timeout)",
+                    idle.as_secs_f64()
+                );
+                closed += 1;
+                if expected_closes.is_some_and(|n| closed >= n) {
+                    break;
+                }
+            }
             Ok(Message::Refused(conn, why)) => {
-                writeln!(err, "{source} connection {conn}: refused: {why}")?;
+                let _ = writeln!(err, "{source} connection {conn}: refused: {why}");
                 closed += 1;
                 if expected_closes.is_some_and(|n| closed >= n) {
                     break;
                 }
             }
             Ok(Message::AcceptFailed(why)) => {
-                writeln!(
+                let _ = writeln!(
                     err,
                     "{source}: cannot accept connections ({why}); retrying with pauses of up \
                      to {} s",
                     MAX_ACCEPT_PAUSE.as_secs()
-                )?;
+                );
             }
             Ok(Message::Closed) => {
                 closed += 1;
@@ -483,6 +562,58 @@ fn emit_violations(
 mod tests {
     use super::*;
 
+    /// Issue 35 item 27: a reader ahead of the checker waits instead of buffering without
+    /// bound. An endless input whose lines nobody takes: the reader stops after the queue,
+    /// one batch and its read buffer (it used to read on until memory ran out).
+    #[test]
+    fn a_reader_ahead_of_the_checker_waits() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        const BUFFER_LINES: usize = (1 << 16) / 2;
+        let bound = (QUEUE + 1) * BATCH + BUFFER_LINES + 1;
+        struct Endless {
+            produced: Arc<AtomicUsize>,
+            bound: usize,
+            over: mpsc::Sender<()>,
+        }
+        impl std::io::Read for Endless {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                // Two-byte lines, whole ones only.
+                let lines = out.len() / 2;
+                for pair in out[..lines * 2].chunks_mut(2) {
+                    pair.copy_from_slice(b"x\n");
+                }
+                let n = self.produced.fetch_add(lines, Ordering::SeqCst) + lines;
+                if n > self.bound {
+                    let _ = self.over.send(());
+                }
+                Ok(lines * 2)
+            }
+        }
+        let produced = Arc::new(AtomicUsize::new(0));
+        let (over_tx, over_rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel::<Message>(QUEUE);
+        let input = Endless {
+            produced: produced.clone(),
+            bound,
+            over: over_tx,
+        };
+        std::thread::spawn(move || read_lines(input, 1, tx, None));
+        // Nobody takes the lines: the reader must not get past the bound. (A hang guard of
+        // 3 s: the unbounded reader passed it within milliseconds.)
+        assert!(
+            over_rx.recv_timeout(Duration::from_secs(3)).is_err(),
+            "the reader read {} lines ahead of the checker",
+            produced.load(Ordering::SeqCst)
+        );
+        // Taking lines lets it go on.
+        let before = produced.load(Ordering::SeqCst);
+        for _ in 0..2 * QUEUE {
+            assert!(matches!(rx.recv().unwrap(), Message::Lines(1, _)));
+        }
+        assert!(produced.load(Ordering::SeqCst) > before);
+    }
+
     /// Two writers of one key with overlapping intervals: serial in commit-timestamp order,
     /// not snapshot isolation (NOCONFLICT).
     const OVERLAPPING_WRITERS: &str = concat!(
@@ -502,6 +633,7 @@ mod tests {
             WatchInput::Listen {
                 addr: "127.0.0.1:0".parse().unwrap(),
                 connections: Some(1),
+                idle: None,
             },
             OnlineOptions {
                 level,

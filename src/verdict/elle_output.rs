@@ -88,7 +88,16 @@ fn keyword_safe(s: &str) -> bool {
 
 impl ElleValue {
     /// A key or value as Elle's histories write it: an integer, else a keyword, else a string.
+    /// A string key whose text could be taken for another type's is named in double quotes
+    /// (`formats::elle`): a string.
     fn datum(s: &str) -> ElleValue {
+        if let Some(text) = s
+            .strip_prefix('"')
+            .and_then(|r| r.strip_suffix('"'))
+            .filter(|_| s.len() >= 2)
+        {
+            return ElleValue::Str(text.to_string());
+        }
         match s.parse::<i64>() {
             Ok(n) => ElleValue::Int(n),
             Err(_) if keyword_safe(s) => kw(s),

@@ -306,7 +306,8 @@ impl<'i, 'h> Decider<'i, 'h> {
             input,
             uses,
             limits: limits.clone(),
-            deadline: limits.timeout.map(|t| Instant::now() + t),
+            // A limit past what an `Instant` can hold is no limit (not a panic).
+            deadline: limits.timeout.and_then(|t| Instant::now().checked_add(t)),
             memo: Default::default(),
             stripped,
             with_order: None,
@@ -342,6 +343,21 @@ impl<'i, 'h> Decider<'i, 'h> {
             return Ok(v.clone());
         }
         let verdict = match level {
+            // On the database's timestamps, si decides first: a history whose timestamps
+            // show si holds every weaker level, whatever the black-box view of its values
+            // (a value appended twice, a negative value) could say; `--level cc` and
+            // `--level all` then agree with `--level si`.
+            Level::ReadCommitted
+            | Level::CutIsolation
+            | Level::ReadAtomic
+            | Level::Causal
+            | Level::Prefix
+                if self.uses.timestamps
+                    && self.decide(Level::Snapshot)?.verdict == Outcome::Consistent =>
+            {
+                let si = self.decide(Level::Snapshot)?;
+                si.implying(level, si.evidence)
+            }
             Level::ReadCommitted | Level::CutIsolation | Level::ReadAtomic | Level::Causal => {
                 self.weak(level)?
             }
@@ -385,15 +401,9 @@ impl<'i, 'h> Decider<'i, 'h> {
             }
         };
         let verdict = self.with_observed_anomalies(verdict)?;
-        let verdict = Verdict {
-            level,
-            evidence: if verdict.implied_by.is_some() {
-                self.uses.for_level(level)
-            } else {
-                verdict.evidence
-            },
-            ..verdict
-        };
+        // An implied verdict keeps the evidence of the verdict that implies it (what showed
+        // it), not the evidence this level's own check would have used.
+        let verdict = Verdict { level, ..verdict };
         self.memo[level as usize] = Some(verdict.clone());
         Ok(verdict)
     }
@@ -559,7 +569,7 @@ impl<'i, 'h> Decider<'i, 'h> {
             self.ser_for_weaker = false;
             let ser = ser?;
             if ser.is_consistent() {
-                return Ok(ser.implying(level.level(), self.uses.for_level(level.level())));
+                return Ok(ser.implying(level.level(), ser.evidence));
             }
             if !known {
                 self.memo[Level::Serializable as usize] = None;
@@ -748,7 +758,7 @@ impl<'i, 'h> Decider<'i, 'h> {
         if self.memo[level as usize].is_some() {
             return;
         }
-        self.memo[level as usize] = Some(by.implying(level, self.uses.for_level(level)));
+        self.memo[level as usize] = Some(by.implying(level, by.evidence));
     }
 
     /// Every level's verdict, strongest first, checking as little as the implications allow.
