@@ -1,4 +1,4 @@
-//! Prediction on the paper's observed executions (../shared/testdata/isopredict-traces): the
+//! Prediction on the paper's observed executions (tests/data/isopredict-traces): the
 //! verdicts the paper reports per workload (Tables 4 and 5), every prediction re-verified
 //! independently of the pipeline and round-tripped through the IsoPredict trace format and
 //! the native JSON format, and the exact and approximate strategies agreeing.

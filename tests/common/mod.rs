@@ -345,43 +345,21 @@ pub fn assert_identical(a: &History, b: &History) {
     assert_eq!(a.implicit_initial_writes(), b.implicit_initial_writes());
 }
 
-/// The shared test data (`testdata/` next to the repository, as in `../shared/testdata`
-/// from the main checkout); `ISOPREDICT_TESTDATA` overrides. Panics with a message naming
-/// where it looked when the folder is missing.
+/// The test data shipped in the repository (`tests/data`; tests/data/README.md says where each
+/// file comes from): AWDIT's labelled histories in `awdit/`, the IsoPredict artifact's traces in
+/// `isopredict-traces/`, peers' cases in `peers/`, format samples in `formats/`.
 pub fn testdata_dir() -> std::path::PathBuf {
-    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    find_testdata(std::env::var_os("ISOPREDICT_TESTDATA"), manifest)
-        .unwrap_or_else(|message| panic!("{message}"))
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
-/// Where the test data is: `override_dir` (`ISOPREDICT_TESTDATA`) if given, which must be a
-/// folder, else `shared/testdata` one or two folders above `manifest`; the error names the
-/// paths tried.
-pub fn find_testdata(
-    override_dir: Option<std::ffi::OsString>,
-    manifest: &std::path::Path,
-) -> Result<std::path::PathBuf, String> {
-    if let Some(dir) = override_dir {
-        let dir = std::path::PathBuf::from(dir);
-        if dir.is_dir() {
-            return Ok(dir);
-        }
-        return Err(format!(
-            "test data not found: ISOPREDICT_TESTDATA={} is not a folder",
-            dir.display()
-        ));
-    }
-    for up in ["..", "../.."] {
-        let dir = manifest.join(up).join("shared/testdata");
-        if dir.is_dir() {
-            return Ok(dir);
-        }
-    }
-    Err(format!(
-        "test data not found: expected ../shared/testdata (or ../../shared/testdata) next to {}, \
-         or set ISOPREDICT_TESTDATA",
-        manifest.display()
-    ))
+/// The labelled histories and the traces (`awdit/` and `isopredict-traces/` of the test data,
+/// 38 `.txt` files), sorted.
+pub fn labelled_and_traces() -> Vec<std::path::PathBuf> {
+    let root = testdata_dir();
+    let mut files = txt_files(&root.join("awdit"));
+    files.extend(txt_files(&root.join("isopredict-traces")));
+    files.sort();
+    files
 }
 
 /// Every `.txt` file under `dir`, sorted.
