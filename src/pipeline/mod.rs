@@ -22,6 +22,7 @@ mod judge;
 pub mod promise;
 pub mod rank;
 pub mod run;
+mod run_data;
 mod run_files;
 pub mod run_memory;
 mod run_report;
