@@ -348,17 +348,23 @@ fn the_server_going_away_mid_run_gives_a_clear_error_and_a_well_formed_history()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Let it record for a while, then stop the server under it.
-    std::thread::sleep(Duration::from_millis(1500));
+    // Once it has recorded more than ten transactions (a probe of its schema, not a guess),
+    // stop the server under it.
+    let start = Instant::now();
+    while latest_writers(&url, child.id()) <= 10 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no transactions recorded"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pg-throwaway.sh");
     let stopped = Command::new("bash")
         .args([script, "stop", &dir])
         .status()
         .unwrap();
     assert!(stopped.success());
-    let start = Instant::now();
     let o = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(30));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("the PostgreSQL server went away"), "{err}");
@@ -375,6 +381,20 @@ fn the_server_going_away_mid_run_gives_a_clear_error_and_a_well_formed_history()
 }
 
 /// The `isopredict_*` schemas of process `pid` on the server.
+/// Distinct transactions that wrote the current values of the recording schemas of process
+/// `pid` (0 before it made its schema).
+fn latest_writers(url: &str, pid: u32) -> i64 {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    schemas_of(url, pid)
+        .iter()
+        .map(|schema| {
+            let q = format!("SELECT count(DISTINCT w) FROM {schema}.kv WHERE w <> 0");
+            c.query_one(q.as_str(), &[])
+                .map_or(0, |row| row.get::<_, i64>(0))
+        })
+        .sum()
+}
+
 fn schemas_of(url: &str, pid: u32) -> Vec<String> {
     let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
     c.query(
@@ -414,13 +434,12 @@ fn an_interrupted_recording_run_stops_and_drops_its_schema() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Recording: its schema exists.
+        // Recording: its schema exists (a probe, not a guess).
         let start = Instant::now();
         while schemas_of(&url, child.id()).is_empty() {
-            assert!(start.elapsed() < Duration::from_secs(30), "no schema made");
-            std::thread::sleep(Duration::from_millis(50));
+            assert!(start.elapsed() < Duration::from_secs(60), "no schema made");
+            std::thread::sleep(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(500));
         assert!(child.try_wait().unwrap().is_none(), "the run ended early");
         for &sig in signals {
             // SAFETY: sending a signal to our own child process.
