@@ -35,15 +35,8 @@ fn parse(c: &mut Criterion) {
     drop(history);
 
     let trace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/testdata/isopredict-traces/tpcc_large_10000.txt");
-    let trace = std::fs::read(&trace)
-        .or_else(|_| {
-            std::fs::read(
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../../shared/testdata/isopredict-traces/tpcc_large_10000.txt"),
-            )
-        })
-        .expect("the shared test data next to the repository");
+        .join("tests/data/isopredict-traces/tpcc_large_10000.txt");
+    let trace = std::fs::read(&trace).expect("the shipped trace tests/data/isopredict-traces");
     group.throughput(Throughput::Elements(11_382));
     group.bench_function("isopredict_tpcc_large", |b| {
         b.iter(|| formats::read_bytes(&trace, "bench", Some(Format::IsoPredict)).unwrap())

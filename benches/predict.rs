@@ -1,5 +1,5 @@
 //! Speed of prediction on the paper's large observed executions (3 sessions × 8 transactions,
-//! ../shared/testdata/isopredict-traces): every strategy under causal and rc on the four large
+//! tests/data/isopredict-traces): every strategy under causal and rc on the four large
 //! traces of seed 10000. Each sample is a whole `predict` call: space, constraints, solving,
 //! re-verification.
 //! The per-trace table of docs/prediction.md comes from `examples/prediction_table.rs`.

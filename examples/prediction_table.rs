@@ -3,7 +3,7 @@
 //! generation time, solving time and the answer.
 //!
 //! `cargo run --release --example prediction_table [-- [--write-docs] TIMEOUT_SECS [TRACE…]]`
-//! (default timeout 60 s; default traces: all 16 in ../shared/testdata/isopredict-traces).
+//! (default timeout 60 s; default traces: all 16 in tests/data/isopredict-traces).
 //! Prints a summary of the large traces and the Markdown table; with `--write-docs` also
 //! replaces the part of docs/prediction.md between its `<!-- begin: written by
 //! … prediction_table … -->` and `<!-- end: written by prediction_table -->` lines with them

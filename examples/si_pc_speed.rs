@@ -4,7 +4,7 @@
 //! answers, and the ratios pc/cc and si/cc.
 //!
 //! `cargo run --release --example si_pc_speed [-- [--write-docs] TIMEOUT_SECS [TRACE…]]`
-//! (default timeout 60 s; default traces: all 16 in ../shared/testdata/isopredict-traces);
+//! (default timeout 60 s; default traces: all 16 in tests/data/isopredict-traces);
 //! `--write-docs` also writes the table into docs/performance.md between its markers.
 
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! Predicts the isolation anomalies an application could hit on a weakly isolated data store,
 //! from a run in which it hit none.
 //!
-//! Pipeline (see DESIGN.md): input → formats → [`history::History`] → checkers →
+//! Pipeline (see docs/architecture.md): input → formats → [`history::History`] → checkers →
 //! predictor → re-verification → replay on the embedded store.
 //!
 //! Modules (docs/architecture.md orders them as layers, each using only the ones listed

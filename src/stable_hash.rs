@@ -4,7 +4,7 @@
 //! every key by hashing a tuple with Rust's `DefaultHasher`, which is SipHash-1-3 (Aumasson &
 //! Bernstein) keyed with (0, 0). Rust does not promise that `DefaultHasher` stays the same, so
 //! this file implements the function itself; the keys it derives are equal to the ones in the
-//! artifact's traces (tests pin values copied from `shared/testdata/isopredict-traces`).
+//! artifact's traces (tests pin values copied from `tests/data/isopredict-traces`).
 //!
 //! Encoding, the same bytes Rust's `Hash` feeds for these types on a 64-bit machine:
 //! - a string: its UTF-8 bytes followed by one `0xFF` byte;
@@ -159,7 +159,7 @@ mod tests {
     #[test]
     fn matches_the_artifact_traces() {
         // Set ids and row ids of Smallbank's ACCOUNTS table, as printed in
-        // shared/testdata/isopredict-traces/smallbank_small_10000.txt.
+        // tests/data/isopredict-traces/smallbank_small_10000.txt.
         assert_eq!(hash_str("ACCOUNTS"), 6871557320205672354);
         assert_eq!(hash_str("SAVINGS"), 9297007753912807030);
         assert_eq!(hash_str("CHECKING"), 6284751966915899473);

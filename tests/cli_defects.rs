@@ -179,11 +179,20 @@ fn item2_watch_bounds_lines_and_connections() {
     long.write_all(tk_write(1, 0, 1, 2, "k").as_bytes())
         .unwrap();
     long.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // A line probe, not a sleep: the signal goes once the watcher reported the long line (the
+    // good line behind it on the same connection is read next).
+    let mut rest = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "watch ended: {rest}");
+        rest.push_str(&line);
+        if line.contains("malformed line skipped") {
+            break;
+        }
+    }
     signal(&child, libc::SIGINT);
     let o = wait_at_most(child, Duration::from_secs(10), "watch --listen");
     drop(held);
-    let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
     assert!(rest.contains("connection 65: refused"), "{rest}");
     assert!(
@@ -311,7 +320,9 @@ fn item7_sigterm_stops_a_long_run() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(1));
+    let mut child = child;
+    // A signal probe, not a sleep: SIGTERM goes once the run handles it.
+    common::signal::wait_until_handled(&mut child, libc::SIGTERM);
     signal(&child, libc::SIGTERM);
     let o = wait_at_most(child, Duration::from_secs(30), "run after SIGTERM");
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
@@ -340,9 +351,21 @@ fn item7_sigint_stops_generate_and_removes_its_temporary() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // A file probe, not a sleep: SIGINT goes once generate handles it and its temporary
+    // exists (it is writing).
+    let mut child = child;
+    common::signal::wait_until_handled(&mut child, libc::SIGINT);
+    let start = Instant::now();
+    while std::fs::read_dir(s.join(".")).unwrap().next().is_none() {
+        assert!(child.try_wait().unwrap().is_none(), "generate ended first");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no temporary written"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     signal(&child, libc::SIGINT);
-    let o = wait_at_most(child, Duration::from_secs(5), "generate after SIGINT");
+    let o = wait_at_most(child, Duration::from_secs(30), "generate after SIGINT");
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     let left: Vec<_> = std::fs::read_dir(s.join("."))
         .unwrap()

@@ -15,8 +15,9 @@ use std::time::Duration;
 use common::cli::{isopredict, snapshot, Scratch};
 use common::signal::{wait_after_signal, SLOW};
 
-/// Starts `isopredict ARGS`, sends SIGINT after `after`, and waits (at most a minute) for it
-/// to end: its exit code (`None` if a signal ended it) and standard error.
+/// Starts `isopredict ARGS`, waits until it handles SIGINT (a probe, not a guess), lets it
+/// work `after` more (to land inside its long work, not to wait for readiness), sends SIGINT,
+/// and waits (at most a minute) for it to end: its exit code (`None` if a signal ended it) and standard error.
 fn interrupted(scratch: &Scratch, args: &[&str], after: Duration) -> (Option<i32>, String) {
     let err = scratch.join("stderr.txt");
     let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
@@ -26,6 +27,8 @@ fn interrupted(scratch: &Scratch, args: &[&str], after: Duration) -> (Option<i32
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
+    // Ready when its signal handler is installed, then `after` into its work.
+    common::signal::wait_until_handled(&mut child, libc::SIGINT);
     std::thread::sleep(after);
     assert!(
         child.try_wait().unwrap().is_none(),

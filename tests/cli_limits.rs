@@ -21,10 +21,8 @@ fn rank_bounds_explore_and_threads() {
         let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         args.extend(["--out".to_string(), s.arg("r")]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let start = Instant::now();
         let o = isopredict(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(start.elapsed() < Duration::from_secs(10));
         assert!(!s.join("r").exists());
     }
 }
@@ -82,11 +80,9 @@ fn rank_fails_on_an_unparsable_history_and_counts_each_level_once() {
 #[test]
 fn inputs_that_never_end_are_refused() {
     // A device: refused at once.
-    let start = Instant::now();
     let o = isopredict(&["check", "/dev/zero"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("/dev/zero"), "{}", stderr(&o));
-    assert!(start.elapsed() < Duration::from_secs(10));
     // Standard input without end: bounded (ISOPREDICT_MAX_INPUT lowers the bound for the test).
     let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
         .args(["check", "-"])

@@ -82,19 +82,6 @@ fn an_unknown_answer_after_a_timeout_suggests_the_option() {
 }
 
 #[test]
-fn a_wrong_testdata_folder_is_named() {
-    let e = common::find_testdata(
-        Some("/no/such/testdata".into()),
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
-    )
-    .unwrap_err();
-    assert!(e.contains("ISOPREDICT_TESTDATA=/no/such/testdata"), "{e}");
-    let e = common::find_testdata(None, std::path::Path::new("/no/such/clone")).unwrap_err();
-    assert!(e.contains("/no/such/clone"), "{e}");
-    assert!(common::find_testdata(None, std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).is_ok());
-}
-
-#[test]
 fn help_lists_the_exit_codes() {
     for args in [
         vec!["--help"],

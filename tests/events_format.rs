@@ -82,7 +82,7 @@ fn the_python_emitter_writes_a_history_isopredict_reads() {
         .stdin(Stdio::null())
         .output()
     else {
-        eprintln!("SKIPPED the_python_emitter: python3 is not installed");
+        common::postgres::tool_missing("the_python_emitter", "python3 is not installed");
         return;
     };
     assert!(

@@ -2,7 +2,7 @@
 //! and refuses later ones. In a test binary of its own: the request is process-wide and is
 //! never withdrawn, so it would make every other solver call in the process give up.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use isopredict::interrupt::{self, Interrupted};
 use z3::ast::Bool;
@@ -41,13 +41,11 @@ fn a_stop_request_interrupts_the_call_in_flight_and_refuses_later_ones() {
         std::thread::sleep(Duration::from_millis(300));
         interrupt::request();
     });
-    let start = Instant::now();
     let result = interrupt::check(&solver, |s| s.check());
-    let took = start.elapsed();
     requester.join().unwrap();
+    // Pigeonhole 11/10 is unsatisfiable (Z3 needs many seconds to say so): unknown means the
+    // request stopped the call (or refused it, had it come first).
     assert_eq!(result, SatResult::Unknown);
-    // Pigeonhole 11/10 takes Z3 many seconds; the interrupt stops it soon after 300 ms.
-    assert!(took < Duration::from_secs(5), "took {took:?}");
     // A call after the request is not made, however easy.
     let easy = Solver::new();
     easy.assert(Bool::from_bool(true));

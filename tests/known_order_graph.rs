@@ -361,7 +361,6 @@ fn a_generated_si_history_with_unobserved_tails_is_decided_on_the_graph() {
     .unwrap();
     let elapsed = start.elapsed();
     assert_eq!(si.verdict, Outcome::Consistent);
-    assert!(elapsed.as_secs_f64() < 10.0, "{elapsed:?}");
     let r = graph_si(&h);
     assert!(r.is_consistent());
     eprintln!(

@@ -1,4 +1,4 @@
-//! AWDIT's 22 labelled histories (../shared/testdata/awdit): every checker gives exactly the
+//! AWDIT's 22 labelled histories (tests/data/awdit): every checker gives exactly the
 //! verdicts of the folder the file is in (see the test data README), and the hand-made ones
 //! are named as expected.
 

@@ -4,15 +4,13 @@
 //!   histories, every level's verdict from `decide` (one level) equals the verdict `decide_all`
 //!   gives it, the chain of levels holds, and on tiny histories each verdict is the brute-force
 //!   oracle's.
-//! - Every history under the shared test data: the same per level, plus the command line's
+//! - Every history under the shipped test data (tests/data): the same per level, plus the command line's
 //!   ways of asking (one file, many files, a folder, `--level all`, `--json`).
 //! - The reproducers of issue 19.
 //!
 //! Case count: `ISOPREDICT_PROPTEST_CASES`, else `PROPTEST_CASES` (CI: 256), at least 200.
 
 mod common;
-
-use std::path::{Path, PathBuf};
 
 use isopredict::check::oracle;
 use isopredict::check::Level;
@@ -192,23 +190,9 @@ fn timestamped_histories_give_one_verdict() {
     assert_eq!(seen.into_inner(), [true, true], "both si verdicts seen");
 }
 
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
-    entries.sort_by_key(|e| e.path());
-    for e in entries {
-        let p = e.path();
-        if p.is_dir() {
-            files_under(&p, out);
-        } else if p.extension().is_some_and(|x| x == "txt") {
-            out.push(p);
-        }
-    }
-}
-
 #[test]
 fn the_shared_test_data_gets_one_verdict_per_level() {
-    let mut files = Vec::new();
-    files_under(&common::testdata_dir(), &mut files);
+    let files = common::labelled_and_traces();
     assert!(files.len() >= 30, "{files:?}");
     for path in &files {
         let (input, _) = read_input(path, ReadOptions::default()).unwrap();

@@ -328,6 +328,8 @@ fn the_server_going_away_mid_run_gives_a_clear_error_and_a_well_formed_history()
     let Some((url, dir)) = private_server(test) else {
         return;
     };
+    // Transaction ids the private server has handed out before the run starts.
+    let before = next_xid(&url);
     let scratch = Scratch::new("server-gone");
     let out = scratch.arg("out");
     let child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
@@ -348,17 +350,23 @@ fn the_server_going_away_mid_run_gives_a_clear_error_and_a_well_formed_history()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Let it record for a while, then stop the server under it.
-    std::thread::sleep(Duration::from_millis(1500));
+    // Once it has recorded dozens of writing transactions (a probe of the server's next
+    // transaction id, not a guess: 4 sessions hold at most 4 open), stop the server under it.
+    let start = Instant::now();
+    while next_xid(&url) < before + 40 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no transactions recorded"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pg-throwaway.sh");
     let stopped = Command::new("bash")
         .args([script, "stop", &dir])
         .status()
         .unwrap();
     assert!(stopped.success());
-    let start = Instant::now();
     let o = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(30));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("the PostgreSQL server went away"), "{err}");
@@ -375,6 +383,18 @@ fn the_server_going_away_mid_run_gives_a_clear_error_and_a_well_formed_history()
 }
 
 /// The `isopredict_*` schemas of process `pid` on the server.
+/// The next transaction id the server at `url` will hand out: it grows by one per writing
+/// transaction (this test's server is private, so only the run writes).
+fn next_xid(url: &str) -> i64 {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.query_one(
+        "SELECT txid_snapshot_xmax(txid_current_snapshot())::bigint",
+        &[],
+    )
+    .unwrap()
+    .get(0)
+}
+
 fn schemas_of(url: &str, pid: u32) -> Vec<String> {
     let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
     c.query(
@@ -414,13 +434,12 @@ fn an_interrupted_recording_run_stops_and_drops_its_schema() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Recording: its schema exists.
+        // Recording: its schema exists (a probe, not a guess).
         let start = Instant::now();
         while schemas_of(&url, child.id()).is_empty() {
-            assert!(start.elapsed() < Duration::from_secs(30), "no schema made");
-            std::thread::sleep(Duration::from_millis(50));
+            assert!(start.elapsed() < Duration::from_secs(60), "no schema made");
+            std::thread::sleep(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(500));
         assert!(child.try_wait().unwrap().is_none(), "the run ended early");
         for &sig in signals {
             // SAFETY: sending a signal to our own child process.

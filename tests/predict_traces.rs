@@ -1,4 +1,4 @@
-//! Prediction on the paper's observed executions (../shared/testdata/isopredict-traces): the
+//! Prediction on the paper's observed executions (tests/data/isopredict-traces): the
 //! verdicts the paper reports per workload (Tables 4 and 5), every prediction re-verified
 //! independently of the pipeline and round-tripped through the IsoPredict trace format and
 //! the native JSON format, and the exact and approximate strategies agreeing.
@@ -251,8 +251,12 @@ fn engines_agree_at_pc_and_si_on_the_small_traces() {
     engines_agree(&names, &[Level::Prefix, Level::Snapshot]);
 }
 
+/// The slow form of the two tests above: every shipped trace, small and large, at every
+/// level. Ignored by `cargo test` (several minutes); run it with
+/// `cargo test --release --test predict_traces -- --ignored engines_agree_on_every_shipped_trace`
+/// (README, "Test").
 #[test]
-#[ignore = "all 16 traces × 15: several minutes"]
+#[ignore = "all 16 traces × 15: several minutes; README \"Test\" gives the command"]
 fn engines_agree_on_every_shipped_trace() {
     let names: Vec<String> = ["smallbank", "tpcc", "voter", "wikipedia"]
         .iter()

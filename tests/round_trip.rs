@@ -84,7 +84,7 @@ proptest! {
 /// Every shipped file round-trips through its own format and through JSON exactly.
 #[test]
 fn shipped_test_data_round_trips() {
-    let files = common::txt_files(&common::testdata_dir());
+    let files = common::labelled_and_traces();
     assert_eq!(files.len(), 38);
     for path in files {
         let h = formats::read_file(&path, None).unwrap();

@@ -1,4 +1,4 @@
-//! Every file in the shared test data parses, is detected as the right format, and has the
+//! Every labelled history and trace in tests/data parses, is detected as the right format, and has the
 //! counts found independently with awk over the raw text (see the comments per table).
 
 mod common;
@@ -299,7 +299,7 @@ const TRACES: &[TraceCounts] = &[
 #[test]
 fn every_file_is_in_a_table() {
     let root = common::testdata_dir();
-    let files = common::txt_files(&root);
+    let files = common::labelled_and_traces();
     let listed: Vec<String> = AWDIT
         .iter()
         .map(|r| r.0)

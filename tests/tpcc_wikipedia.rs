@@ -9,6 +9,7 @@ use common::shipped::{
     initial_lines, parse, per_session, replay_shipped, run_lines, shipped, trace_of, WithAborts,
 };
 use common::table3_average as average;
+use common::table3_totals as totals;
 use isopredict::check::{check, CheckOptions, Level};
 use isopredict::store::ReadPolicy;
 use isopredict::workloads::{by_name, counts, run, RunConfig, Size, Workload};
@@ -108,14 +109,16 @@ fn within(a: f64, b: f64, fraction: f64) -> bool {
 fn tpcc_counts_match_table_3() {
     let tpcc = by_name("tpcc").unwrap();
     let (r, w, t) = average(tpcc, Size::Small);
-    // Writes and transactions are Table 3's exactly; reads depend on the interleaving
-    // (scans grow with every insert) and are within 1 % of Table 3's.
-    assert_eq!((w, t), (763.0, 11.9));
+    let exact = totals(tpcc, Size::Small);
+    // Writes and transactions are Table 3's exactly (763.0, 11.9 on average); reads depend on
+    // the interleaving (scans grow with every insert) and are within 1 % of Table 3's.
+    assert_eq!((exact.1, exact.2), (7630, 119), "{w} {t}");
     assert!(within(r, 3297.3, 0.01), "{r}");
     // Large: the reference model's counts, Table 3's transactions; Table 3's large reads and
     // writes are 1.4 % and 3.5 % lower (runs 1 and 2, whose traces ship, agree with ours
     // exactly, so the gap lies in runs whose traces we do not have).
-    let (rl, wl, tl) = average(tpcc, Size::Large);
+    let (rl, wl, _) = average(tpcc, Size::Large);
+    let exact_large = totals(tpcc, Size::Large);
     assert!(
         within(rl, 7172.0, 0.01) && within(wl, 1555.0, 0.001),
         "{rl} {wl}"
@@ -124,10 +127,11 @@ fn tpcc_counts_match_table_3() {
         within(rl, 7025.6, 0.02) && within(wl, 1502.4, 0.04),
         "{rl} {wl}"
     );
-    assert_eq!(tl, 23.8);
-    // Pinned, so that a change in the workload is noticed.
-    assert_eq!((r, w, t), (3276.2, 763.0, 11.9));
-    assert_eq!((rl, wl, tl), (7121.4, 1554.9, 23.8));
+    assert_eq!(exact_large.2, 238);
+    // Pinned exactly as totals over the ten runs (averages 3276.2 / 763.0 / 11.9 and
+    // 7121.4 / 1554.9 / 23.8), so that a change in the workload is noticed.
+    assert_eq!(exact, (32762, 7630, 119));
+    assert_eq!(exact_large, (71214, 15549, 238));
 }
 
 #[test]
@@ -135,12 +139,16 @@ fn wikipedia_counts_match_the_reference_model_and_table_3_per_transaction() {
     let wikipedia = by_name("wikipedia").unwrap();
     let (r, w, t) = average(wikipedia, Size::Small);
     let (rl, wl, tl) = average(wikipedia, Size::Large);
-    // The reference model of the notes: 1494 / 73.3 / 13.2 and 3190 / 129.6 / 26.1.
+    let (exact, exact_large) = (
+        totals(wikipedia, Size::Small),
+        totals(wikipedia, Size::Large),
+    );
+    // The reference model: 1494 / 73.3 / 13.2 and 3190 / 129.6 / 26.1.
     assert!(
-        within(r, 1494.0, 0.02) && (w, t) == (73.3, 13.2),
+        within(r, 1494.0, 0.02) && (exact.1, exact.2) == (733, 132),
         "{r} {w} {t}"
     );
-    assert!(within(rl, 3190.0, 0.02) && within(wl, 129.6, 0.001) && tl == 26.1);
+    assert!(within(rl, 3190.0, 0.02) && within(wl, 129.6, 0.001) && exact_large.2 == 261);
     // Table 3's 1067.7 / 55.1 / 9.9 (large 2677.1 / 111.1 / 22.8) lost about a quarter
     // (an eighth) of the calls to the race (see LOST_CALLS); per committed transaction the
     // profile is the same.
@@ -148,8 +156,9 @@ fn wikipedia_counts_match_the_reference_model_and_table_3_per_transaction() {
     assert!(within(w / t, 55.1 / 9.9, 0.05), "{}", w / t);
     assert!(within(rl / tl, 2677.1 / 22.8, 0.05), "{}", rl / tl);
     assert!(within(wl / tl, 111.1 / 22.8, 0.05), "{}", wl / tl);
-    assert_eq!((r, w, t), (1470.0, 73.3, 13.2));
-    assert_eq!((rl, wl, tl), (3140.8, 129.7, 26.1));
+    // Pinned exactly (averages 1470.0 / 73.3 / 13.2 and 3140.8 / 129.7 / 26.1).
+    assert_eq!(exact, (14700, 733, 132));
+    assert_eq!(exact_large, (31408, 1297, 261));
 }
 
 #[test]

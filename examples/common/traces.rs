@@ -6,18 +6,9 @@ use std::path::PathBuf;
 
 use isopredict::predict::{PredictOutcome, Verdict};
 
-/// The shared test data: `ISOPREDICT_TESTDATA`, else `shared/testdata` one or two levels above
-/// the crate.
+/// The test data shipped in the repository (`tests/data`, see its README.md).
 pub fn testdata() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ISOPREDICT_TESTDATA") {
-        return dir.into();
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    ["..", "../.."]
-        .iter()
-        .map(|up| manifest.join(up).join("shared/testdata"))
-        .find(|d| d.is_dir())
-        .expect("../shared/testdata (or set ISOPREDICT_TESTDATA)")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 /// The traces named on the command line, else all shipped ones (sorted).

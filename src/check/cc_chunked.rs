@@ -24,7 +24,7 @@
 //! free; chunk 0 is all zeros and never freed. Memory is the kept rows (k / 16 ids each) plus
 //! the distinct chunks they reach; both are counted against the memory budget.
 
-use super::cc::{CcStopped, Clock, Clocks, LINEAR_SCAN_FACTOR};
+use super::cc_clock::{CcStopped, Clock, Clocks, LINEAR_SCAN_FACTOR};
 use super::read_consistency::NONE;
 use crate::history::{History, TxnId, INITIAL_TXN};
 

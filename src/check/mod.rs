@@ -19,6 +19,7 @@
 mod anomaly;
 mod cc;
 mod cc_chunked;
+mod cc_clock;
 mod classify;
 mod cycles;
 mod graph;

@@ -27,7 +27,7 @@
 //!   CI has no commit-order axiom, but like every level it needs `so ∪ wr` acyclic (some
 //!   commit order must exist), so it is searched the same way with no axiom to check.
 //!
-//! Semantics as in DESIGN.md "Semantics we commit to": the initial transaction comes first;
+//! Semantics as in docs/architecture.md, "Semantics we commit to": the initial transaction comes first;
 //! aborted transactions take part in no order (reads of their writes are AbortedRead
 //! violations); a read of the reader's own write (internal read) is no `wr` edge; session order
 //! is transitive and the initial transaction is session-ordered before every transaction.

@@ -291,18 +291,15 @@ const PROGRESS_PERIOD: Duration = Duration::from_millis(250);
 /// [`PROGRESS_ENV`] asks for it.
 const PROGRESS_PERIOD_PLAIN: Duration = Duration::from_secs(1);
 
-/// The environment variable that asks for the progress line when standard error is not a
-/// terminal (`ISOPREDICT_PROGRESS=1`): one plain line per second instead of a line redrawn in
-/// place. For tests and logs; without it nothing is printed there.
-pub const PROGRESS_ENV: &str = "ISOPREDICT_PROGRESS";
+pub use super::progress::PROGRESS_ENV;
 
 /// A live line on standard error once a search for further anomalies has taken more than a
 /// second: `3 anomalies found, searching for more distinct ones … (12 s)` ([`progress_line`]),
 /// redrawn in place on a terminal until the search ends, then erased (the report says how the
-/// search ended). Nothing when standard error is not a terminal, unless [`PROGRESS_ENV`] asks.
+/// search ended); drawn by indicatif ([`super::progress`]). Nothing when standard error is not
+/// a terminal, unless [`PROGRESS_ENV`] asks: then one plain line a second.
 pub struct SearchProgress {
-    done: std::sync::mpsc::Sender<()>,
-    drawer: std::thread::JoinHandle<()>,
+    bar: indicatif::ProgressBar,
 }
 
 impl SearchProgress {
@@ -316,47 +313,22 @@ impl SearchProgress {
         at_least: usize,
         start: Instant,
     ) -> Option<SearchProgress> {
-        use std::io::IsTerminal;
-        let terminal = std::io::stderr().is_terminal();
-        if !terminal && std::env::var_os(PROGRESS_ENV).map_or(true, |v| v != "1") {
-            return None;
-        }
-        let (done, rx) = std::sync::mpsc::channel::<()>();
-        let drawer = std::thread::spawn(move || {
-            if rx.recv_timeout(Duration::from_secs(1)).is_ok() {
-                return;
-            }
-            let period = if terminal {
-                PROGRESS_PERIOD
-            } else {
-                PROGRESS_PERIOD_PLAIN
-            };
-            loop {
-                let n = found.load(Ordering::Relaxed).max(at_least);
-                let line = progress_line(n, start.elapsed());
-                if terminal {
-                    crate::ewrite!("\r{line}\x1b[K");
-                } else {
-                    crate::ewriteln!("{line}");
-                }
-                if !matches!(
-                    rx.recv_timeout(period),
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-                ) {
-                    if terminal {
-                        crate::ewrite!("\r\x1b[K");
-                    }
-                    return;
-                }
-            }
-        });
-        Some(SearchProgress { done, drawer })
+        let drawn = super::progress::Drawn::now()?;
+        let line =
+            move || progress_line(found.load(Ordering::Relaxed).max(at_least), start.elapsed());
+        Some(SearchProgress {
+            bar: super::progress::progress_line_bar(
+                drawn,
+                PROGRESS_PERIOD,
+                PROGRESS_PERIOD_PLAIN,
+                line,
+            ),
+        })
     }
 
     /// Ends the line (erased on a terminal).
     pub fn finish(self) {
-        let _ = self.done.send(());
-        let _ = self.drawer.join();
+        self.bar.finish_and_clear();
     }
 }
 

@@ -863,11 +863,11 @@ pub fn grid_progress_line(done: u64, cells: usize, anomalies: usize, elapsed: Du
 }
 
 /// Plain progress lines of a grid on standard error, once a second after the first second,
-/// when it is not a terminal (where the bar is drawn) and [`super::distinct::PROGRESS_ENV`]
-/// asks for them (`ISOPREDICT_PROGRESS=1`: for logs and tests).
+/// when it is not a terminal (where the bar is drawn) and [`super::progress::PROGRESS_ENV`]
+/// asks for them (`ISOPREDICT_PROGRESS=1`: for logs and tests); drawn by indicatif
+/// ([`super::progress`]).
 struct GridProgress {
-    done: std::sync::mpsc::Sender<()>,
-    drawer: std::thread::JoinHandle<()>,
+    bar: ProgressBar,
 }
 
 impl GridProgress {
@@ -877,36 +877,30 @@ impl GridProgress {
         anomalies: Arc<AtomicUsize>,
         start: Instant,
     ) -> Option<GridProgress> {
-        use std::io::IsTerminal;
-        if std::io::stderr().is_terminal()
-            || std::env::var_os(super::distinct::PROGRESS_ENV).map_or(true, |v| v != "1")
-        {
+        if super::progress::Drawn::now()? != super::progress::Drawn::Plain {
             return None;
         }
-        let (done, rx) = std::sync::mpsc::channel::<()>();
-        let drawer = std::thread::spawn(move || loop {
-            if !matches!(
-                rx.recv_timeout(Duration::from_secs(1)),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-            ) {
-                return;
-            }
-            crate::ewriteln!(
-                "{}",
-                grid_progress_line(
-                    bar.position(),
-                    cells,
-                    anomalies.load(Ordering::Relaxed),
-                    start.elapsed()
-                )
-            );
-        });
-        Some(GridProgress { done, drawer })
+        let line = move || {
+            grid_progress_line(
+                bar.position(),
+                cells,
+                anomalies.load(Ordering::Relaxed),
+                start.elapsed(),
+            )
+        };
+        let second = Duration::from_secs(1);
+        Some(GridProgress {
+            bar: super::progress::progress_line_bar(
+                super::progress::Drawn::Plain,
+                second,
+                second,
+                line,
+            ),
+        })
     }
 
     fn finish(self) {
-        let _ = self.done.send(());
-        let _ = self.drawer.join();
+        self.bar.finish_and_clear();
     }
 }
 

@@ -11,7 +11,7 @@ use crate::output::FolderFile;
 use crate::store::KeyDirectory;
 use crate::workloads::Run;
 
-use super::run::RunOutcome;
+use super::run_data::RunOutcome;
 
 /// Writes `outcome`'s files into `dir` (created if needed) and records their paths in the
 /// report: `observed.json` / `observed.trace.txt`, and with a prediction `predicted.json` /

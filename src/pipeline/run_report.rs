@@ -20,7 +20,7 @@ use super::anomaly_name::AnomalyName;
 use super::distinct::SearchEnd;
 use super::explain::{anomaly_txns, txn_name, Explainer};
 use super::level_name;
-use super::run::{PipelineError, Recorded, RunOptions, Verified};
+use super::run_data::{PipelineError, Recorded, RunOptions, Verified};
 
 /// The invariants' lines of the report.
 pub(super) fn invariant_lines(invariants: &[InvariantCheck]) -> Vec<InvariantLine> {

@@ -9,9 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::explain::premise_closure;
 use super::reduce::{self, Split};
-use super::saturate::{saturate, saturate_with, Bounds, Rules};
+use super::saturate::{premise_closure, saturate, saturate_with, Bounds, Rules};
 use super::search::{search, Limits, SearchResult};
 use super::smt_problem;
 use super::txns::Txns;

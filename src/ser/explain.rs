@@ -45,8 +45,6 @@ use super::{Engine, StrongLevel};
 
 /// States the engines may memoise per candidate while shrinking.
 const CANDIDATE_STATES: usize = 200_000;
-/// Most premise edges expanded when choosing the first candidate.
-const MAX_PREMISE_EDGES: usize = 512;
 
 /// Whether `txns` violates `level`; `None` if undecided before `deadline`.
 fn fails(txns: &Txns, level: StrongLevel, deadline: Instant) -> Option<bool> {
@@ -174,48 +172,6 @@ fn ddmin(comp: &Txns, level: StrongLevel, keep: &mut [bool], deadline: Instant) 
             chunk = chunk.div_ceil(2);
         }
     }
-}
-
-/// The transactions on the forced cycle of `sat` and on the premises of its derived edges
-/// (bounded), mapped by `txn_of` (split nodes to their transaction), sorted, distinct.
-pub(crate) fn premise_closure(n: usize, sat: &Saturation, txn_of: impl Fn(u32) -> u32) -> Vec<u32> {
-    let edges = &sat.edges;
-    let mut todo: Vec<usize> = sat.cycle.clone().unwrap_or_default();
-    let mut seen_edge = vec![false; edges.len()];
-    let mut txns = Vec::new();
-    let mut expanded = 0;
-    while let Some(i) = todo.pop() {
-        if seen_edge[i] {
-            continue;
-        }
-        seen_edge[i] = true;
-        let e = edges[i];
-        txns.push(e.from);
-        txns.push(e.to);
-        let premise = match e.why {
-            Why::Ww { t3, .. } => {
-                txns.push(t3);
-                Some((e.from, t3))
-            }
-            Why::Rw { t1, .. } => {
-                txns.push(t1);
-                Some((t1, e.to))
-            }
-            _ => None,
-        };
-        if let Some((a, b)) = premise {
-            if expanded < MAX_PREMISE_EDGES {
-                if let Some(path) = path_before(n, edges, a, b, e.round) {
-                    expanded += path.len();
-                    todo.extend(path);
-                }
-            }
-        }
-    }
-    let mut out: Vec<u32> = txns.into_iter().map(txn_of).collect();
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 /// The forced edge `i` of `core` as a report edge, with premises to `depth` levels.

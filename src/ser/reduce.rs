@@ -37,6 +37,18 @@ pub(crate) enum Split {
 /// The initial transaction as a read source (it is placed before the search).
 pub(crate) const NO_NODE: u32 = u32::MAX;
 
+/// How a search for a serialization of a [`Problem`]'s nodes ended (the prefix search,
+/// `search.rs`, or Z3, `smt_problem.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SearchResult {
+    /// A serialization of the nodes, in order.
+    Found(Vec<u32>),
+    /// No serialization exists.
+    Exhausted,
+    /// The deadline or the state budget ran out.
+    GaveUp,
+}
+
 /// A problem for the prefix search; nodes are dense `u32`s.
 #[derive(Debug)]
 pub(crate) struct Problem {

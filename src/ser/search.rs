@@ -44,18 +44,8 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
+pub(crate) use super::reduce::SearchResult;
 use super::reduce::{Problem, Split, NO_NODE};
-
-/// How the search ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SearchResult {
-    /// A serialization of the nodes, in order.
-    Found(Vec<u32>),
-    /// No serialization exists.
-    Exhausted,
-    /// The deadline or the state budget ran out.
-    GaveUp,
-}
 
 /// Bytes a memoised failed state costs beyond its key's bytes and its culprits: two
 /// boxed-slice headers and the hash map's slot and control byte, rounded up for allocator

@@ -25,8 +25,7 @@ use std::time::Instant;
 use z3::ast::{Bool, Int};
 use z3::{Params, SatResult, Solver};
 
-use super::reduce::{Problem, Split, NO_NODE};
-use super::search::SearchResult;
+use super::reduce::{Problem, SearchResult, Split, NO_NODE};
 
 /// The most constraints handed to Z3: its memory grows by roughly a kilobyte per clause, and
 /// beyond this it would need several gigabytes (the search handles such histories).

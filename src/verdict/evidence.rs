@@ -1,4 +1,4 @@
-//! What a verdict may rely on (DESIGN.md "One verdict"): a property of the input, shown on
+//! What a verdict may rely on (docs/architecture.md, "one verdict"): a property of the input, shown on
 //! every verdict, overridable with `--evidence`.
 //!
 //! - **black-box**: which write each read observed, and nothing else. Every input has it.

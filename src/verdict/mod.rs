@@ -1,5 +1,5 @@
 //! The one decision core: the only way any command judges a history at an isolation level
-//! (DESIGN.md "One verdict"; docs/architecture.md).
+//! (docs/architecture.md, "Semantics we commit to": one verdict).
 //!
 //! [`decide`] answers "is this history valid at level L, on this evidence?" and
 //! [`decide_all`] asks it for every level. Both go through one [`Decider`], which runs the

@@ -14,6 +14,50 @@ pub fn isopredict(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs `isopredict ARGS` like [`isopredict`], but kills it and fails if it has not ended
+/// after `guard`: a guard against a hang (a limit that is not honoured makes a command run for
+/// minutes), set far above any honest run, never a speed bar (speed lives in benches/).
+pub fn isopredict_unless_hung(args: &[&str], guard: std::time::Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // The pipes are drained on threads so that a large output cannot block the child.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut v).map(|_| v)
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).map(|_| v)
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > guard {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`isopredict {}` hung: still running after {guard:?}",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap().unwrap(),
+        stderr: err.join().unwrap().unwrap(),
+    }
+}
+
 /// What the binary printed on stdout.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -345,43 +345,21 @@ pub fn assert_identical(a: &History, b: &History) {
     assert_eq!(a.implicit_initial_writes(), b.implicit_initial_writes());
 }
 
-/// The shared test data (`testdata/` next to the repository, as in `../shared/testdata`
-/// from the main checkout); `ISOPREDICT_TESTDATA` overrides. Panics with a message naming
-/// where it looked when the folder is missing.
+/// The test data shipped in the repository (`tests/data`; tests/data/README.md says where each
+/// file comes from): AWDIT's labelled histories in `awdit/`, the IsoPredict artifact's traces in
+/// `isopredict-traces/`, peers' cases in `peers/`, format samples in `formats/`.
 pub fn testdata_dir() -> std::path::PathBuf {
-    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    find_testdata(std::env::var_os("ISOPREDICT_TESTDATA"), manifest)
-        .unwrap_or_else(|message| panic!("{message}"))
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
-/// Where the test data is: `override_dir` (`ISOPREDICT_TESTDATA`) if given, which must be a
-/// folder, else `shared/testdata` one or two folders above `manifest`; the error names the
-/// paths tried.
-pub fn find_testdata(
-    override_dir: Option<std::ffi::OsString>,
-    manifest: &std::path::Path,
-) -> Result<std::path::PathBuf, String> {
-    if let Some(dir) = override_dir {
-        let dir = std::path::PathBuf::from(dir);
-        if dir.is_dir() {
-            return Ok(dir);
-        }
-        return Err(format!(
-            "test data not found: ISOPREDICT_TESTDATA={} is not a folder",
-            dir.display()
-        ));
-    }
-    for up in ["..", "../.."] {
-        let dir = manifest.join(up).join("shared/testdata");
-        if dir.is_dir() {
-            return Ok(dir);
-        }
-    }
-    Err(format!(
-        "test data not found: expected ../shared/testdata (or ../../shared/testdata) next to {}, \
-         or set ISOPREDICT_TESTDATA",
-        manifest.display()
-    ))
+/// The labelled histories and the traces (`awdit/` and `isopredict-traces/` of the test data,
+/// 38 `.txt` files), sorted.
+pub fn labelled_and_traces() -> Vec<std::path::PathBuf> {
+    let root = testdata_dir();
+    let mut files = txt_files(&root.join("awdit"));
+    files.extend(txt_files(&root.join("isopredict-traces")));
+    files.sort();
+    files
 }
 
 /// Every `.txt` file under `dir`, sorted.
@@ -402,12 +380,12 @@ pub fn txt_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// The paper's Table 3 for `w` at `size`: reads, writes and committed transactions, averaged
-/// over runs 1..=10.
-pub fn table3_average(
+/// The paper's Table 3 for `w` at `size`, as exact totals over runs 1..=10: reads, writes and
+/// committed transactions (the averages are these divided by 10; pin these, not the floats).
+pub fn table3_totals(
     w: &dyn isopredict::workloads::Workload,
     size: isopredict::workloads::Size,
-) -> (f64, f64, f64) {
+) -> (usize, usize, usize) {
     use isopredict::workloads::{counts, run, Counts, RunConfig};
     let mut total = Counts::default();
     for seed in 1..=10 {
@@ -416,11 +394,17 @@ pub fn table3_average(
         total.writes += c.writes;
         total.txns += c.txns;
     }
-    (
-        total.reads as f64 / 10.0,
-        total.writes as f64 / 10.0,
-        total.txns as f64 / 10.0,
-    )
+    (total.reads, total.writes, total.txns)
+}
+
+/// The paper's Table 3 for `w` at `size`: reads, writes and committed transactions, averaged
+/// over runs 1..=10 (for comparisons within a tolerance; exact values: [`table3_totals`]).
+pub fn table3_average(
+    w: &dyn isopredict::workloads::Workload,
+    size: isopredict::workloads::Size,
+) -> (f64, f64, f64) {
+    let (r, w, t) = table3_totals(w, size);
+    (r as f64 / 10.0, w as f64 / 10.0, t as f64 / 10.0)
 }
 
 /// Options of a pipeline run of a built-in workload at the small size: `seed`, `level`,

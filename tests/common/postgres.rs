@@ -4,10 +4,30 @@
 
 /// Says that a test is skipped and why, on the terminal: written to the process's standard
 /// error directly, not through `eprintln!`, which the test harness captures and shows only for
-/// failing tests (a skipped test passes, so its message would never be seen).
+/// failing tests (a skipped test passes, so its message would never be seen). The line is also
+/// appended to `skipped-tests.txt` in Cargo's scratch folder for tests (`target/tmp`), which
+/// .ci/run empties before the tests and counts after them.
 pub fn skipped(why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED {why}");
+    let log = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped-tests.txt");
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+    {
+        let _ = writeln!(f, "{why}");
+    }
+}
+
+/// A tool a test needs is missing: under CI (`CI` set) the test fails, since CI must have
+/// every tool (.ci/run installs them); elsewhere the test says it was skipped and why.
+pub fn tool_missing(test: &str, why: &str) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test}: {why}, but CI must have it (.ci/run installs it)"
+    );
+    skipped(&format!("{test}: {why}"));
 }
 
 /// The server's URL, or `None` after saying why the test is skipped (a failure under CI).

@@ -1,4 +1,4 @@
-//! The artifact's shipped traces (shared/testdata/isopredict-traces): reading them into
+//! The artifact's shipped traces (tests/data/isopredict-traces): reading them into
 //! histories with their commit order, replaying them against our workloads, comparing traces.
 
 #![allow(dead_code)]

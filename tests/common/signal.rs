@@ -21,6 +21,36 @@ pub const SLOW: &[&str] = &[
     "0",
 ];
 
+/// Waits until process `pid` handles `signal` (its handler is installed: the signal's bit in
+/// the `SigCgt` mask of /proc/PID/status), so that a signal sent next is handled rather than
+/// killing it: a probe in place of a sleep that guesses when the child is ready. Fails if the
+/// child ends first or after a minute.
+pub fn wait_until_handled(child: &mut Child, signal: i32) {
+    let start = Instant::now();
+    let bit = 1u64 << (signal - 1);
+    loop {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & bit != 0 {
+            return;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the child ended before it handled signal {signal}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the child does not handle signal {signal} after a minute"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Waits (at most a minute) for `child`, just sent a signal, to end; `args`, its command
 /// line, names it when it does not.
 pub fn wait_after_signal(child: &mut Child, args: &[&str]) -> ExitStatus {

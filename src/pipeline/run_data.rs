@@ -1,0 +1,133 @@
+//! What the stages of `isopredict run` (`super::run`) hand each other, the report
+//! (`super::run_report`) and the files (`super::run_files`): the options, the error, the
+//! recorded run, the verified prediction and everything a run produced.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::check::{CheckError, Level};
+use crate::predict::{PredictError, Prediction, Strategy};
+use crate::report::anomaly::AnomalyGraph;
+use crate::report::run_report::RunReport;
+use crate::store::{Backend, KeyDirectory, ScanMode};
+use crate::workloads::{Run, RunConfig, RunError, Size, Validation};
+
+use super::level_name;
+
+/// Options of [`super::run_workload`].
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The paper's run number.
+    pub seed: u64,
+    /// Small (3 × 4 calls) or large (3 × 8).
+    pub size: Size,
+    /// Causal, read atomic or read committed.
+    pub level: Level,
+    /// The prediction strategy.
+    pub strategy: Strategy,
+    /// Budget for prediction, and separately for each serializability check (none: no
+    /// limit).
+    pub timeout: Option<Duration>,
+    /// Sessions (terminals); the paper uses 3.
+    pub sessions: usize,
+    /// Where the observed run is recorded (`None`: the embedded store, reads seeing the
+    /// latest write). Validation by replay always runs on the embedded store.
+    pub backend: Option<Arc<dyn Backend>>,
+    /// Most distinct anomalies to report (`run --max N`; `usize::MAX`: all within the time
+    /// budget); above 1, a second search with the scalable engine looks for more after the
+    /// first prediction ([`super::distinct`]).
+    pub max: usize,
+    /// How table statements find their rows on the embedded store (keyed by default; full:
+    /// MonkeyDB's scan). Validation replays scan the same way.
+    pub scan: ScanMode,
+}
+
+impl Default for RunOptions {
+    /// Seed 1, small, 3 sessions, causal, approx-relaxed, 60 s, the embedded store, one
+    /// anomaly.
+    fn default() -> Self {
+        RunOptions {
+            seed: 1,
+            size: Size::Small,
+            level: Level::Causal,
+            strategy: Strategy::ApproxRelaxed,
+            timeout: Some(Duration::from_secs(60)),
+            sessions: 3,
+            backend: None,
+            max: 1,
+            scan: ScanMode::Keyed,
+        }
+    }
+}
+
+impl RunOptions {
+    /// The default output folder: `out/<workload>-<size>-<seed>-<level>`.
+    pub fn default_out_dir(&self, workload: &str) -> PathBuf {
+        PathBuf::from("out").join(format!(
+            "{workload}-{}-{}-{}",
+            self.size.name(),
+            self.seed,
+            level_name(self.level)
+        ))
+    }
+}
+
+/// Why the pipeline could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// Recording or replaying the workload failed.
+    #[error("running the workload: {0}")]
+    Run(#[from] RunError),
+    /// Checking failed.
+    #[error("checking: {0}")]
+    Check(#[from] CheckError),
+    /// Prediction failed.
+    #[error("predicting: {0}")]
+    Predict(#[from] PredictError),
+    /// The user interrupted the run (SIGINT, see [`crate::interrupt`]).
+    #[error("{0}")]
+    Interrupted(#[from] crate::interrupt::Interrupted),
+    /// The memory guard stopped the run ([`super::run_memory`]): the answer is unknown.
+    #[error("unknown: {0}")]
+    OverMemory(String),
+}
+
+/// Stage 1's result: the observed run.
+pub(super) struct Recorded {
+    /// The configuration it ran with (the replays use it again).
+    pub(super) config: RunConfig,
+    /// The run: its history, calls, store and invariants.
+    pub(super) run: Run,
+    /// The store's keys in table, column and row terms.
+    pub(super) keys: KeyDirectory,
+    /// Time to record it (ms).
+    pub(super) record_ms: f64,
+}
+
+/// Stage 4's result: the prediction re-verified by the checkers, independently of the
+/// predictor (which verified it too; the report says so on its own evidence).
+pub(super) struct Verified {
+    /// The predicted history is valid at the level.
+    pub(super) level: bool,
+    /// It is unserializable (`None`: undecided).
+    pub(super) unserializable: Option<bool>,
+}
+
+/// Everything one run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The report.
+    pub report: RunReport,
+    /// The observed run.
+    pub observed: Run,
+    /// The prediction, if one was made.
+    pub prediction: Option<Prediction>,
+    /// The validating replay, if a prediction was made.
+    pub validation: Option<Validation>,
+    /// The drawing of the anomaly, if a prediction was made.
+    pub anomaly: Option<AnomalyGraph>,
+    /// The run's keys in the application's terms (table, column, row): the native JSON
+    /// histories are written with these names.
+    pub keys: KeyDirectory,
+}
