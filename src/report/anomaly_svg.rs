@@ -312,12 +312,173 @@ fn wrap(label: &str) -> Vec<String> {
     lines.into_iter().map(|l| fit(&l, LABEL_CHARS)).collect()
 }
 
+/// Each node's place: (id, column — `None` for the initial state — and row).
+type Positions = Vec<(u32, Option<usize>, usize)>;
+
+/// The (column, row) of node `id`.
+fn position(positions: &Positions, id: u32) -> Option<(Option<usize>, usize)> {
+    positions.iter().find(|n| n.0 == id).map(|n| (n.1, n.2))
+}
+
+/// Per (node, side), the edges attached there, in edge order.
+struct Ports(Vec<((u32, Side), Vec<usize>)>);
+
+impl Ports {
+    fn attach(&mut self, node: u32, side: Side, edge: usize) {
+        match self.0.iter_mut().find(|(k, _)| *k == (node, side)) {
+            Some((_, v)) => v.push(edge),
+            None => self.0.push(((node, side), vec![edge])),
+        }
+    }
+
+    /// The edges at `side` of `node`, in order.
+    fn at(&self, node: u32, side: Side) -> &[usize] {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == (node, side))
+            .map(|(_, v)| v.as_slice())
+            .unwrap_or(&[])
+    }
+}
+
+/// A box's height: its text, or more when its ports need the room.
+fn box_height(b: &TxnBox, ports: &Ports) -> f64 {
+    let count = ports
+        .at(b.id, Side::Left)
+        .len()
+        .max(ports.at(b.id, Side::Right).len());
+    text_height(b).max((count + 1) as f64 * PORT_SPACING)
+}
+
+/// Where the boxes, the headings and the legend go.
+struct Placement {
+    rects: Vec<(u32, Rect)>,
+    /// The drawing's width and height before labels widen or lengthen it.
+    width: f64,
+    height: f64,
+    margin_left: f64,
+    note_height: f64,
+    header_y: f64,
+    legend_top: f64,
+    /// The top of each row.
+    row_y: Vec<f64>,
+    columns: usize,
+}
+
+impl Placement {
+    fn column_x(&self, c: usize) -> f64 {
+        self.margin_left + c as f64 * (BOX_WIDTH + COLUMN_GAP)
+    }
+
+    fn rect(&self, id: u32) -> Option<Rect> {
+        self.rects.iter().find(|(n, _)| *n == id).map(|(_, r)| *r)
+    }
+
+    /// Where edge `edge` meets `side` of `node`: its ports spread evenly over the side.
+    fn port(&self, ports: &Ports, node: u32, side: Side, edge: usize) -> (f64, f64) {
+        let r = self.rect(node).expect("placed");
+        let list = ports.at(node, side);
+        let n = list.len().max(1) as f64;
+        let k = list.iter().position(|&e| e == edge).unwrap_or(0) as f64;
+        match side {
+            Side::Left => (r.x, r.y + r.h * (k + 1.0) / (n + 1.0)),
+            Side::Right => (r.x + r.w, r.y + r.h * (k + 1.0) / (n + 1.0)),
+            Side::Bottom => (r.x + r.w * (k + 1.0) / (n + 1.0), r.y + r.h),
+        }
+    }
+}
+
+/// Lanes taken so far, so that edges sharing a gap keep apart.
+struct Lanes {
+    /// Edges over a column in between, per source row.
+    below_row: Vec<usize>,
+    /// Bulges per column.
+    bulges_in_column: Vec<usize>,
+    /// Edges from the initial state, per target column.
+    from_top_in_gap: Vec<usize>,
+}
+
+/// Where the labels go: each edge's anchor (`None`: no label or no free place), the edges
+/// whose labels are listed below the legend, and the drawing's final size.
+struct Labels {
+    at: Vec<Option<(f64, f64, bool)>>,
+    unplaced: Vec<usize>,
+    width: f64,
+    height: f64,
+}
+
+/// The label anchor of an edge between columns, by the arrow head.
+fn across_label(rightward: bool, (ex, ey): (f64, f64)) -> (f64, f64, bool) {
+    if rightward {
+        (ex - 10.0, ey - 4.0, true)
+    } else {
+        (ex + 10.0, ey - 4.0, false)
+    }
+}
+
+/// The smallest rectangle holding `points`.
+fn bounding_area(points: &[(f64, f64)]) -> Area {
+    let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    for &(x, y) in points {
+        (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+    }
+    Area {
+        x: x0,
+        y: y0,
+        w: x1 - x0,
+        h: y1 - y0,
+    }
+}
+
+/// Where a label of `h` pixels may go, best first: its geometry's anchor, then beside the
+/// edge from its arrow head back, then a little farther from it.
+fn label_candidates(g: &Geometry, polyline: &[(f64, f64)], h: f64) -> Vec<(f64, f64, bool)> {
+    let mut candidates = vec![g.label];
+    let points = along_from_end(polyline, 10.0);
+    for gap in [6.0, 24.0] {
+        for &(x, y) in points.iter().take(150) {
+            let v = gap - 6.0;
+            candidates.extend([
+                (x - gap, y - 6.0 - v, true),
+                (x + gap, y - 6.0 - v, false),
+                (x - gap, y + h / 2.0 - 3.0, true),
+                (x + gap, y + h / 2.0 - 3.0, false),
+                (x - gap, y + h + v, true),
+                (x + gap, y + h + v, false),
+            ]);
+        }
+    }
+    candidates
+}
+
 impl AnomalyGraph {
     /// A self-contained SVG of the graph (see the module documentation); the same graph
-    /// always gives the same bytes.
+    /// always gives the same bytes. Layout first (routes, ports, boxes, edge paths, labels),
+    /// then drawing, back to front.
     pub fn to_svg(&self) -> String {
-        // Index of each node id: (column or None, row).
-        let mut nodes: Vec<(u32, Option<usize>, usize)> = Vec::new();
+        let positions = self.positions();
+        let routes = self.routes(&positions);
+        let ports = self.ports(&routes, &positions);
+        let placement = self.place_boxes(&routes, &ports, &positions);
+        let geometry = self.edge_geometry(&routes, &ports, &placement);
+        let labels = self.place_labels(&geometry, &placement);
+        // Edges under the boxes: grey first, the cycle last; their labels in the same order.
+        let mut order: Vec<usize> = (0..self.edges.len()).collect();
+        order.sort_by_key(|&i| kind_rank(self.edges[i].kind));
+        let mut out = String::new();
+        self.draw_frame(&mut out, &placement, &labels);
+        self.draw_edges(&mut out, &order, &routes, &placement, &geometry);
+        self.draw_boxes(&mut out, &placement);
+        self.draw_labels(&mut out, &order, &geometry, &labels);
+        Self::draw_legend(&mut out, placement.legend_top);
+        self.draw_unplaced(&mut out, placement.legend_top, &labels.unplaced);
+        out.push_str("</svg>\n");
+        out
+    }
+
+    /// Each node's column and row.
+    fn positions(&self) -> Positions {
+        let mut nodes: Positions = Vec::new();
         if let Some(b) = &self.initial {
             nodes.push((b.id, None, 0));
         }
@@ -326,13 +487,15 @@ impl AnomalyGraph {
                 nodes.push((b.id, Some(c), r));
             }
         }
-        let position = |id: u32| nodes.iter().find(|n| n.0 == id).map(|n| (n.1, n.2));
-        // Route every drawable edge.
-        let routes: Vec<Option<Route>> = self
-            .edges
+        nodes
+    }
+
+    /// How each edge is drawn (`None`: an end is not drawn).
+    fn routes(&self, positions: &Positions) -> Vec<Option<Route>> {
+        self.edges
             .iter()
             .map(|e| {
-                let (a, b) = (position(e.from)?, position(e.to)?);
+                let (a, b) = (position(positions, e.from)?, position(positions, e.to)?);
                 Some(match (a.0, b.0) {
                     (None, _) | (_, None) => Route::FromTop,
                     (Some(x), Some(y)) if x != y => Route::Across,
@@ -340,29 +503,28 @@ impl AnomalyGraph {
                     _ => Route::Bulge,
                 })
             })
-            .collect();
-        // Ports: per (node, side), the edges attached, in edge order.
-        let mut ports: Vec<((u32, Side), Vec<usize>)> = Vec::new();
-        let mut attach = |node: u32, side: Side, edge: usize| match ports
-            .iter_mut()
-            .find(|(k, _)| *k == (node, side))
-        {
-            Some((_, v)) => v.push(edge),
-            None => ports.push(((node, side), vec![edge])),
-        };
-        for (i, (e, route)) in self.edges.iter().zip(&routes).enumerate() {
+            .collect()
+    }
+
+    /// The ports of every routed edge at its two ends.
+    fn ports(&self, routes: &[Option<Route>], positions: &Positions) -> Ports {
+        let mut ports = Ports(Vec::new());
+        for (i, (e, route)) in self.edges.iter().zip(routes).enumerate() {
             let Some(route) = route else { continue };
-            let (a, b) = (position(e.from).unwrap(), position(e.to).unwrap());
+            let (a, b) = (
+                position(positions, e.from).unwrap(),
+                position(positions, e.to).unwrap(),
+            );
             match route {
                 Route::Down => {}
                 Route::Bulge => {
-                    attach(e.from, Side::Right, i);
-                    attach(e.to, Side::Right, i);
+                    ports.attach(e.from, Side::Right, i);
+                    ports.attach(e.to, Side::Right, i);
                 }
                 Route::Across => {
                     let rightward = a.0 < b.0;
-                    attach(e.from, if rightward { Side::Right } else { Side::Left }, i);
-                    attach(e.to, if rightward { Side::Left } else { Side::Right }, i);
+                    ports.attach(e.from, if rightward { Side::Right } else { Side::Left }, i);
+                    ports.attach(e.to, if rightward { Side::Left } else { Side::Right }, i);
                 }
                 Route::FromTop => {
                     let (top, other) = if a.0.is_none() {
@@ -370,30 +532,29 @@ impl AnomalyGraph {
                     } else {
                         (e.to, e.from)
                     };
-                    attach(top, Side::Bottom, i);
-                    attach(other, Side::Left, i);
+                    ports.attach(top, Side::Bottom, i);
+                    ports.attach(other, Side::Left, i);
                 }
             }
         }
-        let port_count = |node: u32, side: Side| {
-            ports
-                .iter()
-                .find(|(k, _)| *k == (node, side))
-                .map_or(0, |(_, v)| v.len())
-        };
-        let box_height = |b: &TxnBox| {
-            let ports = port_count(b.id, Side::Left).max(port_count(b.id, Side::Right));
-            text_height(b).max((ports + 1) as f64 * PORT_SPACING)
-        };
+        ports
+    }
 
-        // Place the boxes.
+    /// Places the boxes: the initial state centred on top, then the sessions' columns, rows
+    /// as tall as their tallest box; the legend below.
+    fn place_boxes(
+        &self,
+        routes: &[Option<Route>],
+        ports: &Ports,
+        positions: &Positions,
+    ) -> Placement {
         let columns = self.sessions.len().max(1);
         // Labels of edges from the initial state into the first column sit left of it.
-        let into_first_column = self.edges.iter().zip(&routes).any(|(e, r)| {
+        let into_first_column = self.edges.iter().zip(routes).any(|(e, r)| {
             *r == Some(Route::FromTop)
                 && [e.from, e.to]
                     .iter()
-                    .any(|&n| position(n).is_some_and(|p| p.0 == Some(0)))
+                    .any(|&n| position(positions, n).is_some_and(|p| p.0 == Some(0)))
         });
         let margin_left = if into_first_column {
             MARGIN_X + COLUMN_GAP - 60.0
@@ -413,12 +574,11 @@ impl AnomalyGraph {
             + columns as f64 * BOX_WIDTH
             + (columns - 1) as f64 * COLUMN_GAP)
             .max(legend_width);
-        let column_x = |c: usize| margin_left + c as f64 * (BOX_WIDTH + COLUMN_GAP);
         let mut rects: Vec<(u32, Rect)> = Vec::new();
         let note_height = if self.note.is_some() { 18.0 } else { 0.0 };
         let mut top = MARGIN_Y + 30.0 + note_height;
         if let Some(b) = &self.initial {
-            let w = BOX_WIDTH.max(20.0 * port_count(b.id, Side::Bottom) as f64);
+            let w = BOX_WIDTH.max(20.0 * ports.at(b.id, Side::Bottom).len() as f64);
             rects.push((
                 b.id,
                 Rect {
@@ -444,70 +604,66 @@ impl AnomalyGraph {
         let mut y = top;
         for r in 0..rows {
             row_y.push(y);
-            let h = self
-                .sessions
-                .iter()
-                .filter_map(|s| s.txns.get(r))
-                .map(box_height)
-                .fold(0.0, f64::max);
-            y += h + ROW_GAP;
+            y += self.row_height(ports, r) + ROW_GAP;
         }
         let legend_top = y - ROW_GAP + 64.0;
         let height = legend_top + LEGEND.len() as f64 * LEGEND_LINE + MARGIN_Y;
+        let mut placement = Placement {
+            rects,
+            width,
+            height,
+            margin_left,
+            note_height,
+            header_y,
+            legend_top,
+            row_y,
+            columns,
+        };
         for (c, s) in self.sessions.iter().enumerate() {
             for (r, b) in s.txns.iter().enumerate() {
-                rects.push((
-                    b.id,
-                    Rect {
-                        x: column_x(c),
-                        y: row_y[r],
-                        w: BOX_WIDTH,
-                        h: box_height(b),
-                        column: Some(c),
-                        row: r,
-                    },
-                ));
+                let rect = Rect {
+                    x: placement.column_x(c),
+                    y: placement.row_y[r],
+                    w: BOX_WIDTH,
+                    h: box_height(b, ports),
+                    column: Some(c),
+                    row: r,
+                };
+                placement.rects.push((b.id, rect));
             }
         }
-        let rect = |id: u32| rects.iter().find(|(n, _)| *n == id).map(|(_, r)| *r);
-        let port = |node: u32, side: Side, edge: usize| -> (f64, f64) {
-            let r = rect(node).expect("placed");
-            let list = ports
-                .iter()
-                .find(|(k, _)| *k == (node, side))
-                .map(|(_, v)| v.as_slice())
-                .unwrap_or(&[]);
-            let n = list.len().max(1) as f64;
-            let k = list.iter().position(|&e| e == edge).unwrap_or(0) as f64;
-            match side {
-                Side::Left => (r.x, r.y + r.h * (k + 1.0) / (n + 1.0)),
-                Side::Right => (r.x + r.w, r.y + r.h * (k + 1.0) / (n + 1.0)),
-                Side::Bottom => (r.x + r.w * (k + 1.0) / (n + 1.0), r.y + r.h),
-            }
-        };
+        placement
+    }
 
-        // The bottom of row `r`'s tallest box.
-        let row_bottom = |r: usize| {
-            row_y[r]
-                + self
-                    .sessions
-                    .iter()
-                    .filter_map(|s| s.txns.get(r))
-                    .map(box_height)
-                    .fold(0.0, f64::max)
-        };
-        let mut lanes_below_row: Vec<usize> = vec![0; rows.max(1)];
-        // Geometry of each edge.
-        let mut bulges_in_column: Vec<usize> = vec![0; columns];
-        let mut from_top_in_gap: Vec<usize> = vec![0; columns];
-        let geometry: Vec<Option<Geometry>> = self
-            .edges
+    /// The height of row `r`'s tallest box.
+    fn row_height(&self, ports: &Ports, r: usize) -> f64 {
+        self.sessions
             .iter()
-            .zip(&routes)
+            .filter_map(|s| s.txns.get(r))
+            .map(|b| box_height(b, ports))
+            .fold(0.0, f64::max)
+    }
+
+    /// The path of each routed edge, with its label's first-choice anchor.
+    fn edge_geometry(
+        &self,
+        routes: &[Option<Route>],
+        ports: &Ports,
+        placement: &Placement,
+    ) -> Vec<Option<Geometry>> {
+        let mut lanes = Lanes {
+            below_row: vec![0; placement.row_y.len().max(1)],
+            bulges_in_column: vec![0; placement.columns],
+            from_top_in_gap: vec![0; placement.columns],
+        };
+        self.edges
+            .iter()
+            .zip(routes)
             .enumerate()
             .map(|(i, (e, route))| {
                 let route = (*route)?;
-                let (a, b) = (rect(e.from)?, rect(e.to)?);
+                let (a, b) = (placement.rect(e.from)?, placement.rect(e.to)?);
+                let port = |node: u32, side: Side| placement.port(ports, node, side, i);
                 Some(match route {
                     Route::Down => {
                         let x = a.cx();
@@ -518,24 +674,9 @@ impl AnomalyGraph {
                     }
                     Route::Bulge => {
                         let c = a.column.unwrap_or(0);
-                        let k = bulges_in_column[c];
-                        bulges_in_column[c] += 1;
-                        let (sx, sy) = port(e.from, Side::Right, i);
-                        let (ex, ey) = port(e.to, Side::Right, i);
-                        // Each bulge of a column its own lane, 36 px apart, so that opposite
-                        // arcs between the same boxes stay apart.
-                        let out = sx + 34.0 + 36.0 * (k % 4) as f64;
-                        Geometry {
-                            path: format!(
-                                "M {sx:.1} {sy:.1} C {out:.1} {sy:.1}, {out:.1} {ey:.1}, {ex:.1} {ey:.1}"
-                            ),
-                            // Bulges between the same rows would share a midpoint: stagger.
-                            label: (
-                                out - 4.0,
-                                (sy + ey) / 2.0 + 4.0 + 26.0 * (k % 3) as f64 - 13.0,
-                                false,
-                            ),
-                        }
+                        let k = lanes.bulges_in_column[c];
+                        lanes.bulges_in_column[c] += 1;
+                        bulge(port(e.from, Side::Right), port(e.to, Side::Right), k)
                     }
                     Route::Across => {
                         let rightward = a.column < b.column;
@@ -544,42 +685,18 @@ impl AnomalyGraph {
                         } else {
                             (Side::Left, Side::Right)
                         };
-                        let (sx, sy) = port(e.from, from_side, i);
-                        let (ex, ey) = port(e.to, to_side, i);
+                        let (start, end) = (port(e.from, from_side), port(e.to, to_side));
                         let span = a.column.unwrap_or(0).abs_diff(b.column.unwrap_or(0));
                         if span > 1 {
                             // Over a column in between: through the gap below the source's
                             // row (a lane of its own), never under the boxes in between.
-                            let k = lanes_below_row[a.row];
-                            lanes_below_row[a.row] += 1;
-                            let lane = row_bottom(a.row) + 12.0 + 8.0 * (k % 4) as f64;
-                            let step = if rightward { 22.0 } else { -22.0 };
-                            let (g1, g2) = (sx + step, ex - step);
-                            let label = if rightward {
-                                (ex - 10.0, ey - 4.0, true)
-                            } else {
-                                (ex + 10.0, ey - 4.0, false)
-                            };
-                            return Some(Geometry {
-                                path: format!(
-                                    "M {sx:.1} {sy:.1} L {g1:.1} {sy:.1} L {g1:.1} {lane:.1} L {g2:.1} {lane:.1} L {g2:.1} {ey:.1} L {ex:.1} {ey:.1}"
-                                ),
-                                label,
-                            });
-                        }
-                        let dx = (ex - sx) * 0.5;
-                        let label = if rightward {
-                            (ex - 10.0, ey - 4.0, true)
+                            let k = lanes.below_row[a.row];
+                            lanes.below_row[a.row] += 1;
+                            let row_bottom = placement.row_y[a.row] + self.row_height(ports, a.row);
+                            let lane = row_bottom + 12.0 + 8.0 * (k % 4) as f64;
+                            over_columns(start, end, lane, rightward)
                         } else {
-                            (ex + 10.0, ey - 4.0, false)
-                        };
-                        Geometry {
-                            path: format!(
-                                "M {sx:.1} {sy:.1} C {:.1} {sy:.1}, {:.1} {ey:.1}, {ex:.1} {ey:.1}",
-                                sx + dx,
-                                ex - dx
-                            ),
-                            label,
+                            across(start, end, rightward)
                         }
                     }
                     Route::FromTop => {
@@ -589,71 +706,31 @@ impl AnomalyGraph {
                         } else {
                             (e.to, e.from, a)
                         };
-                        let (px, py) = port(top_id, Side::Bottom, i);
-                        let (tx, ty) = port(other_id, Side::Left, i);
-                        let gx = other.x - 30.0 - 6.0 * (other.row % 4) as f64;
-                        let turn = py + 24.0;
-                        let path = format!(
-                            "M {px:.1} {py:.1} C {px:.1} {turn:.1}, {gx:.1} {py:.1}, {gx:.1} {:.1} L {gx:.1} {:.1} Q {gx:.1} {ty:.1}, {tx:.1} {ty:.1}",
-                            turn + 20.0,
-                            (ty - 14.0).max(turn + 20.0),
-                        );
-                        // The label by the vertical run, near its top (the gap is free there).
-                        let k = from_top_in_gap[other.column.unwrap_or(0)];
-                        from_top_in_gap[other.column.unwrap_or(0)] += 1;
-                        Geometry {
-                            path,
-                            label: (gx - 4.0, turn + 40.0 + 26.0 * (k % 3) as f64, true),
-                        }
+                        let column = other.column.unwrap_or(0);
+                        let k = lanes.from_top_in_gap[column];
+                        lanes.from_top_in_gap[column] += 1;
+                        from_top(
+                            port(top_id, Side::Bottom),
+                            port(other_id, Side::Left),
+                            other,
+                            k,
+                        )
                     }
                 })
             })
-            .collect();
+            .collect()
+    }
 
-        // Place the labels: the cycle's first, each at the first free spot by its edge.
+    /// Places the labels: the cycle's first, each at the first free spot by its edge; the
+    /// drawing widens for labels past its right side and lengthens for the unplaced ones.
+    fn place_labels(&self, geometry: &[Option<Geometry>], placement: &Placement) -> Labels {
         let polylines: Vec<Vec<(f64, f64)>> = geometry
             .iter()
             .map(|g| g.as_ref().map_or(Vec::new(), |g| flatten(&g.path)))
             .collect();
-        let bounds: Vec<Area> = polylines
-            .iter()
-            .map(|p| {
-                let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-                for &(x, y) in p {
-                    (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
-                }
-                Area {
-                    x: x0,
-                    y: y0,
-                    w: x1 - x0,
-                    h: y1 - y0,
-                }
-            })
-            .collect();
-        let mut taken: Vec<Area> = rects
-            .iter()
-            .map(|(_, r)| Area {
-                x: r.x,
-                y: r.y,
-                w: r.w,
-                h: r.h,
-            })
-            .collect();
-        taken.push(Area {
-            x: 0.0,
-            y: 0.0,
-            w: width,
-            h: MARGIN_Y + 14.0,
-        });
-        for (c, s) in self.sessions.iter().enumerate() {
-            let w = 7.5 * fit(&s.title, CHARS_PER_LINE).chars().count() as f64 + 8.0;
-            taken.push(Area {
-                x: column_x(c) + BOX_WIDTH / 2.0 - w / 2.0,
-                y: header_y - 13.0,
-                w,
-                h: 17.0,
-            });
-        }
+        let bounds: Vec<Area> = polylines.iter().map(|p| bounding_area(p)).collect();
+        let mut taken = self.label_obstacles(placement);
+        let legend_top = placement.legend_top;
         let free = |area: Area, taken: &[Area]| -> bool {
             let clear = area.grown(2.0);
             // Past the right margin is fine: the drawing widens.
@@ -669,7 +746,7 @@ impl AnomalyGraph {
         };
         let mut by_priority: Vec<usize> = (0..self.edges.len()).collect();
         by_priority.sort_by_key(|&i| std::cmp::Reverse(kind_rank(self.edges[i].kind)));
-        let mut label_at: Vec<Option<(f64, f64, bool)>> = vec![None; self.edges.len()];
+        let mut at: Vec<Option<(f64, f64, bool)>> = vec![None; self.edges.len()];
         let mut unplaced: Vec<usize> = Vec::new();
         for &i in &by_priority {
             let (e, Some(g)) = (&self.edges[i], &geometry[i]) else {
@@ -680,43 +757,67 @@ impl AnomalyGraph {
             }
             let lines = wrap(&e.label);
             let h = lines.len() as f64 * LABEL_LINE + 3.0;
-            let mut candidates = vec![g.label];
-            let points = along_from_end(&polylines[i], 10.0);
-            // Beside the edge first, then a little farther from it.
-            for gap in [6.0, 24.0] {
-                for &(x, y) in points.iter().take(150) {
-                    let v = gap - 6.0;
-                    candidates.extend([
-                        (x - gap, y - 6.0 - v, true),
-                        (x + gap, y - 6.0 - v, false),
-                        (x - gap, y + h / 2.0 - 3.0, true),
-                        (x + gap, y + h / 2.0 - 3.0, false),
-                        (x - gap, y + h + v, true),
-                        (x + gap, y + h + v, false),
-                    ]);
-                }
-            }
-            match candidates
+            match label_candidates(g, &polylines[i], h)
                 .into_iter()
                 .find(|&c| free(label_area(&lines, c), &taken))
             {
                 Some(c) => {
                     taken.push(label_area(&lines, c));
-                    label_at[i] = Some(c);
+                    at[i] = Some(c);
                 }
                 None => unplaced.push(i),
             }
         }
         unplaced.sort_unstable();
-        let height = height + unplaced.len() as f64 * LEGEND_LINE;
-        let width = label_at
+        let height = placement.height + unplaced.len() as f64 * LEGEND_LINE;
+        let width = at
             .iter()
             .zip(&self.edges)
             .filter_map(|(at, e)| Some(label_area(&wrap(&e.label), (*at)?)))
             .map(|a| a.x + a.w + 10.0)
-            .fold(width, f64::max);
+            .fold(placement.width, f64::max);
+        Labels {
+            at,
+            unplaced,
+            width,
+            height,
+        }
+    }
 
-        let mut out = String::new();
+    /// What labels must not cover: the boxes, the title's band and the sessions' headings.
+    fn label_obstacles(&self, placement: &Placement) -> Vec<Area> {
+        let mut taken: Vec<Area> = placement
+            .rects
+            .iter()
+            .map(|(_, r)| Area {
+                x: r.x,
+                y: r.y,
+                w: r.w,
+                h: r.h,
+            })
+            .collect();
+        taken.push(Area {
+            x: 0.0,
+            y: 0.0,
+            w: placement.width,
+            h: MARGIN_Y + 14.0,
+        });
+        for (c, s) in self.sessions.iter().enumerate() {
+            let w = 7.5 * fit(&s.title, CHARS_PER_LINE).chars().count() as f64 + 8.0;
+            taken.push(Area {
+                x: placement.column_x(c) + BOX_WIDTH / 2.0 - w / 2.0,
+                y: placement.header_y - 13.0,
+                w,
+                h: 17.0,
+            });
+        }
+        taken
+    }
+
+    /// The SVG element, the arrow markers, the background, the title, the note and the
+    /// sessions' headings.
+    fn draw_frame(&self, out: &mut String, placement: &Placement, labels: &Labels) {
+        let (width, height) = (labels.width, labels.height);
         let _ = writeln!(
             out,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"monospace\" font-size=\"11\">"
@@ -751,22 +852,32 @@ impl AnomalyGraph {
                 out,
                 "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\">{}</text>",
                 MARGIN_Y,
-                MARGIN_Y + 8.0 + note_height,
+                MARGIN_Y + 8.0 + placement.note_height,
                 xml_escape(&fit(note, (width / 7.0) as usize))
             );
         }
         for (c, s) in self.sessions.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "<text x=\"{:.1}\" y=\"{header_y:.1}\" text-anchor=\"middle\" font-size=\"12\" font-weight=\"bold\">{}</text>",
-                column_x(c) + BOX_WIDTH / 2.0,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" font-weight=\"bold\">{}</text>",
+                placement.column_x(c) + BOX_WIDTH / 2.0,
+                placement.header_y,
                 xml_escape(&fit(&s.title, CHARS_PER_LINE))
             );
         }
-        // Edges under the boxes: grey first, the cycle last.
-        let mut order: Vec<usize> = (0..self.edges.len()).collect();
-        order.sort_by_key(|&i| kind_rank(self.edges[i].kind));
-        for &i in &order {
+    }
+
+    /// The edges, in `order`; an edge into the initial state is drawn from it, arrow at its
+    /// start.
+    fn draw_edges(
+        &self,
+        out: &mut String,
+        order: &[usize],
+        routes: &[Option<Route>],
+        placement: &Placement,
+        geometry: &[Option<Geometry>],
+    ) {
+        for &i in order {
             let (e, Some(g)) = (&self.edges[i], &geometry[i]) else {
                 continue;
             };
@@ -780,9 +891,8 @@ impl AnomalyGraph {
             } else {
                 ""
             };
-            // An edge into the initial state is drawn from it, arrow at its start.
             let reversed = routes[i] == Some(Route::FromTop)
-                && rect(e.from).is_some_and(|r| r.column.is_some());
+                && placement.rect(e.from).is_some_and(|r| r.column.is_some());
             let marker = if reversed {
                 "marker-start"
             } else {
@@ -796,9 +906,14 @@ impl AnomalyGraph {
                 marker_name(e.kind)
             );
         }
-        // Boxes.
+    }
+
+    /// The boxes: a title and the wrapped lines of each.
+    fn draw_boxes(&self, out: &mut String, placement: &Placement) {
         for b in self.boxes() {
-            let Some(r) = rect(b.id) else { continue };
+            let Some(r) = placement.rect(b.id) else {
+                continue;
+            };
             let stroke = if b.emphasized { 2.5 } else { 1.0 };
             let _ = writeln!(
                 out,
@@ -823,15 +938,24 @@ impl AnomalyGraph {
             }
             out.push_str("</g>\n");
         }
-        // Labels on top.
-        for &i in &order {
+    }
+
+    /// The placed labels on top, each on a white background.
+    fn draw_labels(
+        &self,
+        out: &mut String,
+        order: &[usize],
+        geometry: &[Option<Geometry>],
+        labels: &Labels,
+    ) {
+        for &i in order {
             let (e, Some(_)) = (&self.edges[i], &geometry[i]) else {
                 continue;
             };
             if e.label.is_empty() {
                 continue;
             }
-            let Some((x, y, right)) = label_at[i] else {
+            let Some((x, y, right)) = labels.at[i] else {
                 continue;
             };
             let lines = wrap(&e.label);
@@ -852,7 +976,10 @@ impl AnomalyGraph {
                 );
             }
         }
-        // The legend.
+    }
+
+    /// The legend, from `legend_top`.
+    fn draw_legend(out: &mut String, legend_top: f64) {
         let _ = writeln!(
             out,
             "<text x=\"{MARGIN_Y:.1}\" y=\"{legend_top:.1}\" font-weight=\"bold\">Legend</text>"
@@ -892,7 +1019,11 @@ impl AnomalyGraph {
                 xml_escape(meaning)
             );
         }
-        // Labels that found no free place beside their edge.
+    }
+
+    /// Labels that found no free place beside their edge, listed below the legend, named by
+    /// their edge's ends.
+    fn draw_unplaced(&self, out: &mut String, legend_top: f64, unplaced: &[usize]) {
         let name = |id: u32| {
             self.boxes()
                 .find(|b| b.id == id)
@@ -919,8 +1050,69 @@ impl AnomalyGraph {
                 xml_escape(&text)
             );
         }
-        out.push_str("</svg>\n");
-        out
+    }
+}
+
+/// A bulge within a column, from `(sx, sy)` out to the right and back to `(ex, ey)`; `k`: the
+/// bulges of the column before it. Each bulge of a column has its own lane, 36 px apart, so
+/// that opposite arcs between the same boxes stay apart.
+fn bulge((sx, sy): (f64, f64), (ex, ey): (f64, f64), k: usize) -> Geometry {
+    let out = sx + 34.0 + 36.0 * (k % 4) as f64;
+    Geometry {
+        path: format!("M {sx:.1} {sy:.1} C {out:.1} {sy:.1}, {out:.1} {ey:.1}, {ex:.1} {ey:.1}"),
+        // Bulges between the same rows would share a midpoint: stagger.
+        label: (
+            out - 4.0,
+            (sy + ey) / 2.0 + 4.0 + 26.0 * (k % 3) as f64 - 13.0,
+            false,
+        ),
+    }
+}
+
+/// An edge between neighbouring columns: a curve between the facing sides.
+fn across((sx, sy): (f64, f64), (ex, ey): (f64, f64), rightward: bool) -> Geometry {
+    let dx = (ex - sx) * 0.5;
+    Geometry {
+        path: format!(
+            "M {sx:.1} {sy:.1} C {:.1} {sy:.1}, {:.1} {ey:.1}, {ex:.1} {ey:.1}",
+            sx + dx,
+            ex - dx
+        ),
+        label: across_label(rightward, (ex, ey)),
+    }
+}
+
+/// An edge over a column in between, along the horizontal lane at `lane`.
+fn over_columns(
+    (sx, sy): (f64, f64),
+    (ex, ey): (f64, f64),
+    lane: f64,
+    rightward: bool,
+) -> Geometry {
+    let step = if rightward { 22.0 } else { -22.0 };
+    let (g1, g2) = (sx + step, ex - step);
+    Geometry {
+        path: format!(
+            "M {sx:.1} {sy:.1} L {g1:.1} {sy:.1} L {g1:.1} {lane:.1} L {g2:.1} {lane:.1} L {g2:.1} {ey:.1} L {ex:.1} {ey:.1}"
+        ),
+        label: across_label(rightward, (ex, ey)),
+    }
+}
+
+/// An edge from the initial state's bottom port `(px, py)` down the gap left of `other`'s
+/// column into its left port `(tx, ty)`; `k`: such edges into that column before it.
+fn from_top((px, py): (f64, f64), (tx, ty): (f64, f64), other: Rect, k: usize) -> Geometry {
+    let gx = other.x - 30.0 - 6.0 * (other.row % 4) as f64;
+    let turn = py + 24.0;
+    let path = format!(
+        "M {px:.1} {py:.1} C {px:.1} {turn:.1}, {gx:.1} {py:.1}, {gx:.1} {:.1} L {gx:.1} {:.1} Q {gx:.1} {ty:.1}, {tx:.1} {ty:.1}",
+        turn + 20.0,
+        (ty - 14.0).max(turn + 20.0),
+    );
+    // The label by the vertical run, near its top (the gap is free there).
+    Geometry {
+        path,
+        label: (gx - 4.0, turn + 40.0 + 26.0 * (k % 3) as f64, true),
     }
 }
 
