@@ -335,16 +335,16 @@ impl SearchProgress {
                 let n = found.load(Ordering::Relaxed).max(at_least);
                 let line = progress_line(n, start.elapsed());
                 if terminal {
-                    crate::ewrite!("\r{line}\x1b[K");
+                    ewrite!("\r{line}\x1b[K");
                 } else {
-                    crate::ewriteln!("{line}");
+                    ewriteln!("{line}");
                 }
                 if !matches!(
                     rx.recv_timeout(period),
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                 ) {
                     if terminal {
-                        crate::ewrite!("\r\x1b[K");
+                        ewrite!("\r\x1b[K");
                     }
                     return;
                 }

@@ -869,7 +869,7 @@ impl GridProgress {
             ) {
                 return;
             }
-            crate::ewriteln!(
+            ewriteln!(
                 "{}",
                 grid_progress_line(
                     bar.position(),
