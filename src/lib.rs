@@ -36,6 +36,7 @@ pub mod formats;
 pub mod generate;
 pub mod history;
 pub mod interrupt;
+#[macro_use]
 pub mod output;
 pub mod pipeline;
 pub mod predict;

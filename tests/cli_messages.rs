@@ -128,3 +128,25 @@ fn help_footers_are_true_per_command() {
         assert!(!footer.contains(not), "{args:?}: {footer}");
     }
 }
+
+/// A store that cannot be reached is said once (issue 35 item 20: the cause was printed twice,
+/// once in the message and once as its source).
+#[test]
+fn an_unreachable_store_is_said_once() {
+    let s = common::cli::Scratch::new("unreachable-store");
+    let o = isopredict(&[
+        "run",
+        "smallbank",
+        "--store",
+        "postgres://nobody@127.0.0.1:1/none",
+        "--out",
+        &s.arg("out"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(
+        err.matches("cannot connect to PostgreSQL").count(),
+        1,
+        "{err}"
+    );
+    assert_ne!(o.status.code(), Some(0), "{err}");
+}

@@ -60,7 +60,7 @@ use serde_json::value::RawValue;
 
 use super::common::{self, InitialValues};
 use super::edn::{Edn, EdnError, Reader};
-use super::text::{canonical_u64, json_error, utf8, LineIndex};
+use super::text::{json_error, utf8, LineIndex};
 use super::{Format, FormatError};
 use crate::error::InputError;
 use crate::history::AnomalyId;
@@ -495,6 +495,19 @@ fn key_name<'b>(k: &'b Edn, buf: &'b mut String, json: bool) -> Option<&'b str> 
     }
 }
 
+/// Whether `s` is one EDN token (what a keyword's name can be): not empty, without
+/// whitespace or delimiters.
+fn edn_token(s: &str) -> bool {
+    !s.is_empty()
+        && !s.bytes().any(|b| {
+            b.is_ascii_whitespace()
+                || matches!(
+                    b,
+                    b',' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b';'
+                )
+        })
+}
+
 /// The name of a key that is a string. Keys of different types are different keys, as in
 /// Elle: the string `"1"` is not the integer `1`, and (in EDN) the string `"x"` is not the
 /// keyword `:x`. A string whose text could also name an integer key (its decimal form), a
@@ -502,15 +515,7 @@ fn key_name<'b>(k: &'b Edn, buf: &'b mut String, json: bool) -> Option<&'b str> 
 /// quotes, as EDN writes it; any other string is named by its text.
 fn string_key_name<'b>(s: &'b str, json: bool, buf: &'b mut String) -> &'b str {
     let int_like = s.parse::<i64>().is_ok_and(|i| i.to_string() == s);
-    let keyword_like = !json
-        && !s.is_empty()
-        && !s.bytes().any(|b| {
-            b.is_ascii_whitespace()
-                || matches!(
-                    b,
-                    b',' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b';'
-                )
-        });
+    let keyword_like = !json && edn_token(s);
     if int_like || keyword_like || s.starts_with('"') {
         buf.clear();
         buf.push('"');
@@ -1470,15 +1475,26 @@ fn ops_text(h: &History, edn: bool) -> Result<Vec<String>, FormatError> {
     }
     let plan = common::plan_values(h, InitialValues::Zero)
         .map_err(|problem| FormatError::Unrepresentable { format, problem })?;
-    let all_int = h.key_names().iter().all(|n| canonical_u64(n).is_some());
+    // Each key as the reader names it back ([`string_key_name`]): an integer's decimal form
+    // as that integer, a string key named in quotes as that string, another name as a
+    // keyword (EDN) when it is one token, else as a string.
     let key = |k: KeyId| -> String {
         let n = h.key_name(k);
-        if all_int {
-            n.to_string()
-        } else if edn {
-            format!("{n:?}")
+        if n.parse::<i64>().is_ok_and(|i| i.to_string() == n) {
+            return n.to_string();
+        }
+        let (text, quoted) = match n.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            Some(inner) if n.len() >= 2 => (inner, true),
+            _ => (n, false),
+        };
+        if edn {
+            if !quoted && edn_token(text) {
+                format!(":{text}")
+            } else {
+                format!("{text:?}")
+            }
         } else {
-            serde_json::to_string(n).unwrap_or_default()
+            serde_json::to_string(text).unwrap_or_default()
         }
     };
     let word = |w: &str| {

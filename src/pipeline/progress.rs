@@ -50,7 +50,7 @@ impl PlainLines {
         let mut pending = self.pending.lock().unwrap();
         let line = pending.trim();
         if !line.is_empty() {
-            eprintln!("{line}");
+            ewriteln!("{line}");
         }
         pending.clear();
     }

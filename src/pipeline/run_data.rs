@@ -76,21 +76,41 @@ impl RunOptions {
 /// Why the pipeline could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
+    // The three below say their cause in their own message, so they do not also name it as
+    // their `source` (an error chain printed with `{:#}` would repeat it).
     /// Recording or replaying the workload failed.
     #[error("running the workload: {0}")]
-    Run(#[from] RunError),
+    Run(RunError),
     /// Checking failed.
     #[error("checking: {0}")]
-    Check(#[from] CheckError),
+    Check(CheckError),
     /// Prediction failed.
     #[error("predicting: {0}")]
-    Predict(#[from] PredictError),
+    Predict(PredictError),
     /// The user interrupted the run (SIGINT, see [`crate::interrupt`]).
     #[error("{0}")]
     Interrupted(#[from] crate::interrupt::Interrupted),
     /// The memory guard stopped the run ([`super::run_memory`]): the answer is unknown.
     #[error("unknown: {0}")]
     OverMemory(String),
+}
+
+impl From<RunError> for PipelineError {
+    fn from(e: RunError) -> Self {
+        PipelineError::Run(e)
+    }
+}
+
+impl From<CheckError> for PipelineError {
+    fn from(e: CheckError) -> Self {
+        PipelineError::Check(e)
+    }
+}
+
+impl From<PredictError> for PipelineError {
+    fn from(e: PredictError) -> Self {
+        PipelineError::Predict(e)
+    }
 }
 
 /// Stage 1's result: the observed run.

@@ -796,7 +796,7 @@ mod tests {
                 answers[answer as usize] += 1;
             }
         }
-        crate::ewriteln!("answers [no, yes] {answers:?}; {learned} nogoods, {refused} refusals");
+        ewriteln!("answers [no, yes] {answers:?}; {learned} nogoods, {refused} refusals");
         assert!(answers[0] > 0 && answers[1] > 0, "{answers:?}");
         assert!(
             learned > 0 && refused > 0,

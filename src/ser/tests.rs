@@ -253,7 +253,7 @@ fn engines_agree_with_the_oracle() {
         separations[1] += (row[2] && !row[1]) as u32;
         separations[2] += (cc && !row[2]) as u32;
     }
-    crate::ewriteln!("verdicts [no, yes] ser/si/pc: {seen:?}; separations {separations:?}");
+    ewriteln!("verdicts [no, yes] ser/si/pc: {seen:?}; separations {separations:?}");
     for (i, [no, yes]) in seen.iter().enumerate() {
         assert!(*no > 0 && *yes > 0, "level {i}: both verdicts occur");
     }
