@@ -949,6 +949,7 @@ impl HistoryBuilder {
             write_order,
             notes: self.notes,
             observed,
+            statements: None,
             txn_keys_written,
             key_writers: LazyIndex::default(),
             key_readers: LazyIndex::default(),

@@ -21,6 +21,7 @@ mod known_order;
 mod level;
 mod observed;
 mod real_time;
+mod statements;
 mod stats;
 pub mod timestamped;
 mod value_index;
@@ -29,6 +30,7 @@ pub use anomalies::{AnomalyId, AnomalyRow, ANOMALIES};
 pub use builder::{BuilderTxn, HistoryBuilder, ReadFrom};
 pub use level::Level;
 pub use observed::ObservedAnomaly;
+pub use statements::{SqlStatement, StatementTable, NO_STATEMENT};
 pub use stats::Stats;
 
 use std::ops::Range;
@@ -187,6 +189,7 @@ pub struct History {
     write_order: Vec<(OpId, OpId)>,
     notes: Vec<String>,
     observed: Vec<ObservedAnomaly>,
+    statements: Option<Arc<StatementTable>>,
     txn_keys_written: Csr,
     /// Indexes built on first use (rc and ra use none of them: at 10^6 operations they are
     /// tens of megabytes that a check would build for nothing).
@@ -553,6 +556,21 @@ impl History {
     /// is a violation of every level that forbids it, whatever the checkers find.
     pub fn observed_anomalies(&self) -> &[ObservedAnomaly] {
         &self.observed
+    }
+
+    /// The SQL statements behind the operations, for histories recorded by the server.
+    pub fn statements(&self) -> Option<&StatementTable> {
+        self.statements.as_deref()
+    }
+
+    /// The history with its operations' statements ([`StatementTable::validate`]d).
+    pub fn with_statements(
+        mut self,
+        table: Arc<StatementTable>,
+    ) -> Result<History, crate::error::InputError> {
+        table.validate(&self)?;
+        self.statements = Some(table);
+        Ok(self)
     }
 
     /// Whether any transaction carries timestamps.
