@@ -28,8 +28,12 @@ pub struct Args {
 /// Runs CMD against the server and writes the recording; exits with CMD's status (a signal
 /// that ended it: 128 + the signal), or 2 if the server or the output failed.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let token_wait = std::time::Duration::try_from_secs_f64(args.token_wait)
-        .map_err(|_| anyhow::anyhow!("--token-wait {}: not a duration in seconds", args.token_wait))?;
+    let token_wait = std::time::Duration::try_from_secs_f64(args.token_wait).map_err(|_| {
+        anyhow::anyhow!(
+            "--token-wait {}: not a duration in seconds",
+            args.token_wait
+        )
+    })?;
     let server = Arc::new(Server::bind(Config {
         password: args.password.clone(),
         token_wait,
@@ -38,6 +42,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.out)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
     let addr = server.local_addr()?;
+    // A signal ends the serving (the command gets it too) and the recording is written.
+    isopredict::interrupt::keep_findings();
+    super::on_cut_say(
+        "isopredict record: stopping: writing the recording (Ctrl-C again to exit at once, \
+         writing nothing)",
+    );
     let stop = Arc::new(AtomicBool::new(false));
     let serving = {
         let (server, stop) = (server.clone(), stop.clone());
@@ -58,12 +68,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .env("PGSSLMODE", "disable")
         .env(
             "DATABASE_URL",
-            format!("postgresql://{auth}{}:{}/{database}?sslmode=disable", addr.ip(), addr.port()),
+            format!(
+                "postgresql://{auth}{}:{}/{database}?sslmode=disable",
+                addr.ip(),
+                addr.port()
+            ),
         );
     if let Some(p) = &args.password {
         cmd.env("PGPASSWORD", p);
     }
-    eprintln!("isopredict record: listening on {addr}; running {}", args.command.join(" "));
+    eprintln!(
+        "isopredict record: listening on {addr}; running {}",
+        args.command.join(" ")
+    );
     let status = cmd.status();
     stop.store(true, Ordering::SeqCst);
     let served = serving

@@ -32,14 +32,18 @@ pub struct Args {
 }
 
 fn seconds(name: &str, s: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(s).map_err(|_| anyhow::anyhow!("{name} {s}: not a duration in seconds"))
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| anyhow::anyhow!("{name} {s}: not a duration in seconds"))
 }
 
 /// The server configuration the arguments describe.
 pub fn config(args: &Args) -> anyhow::Result<Config> {
     Ok(Config {
         addr: SocketAddr::new(args.listen, args.port),
-        until_idle: args.until_idle.map(|s| seconds("--until-idle", s)).transpose()?,
+        until_idle: args
+            .until_idle
+            .map(|s| seconds("--until-idle", s))
+            .transpose()?,
         password: args.password.clone(),
         token_wait: seconds("--token-wait", args.token_wait)?,
         ..Config::default()
@@ -53,6 +57,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", args.listen, args.port))?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
+    // A signal ends the serving and the recording is written: what was recorded is kept.
+    isopredict::interrupt::keep_findings();
+    super::on_cut_say(
+        "isopredict serve: stopping: writing the recording (Ctrl-C again to exit at once, \
+         writing nothing)",
+    );
     eprintln!("isopredict serve: listening on {}", server.local_addr()?);
     server.run(&AtomicBool::new(false))?;
     let path = args.out.join("observed.json");

@@ -40,6 +40,11 @@
 //! - `"write_order": [[[t, i], [u, j]], …]` (optional, last) lists the known write–write
 //!   facts ([`History::known_write_order`]): operation `i` of `t` was installed before
 //!   operation `j` of `u`.
+//! - `"statements": {"sessions": [names], "list": [{"session": s, "index": i, "sql": "…",
+//!   "params": ["1", null]}]}` (optional, last; histories recorded by `isopredict serve`): the
+//!   SQL statements, each with its history session (0-based), its position in that session
+//!   (1-based) and its bound parameters as text; `"stmt": n` on an operation names the
+//!   statement (0-based in `list`) that made it.
 //! - Optional fields: `id` (the input's own session or transaction id), `status`
 //!   (`committed` by default, or `aborted`), `timestamps`, `v` (the value).
 //!
@@ -79,6 +84,28 @@ struct Doc<'a> {
     sessions: Vec<&'a RawValue>,
     #[serde(default)]
     write_order: Vec<((u64, u32), (u64, u32))>,
+    #[serde(default)]
+    statements: Option<JsonStatements>,
+}
+
+/// The optional `"statements"` section (histories recorded by `isopredict serve`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonStatements {
+    #[serde(default)]
+    sessions: Vec<String>,
+    #[serde(default)]
+    list: Vec<JsonStatement>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonStatement {
+    session: usize,
+    index: u32,
+    sql: String,
+    #[serde(default)]
+    params: Vec<Option<String>>,
 }
 
 #[derive(Deserialize)]
@@ -120,6 +147,8 @@ struct JsonOp<'a> {
     from: Option<&'a RawValue>,
     #[serde(default)]
     unresolved: Option<Unresolved>,
+    #[serde(default)]
+    stmt: Option<u32>,
 }
 
 /// Maps positions in the text to 1-based lines, moving forward.
@@ -187,6 +216,7 @@ struct ParsedOp {
     key: KeyId,
     value: Option<u64>,
     from: Source,
+    stmt: Option<u32>,
 }
 
 struct ParsedTxn {
@@ -303,6 +333,7 @@ impl<'a> Parser<'a> {
                 key,
                 value: op.v,
                 from,
+                stmt: op.stmt,
             });
         }
         Ok(ParsedTxn {
@@ -463,7 +494,44 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
     if !ambiguous.is_empty() {
         b.allow_duplicate_writes(true);
     }
-    let history = b.build()?;
+    let mut history = b.build()?;
+    if let Some(st) = doc.statements {
+        let mut op_statement = vec![crate::history::NO_STATEMENT; history.ops().len()];
+        let all = initial
+            .iter()
+            .map(|t| (0usize, t))
+            .chain(txns.iter().enumerate().map(|(i, t)| (i + 1, t)));
+        for (position, t) in all {
+            let start = history.txn(position as TxnId).ops().start as usize;
+            for (i, op) in t.ops.iter().enumerate() {
+                if let Some(n) = op.stmt {
+                    if n as usize >= st.list.len() {
+                        return Err(InputError::new(
+                            source,
+                            op.line,
+                            format!(
+                                "\"stmt\" {n}, but there are only {} statements",
+                                st.list.len()
+                            ),
+                        ));
+                    }
+                    op_statement[start + i] = n;
+                }
+            }
+        }
+        let list = st
+            .list
+            .into_iter()
+            .map(|s| crate::history::SqlStatement {
+                session: s.session,
+                index: s.index,
+                sql: s.sql,
+                params: s.params,
+            })
+            .collect();
+        let table = crate::history::StatementTable::new(st.sessions, list, op_statement);
+        history = history.with_statements(std::sync::Arc::new(table))?;
+    }
     for (position, i, line) in ambiguous {
         let op = history.txn(position as TxnId).ops().start + i as u32;
         if history.unresolved_reason(op) != Some(Unresolved::Ambiguous) {
@@ -527,6 +595,13 @@ fn txn_json(h: &History, t: TxnId, out: &mut dyn Write, indent: &str) -> std::io
         string(out, h.key_name(op.key))?;
         if let Some(v) = op.value {
             write!(out, ", \"v\": {v}")?;
+        }
+        if let Some(n) = h
+            .statements()
+            .and_then(|st| st.op_statements().get(o as usize))
+            .filter(|&&n| n != crate::history::NO_STATEMENT)
+        {
+            write!(out, ", \"stmt\": {n}")?;
         }
         if op.kind == OpKind::Read {
             match h.read_from(o) {
@@ -615,6 +690,44 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
             write!(out, "{sep}[[{ta}, {ia}], [{tb}, {ib}]]")?;
         }
         write!(out, "]")?;
+    }
+    if let Some(st) = h.statements() {
+        write!(out, ",\n  \"statements\": {{\"sessions\": [")?;
+        for (i, name) in st.session_names().iter().enumerate() {
+            if i > 0 {
+                write!(out, ", ")?;
+            }
+            string(out, name)?;
+        }
+        write!(out, "], \"list\": [")?;
+        for (i, s) in st.statements().iter().enumerate() {
+            out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+            write!(
+                out,
+                "    {{\"session\": {}, \"index\": {}, \"sql\": ",
+                s.session, s.index
+            )?;
+            string(out, &s.sql)?;
+            if !s.params.is_empty() {
+                write!(out, ", \"params\": [")?;
+                for (j, p) in s.params.iter().enumerate() {
+                    if j > 0 {
+                        write!(out, ", ")?;
+                    }
+                    match p {
+                        Some(p) => string(out, p)?,
+                        None => write!(out, "null")?,
+                    }
+                }
+                write!(out, "]")?;
+            }
+            write!(out, "}}")?;
+        }
+        if st.statements().is_empty() {
+            write!(out, "]}}")?;
+        } else {
+            write!(out, "\n  ]}}")?;
+        }
     }
     writeln!(out, "\n}}")?;
     Ok(())

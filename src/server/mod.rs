@@ -84,7 +84,12 @@ impl std::fmt::Display for Summary {
             f,
             "recorded {} connections, {} committed and {} aborted transactions, {} statements, \
              {} events; {} statements failed or were refused",
-            self.connections, self.committed, self.aborted, self.statements, self.events, self.errors
+            self.connections,
+            self.committed,
+            self.aborted,
+            self.statements,
+            self.events,
+            self.errors
         )?;
         if self.concurrent > 0 {
             write!(
@@ -122,8 +127,10 @@ impl Server {
         self.listener.local_addr()
     }
 
-    /// Serves connections until `stop` is set, a stop is requested through
-    /// [`crate::interrupt`], or no connection has been open for `until_idle`. Connections
+    /// Serves connections until `stop` is set, a stop signal arrived
+    /// ([`crate::interrupt::signalled`]; the caller keeps the recording with
+    /// [`crate::interrupt::keep_findings`] so that the write that follows goes on), or no
+    /// connection has been open for `until_idle`. Connections
     /// still open then are closed (their open transactions recorded as aborted).
     pub fn run(&self, stop: &AtomicBool) -> std::io::Result<()> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -159,7 +166,7 @@ impl Server {
                 }
                 _ = tick.tick() => {
                     while tasks.try_join_next().is_some() {}
-                    if stop.load(Ordering::SeqCst) || crate::interrupt::requested() {
+                    if stop.load(Ordering::SeqCst) || crate::interrupt::signalled() {
                         break;
                     }
                     if let Some(idle) = self.config.until_idle {
@@ -205,7 +212,8 @@ impl Server {
                 .statements()
                 .map_or(0, |s| s.statements().len()),
             errors: db.recorder.errors,
-            events: recorded.history.ops().len() - recorded.history.implicit_initial_writes() as usize,
+            events: recorded.history.ops().len()
+                - recorded.history.implicit_initial_writes() as usize,
         };
         Ok((recorded, summary))
     }

@@ -93,7 +93,13 @@ impl Recorder {
     }
 
     /// Adds a statement of `session` and returns its number.
-    pub fn statement(&mut self, session: u32, index: u32, sql: &str, params: Vec<Option<String>>) -> u32 {
+    pub fn statement(
+        &mut self,
+        session: u32,
+        index: u32,
+        sql: &str,
+        params: Vec<Option<String>>,
+    ) -> u32 {
         self.statements.push(SqlStatement {
             session: session as usize,
             index,
@@ -174,7 +180,9 @@ impl Recorder {
         let mut builder_txn = vec![BuilderTxn::INITIAL; data.txns().len()];
         let mut begun = Vec::new();
         for (s, entries) in self.entries.iter().enumerate() {
-            let Some(hs) = history_session[s] else { continue };
+            let Some(hs) = history_session[s] else {
+                continue;
+            };
             for (k, e) in entries.iter().enumerate() {
                 let bt = b.begin(hs, Some(k as u64));
                 if let Entry::Committed(seq, _) = e {
@@ -240,7 +248,12 @@ impl Recorder {
                 return Err(InputError::new(
                     source.to_string(),
                     0,
-                    format!("recording: transaction {} has {} operations, not {}", t + 1, ops.len(), stmts.len()),
+                    format!(
+                        "recording: transaction {} has {} operations, not {}",
+                        t + 1,
+                        ops.len(),
+                        stmts.len()
+                    ),
                 ));
             }
             op_statement[ops.start as usize..ops.end as usize].copy_from_slice(stmts);
@@ -250,7 +263,9 @@ impl Recorder {
         locked_ops.dedup();
         let mut sessions_after = Vec::new();
         for (s, info) in self.sessions.iter().enumerate() {
-            let Some(later) = history_session[s] else { continue };
+            let Some(later) = history_session[s] else {
+                continue;
+            };
             for &e in &info.after {
                 if let Some(earlier) = history_session[e as usize] {
                     sessions_after.push((earlier, later));

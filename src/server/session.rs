@@ -208,7 +208,10 @@ impl Session {
             text,
             param_texts.to_vec(),
         );
-        let suspended = self.tx.take().expect("a data statement runs in a transaction");
+        let suspended = self
+            .tx
+            .take()
+            .expect("a data statement runs in a transaction");
         let mut tx = db.store.resume(suspended);
         let start = tx.event_count() as u32;
         self.statement_notes.clear();
@@ -226,7 +229,9 @@ impl Session {
         if end > start {
             self.notes.spans.push((end, id));
         }
-        self.notes.locked.extend_from_slice(&self.statement_notes.locked);
+        self.notes
+            .locked
+            .extend_from_slice(&self.statement_notes.locked);
         self.notes
             .lock_candidates
             .extend_from_slice(&self.statement_notes.lock_candidates);

@@ -21,7 +21,9 @@ use pgwire::api::results::{
     QueryResponse, Response, Tag,
 };
 use pgwire::api::stmt::{QueryParser, StoredStatement};
-use pgwire::api::{ClientInfo, NoopErrorHandler, PgWireConnectionState, PgWireServerHandlers, Type};
+use pgwire::api::{
+    ClientInfo, NoopErrorHandler, PgWireConnectionState, PgWireServerHandlers, Type,
+};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::response::{ReadyForQuery, TransactionStatus};
 use pgwire::messages::startup::Authentication;
@@ -63,7 +65,10 @@ impl Connection {
         }
     }
 
-    async fn with_session<C: ClientInfo>(&self, client: &C) -> tokio::sync::MutexGuard<'_, Option<Session>> {
+    async fn with_session<C: ClientInfo>(
+        &self,
+        client: &C,
+    ) -> tokio::sync::MutexGuard<'_, Option<Session>> {
         let mut guard = self.session.lock().await;
         if guard.is_none() {
             let name = client.metadata().get("application_name").cloned();
@@ -240,7 +245,8 @@ impl QueryParser for Parse {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let mut stmts = sql::parse(sql).map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?;
+        let mut stmts =
+            sql::parse(sql).map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?;
         if stmts.len() > 1 {
             return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
                 "ERROR".into(),
@@ -279,7 +285,11 @@ fn placeholder_count(text: &str) -> usize {
 }
 
 impl Connection {
-    fn fields_of(&self, stmt: &Statement, settings: &chatter::Settings) -> Result<Vec<Field>, SqlError> {
+    fn fields_of(
+        &self,
+        stmt: &Statement,
+        settings: &chatter::Settings,
+    ) -> Result<Vec<Field>, SqlError> {
         let db = self.shared.lock();
         match sql::kind(stmt) {
             sql::Kind::Chatter => {
@@ -313,23 +323,37 @@ impl Connection {
                 let bytes = portal.parameters[i].as_deref().unwrap_or_default();
                 Value::text(&String::from_utf8_lossy(bytes))
             } else if ty == Type::INT2 {
-                portal.parameter::<i16>(i, &ty)?.map_or(Value::Null, |x| Value::Int(x as i64))
+                portal
+                    .parameter::<i16>(i, &ty)?
+                    .map_or(Value::Null, |x| Value::Int(x as i64))
             } else if ty == Type::INT4 {
-                portal.parameter::<i32>(i, &ty)?.map_or(Value::Null, |x| Value::Int(x as i64))
+                portal
+                    .parameter::<i32>(i, &ty)?
+                    .map_or(Value::Null, |x| Value::Int(x as i64))
             } else if ty == Type::INT8 {
-                portal.parameter::<i64>(i, &ty)?.map_or(Value::Null, Value::Int)
+                portal
+                    .parameter::<i64>(i, &ty)?
+                    .map_or(Value::Null, Value::Int)
             } else if ty == Type::FLOAT4 {
-                portal.parameter::<f32>(i, &ty)?.map_or(Value::Null, |x| Value::Real(x as f64))
+                portal
+                    .parameter::<f32>(i, &ty)?
+                    .map_or(Value::Null, |x| Value::Real(x as f64))
             } else if ty == Type::FLOAT8 {
-                portal.parameter::<f64>(i, &ty)?.map_or(Value::Null, Value::Real)
+                portal
+                    .parameter::<f64>(i, &ty)?
+                    .map_or(Value::Null, Value::Real)
             } else if ty == Type::BOOL {
-                portal.parameter::<bool>(i, &ty)?.map_or(Value::Null, Value::Bool)
+                portal
+                    .parameter::<bool>(i, &ty)?
+                    .map_or(Value::Null, Value::Bool)
             } else if ty == Type::TEXT || ty == Type::VARCHAR || ty == Type::UNKNOWN {
-                portal.parameter::<String>(i, &ty)?.map_or(Value::Null, |s| Value::text(&s))
+                portal
+                    .parameter::<String>(i, &ty)?
+                    .map_or(Value::Null, |s| Value::text(&s))
             } else {
-                return Err(PgWireError::UserError(Box::new(error_info(&SqlError::unsupported(
-                    format!("a binary parameter of type {ty}"),
-                )))));
+                return Err(PgWireError::UserError(Box::new(error_info(
+                    &SqlError::unsupported(format!("a binary parameter of type {ty}")),
+                ))));
             };
             texts.push(match &v {
                 Value::Null => None,
@@ -369,7 +393,10 @@ impl ExtendedQueryHandler for Connection {
             None => Vec::new(),
             Some(stmt) => {
                 let guard = self.with_session(client).await;
-                let settings = guard.as_ref().map(|s| s.settings.clone()).unwrap_or_default();
+                let settings = guard
+                    .as_ref()
+                    .map(|s| s.settings.clone())
+                    .unwrap_or_default();
                 drop(guard);
                 self.fields_of(stmt, &settings)
                     .map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?
@@ -393,7 +420,10 @@ impl ExtendedQueryHandler for Connection {
             None => Vec::new(),
             Some(stmt) => {
                 let guard = self.with_session(client).await;
-                let settings = guard.as_ref().map(|s| s.settings.clone()).unwrap_or_default();
+                let settings = guard
+                    .as_ref()
+                    .map(|s| s.settings.clone())
+                    .unwrap_or_default();
                 drop(guard);
                 self.fields_of(stmt, &settings)
                     .map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?
@@ -460,7 +490,11 @@ impl ServerParameterProvider for Parameters {
 
 #[async_trait]
 impl StartupHandler for Connection {
-    async fn on_startup<C>(&self, client: &mut C, message: PgWireFrontendMessage) -> PgWireResult<()>
+    async fn on_startup<C>(
+        &self,
+        client: &mut C,
+        message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
     where
         C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
         C::Error: Debug,

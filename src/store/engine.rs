@@ -538,7 +538,11 @@ impl<'a> EmbeddedTx<'a> {
     /// resume → statements → suspend; with the `Latest` policy a resumed transaction reads
     /// the latest committed write, whoever committed it meanwhile.
     pub fn suspend(self) -> SuspendedTx {
-        let current = self.store.current.take().expect("no transaction is running");
+        let current = self
+            .store
+            .current
+            .take()
+            .expect("no transaction is running");
         SuspendedTx { current }
     }
 
@@ -546,7 +550,11 @@ impl<'a> EmbeddedTx<'a> {
     /// its reads are the committed transactions they read from), so that a recorder can keep
     /// an aborted transaction; the store keeps nothing of it.
     pub fn abort_events(self) -> Vec<Event> {
-        let current = self.store.current.take().expect("no transaction is running");
+        let current = self
+            .store
+            .current
+            .take()
+            .expect("no transaction is running");
         current.events
     }
 }

@@ -69,14 +69,19 @@ fn is_system_table(f: &TableFactor) -> bool {
     match f {
         TableFactor::Table { name, .. } => {
             let text = name.to_string().to_lowercase();
-            text.starts_with("pg_") || text.contains("pg_catalog.") || text.contains("information_schema.")
+            text.starts_with("pg_")
+                || text.contains("pg_catalog.")
+                || text.contains("information_schema.")
         }
         TableFactor::Derived { .. } | TableFactor::Function { .. } => true,
         TableFactor::NestedJoin {
             table_with_joins, ..
         } => {
             is_system_table(&table_with_joins.relation)
-                || table_with_joins.joins.iter().any(|j| is_system_table(&j.relation))
+                || table_with_joins
+                    .joins
+                    .iter()
+                    .any(|j| is_system_table(&j.relation))
         }
         _ => false,
     }
@@ -106,7 +111,8 @@ pub fn is_chatter(s: &Statement) -> bool {
 
 /// pgbench's `select count(*) from pgbench_branches`, asked before a built-in script runs.
 pub fn is_pgbench_scale_query(s: &Statement) -> bool {
-    s.to_string().eq_ignore_ascii_case("SELECT count(*) FROM pgbench_branches")
+    s.to_string()
+        .eq_ignore_ascii_case("SELECT count(*) FROM pgbench_branches")
 }
 
 /// Answers a chatter statement. `present_rows(table)` counts a table's rows in the latest

@@ -481,8 +481,15 @@ fn function(name: &str, args: Vec<Value>, e: &Expr) -> Result<Value, SqlError> {
             "PostgreSQL {SERVER_VERSION} (isopredict recording server {})",
             env!("CARGO_PKG_VERSION")
         )),
-        ("now" | "current_timestamp" | "localtimestamp" | "statement_timestamp"
-        | "transaction_timestamp" | "clock_timestamp", []) => Value::text(&timestamp_now()),
+        (
+            "now"
+            | "current_timestamp"
+            | "localtimestamp"
+            | "statement_timestamp"
+            | "transaction_timestamp"
+            | "clock_timestamp",
+            [],
+        ) => Value::text(&timestamp_now()),
         ("current_database", []) => Value::text("postgres"),
         ("current_schema", []) => Value::text("public"),
         ("current_user" | "session_user" | "user", []) => Value::text("postgres"),
@@ -546,15 +553,27 @@ mod tests {
     #[test]
     fn arithmetic_comparisons_and_three_valued_logic() {
         assert_eq!(eval_str("1 + 2 * 3", &[]).unwrap(), Value::Int(7));
-        assert_eq!(eval_str("$1 + 1", &[Value::text("41")]).unwrap(), Value::Int(42));
-        assert_eq!(eval_str("2 BETWEEN 1 AND 3", &[]).unwrap(), Value::Bool(true));
+        assert_eq!(
+            eval_str("$1 + 1", &[Value::text("41")]).unwrap(),
+            Value::Int(42)
+        );
+        assert_eq!(
+            eval_str("2 BETWEEN 1 AND 3", &[]).unwrap(),
+            Value::Bool(true)
+        );
         assert_eq!(eval_str("2 IN (1, NULL)", &[]).unwrap(), Value::Null);
-        assert_eq!(eval_str("NULL = 1 OR true", &[]).unwrap(), Value::Bool(true));
+        assert_eq!(
+            eval_str("NULL = 1 OR true", &[]).unwrap(),
+            Value::Bool(true)
+        );
         assert_eq!(eval_str("'a' || 'b'", &[]).unwrap(), Value::text("ab"));
         assert_eq!(eval_str("1.5::integer", &[]).unwrap(), Value::Int(2));
         assert_eq!(eval_str("1 / 0", &[]).unwrap_err().code, "22012");
         assert_eq!(eval_str("$2", &[Value::Int(1)]).unwrap_err().code, "08P01");
-        assert_eq!(eval_str("9223372036854775807 + 1", &[]).unwrap_err().code, "22003");
+        assert_eq!(
+            eval_str("9223372036854775807 + 1", &[]).unwrap_err().code,
+            "22003"
+        );
     }
 
     #[test]

@@ -26,11 +26,10 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 use sqlparser::ast::{
-    AssignmentTarget, ColumnOption, CreateTable, Delete, Distinct, Expr, FromTable,
-    FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Insert, JoinConstraint,
-    JoinOperator, LimitClause, OnConflictAction, OnInsert, OrderByKind, OrderBySort, Query,
-    Select, SelectItem, SetExpr, TableConstraint, TableFactor, TableObject, TableWithJoins,
-    Update,
+    AssignmentTarget, ColumnOption, CreateTable, Delete, Distinct, Expr, FromTable, FunctionArg,
+    FunctionArgExpr, FunctionArguments, GroupByExpr, Insert, JoinConstraint, JoinOperator,
+    LimitClause, OnConflictAction, OnInsert, OrderByKind, OrderBySort, Query, Select, SelectItem,
+    SetExpr, TableConstraint, TableFactor, TableObject, TableWithJoins, Update,
 };
 
 use super::catalog::{Catalog, Column, SqlType, TableDef};
@@ -291,7 +290,9 @@ fn create_table(catalog: &mut Catalog, c: &CreateTable) -> Result<Outcome, SqlEr
 
 fn table_of(catalog: &Catalog, name: &sqlparser::ast::ObjectName) -> Result<usize, SqlError> {
     let n = object_name(name)?;
-    catalog.table(&n).ok_or_else(|| SqlError::undefined_table(&n))
+    catalog
+        .table(&n)
+        .ok_or_else(|| SqlError::undefined_table(&n))
 }
 
 fn source_of(catalog: &Catalog, f: &TableFactor) -> Result<Source, SqlError> {
@@ -969,7 +970,10 @@ fn order_key(
         if let sqlparser::ast::Value::Number(n, _) = &v.value {
             let i: usize = n.parse().unwrap_or(0);
             return values.get(i.wrapping_sub(1)).cloned().ok_or_else(|| {
-                SqlError::new("42P10", format!("ORDER BY position {n} is not in select list"))
+                SqlError::new(
+                    "42P10",
+                    format!("ORDER BY position {n} is not in select list"),
+                )
             });
         }
     }
@@ -1122,24 +1126,26 @@ fn accumulate(acc: &mut Acc, v: Value) -> Result<(), SqlError> {
         Acc::Sum(s) => {
             *s = Some(match s.take() {
                 None => v,
-                Some(t) => {
-                    match (t, v) {
-                        (Value::Int(a), Value::Int(b)) => Value::Int(
-                            a.checked_add(b)
-                                .ok_or_else(|| SqlError::new("22003", "sum out of range"))?,
-                        ),
-                        (a, b) => Value::Real(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
-                    }
-                }
+                Some(t) => match (t, v) {
+                    (Value::Int(a), Value::Int(b)) => Value::Int(
+                        a.checked_add(b)
+                            .ok_or_else(|| SqlError::new("22003", "sum out of range"))?,
+                    ),
+                    (a, b) => Value::Real(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
+                },
             })
         }
         Acc::Min(m) => {
-            if m.as_ref().is_none_or(|x| compare(&v, x) == Some(Ordering::Less)) {
+            if m.as_ref()
+                .is_none_or(|x| compare(&v, x) == Some(Ordering::Less))
+            {
                 *m = Some(v);
             }
         }
         Acc::Max(m) => {
-            if m.as_ref().is_none_or(|x| compare(&v, x) == Some(Ordering::Greater)) {
+            if m.as_ref()
+                .is_none_or(|x| compare(&v, x) == Some(Ordering::Greater))
+            {
                 *m = Some(v);
             }
         }
@@ -1336,7 +1342,9 @@ fn insert(x: &mut Exec<'_, '_>, i: &Insert) -> Result<Outcome, SqlError> {
             .iter()
             .map(|c| {
                 let n = object_name(c)?;
-                table.column(&n).ok_or_else(|| SqlError::undefined_column(&n))
+                table
+                    .column(&n)
+                    .ok_or_else(|| SqlError::undefined_column(&n))
             })
             .collect::<Result<_, _>>()?
     };

@@ -98,7 +98,9 @@ pub fn kind(s: &Statement) -> Kind {
     match s {
         Statement::StartTransaction { .. } => Kind::Begin,
         Statement::Commit { .. } => Kind::Commit,
-        Statement::Rollback { savepoint: None, .. } => Kind::Rollback,
+        Statement::Rollback {
+            savepoint: None, ..
+        } => Kind::Rollback,
         Statement::CreateTable(_)
         | Statement::CreateIndex(_)
         | Statement::Drop { .. }
