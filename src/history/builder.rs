@@ -165,6 +165,8 @@ pub struct HistoryBuilder {
     observed: Vec<(ObservedAnomaly, Vec<BuilderTxn>)>,
     /// Added operations marked by [`Self::lock_read`] (builder indexes, in call order).
     locked: Vec<u32>,
+    /// Those of them marked by [`Self::lock_read_cut`], whose write need not follow.
+    locked_cut: Vec<u32>,
     /// `(earlier, later)` session pairs given to [`Self::session_after`], in call order.
     after: Vec<(SessionId, SessionId)>,
 }
@@ -227,6 +229,7 @@ impl HistoryBuilder {
             notes: Vec::new(),
             observed: Vec::new(),
             locked: Vec::new(),
+            locked_cut: Vec::new(),
             after: Vec::new(),
         }
     }
@@ -242,6 +245,15 @@ impl HistoryBuilder {
     /// otherwise). Marking an operation twice is the same as once.
     pub fn lock_read(&mut self, op: usize) {
         self.locked.push(op.min(u32::MAX as usize) as u32);
+    }
+
+    /// [`Self::lock_read`] for a locked read whose transaction's write of the key a predicted
+    /// prefix cut (the statement's read is kept, its write is not): `build` checks only that it
+    /// is a read.
+    pub(crate) fn lock_read_cut(&mut self, op: usize) {
+        let op = op.min(u32::MAX as usize) as u32;
+        self.locked.push(op);
+        self.locked_cut.push(op);
     }
 
     /// Declares that session `later` began after session `earlier` ended (a connection opened
@@ -1058,7 +1070,7 @@ impl HistoryBuilder {
                             ),
                         ));
                     }
-                    if stamp[op.key as usize] != txn {
+                    if stamp[op.key as usize] != txn && !self.locked_cut.contains(&origin.of(o)) {
                         return Err(self.error(
                             op.line,
                             format!(
