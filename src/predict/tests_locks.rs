@@ -448,7 +448,7 @@ fn predictions_keep_the_facts_and_are_found_when_they_exist() {
     let cases: u64 = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|c| c.parse().ok())
-        .unwrap_or(48)
+        .unwrap_or(100)
         .min(256);
     let (mut found, mut none, mut facts_mattered) = (0, 0, 0);
     for seed in 0..cases {
@@ -456,7 +456,8 @@ fn predictions_keep_the_facts_and_are_found_when_they_exist() {
         if h.locked_reads().is_empty() && h.sessions_after().is_empty() {
             continue;
         }
-        for level in LEVELS {
+        // One level per case, in turn (each level gets a fifth of the cases).
+        for level in [LEVELS[seed as usize % LEVELS.len()]] {
             // Ground truth: every boundary and read choice of the exact-strict space that is
             // valid at the level with the facts, and unserializable.
             let space = if matches!(level, Level::Prefix | Level::Snapshot) {
@@ -465,11 +466,13 @@ fn predictions_keep_the_facts_and_are_found_when_they_exist() {
                 Space::new(&h, BoundaryKind::Strict, level == Level::ReadCommitted)
             }
             .unwrap();
+            let unser = |p: &History| {
+                crate::check::oracle::satisfies(p, Level::Serializable) == Some(false)
+            };
             let truth = brute_force_judged(&space, level, &|p, level_h| {
-                facts_oracle(level_h, level) && unserializable(p)
+                facts_oracle(level_h, level) && unser(p)
             });
-            let plain = brute_force_judged(&space, level, &|p, _| unserializable(p));
-            if plain && !truth {
+            if !truth && brute_force_judged(&space, level, &|p, _| unser(p)) {
                 facts_mattered += 1;
             }
             let out = predictions(&h, level, Strategy::ExactStrict, Engine::Scalable);
