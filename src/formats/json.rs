@@ -45,6 +45,10 @@
 //!   SQL statements, each with its history session (0-based), its position in that session
 //!   (1-based) and its bound parameters as text; `"stmt": n` on an operation names the
 //!   statement (0-based in `list`) that made it.
+//! - `"locked": true` (optional, on a read): a locked read ([`History::locked_reads`]), the
+//!   read of a single-statement read–modify–write; its transaction writes the key after it.
+//! - `"after": [s, …]` (optional, per session): this session began after sessions `s` (0-based
+//!   positions in `sessions`) ended ([`History::sessions_after`]).
 //! - Optional fields: `id` (the input's own session or transaction id), `status`
 //!   (`committed` by default, or `aborted`), `timestamps`, `v` (the value).
 //!
@@ -113,6 +117,8 @@ struct JsonStatement {
 struct JsonSession<'a> {
     #[serde(default)]
     id: Option<u64>,
+    #[serde(default)]
+    after: Vec<u64>,
     #[serde(borrow, default)]
     transactions: Vec<&'a RawValue>,
 }
@@ -149,6 +155,8 @@ struct JsonOp<'a> {
     unresolved: Option<Unresolved>,
     #[serde(default)]
     stmt: Option<u32>,
+    #[serde(default)]
+    locked: bool,
 }
 
 /// Maps positions in the text to 1-based lines, moving forward.
@@ -217,6 +225,7 @@ struct ParsedOp {
     value: Option<u64>,
     from: Source,
     stmt: Option<u32>,
+    locked: bool,
 }
 
 struct ParsedTxn {
@@ -328,12 +337,18 @@ impl<'a> Parser<'a> {
                     return Err(err("a read has exactly one of \"from\" and \"unresolved\""))
                 }
             };
+            if op.locked && kind == OpKind::Write {
+                return Err(err(
+                    "\"locked\" marks a read (of a read–modify–write), not a write",
+                ));
+            }
             ops.push(ParsedOp {
                 line,
                 key,
                 value: op.v,
                 from,
                 stmt: op.stmt,
+                locked: op.locked,
             });
         }
         Ok(ParsedTxn {
@@ -407,6 +422,8 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
         None => None,
     };
     let mut txns = Vec::new();
+    let session_total = doc.sessions.len() as u64;
+    let mut after: Vec<(SessionId, SessionId)> = Vec::new(); // (later, earlier)
     for raw in doc.sessions {
         let (session, line): (JsonSession<'_>, u32) = p.parse(raw)?;
         let before = p.builder.session_count();
@@ -417,6 +434,19 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                 line,
                 format!("session id {} appears twice", session.id.unwrap_or(0)),
             ));
+        }
+        for &earlier in &session.after {
+            if earlier >= session_total {
+                return Err(InputError::new(
+                    source,
+                    line,
+                    format!(
+                        "\"after\" names session {earlier}, but sessions are numbered 0 to {}",
+                        session_total.saturating_sub(1)
+                    ),
+                ));
+            }
+            after.push((s, earlier as SessionId));
         }
         for raw in session.transactions {
             let position = txns.len() as u64 + 1;
@@ -473,6 +503,9 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                     ReadFrom::Value(op.value.unwrap_or_default())
                 }
             };
+            if op.locked {
+                b.lock_read(b.op_count());
+            }
             b.read(handle, op.key, op.value, from, op.line);
         }
     }
@@ -490,6 +523,9 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
             })
         };
         b.write_before((handle(ta)?, ia), (handle(tb)?, ib), 0);
+    }
+    for (later, earlier) in after {
+        b.session_after(later, earlier);
     }
     if !ambiguous.is_empty() {
         b.allow_duplicate_writes(true);
@@ -621,6 +657,9 @@ fn txn_json(h: &History, t: TxnId, out: &mut dyn Write, indent: &str) -> std::io
                     write!(out, ", \"unresolved\": \"{reason}\"")?
                 }
             }
+            if h.is_locked_read(o) {
+                write!(out, ", \"locked\": true")?;
+            }
         }
         out.write_all(b"}")?;
     }
@@ -655,11 +694,23 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
     txn_json(h, INITIAL_TXN, out, "  ")?;
     writeln!(out, ",")?;
     write!(out, "  \"sessions\": [")?;
+    // Each session's earlier sessions (`"after"`), from the sorted (earlier, later) pairs.
+    let mut after: Vec<Vec<SessionId>> = Vec::new();
+    if !h.sessions_after().is_empty() {
+        after.resize(h.sessions().len(), Vec::new());
+        for &(earlier, later) in h.sessions_after() {
+            after[later as usize].push(earlier);
+        }
+    }
     for (s, session) in h.sessions().iter().enumerate() {
         out.write_all(if s == 0 { b"\n" } else { b",\n" })?;
         write!(out, "    {{")?;
         if let Some(id) = session.external_id {
             write!(out, "\"id\": {id}, ")?;
+        }
+        if let Some(earlier) = after.get(s).filter(|e| !e.is_empty()) {
+            let list: Vec<String> = earlier.iter().map(|e| e.to_string()).collect();
+            write!(out, "\"after\": [{}], ", list.join(", "))?;
         }
         write!(out, "\"transactions\": [")?;
         for (i, t) in session.txns().enumerate() {

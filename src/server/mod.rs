@@ -30,7 +30,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use database::Shared;
-use recording::RecordedHistory;
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -198,7 +197,7 @@ impl Server {
     }
 
     /// The history recorded so far and its summary.
-    pub fn history(&self, source: &str) -> Result<(RecordedHistory, Summary), crate::InputError> {
+    pub fn history(&self, source: &str) -> Result<(crate::History, Summary), crate::InputError> {
         let db = self.shared.lock();
         let recorded = db.recorder.history(&db.store, &db.catalog, source)?;
         let (committed, aborted) = db.recorder.txn_counts();
@@ -207,13 +206,9 @@ impl Server {
             committed,
             aborted,
             concurrent: db.recorder.concurrent_txns,
-            statements: recorded
-                .history
-                .statements()
-                .map_or(0, |s| s.statements().len()),
+            statements: recorded.statements().map_or(0, |s| s.statements().len()),
             errors: db.recorder.errors,
-            events: recorded.history.ops().len()
-                - recorded.history.implicit_initial_writes() as usize,
+            events: recorded.ops().len() - recorded.implicit_initial_writes() as usize,
         };
         Ok((recorded, summary))
     }
@@ -222,7 +217,7 @@ impl Server {
     pub fn write(&self, path: &Path) -> anyhow::Result<Summary> {
         let (recorded, summary) = self.history(&path.display().to_string())?;
         crate::output::write_file_atomically(path, |out| {
-            crate::formats::json::write(&recorded.history, out)
+            crate::formats::json::write(&recorded, out)
                 .map_err(|e| std::io::Error::other(e.to_string()))
         })?;
         Ok(summary)

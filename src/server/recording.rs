@@ -151,15 +151,15 @@ impl Recorder {
     }
 
     /// The recorded run as a history: one session per connection that ran a transaction,
-    /// aborted transactions included (marked aborted), keys named by the catalog, and every
-    /// operation's statement. Also returns the locked reads and the session-after facts (as
-    /// history op ids and session ids) until the history carries them itself.
+    /// aborted transactions included (marked aborted), keys named by the catalog, every
+    /// operation's statement, the locked reads, and which connections opened after others had
+    /// closed.
     pub fn history(
         &self,
         store: &Store,
         catalog: &Catalog,
         source: &str,
-    ) -> Result<RecordedHistory, InputError> {
+    ) -> Result<History, InputError> {
         let data = store.data();
         let mut b = HistoryBuilder::new(source);
         let key_names: Vec<u32> = data
@@ -194,7 +194,6 @@ impl Recorder {
         // Per begun transaction (in order): each operation's statement, and the locked reads'
         // positions in the transaction.
         let mut txn_statements: Vec<Vec<u32>> = Vec::with_capacity(begun.len());
-        let mut txn_locked: Vec<Vec<u32>> = Vec::with_capacity(begun.len());
         let mut next = 0;
         for entries in &self.entries {
             for e in entries {
@@ -204,6 +203,7 @@ impl Recorder {
                     Entry::Committed(seq, notes) => (data.txn_events(*seq), notes),
                     Entry::Aborted(events, notes) => (&events[..], notes),
                 };
+                let first_op = b.op_count();
                 let mut span = 0;
                 let mut stmts = Vec::with_capacity(events.len());
                 for (i, ev) in events.iter().enumerate() {
@@ -221,19 +221,41 @@ impl Recorder {
                         }
                     }
                 }
-                let mut locked = notes.locked.clone();
-                for &(l, key) in &notes.lock_candidates {
-                    let written_later = events[l as usize + 1..]
+                // A read is locked only if its transaction writes the key after it (a
+                // statement that failed before its write leaves an unlocked read).
+                let written_later = |l: u32, key| {
+                    events[l as usize + 1..]
                         .iter()
-                        .any(|ev| ev.source.is_none() && data.key(ev.key) == key);
-                    if written_later {
+                        .any(|ev| ev.source.is_none() && data.key(ev.key) == key)
+                };
+                let mut locked: Vec<u32> = notes
+                    .locked
+                    .iter()
+                    .copied()
+                    .filter(|&l| written_later(l, data.key(events[l as usize].key)))
+                    .collect();
+                for &(l, key) in &notes.lock_candidates {
+                    if written_later(l, key) {
                         locked.push(l);
                     }
                 }
+                for &l in &locked {
+                    b.lock_read(first_op + l as usize);
+                }
                 txn_statements.push(stmts);
-                txn_locked.push(locked);
                 if matches!(e, Entry::Aborted(..)) {
                     b.abort(bt);
+                }
+            }
+        }
+        // Connections that opened after others had closed see everything those committed.
+        for (s, info) in self.sessions.iter().enumerate() {
+            let Some(later) = history_session[s] else {
+                continue;
+            };
+            for &e in &info.after {
+                if let Some(earlier) = history_session[e as usize] {
+                    b.session_after(later, earlier);
                 }
             }
         }
@@ -241,8 +263,7 @@ impl Recorder {
         // Transactions were begun session by session in the history's own order, so history
         // transaction t + 1 is begun transaction t; checked operation by operation.
         let mut op_statement = vec![NO_STATEMENT; history.ops().len()];
-        let mut locked_ops = Vec::new();
-        for (t, (stmts, locked)) in txn_statements.iter().zip(&txn_locked).enumerate() {
+        for (t, stmts) in txn_statements.iter().enumerate() {
             let ops = history.txn(t as u32 + 1).ops();
             if ops.len() != stmts.len() {
                 return Err(InputError::new(
@@ -257,20 +278,6 @@ impl Recorder {
                 ));
             }
             op_statement[ops.start as usize..ops.end as usize].copy_from_slice(stmts);
-            locked_ops.extend(locked.iter().map(|&l| ops.start as usize + l as usize));
-        }
-        locked_ops.sort_unstable();
-        locked_ops.dedup();
-        let mut sessions_after = Vec::new();
-        for (s, info) in self.sessions.iter().enumerate() {
-            let Some(later) = history_session[s] else {
-                continue;
-            };
-            for &e in &info.after {
-                if let Some(earlier) = history_session[e as usize] {
-                    sessions_after.push((earlier, later));
-                }
-            }
         }
         let session_names = self
             .sessions
@@ -298,22 +305,6 @@ impl Recorder {
             }
         }
         let table = StatementTable::new(session_names, statements, op_statement);
-        let history = history.with_statements(Arc::new(table))?;
-        Ok(RecordedHistory {
-            history,
-            locked_reads: locked_ops,
-            sessions_after,
-        })
+        history.with_statements(Arc::new(table))
     }
-}
-
-/// A recorded history and the facts it does not carry yet (issue 32 item 4).
-#[derive(Debug)]
-pub struct RecordedHistory {
-    /// The history, with its statements.
-    pub history: History,
-    /// Operations (history op ids) that are locked reads.
-    pub locked_reads: Vec<usize>,
-    /// `(earlier, later)` history sessions: `later` opened after `earlier` had closed.
-    pub sessions_after: Vec<(u32, u32)>,
 }
