@@ -144,6 +144,7 @@ impl Server {
         let open = Arc::new(AtomicUsize::new(0));
         let last_close = Arc::new(Mutex::new(Instant::now()));
         let mut tasks = tokio::task::JoinSet::new();
+        let mut connections: Vec<std::sync::Weak<wire::Connection>> = Vec::new();
         let mut tick = tokio::time::interval(Duration::from_millis(50));
         loop {
             tokio::select! {
@@ -155,6 +156,7 @@ impl Server {
                     }
                     open.fetch_add(1, Ordering::SeqCst);
                     let conn = wire::Connection::new(self.shared.clone(), self.config.password.clone());
+                    connections.push(Arc::downgrade(&conn));
                     let (open, last_close) = (open.clone(), last_close.clone());
                     tasks.spawn(async move {
                         let _ = pgwire::tokio::process_socket(socket, None, wire::Handlers(conn.clone())).await;
@@ -165,6 +167,7 @@ impl Server {
                 }
                 _ = tick.tick() => {
                     while tasks.try_join_next().is_some() {}
+                    connections.retain(|c| c.strong_count() > 0);
                     if stop.load(Ordering::SeqCst) || crate::interrupt::signalled() {
                         break;
                     }
@@ -177,23 +180,17 @@ impl Server {
                 }
             }
         }
-        // Connections still open are ended; their transactions are recorded as aborted.
+        // Connections still open are ended; their open transactions are recorded as aborted.
+        let open: Vec<Arc<wire::Connection>> = connections
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .collect();
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
-        self.close_open_sessions();
-        Ok(())
-    }
-
-    fn close_open_sessions(&self) {
-        // A task aborted mid-connection never ran its `closed`: its session may hold an open
-        // transaction, which the recorder cannot see; the store drops it (nothing committed).
-        let mut db = self.shared.lock();
-        let n = db.recorder.sessions().len() as u32;
-        for s in 0..n {
-            if !db.recorder.sessions()[s as usize].closed {
-                db.recorder.close_session(s);
-            }
+        for conn in open {
+            conn.closed().await;
         }
+        Ok(())
     }
 
     /// The history recorded so far and its summary.
@@ -223,3 +220,6 @@ impl Server {
         Ok(summary)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -25,7 +25,6 @@ use pgwire::api::{
     ClientInfo, NoopErrorHandler, PgWireConnectionState, PgWireServerHandlers, Type,
 };
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
-use pgwire::messages::response::{ReadyForQuery, TransactionStatus};
 use pgwire::messages::startup::Authentication;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use sqlparser::ast::Statement;
@@ -38,8 +37,8 @@ use super::sql::eval::{plain, SERVER_VERSION};
 use super::sql::{self, chatter, exec, Field, Outcome, SqlError};
 use crate::store::Value;
 
-/// A connection's handlers: its session (opened at its first statement, when the startup
-/// parameters are known) and the shared database.
+/// A connection's handlers: its session (opened when the client is authenticated, with the
+/// startup parameters) and the shared database.
 pub struct Connection {
     shared: Arc<Shared>,
     password: Option<String>,
@@ -69,10 +68,18 @@ impl Connection {
         &self,
         client: &C,
     ) -> tokio::sync::MutexGuard<'_, Option<Session>> {
+        let name = client.metadata().get("application_name").cloned();
+        self.session_named(name).await
+    }
+
+    /// The session, opened with `application_name` if it is not open yet.
+    async fn session_named(
+        &self,
+        application_name: Option<String>,
+    ) -> tokio::sync::MutexGuard<'_, Option<Session>> {
         let mut guard = self.session.lock().await;
         if guard.is_none() {
-            let name = client.metadata().get("application_name").cloned();
-            *guard = Some(Session::open(&self.shared, name.as_deref()));
+            *guard = Some(Session::open(&self.shared, application_name.as_deref()));
         }
         guard
     }
@@ -513,12 +520,18 @@ impl StartupHandler for Connection {
                         .await?;
                 } else {
                     finish_authentication(client, &Parameters).await?;
+                    // The session opens with the connection: which connections had closed
+                    // by then is a fact of real time the recording keeps.
+                    let name = client.metadata().get("application_name").cloned();
+                    drop(self.session_named(name).await);
                 }
             }
             PgWireFrontendMessage::PasswordMessageFamily(pwd) => {
                 let given = pwd.into_password()?;
                 if Some(given.password.as_str()) == self.password.as_deref() {
                     finish_authentication(client, &Parameters).await?;
+                    let name = client.metadata().get("application_name").cloned();
+                    drop(self.session_named(name).await);
                 } else {
                     let user = client.metadata().get("user").cloned().unwrap_or_default();
                     return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
@@ -564,6 +577,3 @@ impl PgWireServerHandlers for Handlers {
         Arc::new(NoopErrorHandler)
     }
 }
-
-#[allow(dead_code)]
-fn _status(_: ReadyForQuery, _: TransactionStatus) {}

@@ -863,6 +863,15 @@ fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
     if sel.having.is_some() {
         return Err(SqlError::unsupported("HAVING"));
     }
+    if !sel.named_window.is_empty() {
+        return Err(SqlError::unsupported("WINDOW"));
+    }
+    if sel.into.is_some() {
+        return Err(SqlError::unsupported("SELECT … INTO"));
+    }
+    if !q.pipe_operators.is_empty() || q.for_clause.is_some() {
+        return Err(SqlError::unsupported("this query form"));
+    }
     if matches!(sel.distinct, Some(Distinct::On(_))) {
         return Err(SqlError::unsupported("DISTINCT ON"));
     }
