@@ -92,6 +92,15 @@ struct RowState {
     cache: Vec<Option<Value>>,
 }
 
+/// A stored row's key values and cell keys (shared with the catalog).
+type StoredRow = (Arc<[Value]>, Arc<[u64]>);
+
+/// Output rows with their sort keys.
+type SortedRows = Vec<(Vec<Value>, Vec<Value>)>;
+
+/// One group of an aggregate query: its key, each item's aggregate state, its plain values.
+type Group = (Vec<Value>, Vec<Option<Acc>>, Vec<Value>);
+
 /// A table in FROM: its number and the name expressions qualify its columns with.
 #[derive(Clone)]
 struct Source {
@@ -425,7 +434,7 @@ fn present_rows(
     pinned: Option<Vec<Vec<Value>>>,
 ) -> Vec<RowState> {
     let t = source.table;
-    let mut candidates: Vec<(u64, Option<(Arc<[Value]>, Arc<[u64]>)>)> = Vec::new();
+    let mut candidates: Vec<(u64, Option<StoredRow>)> = Vec::new();
     match pinned {
         Some(keys) => {
             for key in keys {
@@ -1052,10 +1061,10 @@ fn aggregate_rows(
     items: &[Item],
     group_by: &[Expr],
     order: &[(Expr, bool)],
-) -> Result<Vec<(Vec<Value>, Vec<Value>)>, SqlError> {
+) -> Result<SortedRows, SqlError> {
     let params = x.params;
     // The aggregate calls of each item (top-level calls only; others are plain values).
-    let mut groups: Vec<(Vec<Value>, Vec<Option<Acc>>, Vec<Value>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     let mut index: rustc_hash::FxHashMap<String, usize> = Default::default();
     let no_rows = matched.is_empty();
     for mut combo in matched {
@@ -1146,14 +1155,14 @@ fn accumulate(acc: &mut Acc, v: Value) -> Result<(), SqlError> {
         }
         Acc::Min(m) => {
             if m.as_ref()
-                .is_none_or(|x| compare(&v, x) == Some(Ordering::Less))
+                .map_or(true, |x| compare(&v, x) == Some(Ordering::Less))
             {
                 *m = Some(v);
             }
         }
         Acc::Max(m) => {
             if m.as_ref()
-                .is_none_or(|x| compare(&v, x) == Some(Ordering::Greater))
+                .map_or(true, |x| compare(&v, x) == Some(Ordering::Greater))
             {
                 *m = Some(v);
             }
