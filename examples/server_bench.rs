@@ -139,7 +139,18 @@ fn main() {
     );
     match std::env::var("ISOPREDICT_POSTGRES_URL") {
         Ok(url) => {
-            let pg_tps = run(&[("PGDATABASE", url)], &dir, per_client, 4);
+            // postgres://USER@HOST:PORT/DB, as scripts/pg-throwaway.sh prints it.
+            let rest = url.split("://").nth(1).unwrap_or(&url);
+            let (user, rest) = rest.split_once('@').unwrap_or(("postgres", rest));
+            let (hostport, db) = rest.split_once('/').unwrap_or((rest, "postgres"));
+            let (host, port) = hostport.split_once(':').unwrap_or((hostport, "5432"));
+            let env = [
+                ("PGHOST", host.to_string()),
+                ("PGPORT", port.to_string()),
+                ("PGUSER", user.to_string()),
+                ("PGDATABASE", db.split('?').next().unwrap_or(db).to_string()),
+            ];
+            let pg_tps = run(&env, &dir, per_client, 4);
             println!(
                 "PostgreSQL:       {pg_tps:.0} tps (same script); ratio serve/PostgreSQL = {:.2}",
                 tps / pg_tps
