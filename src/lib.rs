@@ -44,6 +44,7 @@ pub mod printable;
 pub mod report;
 pub mod reproduce;
 pub mod ser;
+pub mod server;
 pub mod stable_hash;
 pub mod store;
 pub mod verdict;

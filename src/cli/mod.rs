@@ -25,8 +25,10 @@ mod generate;
 mod many;
 mod predict;
 mod rank;
+mod record;
 mod reproduce;
 mod run;
+mod serve;
 mod stats;
 mod watch;
 
@@ -110,6 +112,14 @@ pub enum Command {
     /// happen, and write a reproducer (isolationtester spec, SQL per session, README).
     #[command(after_help = REPRODUCE_EXIT_CODES)]
     Reproduce(reproduce::Args),
+    /// Serve the recording store over PostgreSQL's wire protocol; on Ctrl-C, SIGTERM or
+    /// --until-idle, write DIR/observed.json (every client's statements as a history).
+    #[command(after_help = EXIT_CODES)]
+    Serve(serve::Args),
+    /// Run a command against the recording server (PGHOST, PGPORT, PGUSER, PGDATABASE,
+    /// DATABASE_URL set for it) and write DIR/observed.json; exit with the command's status.
+    #[command(after_help = EXIT_CODES)]
+    Record(record::Args),
     /// Predict and validate over a grid of workload runs (or folders of histories): the
     /// paper's Tables 4–7 and a risk ranking.
     #[command(after_help = RANK_EXIT_CODES)]
@@ -151,6 +161,8 @@ pub fn main() -> ExitCode {
             | Command::Reproduce(_)
             | Command::Rank(_)
             | Command::Watch(_)
+            | Command::Serve(_)
+            | Command::Record(_)
     );
     stop_on_signals(cooperative);
     let result = match cli.command {
@@ -163,6 +175,8 @@ pub fn main() -> ExitCode {
         Command::Rank(args) => rank::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Watch(args) => watch::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Record(args) => record::run(args),
     };
     match result {
         Ok(code) => code,

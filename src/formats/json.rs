@@ -40,6 +40,15 @@
 //! - `"write_order": [[[t, i], [u, j]], …]` (optional, last) lists the known write–write
 //!   facts ([`History::known_write_order`]): operation `i` of `t` was installed before
 //!   operation `j` of `u`.
+//! - `"statements": {"sessions": [names], "list": [{"session": s, "index": i, "sql": "…",
+//!   "params": ["1", null]}]}` (optional, last; histories recorded by `isopredict serve`): the
+//!   SQL statements, each with its history session (0-based), its position in that session
+//!   (1-based) and its bound parameters as text; `"stmt": n` on an operation names the
+//!   statement (0-based in `list`) that made it.
+//! - `"locked": true` (optional, on a read): a locked read ([`History::locked_reads`]), the
+//!   read of a single-statement read–modify–write; its transaction writes the key after it.
+//! - `"after": [s, …]` (optional, per session): this session began after sessions `s` (0-based
+//!   positions in `sessions`) ended ([`History::sessions_after`]).
 //! - Optional fields: `id` (the input's own session or transaction id), `status`
 //!   (`committed` by default, or `aborted`), `timestamps`, `v` (the value).
 //!
@@ -79,6 +88,28 @@ struct Doc<'a> {
     sessions: Vec<&'a RawValue>,
     #[serde(default)]
     write_order: Vec<((u64, u32), (u64, u32))>,
+    #[serde(default)]
+    statements: Option<JsonStatements>,
+}
+
+/// The optional `"statements"` section (histories recorded by `isopredict serve`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonStatements {
+    #[serde(default)]
+    sessions: Vec<String>,
+    #[serde(default)]
+    list: Vec<JsonStatement>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonStatement {
+    session: usize,
+    index: u32,
+    sql: String,
+    #[serde(default)]
+    params: Vec<Option<String>>,
 }
 
 #[derive(Deserialize)]
@@ -86,6 +117,8 @@ struct Doc<'a> {
 struct JsonSession<'a> {
     #[serde(default)]
     id: Option<u64>,
+    #[serde(default)]
+    after: Vec<u64>,
     #[serde(borrow, default)]
     transactions: Vec<&'a RawValue>,
 }
@@ -120,6 +153,10 @@ struct JsonOp<'a> {
     from: Option<&'a RawValue>,
     #[serde(default)]
     unresolved: Option<Unresolved>,
+    #[serde(default)]
+    stmt: Option<u32>,
+    #[serde(default)]
+    locked: bool,
 }
 
 /// Maps positions in the text to 1-based lines, moving forward.
@@ -187,6 +224,8 @@ struct ParsedOp {
     key: KeyId,
     value: Option<u64>,
     from: Source,
+    stmt: Option<u32>,
+    locked: bool,
 }
 
 struct ParsedTxn {
@@ -298,11 +337,18 @@ impl<'a> Parser<'a> {
                     return Err(err("a read has exactly one of \"from\" and \"unresolved\""))
                 }
             };
+            if op.locked && kind == OpKind::Write {
+                return Err(err(
+                    "\"locked\" marks a read (of a read–modify–write), not a write",
+                ));
+            }
             ops.push(ParsedOp {
                 line,
                 key,
                 value: op.v,
                 from,
+                stmt: op.stmt,
+                locked: op.locked,
             });
         }
         Ok(ParsedTxn {
@@ -376,6 +422,8 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
         None => None,
     };
     let mut txns = Vec::new();
+    let session_total = doc.sessions.len() as u64;
+    let mut after: Vec<(SessionId, SessionId)> = Vec::new(); // (later, earlier)
     for raw in doc.sessions {
         let (session, line): (JsonSession<'_>, u32) = p.parse(raw)?;
         let before = p.builder.session_count();
@@ -386,6 +434,19 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                 line,
                 format!("session id {} appears twice", session.id.unwrap_or(0)),
             ));
+        }
+        for &earlier in &session.after {
+            if earlier >= session_total {
+                return Err(InputError::new(
+                    source,
+                    line,
+                    format!(
+                        "\"after\" names session {earlier}, but sessions are numbered 0 to {}",
+                        session_total.saturating_sub(1)
+                    ),
+                ));
+            }
+            after.push((s, earlier as SessionId));
         }
         for raw in session.transactions {
             let position = txns.len() as u64 + 1;
@@ -442,6 +503,9 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                     ReadFrom::Value(op.value.unwrap_or_default())
                 }
             };
+            if op.locked {
+                b.lock_read(b.op_count());
+            }
             b.read(handle, op.key, op.value, from, op.line);
         }
     }
@@ -460,10 +524,50 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
         };
         b.write_before((handle(ta)?, ia), (handle(tb)?, ib), 0);
     }
+    for (later, earlier) in after {
+        b.session_after(later, earlier);
+    }
     if !ambiguous.is_empty() {
         b.allow_duplicate_writes(true);
     }
-    let history = b.build()?;
+    let mut history = b.build()?;
+    if let Some(st) = doc.statements {
+        let mut op_statement = vec![crate::history::NO_STATEMENT; history.ops().len()];
+        let all = initial
+            .iter()
+            .map(|t| (0usize, t))
+            .chain(txns.iter().enumerate().map(|(i, t)| (i + 1, t)));
+        for (position, t) in all {
+            let start = history.txn(position as TxnId).ops().start as usize;
+            for (i, op) in t.ops.iter().enumerate() {
+                if let Some(n) = op.stmt {
+                    if n as usize >= st.list.len() {
+                        return Err(InputError::new(
+                            source,
+                            op.line,
+                            format!(
+                                "\"stmt\" {n}, but there are only {} statements",
+                                st.list.len()
+                            ),
+                        ));
+                    }
+                    op_statement[start + i] = n;
+                }
+            }
+        }
+        let list = st
+            .list
+            .into_iter()
+            .map(|s| crate::history::SqlStatement {
+                session: s.session,
+                index: s.index,
+                sql: s.sql,
+                params: s.params,
+            })
+            .collect();
+        let table = crate::history::StatementTable::new(st.sessions, list, op_statement);
+        history = history.with_statements(std::sync::Arc::new(table))?;
+    }
     for (position, i, line) in ambiguous {
         let op = history.txn(position as TxnId).ops().start + i as u32;
         if history.unresolved_reason(op) != Some(Unresolved::Ambiguous) {
@@ -528,6 +632,13 @@ fn txn_json(h: &History, t: TxnId, out: &mut dyn Write, indent: &str) -> std::io
         if let Some(v) = op.value {
             write!(out, ", \"v\": {v}")?;
         }
+        if let Some(n) = h
+            .statements()
+            .and_then(|st| st.op_statements().get(o as usize))
+            .filter(|&&n| n != crate::history::NO_STATEMENT)
+        {
+            write!(out, ", \"stmt\": {n}")?;
+        }
         if op.kind == OpKind::Read {
             match h.read_from(o) {
                 Some(w) if h.is_implicit_initial_write(w) => {
@@ -545,6 +656,9 @@ fn txn_json(h: &History, t: TxnId, out: &mut dyn Write, indent: &str) -> std::io
                     };
                     write!(out, ", \"unresolved\": \"{reason}\"")?
                 }
+            }
+            if h.is_locked_read(o) {
+                write!(out, ", \"locked\": true")?;
             }
         }
         out.write_all(b"}")?;
@@ -580,11 +694,23 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
     txn_json(h, INITIAL_TXN, out, "  ")?;
     writeln!(out, ",")?;
     write!(out, "  \"sessions\": [")?;
+    // Each session's earlier sessions (`"after"`), from the sorted (earlier, later) pairs.
+    let mut after: Vec<Vec<SessionId>> = Vec::new();
+    if !h.sessions_after().is_empty() {
+        after.resize(h.sessions().len(), Vec::new());
+        for &(earlier, later) in h.sessions_after() {
+            after[later as usize].push(earlier);
+        }
+    }
     for (s, session) in h.sessions().iter().enumerate() {
         out.write_all(if s == 0 { b"\n" } else { b",\n" })?;
         write!(out, "    {{")?;
         if let Some(id) = session.external_id {
             write!(out, "\"id\": {id}, ")?;
+        }
+        if let Some(earlier) = after.get(s).filter(|e| !e.is_empty()) {
+            let list: Vec<String> = earlier.iter().map(|e| e.to_string()).collect();
+            write!(out, "\"after\": [{}], ", list.join(", "))?;
         }
         write!(out, "\"transactions\": [")?;
         for (i, t) in session.txns().enumerate() {
@@ -615,6 +741,44 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
             write!(out, "{sep}[[{ta}, {ia}], [{tb}, {ib}]]")?;
         }
         write!(out, "]")?;
+    }
+    if let Some(st) = h.statements() {
+        write!(out, ",\n  \"statements\": {{\"sessions\": [")?;
+        for (i, name) in st.session_names().iter().enumerate() {
+            if i > 0 {
+                write!(out, ", ")?;
+            }
+            string(out, name)?;
+        }
+        write!(out, "], \"list\": [")?;
+        for (i, s) in st.statements().iter().enumerate() {
+            out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+            write!(
+                out,
+                "    {{\"session\": {}, \"index\": {}, \"sql\": ",
+                s.session, s.index
+            )?;
+            string(out, &s.sql)?;
+            if !s.params.is_empty() {
+                write!(out, ", \"params\": [")?;
+                for (j, p) in s.params.iter().enumerate() {
+                    if j > 0 {
+                        write!(out, ", ")?;
+                    }
+                    match p {
+                        Some(p) => string(out, p)?,
+                        None => write!(out, "null")?,
+                    }
+                }
+                write!(out, "]")?;
+            }
+            write!(out, "}}")?;
+        }
+        if st.statements().is_empty() {
+            write!(out, "]}}")?;
+        } else {
+            write!(out, "\n  ]}}")?;
+        }
     }
     writeln!(out, "\n}}")?;
     Ok(())

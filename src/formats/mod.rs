@@ -639,6 +639,22 @@ pub fn conversion_losses(history: &History, format: Format) -> Vec<String> {
              would be dropped, and checking the output may find fewer anomalies"
         ));
     }
+    let locked = history.locked_reads().len();
+    if locked > 0 && format != Format::Json {
+        losses.push(format!(
+            "{format} cannot mark locked reads: {locked} read(s) of single-statement \
+             read-modify-writes would become ordinary reads, and prediction may then split them \
+             (lost updates a locking database never gives)"
+        ));
+    }
+    let after = history.sessions_after().len();
+    if after > 0 && format != Format::Json {
+        losses.push(format!(
+            "{format} cannot order sessions: {after} fact(s) \"this session began after that \
+             one ended\" would be dropped, and prediction may then have a session read around \
+             what an earlier one wrote"
+        ));
+    }
     if matches!(format, Format::Awdit | Format::IsoPredict) {
         let aborted_reads = (0..history.ops().len() as history::OpId)
             .filter(|&o| {

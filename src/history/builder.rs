@@ -163,6 +163,12 @@ pub struct HistoryBuilder {
     order_values: Vec<u64>,
     notes: Vec<String>,
     observed: Vec<(ObservedAnomaly, Vec<BuilderTxn>)>,
+    /// Added operations marked by [`Self::lock_read`] (builder indexes, in call order).
+    locked: Vec<u32>,
+    /// Those of them marked by [`Self::lock_read_cut`], whose write need not follow.
+    locked_cut: Vec<u32>,
+    /// `(earlier, later)` session pairs given to [`Self::session_after`], in call order.
+    after: Vec<(SessionId, SessionId)>,
 }
 
 /// A known version order of one key, as given to [`HistoryBuilder::version_order`] (values
@@ -222,7 +228,41 @@ impl HistoryBuilder {
             order_values: Vec::new(),
             notes: Vec::new(),
             observed: Vec::new(),
+            locked: Vec::new(),
+            locked_cut: Vec::new(),
+            after: Vec::new(),
         }
+    }
+
+    /// Marks the added operation `op` (its builder index: the value of [`Self::op_count`]
+    /// just before it was added) as a *locked read* ([`History::locked_reads`]): the read of
+    /// a single-statement read–modify–write (`UPDATE t SET c = c + 1 …`, `INSERT … ON
+    /// CONFLICT DO UPDATE`) or of a `SELECT … FOR UPDATE` whose row the transaction later
+    /// writes. A real database locks the row before the statement reads it, so no other write
+    /// of the key comes between the write it reads and its own transaction's write;
+    /// prediction keeps that. [`Self::build`] checks that `op` is a read and that its
+    /// transaction writes the same key after it (an [`InputError`] naming the read's line
+    /// otherwise). Marking an operation twice is the same as once.
+    pub fn lock_read(&mut self, op: usize) {
+        self.locked.push(op.min(u32::MAX as usize) as u32);
+    }
+
+    /// [`Self::lock_read`] for a locked read whose transaction's write of the key a predicted
+    /// prefix cut (the statement's read is kept, its write is not): `build` checks only that it
+    /// is a read.
+    pub(crate) fn lock_read_cut(&mut self, op: usize) {
+        let op = op.min(u32::MAX as usize) as u32;
+        self.locked.push(op);
+        self.locked_cut.push(op);
+    }
+
+    /// Declares that session `later` began after session `earlier` ended (a connection opened
+    /// after another closed, such as a test's connections after the fixture that loaded its
+    /// tables): every transaction of `earlier` comes before every transaction of `later`
+    /// ([`History::sessions_after`]), and prediction keeps that order as it keeps session
+    /// order. [`Self::build`] rejects sessions never created and pairs that form a cycle.
+    pub fn session_after(&mut self, later: SessionId, earlier: SessionId) {
+        self.after.push((earlier, later));
     }
 
     /// Declares that the writes of `values` to `key` were installed in this order (each
@@ -522,6 +562,8 @@ impl HistoryBuilder {
     pub(crate) fn build_in_ranges(mut self, ops_per_task: usize) -> Result<History, InputError> {
         let ops_per_task = ops_per_task.max(1);
         let txn_total = self.txns.len();
+        let added_ops = self.ops.len();
+        let sessions_after = self.resolve_sessions_after()?;
         if txn_total > (u32::MAX - 1) as usize || self.ops.len() > (u32::MAX - 1) as usize / 2 {
             return Err(self.error(
                 0,
@@ -872,6 +914,9 @@ impl HistoryBuilder {
                 }
             })?;
 
+        // 5c. Locked reads, by their laid-out operation.
+        let locked_reads = self.resolve_locked_reads(&ops, &op_count, &origin, added_ops)?;
+
         // The resolution indexes are done with; free them before building the others.
         drop(origin);
         self.from_tags = Vec::new();
@@ -949,11 +994,171 @@ impl HistoryBuilder {
             write_order,
             notes: self.notes,
             observed,
+            statements: None,
             txn_keys_written,
+            locked_reads,
+            sessions_after,
             key_writers: LazyIndex::default(),
             key_readers: LazyIndex::default(),
             txn_keys_read: LazyIndex::default(),
         })
+    }
+
+    /// The laid-out operations of the reads given to [`Self::lock_read`], sorted and without
+    /// repeats, each checked to be a read whose transaction writes its key after it.
+    fn resolve_locked_reads(
+        &self,
+        ops: &[Operation],
+        op_count: &[u32],
+        origin: &Origin,
+        added_ops: usize,
+    ) -> Result<Vec<OpId>, InputError> {
+        if self.locked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut wanted: Vec<u32> = self.locked.clone();
+        wanted.sort_unstable();
+        wanted.dedup();
+        if let Some(&p) = wanted.iter().find(|&&p| p as usize >= added_ops) {
+            return Err(self.error(
+                0,
+                format!("a locked read names operation {p}, but only {added_ops} were added"),
+            ));
+        }
+        // Added operation → slot: direct when the operations kept their order, else one pass
+        // over the slots looking each one's origin up among the (few) locked ones.
+        let mut slots: Vec<OpId> = match origin {
+            Origin::Shifted { at, inserted } => wanted
+                .iter()
+                .map(|&p| {
+                    if (p as usize) < *at {
+                        p
+                    } else {
+                        p + *inserted as u32
+                    }
+                })
+                .collect(),
+            Origin::Table(table) => {
+                let mut slots = vec![NO_WRITER; wanted.len()];
+                for (slot, &p) in table.iter().enumerate() {
+                    if let Ok(i) = wanted.binary_search(&p) {
+                        slots[i] = slot as OpId;
+                    }
+                }
+                slots
+            }
+        };
+        slots.sort_unstable();
+        // Each transaction holding locked reads is walked backwards once, stamping the keys
+        // it writes from there on.
+        let mut stamp = vec![u32::MAX; self.key_names.len()];
+        let mut next = slots.len();
+        while next > 0 {
+            let txn = ops[slots[next - 1] as usize].txn;
+            let start = op_count[txn as usize] as usize;
+            let mut o = op_count[txn as usize + 1] as usize;
+            while o > start && next > 0 && ops[slots[next - 1] as usize].txn == txn {
+                o -= 1;
+                let op = &ops[o];
+                if slots[next - 1] as usize == o {
+                    next -= 1;
+                    if op.kind != OpKind::Read {
+                        return Err(self.error(
+                            op.line,
+                            format!(
+                                "a locked read must be a read; this is a write of key {}",
+                                self.key_names[op.key as usize]
+                            ),
+                        ));
+                    }
+                    if stamp[op.key as usize] != txn && !self.locked_cut.contains(&origin.of(o)) {
+                        return Err(self.error(
+                            op.line,
+                            format!(
+                                "a locked read of key {} whose transaction does not write the \
+                                 key after it (a row lock is taken to write the row)",
+                                self.key_names[op.key as usize]
+                            ),
+                        ));
+                    }
+                } else if op.kind == OpKind::Write {
+                    stamp[op.key as usize] = txn;
+                }
+            }
+        }
+        Ok(slots)
+    }
+
+    /// The `(earlier, later)` pairs given to [`Self::session_after`], sorted and without
+    /// repeats, checked to name existing sessions and to form no cycle.
+    fn resolve_sessions_after(&self) -> Result<Vec<(SessionId, SessionId)>, InputError> {
+        if self.after.is_empty() {
+            return Ok(Vec::new());
+        }
+        let n = self.session_external.len();
+        let mut pairs = self.after.clone();
+        pairs.sort_unstable();
+        pairs.dedup();
+        for &(earlier, later) in &pairs {
+            for s in [earlier, later] {
+                if s as usize >= n {
+                    return Err(self.error(
+                        0,
+                        format!(
+                            "a session is ordered after another, but session {} does not \
+                             exist (there are {n})",
+                            u64::from(s) + 1
+                        ),
+                    ));
+                }
+            }
+            if earlier == later {
+                return Err(self.error(
+                    0,
+                    format!("session {} is ordered after itself", earlier + 1),
+                ));
+            }
+        }
+        // Kahn's algorithm over the sessions: what remains is on or behind a cycle.
+        let mut in_degree = vec![0u32; n];
+        let mut first_out = vec![0u32; n + 1];
+        for &(earlier, later) in &pairs {
+            first_out[earlier as usize + 1] += 1;
+            in_degree[later as usize] += 1;
+        }
+        for s in 0..n {
+            first_out[s + 1] += first_out[s];
+        }
+        let mut queue: Vec<SessionId> = (0..n as SessionId)
+            .filter(|&s| in_degree[s as usize] == 0)
+            .collect();
+        let mut head = 0;
+        while head < queue.len() {
+            let s = queue[head] as usize;
+            head += 1;
+            for &(_, later) in &pairs[first_out[s] as usize..first_out[s + 1] as usize] {
+                in_degree[later as usize] -= 1;
+                if in_degree[later as usize] == 0 {
+                    queue.push(later);
+                }
+            }
+        }
+        if queue.len() < n {
+            let on_cycle: Vec<String> = (0..n)
+                .filter(|&s| in_degree[s] > 0)
+                .take(8)
+                .map(|s| (s + 1).to_string())
+                .collect();
+            return Err(self.error(
+                0,
+                format!(
+                    "sessions ordered after one another in a cycle (sessions {} among them): \
+                     a connection cannot open after one that opened after it",
+                    on_cycle.join(", ")
+                ),
+            ));
+        }
+        Ok(pairs)
     }
 
     /// Resolves the known version orders to pairs of write operations `(earlier, later)`,

@@ -21,6 +21,7 @@ mod known_order;
 mod level;
 mod observed;
 mod real_time;
+mod statements;
 mod stats;
 pub mod timestamped;
 mod value_index;
@@ -29,6 +30,7 @@ pub use anomalies::{AnomalyId, AnomalyRow, ANOMALIES};
 pub use builder::{BuilderTxn, HistoryBuilder, ReadFrom};
 pub use level::Level;
 pub use observed::ObservedAnomaly;
+pub use statements::{SqlStatement, StatementTable, NO_STATEMENT};
 pub use stats::Stats;
 
 use std::ops::Range;
@@ -187,7 +189,13 @@ pub struct History {
     write_order: Vec<(OpId, OpId)>,
     notes: Vec<String>,
     observed: Vec<ObservedAnomaly>,
+    statements: Option<Arc<StatementTable>>,
     txn_keys_written: Csr,
+    /// Reads of single-statement read–modify–writes ([`History::locked_reads`]), sorted; empty
+    /// for most inputs (a side vector, not a field of every operation).
+    locked_reads: Vec<OpId>,
+    /// `(earlier, later)`: session `later` began after session `earlier` ended, sorted.
+    sessions_after: Vec<(SessionId, SessionId)>,
     /// Indexes built on first use (rc and ra use none of them: at 10^6 operations they are
     /// tens of megabytes that a check would build for nothing).
     key_writers: LazyIndex,
@@ -542,6 +550,30 @@ impl History {
         &self.write_order
     }
 
+    /// The *locked reads*, sorted: reads that a real database performs under the row lock of
+    /// the write that follows them in their transaction (the read of `UPDATE t SET c = c + 1
+    /// WHERE id = 1`, of `INSERT … ON CONFLICT DO UPDATE`, of a `SELECT … FOR UPDATE` whose
+    /// row the transaction then writes). Each is a read whose transaction writes its key after
+    /// it. A predicted execution keeps them atomic with that write: no other committed write
+    /// of the key comes between the write a locked read observes and its transaction
+    /// (docs/prediction.md "Statements real databases make atomic"). Empty for most inputs.
+    pub fn locked_reads(&self) -> &[OpId] {
+        &self.locked_reads
+    }
+
+    /// Whether `op` is a locked read ([`History::locked_reads`]).
+    pub fn is_locked_read(&self, op: OpId) -> bool {
+        !self.locked_reads.is_empty() && self.locked_reads.binary_search(&op).is_ok()
+    }
+
+    /// Pairs `(earlier, later)` of sessions where `later` began after `earlier` ended (a
+    /// test's connection opened after its fixture's closed): every transaction of `earlier`
+    /// happens before every transaction of `later`, as if session-ordered. Sorted, without
+    /// repeats, acyclic. Empty for most inputs.
+    pub fn sessions_after(&self) -> &[(SessionId, SessionId)] {
+        &self.sessions_after
+    }
+
     /// What the reader left out or assumed while building this history (e.g. Elle `:info`
     /// transactions whose writes nobody observed), one sentence each; empty for most inputs.
     pub fn input_notes(&self) -> &[String] {
@@ -553,6 +585,21 @@ impl History {
     /// is a violation of every level that forbids it, whatever the checkers find.
     pub fn observed_anomalies(&self) -> &[ObservedAnomaly] {
         &self.observed
+    }
+
+    /// The SQL statements behind the operations, for histories recorded by the server.
+    pub fn statements(&self) -> Option<&StatementTable> {
+        self.statements.as_deref()
+    }
+
+    /// The history with its operations' statements ([`StatementTable::validate`]d).
+    pub fn with_statements(
+        mut self,
+        table: Arc<StatementTable>,
+    ) -> Result<History, crate::error::InputError> {
+        table.validate(&self)?;
+        self.statements = Some(table);
+        Ok(self)
     }
 
     /// Whether any transaction carries timestamps.
@@ -638,6 +685,29 @@ impl History {
             v.sort_unstable();
             v
         };
+        let locked = |h: &History| -> Vec<(TxnId, u32)> {
+            h.locked_reads
+                .iter()
+                .map(|&o| {
+                    let t = h.ops[o as usize].txn;
+                    (t, o - h.txns[t as usize].ops_start)
+                })
+                .collect()
+        };
+        if locked(self) != locked(other) {
+            return Err(format!(
+                "locked reads differ ({} vs {})",
+                self.locked_reads.len(),
+                other.locked_reads.len()
+            ));
+        }
+        if self.sessions_after != other.sessions_after {
+            return Err(format!(
+                "sessions ordered after others differ ({} vs {} pairs)",
+                self.sessions_after.len(),
+                other.sessions_after.len()
+            ));
+        }
         if positions(self) != positions(other) {
             return Err(format!(
                 "known write orders differ ({} vs {} pairs)",

@@ -31,6 +31,10 @@ pub(crate) enum Judgement {
     /// Not valid at the level; pc, si: the core of the violation (transactions of the checked
     /// history whose sub-history already fails; empty when none was found).
     LevelFails(Vec<TxnId>),
+    /// Valid at the level, but no commit order keeps its locked reads and connection order
+    /// with the level ([`super::locks`]): why. Like a level violation it persists in every
+    /// candidate that includes at least as much (the facts are axioms over what is included).
+    FactsFail,
     /// The level check did not finish before the deadline.
     LevelUnknown,
     /// Valid but not a prediction: serializable (with a serial order), or — approximate
@@ -58,7 +62,28 @@ pub(crate) fn judge_candidate(
         Judged::Holds(_) => {}
         Judged::Unknown(_) => return Ok(Judgement::LevelUnknown),
     }
+    if let Some(judgement) = judge_facts(level_h, level, deadline) {
+        return Ok(judgement);
+    }
     judge_unserializability(p, criterion, deadline)
+}
+
+/// The locked reads and connection order of a candidate valid at the level
+/// ([`super::locks::judge_facts`]): `None` when they hold (or there are none), else the
+/// judgement.
+pub(crate) fn judge_facts(
+    level_h: &History,
+    level: Level,
+    deadline: Option<Instant>,
+) -> Option<Judgement> {
+    match super::locks::judge_facts(level_h, level, deadline) {
+        super::locks::Facts::Hold => None,
+        super::locks::Facts::Fail(reason) => {
+            let _ = reason;
+            Some(Judgement::FactsFail)
+        }
+        super::locks::Facts::Unknown(_) => Some(Judgement::LevelUnknown),
+    }
 }
 
 /// The second half of [`judge_candidate`], for a candidate already found valid at the level.

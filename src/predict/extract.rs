@@ -274,12 +274,20 @@ pub(crate) fn build_prefix(
     let mut builder_txn: Vec<Option<BuilderTxn>> = vec![None; h.txn_count()];
     builder_txn[INITIAL_TXN as usize] = Some(BuilderTxn::INITIAL);
     let mut origin = vec![INITIAL_TXN];
+    // Observed session → predicted session (for the connection order).
+    let mut builder_session: Vec<SessionId> = Vec::new();
+    if !h.sessions_after().is_empty() {
+        builder_session = vec![NONE; h.sessions().len()];
+    }
     for &(session, txns) in sessions {
         if !txns.iter().any(|&t| cut[t as usize] != NONE) {
             continue;
         }
         let ext = h.sessions()[session as usize].external_id;
         let s = builder.session(ext);
+        if let Some(b) = builder_session.get_mut(session as usize) {
+            *b = s;
+        }
         for &t in txns {
             if cut[t as usize] != NONE {
                 let line = h.txn_ops(t).first().map_or(0, |op| op.line);
@@ -315,6 +323,19 @@ pub(crate) fn build_prefix(
                 if observed == Some(t) {
                     builder.read(bt, k, op.value, ReadFrom::Txn(bt), op.line);
                     continue;
+                }
+                if !h.locked_reads().is_empty() && h.is_locked_read(o) {
+                    // Kept locked; its write may be cut (the read alone still reads the
+                    // latest version under the row lock).
+                    let write_kept = (o + 1..last).any(|w| {
+                        let wop = h.op(w);
+                        wop.kind == OpKind::Write && wop.key == op.key
+                    });
+                    if write_kept {
+                        builder.lock_read(builder.op_count());
+                    } else {
+                        builder.lock_read_cut(builder.op_count());
+                    }
                 }
                 let observed =
                     observed.ok_or_else(|| format!("read op {o} has no observed writer"))?;
@@ -354,6 +375,19 @@ pub(crate) fn build_prefix(
                     }
                 };
                 builder.read(bt, k, value, from, op.line);
+            }
+        }
+    }
+    // The connection order between the sessions kept, transitively through those left out.
+    if !builder_session.is_empty() {
+        let n = h.sessions().len();
+        let closure = super::locks::after_closure(h);
+        for e in 0..n {
+            for l in 0..n {
+                let (be, bl) = (builder_session[e], builder_session[l]);
+                if closure[e * n + l] && be != NONE && bl != NONE {
+                    builder.session_after(bl, be);
+                }
             }
         }
     }

@@ -196,6 +196,11 @@ pub(crate) fn search(
                     .unwrap_or_else(|| level_clause(&enc, value, &assignment));
                 enc.store.clause(&clause);
             }
+            Judgement::FactsFail => {
+                stats.level_clauses += 1;
+                let clause = level_clause(&enc, value, &assignment);
+                enc.store.clause(&clause);
+            }
             Judgement::Serializable(Some(order)) => {
                 stats.instances += 1;
                 let position = node_positions(space, &built, &order);

@@ -55,6 +55,7 @@ mod isolation_si_pc;
 mod judge;
 mod lazy;
 mod level_core;
+mod locks;
 mod options;
 mod outcome;
 mod paper;
@@ -113,5 +114,7 @@ fn ms(d: Duration) -> f64 {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_locks;
 #[cfg(test)]
 mod tests_si_pc;

@@ -438,6 +438,17 @@ impl<'s, 'h> Search<'s, 'h> {
                 self.refute_by_instance(&built, &order, outcome);
                 Ok(Step::Continue)
             }
+            Judgement::FactsFail => {
+                // Locked reads or connection order broken: monotone as a level violation.
+                outcome.stats.level_clauses += 1;
+                let clause =
+                    level_clause(&self.enc, &values, &assignment, None, &[], level, deadline);
+                if !values.complete() {
+                    return stopped(outcome);
+                }
+                self.add_clause(&clause);
+                Ok(Step::Continue)
+            }
             Judgement::LevelFails(core) if form.level_lazily => {
                 let more = Instant::now();
                 outcome.stats.level_clauses += 1;

@@ -78,6 +78,11 @@ impl<'h> Domains<'h> {
                 }
             }
             allowed.push(true);
+            if super::locks::ends_before_another(h, s as SessionId) {
+                // A session others began after is kept whole (docs/prediction.md).
+                let last = allowed.len() - 1;
+                allowed[..last].fill(false);
+            }
             sessions.push(Domain {
                 txns,
                 reads,

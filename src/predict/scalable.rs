@@ -22,12 +22,13 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::candidate::{
-    judge_candidate, judge_unserializability, level_error, Criterion, Judgement,
+    judge_candidate, judge_facts, judge_unserializability, level_error, Criterion, Judgement,
 };
 use super::certificate::{conclude_none, static_certificate, Certificate};
 use super::dangerous::{self, has_pivot};
 use super::judge::{judge, How, JudgeError, Judged};
 use super::lazy::{self, Found, FoundList, LazyEnd};
+use super::locks;
 use super::prefix::Domains;
 use super::seeds::{for_each_pivot_seed, for_each_seed, Seed};
 use super::space::Space;
@@ -434,6 +435,11 @@ fn judge_seeds(
                 return ControlFlow::Break(());
             }
         };
+        // A seed's boundaries are set directly: one that cuts a session another began after
+        // is not a feasible prefix (the boundary domains forbid it to the solver).
+        if locks::cuts_an_earlier_session(dom.h, &first) {
+            return ControlFlow::Continue(());
+        }
         if found
             .iter()
             .any(|(f, _)| same_anomaly(&f.changed, &first.changed))
@@ -451,7 +457,14 @@ fn judge_seeds(
                 How::Checker { core: false },
                 deadline,
             ) {
-                Ok(Judged::Holds(_)) => {}
+                Ok(Judged::Holds(_)) => match judge_facts(&first.history, level, deadline) {
+                    None => {}
+                    Some(Judgement::FactsFail) => return ControlFlow::Continue(()),
+                    Some(_) => {
+                        failure = Some(Ok(LEVEL_TIMEOUT.to_string()));
+                        return ControlFlow::Break(());
+                    }
+                },
                 Ok(Judged::Fails { .. }) => return ControlFlow::Continue(()),
                 Ok(Judged::Unknown(_)) => {
                     failure = Some(Ok(LEVEL_TIMEOUT.to_string()));

@@ -339,6 +339,11 @@ impl<'h> Space<'h> {
                 }
             }
             allowed.push(true); // ∞
+            if super::locks::ends_before_another(h, s as SessionId) {
+                // A session others began after is kept whole (docs/prediction.md).
+                let last = allowed.len() - 1;
+                allowed[..last].fill(false);
+            }
             let max = (allowed.len() - 1) as u32;
             sessions.push(SessionSpace {
                 session: s as SessionId,

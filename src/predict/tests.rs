@@ -458,6 +458,16 @@ pub(super) fn brute_force_space(
     level: Level,
     accept: &dyn Fn(&History) -> bool,
 ) -> bool {
+    brute_force_judged(space, level, &|p, _| accept(p))
+}
+
+/// [`brute_force_space`] with `accept` given the predicted history and the history the level
+/// judges (pc, si: the boundary transactions with their whole write sets; else the same).
+pub(super) fn brute_force_judged(
+    space: &Space,
+    level: Level,
+    accept: &dyn Fn(&History, &History) -> bool,
+) -> bool {
     let sessions = &space.sessions;
     let mut bvals = vec![0u32; sessions.len()];
     loop {
@@ -489,7 +499,7 @@ fn choices_exist(
     space: &Space,
     bvals: &[u32],
     level: Level,
-    accept: &dyn Fn(&History) -> bool,
+    accept: &dyn Fn(&History, &History) -> bool,
 ) -> bool {
     let n_units = space.units.len();
     let session_of = |u: usize| {
@@ -522,7 +532,8 @@ fn choices_exist(
                     .unwrap()
                     .history
             });
-            if level_holds(full.as_ref().unwrap_or(p), level) && accept(p) {
+            let level_h = full.as_ref().unwrap_or(p);
+            if level_holds(level_h, level) && accept(p, level_h) {
                 return true;
             }
         }

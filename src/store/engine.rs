@@ -531,6 +531,68 @@ impl EmbeddedTx<'_> {
     }
 }
 
+impl<'a> EmbeddedTx<'a> {
+    /// Sets the running transaction aside without ending it, so that the store can run other
+    /// transactions before this one continues ([`Store::resume`]). A server whose clients hold
+    /// transactions open across network round trips runs each statement as
+    /// resume → statements → suspend; with the `Latest` policy a resumed transaction reads
+    /// the latest committed write, whoever committed it meanwhile.
+    pub fn suspend(self) -> SuspendedTx {
+        let current = self
+            .store
+            .current
+            .take()
+            .expect("no transaction is running");
+        SuspendedTx { current }
+    }
+
+    /// Rolls the transaction back and returns its events in program order (the writers of
+    /// its reads are the committed transactions they read from), so that a recorder can keep
+    /// an aborted transaction; the store keeps nothing of it.
+    pub fn abort_events(self) -> Vec<Event> {
+        let current = self
+            .store
+            .current
+            .take()
+            .expect("no transaction is running");
+        current.events
+    }
+}
+
+/// A transaction set aside by [`EmbeddedTx::suspend`]; [`Store::resume`] continues it.
+/// Dropping it rolls the transaction back (it leaves no events).
+#[derive(Debug)]
+pub struct SuspendedTx {
+    current: Current,
+}
+
+impl SuspendedTx {
+    /// The transaction's session.
+    pub fn session(&self) -> SessionId {
+        self.current.session
+    }
+
+    /// The number of events the transaction has made so far.
+    pub fn event_count(&self) -> usize {
+        self.current.events.len()
+    }
+}
+
+impl Store {
+    /// Continues a transaction set aside by [`EmbeddedTx::suspend`].
+    ///
+    /// # Panics
+    /// If another transaction is running (suspend it first).
+    pub fn resume(&mut self, tx: SuspendedTx) -> EmbeddedTx<'_> {
+        assert!(
+            self.current.is_none(),
+            "Store::resume: another transaction is running"
+        );
+        self.current = Some(tx.current);
+        EmbeddedTx { store: self }
+    }
+}
+
 impl Drop for EmbeddedTx<'_> {
     fn drop(&mut self) {
         // After a commit there is no current transaction; otherwise this rolls back.

@@ -74,7 +74,9 @@ pub use driver::{
     interleave_attempts, run_clients, run_clients_forcing, run_one, Attempt, Client, Outcome,
     Schedule,
 };
-pub use engine::{Committed, EmbeddedTx, Loader, SessionId, Snapshot, Store, StoreError};
+pub use engine::{
+    Committed, EmbeddedTx, Loader, SessionId, Snapshot, Store, StoreError, SuspendedTx,
+};
 pub use key::KeyRef;
 pub use key_directory::KeyDirectory;
 pub use key_index::{KeyIndex, KeyLookup, ScanMode};

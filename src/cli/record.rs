@@ -1,0 +1,102 @@
+//! `isopredict record --out DIR -- CMD ARGS…`: serve on a free loopback port while CMD runs
+//! with the PostgreSQL connection variables pointing at it, then write DIR/observed.json.
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use isopredict::server::{Config, Server};
+
+/// Arguments of `isopredict record`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The folder to write observed.json into (created if missing).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Require this password (PGPASSWORD and DATABASE_URL carry it to CMD).
+    #[arg(long)]
+    pub password: Option<String>,
+    /// How long a transaction waits for another to end before running concurrently (seconds).
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    pub token_wait: f64,
+    /// The command to run and its arguments (after `--`).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    pub command: Vec<String>,
+}
+
+/// Runs CMD against the server and writes the recording; exits with CMD's status (a signal
+/// that ended it: 128 + the signal), or 2 if the server or the output failed.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let token_wait = std::time::Duration::try_from_secs_f64(args.token_wait).map_err(|_| {
+        anyhow::anyhow!(
+            "--token-wait {}: not a duration in seconds",
+            args.token_wait
+        )
+    })?;
+    let server = Arc::new(Server::bind(Config {
+        password: args.password.clone(),
+        token_wait,
+        ..Config::default()
+    })?);
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
+    let addr = server.local_addr()?;
+    // A signal ends the serving (the command gets it too) and the recording is written.
+    isopredict::interrupt::keep_findings();
+    super::on_cut_say(
+        "isopredict record: stopping: writing the recording (Ctrl-C again to exit at once, \
+         writing nothing)",
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let serving = {
+        let (server, stop) = (server.clone(), stop.clone());
+        std::thread::spawn(move || server.run(&stop))
+    };
+    let user = "postgres";
+    let database = "postgres";
+    let auth = match &args.password {
+        Some(p) => format!("{user}:{p}@"),
+        None => format!("{user}@"),
+    };
+    let mut cmd = Command::new(&args.command[0]);
+    cmd.args(&args.command[1..])
+        .env("PGHOST", addr.ip().to_string())
+        .env("PGPORT", addr.port().to_string())
+        .env("PGUSER", user)
+        .env("PGDATABASE", database)
+        .env("PGSSLMODE", "disable")
+        .env(
+            "DATABASE_URL",
+            format!(
+                "postgresql://{auth}{}:{}/{database}?sslmode=disable",
+                addr.ip(),
+                addr.port()
+            ),
+        );
+    if let Some(p) = &args.password {
+        cmd.env("PGPASSWORD", p);
+    }
+    eprintln!(
+        "isopredict record: listening on {addr}; running {}",
+        args.command.join(" ")
+    );
+    let status = cmd.status();
+    stop.store(true, Ordering::SeqCst);
+    let served = serving
+        .join()
+        .map_err(|_| anyhow::anyhow!("the recording server stopped unexpectedly"))?;
+    let status = status.map_err(|e| anyhow::anyhow!("cannot run {}: {e}", args.command[0]))?;
+    served?;
+    let path = args.out.join("observed.json");
+    let summary = server.write(&path)?;
+    eprintln!("isopredict record: {summary}; wrote {}", path.display());
+    let code = match status.code() {
+        Some(c) => c,
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            128 + status.signal().unwrap_or(0)
+        }
+    };
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}

@@ -1,0 +1,353 @@
+//! Two facts every real database gives, kept by prediction (issue 32 item 4; docs/
+//! prediction.md "Statements real databases make atomic"): a history is valid at a level
+//! *with its facts* when one commit order satisfies Biswas & Enea's axioms of the level
+//! (OOPSLA'19 §2.2, Fig. 2, Table 1) together with
+//!
+//! - **locked reads** ([`History::locked_reads`]): a locked read of `x` by `t` reading from
+//!   `w` obeys the serializability axiom for `x` — every other writer `t2` of `x` is
+//!   `co`-before `w` or `co`-after `t`. The row lock orders the writers of `x`, and the
+//!   statement reads the latest. Two locked reads of `x` therefore never read one writer
+//!   (each reader would have to come before the other);
+//! - **connection order** ([`History::sessions_after`]): session `l` began after session `e`
+//!   ended, so `e`'s transactions are session-ordered before `l`'s. Session order is extended
+//!   by it wherever the level uses session order (`co`, causal's `hb = (so ∪ wr ∪ after)+`,
+//!   read atomic's `so`, prefix's snapshots), and at read committed — whose axiom has no
+//!   session order — a read of `l` sees every write of `e` as it sees an earlier read's
+//!   writer (a statement sees what committed before it began).
+//!
+//! Decided exactly in the integer style of IsoPredict (PLDI'24 §4.3) and of
+//! [`crate::ser::smt_si_pc`]: a position `q(t)` per committed transaction (the initial one at
+//! 0), and at pc and si a snapshot cut `c(t)`; causal, ra and rc arbitration premises are
+//! fixed by `so ∪ wr ∪ after` and become plain order atoms, pc/si premises and the locks
+//! disjunctions. Every atom is strict and occurs positively, so a model is a total order
+//! (ties broken arbitrarily) and on total orders the constraints are the axioms. Exponential
+//! in the worst case (Z3); a history larger than [`MAX_TXNS`] committed transactions is not
+//! judged (unknown).
+
+use std::time::Instant;
+
+use z3::ast::{Bool, Int};
+use z3::SatResult;
+
+use crate::check::Level;
+use crate::history::{History, OpKind, SessionId, TxnId, INITIAL_TXN, NO_WRITER};
+
+/// Most committed transactions a predicted history with facts may have to be judged.
+pub(crate) const MAX_TXNS: usize = 5_000;
+
+/// The verdict on a history's facts at a level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Facts {
+    /// No facts, or a commit order satisfies the level's axioms and the facts together.
+    Hold,
+    /// None does: why.
+    Fail(String),
+    /// Not decided (size limit, deadline): why.
+    Unknown(String),
+}
+
+/// Whether `h` has any fact to keep.
+pub(crate) fn has_facts(h: &History) -> bool {
+    !h.locked_reads().is_empty() || !h.sessions_after().is_empty()
+}
+
+/// Whether another session began after session `s` ended: `s` is then part of every
+/// prediction whole, with its observed reads (no boundary). Its later sessions happen after
+/// every event of it, so a boundary in it — whose excluded events may diverge — would have to
+/// exclude them entirely, and a prediction keeps every session's first read.
+pub(crate) fn ends_before_another(h: &History, s: SessionId) -> bool {
+    !h.sessions_after().is_empty()
+        && h.sessions_after()
+            .binary_search_by_key(&s, |&(earlier, _)| earlier)
+            .is_ok()
+}
+
+/// Whether a candidate's boundaries cut or change a session another began after (the
+/// boundary domains forbid it: [`ends_before_another`]; the seeds are checked here).
+pub(crate) fn cuts_an_earlier_session(h: &History, built: &super::extract::Built) -> bool {
+    !h.sessions_after().is_empty()
+        && built
+            .boundaries
+            .iter()
+            .any(|p| p.txn.is_some() && ends_before_another(h, p.session))
+}
+
+/// `closure[e * n + l]`: session `l` is (transitively) after session `e`.
+pub(crate) fn after_closure(h: &History) -> Vec<bool> {
+    let n = h.sessions().len();
+    let mut closure = vec![false; n * n];
+    if h.sessions_after().is_empty() {
+        return closure;
+    }
+    // The pairs are sorted by their earlier session: each one's successors are a range.
+    let pairs = h.sessions_after();
+    let successors = |s: SessionId| {
+        let start = pairs.partition_point(|&(a, _)| a < s);
+        let end = pairs.partition_point(|&(a, _)| a <= s);
+        pairs[start..end].iter().map(|&(_, l)| l)
+    };
+    let mut stack: Vec<SessionId> = Vec::new();
+    for e in 0..n {
+        stack.clear();
+        stack.extend(successors(e as SessionId));
+        while let Some(l) = stack.pop() {
+            if std::mem::replace(&mut closure[e * n + l as usize], true) {
+                continue;
+            }
+            stack.extend(successors(l));
+        }
+    }
+    closure
+}
+
+/// Decides whether `h` (valid at `level` without its facts, or not: the axioms are all
+/// encoded) has a commit order satisfying `level` (rc, ra, causal, pc, si) and its facts.
+pub(crate) fn judge_facts(h: &History, level: Level, deadline: Option<Instant>) -> Facts {
+    if !has_facts(h) {
+        return Facts::Hold;
+    }
+    let committed: Vec<TxnId> = h.committed_txns().filter(|&t| t != INITIAL_TXN).collect();
+    if committed.len() > MAX_TXNS {
+        return Facts::Unknown(format!(
+            "the locked reads and connection order of a predicted history are judged up to \
+             {MAX_TXNS} committed transactions; this one has {}",
+            committed.len()
+        ));
+    }
+    let n = h.txn_count();
+    let sessions = h.sessions().len();
+    let closure = after_closure(h);
+    let session = |t: TxnId| h.txn(t).session as usize;
+    // `a`'s session is ordered before `b`'s by connection order.
+    let after = |a: TxnId, b: TxnId| {
+        a != INITIAL_TXN && b != INITIAL_TXN && closure[session(a) * sessions + session(b)]
+    };
+    let is_committed = |t: TxnId| h.txn(t).is_committed();
+
+    // External reads of committed transactions from committed writers: (op, key, t1, t3).
+    let mut reads: Vec<(u32, u32, TxnId, TxnId)> = Vec::new();
+    for &t3 in &committed {
+        for o in h.txn(t3).ops() {
+            let op = h.op(o);
+            if op.kind != OpKind::Read {
+                continue;
+            }
+            let t1 = h.read_from_txn_raw()[o as usize];
+            if t1 == NO_WRITER || t1 == t3 {
+                continue;
+            }
+            if !is_committed(t1) {
+                return Facts::Fail(format!(
+                    "{} reads from {}, which did not commit",
+                    h.txn_label(t3),
+                    h.txn_label(t1)
+                ));
+            }
+            reads.push((o, op.key, t1, t3));
+        }
+    }
+    let writers = |k: u32| {
+        h.writers_of(k)
+            .iter()
+            .copied()
+            .filter(move |&t| t != INITIAL_TXN && is_committed(t))
+    };
+
+    // Order edges of so ∪ wr ∪ after (the last committed transaction of `e` before the first
+    // of `l`; session order carries the rest).
+    let mut edges: Vec<(TxnId, TxnId)> = Vec::new();
+    let mut first = vec![None; sessions];
+    let mut last = vec![None; sessions];
+    for &t in &committed {
+        let p = h.so_predecessor(t).unwrap_or(INITIAL_TXN);
+        edges.push((p, t));
+        first[session(t)].get_or_insert(t);
+        last[session(t)] = Some(t);
+    }
+    for e in 0..sessions {
+        for l in 0..sessions {
+            if closure[e * sessions + l] {
+                if let (Some(a), Some(b)) = (last[e], first[l]) {
+                    edges.push((a, b));
+                }
+            }
+        }
+    }
+    for &(_, _, t1, t3) in &reads {
+        if t1 != INITIAL_TXN {
+            edges.push((t1, t3));
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+
+    // Causal: `hb` as each transaction's ancestors (bit sets), in a topological order.
+    let words = n.div_ceil(64);
+    let mut ancestors: Vec<u64> = Vec::new();
+    if level == Level::Causal {
+        let mut preds: Vec<Vec<TxnId>> = vec![Vec::new(); n];
+        let mut out_degree_in: Vec<u32> = vec![0; n];
+        let mut succs: Vec<Vec<TxnId>> = vec![Vec::new(); n];
+        for &(a, b) in &edges {
+            preds[b as usize].push(a);
+            succs[a as usize].push(b);
+            out_degree_in[b as usize] += 1;
+        }
+        let mut queue: Vec<TxnId> = vec![INITIAL_TXN];
+        queue.extend(
+            committed
+                .iter()
+                .copied()
+                .filter(|&t| out_degree_in[t as usize] == 0),
+        );
+        let mut head = 0;
+        while head < queue.len() {
+            let t = queue[head];
+            head += 1;
+            for &s in &succs[t as usize] {
+                out_degree_in[s as usize] -= 1;
+                if out_degree_in[s as usize] == 0 {
+                    queue.push(s);
+                }
+            }
+        }
+        if queue.len() < committed.len() + 1 {
+            return Facts::Fail(
+                "session order, connection order and write-read order form a cycle".to_string(),
+            );
+        }
+        ancestors = vec![0u64; n * words];
+        for &t in &queue {
+            for &p in &preds[t as usize] {
+                let (lo, hi) = (p as usize * words, t as usize * words);
+                for i in 0..words {
+                    let bits = ancestors[lo + i];
+                    ancestors[hi + i] |= bits;
+                }
+                ancestors[hi + p as usize / 64] |= 1 << (p % 64);
+            }
+        }
+    }
+    let hb =
+        |a: TxnId, b: TxnId| ancestors[b as usize * words + a as usize / 64] >> (a % 64) & 1 == 1;
+
+    let solver = z3::Solver::new();
+    if let Some(left) = super::remaining(deadline) {
+        let mut params = z3::Params::new();
+        params.set_u32(
+            "timeout",
+            left.as_millis().clamp(1, u32::MAX as u128) as u32,
+        );
+        solver.set_params(&params);
+    }
+    let q: Vec<Option<Int>> = (0..n as TxnId)
+        .map(|t| {
+            if t == INITIAL_TXN {
+                Some(Int::from_i64(0))
+            } else if is_committed(t) && h.txn(t).session != crate::history::NO_SESSION {
+                Some(Int::new_const(format!("q{t}")))
+            } else {
+                None
+            }
+        })
+        .collect();
+    let pos = |t: TxnId| q[t as usize].as_ref().expect("committed transaction");
+    let before = |a: TxnId, b: TxnId| -> Bool {
+        if b == INITIAL_TXN {
+            Bool::from_bool(false)
+        } else {
+            pos(a).lt(pos(b))
+        }
+    };
+    for &(a, b) in &edges {
+        solver.assert(before(a, b));
+    }
+    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
+    let cut: Vec<Option<Int>> = (0..n as TxnId)
+        .map(|t| {
+            (snapshots && t != INITIAL_TXN && q[t as usize].is_some())
+                .then(|| Int::new_const(format!("c{t}")))
+        })
+        .collect();
+    let cut_of = |t: TxnId| cut[t as usize].as_ref().expect("a snapshot cut");
+    if snapshots {
+        for &(a, b) in &edges {
+            // Every `so ∪ wr ∪ after` predecessor is inside the snapshot.
+            solver.assert(pos(a).lt(cut_of(b)));
+        }
+        for &t in &committed {
+            solver.assert(cut_of(t).lt(pos(t)));
+        }
+        if level == Level::Snapshot {
+            for &t3 in &committed {
+                for &k in h.keys_written(t3) {
+                    for t4 in writers(k).filter(|&t4| t4 != t3) {
+                        solver.assert(Bool::or(&[pos(t3).lt(pos(t4)), pos(t4).lt(cut_of(t3))]));
+                    }
+                }
+            }
+        }
+    }
+
+    // The level's axiom for each read and each other writer of its key.
+    for (i, &(o, k, t1, t3)) in reads.iter().enumerate() {
+        for t2 in writers(k).filter(|&t2| t2 != t1 && t2 != t3) {
+            let premise = match level {
+                Level::Causal => hb(t2, t3),
+                Level::ReadAtomic => {
+                    h.so_before(t2, t3)
+                        || after(t2, t3)
+                        || reads[..i]
+                            .iter()
+                            .rev()
+                            .take_while(|r| r.3 == t3)
+                            .chain(reads[i + 1..].iter().take_while(|r| r.3 == t3))
+                            .any(|r| r.2 == t2)
+                }
+                Level::ReadCommitted | Level::CutIsolation => {
+                    after(t2, t3)
+                        || reads[..i]
+                            .iter()
+                            .rev()
+                            .take_while(|r| r.3 == t3 && r.0 < o)
+                            .any(|r| r.2 == t2)
+                }
+                Level::Prefix | Level::Snapshot => {
+                    solver.assert(Bool::or(&[before(t2, t1), cut_of(t3).lt(pos(t2))]));
+                    false
+                }
+                Level::Serializable | Level::StrictSerializable => {
+                    solver.assert(Bool::or(&[before(t2, t1), before(t3, t2)]));
+                    false
+                }
+            };
+            if premise {
+                solver.assert(before(t2, t1));
+            }
+        }
+    }
+    // Locked reads: no other writer of the key between the writer read and the reader.
+    for &o in h.locked_reads() {
+        let t = h.op(o).txn;
+        let w = h.read_from_txn_raw()[o as usize];
+        if !is_committed(t) || w == NO_WRITER || w == t {
+            continue;
+        }
+        for t2 in writers(h.op(o).key).filter(|&t2| t2 != w && t2 != t) {
+            solver.assert(Bool::or(&[before(t2, w), before(t, t2)]));
+        }
+    }
+
+    match crate::interrupt::check(&solver, |s| s.check()) {
+        SatResult::Sat => Facts::Hold,
+        SatResult::Unsat => Facts::Fail(format!(
+            "no commit order satisfies {} with its locked reads and connection order",
+            level.full_name()
+        )),
+        SatResult::Unknown => Facts::Unknown(
+            solver
+                .get_reason_unknown()
+                .unwrap_or_else(|| "unknown".to_string()),
+        ),
+    }
+}

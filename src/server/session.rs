@@ -1,0 +1,278 @@
+//! A connection's transaction state machine, as PostgreSQL's: idle (each data statement is a
+//! transaction of its own, autocommit), in a transaction block (BEGIN … COMMIT), or failed
+//! (an error in the block: every statement is refused with `25P02` until ROLLBACK, and COMMIT
+//! rolls back). The transaction ends in the store as it ended for the client: committed, or
+//! aborted (its events kept, recorded as an aborted transaction) on ROLLBACK, on an error,
+//! or when the client disconnects mid-transaction.
+
+use sqlparser::ast::Statement;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::database::Shared;
+use super::recording::TxnNotes;
+use super::sql::chatter::{self, Settings};
+use super::sql::exec::{self, Exec, StatementNotes};
+use super::sql::{kind, Kind, Outcome, SqlError};
+use crate::store::{Committed, KvRead, SessionId, SuspendedTx, Value};
+
+/// Where the connection's transaction is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnState {
+    /// No transaction block (`I`).
+    Idle,
+    /// In a block (`T`).
+    InBlock,
+    /// In a failed block (`E`).
+    Failed,
+}
+
+/// What a statement did to the transaction (for the protocol's status byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It began a block.
+    Began,
+    /// It ended a block.
+    Ended,
+    /// Neither.
+    None,
+}
+
+/// One connection.
+#[derive(Debug)]
+pub struct Session {
+    /// The store session it records into.
+    pub store_session: SessionId,
+    /// Its name (distinct among connections).
+    pub name: String,
+    state: TxnState,
+    tx: Option<SuspendedTx>,
+    permit: Option<OwnedSemaphorePermit>,
+    notes: TxnNotes,
+    concurrent: bool,
+    statement_notes: StatementNotes,
+    statements: u32,
+    /// `SET`/`SHOW` settings.
+    pub settings: Settings,
+}
+
+impl Session {
+    /// Opens a connection named `application_name` (or by its number).
+    pub fn open(shared: &Shared, application_name: Option<&str>) -> Session {
+        let mut db = shared.lock();
+        db.connections += 1;
+        let number = db.connections;
+        let store_session = db.store.open_session(number);
+        let base = match application_name {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ => format!("connection {number}"),
+        };
+        let name = db.recorder.open_session(store_session, &base);
+        let mut settings = Settings::default();
+        settings.set("application_name", application_name.unwrap_or(""));
+        Session {
+            store_session,
+            name,
+            state: TxnState::Idle,
+            tx: None,
+            permit: None,
+            notes: TxnNotes::default(),
+            concurrent: false,
+            statement_notes: StatementNotes::default(),
+            statements: 0,
+            settings,
+        }
+    }
+
+    /// The transaction state.
+    pub fn state(&self) -> TxnState {
+        self.state
+    }
+
+    /// Runs one parsed statement with its text and parameters.
+    pub async fn run(
+        &mut self,
+        shared: &Shared,
+        stmt: &Statement,
+        text: &str,
+        params: &[Value],
+        param_texts: &[Option<String>],
+    ) -> (Result<Outcome, SqlError>, Effect) {
+        let k = kind(stmt);
+        if self.state == TxnState::Failed && !matches!(k, Kind::Commit | Kind::Rollback) {
+            return (
+                Err(SqlError::new(
+                    "25P02",
+                    "current transaction is aborted, commands ignored until end of transaction block",
+                )),
+                Effect::None,
+            );
+        }
+        match k {
+            Kind::Begin => {
+                if self.state == TxnState::InBlock {
+                    return (Ok(Outcome::Done("BEGIN".into())), Effect::None);
+                }
+                self.begin(shared).await;
+                self.state = TxnState::InBlock;
+                (Ok(Outcome::Done("BEGIN".into())), Effect::Began)
+            }
+            Kind::Commit => match self.state {
+                TxnState::Idle => (Ok(Outcome::Done("COMMIT".into())), Effect::Ended),
+                TxnState::InBlock => {
+                    self.commit(shared);
+                    (Ok(Outcome::Done("COMMIT".into())), Effect::Ended)
+                }
+                TxnState::Failed => {
+                    self.state = TxnState::Idle;
+                    (Ok(Outcome::Done("ROLLBACK".into())), Effect::Ended)
+                }
+            },
+            Kind::Rollback => {
+                if self.state == TxnState::InBlock {
+                    self.abort(shared);
+                }
+                self.state = TxnState::Idle;
+                (Ok(Outcome::Done("ROLLBACK".into())), Effect::Ended)
+            }
+            Kind::Chatter => {
+                let mut db = shared.lock();
+                let db = &mut *db;
+                let store = &db.store;
+                let catalog = &db.catalog;
+                let mut count = |t: usize| {
+                    let table = catalog.get(t);
+                    let mut snap = store.snapshot();
+                    table
+                        .rows
+                        .iter()
+                        .filter(|r| snap.set_contains(table.set, r.elem))
+                        .count()
+                };
+                (
+                    chatter::answer(stmt, &mut self.settings, catalog, &mut count),
+                    Effect::None,
+                )
+            }
+            Kind::Schema => {
+                let mut db = shared.lock();
+                (exec::schema(&mut db.catalog, stmt), Effect::None)
+            }
+            Kind::Data => {
+                let autocommit = self.state == TxnState::Idle;
+                if autocommit {
+                    self.begin(shared).await;
+                }
+                let result = self.data(shared, stmt, text, params, param_texts);
+                match (&result, autocommit) {
+                    (Ok(_), true) => self.commit(shared),
+                    (Ok(_), false) => {}
+                    (Err(_), true) => {
+                        self.abort(shared);
+                    }
+                    (Err(_), false) => {
+                        self.abort(shared);
+                        self.state = TxnState::Failed;
+                    }
+                }
+                (result, Effect::None)
+            }
+        }
+    }
+
+    async fn begin(&mut self, shared: &Shared) {
+        self.permit = shared.take_token().await;
+        self.concurrent = self.permit.is_none();
+        let mut db = shared.lock();
+        let tx = db.store.begin(self.store_session).suspend();
+        self.tx = Some(tx);
+        self.notes = TxnNotes {
+            concurrent: self.concurrent,
+            ..TxnNotes::default()
+        };
+    }
+
+    fn data(
+        &mut self,
+        shared: &Shared,
+        stmt: &Statement,
+        text: &str,
+        params: &[Value],
+        param_texts: &[Option<String>],
+    ) -> Result<Outcome, SqlError> {
+        self.statements += 1;
+        let mut db = shared.lock();
+        let db = &mut *db;
+        let id = db.recorder.statement(
+            self.store_session,
+            self.statements,
+            text,
+            param_texts.to_vec(),
+        );
+        let suspended = self
+            .tx
+            .take()
+            .expect("a data statement runs in a transaction");
+        let mut tx = db.store.resume(suspended);
+        let start = tx.event_count() as u32;
+        self.statement_notes.clear();
+        let result = {
+            let mut x = Exec {
+                catalog: &mut db.catalog,
+                tx: &mut tx,
+                params,
+                notes: &mut self.statement_notes,
+            };
+            exec::execute(&mut x, stmt)
+        };
+        let end = tx.event_count() as u32;
+        self.tx = Some(tx.suspend());
+        if end > start {
+            self.notes.spans.push((end, id));
+        }
+        self.notes
+            .locked
+            .extend_from_slice(&self.statement_notes.locked);
+        self.notes
+            .lock_candidates
+            .extend_from_slice(&self.statement_notes.lock_candidates);
+        if result.is_err() {
+            db.recorder.errors += 1;
+        }
+        result
+    }
+
+    fn commit(&mut self, shared: &Shared) {
+        self.state = TxnState::Idle;
+        let Some(suspended) = self.tx.take() else {
+            self.permit = None;
+            return;
+        };
+        let mut db = shared.lock();
+        let db = &mut *db;
+        let committed = db.store.resume(suspended).commit();
+        if let Committed::At(seq) = committed {
+            db.recorder
+                .committed(self.store_session, seq, std::mem::take(&mut self.notes));
+        }
+        self.permit = None;
+    }
+
+    /// Rolls the open transaction back, recording it as aborted.
+    fn abort(&mut self, shared: &Shared) {
+        if let Some(suspended) = self.tx.take() {
+            let mut db = shared.lock();
+            let db = &mut *db;
+            let events = db.store.resume(suspended).abort_events();
+            db.recorder
+                .aborted(self.store_session, events, std::mem::take(&mut self.notes));
+        }
+        self.permit = None;
+    }
+
+    /// The client disconnected: an open transaction is recorded as aborted.
+    pub fn close(&mut self, shared: &Shared) {
+        self.abort(shared);
+        self.state = TxnState::Idle;
+        shared.lock().recorder.close_session(self.store_session);
+    }
+}

@@ -1,0 +1,274 @@
+//! The tables the clients created: columns, types, primary keys, the rows ever inserted, and
+//! the store keys of every cell, named as the application names them (`acct.bal[id=1]`).
+//!
+//! Layout on the store (no MonkeyDB `LastPrimaryKey`: it would make every two inserts into a
+//! table read and write one key, a false lost update):
+//! - a membership set per table (id = hash of `table`), whose elements are rows
+//!   (`table[id=1]`); a row exists while its element is in the set;
+//! - one plain key per non-key cell (`table.column[id=1]`); key columns are the row's identity
+//!   and never change (an UPDATE of a key column is refused), so they have no cells;
+//! - a table without a primary key numbers its rows from a non-transactional counter
+//!   (`ctid=1`, `ctid=2`, …), as PostgreSQL's physical row ids are not transactional data.
+//!
+//! Schema changes (CREATE/DROP TABLE, CREATE INDEX) are not transactional here and are not
+//! recorded: they happen when the statement runs. A table dropped and created again gets a
+//! new generation (`table#2`) so that its keys never meet the rows of the old one.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::stable_hash::hash_str;
+use crate::store::{KeyRef, Value};
+
+/// A column type the server stores and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlType {
+    /// `smallint`
+    Int2,
+    /// `integer`, `serial`
+    Int4,
+    /// `bigint`, `bigserial`
+    Int8,
+    /// `numeric`, `decimal`
+    Numeric,
+    /// `real`, `double precision`
+    Float8,
+    /// `text`, `varchar`, `char`
+    Text,
+    /// `boolean`
+    Bool,
+    /// `timestamp` (kept as its text)
+    Timestamp,
+}
+
+impl SqlType {
+    /// Whether values of the type are numbers.
+    pub fn is_numeric(self) -> bool {
+        matches!(
+            self,
+            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Numeric | SqlType::Float8
+        )
+    }
+
+    /// Whether values of the type are integers.
+    pub fn is_integer(self) -> bool {
+        matches!(self, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+    }
+}
+
+/// A column of a table.
+#[derive(Debug, Clone)]
+pub struct Column {
+    /// The column's name (lower case unless quoted).
+    pub name: String,
+    /// Its type.
+    pub ty: SqlType,
+    /// `NOT NULL` (primary-key columns too).
+    pub not_null: bool,
+    /// `DEFAULT` expression, evaluated when an INSERT leaves the column out.
+    pub default: Option<sqlparser::ast::Expr>,
+    /// SERIAL / identity: values from the table's non-transactional sequence.
+    pub serial: bool,
+}
+
+/// A row ever inserted into a table (it may have been deleted since, or rolled back).
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The primary-key values, in key order (`ctid` for a table without key).
+    pub key: Arc<[Value]>,
+    /// The membership element of the row in the table's set.
+    pub elem: u64,
+    /// The store key of each column's cell (0 for key columns, which have none).
+    pub cells: Arc<[u64]>,
+}
+
+/// A table.
+#[derive(Debug)]
+pub struct TableDef {
+    /// The name the application uses.
+    pub name: String,
+    /// The name keys carry (`name`, or `name#g` for a later generation).
+    pub key_name: String,
+    /// Columns in definition order.
+    pub columns: Vec<Column>,
+    /// Positions of the primary-key columns, in key order; empty: no key (rows numbered).
+    pub key: Vec<usize>,
+    /// The membership set.
+    pub set: u64,
+    /// Rows ever inserted, in insertion order.
+    pub rows: Vec<Row>,
+    by_label: FxHashMap<Arc<str>, u32>,
+    /// The sequence behind SERIAL columns and row numbers (never rolled back).
+    pub sequence: i64,
+}
+
+impl TableDef {
+    /// The position of column `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    /// Whether column `i` is a primary-key column (it then has no cell).
+    pub fn is_key_column(&self, i: usize) -> bool {
+        self.key.contains(&i)
+    }
+
+    /// The row label of key values: `id=1`, `a=1,b='x'`.
+    pub fn label(&self, key: &[Value]) -> String {
+        let mut out = String::new();
+        if self.key.is_empty() {
+            out.push_str("ctid=");
+            push_value(&mut out, &key[0]);
+            return out;
+        }
+        for (n, (&c, v)) in self.key.iter().zip(key).enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str(&self.columns[c].name);
+            out.push('=');
+            push_value(&mut out, v);
+        }
+        out
+    }
+}
+
+fn push_value(out: &mut String, v: &Value) {
+    use std::fmt::Write;
+    match v {
+        Value::Text(t) => {
+            out.push('\'');
+            out.push_str(&t.replace('\'', "''"));
+            out.push('\'');
+        }
+        Value::Real(r) => {
+            let _ = write!(out, "{r}");
+        }
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
+/// The tables and the names of their keys.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    tables: Vec<TableDef>,
+    by_name: FxHashMap<String, usize>,
+    generations: FxHashMap<String, u32>,
+    names: FxHashMap<KeyRef, Arc<str>>,
+}
+
+impl Catalog {
+    /// The table named `name`.
+    pub fn table(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Table number `t`.
+    pub fn get(&self, t: usize) -> &TableDef {
+        &self.tables[t]
+    }
+
+    /// Table number `t`, mutable.
+    pub fn get_mut(&mut self, t: usize) -> &mut TableDef {
+        &mut self.tables[t]
+    }
+
+    /// Adds a table (the caller checked that the name is free).
+    pub fn create(&mut self, name: &str, columns: Vec<Column>, key: Vec<usize>) -> usize {
+        let generation = self.generations.entry(name.to_string()).or_insert(0);
+        *generation += 1;
+        let key_name = if *generation == 1 {
+            name.to_string()
+        } else {
+            format!("{name}#{generation}")
+        };
+        let t = self.tables.len();
+        self.tables.push(TableDef {
+            name: name.to_string(),
+            set: hash_str(&key_name),
+            key_name,
+            columns,
+            key,
+            rows: Vec::new(),
+            by_label: FxHashMap::default(),
+            sequence: 0,
+        });
+        self.by_name.insert(name.to_string(), t);
+        t
+    }
+
+    /// Removes a table's name (its keys stay in the store, under its generation's name).
+    pub fn drop_table(&mut self, name: &str) -> bool {
+        self.by_name.remove(name).is_some()
+    }
+
+    /// The row of `table` with key values `key`: its position among the rows ever inserted,
+    /// or `None` with the row's element for a row never inserted (a phantom check reads it).
+    pub fn find_row(&mut self, t: usize, key: &[Value]) -> (Option<u32>, u64, Arc<str>) {
+        let table = &self.tables[t];
+        let label = table.label(key);
+        if let Some(&r) = table.by_label.get(label.as_str()) {
+            let row = &table.rows[r as usize];
+            let name = self
+                .names
+                .get(&KeyRef::Member {
+                    set: table.set,
+                    elem: row.elem,
+                })
+                .cloned()
+                .unwrap_or_else(|| Arc::from(label.as_str()));
+            return (Some(r), row.elem, name);
+        }
+        let elem = hash_str(&label);
+        let name: Arc<str> = Arc::from(format!("{}[{label}]", table.key_name));
+        self.names
+            .entry(KeyRef::Member {
+                set: table.set,
+                elem,
+            })
+            .or_insert_with(|| name.clone());
+        (None, elem, name)
+    }
+
+    /// Adds a row with key values `key` to the rows ever inserted (if new) and names its keys.
+    pub fn add_row(&mut self, t: usize, key: Box<[Value]>) -> u32 {
+        let key: Arc<[Value]> = Arc::from(key);
+        let table = &mut self.tables[t];
+        let label = table.label(&key);
+        if let Some(&r) = table.by_label.get(label.as_str()) {
+            return r;
+        }
+        let elem = hash_str(&label);
+        let cells: Arc<[u64]> = (0..table.columns.len())
+            .map(|c| {
+                if table.key.contains(&c) {
+                    0
+                } else {
+                    let name = format!("{}.{}[{label}]", table.key_name, table.columns[c].name);
+                    let key = hash_str(&name);
+                    self.names.insert(KeyRef::Plain(key), Arc::from(name));
+                    key
+                }
+            })
+            .collect();
+        self.names.insert(
+            KeyRef::Member {
+                set: table.set,
+                elem,
+            },
+            Arc::from(format!("{}[{label}]", table.key_name)),
+        );
+        let r = table.rows.len() as u32;
+        table.rows.push(Row { key, elem, cells });
+        table.by_label.insert(Arc::from(label), r);
+        r
+    }
+
+    /// The application's name of a store key, if it is one of the tables'.
+    pub fn key_name(&self, key: &KeyRef) -> Option<&Arc<str>> {
+        self.names.get(key)
+    }
+}

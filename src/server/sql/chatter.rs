@@ -1,0 +1,291 @@
+//! What drivers and tools send besides the application's own statements, answered minimally
+//! and recorded as nothing: `SET`/`SHOW`/`RESET`/`DISCARD`/`DEALLOCATE`, queries without
+//! FROM (`SELECT version()`, `SELECT 1`), queries of the system catalogs (`pg_catalog.*`,
+//! `information_schema.*`: psql's `\d`, pgbench's partitioning query, driver type lookups),
+//! and pgbench's scale query `select count(*) from pgbench_branches`.
+//!
+//! pgbench's partitioning query (it joins `pg_class`, `pg_namespace`, `pg_partitioned_table`
+//! and `pg_inherits` for `pgbench_accounts`) gets one row saying "not partitioned" when the
+//! table exists, none otherwise; other catalog queries get no rows.
+
+use sqlparser::ast::{Expr, SelectItem, SetExpr, Statement, TableFactor};
+
+use super::catalog::{Catalog, SqlType};
+use super::eval::{self, ident, object_name, SERVER_VERSION};
+use super::{Field, Outcome, SqlError};
+use crate::store::Value;
+
+/// A session's settings (`SET name = value`; `SHOW name`).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    values: Vec<(String, String)>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let defaults = [
+            ("server_version", SERVER_VERSION),
+            ("server_encoding", "UTF8"),
+            ("client_encoding", "UTF8"),
+            ("datestyle", "ISO, MDY"),
+            ("timezone", "UTC"),
+            ("standard_conforming_strings", "on"),
+            ("integer_datetimes", "on"),
+            ("transaction_isolation", "read committed"),
+            ("default_transaction_isolation", "read committed"),
+            ("search_path", "\"$user\", public"),
+            ("application_name", ""),
+        ];
+        Settings {
+            values: defaults
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+}
+
+impl Settings {
+    /// The value of setting `name` (case-insensitive).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        let name = name.to_lowercase();
+        self.values
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Sets `name` to `value`.
+    pub fn set(&mut self, name: &str, value: &str) {
+        let name = name.to_lowercase();
+        match self.values.iter_mut().find(|(k, _)| *k == name) {
+            Some(entry) => entry.1 = value.to_string(),
+            None => self.values.push((name, value.to_string())),
+        }
+    }
+}
+
+fn is_system_table(f: &TableFactor) -> bool {
+    match f {
+        TableFactor::Table { name, .. } => {
+            let text = name.to_string().to_lowercase();
+            text.starts_with("pg_")
+                || text.contains("pg_catalog.")
+                || text.contains("information_schema.")
+        }
+        TableFactor::Derived { .. } | TableFactor::Function { .. } => true,
+        TableFactor::NestedJoin {
+            table_with_joins, ..
+        } => {
+            is_system_table(&table_with_joins.relation)
+                || table_with_joins
+                    .joins
+                    .iter()
+                    .any(|j| is_system_table(&j.relation))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a statement is chatter (see the module documentation).
+pub fn is_chatter(s: &Statement) -> bool {
+    match s {
+        Statement::Set(_)
+        | Statement::ShowVariable { .. }
+        | Statement::Discard { .. }
+        | Statement::Deallocate { .. } => true,
+        Statement::Query(q) => match q.body.as_ref() {
+            SetExpr::Select(sel) => {
+                sel.from.is_empty()
+                    || sel.from.iter().any(|t| {
+                        is_system_table(&t.relation)
+                            || t.joins.iter().any(|j| is_system_table(&j.relation))
+                    })
+                    || is_pgbench_scale_query(s)
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// pgbench's `select count(*) from pgbench_branches`, asked before a built-in script runs.
+pub fn is_pgbench_scale_query(s: &Statement) -> bool {
+    s.to_string()
+        .eq_ignore_ascii_case("SELECT count(*) FROM pgbench_branches")
+}
+
+/// Answers a chatter statement. `present_rows(table)` counts a table's rows in the latest
+/// committed state without recording (for pgbench's scale query).
+pub fn answer(
+    s: &Statement,
+    settings: &mut Settings,
+    catalog: &Catalog,
+    present_rows: &mut dyn FnMut(usize) -> usize,
+) -> Result<Outcome, SqlError> {
+    use sqlparser::ast::Set;
+    match s {
+        Statement::Set(set) => match set {
+            Set::SingleAssignment {
+                variable, values, ..
+            } => {
+                let name = variable.to_string();
+                let value = values
+                    .iter()
+                    .map(|v| match v {
+                        Expr::Value(v) => match &v.value {
+                            sqlparser::ast::Value::SingleQuotedString(s) => s.clone(),
+                            other => other.to_string(),
+                        },
+                        Expr::Identifier(i) => i.value.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                settings.set(&name, &value);
+                Ok(Outcome::Done("SET".into()))
+            }
+            Set::SetTimeZone { value, .. } => {
+                settings.set("timezone", value.to_string().trim_matches('\''));
+                Ok(Outcome::Done("SET".into()))
+            }
+            _ => Ok(Outcome::Done("SET".into())),
+        },
+        Statement::ShowVariable { variable } => {
+            let name = variable.iter().map(ident).collect::<Vec<_>>().join(" ");
+            let value = match name.as_str() {
+                "transaction isolation level" => settings.get("transaction_isolation"),
+                "time zone" => settings.get("timezone"),
+                n => settings.get(n),
+            }
+            .ok_or_else(|| {
+                SqlError::new(
+                    "42704",
+                    format!("unrecognized configuration parameter \"{name}\""),
+                )
+            })?
+            .to_string();
+            Ok(Outcome::Rows {
+                fields: vec![Field {
+                    name: name.replace(' ', "_"),
+                    ty: SqlType::Text,
+                }],
+                rows: vec![vec![Value::text(&value)]],
+                tag: "SHOW",
+                count: 0,
+            })
+        }
+        Statement::Discard { .. } => Ok(Outcome::Done("DISCARD ALL".into())),
+        Statement::Deallocate { .. } => Ok(Outcome::Done("DEALLOCATE".into())),
+        Statement::Query(q) => {
+            let SetExpr::Select(sel) = q.body.as_ref() else {
+                return Err(SqlError::unsupported("this query"));
+            };
+            if is_pgbench_scale_query(s) {
+                let count = catalog
+                    .table("pgbench_branches")
+                    .map(&mut *present_rows)
+                    .ok_or_else(|| SqlError::undefined_table("pgbench_branches"))?;
+                return Ok(Outcome::Rows {
+                    fields: vec![Field {
+                        name: "count".into(),
+                        ty: SqlType::Int8,
+                    }],
+                    rows: vec![vec![Value::Int(count as i64)]],
+                    tag: "SELECT",
+                    count: 1,
+                });
+            }
+            let fields: Vec<Field> = sel
+                .projection
+                .iter()
+                .map(|item| Field {
+                    name: match item {
+                        SelectItem::ExprWithAlias { alias, .. } => ident(alias),
+                        SelectItem::UnnamedExpr(Expr::Function(f)) => {
+                            object_name(&f.name).unwrap_or_else(|_| "?column?".into())
+                        }
+                        SelectItem::UnnamedExpr(e) => eval::column_ref(e)
+                            .map(|(_, c)| c)
+                            .unwrap_or_else(|| "?column?".into()),
+                        _ => "?column?".into(),
+                    },
+                    ty: SqlType::Text,
+                })
+                .collect();
+            if sel.from.is_empty() {
+                let mut row = Vec::new();
+                let mut fields = fields;
+                for (item, field) in sel.projection.iter().zip(fields.iter_mut()) {
+                    let e = match item {
+                        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                        other => {
+                            return Err(SqlError::unsupported(format!("the select item {other}")))
+                        }
+                    };
+                    let v = current_setting(e, settings)
+                        .map(Ok)
+                        .unwrap_or_else(|| eval::eval(e, &mut eval::NoColumns, &[]))?;
+                    field.ty = match v {
+                        Value::Int(_) => SqlType::Int4,
+                        Value::Real(_) => SqlType::Numeric,
+                        Value::Bool(_) => SqlType::Bool,
+                        _ => SqlType::Text,
+                    };
+                    row.push(v);
+                }
+                return Ok(Outcome::Rows {
+                    fields,
+                    rows: vec![row],
+                    tag: "SELECT",
+                    count: 1,
+                });
+            }
+            let text = s.to_string().to_lowercase();
+            if text.contains("pg_partitioned_table") {
+                let relname = text
+                    .split("relname = '")
+                    .nth(1)
+                    .and_then(|r| r.split('\'').next())
+                    .unwrap_or("");
+                let rows = if catalog.table(relname).is_some() {
+                    vec![vec![Value::Int(1), Value::Null, Value::Int(0)]]
+                } else {
+                    Vec::new()
+                };
+                let count = rows.len();
+                let mut fields = fields;
+                for (f, ty) in fields
+                    .iter_mut()
+                    .zip([SqlType::Int4, SqlType::Text, SqlType::Int8])
+                {
+                    f.ty = ty;
+                }
+                return Ok(Outcome::Rows {
+                    fields,
+                    rows,
+                    tag: "SELECT",
+                    count,
+                });
+            }
+            Ok(Outcome::Rows {
+                fields,
+                rows: Vec::new(),
+                tag: "SELECT",
+                count: 0,
+            })
+        }
+        other => Err(SqlError::unsupported(format!("the statement {other}"))),
+    }
+}
+
+/// `current_setting('name')`, answered from the session's settings.
+fn current_setting(e: &Expr, settings: &Settings) -> Option<Value> {
+    let Expr::Function(f) = e else { return None };
+    if object_name(&f.name).ok()? != "current_setting" {
+        return None;
+    }
+    let text = e.to_string();
+    let name = text.split('\'').nth(1)?;
+    settings.get(name).map(Value::text)
+}

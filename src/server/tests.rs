@@ -1,0 +1,212 @@
+//! The server's sessions driven directly (no network): the translation's events, locked
+//! reads, errors and aborted transactions, and the token's bounded wait.
+
+use std::time::Duration;
+
+use super::database::Shared;
+use super::session::{Session, TxnState};
+use super::sql::{parse, Outcome};
+use crate::history::{History, OpKind};
+use crate::store::Value;
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+async fn run(shared: &Shared, s: &mut Session, sql: &str) -> Result<Outcome, String> {
+    let stmts = parse(sql).map_err(|e| e.code.to_string())?;
+    let mut last = None;
+    for stmt in &stmts {
+        let (r, _) = s.run(shared, stmt, sql, &[], &[]).await;
+        last = Some(r.map_err(|e| e.code.to_string())?);
+    }
+    Ok(last.expect("a statement"))
+}
+
+fn history(shared: &Shared) -> History {
+    let db = shared.lock();
+    db.recorder.history(&db.store, &db.catalog, "test").unwrap()
+}
+
+/// `(kind, key, locked)` of a transaction's operations.
+fn ops(h: &History, t: u32) -> Vec<(OpKind, String, bool)> {
+    h.txn(t)
+        .ops()
+        .map(|o| {
+            let op = h.op(o);
+            (op.kind, h.key_name(op.key).to_string(), h.is_locked_read(o))
+        })
+        .collect()
+}
+
+#[test]
+fn statements_become_row_and_column_events_with_locked_reads() {
+    let shared = Shared::new(Duration::from_secs(2));
+    block_on(async {
+        let mut s = Session::open(&shared, Some("app"));
+        run(
+            &shared,
+            &mut s,
+            "CREATE TABLE acct (id int PRIMARY KEY, bal int)",
+        )
+        .await
+        .unwrap();
+        run(&shared, &mut s, "INSERT INTO acct VALUES (1, 10), (2, 20)")
+            .await
+            .unwrap();
+        run(
+            &shared,
+            &mut s,
+            "UPDATE acct SET bal = bal + 5 WHERE id = 1",
+        )
+        .await
+        .unwrap();
+        let rows = run(
+            &shared,
+            &mut s,
+            "SELECT id FROM acct WHERE bal > 12 ORDER BY id",
+        )
+        .await;
+        assert!(matches!(rows, Ok(Outcome::Rows { ref rows, .. })
+            if *rows == vec![vec![Value::Int(1)], vec![Value::Int(2)]]));
+        s.close(&shared);
+    });
+    let h = history(&shared);
+    use OpKind::{Read as R, Write as W};
+    let k = |s: &str| s.to_string();
+    // INSERT: the uniqueness check (locked: the statement then inserts the row), the row, its
+    // non-key cell.
+    assert_eq!(
+        ops(&h, 1)[..3],
+        [
+            (R, k("acct[id=1]"), true),
+            (W, k("acct[id=1]"), false),
+            (W, k("acct.bal[id=1]"), false)
+        ]
+    );
+    // UPDATE … bal = bal + 5: the membership, then the balance read locked by its write.
+    assert_eq!(
+        ops(&h, 2),
+        [
+            (R, k("acct[id=1]"), false),
+            (R, k("acct.bal[id=1]"), true),
+            (W, k("acct.bal[id=1]"), false)
+        ]
+    );
+    // A predicate over a non-key column scans: every row's membership, then the cells.
+    assert_eq!(
+        ops(&h, 3),
+        [
+            (R, k("acct[id=1]"), false),
+            (R, k("acct[id=2]"), false),
+            (R, k("acct.bal[id=1]"), false),
+            (R, k("acct.bal[id=2]"), false)
+        ]
+    );
+    let st = h.statements().unwrap();
+    assert_eq!(st.session_names(), ["app"]);
+    let first_select_op = h.txn(3).ops().start;
+    assert!(st
+        .of_op(first_select_op)
+        .unwrap()
+        .sql
+        .starts_with("SELECT id FROM acct"));
+}
+
+#[test]
+fn an_error_fails_the_block_and_the_transaction_is_recorded_aborted() {
+    let shared = Shared::new(Duration::from_secs(2));
+    block_on(async {
+        let mut s = Session::open(&shared, None);
+        run(
+            &shared,
+            &mut s,
+            "CREATE TABLE t (id int PRIMARY KEY, v int)",
+        )
+        .await
+        .unwrap();
+        run(&shared, &mut s, "INSERT INTO t VALUES (1, 1)")
+            .await
+            .unwrap();
+        assert_eq!(
+            run(&shared, &mut s, "INSERT INTO t VALUES (1, 2)")
+                .await
+                .unwrap_err(),
+            "23505"
+        );
+        assert_eq!(s.state(), TxnState::Idle);
+        run(&shared, &mut s, "BEGIN").await.unwrap();
+        run(&shared, &mut s, "UPDATE t SET v = 9 WHERE id = 1")
+            .await
+            .unwrap();
+        assert_eq!(
+            run(&shared, &mut s, "SELECT x FROM t").await.unwrap_err(),
+            "42703"
+        );
+        assert_eq!(s.state(), TxnState::Failed);
+        assert_eq!(
+            run(&shared, &mut s, "SELECT v FROM t").await.unwrap_err(),
+            "25P02"
+        );
+        assert!(
+            matches!(run(&shared, &mut s, "COMMIT").await, Ok(Outcome::Done(ref t)) if t == "ROLLBACK")
+        );
+        assert_eq!(
+            run(&shared, &mut s, "SELECT * FROM nope")
+                .await
+                .unwrap_err(),
+            "42P01"
+        );
+        assert_eq!(
+            run(&shared, &mut s, "SELECT v FROM t WINDOW w AS ()")
+                .await
+                .unwrap_err(),
+            "0A000"
+        );
+        s.close(&shared);
+    });
+    let h = history(&shared);
+    let aborted: Vec<_> = h.txns().iter().filter(|t| !t.is_committed()).collect();
+    // The duplicate insert and the failed block (with its write).
+    assert_eq!(aborted.len(), 2);
+    assert!(aborted[1].ops().any(|o| h.op(o).kind == OpKind::Write));
+}
+
+#[test]
+fn a_transaction_waiting_past_the_bound_runs_concurrently_and_is_counted() {
+    let shared = Shared::new(Duration::from_millis(50));
+    block_on(async {
+        let mut a = Session::open(&shared, Some("a"));
+        let mut b = Session::open(&shared, Some("a"));
+        assert_eq!(b.name, "a#2");
+        run(
+            &shared,
+            &mut a,
+            "CREATE TABLE t (id int PRIMARY KEY, v int)",
+        )
+        .await
+        .unwrap();
+        run(&shared, &mut a, "INSERT INTO t VALUES (1, 0)")
+            .await
+            .unwrap();
+        run(&shared, &mut a, "BEGIN").await.unwrap();
+        run(&shared, &mut a, "SELECT v FROM t WHERE id = 1")
+            .await
+            .unwrap();
+        // One thread holds a's transaction open while b begins: b waits 50 ms, then runs.
+        run(&shared, &mut b, "UPDATE t SET v = 5 WHERE id = 1")
+            .await
+            .unwrap();
+        run(&shared, &mut a, "UPDATE t SET v = 7 WHERE id = 1")
+            .await
+            .unwrap();
+        run(&shared, &mut a, "COMMIT").await.unwrap();
+    });
+    assert_eq!(shared.lock().recorder.concurrent_txns, 1);
+    let h = history(&shared);
+    assert_eq!(h.txns().iter().filter(|t| t.is_committed()).count(), 4);
+}
