@@ -533,3 +533,21 @@ fn bad_json_locks_and_session_orders_name_the_line() {
     ));
     assert!(e.contains("after itself"), "{e}");
 }
+
+#[test]
+fn an_aborted_statement_may_lack_its_write() {
+    // The UPDATE's read was recorded, then the statement failed and the transaction aborted.
+    let mut b = HistoryBuilder::new("aborted");
+    let x = b.key("x");
+    let s = b.session(None);
+    let t = b.begin(s, None);
+    b.lock_read(b.op_count());
+    b.read(t, x, None, ReadFrom::Initial, 1);
+    b.abort(t);
+    let t2 = b.begin(s, None);
+    b.lock_read(b.op_count());
+    b.read(t2, x, None, ReadFrom::Initial, 2);
+    b.write(t2, x, Some(1), 3);
+    let h = b.build().unwrap();
+    assert_eq!(h.locked_reads(), &[h.txn(2).ops().start]);
+}
