@@ -320,3 +320,75 @@ fn several_predictions_are_an_array_and_one_file_each() {
     let value: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!(value.is_object());
 }
+
+/// Two connections each running `UPDATE acct SET bal = bal + 1 WHERE id = 1` (a locked read of
+/// the row, then its write), observed one after the other; `locked` says whether the file
+/// marks the reads.
+fn increments_json(locked: bool) -> String {
+    let lock = if locked { ", \"locked\": true" } else { "" };
+    format!(
+        r#"{{
+  "format": "isopredict-history",
+  "version": 1,
+  "keys": ["acct.bal[id=1]"],
+  "sessions": [
+    {{"transactions": [{{"ops": [
+      {{"r": "acct.bal[id=1]", "from": "initial"{lock}}},
+      {{"w": "acct.bal[id=1]"}}
+    ]}}]}},
+    {{"transactions": [{{"ops": [
+      {{"r": "acct.bal[id=1]", "from": [1, 1]{lock}}},
+      {{"w": "acct.bal[id=1]"}}
+    ]}}]}}
+  ]
+}}
+"#
+    )
+}
+
+#[test]
+fn locked_reads_and_connection_order_in_json_are_kept() {
+    let dir = Scratch::new("locks");
+    // Atomic increments: no lost update at causal; client-side read-then-write: one.
+    for (locked, code) in [(true, 0), (false, 1)] {
+        let file = dir.join(&format!("increments-{locked}.json"));
+        std::fs::write(&file, increments_json(locked)).unwrap();
+        let o = isopredict(&["predict", file.to_str().unwrap(), "--level", "causal"]);
+        assert_eq!(o.status.code(), Some(code), "{}{}", stdout(&o), stderr(&o));
+        if locked {
+            assert!(stdout(&o).contains("no prediction"), "{}", stdout(&o));
+        }
+    }
+    // A fixture writes x and y and closes; two test connections then read both. Without
+    // "after", read committed predicts a fractured read around the fixture; with it, none.
+    let fixture = |after: &str| {
+        format!(
+            r#"{{"format": "isopredict-history", "version": 1, "keys": ["x", "y"],
+  "sessions": [
+    {{"transactions": [{{"ops": [{{"w": "x"}}, {{"w": "y"}}]}}]}},
+    {{{after}"transactions": [{{"ops": [{{"r": "x", "from": [1, 0]}}, {{"r": "y", "from": [1, 1]}}]}}]}},
+    {{{after}"transactions": [{{"ops": [{{"r": "y", "from": [1, 1]}}, {{"r": "x", "from": [1, 0]}}]}}]}}
+  ]}}
+"#
+        )
+    };
+    for (after, code) in [("", 1), ("\"after\": [0], ", 0)] {
+        let file = dir.join(&format!("fixture-{code}.json"));
+        std::fs::write(&file, fixture(after)).unwrap();
+        let o = isopredict(&["predict", file.to_str().unwrap(), "--level", "rc"]);
+        assert_eq!(o.status.code(), Some(code), "{}{}", stdout(&o), stderr(&o));
+    }
+    // A locked read without its write is refused with the line.
+    let bad = "{\"format\": \"isopredict-history\", \"version\": 1, \"keys\": [\"x\"],\n\
+               \"sessions\": [{\"transactions\": [{\"ops\": [\n\
+               {\"r\": \"x\", \"from\": \"initial\", \"locked\": true}]}]}]}\n";
+    let file = dir.join("bad.json");
+    std::fs::write(&file, bad).unwrap();
+    let o = isopredict(&["predict", file.to_str().unwrap(), "--level", "causal"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bad.json:3") && stderr(&o).contains("locked read"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -657,7 +657,12 @@ fn txn_json(h: &History, t: TxnId, out: &mut dyn Write, indent: &str) -> std::io
                     write!(out, ", \"unresolved\": \"{reason}\"")?
                 }
             }
-            if h.is_locked_read(o) {
+            // A predicted prefix may keep a locked read whose write it cut: an ordinary read
+            // in the file (a locked read is followed by its write).
+            if h.is_locked_read(o)
+                && (o + 1..txn.ops().end)
+                    .any(|w| h.op(w).kind == OpKind::Write && h.op(w).key == op.key)
+            {
                 write!(out, ", \"locked\": true")?;
             }
         }

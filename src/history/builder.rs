@@ -242,7 +242,8 @@ impl HistoryBuilder {
     /// of the key comes between the write it reads and its own transaction's write;
     /// prediction keeps that. [`Self::build`] checks that `op` is a read and that its
     /// transaction writes the same key after it (an [`InputError`] naming the read's line
-    /// otherwise). Marking an operation twice is the same as once.
+    /// otherwise; in an aborted transaction, whose statement may have failed after its read,
+    /// the mark is dropped instead). Marking an operation twice is the same as once.
     pub fn lock_read(&mut self, op: usize) {
         self.locked.push(op.min(u32::MAX as usize) as u32);
     }
@@ -915,7 +916,8 @@ impl HistoryBuilder {
             })?;
 
         // 5c. Locked reads, by their laid-out operation.
-        let locked_reads = self.resolve_locked_reads(&ops, &op_count, &origin, added_ops)?;
+        let locked_reads =
+            self.resolve_locked_reads(&ops, &op_count, &origin, added_ops, &final_id)?;
 
         // The resolution indexes are done with; free them before building the others.
         drop(origin);
@@ -1012,6 +1014,7 @@ impl HistoryBuilder {
         op_count: &[u32],
         origin: &Origin,
         added_ops: usize,
+        final_id: &[u32],
     ) -> Result<Vec<OpId>, InputError> {
         if self.locked.is_empty() {
             return Ok(Vec::new());
@@ -1049,6 +1052,13 @@ impl HistoryBuilder {
             }
         };
         slots.sort_unstable();
+        // An aborted transaction may lack the write (the statement failed after its read):
+        // its locks are dropped, as prediction ignores it anyway.
+        let mut aborted = vec![false; op_count.len().saturating_sub(1)];
+        for (b, t) in self.txns.iter().enumerate() {
+            aborted[final_id[b] as usize] = t.status == TxnStatus::Aborted;
+        }
+        let mut dropped = false;
         // Each transaction holding locked reads is walked backwards once, stamping the keys
         // it writes from there on.
         let mut stamp = vec![u32::MAX; self.key_names.len()];
@@ -1071,7 +1081,12 @@ impl HistoryBuilder {
                             ),
                         ));
                     }
-                    if stamp[op.key as usize] != txn && !self.locked_cut.contains(&origin.of(o)) {
+                    if stamp[op.key as usize] != txn && aborted[txn as usize] {
+                        slots[next] = NO_WRITER;
+                        dropped = true;
+                    } else if stamp[op.key as usize] != txn
+                        && !self.locked_cut.contains(&origin.of(o))
+                    {
                         return Err(self.error(
                             op.line,
                             format!(
@@ -1085,6 +1100,9 @@ impl HistoryBuilder {
                     stamp[op.key as usize] = txn;
                 }
             }
+        }
+        if dropped {
+            slots.retain(|&s| s != NO_WRITER);
         }
         Ok(slots)
     }

@@ -32,7 +32,7 @@ pub(crate) enum Judgement {
     /// history whose sub-history already fails; empty when none was found).
     LevelFails(Vec<TxnId>),
     /// Valid at the level, but no commit order keeps its locked reads and connection order
-    /// with the level ([`super::locks`]): why. Like a level violation it persists in every
+    /// with the level ([`super::locks`]). Like a level violation it persists in every
     /// candidate that includes at least as much (the facts are axioms over what is included).
     FactsFail,
     /// The level check did not finish before the deadline.
@@ -78,11 +78,8 @@ pub(crate) fn judge_facts(
 ) -> Option<Judgement> {
     match super::locks::judge_facts(level_h, level, deadline) {
         super::locks::Facts::Hold => None,
-        super::locks::Facts::Fail(reason) => {
-            let _ = reason;
-            Some(Judgement::FactsFail)
-        }
-        super::locks::Facts::Unknown(_) => Some(Judgement::LevelUnknown),
+        super::locks::Facts::Fail(_) => Some(Judgement::FactsFail),
+        super::locks::Facts::Unknown(reason) => Some(Judgement::Unknown(reason)),
     }
 }
 

@@ -186,27 +186,27 @@ pub(crate) fn judge_facts(h: &History, level: Level, deadline: Option<Instant>) 
     let mut ancestors: Vec<u64> = Vec::new();
     if level == Level::Causal {
         let mut preds: Vec<Vec<TxnId>> = vec![Vec::new(); n];
-        let mut out_degree_in: Vec<u32> = vec![0; n];
+        let mut in_degree: Vec<u32> = vec![0; n];
         let mut succs: Vec<Vec<TxnId>> = vec![Vec::new(); n];
         for &(a, b) in &edges {
             preds[b as usize].push(a);
             succs[a as usize].push(b);
-            out_degree_in[b as usize] += 1;
+            in_degree[b as usize] += 1;
         }
         let mut queue: Vec<TxnId> = vec![INITIAL_TXN];
         queue.extend(
             committed
                 .iter()
                 .copied()
-                .filter(|&t| out_degree_in[t as usize] == 0),
+                .filter(|&t| in_degree[t as usize] == 0),
         );
         let mut head = 0;
         while head < queue.len() {
             let t = queue[head];
             head += 1;
             for &s in &succs[t as usize] {
-                out_degree_in[s as usize] -= 1;
-                if out_degree_in[s as usize] == 0 {
+                in_degree[s as usize] -= 1;
+                if in_degree[s as usize] == 0 {
                     queue.push(s);
                 }
             }

@@ -35,6 +35,7 @@
 //! Files: `options` (what is asked), `outcome` (what is answered), `entry` (limits, the
 //! observed check, the engine's choice), `paper` and `scalable` (the engines), `candidate`
 //! (the judgement of one candidate), `judge` (every level and serializability question),
+//! `locks` (the level with the locked reads and connection order a recording carries),
 //! `describe` (a verified prediction in words); the encodings and checkers they use below.
 
 mod anomaly_core;

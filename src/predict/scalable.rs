@@ -460,6 +460,10 @@ fn judge_seeds(
                 Ok(Judged::Holds(_)) => match judge_facts(&first.history, level, deadline) {
                     None => {}
                     Some(Judgement::FactsFail) => return ControlFlow::Continue(()),
+                    Some(Judgement::Unknown(reason)) => {
+                        failure = Some(Ok(reason));
+                        return ControlFlow::Break(());
+                    }
                     Some(_) => {
                         failure = Some(Ok(LEVEL_TIMEOUT.to_string()));
                         return ControlFlow::Break(());
