@@ -277,7 +277,7 @@ fn run_and_rank_agree_on_a_diverged_replay() {
 #[test]
 fn rank_over_histories_names_what_it_cannot_read() {
     let s = Scratch::new("histories-unreadable");
-    let h = s.traces_by_group("h", &[("bank", "smallbank_small_10000.txt")]);
+    let _h = s.traces_by_group("h", &[("bank", "smallbank_small_10000.txt")]);
     std::fs::write(s.join("h/bank/README.md"), "# notes\n").unwrap();
     let ranked = |s: &Scratch| {
         isopredict(&[
