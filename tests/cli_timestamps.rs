@@ -284,3 +284,48 @@ fn issue35_item30_one_verdict_per_level_on_timestamped_input() {
         assert!(!text.contains("VIOLATED"), "{name}: {text}");
     }
 }
+
+/// Issue 35 item 13: TimeKiller input whose reads show the initial value was not `null`
+/// (most keys read 0, which nothing writes) cannot be judged without `--initial-value`:
+/// `check` refuses it (exit 2) with the hint as the error, at one level, at all levels and
+/// in a batch; `--initial-value null` judges it as written, `--initial-value 0` as meant.
+#[test]
+fn timekiller_input_whose_initial_value_is_unknown_is_refused() {
+    const KV: &str = r#"[
+{"tid": 1, "sid": 0, "sts": {"p": 1}, "cts": {"p": 2}, "ops": [{"t": "r", "k": 1, "v": 0}, {"t": "w", "k": 1, "v": 5}]},
+{"tid": 2, "sid": 1, "sts": {"p": 3}, "cts": {"p": 4}, "ops": [{"t": "r", "k": 2, "v": 0}, {"t": "r", "k": 1, "v": 5}]},
+{"tid": 3, "sid": 1, "sts": {"p": 5}, "cts": {"p": 6}, "ops": [{"t": "r", "k": 3, "v": 0}, {"t": "w", "k": 3, "v": 1}]}
+]
+"#;
+    let dir = Scratch::new("check-initial-hint");
+    std::fs::write(dir.join("kv.json"), KV).unwrap();
+    let file = dir.arg("kv.json");
+    for level in ["si", "rc", "all"] {
+        let o = isopredict(&["check", &file, "--level", level]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{level}: {}{err}", stdout(&o));
+        assert!(
+            err.contains("error") && err.contains("--initial-value 0"),
+            "{level}: {err}"
+        );
+        assert!(!stdout(&o).contains("VIOLATED"), "{level}: {}", stdout(&o));
+    }
+    // Given explicitly, `null` is judged as written: the reads of 0 have no writer.
+    let o = isopredict(&["check", &file, "--level", "rc", "--initial-value", "null"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("ThinAirRead"), "{}", stdout(&o));
+    let o = isopredict(&["check", &file, "--level", "all", "--initial-value", "0"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // A batch refuses it too, and judges it with the value given.
+    let o = isopredict(&["check", &dir.arg("."), "--level", "si"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let o = isopredict(&[
+        "check",
+        &dir.arg("."),
+        "--level",
+        "si",
+        "--initial-value",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}

@@ -12,6 +12,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use isopredict::check::oracle;
 use isopredict::check::Level;
 use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};

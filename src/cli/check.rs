@@ -109,9 +109,10 @@ pub struct Args {
     #[arg(long, default_value_t = 1000, value_name = "N")]
     max_violations: usize,
     /// The initial value of every key in TimeKiller input: `null` (TimeKiller's default) or
-    /// an integer such as 0.
-    #[arg(long, default_value = "null", value_name = "null|N")]
-    initial_value: InitialValue,
+    /// an integer such as 0. Not given, input whose reads suggest another value (most keys
+    /// read one value nothing writes) is refused (exit 2); `null` judges it as written.
+    #[arg(long, value_name = "null|N")]
+    initial_value: Option<InitialValue>,
     /// Many histories as independent cells: --plan, --cell, --merge (docs/distributed.md).
     #[command(flatten)]
     cells: super::many::CellArgs,
@@ -156,7 +157,8 @@ impl Args {
             engine: self.engine,
             timeout: self.timeout.and_then(|t| t.0),
             max_violations: self.max_violations,
-            initial_value: self.initial_value.0,
+            initial_value: self.initial_value.and_then(|v| v.0),
+            initial_value_given: self.initial_value.is_some(),
             format: self.format.0.map(|f| f.name().to_string()),
             memory: self.memory.map(|mb| mb.saturating_mul(1 << 20)),
         }
@@ -165,7 +167,8 @@ impl Args {
     fn read_options(&self) -> ReadOptions {
         ReadOptions {
             format: self.format.0,
-            initial_value: self.initial_value.0,
+            initial_value: self.initial_value.and_then(|v| v.0),
+            initial_value_given: self.initial_value.is_some(),
         }
     }
 }

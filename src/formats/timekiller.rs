@@ -657,9 +657,6 @@ pub fn to_history(h: &TimestampedHistory) -> Result<History, InputError> {
         .map(|name| b.session(name.parse::<u64>().ok()))
         .collect();
     let stamps = encode_timestamps(h);
-    // Register reads and writes by (key, value), for the initial-value hint.
-    let mut written: rustc_hash::FxHashSet<(u32, u64)> = Default::default();
-    let mut read_values: Vec<(u32, u64)> = Vec::new();
     let mut starts_after_commit = 0usize;
     for (t, txn) in h.txns.iter().enumerate() {
         let external = match &txn.tid {
@@ -682,10 +679,7 @@ pub fn to_history(h: &TimestampedHistory) -> Result<History, InputError> {
             starts_after_commit += 1;
         }
         for op in h.txn_ops(t) {
-            let mut read_of = |b: &mut HistoryBuilder, v: Option<u64>| {
-                if let (Some(v), None) = (v, initial) {
-                    read_values.push((op.key, v));
-                }
+            let read_of = |b: &mut HistoryBuilder, v: Option<u64>| {
                 let from = match v {
                     None => ReadFrom::Initial,
                     Some(v) if Some(v) == initial => ReadFrom::Initial,
@@ -696,9 +690,6 @@ pub fn to_history(h: &TimestampedHistory) -> Result<History, InputError> {
             match (op.kind, h.value(op)) {
                 (TsOpKind::Write | TsOpKind::Append, TsValue::Int(v)) => {
                     let v = unsigned(v, txn.line)?;
-                    if initial.is_none() {
-                        written.insert((op.key, v));
-                    }
                     b.write(bt, op.key, Some(v), txn.line)
                 }
                 (TsOpKind::Write, _) => b.write(bt, op.key, None, txn.line),
@@ -712,7 +703,7 @@ pub fn to_history(h: &TimestampedHistory) -> Result<History, InputError> {
             }
         }
     }
-    if let Some(note) = initial_value_hint(&read_values, &written, h.key_names.len()) {
+    if let Some(note) = initial_value_hint(h) {
         b.note(note);
     }
     if starts_after_commit > 0 {
@@ -727,18 +718,39 @@ pub fn to_history(h: &TimestampedHistory) -> Result<History, InputError> {
 
 /// When most keys read one value that no transaction writes, TimeKiller's initial value (a
 /// parameter of TimeKiller, `--initial_value`, `null` by default) was most likely that value:
-/// a note saying so and suggesting `--initial-value`. `reads` are the register reads of
-/// values (key, value), `written` the values written; only asked when the initial value is
-/// `null`.
-fn initial_value_hint(
-    reads: &[(u32, u64)],
-    written: &rustc_hash::FxHashSet<(u32, u64)>,
-    keys: usize,
-) -> Option<String> {
+/// a sentence saying so and suggesting `--initial-value`. `None` when `h` has an initial
+/// value other than `null`, or when no such pattern shows. `convert` and `stats` print it as
+/// a note; `check` refuses the input with it unless `--initial-value` was given (even `null`).
+pub fn initial_value_hint(h: &TimestampedHistory) -> Option<String> {
+    if h.initial.is_some() {
+        return None;
+    }
+    // Register reads and writes by (key, value); negative values are left to the readers.
+    let mut written: rustc_hash::FxHashSet<(u32, u64)> = Default::default();
+    let mut reads: Vec<(u32, u64)> = Vec::new();
+    for t in 0..h.txns.len() {
+        for op in h.txn_ops(t) {
+            let read = match (op.kind, h.value(op)) {
+                (TsOpKind::Write | TsOpKind::Append, TsValue::Int(v)) => {
+                    if let Ok(v) = u64::try_from(v) {
+                        written.insert((op.key, v));
+                    }
+                    None
+                }
+                (TsOpKind::Read, TsValue::Int(v)) => Some(v),
+                (TsOpKind::ReadList, TsValue::List(items)) => items.last().copied(),
+                _ => None,
+            };
+            if let Some(v) = read.and_then(|v| u64::try_from(v).ok()) {
+                reads.push((op.key, v));
+            }
+        }
+    }
+    let keys = h.key_names.len();
     // Per value no transaction writes: its reads, and the keys it was read from.
     let mut by_value: FxHashMap<u64, (usize, rustc_hash::FxHashSet<u32>)> = FxHashMap::default();
     let mut keys_read: rustc_hash::FxHashSet<u32> = Default::default();
-    for &(k, v) in reads {
+    for &(k, v) in &reads {
         keys_read.insert(k);
         if !written.contains(&(k, v)) {
             let e = by_value.entry(v).or_default();

@@ -36,6 +36,9 @@ pub struct CheckOptions {
     pub max_violations: usize,
     /// TimeKiller's initial value of every key (`None`: `null`).
     pub initial_value: Option<i64>,
+    /// Whether the initial value was given, even as `null` ([`ReadOptions::initial_value_given`]).
+    #[serde(default)]
+    pub initial_value_given: bool,
     /// The input format's name (`None`: detected).
     pub format: Option<String>,
     /// The memory budget in bytes (`None`: the default share of the memory of the machine
@@ -74,6 +77,7 @@ impl CheckOptions {
                 .map(str::parse::<Format>)
                 .transpose()?,
             initial_value: self.initial_value,
+            initial_value_given: self.initial_value_given,
         })
     }
 }
@@ -325,6 +329,7 @@ mod tests {
             timeout: None,
             max_violations: 1000,
             initial_value: None,
+            initial_value_given: false,
             format: None,
             memory: None,
         }

@@ -92,6 +92,11 @@ pub struct ReadOptions {
     pub format: Option<Format>,
     /// TimeKiller's initial value of every key (`None` = `null`, TimeKiller's default).
     pub initial_value: Option<i64>,
+    /// Whether the initial value was given (`--initial-value`, even `null`). TimeKiller input
+    /// whose reads show it was most likely another value
+    /// ([`timekiller::initial_value_hint`]) is refused unless it was given: judged with
+    /// `null`, every level would be violated by reads of a value nothing writes.
+    pub initial_value_given: bool,
 }
 
 /// Reads a history file, a folder holding one history (Cobra, Viper, dbcop bincode), or
@@ -116,6 +121,18 @@ pub fn read_input(
     };
     if format == Format::TimeKiller {
         let t = timekiller::read_timestamped(&bytes, &source, options.initial_value)?;
+        if !options.initial_value_given {
+            if let Some(hint) = timekiller::initial_value_hint(&t) {
+                return Err(InputError::new(
+                    source,
+                    0,
+                    format!(
+                        "cannot judge without the initial value: {hint} (or with \
+                         --initial-value null to judge it as written)"
+                    ),
+                ));
+            }
+        }
         drop(bytes);
         return Ok((Input::from_timestamped(t), format));
     }
