@@ -48,6 +48,8 @@ const LAYERS: &[&str] = &[
     // The recording store and the workloads written against it.
     "store",
     "workloads",
+    // The store over PostgreSQL's wire protocol: any client's SQL recorded as a history.
+    "server",
     // Views of plain data: drawings, tables, the run report.
     "report",
     // run and rank: record → check → predict → verify → validate → report.
