@@ -443,6 +443,17 @@ fn initial_value(h: &History, key: u32) -> Option<u64> {
         .and_then(|o| h.op(o).value)
 }
 
+/// Whether a candidate's boundaries cut or change a session another began after (the
+/// boundary domains forbid it: [`super::locks::ends_before_another`]; the seeds are checked
+/// here).
+pub(crate) fn cuts_an_earlier_session(h: &History, built: &Built) -> bool {
+    !h.sessions_after().is_empty()
+        && built
+            .boundaries
+            .iter()
+            .any(|p| p.txn.is_some() && super::locks::ends_before_another(h, p.session))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,16 +62,6 @@ pub(crate) fn ends_before_another(h: &History, s: SessionId) -> bool {
             .is_ok()
 }
 
-/// Whether a candidate's boundaries cut or change a session another began after (the
-/// boundary domains forbid it: [`ends_before_another`]; the seeds are checked here).
-pub(crate) fn cuts_an_earlier_session(h: &History, built: &super::extract::Built) -> bool {
-    !h.sessions_after().is_empty()
-        && built
-            .boundaries
-            .iter()
-            .any(|p| p.txn.is_some() && ends_before_another(h, p.session))
-}
-
 /// `closure[e * n + l]`: session `l` is (transitively) after session `e`.
 pub(crate) fn after_closure(h: &History) -> Vec<bool> {
     let n = h.sessions().len();

@@ -26,9 +26,9 @@ use super::candidate::{
 };
 use super::certificate::{conclude_none, static_certificate, Certificate};
 use super::dangerous::{self, has_pivot};
+use super::extract;
 use super::judge::{judge, How, JudgeError, Judged};
 use super::lazy::{self, Found, FoundList, LazyEnd};
-use super::locks;
 use super::prefix::Domains;
 use super::seeds::{for_each_pivot_seed, for_each_seed, Seed};
 use super::space::Space;
@@ -437,7 +437,7 @@ fn judge_seeds(
         };
         // A seed's boundaries are set directly: one that cuts a session another began after
         // is not a feasible prefix (the boundary domains forbid it to the solver).
-        if locks::cuts_an_earlier_session(dom.h, &first) {
+        if extract::cuts_an_earlier_session(dom.h, &first) {
             return ControlFlow::Continue(());
         }
         if found
