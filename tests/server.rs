@@ -549,7 +549,7 @@ fn pgbench_tpcb_like_records_its_balance_updates_as_locked_reads() {
 
 #[test]
 #[ignore = "predict answers unknown (re-verification timeout) on tpcb-like recordings with \
-            locked reads; reported to the predictlock branch"]
+            locked reads (issue 32 stays open for it)"]
 fn pgbench_tpcb_like_predicts_nothing_at_causal_or_rc() {
     let s = Scratch::new("pgbench-tpcb-predict");
     let Some(observed) = record_tpcb_like(&s, 3) else {
