@@ -398,7 +398,7 @@ fn a_start_after_commit_is_a_violation_not_bad_input() {
 /// `[real-time]` for an ra violation that `--level all` labels `[black-box]`).
 #[test]
 fn one_line_labels_match_every_level_labels() {
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/formats");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/formats");
     for name in ["elle.edn", "elle-append.edn", "elle.json", "dbcop.json"] {
         let s = Scratch::new("one-line-labels");
         std::fs::create_dir_all(s.join("dir")).unwrap();
