@@ -208,7 +208,8 @@ fn anomaly_summary(
         named.name(),
         involved
     );
-    if validation.outcome() == workloads::ReplayOutcome::ValidatedDiverged {
+    let outcome = validation.outcome();
+    if outcome == workloads::ReplayOutcome::ValidatedDiverged {
         return format!(
             "Anomaly validated, after the replay diverged ({anomaly}; re-verified): the replay could not follow the prediction at {} (see Validation), and the execution it produced instead satisfies {level_words} and is unserializable on its own — an anomaly of {}, though not exactly the predicted one (IsoPredict's tables count it as validated and diverged); {}.",
             plural_reads(validation.divergences.len()),
@@ -216,10 +217,10 @@ fn anomaly_summary(
             invariant_clause(validation)
         );
     }
-    if !validation.outcome().counts_as_validated() {
+    if !outcome.counts_as_validated() {
         return format!(
             "Anomaly predicted under {level_words} ({anomaly}; re-verified), but the replay did not confirm it: the validating run is {}{}.",
-            validation.outcome().word(),
+            outcome.word(),
             if validation.diverged() {
                 " after diverging from the prediction"
             } else {
