@@ -60,6 +60,23 @@ fn record(scratch: &Scratch, command: &[&str]) -> (std::process::Output, PathBuf
     (o, scratch.join("rec").join("observed.json"))
 }
 
+/// `record --setup SETUP… -- COMMAND`.
+fn record_with_setup(
+    scratch: &Scratch,
+    setups: &[&str],
+    command: &[&str],
+) -> (std::process::Output, PathBuf) {
+    let out = scratch.arg("rec");
+    let mut args = vec!["record", "--out", out.as_str()];
+    for setup in setups {
+        args.extend_from_slice(&["--setup", setup]);
+    }
+    args.push("--");
+    args.extend_from_slice(command);
+    let o = isopredict(&args);
+    (o, scratch.join("rec").join("observed.json"))
+}
+
 fn write(scratch: &Scratch, name: &str, text: &str) -> String {
     std::fs::write(scratch.join(name), text).unwrap();
     scratch.arg(name)
@@ -216,6 +233,115 @@ fn a_client_side_read_then_write_is_predicted_to_lose_an_update() {
     }
 }
 
+const TWO_ACCOUNTS: &str = "CREATE TABLE acct (id integer PRIMARY KEY, bal integer NOT NULL);\n\
+     INSERT INTO acct VALUES (1, 100), (2, 50);\n";
+
+#[test]
+fn two_background_clients_that_happened_not_to_overlap_are_not_ordered() {
+    let Some(psql) = pg_bin("psql") else { return };
+    let s = Scratch::new("background-clients");
+    let setup = write(&s, "setup.sql", TWO_ACCOUNTS);
+    let deposit = write(
+        &s,
+        "deposit.sql",
+        "BEGIN;\nSELECT bal AS b FROM acct WHERE id = 1 \\gset\n\
+         UPDATE acct SET bal = :b + 10 WHERE id = 1;\nCOMMIT;\n",
+    );
+    let psql = psql.display();
+    // Two clients started in the background; the `wait` between them makes their connections
+    // never overlap in this run, but nothing in the program orders them.
+    let cmd = format!(
+        "{psql} -X -q -v ON_ERROR_STOP=1 -f {deposit} & wait; \
+         {psql} -X -q -v ON_ERROR_STOP=1 -f {deposit} & wait"
+    );
+    let (o, observed) = record_with_setup(
+        &s,
+        &[&format!("{psql} -X -q -v ON_ERROR_STOP=1 -f {setup}")],
+        &["sh", "-c", &cmd],
+    );
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let h = read_history(&observed);
+    // The setup's session is ordered before both clients; the clients are not ordered.
+    assert_eq!(h.sessions_after(), [(0, 1), (0, 2)]);
+    let obs = observed.display().to_string();
+    let check = isopredict(&["check", &obs, "--level", "ser"]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    for level in ["causal", "rc"] {
+        let p = isopredict(&["predict", &obs, "--level", level]);
+        assert_eq!(
+            p.status.code(),
+            Some(1),
+            "{level}: {}{}",
+            stdout(&p),
+            stderr(&p)
+        );
+        assert!(stdout(&p).contains("acct.bal[id=1]"), "{}", stdout(&p));
+    }
+}
+
+/// A fixture that loads two rows, then one transaction that reads them: at read committed the
+/// transaction could miss the fixture's row 2 and see its row 1 — unless the fixture is known
+/// to come first (`--setup`, or an `application_name` of `setup:…`).
+#[test]
+fn a_setup_fixture_is_never_read_around() {
+    let Some(psql) = pg_bin("psql") else { return };
+    let s = Scratch::new("setup-fixture");
+    let setup = write(&s, "setup.sql", TWO_ACCOUNTS);
+    let read = write(
+        &s,
+        "read.sql",
+        "BEGIN;\nSELECT bal FROM acct WHERE id = 2;\nSELECT bal FROM acct WHERE id = 1;\nCOMMIT;\n",
+    );
+    let psql = psql.display().to_string();
+    let load = format!("{psql} -X -q -v ON_ERROR_STOP=1 -f {setup}");
+    let test = format!("{psql} -X -q -v ON_ERROR_STOP=1 -f {read}");
+    let predict_rc = |observed: &Path| {
+        let obs = observed.display().to_string();
+        let p = isopredict(&["predict", &obs, "--level", "rc"]);
+        (p.status.code(), stdout(&p))
+    };
+    // Timing alone orders nothing: the fixture ran first, but as part of the command.
+    let (o, observed) = record(&s, &["sh", "-c", &format!("{load} && {test}")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(read_history(&observed).sessions_after().is_empty());
+    let (code, out) = predict_rc(&observed);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("reads acct[id=2] from initial state"), "{out}");
+    std::fs::remove_dir_all(s.join("rec")).unwrap();
+    // `record --setup`: the fixture comes first in every prediction.
+    let (o, observed) = record_with_setup(&s, &[&load], &["sh", "-c", &test]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = read_history(&observed);
+    assert_eq!(h.sessions_after(), [(0, 1)]);
+    assert_eq!(h.statements().unwrap().session_names()[0], "setup");
+    let (code, out) = predict_rc(&observed);
+    assert_eq!(code, Some(0), "{out}");
+    std::fs::remove_dir_all(s.join("rec")).unwrap();
+    // The application_name route (serve, in-process fixtures): `setup:NAME`.
+    let cmd = format!("PGAPPNAME=setup:fixture {load} && {test}");
+    let (o, observed) = record(&s, &["sh", "-c", &cmd]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = read_history(&observed);
+    assert_eq!(h.sessions_after(), [(0, 1)]);
+    assert_eq!(h.statements().unwrap().session_names()[0], "setup:fixture");
+    let (code, out) = predict_rc(&observed);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[test]
+fn a_failing_setup_command_stops_the_run() {
+    let s = Scratch::new("setup-fails");
+    let marker = s.join("ran");
+    let (o, observed) = record_with_setup(
+        &s,
+        &["exit 3"],
+        &["sh", "-c", &format!("touch {}", marker.display())],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(!marker.exists(), "the command ran after a failed setup");
+    assert!(observed.exists());
+}
+
 #[test]
 fn errors_carry_their_sqlstates_and_failed_transactions_are_recorded_aborted() {
     let Some(psql) = pg_bin("psql") else { return };
@@ -358,7 +484,9 @@ fn the_documented_psycopg_app_records_and_its_lost_update_is_predicted() {
     assert!(stdout(&o).contains("1 passed"), "{}", stdout(&o));
     let h = read_history(&observed);
     let st = h.statements().unwrap();
-    assert_eq!(st.session_names(), ["fixture", "teller-1", "teller-2"]);
+    assert_eq!(st.session_names(), ["setup:fixture", "teller-1", "teller-2"]);
+    // The fixture's connection (application_name `setup:…`) orders the tellers' after it.
+    assert_eq!(h.sessions_after(), [(0, 1), (0, 2)]);
     // The second deposit read the balance the first one wrote, parameters bound.
     let r = reads(&h);
     assert!(r.iter().any(

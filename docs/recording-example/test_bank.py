@@ -4,7 +4,7 @@ import bank
 
 
 def test_deposits_and_transfer():
-    with bank.connect("fixture") as conn:
+    with bank.connect("setup:fixture") as conn:
         bank.setup(conn)
     with bank.connect("teller-1") as t1, bank.connect("teller-2") as t2:
         bank.deposit(t1, 1, 10)

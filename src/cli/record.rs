@@ -1,5 +1,7 @@
-//! `isopredict record --out DIR -- CMD ARGS…`: serve on a free loopback port while CMD runs
-//! with the PostgreSQL connection variables pointing at it, then write DIR/observed.json.
+//! `isopredict record --out DIR [--setup 'SETUP CMD']… -- CMD ARGS…`: serve on a free loopback
+//! port while the setup commands, then CMD, run with the PostgreSQL connection variables
+//! pointing at it, then write DIR/observed.json. Every connection a setup command opened is
+//! ordered before every connection CMD opens (program order, not timing).
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -20,6 +22,11 @@ pub struct Args {
     /// How long a transaction waits for another to end before running concurrently (seconds).
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     pub token_wait: f64,
+    /// A setup command (run with `sh -c`, before CMD, one after another; repeatable): its
+    /// connections — a fixture that loads the tables — are ordered before every connection of
+    /// CMD. It runs with PGAPPNAME=setup. If one fails, CMD is not run.
+    #[arg(long, value_name = "SHELL COMMAND")]
+    pub setup: Vec<String>,
     /// The command to run and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
     pub command: Vec<String>,
@@ -53,15 +60,79 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let (server, stop) = (server.clone(), stop.clone());
         std::thread::spawn(move || server.run(&stop))
     };
+    let connect = |cmd: &mut Command| {
+        connection_env(cmd, addr, args.password.as_deref());
+    };
+    let mut setup_failed = None;
+    if !args.setup.is_empty() {
+        server.begin_setup();
+        for setup in &args.setup {
+            isopredict::ewriteln!("isopredict record: listening on {addr}; setup: {setup}");
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", setup]).env("PGAPPNAME", "setup");
+            connect(&mut cmd);
+            match cmd.status() {
+                Ok(s) if s.success() => {}
+                other => {
+                    setup_failed = Some((setup.clone(), other));
+                    break;
+                }
+            }
+        }
+        if !server.end_setup(std::time::Duration::from_secs(10)) {
+            isopredict::ewriteln!(
+                "isopredict record: a setup connection was still open 10 s after the setup \
+                 commands ended: it orders nothing"
+            );
+        }
+    }
+    let status = match setup_failed {
+        Some((setup, status)) => {
+            isopredict::ewriteln!(
+                "isopredict record: the setup command `{setup}` failed; not running the command"
+            );
+            status.map_err(|e| anyhow::anyhow!("cannot run sh -c {setup}: {e}"))
+        }
+        None => {
+            let mut cmd = Command::new(&args.command[0]);
+            cmd.args(&args.command[1..]);
+            connect(&mut cmd);
+            isopredict::ewriteln!(
+                "isopredict record: listening on {addr}; running {}",
+                args.command.join(" ")
+            );
+            cmd.status()
+                .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", args.command[0]))
+        }
+    };
+    stop.store(true, Ordering::SeqCst);
+    let served = serving
+        .join()
+        .map_err(|_| anyhow::anyhow!("the recording server stopped unexpectedly"))?;
+    let status = status?;
+    served?;
+    let path = args.out.join("observed.json");
+    let summary = server.write(&path)?;
+    isopredict::ewriteln!("isopredict record: {summary}; wrote {}", path.display());
+    let code = match status.code() {
+        Some(c) => c,
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            128 + status.signal().unwrap_or(0)
+        }
+    };
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// Points `cmd` at the server: libpq's variables and DATABASE_URL (and PGPASSWORD).
+fn connection_env(cmd: &mut Command, addr: std::net::SocketAddr, password: Option<&str>) {
     let user = "postgres";
     let database = "postgres";
-    let auth = match &args.password {
+    let auth = match password {
         Some(p) => format!("{user}:{p}@"),
         None => format!("{user}@"),
     };
-    let mut cmd = Command::new(&args.command[0]);
-    cmd.args(&args.command[1..])
-        .env("PGHOST", addr.ip().to_string())
+    cmd.env("PGHOST", addr.ip().to_string())
         .env("PGPORT", addr.port().to_string())
         .env("PGUSER", user)
         .env("PGDATABASE", database)
@@ -74,29 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 addr.port()
             ),
         );
-    if let Some(p) = &args.password {
+    if let Some(p) = password {
         cmd.env("PGPASSWORD", p);
     }
-    eprintln!(
-        "isopredict record: listening on {addr}; running {}",
-        args.command.join(" ")
-    );
-    let status = cmd.status();
-    stop.store(true, Ordering::SeqCst);
-    let served = serving
-        .join()
-        .map_err(|_| anyhow::anyhow!("the recording server stopped unexpectedly"))?;
-    let status = status.map_err(|e| anyhow::anyhow!("cannot run {}: {e}", args.command[0]))?;
-    served?;
-    let path = args.out.join("observed.json");
-    let summary = server.write(&path)?;
-    eprintln!("isopredict record: {summary}; wrote {}", path.display());
-    let code = match status.code() {
-        Some(c) => c,
-        None => {
-            use std::os::unix::process::ExitStatusExt;
-            128 + status.signal().unwrap_or(0)
-        }
-    };
-    Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }

@@ -8,6 +8,7 @@
 //! latest committed write at the time of each read, and the history records exactly what
 //! it read, so `check --level ser` reports any anomaly this caused.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -41,6 +42,8 @@ pub struct Shared {
     token: std::sync::Arc<Semaphore>,
     /// How long a transaction waits for the token before running concurrently.
     pub token_wait: Duration,
+    /// Whether connections opening now are setup connections (`record --setup`).
+    setup_phase: AtomicBool,
 }
 
 impl Shared {
@@ -55,7 +58,18 @@ impl Shared {
             }),
             token: std::sync::Arc::new(Semaphore::new(1)),
             token_wait,
+            setup_phase: AtomicBool::new(false),
         }
+    }
+
+    /// Marks the connections that open from now on as setup connections (`true`), or not.
+    pub fn set_setup_phase(&self, on: bool) {
+        self.setup_phase.store(on, Ordering::SeqCst);
+    }
+
+    /// Whether connections opening now are setup connections.
+    pub fn in_setup_phase(&self) -> bool {
+        self.setup_phase.load(Ordering::SeqCst)
     }
 
     /// The database, locked. A panic while it was held (a bug) does not stop the others.

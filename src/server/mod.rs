@@ -193,6 +193,30 @@ impl Server {
         Ok(())
     }
 
+    /// Starts the setup phase: connections that open until [`Server::end_setup`] are setup
+    /// connections (`record --setup`), whatever their `application_name`.
+    pub fn begin_setup(&self) {
+        self.shared.set_setup_phase(true);
+    }
+
+    /// Ends the setup phase, then waits (up to `wait`) until the server has seen every setup
+    /// connection close — a client's exit reaches the server a moment later — so that every
+    /// connection opened afterwards is ordered after all of them. Returns whether they all
+    /// closed in time (a setup connection still open orders nothing).
+    pub fn end_setup(&self, wait: Duration) -> bool {
+        self.shared.set_setup_phase(false);
+        let start = Instant::now();
+        loop {
+            if !self.shared.lock().recorder.setup_open() {
+                return true;
+            }
+            if start.elapsed() >= wait {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
     /// The history recorded so far and its summary.
     pub fn history(&self, source: &str) -> Result<(crate::History, Summary), crate::InputError> {
         let db = self.shared.lock();

@@ -1,8 +1,12 @@
 //! What the server recorded beside the store's committed transactions: every data statement
 //! (text, parameters, its position in its session), which events each statement made, the
 //! transactions that aborted (with their events), the reads that were locked, which
-//! connections opened after others had closed, and the history built from all of it with
-//! keys named as the application names them.
+//! connections opened after a *setup* connection had closed, and the history built from all of
+//! it with keys named as the application names them.
+//!
+//! Connection order is never taken from timing: two clients whose connections happened not to
+//! overlap could have overlapped in another run. Only a setup connection orders the connections
+//! that open after it closed (see [`is_setup_name`] and [`SessionInfo::setup`]).
 
 use std::sync::Arc;
 
@@ -43,8 +47,18 @@ pub struct SessionInfo {
     pub name: String,
     /// Whether it has closed.
     pub closed: bool,
-    /// Earlier connections that had closed when this one opened.
+    /// Whether it is a setup connection (opened by a `record --setup` command, or named as
+    /// one by [`is_setup_name`]): every connection that opens after it closed is ordered after
+    /// it.
+    pub setup: bool,
+    /// Earlier setup connections that had closed when this one opened.
     pub after: Vec<u32>,
+}
+
+/// Whether an `application_name` marks a setup connection (a fixture that loads the tables
+/// before the test's connections open): exactly `setup`, or beginning with `setup:`.
+pub fn is_setup_name(application_name: &str) -> bool {
+    application_name == "setup" || application_name.starts_with("setup:")
 }
 
 /// The server's recording (see the module documentation).
@@ -60,9 +74,10 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Registers connection `session` (store session index) named `name`; returns its name
-    /// made distinct.
-    pub fn open_session(&mut self, session: u32, name: &str) -> String {
+    /// Registers connection `session` (store session index) named `name`, a setup connection
+    /// if `setup`; returns its name made distinct. It is ordered after every setup connection
+    /// that has closed and recorded a transaction.
+    pub fn open_session(&mut self, session: u32, name: &str, setup: bool) -> String {
         let taken: FxHashSet<&str> = self.sessions.iter().map(|s| s.name.as_str()).collect();
         let mut unique = name.to_string();
         let mut n = 2;
@@ -74,13 +89,14 @@ impl Recorder {
             .sessions
             .iter()
             .enumerate()
-            .filter(|(i, s)| s.closed && !self.entries[*i].is_empty())
+            .filter(|(i, s)| s.setup && s.closed && !self.entries[*i].is_empty())
             .map(|(i, _)| i as u32)
             .collect();
         debug_assert_eq!(session as usize, self.sessions.len());
         self.sessions.push(SessionInfo {
             name: unique.clone(),
             closed: false,
+            setup,
             after,
         });
         self.entries.push(Vec::new());
@@ -128,6 +144,11 @@ impl Recorder {
         self.entries[session as usize].push(Entry::Aborted(events, notes));
     }
 
+    /// Whether a setup connection is still open.
+    pub fn setup_open(&self) -> bool {
+        self.sessions.iter().any(|s| s.setup && !s.closed)
+    }
+
     /// The connections, in order.
     pub fn sessions(&self) -> &[SessionInfo] {
         &self.sessions
@@ -152,8 +173,8 @@ impl Recorder {
 
     /// The recorded run as a history: one session per connection that ran a transaction,
     /// aborted transactions included (marked aborted), keys named by the catalog, every
-    /// operation's statement, the locked reads, and which connections opened after others had
-    /// closed.
+    /// operation's statement, the locked reads, and which connections opened after setup
+    /// connections had closed.
     pub fn history(
         &self,
         store: &Store,
@@ -248,7 +269,8 @@ impl Recorder {
                 }
             }
         }
-        // Connections that opened after others had closed see everything those committed.
+        // Connections that opened after setup connections had closed see everything those
+        // committed.
         for (s, info) in self.sessions.iter().enumerate() {
             let Some(later) = history_session[s] else {
                 continue;

@@ -66,7 +66,9 @@ impl Session {
             Some(n) if !n.is_empty() => n.to_string(),
             _ => format!("connection {number}"),
         };
-        let name = db.recorder.open_session(store_session, &base);
+        let setup = shared.in_setup_phase()
+            || application_name.is_some_and(super::recording::is_setup_name);
+        let name = db.recorder.open_session(store_session, &base, setup);
         let mut settings = Settings::default();
         settings.set("application_name", application_name.unwrap_or(""));
         Session {
