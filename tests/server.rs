@@ -185,14 +185,11 @@ fn a_client_side_read_then_write_is_predicted_to_lose_an_update() {
         "BEGIN;\nSELECT bal AS b FROM acct WHERE id = 1 \\gset\n\
          UPDATE acct SET bal = :b + 10 WHERE id = 1;\nEND;\n",
     );
-    // No connection after pgbench's: a session that opened after the clients closed (a final
-    // check) would see both deposits on every database, so prediction keeps them whole.
-    let cmd = format!(
-        "{} -X -q -v ON_ERROR_STOP=1 -f {setup} && {} -n -c 2 -j 1 -t 1 -f {deposit}",
-        psql.display(),
-        pgbench.display(),
-    );
-    let (o, observed) = record(&s, &["sh", "-c", &cmd]);
+    // The table is loaded by a setup command, so every prediction keeps it before the
+    // deposits (loaded in the main command, a prediction could read around it instead).
+    let load = format!("{} -X -q -v ON_ERROR_STOP=1 -f {setup}", psql.display());
+    let cmd = format!("{} -n -c 2 -j 1 -t 1 -f {deposit}", pgbench.display());
+    let (o, observed) = record_with_setup(&s, &[&load], &["sh", "-c", &cmd]);
     assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
     // pgbench -M simple inlines what the client computed: the second deposit read the first's.
     let h = read_history(&observed);
@@ -484,7 +481,10 @@ fn the_documented_psycopg_app_records_and_its_lost_update_is_predicted() {
     assert!(stdout(&o).contains("1 passed"), "{}", stdout(&o));
     let h = read_history(&observed);
     let st = h.statements().unwrap();
-    assert_eq!(st.session_names(), ["setup:fixture", "teller-1", "teller-2"]);
+    assert_eq!(
+        st.session_names(),
+        ["setup:fixture", "teller-1", "teller-2"]
+    );
     // The fixture's connection (application_name `setup:…`) orders the tellers' after it.
     assert_eq!(h.sessions_after(), [(0, 1), (0, 2)]);
     // The second deposit read the balance the first one wrote, parameters bound.
@@ -693,5 +693,90 @@ fn pgbench_tpcb_like_predicts_nothing_at_causal_or_rc() {
             stdout(&p),
             stderr(&p)
         );
+    }
+}
+
+/// node and the folder holding node-postgres (`ISOPREDICT_TEST_NODE_PATH`, else the folder
+/// scripts/server-test-node fills by default), or `None` (skip, outside CI).
+fn node_with_pg() -> Option<(PathBuf, PathBuf)> {
+    let modules = std::env::var_os("ISOPREDICT_TEST_NODE_PATH")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache/isopredict/server-node/node_modules"))
+        });
+    let node = std::env::var_os("ISOPREDICT_TEST_NODE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("node"));
+    if let Some(modules) = modules {
+        let works = Command::new(&node)
+            .args(["-e", "require('pg')"])
+            .env("NODE_PATH", &modules)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if works {
+            return Some((node, modules));
+        }
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("no node with node-postgres in CI: .ci/run installs it (ISOPREDICT_TEST_NODE_PATH)");
+    }
+    eprintln!(
+        "SKIPPED: no node with node-postgres (run scripts/server-test-node, or set \
+         ISOPREDICT_TEST_NODE_PATH)"
+    );
+    None
+}
+
+#[test]
+fn a_node_postgres_program_is_recorded_and_only_its_client_side_sum_loses_an_update() {
+    let Some((node, modules)) = node_with_pg() else {
+        return;
+    };
+    let s = Scratch::new("node-postgres");
+    let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/server/bank.js");
+    let node_path = format!("NODE_PATH={}", modules.display());
+    for (mode, predicted) in [("deposit", Some(1)), ("increment", Some(0))] {
+        let (o, observed) = record(
+            &s,
+            &[
+                "env",
+                &node_path,
+                node.to_str().unwrap(),
+                app.to_str().unwrap(),
+                mode,
+            ],
+        );
+        assert!(o.status.success(), "{mode}: {}\n{}", stdout(&o), stderr(&o));
+        // The tellers ran one after the other: both amounts are in the balance.
+        assert!(stdout(&o).contains("balance 130"), "{mode}: {}", stdout(&o));
+        let h = read_history(&observed);
+        let st = h.statements().unwrap();
+        assert_eq!(
+            st.session_names(),
+            ["setup:fixture", "teller-1", "teller-2"]
+        );
+        assert_eq!(h.sessions_after(), [(0, 1), (0, 2)]);
+        // Parameterised statements, with their bound values.
+        assert!(st.statements().iter().any(|s| s.sql
+            == "UPDATE acct SET bal = bal + $1 WHERE id = $2 RETURNING bal"
+            || s.sql == "UPDATE acct SET bal = $1 WHERE id = $2" && s.params.len() == 2));
+        let obs = observed.display().to_string();
+        let check = isopredict(&["check", &obs, "--level", "ser"]);
+        assert_eq!(check.status.code(), Some(0), "{mode}: {}", stdout(&check));
+        for level in ["causal", "rc"] {
+            let p = isopredict(&["predict", &obs, "--level", level]);
+            assert_eq!(
+                p.status.code(),
+                predicted,
+                "{mode} at {level}: {}{}",
+                stdout(&p),
+                stderr(&p)
+            );
+            if predicted == Some(1) {
+                assert!(stdout(&p).contains("acct.bal[id=1]"), "{}", stdout(&p));
+            }
+        }
+        std::fs::remove_dir_all(s.join("rec")).unwrap();
     }
 }

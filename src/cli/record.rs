@@ -19,7 +19,7 @@ pub struct Args {
     /// Require this password (PGPASSWORD and DATABASE_URL carry it to CMD).
     #[arg(long)]
     pub password: Option<String>,
-    /// How long a transaction waits for another to end before running concurrently (seconds).
+    /// How long a transaction waits for a lock before going on without locks (seconds).
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     pub token_wait: f64,
     /// A setup command (run with `sh -c`, before CMD, one after another; repeatable): its

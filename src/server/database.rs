@@ -1,28 +1,38 @@
 //! The state all connections share: the store (reads see the latest committed write), the
-//! catalog, the recording, and the transaction token that runs transactions one at a time.
+//! catalog, the recording, and the lock table that keeps the recorded run serializable.
 //!
-//! The token: a transaction takes it when it begins and gives it back when it ends, so the
-//! observed run is serial (as MonkeyDB and IsoPredict record). A transaction that waits longer
-//! than [`Shared::token_wait`] (a test holding two transactions open in one thread would
-//! otherwise deadlock) runs without it, concurrently with the holder; its reads still see the
-//! latest committed write at the time of each read, and the history records exactly what
-//! it read, so `check --level ser` reports any anomaly this caused.
+//! Concurrency control, behind four calls a session makes: *begin* (nothing to do), *lock*
+//! before each read or write ([`TxnLocking`], the statement's hook: strict two-phase locking
+//! at row and table granularity, [`super::locks`]), *wait* when a lock is taken, and *end*
+//! ([`Database::end_txn`], at commit or abort: every lock released). Transactions on different
+//! rows run at the same time; every read still sees the latest committed write, and the locks
+//! make the observed run serializable (as MonkeyDB and IsoPredict record it).
+//!
+//! A test that holds two transactions open at once in one thread would wait forever for a
+//! lock the other holds: a lock wait longer than [`Shared::token_wait`] lets the waiting
+//! transaction go on without that lock, and without any lock for the rest of it. A request
+//! that would close a cycle of waits (a deadlock, found at once) goes on without that one lock.
+//! Either way the transaction runs concurrently with the holder, its reads still see the latest
+//! committed write at the time of each read, the history records exactly what it read, and the
+//! summary counts it, so `check --level ser` reports any anomaly this caused.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::oneshot;
 
+use super::locks::{LockTable, Mode, Request, Resource};
 use super::recording::Recorder;
 use super::sql::catalog::Catalog;
+use super::sql::exec::Locking;
 use crate::store::{ReadPolicy, Store};
 
-/// The default bound on waiting for the transaction token.
+/// The default bound on waiting for a lock.
 pub const DEFAULT_TOKEN_WAIT: Duration = Duration::from_secs(2);
 
-/// The store, catalog and recording, changed under one lock (each statement holds it while
-/// it runs, never across a network wait).
+/// The store, catalog, recording and locks, changed under one mutex (each statement holds it
+/// while it runs, never across a network wait or a lock wait).
 #[derive(Debug)]
 pub struct Database {
     /// The store.
@@ -33,14 +43,67 @@ pub struct Database {
     pub recorder: Recorder,
     /// Connections opened so far.
     pub connections: u64,
+    /// The locks of the running transactions.
+    pub locks: LockTable,
+}
+
+impl Database {
+    /// Ends transaction `txn` (a connection's store session) for the locks: releases them all.
+    pub fn end_txn(&mut self, txn: u32) {
+        self.locks.release_all(txn);
+    }
+}
+
+/// A transaction's lock requests during one statement: granted, skipped (the transaction
+/// goes on without locks, or the request closed a deadlock), or the wait the statement must
+/// make before it runs again.
+pub struct TxnLocking<'a> {
+    locks: &'a mut LockTable,
+    txn: u32,
+    unlocked: bool,
+    /// Set when a request closed a cycle of waits and was skipped.
+    pub deadlocked: bool,
+    /// Set when a request must wait: the statement stops and runs again once it is heard.
+    pub waiting: Option<oneshot::Receiver<()>>,
+}
+
+impl<'a> TxnLocking<'a> {
+    /// The requests of transaction `txn`; with `unlocked` every request is skipped.
+    pub fn new(locks: &'a mut LockTable, txn: u32, unlocked: bool) -> TxnLocking<'a> {
+        TxnLocking {
+            locks,
+            txn,
+            unlocked,
+            deadlocked: false,
+            waiting: None,
+        }
+    }
+}
+
+impl Locking for TxnLocking<'_> {
+    fn lock(&mut self, resource: Resource, mode: Mode) -> bool {
+        if self.unlocked {
+            return true;
+        }
+        match self.locks.request(self.txn, resource, mode) {
+            Request::Granted => true,
+            Request::Deadlock => {
+                self.deadlocked = true;
+                true
+            }
+            Request::Wait(heard) => {
+                self.waiting = Some(heard);
+                false
+            }
+        }
+    }
 }
 
 /// Shared by every connection.
 #[derive(Debug)]
 pub struct Shared {
     db: Mutex<Database>,
-    token: std::sync::Arc<Semaphore>,
-    /// How long a transaction waits for the token before running concurrently.
+    /// How long a transaction waits for a lock before going on without it.
     pub token_wait: Duration,
     /// Whether connections opening now are setup connections (`record --setup`).
     setup_phase: AtomicBool,
@@ -55,8 +118,8 @@ impl Shared {
                 catalog: Catalog::default(),
                 recorder: Recorder::default(),
                 connections: 0,
+                locks: LockTable::default(),
             }),
-            token: std::sync::Arc::new(Semaphore::new(1)),
             token_wait,
             setup_phase: AtomicBool::new(false),
         }
@@ -77,12 +140,12 @@ impl Shared {
         self.db.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits for the transaction token up to [`Shared::token_wait`]; `None`: the wait timed
-    /// out and the transaction runs concurrently.
-    pub async fn take_token(&self) -> Option<OwnedSemaphorePermit> {
-        tokio::time::timeout(self.token_wait, self.token.clone().acquire_owned())
-            .await
-            .ok()
-            .and_then(Result::ok)
+    /// Waits for a lock request to be granted, up to [`Shared::token_wait`]; `false`: the wait
+    /// timed out (the caller then cancels the request, [`LockTable::cancel`]).
+    pub async fn wait_for_lock(&self, heard: oneshot::Receiver<()>) -> bool {
+        matches!(
+            tokio::time::timeout(self.token_wait, heard).await,
+            Ok(Ok(()))
+        )
     }
 }

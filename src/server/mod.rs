@@ -8,8 +8,9 @@
 //!   simple and extended query protocol.
 //! - [`session`]: a connection's transaction state machine (idle, in a block, failed).
 //! - [`sql`]: parsing (`sqlparser`, PostgreSQL dialect), catalog, expressions, translation.
-//! - [`database`]: the shared store and the transaction token (one transaction at a time,
-//!   reads see the latest committed write; a bounded wait, then concurrency).
+//! - [`database`]: the shared store and its concurrency control (reads see the latest
+//!   committed write; a bounded lock wait, then concurrency).
+//! - [`locks`]: strict two-phase locking at row and table granularity, deadlocks found at once.
 //! - [`recording`]: statements, aborted transactions, locked reads, the history.
 //!
 //! [`Server::bind`] then [`Server::run`] serve until a stop is requested (a signal through
@@ -18,6 +19,7 @@
 //! supported and the recording semantics.
 
 pub mod database;
+pub mod locks;
 pub mod recording;
 pub mod session;
 pub mod sql;
@@ -40,7 +42,7 @@ pub struct Config {
     pub until_idle: Option<Duration>,
     /// A password clients must give (cleartext); `None`: trust.
     pub password: Option<String>,
-    /// How long a transaction waits for the token before running concurrently.
+    /// How long a transaction waits for a lock before running on without locks.
     pub token_wait: Duration,
     /// The most connections open at once; more are refused (closed at once).
     pub max_connections: usize,
@@ -67,7 +69,7 @@ pub struct Summary {
     pub committed: usize,
     /// Aborted transactions with events.
     pub aborted: usize,
-    /// Transactions that ran without the token (concurrently).
+    /// Transactions that went on without a lock (a wait past the bound, or a deadlock).
     pub concurrent: u64,
     /// Statements recorded.
     pub statements: usize,
@@ -93,8 +95,9 @@ impl std::fmt::Display for Summary {
         if self.concurrent > 0 {
             write!(
                 f,
-                "; {} transactions waited longer than the token bound and ran concurrently \
-                 (the recording may not be serializable: check it)",
+                "; {} transactions waited longer than --token-wait for a lock (or were in a \
+                 deadlock) and ran on without it (the recording may not be serializable: \
+                 check it)",
                 self.concurrent
             )?;
         }

@@ -4,11 +4,17 @@
 //! rolls back). The transaction ends in the store as it ended for the client: committed, or
 //! aborted (its events kept, recorded as an aborted transaction) on ROLLBACK, on an error,
 //! or when the client disconnects mid-transaction.
+//!
+//! Concurrency control ([`super::database`]): a data statement runs with the transaction's
+//! lock hook; if a lock must wait, the statement is undone (a store savepoint), the session
+//! waits without holding the database, and runs the statement again. At commit or abort the
+//! transaction's locks are released.
 
 use sqlparser::ast::Statement;
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::oneshot;
 
-use super::database::Shared;
+use super::database::{Shared, TxnLocking};
+use super::locks::Mode;
 use super::recording::TxnNotes;
 use super::sql::chatter::{self, Settings};
 use super::sql::exec::{self, Exec, StatementNotes};
@@ -46,9 +52,9 @@ pub struct Session {
     pub name: String,
     state: TxnState,
     tx: Option<SuspendedTx>,
-    permit: Option<OwnedSemaphorePermit>,
     notes: TxnNotes,
-    concurrent: bool,
+    /// The transaction waited too long for a lock: it takes no more locks.
+    unlocked: bool,
     statement_notes: StatementNotes,
     statements: u32,
     /// `SET`/`SHOW` settings.
@@ -76,9 +82,8 @@ impl Session {
             name,
             state: TxnState::Idle,
             tx: None,
-            permit: None,
             notes: TxnNotes::default(),
-            concurrent: false,
+            unlocked: false,
             statement_notes: StatementNotes::default(),
             statements: 0,
             settings,
@@ -114,7 +119,7 @@ impl Session {
                 if self.state == TxnState::InBlock {
                     return (Ok(Outcome::Done("BEGIN".into())), Effect::None);
                 }
-                self.begin(shared).await;
+                self.begin(shared);
                 self.state = TxnState::InBlock;
                 (Ok(Outcome::Done("BEGIN".into())), Effect::Began)
             }
@@ -162,9 +167,9 @@ impl Session {
             Kind::Data => {
                 let autocommit = self.state == TxnState::Idle;
                 if autocommit {
-                    self.begin(shared).await;
+                    self.begin(shared);
                 }
-                let result = self.data(shared, stmt, text, params, param_texts);
+                let result = self.data(shared, stmt, text, params, param_texts).await;
                 match (&result, autocommit) {
                     (Ok(_), true) => self.commit(shared),
                     (Ok(_), false) => {}
@@ -181,19 +186,16 @@ impl Session {
         }
     }
 
-    async fn begin(&mut self, shared: &Shared) {
-        self.permit = shared.take_token().await;
-        self.concurrent = self.permit.is_none();
+    fn begin(&mut self, shared: &Shared) {
+        self.unlocked = false;
         let mut db = shared.lock();
         let tx = db.store.begin(self.store_session).suspend();
         self.tx = Some(tx);
-        self.notes = TxnNotes {
-            concurrent: self.concurrent,
-            ..TxnNotes::default()
-        };
+        self.notes = TxnNotes::default();
     }
 
-    fn data(
+    /// Runs a data statement: again after each lock wait, until it ran through.
+    async fn data(
         &mut self,
         shared: &Shared,
         stmt: &Statement,
@@ -202,30 +204,69 @@ impl Session {
         param_texts: &[Option<String>],
     ) -> Result<Outcome, SqlError> {
         self.statements += 1;
-        let mut db = shared.lock();
-        let db = &mut *db;
-        let id = db.recorder.statement(
+        let id = shared.lock().recorder.statement(
             self.store_session,
             self.statements,
             text,
             param_texts.to_vec(),
         );
+        loop {
+            let heard = match self.attempt(shared, stmt, params, id) {
+                Ok(result) => return result,
+                Err(heard) => heard,
+            };
+            if !shared.wait_for_lock(heard).await && !shared.lock().locks.cancel(self.store_session)
+            {
+                // Waited too long (a test holding two transactions open in one thread):
+                // the transaction goes on without locks, concurrently.
+                self.unlocked = true;
+                self.notes.concurrent = true;
+            }
+        }
+    }
+
+    /// Runs statement `id` once: its result, or (it was undone) the lock wait to make first.
+    fn attempt(
+        &mut self,
+        shared: &Shared,
+        stmt: &Statement,
+        params: &[Value],
+        id: u32,
+    ) -> Result<Result<Outcome, SqlError>, oneshot::Receiver<()>> {
+        let mut db = shared.lock();
+        let db = &mut *db;
         let suspended = self
             .tx
             .take()
             .expect("a data statement runs in a transaction");
         let mut tx = db.store.resume(suspended);
         let start = tx.event_count() as u32;
+        let savepoint = tx.savepoint();
         self.statement_notes.clear();
+        let mut locking = TxnLocking::new(&mut db.locks, self.store_session, self.unlocked);
+        let read_lock = match self.state {
+            TxnState::InBlock => Mode::Exclusive,
+            _ => Mode::Shared,
+        };
         let result = {
             let mut x = Exec {
                 catalog: &mut db.catalog,
                 tx: &mut tx,
                 params,
                 notes: &mut self.statement_notes,
+                locks: &mut locking,
+                read_lock,
             };
             exec::execute(&mut x, stmt)
         };
+        if locking.deadlocked {
+            self.notes.concurrent = true;
+        }
+        if let Some(heard) = locking.waiting.take() {
+            tx.rollback_to(savepoint);
+            self.tx = Some(tx.suspend());
+            return Err(heard);
+        }
         let end = tx.event_count() as u32;
         self.tx = Some(tx.suspend());
         if end > start {
@@ -240,13 +281,12 @@ impl Session {
         if result.is_err() {
             db.recorder.errors += 1;
         }
-        result
+        Ok(result)
     }
 
     fn commit(&mut self, shared: &Shared) {
         self.state = TxnState::Idle;
         let Some(suspended) = self.tx.take() else {
-            self.permit = None;
             return;
         };
         let mut db = shared.lock();
@@ -256,19 +296,19 @@ impl Session {
             db.recorder
                 .committed(self.store_session, seq, std::mem::take(&mut self.notes));
         }
-        self.permit = None;
+        db.end_txn(self.store_session);
     }
 
     /// Rolls the open transaction back, recording it as aborted.
     fn abort(&mut self, shared: &Shared) {
+        let mut db = shared.lock();
+        let db = &mut *db;
         if let Some(suspended) = self.tx.take() {
-            let mut db = shared.lock();
-            let db = &mut *db;
             let events = db.store.resume(suspended).abort_events();
             db.recorder
                 .aborted(self.store_session, events, std::mem::take(&mut self.notes));
         }
-        self.permit = None;
+        db.end_txn(self.store_session);
     }
 
     /// The client disconnected: an open transaction is recorded as aborted.

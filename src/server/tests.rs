@@ -1,5 +1,5 @@
 //! The server's sessions driven directly (no network): the translation's events, locked
-//! reads, errors and aborted transactions, and the token's bounded wait.
+//! reads, errors and aborted transactions, the locks: waits, their bound, deadlocks.
 
 use std::time::Duration;
 
@@ -209,4 +209,106 @@ fn a_transaction_waiting_past_the_bound_runs_concurrently_and_is_counted() {
     assert_eq!(shared.lock().recorder.concurrent_txns, 1);
     let h = history(&shared);
     assert_eq!(h.txns().iter().filter(|t| t.is_committed()).count(), 4);
+}
+
+/// Two sessions of one thread: `a` holds its transaction open with row 1 written.
+async fn two_sessions_with_row_one_held(shared: &Shared) -> (Session, Session) {
+    let mut a = Session::open(shared, Some("a"));
+    let b = Session::open(shared, Some("b"));
+    for sql in [
+        "CREATE TABLE t (id int PRIMARY KEY, v int)",
+        "INSERT INTO t VALUES (1, 0), (2, 0)",
+        "BEGIN",
+        "UPDATE t SET v = 1 WHERE id = 1",
+    ] {
+        run(shared, &mut a, sql).await.unwrap();
+    }
+    (a, b)
+}
+
+#[test]
+fn transactions_on_other_rows_do_not_wait_but_a_scan_waits_for_a_writer() {
+    let shared = Shared::new(Duration::from_millis(50));
+    block_on(async {
+        let (mut a, mut b) = two_sessions_with_row_one_held(&shared).await;
+        // Another row, read or written: no wait (a wait would time out and be counted).
+        run(&shared, &mut b, "SELECT v FROM t WHERE id = 2")
+            .await
+            .unwrap();
+        run(&shared, &mut b, "UPDATE t SET v = 2 WHERE id = 2")
+            .await
+            .unwrap();
+        assert_eq!(shared.lock().recorder.concurrent_txns, 0);
+        // A scan of the table waits for a's row lock (its table intention lock): it times
+        // out and goes on.
+        run(&shared, &mut b, "SELECT count(*) FROM t")
+            .await
+            .unwrap();
+        assert_eq!(shared.lock().recorder.concurrent_txns, 1);
+        run(&shared, &mut a, "COMMIT").await.unwrap();
+    });
+}
+
+#[test]
+fn a_deadlock_is_found_at_once_and_the_requester_goes_on_without_the_lock() {
+    // A bound far longer than the test: only the deadlock check lets it end soon.
+    let shared = Shared::new(Duration::from_secs(30));
+    block_on(async {
+        let (mut a, mut b) = two_sessions_with_row_one_held(&shared).await;
+        run(&shared, &mut b, "BEGIN").await.unwrap();
+        run(&shared, &mut b, "UPDATE t SET v = 2 WHERE id = 2")
+            .await
+            .unwrap();
+        let shared = &shared;
+        let (ra, rb) = tokio::join!(
+            async { run(shared, &mut a, "UPDATE t SET v = 3 WHERE id = 2").await },
+            async {
+                // a now waits for row 2; b asking for row 1 closes the cycle.
+                tokio::task::yield_now().await;
+                let r = run(shared, &mut b, "UPDATE t SET v = 4 WHERE id = 1").await;
+                run(shared, &mut b, "COMMIT").await.unwrap();
+                r
+            }
+        );
+        ra.unwrap();
+        rb.unwrap();
+        run(shared, &mut a, "COMMIT").await.unwrap();
+        assert_eq!(shared.lock().recorder.concurrent_txns, 1);
+    });
+}
+
+#[test]
+fn a_statement_that_waited_runs_again_from_where_it_began() {
+    let shared = Shared::new(Duration::from_secs(30));
+    block_on(async {
+        let (mut a, mut b) = two_sessions_with_row_one_held(&shared).await;
+        let shared = &shared;
+        let (_, rb) = tokio::join!(
+            async {
+                tokio::task::yield_now().await;
+                run(shared, &mut a, "COMMIT").await.unwrap();
+            },
+            // Reads row 2, then waits for row 1: undone, then run again after a's commit.
+            async { run(shared, &mut b, "UPDATE t SET v = v + 10 WHERE id IN (2, 1)").await }
+        );
+        rb.unwrap();
+        assert_eq!(shared.lock().recorder.concurrent_txns, 0);
+    });
+    let h = history(&shared);
+    // b's statement: its events once, and it read a's write of row 1.
+    let last = (h.txn_count() - 1) as u32;
+    let ops = ops(&h, last);
+    assert_eq!(
+        ops.iter()
+            .filter(|(k, key, _)| *k == OpKind::Write && key == "t.v[id=1]")
+            .count(),
+        1,
+        "{ops:?}"
+    );
+    let read = h
+        .txn(last)
+        .ops()
+        .find(|&o| h.op(o).kind == OpKind::Read && h.key_name(h.op(o).key) == "t.v[id=1]")
+        .unwrap();
+    assert_eq!(h.writer_txn(read), Some(last - 1));
 }

@@ -58,6 +58,21 @@ struct Current {
     external_reads: u32,
     /// Divergences found so far; they count only if the transaction commits.
     divergences: Vec<Divergence>,
+    /// The values of `own` that writes since the latest savepoint replaced (kept only once a
+    /// savepoint was taken).
+    undo: Vec<(KeyId, Value)>,
+    saving: bool,
+}
+
+/// A point in a running transaction that [`EmbeddedTx::rollback_to`] returns to (the
+/// transaction's own state only; the latest savepoint taken is the one to return to).
+#[derive(Debug, Clone, Copy)]
+pub struct Savepoint {
+    events: usize,
+    written: usize,
+    own_inserts: usize,
+    external_reads: u32,
+    divergences: usize,
 }
 
 #[derive(Debug)]
@@ -363,8 +378,10 @@ impl Store {
             key: id,
             source: None,
         });
-        if cur.own.insert(id, value).is_none() {
-            cur.written.push(id);
+        match cur.own.insert(id, value) {
+            None => cur.written.push(id),
+            Some(old) if cur.saving => cur.undo.push((id, old)),
+            Some(_) => {}
         }
     }
 
@@ -528,6 +545,38 @@ impl EmbeddedTx<'_> {
     /// Rolls back: the transaction leaves no trace.
     pub fn rollback(self) {
         drop(self);
+    }
+
+    /// Marks the transaction's state now, so that [`EmbeddedTx::rollback_to`] can undo what
+    /// comes after (a statement that must wait for a lock is undone and run again). Taking a
+    /// savepoint forgets the previous one.
+    pub fn savepoint(&mut self) -> Savepoint {
+        let cur = self.store.cur();
+        cur.undo.clear();
+        cur.saving = true;
+        Savepoint {
+            events: cur.events.len(),
+            written: cur.written.len(),
+            own_inserts: cur.own_inserts.len(),
+            external_reads: cur.external_reads,
+            divergences: cur.divergences.len(),
+        }
+    }
+
+    /// Undoes the transaction's events and writes since `savepoint` (the latest one taken).
+    /// What a read policy's tracker observed is not undone: the `Latest` policy keeps none.
+    pub fn rollback_to(&mut self, savepoint: Savepoint) {
+        let cur = self.store.cur();
+        while let Some((key, old)) = cur.undo.pop() {
+            cur.own.insert(key, old);
+        }
+        for key in cur.written.drain(savepoint.written..) {
+            cur.own.remove(&key);
+        }
+        cur.events.truncate(savepoint.events);
+        cur.own_inserts.truncate(savepoint.own_inserts);
+        cur.external_reads = savepoint.external_reads;
+        cur.divergences.truncate(savepoint.divergences);
     }
 }
 

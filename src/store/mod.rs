@@ -75,7 +75,7 @@ pub use driver::{
     Schedule,
 };
 pub use engine::{
-    Committed, EmbeddedTx, Loader, SessionId, Snapshot, Store, StoreError, SuspendedTx,
+    Committed, EmbeddedTx, Loader, Savepoint, SessionId, Snapshot, Store, StoreError, SuspendedTx,
 };
 pub use key::KeyRef;
 pub use key_directory::KeyDirectory;

@@ -677,3 +677,27 @@ fn a_table_with_a_mutable_key_scans_every_row() {
     tx.commit();
     assert_eq!(contained_rows(&store, 1).len(), 18);
 }
+
+#[test]
+fn rollback_to_a_savepoint_undoes_only_what_came_after_it() {
+    let mut store = latest();
+    let s = store.open_session(1);
+    let mut tx = store.begin(s);
+    tx.put(1, Value::Int(1));
+    tx.set_insert(9, 1);
+    let mark = tx.savepoint();
+    tx.put(1, Value::Int(2));
+    tx.put(2, Value::Int(3));
+    tx.set_insert(9, 2);
+    assert_eq!(tx.get(1), Some(Value::Int(2)));
+    tx.rollback_to(mark);
+    assert_eq!(tx.event_count(), 2);
+    assert_eq!(tx.get(1), Some(Value::Int(1)));
+    assert_eq!(tx.get(2), None);
+    assert!(!tx.set_contains(9, 2));
+    assert!(matches!(tx.commit(), Committed::At(_)));
+    let data = store.data();
+    let written: Vec<KeyRef> = data.txn_writes(1).iter().map(|&k| data.key(k)).collect();
+    assert_eq!(written.len(), 2, "{written:?}");
+    assert!(written.contains(&KeyRef::Plain(1)));
+}

@@ -20,6 +20,13 @@
 //!   (locked).
 //! - `FOR UPDATE`/`FOR SHARE`: the cells read become locked when the transaction writes them
 //!   later (the row lock held to commit makes the read and the write atomic).
+//!
+//! Concurrency control ([`Locking`], the server's two-phase locking): before a row's existence
+//! is read, the row is locked under its table's intention lock (exclusive for UPDATE, DELETE,
+//! INSERT and `FOR UPDATE/SHARE`, else the session's read mode); a scan locks the whole table
+//! instead; an INSERT takes the table's intention-exclusive lock first. A request that must
+//! wait stops the statement with SQLSTATE 55P03; the session undoes it, waits, and runs it
+//! again.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -35,6 +42,7 @@ use sqlparser::ast::{
 use super::catalog::{Catalog, Column, SqlType, TableDef};
 use super::eval::{self, coerce, column_ref, compare, eval, ident, is_true, object_name, Columns};
 use super::{Field, Outcome, SqlError};
+use crate::server::locks::{Mode, Resource};
 use crate::store::{EmbeddedTx, KeyRef, KvRead, KvWrite, Value};
 
 /// What one statement's events were, for the recording: the reads (event index in the
@@ -72,6 +80,13 @@ impl StatementNotes {
     }
 }
 
+/// Where a statement asks for its locks before it reads or writes (the server's concurrency
+/// control, [`crate::server::database::TxnLocking`]).
+pub trait Locking {
+    /// Locks `resource` in `mode`; `false`: the request waits, the statement must stop.
+    fn lock(&mut self, resource: Resource, mode: Mode) -> bool;
+}
+
 /// A statement's context: the catalog, the running transaction, the bound parameters.
 pub struct Exec<'a, 't> {
     /// The tables.
@@ -82,6 +97,27 @@ pub struct Exec<'a, 't> {
     pub params: &'a [Value],
     /// What the statement read and wrote.
     pub notes: &'a mut StatementNotes,
+    /// The transaction's locks.
+    pub locks: &'a mut dyn Locking,
+    /// The row lock mode of plain reads (S, or X inside a transaction block: a read there may
+    /// be followed by a write of the row, and two shared locks upgraded would deadlock).
+    pub read_lock: Mode,
+}
+
+/// Locks `resource` in `mode` (a row under its table's intention lock), or stops the
+/// statement to wait.
+fn lock(x: &mut Exec<'_, '_>, resource: Resource, mode: Mode) -> Result<(), SqlError> {
+    let granted = match resource {
+        Resource::Row(set, _) => {
+            x.locks.lock(Resource::Table(set), mode.intention()) && x.locks.lock(resource, mode)
+        }
+        Resource::Table(_) => x.locks.lock(resource, mode),
+    };
+    if granted {
+        Ok(())
+    } else {
+        Err(SqlError::new("55P03", "the statement waits for a lock"))
+    }
 }
 
 /// A row being read: its table, key values, cells, and the cells read so far.
@@ -427,13 +463,20 @@ fn pinned_keys(
 }
 
 /// The present rows of `source` among the candidates (pinned keys or every row ever
-/// inserted): reads each candidate's membership.
+/// inserted): reads each candidate's membership, locked in `mode` (each pinned row, or the
+/// whole table for a scan).
 fn present_rows(
     x: &mut Exec<'_, '_>,
     source: &Source,
     pinned: Option<Vec<Vec<Value>>>,
-) -> Vec<RowState> {
+    mode: Mode,
+) -> Result<Vec<RowState>, SqlError> {
     let t = source.table;
+    let set = x.catalog.get(t).set;
+    if pinned.is_none() {
+        lock(x, Resource::Table(set), mode)?;
+    }
+    let row_locks = pinned.is_some();
     let mut candidates: Vec<(u64, Option<StoredRow>)> = Vec::new();
     match pinned {
         Some(keys) => {
@@ -452,10 +495,12 @@ fn present_rows(
             }
         }
     }
-    let set = x.catalog.get(t).set;
     let columns = x.catalog.get(t).columns.len();
     let mut out = Vec::new();
     for (elem, row) in candidates {
+        if row_locks {
+            lock(x, Resource::Row(set, elem), mode)?;
+        }
         let event = x.tx.event_count() as u32;
         let present = x.tx.set_contains(set, elem);
         x.notes.reads.push((event, KeyRef::Member { set, elem }));
@@ -468,7 +513,7 @@ fn present_rows(
             });
         }
     }
-    out
+    Ok(out)
 }
 
 fn row_cols<'x, 'a, 't>(
@@ -487,12 +532,14 @@ fn row_cols<'x, 'a, 't>(
     }
 }
 
-/// The rows (one state per source) the FROM and WHERE of a statement select.
+/// The rows (one state per source) the FROM and WHERE of a statement select, locked in
+/// `mode`.
 fn matching_rows(
     x: &mut Exec<'_, '_>,
     sources: &[Source],
     join_on: Option<&Expr>,
     selection: Option<&Expr>,
+    mode: Mode,
 ) -> Result<Vec<Vec<RowState>>, SqlError> {
     let mut clause_parts = Vec::new();
     if let Some(on) = join_on {
@@ -508,7 +555,7 @@ fn matching_rows(
         right: Box::new(b),
     });
     let pinned = pinned_keys(x, clause.as_ref(), &sources[0], &mut eval::NoColumns)?;
-    let firsts = present_rows(x, &sources[0], pinned);
+    let firsts = present_rows(x, &sources[0], pinned, mode)?;
     let mut out = Vec::new();
     for first in firsts {
         let mut combos = vec![vec![first]];
@@ -527,7 +574,7 @@ fn matching_rows(
                 };
                 pinned_keys_outer(catalog, params, clause.as_ref(), &sources[1], &mut cols)?
             };
-            let seconds = present_rows(x, &sources[1], pinned);
+            let seconds = present_rows(x, &sources[1], pinned, mode)?;
             for second in seconds {
                 let mut r = vec![RowState {
                     table: row[0].table,
@@ -921,7 +968,12 @@ fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
         }
         out.push((values, Vec::new()));
     } else {
-        let matched = matching_rows(x, &sources, on.as_ref(), sel.selection.as_ref())?;
+        let mode = if x.notes.for_update {
+            Mode::Exclusive
+        } else {
+            x.read_lock
+        };
+        let matched = matching_rows(x, &sources, on.as_ref(), sel.selection.as_ref(), mode)?;
         if aggregate {
             out = aggregate_rows(x, &sources, matched, &items, &group_by, &order)?;
         } else {
@@ -1281,7 +1333,7 @@ fn update(x: &mut Exec<'_, '_>, u: &Update) -> Result<Outcome, SqlError> {
         Some(items) => Some(projection_items(x.catalog, &sources, items)?),
         None => None,
     };
-    let mut matched = matching_rows(x, &sources, None, u.selection.as_ref())?;
+    let mut matched = matching_rows(x, &sources, None, u.selection.as_ref(), Mode::Exclusive)?;
     for combo in &mut matched {
         apply_assignments(x, &sources, &assigns, combo, None)?;
     }
@@ -1318,7 +1370,7 @@ fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlError> {
         Some(items) => Some(projection_items(x.catalog, &sources, items)?),
         None => None,
     };
-    let mut matched = matching_rows(x, &sources, None, d.selection.as_ref())?;
+    let mut matched = matching_rows(x, &sources, None, d.selection.as_ref(), Mode::Exclusive)?;
     let rows = match &returning {
         Some(items) => returning_rows(x, &sources, items, &mut matched)?,
         None => Vec::new(),
@@ -1346,6 +1398,12 @@ fn insert(x: &mut Exec<'_, '_>, i: &Insert) -> Result<Outcome, SqlError> {
         return Err(SqlError::unsupported("INSERT INTO a table function"));
     };
     let t = table_of(x.catalog, name)?;
+    // Before any SERIAL value is taken: a wait here leaves the sequence as it was.
+    lock(
+        x,
+        Resource::Table(x.catalog.get(t).set),
+        Mode::IntentExclusive,
+    )?;
     let alias = match &i.table_alias {
         Some(a) => ident(&a.alias),
         None => object_name(name)?,
@@ -1447,6 +1505,7 @@ fn insert(x: &mut Exec<'_, '_>, i: &Insert) -> Result<Outcome, SqlError> {
         if keyed {
             // The uniqueness check: the row's membership, read and (on insert) written by
             // this statement, atomically.
+            lock(x, Resource::Row(set, elem), Mode::Exclusive)?;
             let event = x.tx.event_count() as u32;
             let present = x.tx.set_contains(set, elem);
             x.notes.reads.push((event, KeyRef::Member { set, elem }));
