@@ -6,6 +6,7 @@
 //!
 //! - [`wire`]: the protocol (the `pgwire` crate): startup, trust/password authentication,
 //!   simple and extended query protocol.
+//! - [`socket`]: a connection's message loop, its replies batched into one write per answer.
 //! - [`session`]: a connection's transaction state machine (idle, in a block, failed).
 //! - [`sql`]: parsing (`sqlparser`, PostgreSQL dialect), catalog, expressions, translation.
 //! - [`database`]: the shared store and its concurrency control (reads see the latest
@@ -22,6 +23,7 @@ pub mod database;
 pub mod locks;
 pub mod recording;
 pub mod session;
+pub mod socket;
 pub mod sql;
 pub mod wire;
 
@@ -162,7 +164,7 @@ impl Server {
                     connections.push(Arc::downgrade(&conn));
                     let (open, last_close) = (open.clone(), last_close.clone());
                     tasks.spawn(async move {
-                        let _ = pgwire::tokio::process_socket(socket, None, wire::Handlers(conn.clone())).await;
+                        let _ = socket::serve(socket, conn.clone()).await;
                         conn.closed().await;
                         *last_close.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
                         open.fetch_sub(1, Ordering::SeqCst);

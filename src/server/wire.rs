@@ -13,7 +13,6 @@ use pgwire::api::auth::{
     finish_authentication, save_startup_parameters_to_metadata, ServerParameterProvider,
     StartupHandler,
 };
-use pgwire::api::copy::NoopCopyHandler;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{
@@ -21,9 +20,7 @@ use pgwire::api::results::{
     QueryResponse, Response, Tag,
 };
 use pgwire::api::stmt::{QueryParser, StoredStatement};
-use pgwire::api::{
-    ClientInfo, NoopErrorHandler, PgWireConnectionState, PgWireServerHandlers, Type,
-};
+use pgwire::api::{ClientInfo, PgWireConnectionState, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::Authentication;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
@@ -544,36 +541,5 @@ impl StartupHandler for Connection {
             _ => {}
         }
         Ok(())
-    }
-}
-
-/// The handler set pgwire asks for, per connection.
-pub struct Handlers(pub Arc<Connection>);
-
-impl PgWireServerHandlers for Handlers {
-    type StartupHandler = Connection;
-    type SimpleQueryHandler = Connection;
-    type ExtendedQueryHandler = Connection;
-    type CopyHandler = NoopCopyHandler;
-    type ErrorHandler = NoopErrorHandler;
-
-    fn simple_query_handler(&self) -> Arc<Connection> {
-        self.0.clone()
-    }
-
-    fn extended_query_handler(&self) -> Arc<Connection> {
-        self.0.clone()
-    }
-
-    fn startup_handler(&self) -> Arc<Connection> {
-        self.0.clone()
-    }
-
-    fn copy_handler(&self) -> Arc<NoopCopyHandler> {
-        Arc::new(NoopCopyHandler)
-    }
-
-    fn error_handler(&self) -> Arc<NoopErrorHandler> {
-        Arc::new(NoopErrorHandler)
     }
 }

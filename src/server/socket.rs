@@ -1,0 +1,282 @@
+//! A connection's message loop with the server's replies batched. pgwire's own loop
+//! (`pgwire::tokio::process_socket`, pgwire 0.30, MIT OR Apache-2.0) flushes the socket after
+//! nearly every backend message — ParseComplete, BindComplete, CommandComplete, ReadyForQuery
+//! each a system call, 16 per four-statement pgbench transaction — so a client waiting for one
+//! answer wakes several times. This loop restates pgwire's for plain TCP (its codec is private
+//! to it): the same decoding per connection state, each message to its handler, an error
+//! answered with ErrorResponse and (outside the extended protocol) ReadyForQuery, messages
+//! skipped until Sync after an extended-protocol error, SSL requests refused, COPY never
+//! started. The difference: replies go into a buffer that is written out when no further
+//! complete client message is waiting (the client then waits for the answers), when it passes
+//! 64 KiB, and when the connection ends.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, BytesMut};
+use futures::{Sink, SinkExt};
+use pgwire::api::auth::StartupHandler;
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::{ClientInfo, ClientPortalStore, DefaultClient, PgWireConnectionState};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::response::{ReadyForQuery, SslResponse, TransactionStatus};
+use pgwire::messages::startup::{SslRequest, Startup};
+use pgwire::messages::{Message, PgWireBackendMessage, PgWireFrontendMessage};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::wire::{Connection, Prepared};
+
+/// Replies held back at most this long before they are written (bytes).
+const WRITE_BATCH: usize = 64 * 1024;
+
+/// A client connection as the handlers see it: its state and the replies not yet written.
+pub struct Client {
+    io: TcpStream,
+    read: BytesMut,
+    write: BytesMut,
+    info: DefaultClient<Prepared>,
+}
+
+impl Client {
+    /// The next message from the client, decoded as the connection's state expects; `None`
+    /// when the client closed the connection.
+    async fn next_message(&mut self) -> std::io::Result<Option<PgWireFrontendMessage>> {
+        loop {
+            if let Some(m) = self.decode().map_err(std::io::Error::other)? {
+                return Ok(Some(m));
+            }
+            if !self.write.is_empty() {
+                self.write_out().await?;
+            }
+            if self.io.read_buf(&mut self.read).await? == 0 {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// pgwire's server codec: SSL request, then startup, then typed messages.
+    fn decode(&mut self) -> PgWireResult<Option<PgWireFrontendMessage>> {
+        match self.info.state() {
+            PgWireConnectionState::AwaitingSslRequest => {
+                if self.read.remaining() < SslRequest::BODY_SIZE {
+                    return Ok(None);
+                }
+                self.info.set_state(PgWireConnectionState::AwaitingStartup);
+                Ok(Some(PgWireFrontendMessage::SslRequest(SslRequest::decode(
+                    &mut self.read,
+                )?)))
+            }
+            PgWireConnectionState::AwaitingStartup => {
+                Ok(Startup::decode(&mut self.read)?.map(PgWireFrontendMessage::Startup))
+            }
+            _ => PgWireFrontendMessage::decode(&mut self.read),
+        }
+    }
+
+    /// Whether a whole typed message is already waiting in the read buffer.
+    fn has_complete_message(&self) -> bool {
+        if matches!(
+            self.info.state(),
+            PgWireConnectionState::AwaitingSslRequest | PgWireConnectionState::AwaitingStartup
+        ) || self.read.len() < 5
+        {
+            return false;
+        }
+        let len = u32::from_be_bytes([self.read[1], self.read[2], self.read[3], self.read[4]]);
+        self.read.len() > len as usize
+    }
+
+    /// Writes the held-back replies.
+    async fn write_out(&mut self) -> std::io::Result<()> {
+        self.io.write_all(&self.write).await?;
+        self.write.clear();
+        Ok(())
+    }
+
+    fn poll_write_out(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        use tokio::io::AsyncWrite;
+        while !self.write.is_empty() {
+            match Pin::new(&mut self.io).poll_write(cx, &self.write) {
+                Poll::Ready(Ok(0)) => {
+                    return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+                }
+                Poll::Ready(Ok(n)) => self.write.advance(n),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl Sink<PgWireBackendMessage> for Client {
+    type Error = std::io::Error;
+
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        if this.write.len() >= WRITE_BATCH {
+            return this.poll_write_out(cx);
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn start_send(self: Pin<&mut Self>, item: PgWireBackendMessage) -> std::io::Result<()> {
+        item.encode(&mut self.get_mut().write)
+            .map_err(std::io::Error::other)
+    }
+
+    /// Held back: the loop writes the replies out when the client waits for them.
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        match this.poll_write_out(cx) {
+            Poll::Ready(Ok(())) => {
+                use tokio::io::AsyncWrite;
+                Pin::new(&mut this.io).poll_shutdown(cx)
+            }
+            other => other,
+        }
+    }
+}
+
+impl ClientInfo for Client {
+    fn socket_addr(&self) -> std::net::SocketAddr {
+        self.info.socket_addr()
+    }
+
+    fn is_secure(&self) -> bool {
+        false
+    }
+
+    fn state(&self) -> PgWireConnectionState {
+        self.info.state()
+    }
+
+    fn set_state(&mut self, new_state: PgWireConnectionState) {
+        self.info.set_state(new_state);
+    }
+
+    fn metadata(&self) -> &std::collections::HashMap<String, String> {
+        self.info.metadata()
+    }
+
+    fn metadata_mut(&mut self) -> &mut std::collections::HashMap<String, String> {
+        self.info.metadata_mut()
+    }
+
+    fn transaction_status(&self) -> TransactionStatus {
+        self.info.transaction_status()
+    }
+
+    fn set_transaction_status(&mut self, new_status: TransactionStatus) {
+        self.info.set_transaction_status(new_status);
+    }
+}
+
+impl ClientPortalStore for Client {
+    type PortalStore = <DefaultClient<Prepared> as ClientPortalStore>::PortalStore;
+
+    fn portal_store(&self) -> &Self::PortalStore {
+        self.info.portal_store()
+    }
+}
+
+/// Serves one client until it disconnects (see the module documentation).
+pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<()> {
+    socket.set_nodelay(true)?;
+    let addr = socket.peer_addr()?;
+    let mut client = Client {
+        io: socket,
+        read: BytesMut::with_capacity(8192),
+        write: BytesMut::with_capacity(8192),
+        info: DefaultClient::new(addr, false),
+    };
+    while let Some(message) = client.next_message().await? {
+        match message {
+            PgWireFrontendMessage::SslRequest(Some(_)) => {
+                client
+                    .send(PgWireBackendMessage::SslResponse(SslResponse::Refuse))
+                    .await?;
+            }
+            PgWireFrontendMessage::SslRequest(None) => {}
+            message => {
+                let extended = message.is_extended_query();
+                if let Err(e) = process_message(message, &mut client, &conn).await {
+                    if process_error(&mut client, e, extended).await? {
+                        return client.close().await;
+                    }
+                }
+            }
+        }
+        if !client.has_complete_message() {
+            client.write_out().await?;
+        }
+    }
+    client.write_out().await
+}
+
+/// One message to its handler, as pgwire's loop does.
+async fn process_message(
+    message: PgWireFrontendMessage,
+    client: &mut Client,
+    conn: &Arc<Connection>,
+) -> PgWireResult<()> {
+    match client.state() {
+        PgWireConnectionState::AwaitingStartup
+        | PgWireConnectionState::AuthenticationInProgress => {
+            conn.on_startup(client, message).await?;
+        }
+        // After an extended-protocol error: messages are skipped until Sync.
+        PgWireConnectionState::AwaitingSync => {
+            if let PgWireFrontendMessage::Sync(sync) = message {
+                conn.on_sync(client, sync).await?;
+                client.set_state(PgWireConnectionState::ReadyForQuery);
+            }
+        }
+        // The server never starts a COPY.
+        PgWireConnectionState::CopyInProgress(_) => {}
+        _ => match message {
+            PgWireFrontendMessage::Query(query) => conn.on_query(client, query).await?,
+            PgWireFrontendMessage::Parse(parse) => conn.on_parse(client, parse).await?,
+            PgWireFrontendMessage::Bind(bind) => conn.on_bind(client, bind).await?,
+            PgWireFrontendMessage::Execute(execute) => conn.on_execute(client, execute).await?,
+            PgWireFrontendMessage::Describe(describe) => conn.on_describe(client, describe).await?,
+            PgWireFrontendMessage::Flush(flush) => conn.on_flush(client, flush).await?,
+            PgWireFrontendMessage::Sync(sync) => conn.on_sync(client, sync).await?,
+            PgWireFrontendMessage::Close(close) => conn.on_close(client, close).await?,
+            _ => {}
+        },
+    }
+    Ok(())
+}
+
+/// Answers an error as pgwire's loop does; `true`: it was fatal, the connection ends.
+async fn process_error(
+    client: &mut Client,
+    error: PgWireError,
+    extended: bool,
+) -> std::io::Result<bool> {
+    let info: ErrorInfo = error.into();
+    let fatal = info.is_fatal();
+    client
+        .feed(PgWireBackendMessage::ErrorResponse(info.into()))
+        .await?;
+    let status = client.transaction_status().to_error_state();
+    client.set_transaction_status(status);
+    if extended {
+        client.set_state(PgWireConnectionState::AwaitingSync);
+    } else {
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        client
+            .feed(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
+                status,
+            )))
+            .await?;
+    }
+    Ok(fatal)
+}
