@@ -37,6 +37,8 @@ pub struct Client {
     read: BytesMut,
     write: BytesMut,
     info: DefaultClient<Prepared>,
+    /// Socket writes of held-back replies so far.
+    writes: u64,
 }
 
 impl Client {
@@ -90,6 +92,10 @@ impl Client {
 
     /// Writes the held-back replies.
     async fn write_out(&mut self) -> std::io::Result<()> {
+        if self.write.is_empty() {
+            return Ok(());
+        }
+        self.writes += 1;
         self.io.write_all(&self.write).await?;
         self.write.clear();
         Ok(())
@@ -97,6 +103,9 @@ impl Client {
 
     fn poll_write_out(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         use tokio::io::AsyncWrite;
+        if !self.write.is_empty() {
+            self.writes += 1;
+        }
         while !self.write.is_empty() {
             match Pin::new(&mut self.io).poll_write(cx, &self.write) {
                 Poll::Ready(Ok(0)) => {
@@ -186,8 +195,9 @@ impl ClientPortalStore for Client {
     }
 }
 
-/// Serves one client until it disconnects (see the module documentation).
-pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<()> {
+/// Serves one client until it disconnects (see the module documentation); returns the number
+/// of socket writes its answers took.
+pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<u64> {
     socket.set_nodelay(true)?;
     let addr = socket.peer_addr()?;
     let mut client = Client {
@@ -195,6 +205,7 @@ pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<
         read: BytesMut::with_capacity(8192),
         write: BytesMut::with_capacity(8192),
         info: DefaultClient::new(addr, false),
+        writes: 0,
     };
     while let Some(message) = client.next_message().await? {
         match message {
@@ -208,7 +219,8 @@ pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<
                 let extended = message.is_extended_query();
                 if let Err(e) = process_message(message, &mut client, &conn).await {
                     if process_error(&mut client, e, extended).await? {
-                        return client.close().await;
+                        client.close().await?;
+                        return Ok(client.writes);
                     }
                 }
             }
@@ -217,7 +229,8 @@ pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<
             client.write_out().await?;
         }
     }
-    client.write_out().await
+    client.write_out().await?;
+    Ok(client.writes)
 }
 
 /// One message to its handler, as pgwire's loop does.
@@ -279,4 +292,71 @@ async fn process_error(
             .await?;
     }
     Ok(fatal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::database::Shared;
+
+    /// Reads backend messages until ReadyForQuery; returns their type bytes.
+    async fn read_until_ready(s: &mut TcpStream, buf: &mut Vec<u8>) -> Vec<u8> {
+        let mut types = Vec::new();
+        loop {
+            while buf.len() >= 5 {
+                let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+                if buf.len() < 1 + len {
+                    break;
+                }
+                let t = buf[0];
+                types.push(t);
+                buf.drain(..1 + len);
+                if t == b'Z' {
+                    return types;
+                }
+            }
+            let mut chunk = [0u8; 4096];
+            let n = s.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "the server closed the connection");
+            buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    #[test]
+    fn each_answer_is_one_socket_write() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let shared = Arc::new(Shared::new(std::time::Duration::from_secs(2)));
+            let server = tokio::spawn(async move {
+                let (socket, _) = listener.accept().await.unwrap();
+                serve(socket, Connection::new(shared, None)).await.unwrap()
+            });
+            let mut c = TcpStream::connect(addr).await.unwrap();
+            // Startup, protocol 3.0, user postgres (trust).
+            let mut body = 196_608u32.to_be_bytes().to_vec();
+            body.extend_from_slice(b"user\0postgres\0\0");
+            let mut startup = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+            startup.extend_from_slice(&body);
+            c.write_all(&startup).await.unwrap();
+            let mut buf = Vec::new();
+            let types = read_until_ready(&mut c, &mut buf).await;
+            assert_eq!(types.first(), Some(&b'R'));
+            // A simple query: RowDescription, DataRow, CommandComplete, ReadyForQuery.
+            let q = b"SELECT 1\0";
+            let mut msg = vec![b'Q'];
+            msg.extend_from_slice(&((q.len() + 4) as u32).to_be_bytes());
+            msg.extend_from_slice(q);
+            c.write_all(&msg).await.unwrap();
+            assert_eq!(read_until_ready(&mut c, &mut buf).await, b"TDCZ");
+            c.write_all(&[b'X', 0, 0, 0, 4]).await.unwrap();
+            drop(c);
+            // Two answers, two writes (pgwire's loop wrote the query's answer in three).
+            assert_eq!(server.await.unwrap(), 2);
+        });
+    }
 }
