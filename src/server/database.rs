@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::recording::Recorder;
+use super::replay::ReplayGate;
 use super::sql::catalog::Catalog;
 use crate::store::{ReadPolicy, Store};
 
@@ -39,6 +40,8 @@ pub struct Database {
 pub struct Shared {
     db: Mutex<Database>,
     token: std::sync::Arc<Semaphore>,
+    /// Replay mode: the turn gate that replaces the token ([`super::replay`]).
+    replay: Option<std::sync::Arc<ReplayGate>>,
     /// How long a transaction waits for the token before running concurrently.
     pub token_wait: Duration,
 }
@@ -54,8 +57,25 @@ impl Shared {
                 connections: 0,
             }),
             token: std::sync::Arc::new(Semaphore::new(1)),
+            replay: None,
             token_wait,
         }
+    }
+
+    /// A new, empty database in replay mode: `store` follows a prediction and transactions
+    /// pass `gate` instead of the token.
+    pub fn replaying(token_wait: Duration, store: Store, gate: std::sync::Arc<ReplayGate>) -> Shared {
+        let shared = Shared::new(token_wait);
+        shared.lock().store = store;
+        Shared {
+            replay: Some(gate),
+            ..shared
+        }
+    }
+
+    /// The replay gate, in replay mode.
+    pub fn replay_gate(&self) -> Option<&ReplayGate> {
+        self.replay.as_deref()
     }
 
     /// The database, locked. A panic while it was held (a bug) does not stop the others.

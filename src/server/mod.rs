@@ -11,14 +11,18 @@
 //! - [`database`]: the shared store and the transaction token (one transaction at a time,
 //!   reads see the latest committed write; a bounded wait, then concurrency).
 //! - [`recording`]: statements, aborted transactions, locked reads, the history.
+//! - [`replay`]: replay mode: reads steered along a predicted history, transactions in its
+//!   turns (`isopredict test`).
 //!
 //! [`Server::bind`] then [`Server::run`] serve until a stop is requested (a signal through
 //! [`crate::interrupt`], the caller's flag, or `until_idle` without connections), then
 //! [`Server::write`] writes `observed.json` atomically. docs/recording.md describes the SQL
 //! supported and the recording semantics.
 
+pub mod client;
 pub mod database;
 pub mod recording;
+pub mod replay;
 pub mod session;
 pub mod sql;
 pub mod wire;

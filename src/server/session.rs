@@ -10,6 +10,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::database::Shared;
 use super::recording::TxnNotes;
+use super::replay::Entry as ReplayEntry;
 use super::sql::chatter::{self, Settings};
 use super::sql::exec::{self, Exec, StatementNotes};
 use super::sql::{kind, Kind, Outcome, SqlError};
@@ -61,12 +62,19 @@ impl Session {
         let mut db = shared.lock();
         db.connections += 1;
         let number = db.connections;
-        let store_session = db.store.open_session(number);
+        // Replay mode: the connection records as the recorded session it replays.
+        let external = shared
+            .replay_gate()
+            .map_or(number, |g| g.external_id(application_name, number));
+        let store_session = db.store.open_session(external);
         let base = match application_name {
             Some(n) if !n.is_empty() => n.to_string(),
             _ => format!("connection {number}"),
         };
         let name = db.recorder.open_session(store_session, &base);
+        if let Some(gate) = shared.replay_gate() {
+            gate.opened(store_session, external, &name);
+        }
         let mut settings = Settings::default();
         settings.set("application_name", application_name.unwrap_or(""));
         Session {
@@ -180,8 +188,16 @@ impl Session {
     }
 
     async fn begin(&mut self, shared: &Shared) {
-        self.permit = shared.take_token().await;
-        self.concurrent = self.permit.is_none();
+        match shared.replay_gate() {
+            // Replay mode: the turn gate orders transactions instead of the token.
+            Some(gate) => {
+                self.concurrent = gate.enter(self.store_session).await == ReplayEntry::Late
+            }
+            None => {
+                self.permit = shared.take_token().await;
+                self.concurrent = self.permit.is_none();
+            }
+        }
         let mut db = shared.lock();
         let tx = db.store.begin(self.store_session).suspend();
         self.tx = Some(tx);
@@ -245,11 +261,13 @@ impl Session {
         self.state = TxnState::Idle;
         let Some(suspended) = self.tx.take() else {
             self.permit = None;
+            self.leave_gate(shared, false);
             return;
         };
         let mut db = shared.lock();
         let db = &mut *db;
         let committed = db.store.resume(suspended).commit();
+        self.leave_gate(shared, matches!(committed, Committed::At(_)));
         if let Committed::At(seq) = committed {
             db.recorder
                 .committed(self.store_session, seq, std::mem::take(&mut self.notes));
@@ -266,7 +284,15 @@ impl Session {
             db.recorder
                 .aborted(self.store_session, events, std::mem::take(&mut self.notes));
         }
+        self.leave_gate(shared, false);
         self.permit = None;
+    }
+
+    /// Replay mode: the transaction ended (`committed` with events, or not).
+    fn leave_gate(&self, shared: &Shared, committed: bool) {
+        if let Some(gate) = shared.replay_gate() {
+            gate.leave(self.store_session, committed);
+        }
     }
 
     /// The client disconnected: an open transaction is recorded as aborted.
