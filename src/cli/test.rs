@@ -18,7 +18,8 @@ pub struct Args {
     /// The folder to write the report and histories into (created if missing).
     #[arg(long)]
     out: PathBuf,
-    /// The weak isolation level to predict at: causal, ra, rc, pc or si.
+    /// The weak isolation level to predict at: causal, ra, rc, pc or si (rc: PostgreSQL's
+    /// default, read committed).
     #[arg(long, default_value = "rc", value_parser = parse_level)]
     level: Level,
     /// The prediction strategy.
@@ -26,7 +27,7 @@ pub struct Args {
     strategy: Strategy,
     /// Most anomalies to predict (each with another anomaly), each replayed by re-running
     /// the command.
-    #[arg(long, default_value = "1", value_name = "N|all", value_parser = super::predict::parse_max)]
+    #[arg(long, default_value = "10", value_name = "N|all", value_parser = super::predict::parse_max)]
     max: usize,
     /// Time budget in seconds for prediction and for each check; 0: no limit.
     #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]

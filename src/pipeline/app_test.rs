@@ -281,7 +281,11 @@ fn replay(
         .history
         .key_names()
         .iter()
-        .map(|k| store_names.get(k.as_str()).map_or_else(|| k.clone(), |s| s.to_string()))
+        .map(|k| {
+            store_names
+                .get(k.as_str())
+                .map_or_else(|| k.clone(), |s| s.to_string())
+        })
         .collect();
     let in_store_keys = prediction
         .history
@@ -304,11 +308,8 @@ fn replay(
     let exit = run_against(server.clone(), &options.command)?;
     let run = collect(&server, exit, "validating.json")?;
     let (reads, turns) = server.replay_divergences();
-    let mut divergences: Vec<String> = path_divergences(
-        &observed.history,
-        &prediction.history,
-        &run.history,
-    );
+    let mut divergences: Vec<String> =
+        path_divergences(&observed.history, &prediction.history, &run.history);
     let app_names: FxHashMap<&str, &str> = run
         .key_names
         .iter()
@@ -360,7 +361,10 @@ fn txn_statements(h: &History, t: TxnId) -> Vec<&crate::history::SqlStatement> {
     let mut seen = Vec::new();
     for op in h.txn(t).ops() {
         if let Some(st) = table.of_op(op) {
-            if !seen.iter().any(|s: &&crate::history::SqlStatement| s.index == st.index) {
+            if !seen
+                .iter()
+                .any(|s: &&crate::history::SqlStatement| s.index == st.index)
+            {
                 seen.push(st);
             }
         }
@@ -370,7 +374,10 @@ fn txn_statements(h: &History, t: TxnId) -> Vec<&crate::history::SqlStatement> {
 
 /// The statements of transaction `t` with their parameters, for reports.
 pub fn app_txn_statements(h: &History, t: TxnId) -> Vec<String> {
-    txn_statements(h, t).into_iter().map(statement_words).collect()
+    txn_statements(h, t)
+        .into_iter()
+        .map(statement_words)
+        .collect()
 }
 
 /// The SQL text of transaction `t`'s statements, whitespace collapsed.

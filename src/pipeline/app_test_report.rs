@@ -95,7 +95,13 @@ impl AppTestReport {
             let _ = writeln!(out, "```\n{}\n```\n", v.trim_end());
         }
         for (i, a) in self.anomalies.iter().enumerate() {
-            let _ = writeln!(out, "## Anomaly {}: {} — replay {}\n", i + 1, a.name, a.replay.word());
+            let _ = writeln!(
+                out,
+                "## Anomaly {}: {} — replay {}\n",
+                i + 1,
+                a.name,
+                a.replay.word()
+            );
             let test = if a.test_failed_under_prediction {
                 format!(
                     "**The test FAILS under this prediction** (exit {}; it passed when recorded).",
@@ -188,16 +194,22 @@ fn summary(outcome: &AppTestOutcome, anomalies: &[AppAnomalySection]) -> String 
             anomalies.len()
         );
     }
+    let each: Vec<String> = anomalies
+        .iter()
+        .map(|a| format!("{} (replay {})", a.name, a.replay.word()))
+        .collect();
     match outcome.verdict {
         RunVerdict::AnomalyValidated => format!(
             "{validated} of {} predicted anomalies validated by re-running the test along the \
-             prediction ({}); the test did not fail under any.",
+             prediction: {}; the test did not fail under any.",
             anomalies.len(),
-            anomalies[0].name
+            each.join(", ")
         ),
         RunVerdict::AnomalyPredicted => format!(
-            "{} anomalies predicted; no replay validated one (see each replay's divergences).",
-            anomalies.len()
+            "{} anomalies predicted, none validated by re-running the test: {} (see each \
+             replay's divergences).",
+            anomalies.len(),
+            each.join(", ")
         ),
         RunVerdict::NoAnomaly => "No anomaly found in this run of the test.".into(),
         RunVerdict::ObservedViolation => "The observed run already violates the level.".into(),
@@ -215,7 +227,10 @@ fn anomaly_files(i: usize, dir: &Path) -> Vec<String> {
     ["predicted", "validating", "anomaly"]
         .iter()
         .flat_map(|base| match *base {
-            "anomaly" => vec![format!("anomaly{suffix}.dot"), format!("anomaly{suffix}.svg")],
+            "anomaly" => vec![
+                format!("anomaly{suffix}.dot"),
+                format!("anomaly{suffix}.svg"),
+            ],
             b => vec![format!("{b}{suffix}.json")],
         })
         .map(|f| dir.join(f).display().to_string())

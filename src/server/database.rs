@@ -64,7 +64,11 @@ impl Shared {
 
     /// A new, empty database in replay mode: `store` follows a prediction and transactions
     /// pass `gate` instead of the token.
-    pub fn replaying(token_wait: Duration, store: Store, gate: std::sync::Arc<ReplayGate>) -> Shared {
+    pub fn replaying(
+        token_wait: Duration,
+        store: Store,
+        gate: std::sync::Arc<ReplayGate>,
+    ) -> Shared {
         let shared = Shared::new(token_wait);
         shared.lock().store = store;
         Shared {

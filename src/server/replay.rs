@@ -97,7 +97,12 @@ impl ReplayGate {
     pub fn new(setup: ReplaySetup) -> ReplayGate {
         let mut turns_of = vec![Vec::new(); setup.plan.sessions.len()];
         for (t, id) in setup.plan.turns.iter().enumerate() {
-            if let Some(s) = setup.plan.sessions.iter().position(|s| s.external_id == *id) {
+            if let Some(s) = setup
+                .plan
+                .sessions
+                .iter()
+                .position(|s| s.external_id == *id)
+            {
                 turns_of[s].push(t);
             }
         }
@@ -331,11 +336,7 @@ impl Server {
             .data()
             .keys
             .iter()
-            .filter_map(|k| {
-                db.catalog
-                    .key_name(k)
-                    .map(|n| (n.to_string(), k.name()))
-            })
+            .filter_map(|k| db.catalog.key_name(k).map(|n| (n.to_string(), k.name())))
             .collect()
     }
 
@@ -410,6 +411,9 @@ mod tests {
         assert_eq!(g.enter(0).await, Entry::InTurn);
         let d = g.divergences();
         assert_eq!(d.len(), 1);
-        assert!(d[0].contains("did not run b's committed transaction #1"), "{d:?}");
+        assert!(
+            d[0].contains("did not run b's committed transaction #1"),
+            "{d:?}"
+        );
     }
 }
