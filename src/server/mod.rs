@@ -23,6 +23,7 @@ pub mod client;
 pub mod database;
 pub mod recording;
 pub mod replay;
+pub mod replay_server;
 pub mod session;
 pub mod sql;
 pub mod wire;
