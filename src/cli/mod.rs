@@ -30,6 +30,7 @@ mod reproduce;
 mod run;
 mod serve;
 mod stats;
+mod test;
 mod watch;
 
 /// The exit codes of the whole tool, shown after `isopredict --help`: each command's own
@@ -120,6 +121,10 @@ pub enum Command {
     /// DATABASE_URL set for it) and write DIR/observed.json; exit with the command's status.
     #[command(after_help = EXIT_CODES)]
     Record(record::Args),
+    /// Record an application's test command through the recording server, predict
+    /// anomalies, re-run the command along each prediction, and report in its SQL.
+    #[command(after_help = RUN_EXIT_CODES)]
+    Test(test::Args),
     /// Predict and validate over a grid of workload runs (or folders of histories): the
     /// paper's Tables 4–7 and a risk ranking.
     #[command(after_help = RANK_EXIT_CODES)]
@@ -163,6 +168,7 @@ pub fn main() -> ExitCode {
             | Command::Watch(_)
             | Command::Serve(_)
             | Command::Record(_)
+            | Command::Test(_)
     );
     stop_on_signals(cooperative);
     let result = match cli.command {
@@ -177,6 +183,7 @@ pub fn main() -> ExitCode {
         Command::Watch(args) => watch::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Record(args) => record::run(args),
+        Command::Test(args) => test::run(args),
     };
     match result {
         Ok(code) => code,

@@ -4,6 +4,8 @@
 //!   write) → check it at the level → predict an unserializable execution → re-verify it →
 //!   validate it by replaying the workload → a [`RunReport`](crate::report::run_report::RunReport)
 //!   in words, and files (histories, DOT/SVG of the anomaly, report.md).
+//! - [`app_test`]: the same for any application that speaks PostgreSQL, driven by its own
+//!   test command (`isopredict test`): recorded and replayed through the recording server.
 //! - [`promise`]: whether a database kept the isolation level it promised, for runs recorded
 //!   on one.
 //! - [`rank()`]: the same over a grid of workloads × sizes × seeds × levels × strategies (or
@@ -14,6 +16,9 @@
 //!   ([`check_cells`] for `check`).
 
 mod anomaly_name;
+mod app_paths;
+pub mod app_test;
+pub mod app_test_report;
 pub mod cells;
 pub mod check_cells;
 pub mod distinct;
@@ -29,6 +34,8 @@ pub mod run_memory;
 mod run_report;
 
 pub use anomaly_name::{name_anomaly, name_prediction, AnomalyName};
+pub use app_test::{test_application, AppTestOptions, AppTestOutcome};
+pub use app_test_report::{write_app_test_files, AppTestReport};
 pub use rank::{
     merge_rank, parse_seeds, progress_bar, rank, rank_plan, run_rank_plan_cell, write_rank_files,
     RankGrid, RankInput, RankOutcome, RankScore,

@@ -24,6 +24,7 @@ use tokio::sync::oneshot;
 
 use super::locks::{LockTable, Mode, Request, Resource};
 use super::recording::Recorder;
+use super::replay::ReplayGate;
 use super::sql::catalog::Catalog;
 use super::sql::exec::Locking;
 use crate::store::{ReadPolicy, Store};
@@ -103,6 +104,9 @@ impl Locking for TxnLocking<'_> {
 #[derive(Debug)]
 pub struct Shared {
     db: Mutex<Database>,
+    /// Replay mode: the turn gate that orders transactions instead of the locks
+    /// ([`super::replay`]).
+    replay: Option<std::sync::Arc<ReplayGate>>,
     /// How long a transaction waits for a lock before going on without it.
     pub token_wait: Duration,
     /// Whether connections opening now are setup connections (`record --setup`).
@@ -120,6 +124,7 @@ impl Shared {
                 connections: 0,
                 locks: LockTable::default(),
             }),
+            replay: None,
             token_wait,
             setup_phase: AtomicBool::new(false),
         }
@@ -133,6 +138,26 @@ impl Shared {
     /// Whether connections opening now are setup connections.
     pub fn in_setup_phase(&self) -> bool {
         self.setup_phase.load(Ordering::SeqCst)
+    }
+
+    /// A new, empty database in replay mode: `store` follows a prediction and transactions
+    /// pass `gate` instead of taking locks.
+    pub fn replaying(
+        token_wait: Duration,
+        store: Store,
+        gate: std::sync::Arc<ReplayGate>,
+    ) -> Shared {
+        let shared = Shared::new(token_wait);
+        shared.lock().store = store;
+        Shared {
+            replay: Some(gate),
+            ..shared
+        }
+    }
+
+    /// The replay gate, in replay mode.
+    pub fn replay_gate(&self) -> Option<&ReplayGate> {
+        self.replay.as_deref()
     }
 
     /// The database, locked. A panic while it was held (a bug) does not stop the others.

@@ -13,15 +13,20 @@
 //!   committed write; a bounded lock wait, then concurrency).
 //! - [`locks`]: strict two-phase locking at row and table granularity, deadlocks found at once.
 //! - [`recording`]: statements, aborted transactions, locked reads, the history.
+//! - [`replay`]: replay mode: reads steered along a predicted history, transactions in its
+//!   turns (`isopredict test`).
 //!
 //! [`Server::bind`] then [`Server::run`] serve until a stop is requested (a signal through
 //! [`crate::interrupt`], the caller's flag, or `until_idle` without connections), then
 //! [`Server::write`] writes `observed.json` atomically. docs/recording.md describes the SQL
 //! supported and the recording semantics.
 
+pub mod client;
 pub mod database;
 pub mod locks;
 pub mod recording;
+pub mod replay;
+pub mod replay_server;
 pub mod session;
 pub mod socket;
 pub mod sql;

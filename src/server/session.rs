@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 use super::database::{Shared, TxnLocking};
 use super::locks::Mode;
 use super::recording::TxnNotes;
+use super::replay::Entry as ReplayEntry;
 use super::sql::chatter::{self, Settings};
 use super::sql::exec::{self, Exec, StatementNotes};
 use super::sql::{kind, Kind, Outcome, SqlError};
@@ -67,7 +68,11 @@ impl Session {
         let mut db = shared.lock();
         db.connections += 1;
         let number = db.connections;
-        let store_session = db.store.open_session(number);
+        // Replay mode: the connection records as the recorded session it replays.
+        let external = shared
+            .replay_gate()
+            .map_or(number, |g| g.external_id(application_name, number));
+        let store_session = db.store.open_session(external);
         let base = match application_name {
             Some(n) if !n.is_empty() => n.to_string(),
             _ => format!("connection {number}"),
@@ -75,6 +80,9 @@ impl Session {
         let setup = shared.in_setup_phase()
             || application_name.is_some_and(super::recording::is_setup_name);
         let name = db.recorder.open_session(store_session, &base, setup);
+        if let Some(gate) = shared.replay_gate() {
+            gate.opened(store_session, external, &name);
+        }
         let mut settings = Settings::default();
         settings.set("application_name", application_name.unwrap_or(""));
         Session {
@@ -119,7 +127,7 @@ impl Session {
                 if self.state == TxnState::InBlock {
                     return (Ok(Outcome::Done("BEGIN".into())), Effect::None);
                 }
-                self.begin(shared);
+                self.begin(shared).await;
                 self.state = TxnState::InBlock;
                 (Ok(Outcome::Done("BEGIN".into())), Effect::Began)
             }
@@ -167,7 +175,7 @@ impl Session {
             Kind::Data => {
                 let autocommit = self.state == TxnState::Idle;
                 if autocommit {
-                    self.begin(shared);
+                    self.begin(shared).await;
                 }
                 let result = self.data(shared, stmt, text, params, param_texts).await;
                 match (&result, autocommit) {
@@ -186,12 +194,20 @@ impl Session {
         }
     }
 
-    fn begin(&mut self, shared: &Shared) {
-        self.unlocked = false;
+    async fn begin(&mut self, shared: &Shared) {
+        // Replay mode: the turn gate orders transactions instead of the locks (a predicted
+        // execution need not be one two-phase locking allows); a transaction let in late runs
+        // concurrently.
+        let late = match shared.replay_gate() {
+            Some(gate) => Some(gate.enter(self.store_session).await == ReplayEntry::Late),
+            None => None,
+        };
+        self.unlocked = late.is_some();
         let mut db = shared.lock();
         let tx = db.store.begin(self.store_session).suspend();
         self.tx = Some(tx);
         self.notes = TxnNotes::default();
+        self.notes.concurrent = late == Some(true);
     }
 
     /// Runs a data statement: again after each lock wait, until it ran through.
@@ -287,11 +303,13 @@ impl Session {
     fn commit(&mut self, shared: &Shared) {
         self.state = TxnState::Idle;
         let Some(suspended) = self.tx.take() else {
+            self.leave_gate(shared, false);
             return;
         };
         let mut db = shared.lock();
         let db = &mut *db;
         let committed = db.store.resume(suspended).commit();
+        self.leave_gate(shared, matches!(committed, Committed::At(_)));
         if let Committed::At(seq) = committed {
             db.recorder
                 .committed(self.store_session, seq, std::mem::take(&mut self.notes));
@@ -308,7 +326,15 @@ impl Session {
             db.recorder
                 .aborted(self.store_session, events, std::mem::take(&mut self.notes));
         }
+        self.leave_gate(shared, false);
         db.end_txn(self.store_session);
+    }
+
+    /// Replay mode: the transaction ended (`committed` with events, or not).
+    fn leave_gate(&self, shared: &Shared, committed: bool) {
+        if let Some(gate) = shared.replay_gate() {
+            gate.leave(self.store_session, committed);
+        }
     }
 
     /// The client disconnected: an open transaction is recorded as aborted.

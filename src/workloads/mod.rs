@@ -74,7 +74,9 @@ pub use harness::{
     MAX_TOTAL_CALLS,
 };
 pub use java_random::JavaRandom;
-pub use validate::{judge, validate, ReplayOutcome, Validation, Verdict};
+pub use validate::{
+    judge, replay_plan, txns_at_positions, validate, ReplayOutcome, Validation, Verdict,
+};
 
 use crate::store::{Loader, Outcome, Snapshot, Table, Tx};
 

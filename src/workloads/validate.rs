@@ -89,6 +89,20 @@ impl ReplayOutcome {
     }
 }
 
+impl ReplayOutcome {
+    /// What a replay judged `verdict` shows, when it left the prediction (`diverged`) or not:
+    /// the one place this is decided (workload replays and application replays alike).
+    pub fn of(verdict: Verdict, diverged: bool) -> ReplayOutcome {
+        match (verdict, diverged) {
+            (Verdict::Validated, false) => ReplayOutcome::Validated,
+            (Verdict::Validated, true) => ReplayOutcome::ValidatedDiverged,
+            (Verdict::Serializable, _) => ReplayOutcome::Serializable,
+            (Verdict::LevelViolated, _) => ReplayOutcome::LevelViolated,
+            (Verdict::Unknown, _) => ReplayOutcome::Unknown,
+        }
+    }
+}
+
 impl Validation {
     /// Whether some read could not follow the prediction.
     pub fn diverged(&self) -> bool {
@@ -97,13 +111,7 @@ impl Validation {
 
     /// What the replay shows (computed here once; every view prints [`ReplayOutcome::word`]).
     pub fn outcome(&self) -> ReplayOutcome {
-        match (self.verdict, self.diverged()) {
-            (Verdict::Validated, false) => ReplayOutcome::Validated,
-            (Verdict::Validated, true) => ReplayOutcome::ValidatedDiverged,
-            (Verdict::Serializable, _) => ReplayOutcome::Serializable,
-            (Verdict::LevelViolated, _) => ReplayOutcome::LevelViolated,
-            (Verdict::Unknown, _) => ReplayOutcome::Unknown,
-        }
+        ReplayOutcome::of(self.verdict, self.diverged())
     }
 
     /// The invariants that fail.
@@ -126,15 +134,8 @@ pub fn validate(
     level: Level,
     ser_timeout: Option<Duration>,
 ) -> Result<Validation, RunError> {
-    let mut preferred = observed.map(|o| map_order(&o.history, &o.commit_order, predicted));
-    if matches!(level, Level::Prefix | Level::Snapshot) {
-        // The replay must commit in an order whose snapshots explain the predicted reads.
-        let near = preferred.as_deref().unwrap_or(&[]);
-        if let Some(order) = snapshot_commit_order(predicted, level, near, ser_timeout) {
-            preferred = Some(order);
-        }
-    }
-    let plan = ReplayPlan::new(predicted, level, preferred.as_deref());
+    let preferred = observed.map(|o| map_order(&o.history, &o.commit_order, predicted));
+    let plan = replay_plan(predicted, level, preferred, ser_timeout);
     let replay_config = RunConfig {
         policy: ReadPolicy::Replay {
             plan: Arc::new(plan),
@@ -151,6 +152,24 @@ pub fn validate(
         invariants: run.invariants.clone(),
         run,
     })
+}
+
+/// The replay plan of `predicted` at `level`, its turns following `preferred` (the observed
+/// commit order as transactions of `predicted`) wherever the prediction allows; at pc and si
+/// in a commit order whose snapshots explain the predicted reads.
+pub fn replay_plan(
+    predicted: &History,
+    level: Level,
+    mut preferred: Option<Vec<TxnId>>,
+    ser_timeout: Option<Duration>,
+) -> ReplayPlan {
+    if matches!(level, Level::Prefix | Level::Snapshot) {
+        let near = preferred.as_deref().unwrap_or(&[]);
+        if let Some(order) = snapshot_commit_order(predicted, level, near, ser_timeout) {
+            preferred = Some(order);
+        }
+    }
+    ReplayPlan::new(predicted, level, preferred.as_deref())
 }
 
 /// A commit order of `predicted` whose snapshots explain its reads at `level` (pc or si), for
@@ -231,21 +250,31 @@ pub fn judge(history: &History, level: Level, ser_timeout: Option<Duration>) -> 
 /// The observed commit order as transactions of `predicted`, matched by session external id
 /// and position among the session's committed transactions.
 fn map_order(observed: &History, order: &[TxnId], predicted: &History) -> Vec<TxnId> {
-    let key = |h: &History, t: TxnId| -> (u64, usize) {
-        let tx = h.txn(t);
-        let s = &h.sessions()[tx.session as usize];
-        let pos = s
-            .txns()
-            .filter(|&u| u < t && h.txn(u).is_committed())
-            .count();
-        (s.external_id.unwrap_or(tx.session as u64), pos)
-    };
+    let positions: Vec<(u64, u32)> = order.iter().map(|&t| position(observed, t)).collect();
+    txns_at_positions(predicted, &positions)
+}
+
+/// Transaction `t` of `h` as (its session's external id, its position among the session's
+/// committed transactions): how a replay names it.
+fn position(h: &History, t: TxnId) -> (u64, u32) {
+    let tx = h.txn(t);
+    let s = &h.sessions()[tx.session as usize];
+    let pos = s
+        .txns()
+        .filter(|&u| u < t && h.txn(u).is_committed())
+        .count();
+    (s.external_id.unwrap_or(tx.session as u64), pos as u32)
+}
+
+/// The transactions of `predicted` at `positions` (session external id, position among the
+/// session's committed transactions), in that order; positions it does not hold are left out.
+pub fn txns_at_positions(predicted: &History, positions: &[(u64, u32)]) -> Vec<TxnId> {
     let mut index = rustc_hash::FxHashMap::default();
     for t in predicted.committed_txns().skip(1) {
-        index.insert(key(predicted, t), t);
+        index.insert(position(predicted, t), t);
     }
-    order
+    positions
         .iter()
-        .filter_map(|&t| index.get(&key(observed, t)).copied())
+        .filter_map(|p| index.get(p).copied())
         .collect()
 }

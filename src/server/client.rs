@@ -1,0 +1,46 @@
+//! Running a client command against a server: the PostgreSQL connection variables (`PGHOST`,
+//! `PGPORT`, `PGUSER`, `PGDATABASE`, `PGSSLMODE`, `PGPASSWORD`) and `DATABASE_URL` point it
+//! at the server, and its exit status is read as a shell does (a signal: 128 + its number).
+
+use std::net::SocketAddr;
+use std::process::Command;
+
+/// `command` (program and arguments) set up to connect to the server at `addr`.
+pub fn client_command(command: &[String], addr: SocketAddr, password: Option<&str>) -> Command {
+    let user = "postgres";
+    let database = "postgres";
+    let auth = match password {
+        Some(p) => format!("{user}:{p}@"),
+        None => format!("{user}@"),
+    };
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..])
+        .env("PGHOST", addr.ip().to_string())
+        .env("PGPORT", addr.port().to_string())
+        .env("PGUSER", user)
+        .env("PGDATABASE", database)
+        .env("PGSSLMODE", "disable")
+        .env(
+            "DATABASE_URL",
+            format!(
+                "postgresql://{auth}{}:{}/{database}?sslmode=disable",
+                addr.ip(),
+                addr.port()
+            ),
+        );
+    if let Some(p) = password {
+        cmd.env("PGPASSWORD", p);
+    }
+    cmd
+}
+
+/// The exit code of `status` as a shell reports it (a signal that ended it: 128 + the signal).
+pub fn exit_code(status: std::process::ExitStatus) -> i32 {
+    match status.code() {
+        Some(c) => c,
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            128 + status.signal().unwrap_or(0)
+        }
+    }
+}

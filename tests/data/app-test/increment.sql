@@ -1,0 +1,3 @@
+UPDATE acct SET bal = bal + 10 WHERE id = 1;
+SELECT bal FROM acct WHERE id = 1 \gset
+\echo :bal
