@@ -781,9 +781,7 @@ impl<'h> Context<'h> {
             }
         }
         // Breadth first; each reached transaction remembers how it was reached.
-        let mut came_from: Vec<
-            Option<(TxnId, Option<(crate::history::OpId, crate::history::OpId)>)>,
-        > = vec![None; n];
+        let mut came_from: Vec<Option<(TxnId, ReadHop)>> = vec![None; n];
         let mut queue = std::collections::VecDeque::from([from]);
         while let Some(u) = queue.pop_front() {
             if u == to {
@@ -805,11 +803,7 @@ impl<'h> Context<'h> {
                 }
             }
         }
-        let mut path: Vec<(
-            TxnId,
-            TxnId,
-            Option<(crate::history::OpId, crate::history::OpId)>,
-        )> = Vec::new();
+        let mut path: Vec<(TxnId, TxnId, ReadHop)> = Vec::new();
         let mut v = to;
         while v != from {
             let (u, via) = came_from[v as usize]?;
@@ -943,6 +937,10 @@ fn versions_between(
     chain.push(to);
     Some(chain)
 }
+
+/// How one transaction reaches the next on a happens-before chain: session order (`None`) or
+/// a read (the read and the write it observed).
+type ReadHop = Option<(crate::history::OpId, crate::history::OpId)>;
 
 /// Whether the read `r` (of the input's history) observed the initial state.
 fn h_reads_initial(history: Option<&History>, r: &OpRef) -> bool {
