@@ -76,6 +76,11 @@ fn text_names_the_anomaly_transactions_and_lines() {
     assert_eq!(o.status.code(), Some(1));
     let text = stdout(&o);
     assert!(text.contains("COConflictCM (TAP m)"), "{text}");
+    // One name per anomaly (issue 34 item 4): the engineer's name, Plume's beside it.
+    assert!(
+        text.contains("VIOLATED: causally overwritten read (Plume TAP m COConflictCM)"),
+        "{text}"
+    );
     // t4 = `r 0 1` (line 8) and `r 1 1` (line 9) in the file.
     assert!(text.contains("[lines 8-9]"), "{text}");
     assert!(text.contains("R(0,1) at line 8"), "{text}");

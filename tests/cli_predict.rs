@@ -392,3 +392,46 @@ fn locked_reads_and_connection_order_in_json_are_kept() {
         stderr(&o)
     );
 }
+
+/// One name per anomaly (issue 34 item 4): `predict --json` names the prediction's anomaly
+/// (`prediction.anomaly`: the engineer's name with Adya's, Elle's and Plume's identifiers
+/// from the same row of the anomaly table), and `check --level ser` on the predicted history
+/// names it with the same words, in its text and its `--json`.
+#[test]
+fn predict_and_check_name_the_anomaly_alike() {
+    let dir = Scratch::new("one-name");
+    let pred = dir.join("pred.txt");
+    let o = isopredict(&[
+        "predict",
+        &trace("voter_small_10000"),
+        "--level",
+        "rc",
+        "--json",
+        "--out",
+        pred.to_str().unwrap(),
+    ]);
+    let v = json_output(&o, 1);
+    let named = &v["prediction"]["anomaly"];
+    assert_eq!(named["name"], "fractured read (causal)", "{named}");
+    assert_eq!(named["id"], "fractured-read-causal", "{named}");
+    assert_eq!(named["plume"], "k FracturedReadCO", "{named}");
+    assert!(
+        named["description"].as_str().unwrap().contains("T"),
+        "{named}"
+    );
+
+    let pred = pred.to_str().unwrap();
+    let o = isopredict(&["check", pred, "--level", "ser", "--json"]);
+    let checked = json_output(&o, 1);
+    assert_eq!(checked["anomaly"], named["name"], "{checked}");
+    assert_eq!(
+        checked["anomaly_names"]["plume"], named["plume"],
+        "{checked}"
+    );
+    let o = isopredict(&["check", pred, "--level", "ser"]);
+    assert!(
+        stdout(&o).contains("VIOLATED: fractured read (causal) (Plume TAP k FracturedReadCO)"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -351,3 +351,124 @@ fn issue35_item23_keys_of_different_types_are_different_keys() {
         );
     }
 }
+
+/// Issue 35 item 2: a read skew (T2.1 reads y from T1.1, then x from the initial state though
+/// T1.1 wrote x) violates isopredict's rc, Biswas & Enea's read committed, while Elle's
+/// read-committed (Adya's PL-2) allows it. The map names it as Elle does (G-single-item, with
+/// its `:wr` and `:rw` steps), never as isopredict's pattern (`:non-monotonic-read-causal`) or
+/// as a violation of Elle's read-committed; `:isopredict/violated` says which model failed;
+/// the text report says which rc it judged.
+#[test]
+fn issue35_item2_a_read_skew_is_g_single_item_and_not_elles_read_committed() {
+    let s = Scratch::new("i35-2");
+    std::fs::write(
+        s.join("read-skew.edn"),
+        "{:index 0, :process 1, :type :invoke, :f :txn, :value [[:w :x 2] [:w :y 2]]}\n\
+         {:index 1, :process 1, :type :ok, :f :txn, :value [[:w :x 2] [:w :y 2]]}\n\
+         {:index 2, :process 2, :type :invoke, :f :txn, :value [[:r :y nil] [:r :x nil]]}\n\
+         {:index 3, :process 2, :type :ok, :f :txn, :value [[:r :y 2] [:r :x nil]]}\n",
+    )
+    .unwrap();
+    let file = s.arg("read-skew.edn");
+    for level in ["rc", "all"] {
+        let o = isopredict(&["check", "--output", "elle", "--level", level, &file]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains(":anomaly-types [:G-single-item]"), "{text}");
+        assert!(text.contains("{:type :rw, :key :x, :value nil"), "{text}");
+        assert!(!text.contains(":non-monotonic-read-causal"), "{text}");
+        assert!(!text.contains(":strong-session-read-committed"), "{text}");
+        assert!(!text.contains(":read-committed"), "{text}");
+        assert!(
+            text.contains(":not #{:consistent-view :repeatable-read}"),
+            "{text}"
+        );
+        assert!(
+            text.contains(":isopredict/violated {:rc {:model \"Biswas & Enea's read committed"),
+            "{text}"
+        );
+    }
+    let o = isopredict(&["check", "--level", "rc", &file]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("note: rc here is Biswas & Enea's read committed, stronger than Adya's PL-2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("VIOLATED: non-monotonic read (causal) (Plume TAP h NonMonoReadCO)"),
+        "{text}"
+    );
+}
+
+/// Issue 35 item 2: an anti-dependency whose transaction happens before the reader through a
+/// chain of reads (elle-cli's rw-register G-single-item case: T1 →wr T2 →wr T3 →rw T1) is
+/// written as Elle writes it, G-single-item, not as isopredict's causal pattern; and a read
+/// skew through a known version order (x: [1 2], the reader saw the initial state) goes
+/// through that order's `:ww` step.
+#[test]
+fn issue35_item2_causal_chains_and_version_orders_give_elles_cycles() {
+    let file = format!(
+        "{}/tests/data/peers/elle-cli/rw-g-single-item.edn",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = isopredict(&["check", "--output", "elle", &file]);
+    let text = stdout(&o);
+    assert!(text.contains(":anomaly-types [:G-single-item]"), "{text}");
+    assert!(!text.contains("causal-write-conflict"), "{text}");
+
+    let s = Scratch::new("i35-2b");
+    std::fs::write(
+        s.join("la-read-skew.edn"),
+        "{:index 0, :process 0, :type :ok, :f :txn, :value [[:append :x 1]]}\n\
+         {:index 1, :process 1, :type :ok, :f :txn, :value [[:append :x 2] [:append :y 1]]}\n\
+         {:index 2, :process 2, :type :ok, :f :txn, :value [[:r :y [1]] [:r :x []]]}\n\
+         {:index 3, :process 3, :type :ok, :f :txn, :value [[:r :x [1 2]]]}\n",
+    )
+    .unwrap();
+    let o = isopredict(&[
+        "check",
+        "--output",
+        "elle",
+        "--level",
+        "rc",
+        &s.arg("la-read-skew.edn"),
+    ]);
+    let text = stdout(&o);
+    assert!(text.contains(":anomaly-types [:G-single-item]"), "{text}");
+    assert!(
+        text.contains("{:type :ww, :key :x, :value 1, :value' 2"),
+        "{text}"
+    );
+}
+
+/// Issue 35 item 2: a cycle of two adjacent anti-dependencies is G2-item by Elle's rule on
+/// the steps written (docs/checking.md), and an anomaly Elle has no name for is in
+/// isopredict's namespace (`:isopredict/thin-air-read`), so no reader takes it for Elle's.
+#[test]
+fn issue35_item2_names_follow_elles_rule_and_own_names_are_namespaced() {
+    let (json, _) = elle_map("la-lost-update.edn", "ser");
+    for case in json["anomalies"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|v| v.as_array().unwrap())
+    {
+        let Some(steps) = case["steps"].as_array() else {
+            continue;
+        };
+        let rw: Vec<bool> = steps.iter().map(|s| s["type"] == "rw").collect();
+        let adjacent = (0..rw.len()).any(|i| rw[i] && rw[(i + 1) % rw.len()]);
+        if adjacent {
+            assert!(
+                case["type"].as_str().unwrap().starts_with("G2-item"),
+                "{case}"
+            );
+        }
+    }
+    let (json, _) = elle_map("rw-garbage-read.edn", "rc");
+    assert_eq!(
+        json["anomaly-types"],
+        json!(["isopredict/thin-air-read"]),
+        "{json}"
+    );
+}

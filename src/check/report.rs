@@ -341,7 +341,7 @@ impl CheckReport {
         if !self.read_violations.is_empty() {
             let _ = writeln!(out, "{} violating read(s):", self.read_violation_count);
             for v in &self.read_violations {
-                let _ = writeln!(out, "  {} (TAP {}): {}", v.anomaly, v.tap, v.explanation);
+                let _ = writeln!(out, "  {}: {}", v.anomaly.row().label(), v.explanation);
             }
             if self.read_violation_count > self.read_violations.len() {
                 let _ = writeln!(
@@ -360,10 +360,9 @@ impl CheckReport {
             for (i, c) in self.cycles.iter().enumerate() {
                 let _ = writeln!(
                     out,
-                    "  cycle {}: {} (TAP {}) — {}; {} transactions in its component",
+                    "  cycle {}: {} — {}; {} transactions in its component",
                     i + 1,
-                    c.anomaly,
-                    c.tap,
+                    c.anomaly.row().label(),
                     c.anomaly.description(),
                     c.component_size
                 );
@@ -430,7 +429,7 @@ impl CheckReport {
             let _ = writeln!(
                 out,
                 "  subgraph cluster_{i} {{\n    label={};",
-                quote(&format!("cycle {}: {} (TAP {})", i + 1, c.anomaly, c.tap))
+                quote(&format!("cycle {}: {}", i + 1, c.anomaly.row().label()))
             );
             for t in &c.transactions {
                 let _ = writeln!(out, "    c{i}_t{} [label={}];", t.id, quote(&dot_label(t)));
@@ -492,7 +491,7 @@ impl CheckReport {
             let _ = writeln!(
                 out,
                 "  subgraph cluster_read_{i} {{\n    label={};",
-                quote(&format!("{} (TAP {})", v.anomaly, v.tap))
+                quote(&v.anomaly.row().label())
             );
             let _ = writeln!(
                 out,

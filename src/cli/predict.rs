@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use isopredict::check::Level;
 use isopredict::formats::{self, Format};
+use isopredict::history::History;
 use isopredict::predict::{
     self, Engine, ExactMethod, PredictOptions, PredictOutcome, RankEncoding, Strategy, Verdict,
 };
@@ -257,38 +258,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         outcome.prediction = predictions.into_iter().next();
         vec![outcome.clone()]
     };
+    let name = |o: &PredictOutcome| named(o, &history);
     if args.json && several {
-        let values: Vec<serde_json::Value> = each.iter().map(|o| o.to_json()).collect();
+        let values: Vec<serde_json::Value> =
+            each.iter().map(|o| json_with_name(o, name(o))).collect();
         serde_json::to_writer_pretty(&mut out, &values)?;
         writeln!(out)?;
     } else if args.json {
-        serde_json::to_writer_pretty(&mut out, &each[0].to_json())?;
+        serde_json::to_writer_pretty(&mut out, &json_with_name(&each[0], name(&each[0])))?;
         writeln!(out)?;
     } else if args.out.as_deref() != Some(std::path::Path::new("-")) {
-        for (i, o) in each.iter().enumerate() {
-            if each.len() > 1 {
-                writeln!(out, "== prediction {} of {} ==", i + 1, each.len())?;
-            }
-            write!(out, "{o}")?;
-            if let Some(p) = &o.prediction {
-                let named = isopredict::pipeline::name_prediction(
-                    p,
-                    o.level,
-                    &|t| history.txn_label(t),
-                    &|_| None,
-                    &|k| isopredict::printable::printable(k).into_owned(),
-                );
-                writeln!(
-                    out,
-                    "the anomaly is a {}: {}",
-                    named.name(),
-                    named.description
-                )?;
-            }
-        }
-        if let Some((line, _)) = &search_end {
-            writeln!(out, "{line}")?;
-        }
+        write_text(
+            &mut out,
+            &each,
+            &history,
+            search_end.as_ref().map(|(l, _)| l.as_str()),
+        )?;
     }
     Ok(match each[0].verdict {
         Verdict::Predicted | Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
@@ -297,6 +282,70 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Verdict::NoPrediction => ExitCode::SUCCESS,
         Verdict::Unknown => ExitCode::from(EXIT_UNKNOWN),
     })
+}
+
+/// The prediction's anomaly, named from the one anomaly table (`pipeline::name_prediction`).
+fn named(o: &PredictOutcome, history: &History) -> Option<isopredict::pipeline::AnomalyName> {
+    o.prediction.as_ref().map(|p| {
+        isopredict::pipeline::name_prediction(
+            p,
+            o.level,
+            &|t| history.txn_label(t),
+            &|_| None,
+            &|k| isopredict::printable::printable(k).into_owned(),
+        )
+    })
+}
+
+/// The outcomes as text, each with its anomaly's name, then how the search ended.
+fn write_text(
+    out: &mut impl Write,
+    each: &[PredictOutcome],
+    history: &History,
+    search_end: Option<&str>,
+) -> std::io::Result<()> {
+    for (i, o) in each.iter().enumerate() {
+        if each.len() > 1 {
+            writeln!(out, "== prediction {} of {} ==", i + 1, each.len())?;
+        }
+        write!(out, "{o}")?;
+        if let Some(named) = named(o, history) {
+            writeln!(
+                out,
+                "the anomaly is a {}: {}",
+                named.id.label(),
+                named.description
+            )?;
+        }
+    }
+    if let Some(line) = search_end {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// The outcome as JSON with the prediction's anomaly named as every view names it:
+/// `prediction.anomaly` holds the row's names (engineer's, Adya's, Elle's, Plume's) and the
+/// description in the history's labels.
+fn json_with_name(
+    o: &PredictOutcome,
+    named: Option<isopredict::pipeline::AnomalyName>,
+) -> serde_json::Value {
+    let mut value = o.to_json();
+    if let (Some(named), Some(p)) = (
+        named,
+        value.get_mut("prediction").and_then(|p| p.as_object_mut()),
+    ) {
+        let mut anomaly = serde_json::to_value(named.id.row().names()).unwrap_or_default();
+        if let Some(a) = anomaly.as_object_mut() {
+            a.insert(
+                "description".to_string(),
+                serde_json::Value::String(named.description),
+            );
+        }
+        p.insert("anomaly".to_string(), anomaly);
+    }
+    value
 }
 
 /// With `--max` > 1 and predictions made: how the search for more ended, in one line — no

@@ -140,7 +140,7 @@ impl AnomalyRow {
     }
 
     /// Every name of the row (engineer's, the id, Adya's, Plume's, Elle's, Chronos's).
-    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+    pub fn all_names(&self) -> impl Iterator<Item = &'static str> {
         [
             Some(self.name),
             Some(self.key),
@@ -154,7 +154,77 @@ impl AnomalyRow {
     }
 }
 
+impl AnomalyRow {
+    /// The identifiers the other vocabularies give the row, as printed beside its name:
+    /// `Adya G1c, Elle G1c, Plume TAP g CyclicCO` (Adya's phenomenon, Elle's name, Plume's
+    /// pattern, the timestamp checkers' axiom, each where the row has one).
+    pub fn identifiers(&self) -> String {
+        let mut ids: Vec<String> = Vec::new();
+        if let Some(a) = self.adya {
+            ids.push(format!("Adya {a}"));
+        }
+        if let Some(e) = self.elle_name() {
+            ids.push(format!("Elle {e}"));
+        }
+        if let Some(p) = self.plume {
+            ids.push(format!("Plume TAP {} {}", p.letter, p.name));
+        }
+        if let Some(c) = self.chronos {
+            ids.push(format!("Chronos {c}"));
+        }
+        ids.join(", ")
+    }
+
+    /// The name every view prints: the engineer's name with the other vocabularies'
+    /// identifiers beside it, `causality cycle (Adya G1c, Elle G1c, Plume TAP g CyclicCO)`;
+    /// the name alone when the row has none.
+    pub fn label(&self) -> String {
+        let ids = self.identifiers();
+        if ids.is_empty() {
+            self.name.to_string()
+        } else {
+            format!("{} ({ids})", self.name)
+        }
+    }
+
+    /// The row's names as the JSON views carry them beside the engineer's name.
+    pub fn names(&self) -> AnomalyNames {
+        AnomalyNames {
+            id: self.id,
+            name: self.name.to_string(),
+            adya: self.adya.map(str::to_string),
+            elle: self.elle_name().map(str::to_string),
+            plume: self.plume.map(|p| format!("{} {}", p.letter, p.name)),
+            chronos: self.chronos.map(str::to_string),
+        }
+    }
+}
+
+/// One anomaly's names in every vocabulary, from its row: what `--json` outputs carry beside
+/// the engineer's name (`check --json`'s `anomaly_names`, `predict --json`'s
+/// `prediction.anomaly`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AnomalyNames {
+    /// The row's stable id (`causality-cycle`).
+    pub id: AnomalyId,
+    /// The engineer's name (`causality cycle`).
+    pub name: String,
+    /// Adya's phenomenon (`G1c`).
+    pub adya: Option<String>,
+    /// Elle's name (its own, else Adya's).
+    pub elle: Option<String>,
+    /// Plume's pattern: its TAP letter and name (`g CyclicCO`).
+    pub plume: Option<String>,
+    /// The timestamp checkers' axiom (`EXT`).
+    pub chronos: Option<String>,
+}
+
 impl AnomalyId {
+    /// The name every view prints ([`AnomalyRow::label`]).
+    pub fn label(self) -> String {
+        self.row().label()
+    }
+
     /// The row of this anomaly.
     pub fn row(self) -> &'static AnomalyRow {
         &ANOMALIES[self as usize]
@@ -185,7 +255,7 @@ pub fn by_name(name: &str) -> Option<&'static AnomalyRow> {
     ANOMALIES
         .iter()
         .find(|r| r.name == name || r.key == name)
-        .or_else(|| ANOMALIES.iter().find(|r| r.names().any(|n| n == name)))
+        .or_else(|| ANOMALIES.iter().find(|r| r.all_names().any(|n| n == name)))
 }
 
 const fn tap(letter: char, name: &'static str) -> Option<PlumeTap> {
@@ -706,6 +776,33 @@ mod tests {
             AnomalyId::IncompatibleOrder
         );
         assert!(by_name("dirty sock").is_none());
+    }
+
+    /// Every view prints one label per row: the engineer's name first, then each other
+    /// vocabulary's identifier from the same row.
+    #[test]
+    fn labels_put_every_vocabulary_beside_the_engineers_name() {
+        assert_eq!(
+            AnomalyId::CausalityCycle.label(),
+            "causality cycle (Adya G1c, Elle G1c, Plume TAP g CyclicCO)"
+        );
+        assert_eq!(
+            AnomalyId::LostUpdate.label(),
+            "lost update (Adya G-single, Elle lost-update)"
+        );
+        assert_eq!(
+            AnomalyId::SnapshotReadViolation.label(),
+            "read outside the snapshot (Chronos EXT)"
+        );
+        assert_eq!(
+            AnomalyId::UnserializableInterleaving.label(),
+            "unserializable interleaving"
+        );
+        for r in ANOMALIES {
+            assert!(r.label().starts_with(r.name), "{}", r.key);
+            let names = r.names();
+            assert_eq!((names.id, names.name.as_str()), (r.id, r.name));
+        }
     }
 
     #[test]

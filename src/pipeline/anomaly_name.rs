@@ -23,9 +23,27 @@
 //! Every name is a row of the anomaly table ([`crate::history::anomalies`]), shared with the
 //! checkers' explanations (`ser::explain`), so an anomaly has the same words everywhere.
 
+use std::time::Duration;
+
 use crate::check::Level;
 use crate::history::{AnomalyId, History, KeyId, TxnId};
-use crate::ser;
+use crate::verdict::{self, Decider, EvidenceChoice, Input, LevelReport, Limits, WitnessOrder};
+
+/// The decision core's limits for naming: the witness commit orders (Z3's encoding, as the
+/// names were always computed, so a name does not depend on the search's choice of order)
+/// and the weak levels' checks, each within [`NAMING_TIMEOUT`].
+fn naming_limits() -> Limits {
+    Limits {
+        timeout: Some(NAMING_TIMEOUT),
+        engine: crate::ser::Engine::Smt,
+        explain: false,
+        ..Limits::default()
+    }
+}
+
+/// The most time one question asked to name an anomaly may take; past it the name is the
+/// generic one the level allows (e.g. `serialization anomaly`).
+pub const NAMING_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An anomaly's row in the anomaly table and a one-line description in the history's own
 /// labels.
@@ -72,15 +90,15 @@ pub fn name_anomaly(
         };
     }
     let at_least_causal = matches!(level, Level::Causal | Level::Prefix | Level::Snapshot);
-    let timeout = Some(std::time::Duration::from_secs(10));
+    let limits = naming_limits();
     if at_least_causal {
-        match ser::satisfies_si_pc(h, Level::Snapshot, timeout) {
-            ser::SiPcVerdict::Satisfies { order } => {
+        match verdict::witness_commit_order(h, Level::Snapshot, &limits) {
+            WitnessOrder::Found(order) => {
                 if let Some(named) = si_anomaly(h, &order, label, &who, key) {
                     return named;
                 }
             }
-            ser::SiPcVerdict::Unknown { .. } if level == Level::Snapshot => {
+            WitnessOrder::Unknown(_) if level == Level::Snapshot => {
                 return AnomalyName {
                     id: AnomalyId::SerializationAnomaly,
                     description: AnomalyId::SerializationAnomaly.description().to_string(),
@@ -90,10 +108,7 @@ pub fn name_anomaly(
         }
     }
     if at_least_causal && level != Level::Snapshot {
-        let order = match ser::satisfies_si_pc(h, Level::Prefix, timeout) {
-            ser::SiPcVerdict::Satisfies { order } => Some(order),
-            _ => None,
-        };
+        let order = verdict::witness_commit_order(h, Level::Prefix, &limits).order();
         if order.is_some() || level == Level::Prefix {
             let pair = order.and_then(|order| concurrent_writers(h, &order, key));
             let description = match pair {
@@ -152,8 +167,14 @@ fn weak_pattern(
         Level::ReadCommitted => &[Level::ReadAtomic, Level::Causal],
         _ => &[Level::Causal],
     };
+    let input = Input::of(h).ok()?;
+    let limits = naming_limits();
+    let mut decider = Decider::new(&input, EvidenceChoice::Auto, &limits).ok()?;
     for &l in stronger {
-        let report = crate::check::check(h, l, &crate::check::CheckOptions::default()).ok()?;
+        let verdict = decider.decide(l).ok()?;
+        let Some(LevelReport::Weak(report)) = verdict.report.as_deref() else {
+            return None;
+        };
         if let Some(v) = report.read_violations.first() {
             let id = v.anomaly.id();
             let k = h.op(v.read.id).key;

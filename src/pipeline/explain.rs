@@ -241,8 +241,10 @@ impl Explainer<'_> {
             cycle,
             facts,
             anomaly: None,
+            anomaly_names: None,
             reverified_level,
             reverified_unserializable,
+            oracle_unserializable: None,
         }
     }
 

@@ -381,9 +381,15 @@ fn verify(prediction: &Prediction, options: &RunOptions) -> Result<Verified, Pip
         Judged::Holds => Some(false),
         Judged::Unknown(_) => None,
     };
+    // A second opinion that shares no code with the decision core: every commit order of the
+    // anomaly's core, by brute force, on cores of a few transactions.
+    let oracle_unserializable = prediction.core.as_ref().and_then(|core| {
+        crate::check::oracle::satisfies(&core.history, Level::Serializable).map(|ser| !ser)
+    });
     Ok(Verified {
         level,
         unserializable,
+        oracle_unserializable,
     })
 }
 

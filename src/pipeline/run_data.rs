@@ -125,13 +125,18 @@ pub(super) struct Recorded {
     pub(super) record_ms: f64,
 }
 
-/// Stage 4's result: the prediction re-verified by the checkers, independently of the
-/// predictor (which verified it too; the report says so on its own evidence).
+/// Stage 4's result: the prediction re-verified by the decision core (the core the predictor
+/// asked too), and its anomaly core judged by a second, independent engine.
 pub(super) struct Verified {
     /// The predicted history is valid at the level.
     pub(super) level: bool,
     /// It is unserializable (`None`: undecided).
     pub(super) unserializable: Option<bool>,
+    /// The brute-force oracle's verdict (every commit order, `check::oracle`) on the anomaly's
+    /// core: unserializable, which makes the whole prediction unserializable (more
+    /// transactions only add constraints). `None` when the core is larger than the oracle
+    /// answers for, or there is none.
+    pub(super) oracle_unserializable: Option<bool>,
 }
 
 /// Everything one run produced.

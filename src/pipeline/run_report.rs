@@ -138,7 +138,14 @@ pub(super) fn report_anomaly(
     let mut section =
         explainer.prediction_section(prediction, verified.level, verified.unserializable);
     let named = name_prediction(&explainer, prediction, level);
-    section.anomaly = Some(format!("**{}**: {}", named.name(), named.description));
+    let ids = named.id.row().identifiers();
+    section.anomaly = Some(if ids.is_empty() {
+        format!("**{}**: {}", named.name(), named.description)
+    } else {
+        format!("**{}** ({ids}): {}", named.name(), named.description)
+    });
+    section.anomaly_names = Some(named.id.row().names());
+    section.oracle_unserializable = verified.oracle_unserializable;
     let outcome = validation.outcome();
     let validated = outcome.counts_as_validated();
     report.verdict = if validated {

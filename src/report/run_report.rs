@@ -122,10 +122,18 @@ pub struct PredictionSection {
     /// The anomaly's name as engineers know it, and what happens (`lost update: …`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anomaly: Option<String>,
+    /// The anomaly's names in every vocabulary (engineer's, Adya's, Elle's, Plume's), from its
+    /// row of the anomaly table: the same words `check` and `predict` print for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anomaly_names: Option<crate::history::anomalies::AnomalyNames>,
     /// Re-verification by the checkers: the predicted history satisfies the level.
     pub reverified_level: bool,
     /// Re-verification: it is unserializable (`None`: undecided).
     pub reverified_unserializable: Option<bool>,
+    /// An independent second opinion: the brute-force oracle (every commit order) finds the
+    /// anomaly's core unserializable (`None`: the core is too large for it, or there is none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oracle_unserializable: Option<bool>,
 }
 
 /// The validating replay.
@@ -543,17 +551,7 @@ impl RunReport {
             for b in &p.boundaries {
                 let _ = writeln!(out, "- {b}");
             }
-            let _ = writeln!(
-                out,
-                "\nRe-verified by the checkers: satisfies {}: {}; unserializable: {}.\n",
-                self.level,
-                if p.reverified_level { "yes" } else { "NO" },
-                match p.reverified_unserializable {
-                    Some(true) => "yes",
-                    Some(false) => "NO",
-                    None => "undecided",
-                }
-            );
+            out.push_str(&reverification(&self.level, p));
         }
         if let Some(v) = &self.validation {
             out.push_str("## Validation (replaying the workload along the prediction)\n\n");
@@ -633,6 +631,29 @@ fn invariants_markdown(out: &mut String, invariants: &[InvariantLine], whose: &s
     out.push('\n');
 }
 
+/// The prediction's re-verification in words: the decision core's verdicts, and the
+/// independent brute-force oracle's on the anomaly's transactions when it answered.
+fn reverification(level: &str, p: &PredictionSection) -> String {
+    let mut out = format!(
+        "\nRe-verified by the checkers: satisfies {level}: {}; unserializable: {}.\n\n",
+        if p.reverified_level { "yes" } else { "NO" },
+        match p.reverified_unserializable {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "undecided",
+        }
+    );
+    if let Some(bad) = p.oracle_unserializable {
+        let _ = writeln!(
+            out,
+            "Independently of the checkers, the brute-force oracle (every commit order of the \
+             anomaly's transactions) finds them unserializable: {}.\n",
+            if bad { "yes" } else { "NO" }
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -690,8 +711,10 @@ mod tests {
                 facts: vec![],
                 all_changed_reads: 1,
                 anomaly: None,
+                anomaly_names: None,
                 reverified_level: true,
                 reverified_unserializable: Some(true),
+                oracle_unserializable: None,
             }),
             validation: Some(ValidationSection {
                 verdict: "validated".into(),
@@ -779,8 +802,10 @@ mod tests {
             ],
             all_changed_reads: 0,
             anomaly: None,
+            anomaly_names: None,
             reverified_level: true,
             reverified_unserializable: Some(true),
+            oracle_unserializable: None,
         };
         let with_facts = RunReport {
             prediction: Some(section.clone()),
@@ -789,6 +814,19 @@ mod tests {
         let md = with_facts.to_markdown();
         assert!(md.contains("- fact 2: T1.1 →ww T2.1"), "{md}");
         assert!(!md.contains("in their session"), "{md}");
+        // The oracle's independent opinion is said only when it answered.
+        assert!(!md.contains("brute-force oracle"), "{md}");
+        let with_oracle = RunReport {
+            prediction: Some(PredictionSection {
+                oracle_unserializable: Some(true),
+                ..section.clone()
+            }),
+            ..r.clone()
+        };
+        assert!(with_oracle.to_markdown().contains(
+            "Independently of the checkers, the brute-force oracle (every commit order of the \
+             anomaly's transactions) finds them unserializable: yes."
+        ));
         let only_session_order = RunReport {
             prediction: Some(PredictionSection {
                 facts: vec![fact("so", "T1.1 precedes T1.2 in their session")],

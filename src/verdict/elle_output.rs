@@ -469,10 +469,15 @@ fn boundary(impossible: &BTreeSet<String>) -> (Vec<String>, Vec<String>) {
     (not.into_iter().collect(), also.into_iter().collect())
 }
 
-/// The Elle model a violation of `level` rules out when nothing Elle names accounts for it.
+/// The Elle model a violation of `level` rules out when nothing Elle names accounts for it:
+/// the weakest of Elle's models that implies isopredict's level. isopredict's rc is Biswas &
+/// Enea's read committed, stronger than Elle's (Adya's PL-2, which forbids G1 only: a
+/// G-single read skew is allowed by Elle's read-committed and forbidden by isopredict's), so
+/// an rc violation no G1 anomaly accounts for rules out strong-session snapshot isolation,
+/// not Elle's read-committed.
 fn level_model(level: Level) -> Option<&'static str> {
     Some(match level {
-        Level::ReadCommitted => "strong-session-read-committed",
+        Level::ReadCommitted => "strong-session-snapshot-isolation",
         Level::CutIsolation => return None,
         // Elle's read-atomic, causal-cerone and prefix have no session order; isopredict's
         // levels do, and each is implied by strong-session snapshot isolation.
@@ -694,25 +699,21 @@ impl<'h> Context<'h> {
         }
         let key = h.key_names().iter().position(|k| *k == a.key)? as crate::history::KeyId;
         let w2 = h.last_write(t2, key)?;
-        let next = if t1 == INITIAL_TXN {
-            // The initial state is followed by every value in a register (Elle's
-            // rw-register), by the first append in a list.
-            !self.list_append
-                || !h
-                    .known_write_order()
-                    .iter()
-                    .any(|&(x, y)| y == w2 && h.op(x).txn != INITIAL_TXN)
+        // The versions after the one t3 read, up to t2's: t3's anti-dependency goes to the
+        // first, write–write steps lead from it to t2. The initial state is followed by every
+        // value in a register (Elle's rw-register); otherwise the known order must put t2's
+        // version after t1's.
+        let versions = if t1 == INITIAL_TXN && !self.list_append {
+            vec![w2]
         } else {
-            let w1 = h.last_write(t1, key)?;
-            let order = h.known_write_order();
-            order.contains(&(w1, w2))
-                && !order
-                    .iter()
-                    .any(|&(x, c)| x == w1 && c != w2 && order.contains(&(c, w2)))
+            let w1 = (t1 != INITIAL_TXN).then(|| h.last_write(t1, key)).flatten();
+            if t1 != INITIAL_TXN && w1.is_none() {
+                return None;
+            }
+            versions_between(h, w1, w2)?
         };
-        if !next {
-            return None;
-        }
+        let mut txns = vec![t2];
+        let mut hops: Vec<Step> = Vec::new();
         let relation = match a.relation {
             Relation::SessionOrder => self.process_step(t2),
             Relation::WriteRead => {
@@ -726,18 +727,99 @@ impl<'h> Context<'h> {
                     self.known_order_step(t2, t3, &r.key)?
                 }
             }
-            Relation::HappensBefore => return None,
+            Relation::HappensBefore => {
+                let (between, mut steps) = self.happens_before_path(t2, t3)?;
+                txns.extend(between);
+                let last = steps.pop()?;
+                hops = steps;
+                last
+            }
         };
         let read = &a.read_x;
+        let first = OpRef::new(h, versions[0]);
         let rw = Step::Rw(map(vec![
             ("type", kw("rw")),
             ("key", ElleValue::datum(&a.key)),
             ("value", self.value(Some(&a.write_x))),
-            ("value'", self.value(Some(&OpRef::new(h, w2)))),
+            ("value'", self.value(Some(&first))),
             ("a-mop-index", self.mop_index(Some(read))),
-            ("b-mop-index", self.mop_index(Some(&OpRef::new(h, w2)))),
+            ("b-mop-index", self.mop_index(Some(&first))),
         ]));
-        Some((vec![t2, t3], vec![relation, rw]))
+        txns.push(t3);
+        hops.push(relation);
+        hops.push(rw);
+        for pair in versions.windows(2) {
+            txns.push(h.op(pair[0]).txn);
+            hops.push(Step::Ww(
+                self.ww(&OpRef::new(h, pair[0]), &OpRef::new(h, pair[1])),
+            ));
+        }
+        // A transaction twice is no simple cycle: not the Adya cycle Elle would name.
+        let distinct: FxHashSet<TxnId> = txns.iter().copied().collect();
+        (distinct.len() == txns.len()).then_some((txns, hops))
+    }
+
+    /// A shortest chain of session-order and write–read steps by which `from` happens before
+    /// `to` (transactions of the input): the transactions strictly between them, in order, and
+    /// one step per hop. `None` when there is none.
+    fn happens_before_path(&self, from: TxnId, to: TxnId) -> Option<(Vec<TxnId>, Vec<Step>)> {
+        let h = self.history?;
+        let n = h.txn_count();
+        // The reads of each transaction's writes by other transactions: (reader, read, write).
+        let mut read_by: Vec<Vec<(TxnId, crate::history::OpId, crate::history::OpId)>> =
+            vec![Vec::new(); n];
+        for (r, op) in h.ops().iter().enumerate() {
+            let r = r as crate::history::OpId;
+            if op.kind != OpKind::Read {
+                continue;
+            }
+            if let Some(w) = h.read_from(r) {
+                let writer = h.op(w).txn;
+                if writer != op.txn && writer != INITIAL_TXN && (writer as usize) < n {
+                    read_by[writer as usize].push((op.txn, r, w));
+                }
+            }
+        }
+        // Breadth first; each reached transaction remembers how it was reached.
+        let mut came_from: Vec<Option<(TxnId, ReadHop)>> = vec![None; n];
+        let mut queue = std::collections::VecDeque::from([from]);
+        while let Some(u) = queue.pop_front() {
+            if u == to {
+                break;
+            }
+            let session = h.txn(u).session;
+            let next_in_session = (session != NO_SESSION)
+                .then(|| u + 1)
+                .filter(|&v| h.sessions()[session as usize].txns().contains(&v));
+            let next = next_in_session.map(|v| (v, None)).into_iter().chain(
+                read_by[u as usize]
+                    .iter()
+                    .map(|&(v, r, w)| (v, Some((r, w)))),
+            );
+            for (v, via) in next {
+                if v != from && came_from[v as usize].is_none() {
+                    came_from[v as usize] = Some((u, via));
+                    queue.push_back(v);
+                }
+            }
+        }
+        let mut path: Vec<(TxnId, TxnId, ReadHop)> = Vec::new();
+        let mut v = to;
+        while v != from {
+            let (u, via) = came_from[v as usize]?;
+            path.push((u, v, via));
+            v = u;
+        }
+        path.reverse();
+        let between = path.iter().skip(1).map(|&(u, _, _)| u).collect();
+        let steps = path
+            .iter()
+            .map(|&(u, _, via)| match via {
+                None => self.process_step(u),
+                Some((r, w)) => Step::Wr(self.wr(&OpRef::new(h, w), &OpRef::new(h, r))),
+            })
+            .collect();
+        Some((between, steps))
     }
 
     /// A strong report's cycle edge as an Elle step.
@@ -798,6 +880,68 @@ impl<'h> Context<'h> {
     }
 }
 
+/// The versions of `to`'s key after `after` (after the initial state when `None`) up to and
+/// including `to`, in the input's known version order; `None` when the order does not put
+/// `to` after `after`.
+fn versions_between(
+    h: &History,
+    after: Option<crate::history::OpId>,
+    to: crate::history::OpId,
+) -> Option<Vec<crate::history::OpId>> {
+    let key = h.op(to).key;
+    let pairs: Vec<(crate::history::OpId, crate::history::OpId)> = h
+        .known_write_order()
+        .iter()
+        .copied()
+        .filter(|&(a, _)| h.op(a).key == key)
+        .collect();
+    let reach = |from: crate::history::OpId| {
+        let mut seen: FxHashSet<crate::history::OpId> = FxHashSet::default();
+        let mut todo = vec![from];
+        while let Some(x) = todo.pop() {
+            for &(a, b) in &pairs {
+                if a == x && seen.insert(b) {
+                    todo.push(b);
+                }
+            }
+        }
+        seen
+    };
+    let after_reach = match after {
+        Some(w1) => {
+            let r = reach(w1);
+            if !r.contains(&to) {
+                return None;
+            }
+            Some(r)
+        }
+        None => None,
+    };
+    let mut between: Vec<crate::history::OpId> = pairs
+        .iter()
+        .map(|&(a, _)| a)
+        .filter(|&c| c != to && h.op(c).txn != INITIAL_TXN)
+        .filter(|c| after_reach.as_ref().map_or(true, |r| r.contains(c)))
+        .collect();
+    between.sort_unstable();
+    between.dedup();
+    between.retain(|&c| reach(c).contains(&to));
+    // Earlier versions reach more of the others.
+    let reached: Vec<usize> = between
+        .iter()
+        .map(|&c| between.iter().filter(|d| reach(c).contains(d)).count())
+        .collect();
+    let mut order: Vec<usize> = (0..between.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(reached[i]));
+    let mut chain: Vec<crate::history::OpId> = order.into_iter().map(|i| between[i]).collect();
+    chain.push(to);
+    Some(chain)
+}
+
+/// How one transaction reaches the next on a happens-before chain: session order (`None`) or
+/// a read (the read and the write it observed).
+type ReadHop = Option<(crate::history::OpId, crate::history::OpId)>;
+
 /// Whether the read `r` (of the input's history) observed the initial state.
 fn h_reads_initial(history: Option<&History>, r: &OpRef) -> bool {
     history.is_some_and(|h| {
@@ -842,6 +986,16 @@ fn step_value(s: Step) -> ElleValue {
     }
 }
 
+/// The type of an anomaly Elle has no name for, in isopredict's namespace
+/// (`:isopredict/fractured-read`), so that no reader takes it for one of Elle's.
+fn own_type(key: &str) -> String {
+    if elle_knows(key) {
+        key.to_string()
+    } else {
+        format!("isopredict/{key}")
+    }
+}
+
 /// One anomaly found in a report: its type, whether Elle's lattice knows it, and its entry.
 struct Case {
     ty: String,
@@ -877,6 +1031,8 @@ fn cycle_case(ctx: &Context<'_>, txns: Vec<TxnId>, steps: Vec<Step>, ty: String)
 
 /// A cycle in isopredict's own words (an edge is not an Adya dependency).
 fn own_cycle_case(ctx: &Context<'_>, ty: &str, edges: Vec<(TxnId, TxnId, String)>) -> Case {
+    let ty = own_type(ty);
+    let ty = ty.as_str();
     let entry = map(vec![
         ("type", kw(ty)),
         (
@@ -905,7 +1061,9 @@ fn own_cycle_case(ctx: &Context<'_>, ty: &str, edges: Vec<(TxnId, TxnId, String)
 fn weak_cases(ctx: &Context<'_>, r: &CheckReport, out: &mut Vec<Case>) {
     for v in &r.read_violations {
         let row = v.anomaly.row();
-        let ty = row.elle_name().unwrap_or(row.key).to_string();
+        let ty = row
+            .elle_name()
+            .map_or_else(|| own_type(row.key), str::to_string);
         let mut entry = vec![
             ("type", kw(&ty)),
             ("op", ctx.op(v.txn.id)),
@@ -951,6 +1109,9 @@ fn weak_cases(ctx: &Context<'_>, r: &CheckReport, out: &mut Vec<Case>) {
 
 fn weak_edge_words(e: &CycleEdge) -> String {
     match &e.reason {
+        EdgeReason::SessionOrder if e.from == INITIAL_TXN => {
+            "the initial state comes before every transaction".to_string()
+        }
         EdgeReason::SessionOrder => "session order".to_string(),
         EdgeReason::WriteRead { read, write, .. } => format!("{read} reads {write}"),
         EdgeReason::WriteWrite { earlier, later, .. } => {
@@ -975,17 +1136,15 @@ fn strong_cases(ctx: &Context<'_>, r: &StrongReport, out: &mut Vec<Case>) {
     let own_name = row.map_or(v.anomaly.as_str(), |r| r.key);
     match steps {
         Some(steps) if !steps.is_empty() => {
-            // The report's own Adya name (its core's phenomenon under every version order),
-            // else Elle's rule on the steps.
-            let ty = match v.adya.as_deref() {
+            // Elle's rule on the steps written (one `:rw` step G-single-item, two adjacent
+            // ones G2-item, …: the cycle shown is what a reader of the map checks), else the
+            // report's own Adya name (its core's phenomenon under every version order).
+            let ty = cycle_type(&steps).or_else(|| match v.adya.as_deref() {
                 Some("G-single") => Some(format!("G-single-item{}", suffix(&steps))),
-                // Two or more anti-dependencies: Elle tells adjacent from nonadjacent ones.
-                Some("G2") | Some("G2-item") => cycle_type(&steps)
-                    .filter(|t| t.starts_with("G2-item") || t.starts_with("G-nonadjacent"))
-                    .or_else(|| Some(format!("G2-item{}", suffix(&steps)))),
+                Some("G2") | Some("G2-item") => Some(format!("G2-item{}", suffix(&steps))),
                 Some(a @ ("G0" | "G1c")) => Some(format!("{a}{}", suffix(&steps))),
-                _ => cycle_type(&steps),
-            };
+                _ => None,
+            });
             let txns: Vec<TxnId> = v.cycle.iter().map(|e| e.from).collect();
             // The engineer's anomaly, when Elle names it too (`lost-update`).
             if let Some(elle) = row.and_then(|r| r.elle).filter(|e| elle_knows(e)) {
@@ -1023,7 +1182,7 @@ fn strong_cases(ctx: &Context<'_>, r: &StrongReport, out: &mut Vec<Case>) {
         }
         _ => {
             // No cycle of dependencies: the core, named.
-            let ty = own_name.to_string();
+            let ty = own_type(own_name);
             out.push(Case::new(
                 ty.clone(),
                 map(vec![
@@ -1041,7 +1200,7 @@ fn strong_cases(ctx: &Context<'_>, r: &StrongReport, out: &mut Vec<Case>) {
 
 fn timestamp_cases(r: &TimestampReport, out: &mut Vec<Case>) {
     for v in &r.violations {
-        let ty = v.anomaly().row().key.to_string();
+        let ty = own_type(v.anomaly().row().key);
         out.push(Case::new(
             ty.clone(),
             map(vec![
@@ -1058,8 +1217,8 @@ fn cases_of(ctx: &Context<'_>, v: &Verdict) -> Vec<Case> {
     let mut out = Vec::new();
     // A verdict an anomaly of the input itself decided (`with_observed_anomalies`): the
     // anomaly is shown with the others the input shows; its report found nothing.
-    if let (Some(h), Some(name)) = (ctx.history, v.anomaly.as_deref()) {
-        if h.observed_anomalies().iter().any(|a| a.name == name) {
+    if let (Some(h), Some(id)) = (ctx.history, v.anomaly_id()) {
+        if h.observed_anomalies().iter().any(|a| a.anomaly == id) {
             return out;
         }
     }
@@ -1098,6 +1257,32 @@ pub struct ElleResult {
     pub also_not: Vec<String>,
     /// The levels whose verdict is unknown, with the limit that stopped each.
     pub unknown: Vec<(Level, String)>,
+    /// `:isopredict/violated`: each violated level, with the model isopredict judged it by
+    /// and the anomaly named by the anomaly table, so a reader can tell which model failed
+    /// (isopredict's rc is not Elle's read-committed).
+    pub violated: Vec<(Level, String)>,
+}
+
+/// The model isopredict judges `level` by, in words, where it differs from Elle's model of the
+/// same name.
+fn isopredict_model(level: Level) -> &'static str {
+    match level {
+        Level::ReadCommitted => {
+            "Biswas & Enea's read committed, with session order: stronger than Elle's \
+             read-committed (Adya's PL-2, which forbids G1 only)"
+        }
+        Level::CutIsolation => "Biswas & Enea's cut isolation (repeatable reads)",
+        Level::ReadAtomic => "Biswas & Enea's read atomic, with session order",
+        Level::Causal => "Biswas & Enea's causal consistency",
+        Level::Prefix => "Biswas & Enea's prefix consistency",
+        Level::Snapshot => {
+            "snapshot isolation with session order (Elle's strong-session-snapshot-isolation)"
+        }
+        Level::Serializable => {
+            "serializability with session order (Elle's strong-session-serializable)"
+        }
+        Level::StrictSerializable => "strict serializability (Elle's strict-serializable)",
+    }
 }
 
 /// Elle's result map for `verdicts` (one level's, or every level's), whose input is `history`
@@ -1186,7 +1371,15 @@ pub fn elle_result(
         ElleValid::True
     };
     let (not, also_not) = boundary(&ruled_out(&elle_types, &level_models));
+    let violated = order
+        .iter()
+        .map(|v| {
+            let anomaly = v.anomaly_label().unwrap_or_else(|| "no name".to_string());
+            (v.level, anomaly)
+        })
+        .collect();
     ElleResult {
+        violated,
         valid,
         anomaly_types: anomalies.keys().cloned().collect(),
         anomalies,
@@ -1255,6 +1448,25 @@ impl ElleResult {
             ("not", names(&self.not)),
             ("also-not", names(&self.also_not)),
         ];
+        if !self.violated.is_empty() {
+            entries.push((
+                "isopredict/violated",
+                ElleValue::Map(
+                    self.violated
+                        .iter()
+                        .map(|(l, anomaly)| {
+                            (
+                                l.short_name().to_string(),
+                                map(vec![
+                                    ("model", ElleValue::Str(isopredict_model(*l).to_string())),
+                                    ("anomaly", ElleValue::Str(anomaly.clone())),
+                                ]),
+                            )
+                        })
+                        .collect(),
+                ),
+            ));
+        }
         if !self.unknown.is_empty() {
             entries.push((
                 "unknown",

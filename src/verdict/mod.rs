@@ -23,17 +23,22 @@ mod elle_output;
 mod evidence;
 mod input;
 mod render;
+mod witness;
 
 pub use elle_output::{elle_result, is_list_append, ElleResult, ElleValid, ElleValue};
 pub use evidence::{Evidence, EvidenceChoice, EvidenceUnavailable, EvidenceUse};
 pub use input::{read_input, Input, ReadOptions};
 pub use render::{evidence_line, one_json, render_one, VerdictsReport};
+pub use witness::{is_witness_order, witness_commit_order, WitnessOrder};
+
+pub use crate::history::anomalies::AnomalyNames;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::check::{self, CheckError, CheckOptions, CheckReport, Level};
 use crate::error::InputError;
+use crate::history::anomalies::{self, AnomalyId};
 use crate::history::History;
 use crate::ser::{
     self, check_timestamps, Engine, StrongLevel, StrongOptions, StrongReport, TimestampReport,
@@ -131,8 +136,13 @@ pub struct Verdict {
     /// When decided by another level's verdict (a consistent stronger level, a violated
     /// weaker one): that level.
     pub implied_by: Option<Level>,
-    /// For a violation: the anomaly's name.
+    /// For a violation: the anomaly's engineer's name, a row of the anomaly table
+    /// (`history::anomalies`), whichever checker found it ([`anomaly_of`]).
     pub anomaly: Option<String>,
+    /// For a violation: the anomaly's names in the other vocabularies (Adya, Elle, Plume,
+    /// Chronos), from the same row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anomaly_names: Option<AnomalyNames>,
     /// For an unknown verdict: the limit that stopped it.
     pub unknown_reason: Option<String>,
     /// What another kind of evidence says, when it was asked and disagrees or adds to it.
@@ -157,13 +167,29 @@ impl Verdict {
             evidence,
             implied_by: Some(self.implied_by.unwrap_or(self.level)),
             anomaly: self.anomaly.clone(),
+            anomaly_names: self.anomaly_names.clone(),
             unknown_reason: None,
             note: None,
             report: self.report.clone(),
         }
     }
 
-    /// The verdict as one line: `ser serializability VIOLATED: write skew [evidence: …]`.
+    /// The anomaly's row in the anomaly table.
+    pub fn anomaly_id(&self) -> Option<AnomalyId> {
+        self.anomaly_names.as_ref().map(|n| n.id)
+    }
+
+    /// The anomaly as every view prints it: the engineer's name with Adya's, Elle's and
+    /// Plume's identifiers beside it (`AnomalyRow::label`).
+    pub fn anomaly_label(&self) -> Option<String> {
+        match self.anomaly_id() {
+            Some(id) => Some(id.label()),
+            None => self.anomaly.clone(),
+        }
+    }
+
+    /// The verdict as one line: `ser serializability VIOLATED: write skew (Adya G2, Elle
+    /// G2-item) [evidence: …]`.
     pub fn line(&self) -> String {
         let outcome = match self.verdict {
             Outcome::Consistent => "consistent",
@@ -171,7 +197,7 @@ impl Verdict {
             Outcome::Unknown => "UNKNOWN",
         };
         let mut line = format!("{} ({}) {outcome}", self.level.full_name(), self.level);
-        if let Some(a) = &self.anomaly {
+        if let Some(a) = self.anomaly_label() {
             line.push_str(&format!(": {a}"));
         }
         if let Some(r) = &self.unknown_reason {
@@ -403,7 +429,7 @@ impl<'i, 'h> Decider<'i, 'h> {
         let verdict = self.with_observed_anomalies(verdict)?;
         // An implied verdict keeps the evidence of the verdict that implies it (what showed
         // it), not the evidence this level's own check would have used.
-        let verdict = Verdict { level, ..verdict };
+        let verdict = with_rc_model_note(Verdict { level, ..verdict });
         self.memo[level as usize] = Some(verdict.clone());
         Ok(verdict)
     }
@@ -428,7 +454,8 @@ impl<'i, 'h> Decider<'i, 'h> {
         };
         Ok(Verdict {
             verdict: Outcome::Violated,
-            anomaly: Some(seen.name.to_string()),
+            anomaly: Some(seen.anomaly.name().to_string()),
+            anomaly_names: Some(seen.anomaly.row().names()),
             unknown_reason: None,
             note: Some(format!(
                 "seen in the input itself: {}{}",
@@ -470,7 +497,7 @@ impl<'i, 'h> Decider<'i, 'h> {
         &self,
         level: Level,
         verdict: Outcome,
-        anomaly: Option<String>,
+        anomaly: Option<AnomalyId>,
         unknown_reason: Option<String>,
         report: Option<LevelReport>,
     ) -> Verdict {
@@ -479,7 +506,8 @@ impl<'i, 'h> Decider<'i, 'h> {
             verdict,
             evidence: self.uses.for_level(level),
             implied_by: None,
-            anomaly,
+            anomaly: anomaly.map(|id| id.name().to_string()),
+            anomaly_names: anomaly.map(|id| id.row().names()),
             unknown_reason,
             note: None,
             report: report.map(Arc::new),
@@ -686,7 +714,7 @@ impl<'i, 'h> Decider<'i, 'h> {
         } else {
             (
                 Outcome::Violated,
-                report.violations.first().map(|v| v.axiom().to_string()),
+                report.violations.first().map(|v| v.anomaly()),
             )
         };
         let mut v = self.verdict(
@@ -860,30 +888,62 @@ pub fn keep_the_chain(verdicts: &mut [Verdict]) {
     }
 }
 
-/// The name of a weak level's first violation: its first cycle, else its first bad read.
-fn weak_anomaly(report: &CheckReport) -> Option<String> {
+/// isopredict's rc is Biswas & Enea's read committed, which forbids non-monotonic reads inside
+/// a transaction; Adya's PL-2 (Elle's read-committed) forbids G0 and G1 only and allows them
+/// (a G-single read skew). Where an rc violation is one PL-2 allows, the verdict says which rc
+/// it judged.
+fn with_rc_model_note(mut v: Verdict) -> Verdict {
+    let beyond_pl2 = matches!(
+        v.anomaly_id(),
+        Some(AnomalyId::NonMonotonicReadCausal | AnomalyId::NonMonotonicRead)
+    );
+    if v.level == Level::ReadCommitted
+        && v.verdict == Outcome::Violated
+        && v.implied_by.is_none()
+        && v.note.is_none()
+        && beyond_pl2
+    {
+        v.note = Some(
+            "rc here is Biswas & Enea's read committed, stronger than Adya's PL-2 (Elle's \
+             read-committed), which forbids only G0 and G1 and allows this non-monotonic read \
+             (a G-single read skew)"
+                .to_string(),
+        );
+    }
+    v
+}
+
+/// The one classifier of the decision core: the anomaly a check's report shows, as a row of
+/// the anomaly table (`history::anomalies`), whichever checker wrote the report — a weak
+/// level's first cycle (its Plume pattern), else its first bad read; a strong level's
+/// explanation (the engineer's name of its core), else its causal violation's; the timestamp
+/// checker's first broken axiom. Every view of a verdict prints this row's words.
+pub fn anomaly_of(report: &LevelReport) -> Option<AnomalyId> {
+    match report {
+        LevelReport::Weak(r) => weak_anomaly(r),
+        LevelReport::Strong(r) => strong_anomaly(r),
+        LevelReport::Timestamps(r) => r.violations.first().map(|v| v.anomaly()),
+    }
+}
+
+/// The anomaly of a weak level's first violation: its first cycle, else its first bad read.
+fn weak_anomaly(report: &CheckReport) -> Option<AnomalyId> {
     report
         .cycles
         .first()
-        .map(|c| c.anomaly.name().to_string())
-        .or_else(|| {
-            report
-                .read_violations
-                .first()
-                .map(|v| v.anomaly.name().to_string())
-        })
+        .map(|c| c.anomaly.id())
+        .or_else(|| report.read_violations.first().map(|v| v.anomaly.id()))
 }
 
-/// The name of a strong level's violation (its causal violation's when causal fails).
-fn strong_anomaly(report: &StrongReport) -> Option<String> {
+/// The anomaly of a strong level's violation (its causal violation's when causal fails).
+fn strong_anomaly(report: &StrongReport) -> Option<AnomalyId> {
     if report.verdict != Outcome::Violated {
         return None;
     }
-    report
-        .violation
-        .as_ref()
-        .map(|v| v.anomaly.clone())
-        .or_else(|| report.causal.as_ref().and_then(weak_anomaly))
+    match &report.violation {
+        Some(v) => anomalies::by_name(&v.anomaly).map(|r| r.id),
+        None => report.causal.as_ref().and_then(weak_anomaly),
+    }
 }
 
 #[cfg(test)]

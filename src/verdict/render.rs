@@ -102,7 +102,7 @@ impl VerdictsReport {
                 v.level.short_name(),
                 v.level.full_name()
             );
-            if let Some(a) = &v.anomaly {
+            if let Some(a) = v.anomaly_label() {
                 let _ = write!(line, ": {a}");
             }
             if let Some(r) = &v.unknown_reason {
@@ -171,8 +171,7 @@ impl VerdictsReport {
                 line,
                 "; {} VIOLATED{}",
                 v.level,
-                v.anomaly
-                    .as_ref()
+                v.anomaly_label()
                     .map_or(String::new(), |a| format!(": {a}"))
             );
         }

@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use crate::check::Level;
 use crate::history::{History, TxnId};
-use crate::ser;
 use crate::store::{Divergence, ReadPolicy, ReplayPlan};
-use crate::verdict::{Decider, EvidenceChoice, Input, Limits, Outcome};
+use crate::verdict::{self, Decider, EvidenceChoice, Input, Limits, Outcome};
 
 use super::harness::{run, Run, RunConfig, RunError};
 use super::{InvariantCheck, Workload};
@@ -173,17 +172,14 @@ pub fn replay_plan(
 }
 
 /// A commit order of `predicted` whose snapshots explain its reads at `level` (pc or si), for
-/// the replay to commit in, each candidate checked against the axioms by
-/// [`ser::verify_si_pc_order`]:
+/// the replay to commit in:
 /// 1. the order nearest `near` (the observed commit order) that the reads allow
-///    ([`crate::store::snapshot_order_near`]): a replay that commits in the observed order
+///    ([`crate::store::snapshot_order_near`]), if the decision core confirms it
+///    ([`crate::verdict::is_witness_order`]): a replay that commits in the observed order
 ///    wherever it can draws the same row ids and meets rows in the same order;
-/// 2. else the witness of Biswas & Enea's prefix search on the read/write split
-///    ([`ser::check_strong`]: the order of the write halves; each transaction's snapshot is
-///    the write halves before its read half, a prefix of that order);
-/// 3. only when the search answers neither way, Z3's positions-and-cuts encoding
-///    ([`ser::satisfies_si_pc`]), which on a prefix of a few hundred transactions with
-///    thousands of reads each takes a minute where the others take milliseconds.
+/// 2. else the decision core's witness commit order within `timeout`
+///    ([`crate::verdict::witness_commit_order`]: the prefix search, then Z3 only when the
+///    search answers neither way).
 ///
 /// `None`: no order was found (the replay then follows the observed order where it can).
 fn snapshot_commit_order(
@@ -193,32 +189,15 @@ fn snapshot_commit_order(
     timeout: Option<Duration>,
 ) -> Option<Vec<TxnId>> {
     if let Some(order) = crate::store::snapshot_order_near(predicted, level, near) {
-        if ser::verify_si_pc_order(predicted, level, &order).is_ok() {
+        if verdict::is_witness_order(predicted, level, &order) {
             return Some(order);
         }
     }
-    let strong = ser::StrongLevel::from_level(level)?;
-    let options = ser::StrongOptions {
+    let limits = Limits {
         timeout,
-        witness: true,
-        explain: false,
-        ..ser::StrongOptions::default()
+        ..Limits::default()
     };
-    if let Ok(report) = ser::check_strong(predicted, strong, &options) {
-        if let Some(order) = report.witness {
-            if ser::verify_si_pc_order(predicted, level, &order).is_ok() {
-                return Some(order);
-            }
-        }
-        if report.verdict == ser::Verdict::Violated {
-            // No commit order exists: neither encoding can give one.
-            return None;
-        }
-    }
-    match ser::satisfies_si_pc(predicted, level, timeout) {
-        ser::SiPcVerdict::Satisfies { order } => Some(order),
-        _ => None,
-    }
+    verdict::witness_commit_order(predicted, level, &limits).order()
 }
 
 /// The verdict on a validating execution, by the one decision core
