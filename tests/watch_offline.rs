@@ -310,7 +310,8 @@ fn a_late_writer_takes_back_a_never_verdict() {
         let (code, out) = watch_stdin(&[&["--level", "ser"], &common[..]].concat(), &stream);
         assert_eq!(code, Some(i32::from(violated)), "{out}");
         assert!(
-            out.contains("RETRACTED: EXT NEVER: T1.1") && out.contains("arrived after that verdict"),
+            out.contains("RETRACTED: EXT NEVER: T1.1")
+                && out.contains("arrived after that verdict"),
             "{out}"
         );
         assert!(out.contains("taken back"), "{out}");

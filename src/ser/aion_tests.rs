@@ -170,7 +170,9 @@ fn ext_is_final_after_the_timeout() {
     assert_eq!(c.stats().retracted, 1);
     assert_eq!(c.counts(), &TsCounts::default());
     assert!(
-        retracted[0].to_string().starts_with("RETRACTED: EXT NEVER: T2.1"),
+        retracted[0]
+            .to_string()
+            .starts_with("RETRACTED: EXT NEVER: T2.1"),
         "{}",
         retracted[0]
     );
@@ -193,11 +195,32 @@ fn a_late_writer_turns_a_never_into_its_true_kind() {
         let offline = check_timestamps(&h, level, &TsCheckOptions::default());
         let mut c = online(level, None, 0);
         let never = c.arrive(transaction(&h, 1), 2, 0);
-        assert!(matches!(never[..], [TsViolation::Ext { kind: ExtKind::Never, .. }]), "{never:?}");
+        assert!(
+            matches!(
+                never[..],
+                [TsViolation::Ext {
+                    kind: ExtKind::Never,
+                    ..
+                }]
+            ),
+            "{never:?}"
+        );
         let after = c.arrive(transaction(&h, 0), 1, 1);
-        assert!(matches!(after[..], [TsViolation::Ext { kind: ExtKind::After, .. }]), "{after:?}");
+        assert!(
+            matches!(
+                after[..],
+                [TsViolation::Ext {
+                    kind: ExtKind::After,
+                    ..
+                }]
+            ),
+            "{after:?}"
+        );
         let retracted = c.take_retractions();
-        assert!(matches!(&retracted[..], [r] if !r.explained), "{retracted:?}");
+        assert!(
+            matches!(&retracted[..], [r] if !r.explained),
+            "{retracted:?}"
+        );
         c.finish();
         assert_eq!(c.counts(), &offline.counts, "{level:?}: {offline}");
         assert_eq!(c.counts().ext_after, 1);

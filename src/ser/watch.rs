@@ -517,8 +517,7 @@ pub fn watch(
     emit(&found, out)?;
     let seconds = first.map_or(0.0, |f| f.elapsed().as_secs_f64());
     let stats = checker.stats().clone();
-    let retracted =
-        stats.retracted + si_checker.as_ref().map_or(0, |si| si.stats().retracted);
+    let retracted = stats.retracted + si_checker.as_ref().map_or(0, |si| si.stats().retracted);
     Ok(WatchSummary {
         retracted,
         counts: checker.counts().clone(),
