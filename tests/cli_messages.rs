@@ -186,7 +186,7 @@ fn progress_lines_on_a_non_terminal_unless_quiet() {
     assert!(!stderr(&o).contains(" s)"), "{}", stderr(&o));
     assert_eq!(
         std::fs::read(s.join("quiet/report.json"))
-            .map(|b| b.len() > 0)
+            .map(|b| !b.is_empty())
             .ok(),
         Some(true)
     );

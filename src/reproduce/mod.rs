@@ -402,11 +402,10 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     let server_gone = out.failure.as_deref().filter(|f| server_went_away(f));
     out.verdict = if reproduced {
         ReproVerdict::Reproduced
-    } else if server_gone.is_some() {
-        ReproVerdict::Unknown
-    } else if out.failure.is_none()
-        && out.differing_reads.is_empty()
-        && exec.serializable == Outcome::Unknown
+    } else if server_gone.is_some()
+        || (out.failure.is_none()
+            && out.differing_reads.is_empty()
+            && exec.serializable == Outcome::Unknown)
     {
         ReproVerdict::Unknown
     } else {
