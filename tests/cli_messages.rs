@@ -150,3 +150,44 @@ fn an_unreachable_store_is_said_once() {
     );
     assert_ne!(o.status.code(), Some(0), "{err}");
 }
+
+/// Issue 35 item 17: long work is not silent when standard error is not a terminal — a plain
+/// progress line per period (`ISOPREDICT_PROGRESS` sets the period, here a millisecond so that
+/// any run prints one; unset, a few seconds) naming the command and its stage — and the global
+/// `--quiet` silences it. (It used to print nothing there unless `ISOPREDICT_PROGRESS=1`.)
+#[test]
+fn progress_lines_on_a_non_terminal_unless_quiet() {
+    let s = Scratch::new("progress");
+    let run = |quiet: bool, out: &str| {
+        let mut args = vec!["run", "smallbank", "--out"];
+        let out = s.arg(out);
+        args.push(&out);
+        if quiet {
+            args.push("--quiet");
+        }
+        std::process::Command::new(env!("CARGO_BIN_EXE_isopredict"))
+            .args(&args)
+            .env("ISOPREDICT_PROGRESS", "0.001")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(false, "loud");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .lines()
+            .any(|l| l.starts_with("run smallbank: ") && l.ends_with(" s)")),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(true, "quiet");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains(" s)"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(s.join("quiet/report.json"))
+            .map(|b| !b.is_empty())
+            .ok(),
+        Some(true)
+    );
+}

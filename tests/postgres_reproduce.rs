@@ -666,3 +666,129 @@ fn one_command_reproduces_smallbank_at_default_size_at_both_levels() {
         }
     }
 }
+
+/// A TCP relay between the tests and PostgreSQL that plays the server going away: once the
+/// clients have sent `cut_at` bytes it closes every connection and refuses new ones (closes
+/// them at once), as a killed server does.
+struct FaultyRelay {
+    url: String,
+    sent: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl FaultyRelay {
+    fn start(url: &str, cut_at: u64) -> FaultyRelay {
+        use std::net::{Shutdown, TcpListener, TcpStream};
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let rest = url.split_once("://").unwrap().1;
+        let (userinfo, hostpart) = rest.split_once('@').unwrap();
+        let (hostport, path) = hostpart.split_once('/').unwrap();
+        let upstream = hostport.to_string();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let sent = Arc::new(AtomicU64::new(0));
+        let dead = Arc::new(AtomicBool::new(false));
+        let open: Arc<std::sync::Mutex<Vec<TcpStream>>> = Arc::default();
+        let (sent2, dead2, open2) = (sent.clone(), dead.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if dead2.load(Ordering::SeqCst) {
+                    let _ = client.shutdown(Shutdown::Both);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                {
+                    let mut list = open2.lock().unwrap();
+                    list.push(client.try_clone().unwrap());
+                    list.push(server.try_clone().unwrap());
+                }
+                let pipe = |mut from: TcpStream, mut to: TcpStream, count: bool| {
+                    let (sent, dead, open) = (sent2.clone(), dead2.clone(), open2.clone());
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 8192];
+                        loop {
+                            let n = match std::io::Read::read(&mut from, &mut buf) {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => n,
+                            };
+                            if count
+                                && sent.fetch_add(n as u64, Ordering::SeqCst) + n as u64 > cut_at
+                                && !dead.swap(true, Ordering::SeqCst)
+                            {
+                                // The server goes away: every connection closes.
+                                for s in open.lock().unwrap().iter() {
+                                    let _ = s.shutdown(Shutdown::Both);
+                                }
+                            }
+                            if dead.load(Ordering::SeqCst)
+                                || std::io::Write::write_all(&mut to, &buf[..n]).is_err()
+                            {
+                                break;
+                            }
+                        }
+                        let _ = from.shutdown(Shutdown::Both);
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                };
+                pipe(
+                    client.try_clone().unwrap(),
+                    server.try_clone().unwrap(),
+                    true,
+                );
+                pipe(server, client, false);
+            }
+        });
+        FaultyRelay {
+            url: format!("postgres://{userinfo}@127.0.0.1:{port}/{path}"),
+            sent,
+        }
+    }
+}
+
+/// Issue 35 item 26: the server going away in the middle of `reproduce` is reported as that
+/// ("the server went away", unknown), not blamed on the run's schedule ("turn N … did not come
+/// within 5 s", "not reproduced"). The relay cuts the connections half-way through the bytes a
+/// whole reproduction sends.
+#[test]
+fn the_server_going_away_is_said_not_blamed_on_the_schedule() {
+    let Some(url) = server("the_server_going_away_is_said") else {
+        return;
+    };
+    let size = Size::Calls(4);
+    let outcome = predicted("smallbank", 2, size, Level::ReadCommitted);
+    let whole = FaultyRelay::start(&url, u64::MAX);
+    let r = reproduce_on(
+        &whole.url,
+        Isolation::ReadCommitted,
+        "smallbank",
+        2,
+        size,
+        &outcome,
+    );
+    assert_eq!(r.verdict, ReproVerdict::Reproduced, "{}", r.summary);
+    let total = whole.sent.load(std::sync::atomic::Ordering::SeqCst);
+    for cut in [total / 3, total * 3 / 4] {
+        let relay = FaultyRelay::start(&url, cut);
+        let r = reproduce_on(
+            &relay.url,
+            Isolation::ReadCommitted,
+            "smallbank",
+            2,
+            size,
+            &outcome,
+        );
+        assert_eq!(
+            r.verdict,
+            ReproVerdict::Unknown,
+            "cut at {cut} of {total}: {}",
+            r.summary
+        );
+        assert!(
+            r.summary.contains("the server went away") && !r.summary.contains("did not come"),
+            "cut at {cut} of {total}: {}",
+            r.summary
+        );
+    }
+}

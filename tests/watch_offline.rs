@@ -266,3 +266,74 @@ fn watch_ser_is_violated_when_si_is() {
         "{out}"
     );
 }
+
+/// `watch ARGS` with `text` on standard input: the exit code and what it printed.
+fn watch_stdin(args: &[&str], text: &str) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .arg("watch")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    (o.status.code(), format!("{}{}", stdout(&o), stderr(&o)))
+}
+
+/// Issue 35 item 5: an "EXT NEVER … nothing writes 7" made final before the writer of 7
+/// arrived (`--timeout 0`: a reader's verdicts are final at its arrival) is taken back when
+/// the writer arrives, and the counts, the exit code and the JSON are `check`'s. It used to
+/// stay counted (exit 1 where `check` says consistent).
+#[test]
+fn a_late_writer_takes_back_a_never_verdict() {
+    let reader = r#"{"tid": 2, "sid": 2, "sts": {"p": 8, "l": 0}, "cts": {"p": 9, "l": 0}, "ops": [{"t": "r", "k": 1, "v": 7}]}"#;
+    // The writer commits at 6, before the reader's snapshot: the read is explained.
+    let before = r#"{"tid": 1, "sid": 1, "sts": {"p": 2, "l": 0}, "cts": {"p": 6, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 7}]}"#;
+    // The writer starts after the reader's snapshot: EXT AFTER, not NEVER.
+    let after = r#"{"tid": 1, "sid": 1, "sts": {"p": 10, "l": 0}, "cts": {"p": 12, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 7}]}"#;
+    for (writer, violated) in [(before, false), (after, true)] {
+        // Offline, the writer first (the order `check` reads does not matter).
+        let file = format!("[\n{writer},\n{reader}\n]\n");
+        let h = timekiller::read_timestamped(file.as_bytes(), "late.json", Some(0)).unwrap();
+        assert_eq!(offline(&h, Level::Serializable), violated);
+        let offline_si = check_timestamps(&h, TsLevel::Snapshot, &TsCheckOptions::default());
+        // Online, the reader first and final before the writer comes.
+        let stream = format!("{reader}\n{writer}\n");
+        let common = ["--timeout", "0", "--initial-value", "0"];
+        let (code, out) = watch_stdin(&[&["--level", "ser"], &common[..]].concat(), &stream);
+        assert_eq!(code, Some(i32::from(violated)), "{out}");
+        assert!(
+            out.contains("RETRACTED: EXT NEVER: T1.1")
+                && out.contains("arrived after that verdict"),
+            "{out}"
+        );
+        assert!(out.contains("taken back"), "{out}");
+        let (code, out) = watch_stdin(
+            &[&["--level", "si", "--json"], &common[..]].concat(),
+            &stream,
+        );
+        assert_eq!(code, Some(i32::from(violated)), "{out}");
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        let summary = &lines.last().unwrap()["summary"];
+        assert_eq!(summary["retracted"], 1, "{out}");
+        assert_eq!(
+            summary["counts"],
+            serde_json::to_value(&offline_si.counts).unwrap(),
+            "{out}"
+        );
+        let retraction = lines.iter().find(|l| l.get("retracted").is_some()).unwrap();
+        assert_eq!(retraction["retracted"]["kind"], "NEVER", "{out}");
+        assert_eq!(retraction["writer"]["tid"], "1", "{out}");
+        assert_eq!(retraction["explained"], !violated, "{out}");
+    }
+}

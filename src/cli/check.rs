@@ -201,7 +201,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return super::many::check_batch(&files, &args.batch_options());
     }
+    // A plain progress line every few seconds when standard error is not a terminal.
+    let working = isopredict::pipeline::progress::Working::start(format!(
+        "check {} at {}",
+        files[0].display(),
+        match args.level {
+            LevelArg::One(level) => level.to_string(),
+            LevelArg::All => "every level".to_string(),
+        }
+    ));
+    isopredict::pipeline::progress::stage("reading");
     let (input, format) = verdict::read_input(&files[0], args.read_options())?;
+    isopredict::pipeline::progress::stage("deciding");
     let limits = args.limits(true);
     let mut out = super::stdout();
     let decided = match args.level {
@@ -217,6 +228,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         LevelArg::All => verdict::decide_all(&input, args.evidence(), &limits)
             .map(|all| (exit_code(all.outcome()), Printed::All(Box::new(all)))),
     };
+    drop(working);
     // The reader's notes (a TimeKiller history is built only when a verdict needs it).
     if let Some(h) = input.history_if_built() {
         for note in h.input_notes() {

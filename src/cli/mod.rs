@@ -86,6 +86,10 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 #[derive(Parser)]
 #[command(name = "isopredict", version, about, long_about = None, after_help = EXIT_CODES)]
 pub struct Cli {
+    /// No progress lines (printed on standard error every few seconds of long work when it is
+    /// not a terminal, redrawn in place when it is).
+    #[arg(long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -171,6 +175,9 @@ pub fn main() -> ExitCode {
             | Command::Test(_)
     );
     stop_on_signals(cooperative);
+    if cli.quiet {
+        isopredict::pipeline::progress::silence();
+    }
     let result = match cli.command {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),

@@ -157,7 +157,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let progress = (args.max > 1)
         .then(|| isopredict::pipeline::distinct::SearchProgress::start(found, 0, Instant::now()))
         .flatten();
+    // Otherwise a plain progress line every few seconds when standard error is not a terminal.
+    let working = isopredict::pipeline::progress::Working::start(format!(
+        "predict {} at {}",
+        files[0].display(),
+        args.level
+    ));
     let outcome = predict::predict(&history, &options);
+    drop(working);
     if let Some(line) = progress {
         line.finish();
     }

@@ -152,6 +152,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .unwrap_or_else(|| options.default_out_dir(workload.name()));
+    // A plain progress line every few seconds when standard error is not a terminal.
+    let working =
+        isopredict::pipeline::progress::Working::start(format!("run {}", workload.name()));
     // Over the memory budget the run stops with "unknown" (exit 3), never the OOM killer.
     let outcome = run_workload_within(
         workload,
@@ -162,6 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         isopredict::ewriteln!("isopredict: {e}; no output written");
         return Ok(ExitCode::from(3));
     }
+    drop(working);
     if let Some(code) = super::interrupted() {
         return Ok(code);
     }

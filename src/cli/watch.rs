@@ -128,9 +128,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 si
             ),
         };
+        let retracted = if s.retracted > 0 {
+            format!(
+                " (after {} EXT NEVER verdict(s) taken back when the writer of the value read \
+                 arrived late)",
+                s.retracted
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "violations: {counts}; malformed lines skipped: {}; late arrivals: {}",
+            "violations: {counts}{retracted}; malformed lines skipped: {}; late arrivals: {}",
             s.malformed, s.stats.late
         )?;
         writeln!(

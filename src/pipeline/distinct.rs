@@ -287,24 +287,20 @@ pub const DISTINCT_SEARCH_BUDGET: Duration = Duration::from_secs(5);
 /// How often the progress line is redrawn on a terminal.
 const PROGRESS_PERIOD: Duration = Duration::from_millis(250);
 
-/// How often the progress line is printed when standard error is not a terminal and
-/// [`PROGRESS_ENV`] asks for it.
-const PROGRESS_PERIOD_PLAIN: Duration = Duration::from_secs(1);
-
 pub use super::progress::PROGRESS_ENV;
 
 /// A live line on standard error once a search for further anomalies has taken more than a
 /// second: `3 anomalies found, searching for more distinct ones … (12 s)` ([`progress_line`]),
 /// redrawn in place on a terminal until the search ends, then erased (the report says how the
-/// search ended); drawn by indicatif ([`super::progress`]). Nothing when standard error is not
-/// a terminal, unless [`PROGRESS_ENV`] asks: then one plain line a second.
+/// search ended); drawn by indicatif ([`super::progress`]). When standard error is not a
+/// terminal, one plain line a period ([`PROGRESS_ENV`]); none with `--quiet`.
 pub struct SearchProgress {
     bar: indicatif::ProgressBar,
+    _detailed: super::progress::DetailedLine,
 }
 
 impl SearchProgress {
-    /// Starts the line (`None`: standard error is not a terminal and [`PROGRESS_ENV`] is not
-    /// set). `found`: predictions the search found so far, raised by the engine
+    /// Starts the line (`None`: `--quiet`, or [`PROGRESS_ENV`] `0` on a non-terminal). `found`: predictions the search found so far, raised by the engine
     /// ([`PredictOptions::progress`]); `at_least`: anomalies known before the search (a
     /// search after a first prediction finds it again, so the line shows at least that many);
     /// `start`: when the search began.
@@ -317,12 +313,8 @@ impl SearchProgress {
         let line =
             move || progress_line(found.load(Ordering::Relaxed).max(at_least), start.elapsed());
         Some(SearchProgress {
-            bar: super::progress::progress_line_bar(
-                drawn,
-                PROGRESS_PERIOD,
-                PROGRESS_PERIOD_PLAIN,
-                line,
-            ),
+            bar: super::progress::progress_line_bar(drawn, PROGRESS_PERIOD, line),
+            _detailed: super::progress::DetailedLine::begin(),
         })
     }
 

@@ -24,7 +24,7 @@ pub mod check_cells;
 pub mod distinct;
 mod explain;
 mod judge;
-mod progress;
+pub mod progress;
 pub mod promise;
 pub mod rank;
 pub mod run;

@@ -262,6 +262,10 @@ impl RankOutcome {
 /// A progress bar for `total` tasks on standard error; hidden when it is not a terminal.
 pub fn progress_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::new(total);
+    if super::progress::Drawn::now() != Some(super::progress::Drawn::Terminal) {
+        // `--quiet`, or not a terminal (the plain grid line speaks there).
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
     if let Ok(style) =
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
     {
@@ -796,8 +800,8 @@ fn outcome_of(
 /// Runs the grid on this machine — its plan ([`rank_plan`]), every cell on rayon's pool, the
 /// longest first, and the merge of their results, the same steps as a distributed run —
 /// advancing `progress` per cell (pass [`ProgressBar::hidden`] for none; its message counts
-/// the cells with an anomaly, and with [`super::distinct::PROGRESS_ENV`] set a plain line
-/// says so every second when standard error is not a terminal: [`grid_progress_line`]).
+/// the cells with an anomaly, and a plain line says so every few seconds when standard error
+/// is not a terminal: [`grid_progress_line`]).
 ///
 /// A stop requested by the user ([`crate::interrupt`]) cuts the ranking: no further cell
 /// starts, the cells in flight are stopped and left out, and the outcome holds the cells
@@ -862,12 +866,13 @@ pub fn grid_progress_line(done: u64, cells: usize, anomalies: usize, elapsed: Du
     )
 }
 
-/// Plain progress lines of a grid on standard error, once a second after the first second,
-/// when it is not a terminal (where the bar is drawn) and [`super::progress::PROGRESS_ENV`]
-/// asks for them (`ISOPREDICT_PROGRESS=1`: for logs and tests); drawn by indicatif
-/// ([`super::progress`]).
+/// Plain progress lines of a grid on standard error, once a period
+/// ([`super::progress::DEFAULT_PLAIN_PERIOD`], or what [`super::progress::PROGRESS_ENV`]
+/// says), when it is not a terminal (where the bar is drawn) and `--quiet` was not given;
+/// drawn by indicatif ([`super::progress`]).
 struct GridProgress {
     bar: ProgressBar,
+    _detailed: super::progress::DetailedLine,
 }
 
 impl GridProgress {
@@ -877,7 +882,8 @@ impl GridProgress {
         anomalies: Arc<AtomicUsize>,
         start: Instant,
     ) -> Option<GridProgress> {
-        if super::progress::Drawn::now()? != super::progress::Drawn::Plain {
+        let drawn = super::progress::Drawn::now()?;
+        if !drawn.is_plain() {
             return None;
         }
         let line = move || {
@@ -888,14 +894,9 @@ impl GridProgress {
                 start.elapsed(),
             )
         };
-        let second = Duration::from_secs(1);
         Some(GridProgress {
-            bar: super::progress::progress_line_bar(
-                super::progress::Drawn::Plain,
-                second,
-                second,
-                line,
-            ),
+            bar: super::progress::progress_line_bar(drawn, Duration::from_secs(1), line),
+            _detailed: super::progress::DetailedLine::begin(),
         })
     }
 

@@ -58,6 +58,7 @@ fn run_in_context(
     options: &RunOptions,
 ) -> Result<RunOutcome, PipelineError> {
     let start = Instant::now();
+    super::progress::stage("recording the workload");
     let recorded = record(workload, options)?;
     let mut report = observed_report(workload, options, &recorded);
     let mut timings = RunTimings {
@@ -70,11 +71,13 @@ fn run_in_context(
     if let Some(stop) = serializable_database(options, &recorded, &report) {
         return Ok(stop.outcome(report, recorded, timings, start));
     }
+    super::progress::stage("checking the observed run");
     let checked = check(workload, options, &recorded)?;
     timings.check_ms = checked.check_ms;
     if let Some(stop) = checked.stop {
         return Ok(stop.outcome(report, recorded, timings, start));
     }
+    super::progress::stage("predicting");
     let predicted = predict_anomaly(options, &recorded)?;
     timings.generation_ms = predicted.generation_ms;
     timings.solving_ms = predicted.solving_ms;
@@ -90,8 +93,11 @@ fn run_in_context(
     // An anomaly is found: from here a stop (Ctrl-C, SIGTERM) cuts the search for further
     // ones and the run reports what it found ([`crate::interrupt::keep_findings`]).
     crate::interrupt::keep_findings();
+    super::progress::stage("verifying the prediction");
     let verified = verify(&prediction, options)?;
+    super::progress::stage("validating by replay");
     let validated = validate(workload, options, &recorded, &prediction)?;
+    super::progress::stage("describing the anomaly");
     timings.validation_ms = validated.validation_ms;
     let anomaly = report_anomaly(
         workload,

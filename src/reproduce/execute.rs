@@ -37,6 +37,9 @@ pub struct Barriers {
     session_steps: Vec<Vec<(usize, StepKind)>>,
     state: Mutex<BarrierState>,
     turn: Condvar,
+    /// Whether a stop was requested (Ctrl-C, SIGTERM): a statement waiting for its turn looks
+    /// at it every [`super::turns::WAKE_PERIOD`] and stops waiting.
+    stop: fn() -> bool,
 }
 
 #[derive(Debug, Default)]
@@ -94,6 +97,7 @@ impl Barriers {
             session_steps,
             state: Mutex::new(state),
             turn: Condvar::new(),
+            stop: crate::interrupt::requested,
         }
     }
 
@@ -166,6 +170,11 @@ impl StatementGate for Barriers {
             if self.order[state.next] == (session, txn, kind) {
                 return true;
             }
+            if (self.stop)() {
+                state.failure = Some("stopped by a signal (Ctrl-C, SIGTERM)".to_string());
+                self.turn.notify_all();
+                return true;
+            }
             let now = Instant::now();
             state.waiting.insert(session, (txn, kind));
             if now >= deadline {
@@ -195,7 +204,7 @@ impl StatementGate for Barriers {
             }
             state = self
                 .turn
-                .wait_timeout(state, deadline - now)
+                .wait_timeout(state, (deadline - now).min(super::turns::WAKE_PERIOD))
                 .expect("barrier lock")
                 .0;
         }
@@ -236,6 +245,20 @@ impl StatementGate for Barriers {
 
     fn session_done(&self, session: usize, txn: usize) -> bool {
         self.failure().is_some() || txn >= self.per_session.get(session).copied().unwrap_or(0)
+    }
+
+    /// The server went away (or the session failed for good): that is the run's failure,
+    /// whatever a statement it broke said first, and no turn is waited for any more.
+    fn session_stopped(&self, _session: usize, why: &str) {
+        let mut state = self.state.lock().expect("barrier lock");
+        if !state
+            .failure
+            .as_deref()
+            .is_some_and(|f| f.starts_with(crate::store::postgres::SERVER_WENT_AWAY))
+        {
+            state.failure = Some(why.to_string());
+        }
+        self.turn.notify_all();
     }
 }
 

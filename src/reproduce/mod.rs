@@ -206,6 +206,16 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
                 rerecorded = h;
                 &rerecorded
             }
+            Err(why) if server_went_away(&why) => {
+                out.verdict = ReproVerdict::Unknown;
+                out.observed_again
+                    .push(format!("On the database in turns with {scans}: {why}."));
+                out.summary = server_gone_summary(
+                    &why,
+                    "recording the observed run again on the database in turns",
+                );
+                return Ok(out);
+            }
             Err(why) => {
                 out.verdict = ReproVerdict::Unknown;
                 out.observed_again
@@ -389,11 +399,13 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     let reproduced = out.failure.is_none()
         && out.differing_reads.is_empty()
         && exec.serializable == Outcome::Violated;
+    let server_gone = out.failure.as_deref().filter(|f| server_went_away(f));
     out.verdict = if reproduced {
         ReproVerdict::Reproduced
-    } else if out.failure.is_none()
-        && out.differing_reads.is_empty()
-        && exec.serializable == Outcome::Unknown
+    } else if server_gone.is_some()
+        || (out.failure.is_none()
+            && out.differing_reads.is_empty()
+            && exec.serializable == Outcome::Unknown)
     {
         ReproVerdict::Unknown
     } else {
@@ -436,10 +448,13 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
                 why.join("; ")
             ) + &renamed(&out) + &replanned(&out.replans)
         }
-        _ => format!(
-            "Unknown: every predicted read got its writer on {version} at {}, but whether the recorded history is serializable is undecided.",
-            isolation.sql()
-        ),
+        _ => match server_gone {
+            Some(f) => server_gone_summary(f, "running the schedule"),
+            None => format!(
+                "Unknown: every predicted read got its writer on {version} at {}, but whether the recorded history is serializable is undecided.",
+                isolation.sql()
+            ),
+        },
     };
     {
         let m = &core;
@@ -462,6 +477,24 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             .push(("README.md".to_string(), files::readme(m, &named, &ctx)));
     }
     Ok(out)
+}
+
+/// Whether a run's failure is the server going away (a lost connection, re-opened or not;
+/// [`crate::store::postgres::SERVER_WENT_AWAY`], [`crate::store::postgres::CONNECTION_LOST`]),
+/// which is not the run's doing.
+fn server_went_away(failure: &str) -> bool {
+    failure.contains(crate::store::postgres::SERVER_WENT_AWAY)
+        || failure.contains(crate::store::postgres::CONNECTION_LOST)
+}
+
+/// The summary of an attempt the server's going away ended, while `doing`.
+fn server_gone_summary(failure: &str, doing: &str) -> String {
+    format!(
+        "Unknown: the server went away (or dropped the connection) while {doing} ({failure}). \
+         Nothing was learned about \
+         the prediction — the schedule is not to blame; run `isopredict reproduce` again once \
+         the server is back (a schema the run could not drop, isopredict_*, may be left on it)."
+    )
 }
 
 /// The anomaly of `core` (its history in the application's key names) at what `isolation`

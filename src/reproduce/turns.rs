@@ -35,12 +35,20 @@ pub struct TransactionTurns {
     order: Vec<(usize, usize)>,
     state: Mutex<TurnState>,
     turn: Condvar,
+    /// Whether a stop was requested (Ctrl-C, SIGTERM): a statement waiting for its turn looks
+    /// at it every [`WAKE_PERIOD`] and stops waiting ([`crate::interrupt::requested`]).
+    stop: fn() -> bool,
 }
+
+/// How often a statement waiting for its turn looks at the stop request.
+pub const WAKE_PERIOD: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Default)]
 struct TurnState {
     next: usize,
     left: Option<String>,
+    /// A session stopped for good (the server went away): no turn is waited for any more.
+    stopped: Option<String>,
 }
 
 impl TransactionTurns {
@@ -63,6 +71,7 @@ impl TransactionTurns {
             order,
             state: Mutex::new(TurnState::default()),
             turn: Condvar::new(),
+            stop: crate::interrupt::requested,
         }
     }
 
@@ -91,6 +100,12 @@ impl TransactionTurns {
         self.state.lock().expect("turns lock").left.clone()
     }
 
+    /// Why a session stopped for good (the server went away), if one did: the turns stopped
+    /// waiting then.
+    pub fn stopped(&self) -> Option<String> {
+        self.state.lock().expect("turns lock").stopped.clone()
+    }
+
     /// Turns taken.
     pub fn taken(&self) -> usize {
         self.state.lock().expect("turns lock").next
@@ -102,10 +117,10 @@ impl StatementGate for TransactionTurns {
         let deadline = Instant::now() + TURN_TIMEOUT;
         let mut state = self.state.lock().expect("turns lock");
         loop {
-            if state.left.is_some() || state.next >= self.order.len() {
+            if state.left.is_some() || state.stopped.is_some() || state.next >= self.order.len() {
                 return true;
             }
-            if self.order[state.next] == (session, txn) {
+            if self.order[state.next] == (session, txn) || (self.stop)() {
                 return true;
             }
             let now = Instant::now();
@@ -126,7 +141,7 @@ impl StatementGate for TransactionTurns {
             }
             state = self
                 .turn
-                .wait_timeout(state, deadline - now)
+                .wait_timeout(state, (deadline - now).min(WAKE_PERIOD))
                 .expect("turns lock")
                 .0;
         }
@@ -149,6 +164,12 @@ impl StatementGate for TransactionTurns {
 
     fn session_done(&self, _session: usize, _txn: usize) -> bool {
         false
+    }
+
+    fn session_stopped(&self, _session: usize, why: &str) {
+        let mut state = self.state.lock().expect("turns lock");
+        state.stopped.get_or_insert_with(|| why.to_string());
+        self.turn.notify_all();
     }
 }
 
@@ -185,11 +206,12 @@ pub fn record_in_turns(
         })?;
     let run =
         crate::workloads::run_on(workload, config, gated.as_ref()).map_err(|e| e.to_string())?;
-    if let Some(why) = turns.left_order() {
-        return Err(why);
-    }
+    // The server going away is said first: the turns it broke are its doing, not the run's.
     if let Some(failure) = run.database.as_ref().and_then(|d| d.failure.clone()) {
         return Err(failure);
+    }
+    if let Some(why) = turns.stopped().or_else(|| turns.left_order()) {
+        return Err(why);
     }
     let keys = crate::store::KeyDirectory::new(
         &workload.tables(),
@@ -268,4 +290,41 @@ pub fn committed_difference(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turns(stop: fn() -> bool) -> TransactionTurns {
+        TransactionTurns {
+            order: vec![(0, 0), (1, 0)],
+            state: Mutex::new(TurnState::default()),
+            turn: Condvar::new(),
+            stop,
+        }
+    }
+
+    /// Issue 35 item 26: a statement waiting for its turn stops waiting on a stop request
+    /// (Ctrl-C, SIGTERM) instead of waiting out [`TURN_TIMEOUT`] and blaming the run.
+    #[test]
+    fn a_waiting_statement_stops_on_a_stop_request() {
+        let t = turns(|| true);
+        assert!(t.before(1, 0, GateStep::Op(0)));
+        assert_eq!(t.left_order(), None, "not blamed on the run");
+    }
+
+    /// A session that stopped for good (the server went away) ends every wait at once, and
+    /// the turns say why.
+    #[test]
+    fn a_stopped_session_ends_the_waits() {
+        let t = turns(|| false);
+        t.session_stopped(0, "the PostgreSQL server went away: …");
+        assert!(t.before(1, 0, GateStep::Op(0)));
+        assert_eq!(t.left_order(), None);
+        assert!(t
+            .stopped()
+            .unwrap()
+            .starts_with("the PostgreSQL server went away"));
+    }
 }

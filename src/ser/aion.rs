@@ -42,7 +42,7 @@ use rustc_hash::FxHashMap;
 
 use super::chronos::TsLevel;
 use super::sorted_window::SortedWindow;
-use super::ts_report::{ExtKind, TsCounts, TsTxnRef, TsViolation};
+use super::ts_report::{ExtKind, TsCounts, TsRetraction, TsTxnRef, TsViolation};
 use crate::formats::timekiller::{Transaction, Value};
 use crate::history::timestamped::{Hlc, Name, TsOpKind};
 
@@ -210,6 +210,20 @@ struct ListRead {
     own: ListDigest,
 }
 
+/// A read whose final verdict was EXT NEVER (no writer of its value had arrived), kept so that
+/// a writer of that value arriving later can take the verdict back ([`TsRetraction`]).
+#[derive(Debug)]
+struct NeverRead {
+    reader: Rc<Info>,
+    read: PendingRead,
+    pos: Hlc,
+    verdict: TsViolation,
+}
+
+/// The most EXT NEVER verdicts kept for retraction; later ones stand (counted in
+/// [`OnlineStats::never_not_kept`]), so memory stays bounded.
+pub const MAX_NEVER_KEPT: usize = 1 << 16;
+
 #[derive(Debug)]
 struct Live {
     info: Rc<Info>,
@@ -241,6 +255,11 @@ pub struct OnlineStats {
     pub max_live: u64,
     /// The most committed writes held at once, over all keys.
     pub max_writes_kept: u64,
+    /// EXT NEVER verdicts taken back because a writer of the value read arrived after them.
+    pub retracted: u64,
+    /// EXT NEVER verdicts not kept for retraction (over [`MAX_NEVER_KEPT`]): they stand even
+    /// if their writer arrives later.
+    pub never_not_kept: u64,
 }
 
 /// The online checker: feed transactions with [`OnlineChecker::arrive`], let time pass with
@@ -271,6 +290,11 @@ pub struct OnlineChecker {
     since_gc: u32,
     counts: TsCounts,
     stats: OnlineStats,
+    /// Final EXT NEVER verdicts by (key, value read), for retraction by a late writer.
+    never: FxHashMap<(u32, Option<i64>), Vec<NeverRead>>,
+    never_kept: usize,
+    /// Retractions not yet taken by [`OnlineChecker::take_retractions`].
+    retractions: Vec<TsRetraction>,
 }
 
 impl OnlineChecker {
@@ -296,6 +320,9 @@ impl OnlineChecker {
             since_gc: 0,
             counts: TsCounts::default(),
             stats: OnlineStats::default(),
+            never: FxHashMap::default(),
+            never_kept: 0,
+            retractions: Vec::new(),
         }
     }
 
@@ -307,6 +334,13 @@ impl OnlineChecker {
     /// Counters of the run so far.
     pub fn stats(&self) -> &OnlineStats {
         &self.stats
+    }
+
+    /// The verdicts taken back since the last call (each already subtracted from
+    /// [`OnlineChecker::counts`]); a read still wrong has its new verdict among the violations
+    /// returned by the same [`OnlineChecker::arrive`].
+    pub fn take_retractions(&mut self) -> Vec<TsRetraction> {
+        std::mem::take(&mut self.retractions)
     }
 
     /// Transactions in memory (not yet final).
@@ -636,6 +670,9 @@ impl OnlineChecker {
         }
         self.lists_seen = lists_seen;
         self.stats.max_writes_kept = self.stats.max_writes_kept.max(self.writes_kept);
+        if !self.never.is_empty() {
+            self.retract_nevers(&info, &own_writes, &overwritten, &mut out);
+        }
 
         // T's own external reads, provisionally.
         for (ri, read) in reads.iter_mut().enumerate() {
@@ -752,7 +789,9 @@ impl OnlineChecker {
                 .reads
                 .remove(&(pos, live.info.arrival));
             if !read.ok {
-                out.push(self.describe_ext(&live, read, pos));
+                let verdict = self.describe_ext(&live, read, pos);
+                self.keep_never(&live.info, read, pos, &verdict);
+                out.push(verdict);
             }
         }
         // The watermark: the oldest pending snapshot, never moving backwards.
@@ -770,6 +809,71 @@ impl OnlineChecker {
             .map_or(pos, |&Reverse((p, ..))| p.min(pos));
         self.watermark = Some(self.watermark.map_or(oldest, |w| w.max(oldest)));
         self.free.push(slot);
+    }
+
+    /// Keeps a final EXT NEVER verdict so that a late writer of its value can take it back.
+    fn keep_never(&mut self, reader: &Rc<Info>, read: &PendingRead, pos: Hlc, v: &TsViolation) {
+        if !matches!(
+            v,
+            TsViolation::Ext {
+                kind: ExtKind::Never,
+                ..
+            }
+        ) {
+            return;
+        }
+        if self.never_kept >= MAX_NEVER_KEPT {
+            self.stats.never_not_kept += 1;
+            return;
+        }
+        self.never_kept += 1;
+        self.never
+            .entry((read.key, read.value))
+            .or_default()
+            .push(NeverRead {
+                reader: reader.clone(),
+                read: read.clone(),
+                pos,
+                verdict: v.clone(),
+            });
+    }
+
+    /// Takes back the EXT NEVER verdicts of reads of a value that the arriving `writer` writes
+    /// (its final or overwritten writes, already among the kept writes): each is retracted and,
+    /// when the read is still wrong, described again (BEFORE, UNCOMMITTED or AFTER) into `out`.
+    fn retract_nevers(
+        &mut self,
+        writer: &Rc<Info>,
+        own_writes: &[(u32, Option<i64>)],
+        overwritten: &[(u32, Option<i64>)],
+        out: &mut Vec<TsViolation>,
+    ) {
+        for &(k, value) in own_writes.iter().chain(overwritten) {
+            let Some(records) = self.never.remove(&(k, value)) else {
+                continue;
+            };
+            self.never_kept -= records.len();
+            for record in records {
+                let explained = self.read_ok(&record.read, record.pos, record.reader.arrival);
+                self.counts.remove(&record.verdict);
+                self.stats.retracted += 1;
+                self.retractions.push(TsRetraction {
+                    retracted: record.verdict,
+                    writer: writer.txn_ref(),
+                    explained,
+                });
+                if !explained {
+                    let reader = Live {
+                        info: record.reader,
+                        reads: Vec::new(),
+                        own_writes: Vec::new(),
+                        overwritten: Vec::new(),
+                        generation: 0,
+                    };
+                    out.push(self.describe_ext(&reader, &record.read, record.pos));
+                }
+            }
+        }
     }
 
     fn describe_ext(&self, live: &Live, read: &PendingRead, pos: Hlc) -> TsViolation {

@@ -157,10 +157,74 @@ fn ext_is_final_after_the_timeout() {
     let v = c.tick(100);
     assert_eq!(v.len(), 1, "final at the timeout: {v:?}");
     assert_eq!(c.counts().ext_never, 1);
-    // The writer arrives too late: the verdict stands, the arrival is counted late.
+    // The writer arrives too late (counted late): it writes the value read before the
+    // reader's snapshot, so the NEVER is taken back and nothing is left (issue 35 item 5: it
+    // used to stand, one violation where `check` finds none).
     assert!(c.arrive(transaction(&h, 0), 1, 500).is_empty());
+    let retracted = c.take_retractions();
+    assert_eq!(retracted.len(), 1, "{retracted:?}");
+    assert!(retracted[0].explained);
+    assert_eq!(retracted[0].writer.tid, "1");
     assert!(c.finish().is_empty());
     assert_eq!(c.stats().late, 1);
+    assert_eq!(c.stats().retracted, 1);
+    assert_eq!(c.counts(), &TsCounts::default());
+    assert!(
+        retracted[0]
+            .to_string()
+            .starts_with("RETRACTED: EXT NEVER: T1.1"),
+        "{}",
+        retracted[0]
+    );
+}
+
+/// Issue 35 item 5: a NEVER taken back by a late writer whose write the reader still should
+/// not see is described again with its true kind, and the counts are those of `check`.
+#[test]
+fn a_late_writer_turns_a_never_into_its_true_kind() {
+    use Op::*;
+    // T1 starts after T2's snapshot (8) and writes the 1 T2 read: AFTER, offline.
+    let h = hist(
+        None,
+        &[
+            (1, "a", 10, 12, &[W("y", 1)]),
+            (2, "b", 8, 9, &[R("y", Some(1))]),
+        ],
+    );
+    for level in [TsLevel::Snapshot, TsLevel::Serializable] {
+        let offline = check_timestamps(&h, level, &TsCheckOptions::default());
+        let mut c = online(level, None, 0);
+        let never = c.arrive(transaction(&h, 1), 2, 0);
+        assert!(
+            matches!(
+                never[..],
+                [TsViolation::Ext {
+                    kind: ExtKind::Never,
+                    ..
+                }]
+            ),
+            "{never:?}"
+        );
+        let after = c.arrive(transaction(&h, 0), 1, 1);
+        assert!(
+            matches!(
+                after[..],
+                [TsViolation::Ext {
+                    kind: ExtKind::After,
+                    ..
+                }]
+            ),
+            "{after:?}"
+        );
+        let retracted = c.take_retractions();
+        assert!(
+            matches!(&retracted[..], [r] if !r.explained),
+            "{retracted:?}"
+        );
+        c.finish();
+        assert_eq!(c.counts(), &offline.counts, "{level:?}: {offline}");
+        assert_eq!(c.counts().ext_after, 1);
+    }
 }
 
 #[test]

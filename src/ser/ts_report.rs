@@ -274,6 +274,47 @@ impl TsViolation {
     }
 }
 
+/// A verdict taken back: an EXT NEVER ("nothing writes that value") reported once its reader
+/// was final, whose writer then arrived (more than the timeout late, in the online checker).
+/// When the read is still wrong, its new verdict (BEFORE, UNCOMMITTED or AFTER) is reported
+/// beside the retraction; the counts hold only verdicts not taken back.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TsRetraction {
+    /// The verdict taken back.
+    pub retracted: TsViolation,
+    /// The late transaction that writes the value read.
+    pub writer: TsTxnRef,
+    /// Whether the read is now explained (no verdict left for it); when false, a new verdict
+    /// for the same read is reported with the retraction.
+    pub explained: bool,
+}
+
+impl fmt::Display for TsRetraction {
+    /// One line, names escaped as in [`TsViolation`]'s lines.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (txn, key, read) = match &self.retracted {
+            TsViolation::Ext { txn, key, read, .. } => (txn, key.as_str(), read.as_str()),
+            other => return write!(f, "RETRACTED: {other}"),
+        };
+        let raw = format!(
+            "RETRACTED: {} {}: {txn} reads key {key} = {read}: {}, which arrived after that verdict \
+             was final, writes it; {}",
+            self.retracted.axiom(),
+            match &self.retracted {
+                TsViolation::Ext { kind, .. } => kind.to_string(),
+                _ => String::new(),
+            },
+            self.writer,
+            if self.explained {
+                "the read is explained, no violation left"
+            } else {
+                "the read's new verdict follows"
+            }
+        );
+        f.write_str(&crate::printable::printable(&raw))
+    }
+}
+
 /// Exact counts of violations by axiom (and EXT by kind), however many are described.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TsCounts {
@@ -319,6 +360,27 @@ impl TsCounts {
             ExtKind::After => self.ext_after += 1,
             ExtKind::Never => self.ext_never += 1,
         }
+    }
+
+    /// Takes back one violation counted by [`TsCounts::add`].
+    pub fn remove(&mut self, v: &TsViolation) {
+        let field = match v {
+            TsViolation::StartAfterCommit { .. } => &mut self.start_after_commit,
+            TsViolation::Session { .. } => &mut self.session,
+            TsViolation::Int { .. } => &mut self.int,
+            TsViolation::Ext { kind, .. } => {
+                self.ext = self.ext.saturating_sub(1);
+                match kind {
+                    ExtKind::Before => &mut self.ext_before,
+                    ExtKind::Uncommitted => &mut self.ext_uncommitted,
+                    ExtKind::After => &mut self.ext_after,
+                    ExtKind::Never => &mut self.ext_never,
+                }
+            }
+            TsViolation::NoConflict { .. } => &mut self.no_conflict,
+            TsViolation::EqualCommit { .. } => &mut self.equal_commit,
+        };
+        *field = field.saturating_sub(1);
     }
 
     /// Counts one violation (EXT by its kind).

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use super::aion::{OnlineChecker, OnlineOptions, OnlineStats};
 use super::chronos::TsLevel;
-use super::ts_report::{TsCounts, TsViolation};
+use super::ts_report::{TsCounts, TsRetraction, TsViolation};
 use crate::formats::timekiller::{parse_transaction, Transaction};
 
 /// Where transactions come from.
@@ -75,6 +75,9 @@ pub struct WatchSummary {
     pub si_counts: Option<TsCounts>,
     /// Checker counters (transactions, late arrivals, memory high-water marks).
     pub stats: OnlineStats,
+    /// EXT NEVER verdicts taken back because a writer of the value read arrived after them
+    /// (at both levels when watching SER); they are not in the counts.
+    pub retracted: u64,
     /// Malformed lines skipped.
     pub malformed: u64,
     /// Seconds from the first line to the end.
@@ -439,9 +442,11 @@ pub fn watch(
                         Ok(txn) => {
                             if let Some(si) = si_checker.as_mut() {
                                 let found = si.arrive(txn.clone(), line_no, now);
+                                emit_retractions(&si.take_retractions(), Some("si"), json, out)?;
                                 emit_si(&found, out)?;
                             }
                             let found = checker.arrive(txn, line_no, now);
+                            emit_retractions(&checker.take_retractions(), None, json, out)?;
                             emit(&found, out)?;
                         }
                         Err(msg) => {
@@ -512,7 +517,9 @@ pub fn watch(
     emit(&found, out)?;
     let seconds = first.map_or(0.0, |f| f.elapsed().as_secs_f64());
     let stats = checker.stats().clone();
+    let retracted = stats.retracted + si_checker.as_ref().map_or(0, |si| si.stats().retracted);
     Ok(WatchSummary {
+        retracted,
         counts: checker.counts().clone(),
         si_counts: si_checker.map(|si| si.counts().clone()),
         throughput: if seconds > 0.0 {
@@ -524,6 +531,35 @@ pub fn watch(
         malformed,
         seconds,
     })
+}
+
+/// Writes retractions (verdicts a late writer took back), one per line, as [`emit_violations`]
+/// writes violations.
+fn emit_retractions(
+    retractions: &[TsRetraction],
+    level: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    for r in retractions {
+        if json {
+            let mut value = serde_json::to_value(r)?;
+            if let (Some(level), serde_json::Value::Object(fields)) = (level, &mut value) {
+                fields.insert("level".to_string(), level.into());
+            }
+            serde_json::to_writer(&mut *out, &value)?;
+            writeln!(out)?;
+        } else {
+            match level {
+                None => writeln!(out, "{r}")?,
+                Some(level) => writeln!(out, "{level} (ser implies {level}): {r}")?,
+            }
+        }
+    }
+    if !retractions.is_empty() {
+        out.flush()?;
+    }
+    Ok(())
 }
 
 /// Writes violations, one per line: as text (`LEVEL (ser implies LEVEL): …` when `level` names

@@ -214,6 +214,9 @@ pub trait StatementGate: Send + Sync + fmt::Debug {
     fn must_roll_back(&self, session: usize, txn: usize) -> bool;
     /// Whether the session must stop before its transaction `txn`.
     fn session_done(&self, session: usize, txn: usize) -> bool;
+    /// The session lost its connection, or stopped for good (the server went away): `why`.
+    /// Statements waiting for a turn it will not take in order must stop waiting.
+    fn session_stopped(&self, _session: usize, _why: &str) {}
 }
 
 /// The embedded store: transactions run one at a time in an order set by `schedule`, reads

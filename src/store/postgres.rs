@@ -60,6 +60,14 @@ use crate::history::{BuilderTxn, History, HistoryBuilder, ReadFrom, TxnId};
 /// aborted ([`StatementGate`]).
 pub const ROLLED_BACK_AS_REPRODUCED: &str = "rolled back as in the run being reproduced";
 
+/// How a run's failure begins when the server stopped answering (a session's connection was
+/// lost and could not be re-opened): not the run's doing.
+pub const SERVER_WENT_AWAY: &str = "the PostgreSQL server went away";
+
+/// How a gated run's failure begins when a session's connection was lost mid-run (the server
+/// went away or dropped it): not the run's doing either.
+pub const CONNECTION_LOST: &str = "the connection to the PostgreSQL server was lost";
+
 /// A PostgreSQL server and the isolation level to run at.
 #[derive(Debug, Clone)]
 pub struct Postgres {
@@ -651,7 +659,7 @@ impl PgSession {
             }
         }
         Err(SessionError(format!(
-            "the PostgreSQL server went away: the connection of session {} was lost and \
+            "{SERVER_WENT_AWAY}: the connection of session {} was lost and \
              reconnecting failed three times ({last})",
             self.recorder.sessions.lock().expect("recorder lock")[self.index].external_id
         )))
@@ -736,6 +744,16 @@ impl PgSession {
         let mut forced = false;
         let outcome = match gate {
             Some(g) => {
+                // A lost connection breaks the gated order: the gate hears it before the end
+                // waits for a turn, so it is not taken for the code taking another path.
+                if let Some((reason, lost_conn)) = &failure {
+                    if *lost_conn || conn.is_closed() {
+                        g.session_stopped(
+                            session,
+                            &format!("{CONNECTION_LOST} (session {}: {reason})", session + 1),
+                        );
+                    }
+                }
                 let _ = g.before(session, txn_index, GateStep::End);
                 forced = outcome == Outcome::Commit
                     && failure.is_none()
@@ -1389,6 +1407,9 @@ impl Backend for Postgres {
                                 });
                             }
                             Err(e) => {
+                                if let Some(gate) = &session.gate {
+                                    gate.session_stopped(i, &e.0);
+                                }
                                 failure_list.lock().expect("failures lock").push(e.0);
                                 break;
                             }
