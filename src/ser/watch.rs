@@ -643,11 +643,18 @@ mod tests {
             produced.load(Ordering::SeqCst)
         );
         // Taking lines lets it go on.
+        // At most `bound` lines were read so far, each batch holds one or more, so taking more
+        // than `bound` batches needs a new read (no timing: each `recv` waits for the reader).
         let before = produced.load(Ordering::SeqCst);
-        for _ in 0..2 * QUEUE {
+        let mut taken = 0;
+        while produced.load(Ordering::SeqCst) <= before {
+            assert!(
+                taken <= bound,
+                "{taken} batches taken and the reader read nothing more"
+            );
             assert!(matches!(rx.recv().unwrap(), Message::Lines(1, _)));
+            taken += 1;
         }
-        assert!(produced.load(Ordering::SeqCst) > before);
     }
 
     /// Two writers of one key with overlapping intervals: serial in commit-timestamp order,
