@@ -435,3 +435,59 @@ fn predict_and_check_name_the_anomaly_alike() {
         stdout(&o)
     );
 }
+
+/// A history recorded through `isopredict serve` (tests/data/recorded, README there).
+fn recorded(name: &str) -> String {
+    common::testdata_dir()
+        .join("recorded")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn pgbench_tpcb_like_has_no_prediction_by_its_locked_reads() {
+    // Every balance update is `UPDATE … SET b = b + :delta` (a locked read), every other read
+    // sees rows only the fixture connection wrote: "none" at once, with the certificate, for
+    // both engines and every strategy.
+    let observed = recorded("tpcb-like-4x3.json");
+    for level in ["causal", "rc", "ra"] {
+        for engine in ["scalable", "paper"] {
+            for strategy in ["approx-relaxed", "exact-strict"] {
+                let o = isopredict(&[
+                    "predict",
+                    &observed,
+                    "--level",
+                    level,
+                    "--engine",
+                    engine,
+                    "--strategy",
+                    strategy,
+                    "--json",
+                ]);
+                let j = json_output(&o, 0);
+                assert_eq!(j["verdict"], "no-prediction", "{level} {engine} {strategy}");
+                assert_eq!(
+                    j["certificate"], "locked-reads",
+                    "{level} {engine} {strategy}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_recorded_read_then_write_still_loses_an_update() {
+    // The same shape written by the client (`SELECT bal` then `UPDATE … SET bal = <value>`):
+    // the reads are not locked, so the certificate does not apply and the lost update is found.
+    let observed = recorded("read-then-write-4x1.json");
+    for level in ["causal", "rc"] {
+        for engine in ["scalable", "paper"] {
+            let o = isopredict(&["predict", &observed, "--level", level, "--engine", engine]);
+            assert_eq!(o.status.code(), Some(1), "{level} {engine}: {}", stderr(&o));
+            let out = stdout(&o);
+            assert!(out.contains("lost update"), "{level} {engine}: {out}");
+            assert!(out.contains("acct.bal[id=1]"), "{out}");
+        }
+    }
+}

@@ -676,11 +676,9 @@ fn pgbench_tpcb_like_records_its_balance_updates_as_locked_reads() {
 }
 
 #[test]
-#[ignore = "predict answers unknown (re-verification timeout) on tpcb-like recordings with \
-            locked reads (issue 32 stays open for it)"]
 fn pgbench_tpcb_like_predicts_nothing_at_causal_or_rc() {
     let s = Scratch::new("pgbench-tpcb-predict");
-    let Some(observed) = record_tpcb_like(&s, 3) else {
+    let Some(observed) = record_tpcb_like(&s, 25) else {
         return;
     };
     let obs = observed.display().to_string();
@@ -692,6 +690,12 @@ fn pgbench_tpcb_like_predicts_nothing_at_causal_or_rc() {
             "{level}: {}{}",
             stdout(&p),
             stderr(&p)
+        );
+        // With the certificate: every balance read is an atomic `UPDATE … SET b = b + d`.
+        assert!(
+            stdout(&p).contains("locked read"),
+            "{level}: {}",
+            stdout(&p)
         );
     }
 }

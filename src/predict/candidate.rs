@@ -76,6 +76,11 @@ pub(crate) fn judge_facts(
     level: Level,
     deadline: Option<Instant>,
 ) -> Option<Judgement> {
+    // The cheap necessary conditions first (a locked read shared, a fixture read around):
+    // most candidates the facts exclude fail them, without a solver call.
+    if super::locks::facts_surely_fail(level_h).is_some() {
+        return Some(Judgement::FactsFail);
+    }
     match super::locks::judge_facts(level_h, level, deadline) {
         super::locks::Facts::Hold => None,
         super::locks::Facts::Fail(_) => Some(Judgement::FactsFail),

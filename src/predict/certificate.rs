@@ -15,6 +15,10 @@
 //!   serializable (proof at [`writers_ordered`]). Voter (one inserting call) and runs with one
 //!   writing session are the cases.
 //! - **No pivot** ([`Certificate::NoPivot`], si): see [`super::dangerous`].
+//! - **Locked reads** ([`Certificate::LockedReads`], every level, runs recorded from SQL):
+//!   every read another write could precede is a locked read or sees only writes of
+//!   connections that closed before its own opened; with the facts every real database keeps,
+//!   each candidate is then serializable ([`super::locks::reads_locked_or_settled`]).
 //! - **Search exhausted** ([`Certificate::SearchExhausted`]): the complete search (the
 //!   scalable engine's solver phase, or the paper-form encoding) is unsatisfiable.
 
@@ -33,6 +37,9 @@ pub enum Certificate {
     WritersOrdered,
     /// No transaction can be the pivot of a dangerous structure (si).
     NoPivot,
+    /// Every read another write could precede is locked or follows a closed connection (every
+    /// level; a history with locked reads or connection order).
+    LockedReads,
     /// The complete search over every boundary and read choice found none.
     SearchExhausted,
 }
@@ -44,6 +51,7 @@ impl Certificate {
             Certificate::NoChangeableRead => "no-changeable-read",
             Certificate::WritersOrdered => "writers-ordered",
             Certificate::NoPivot => "no-pivot",
+            Certificate::LockedReads => "locked-reads",
             Certificate::SearchExhausted => "search-exhausted",
         }
     }
@@ -76,6 +84,15 @@ fn default_text(certificate: Certificate, level: Level) -> String {
             level.full_name()
         ),
         Certificate::NoPivot => super::scalable::NO_PIVOT.to_string(),
+        Certificate::LockedReads => format!(
+            "every read that another write could precede is a locked read (a single-statement \
+             read-modify-write such as UPDATE ... SET c = c + 1, which reads the row under its \
+             lock) or sees only writes of connections that closed before its own opened; with \
+             the row locks and the connection order every real database keeps, an execution of \
+             these transactions valid under {} reads every key from the last write before it in \
+             its commit order, so it is serializable",
+            level.full_name()
+        ),
         Certificate::SearchExhausted => "the complete search over every prediction boundary and \
             every read choice found no execution that is valid at the level and unserializable"
             .to_string(),
@@ -90,6 +107,17 @@ pub(crate) fn static_certificate(h: &History, level: Level) -> Option<(Certifica
         return Some((
             Certificate::NoChangeableRead,
             default_text(Certificate::NoChangeableRead, level),
+        ));
+    }
+    if let Some(run) = super::locks::reads_locked_or_settled(h) {
+        return Some((
+            Certificate::LockedReads,
+            format!(
+                "{} ({} locked read(s), {} read(s) of rows only earlier connections wrote)",
+                default_text(Certificate::LockedReads, level),
+                run.locked,
+                run.after_connections
+            ),
         ));
     }
     if matches!(level, Level::Causal | Level::Prefix | Level::Snapshot) {

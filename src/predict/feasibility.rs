@@ -87,7 +87,53 @@ impl<'s, 'h> Encoding<'s, 'h> {
         }
         e.choices();
         e.write_read(pairs);
+        e.locked_reads_exclusive();
         e
+    }
+
+    /// Two locked reads of a key by transactions that both write it inside the boundary never
+    /// read one writer (each would have to commit after the other, [`super::locks`]): per key
+    /// and candidate writer, at most one such read chooses it (a sequential counter, linear in
+    /// the choices). Part of every candidate's facts, so it excludes no prediction; it keeps
+    /// the solver from proposing the lost updates a row lock forbids (docs/prediction.md
+    /// "Statements real databases make atomic").
+    fn locked_reads_exclusive(&mut self) {
+        let space = self.space;
+        let h = space.history;
+        if h.locked_reads().is_empty() {
+            return;
+        }
+        let mut by_writer: FxHashMap<u32, Vec<Lit>> = FxHashMap::default();
+        for slot in 0..space.keys.len() {
+            by_writer.clear();
+            for &g in &space.key_groups[slot] {
+                let group = &space.groups[g as usize];
+                let writes = self.incw(slot as u32, group.node);
+                if writes == Lit::FALSE {
+                    continue;
+                }
+                for &u in space.units_of(g) {
+                    if !space.ops_of(u).iter().any(|&o| h.is_locked_read(o)) {
+                        continue;
+                    }
+                    let inc = self.inc(u);
+                    for (i, &c) in space.cands(g).iter().enumerate() {
+                        let sel = self.sel(u, i as u32);
+                        let both = self
+                            .store
+                            .and_lit(Name::new("lck", &[u, i as u32]), &[inc, sel, writes]);
+                        if both != Lit::FALSE {
+                            by_writer.entry(c).or_default().push(both);
+                        }
+                    }
+                }
+            }
+            let mut writers: Vec<(u32, Vec<Lit>)> = by_writer.drain().collect();
+            writers.sort_unstable_by_key(|(c, _)| *c);
+            for (c, lits) in writers {
+                at_most_one(&mut self.store, slot as u32, c, &lits);
+            }
+        }
     }
 
     /// `boundary(s) ≥ c`.
@@ -361,5 +407,34 @@ fn exactly_one(store: &mut Store, unit: u32, lits: &[Lit]) {
             store.implies(&[prev], l.not());
         }
         prev = s;
+    }
+}
+
+/// At most one of `lits` (Sinz's sequential counter: `s_i` ⟸ one of the first `i + 1` holds).
+fn at_most_one(store: &mut Store, slot: u32, writer: u32, lits: &[Lit]) {
+    if lits.len() < 2 {
+        return;
+    }
+    if lits.len() <= 4 {
+        for (i, &a) in lits.iter().enumerate() {
+            for &b in &lits[i + 1..] {
+                store.clause(&[a.not(), b.not()]);
+            }
+        }
+        return;
+    }
+    let mut previous: Option<Lit> = None;
+    for (i, &x) in lits.iter().enumerate() {
+        if let Some(p) = previous {
+            store.clause(&[x.not(), p.not()]);
+        }
+        if i + 1 < lits.len() {
+            let s = store.bool_var(Name::new("amo", &[slot, writer, i as u32]));
+            store.implies(&[x], s);
+            if let Some(p) = previous {
+                store.implies(&[p], s);
+            }
+            previous = Some(s);
+        }
     }
 }

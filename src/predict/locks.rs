@@ -341,3 +341,178 @@ pub(crate) fn judge_facts(h: &History, level: Level, deadline: Option<Instant>) 
         ),
     }
 }
+
+/// What [`reads_locked_or_settled`] found: every external read of the run is one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LockedRun {
+    /// Locked reads.
+    pub locked: usize,
+    /// Unlocked reads whose key a transaction of another session writes, every one of them in
+    /// a session that ended before the reader's began.
+    pub after_connections: usize,
+}
+
+/// Whether every external read of a committed transaction of `h` is *locked* or *settled* —
+/// every committed writer of its key other than the initial state is the reader itself, a
+/// later transaction of its session, or in a session that ended before the reader's began
+/// ([`History::sessions_after`], transitively) — with at least one locked read or one read
+/// settled by connection order (else the "no changeable read" certificate says it). Then
+/// every candidate of every strategy that keeps the facts at its level is serializable (docs/
+/// prediction.md "Why none: certificates"): take a commit order `co` of the candidate that
+/// satisfies the level and the facts ([`judge_facts`]). A locked read of `x` reading `w` has
+/// every other writer of `x` `co`-before `w` or `co`-after the reader; a settled read's other
+/// writers are later in its session (`co`-after) or in an earlier connection, which every level
+/// with the connection order puts `co`-before the writer read (and the initial state is first).
+/// So every read reads the `co`-last write of its key before it: `co` is a serial order. A
+/// candidate is a sub-history of the run (fewer transactions, reads and writes, the same
+/// writers for the reads it keeps, the same locks and connection order), so the property holds
+/// for every candidate. Linear in the run.
+pub(crate) fn reads_locked_or_settled(h: &History) -> Option<LockedRun> {
+    if !has_facts(h) {
+        return None;
+    }
+    let sessions = h.sessions().len();
+    let closure = after_closure(h);
+    // Per key: (session, its first committed writer), t0 excluded.
+    let mut first_writers: Vec<Vec<(SessionId, TxnId)>> = vec![Vec::new(); h.key_count()];
+    for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+        let s = h.txn(t).session;
+        for &k in h.keys_written(t) {
+            let per_session = &mut first_writers[k as usize];
+            match per_session.iter_mut().find(|(x, _)| *x == s) {
+                Some(entry) => entry.1 = entry.1.min(t),
+                None => per_session.push((s, t)),
+            }
+        }
+    }
+    let mut found = LockedRun {
+        locked: 0,
+        after_connections: 0,
+    };
+    for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+        let l = h.txn(t).session;
+        for o in h.txn(t).ops() {
+            let op = h.op(o);
+            if op.kind != OpKind::Read || h.writer_txn(o) == Some(t) {
+                continue;
+            }
+            if h.is_locked_read(o) {
+                found.locked += 1;
+                continue;
+            }
+            let mut by_connection = false;
+            for &(s, first) in &first_writers[op.key as usize] {
+                if s == l {
+                    if first < t {
+                        return None;
+                    }
+                } else if closure[s as usize * sessions + l as usize] {
+                    by_connection = true;
+                } else {
+                    return None;
+                }
+            }
+            found.after_connections += usize::from(by_connection);
+        }
+    }
+    (found.locked + found.after_connections > 0).then_some(found)
+}
+
+/// A necessary condition of [`judge_facts`], decided without the solver (linear in the
+/// history): `Some(why)` when the facts surely fail —
+///
+/// - two transactions that both write `x` read `x` locked from one writer `w` (each locked
+///   reader needs the other, a writer of `x` that reads `w` and so is `co`-after `w`, to be
+///   `co`-after itself: each would come after the other);
+/// - a read of `x` reads a writer `c` forced before a writer `u` of `x` in a session that ended
+///   before the reader's began (`c` is the initial state, earlier in `u`'s session, or in a
+///   session that ended before `u`'s began): every level with the connection order puts `u`
+///   `co`-before the writer read, and `c` is `co`-before `u`.
+pub(crate) fn facts_surely_fail(h: &History) -> Option<String> {
+    if !has_facts(h) {
+        return None;
+    }
+    // Locked reads by writers of the key: (key, writer read, reader), sorted.
+    let mut locked: Vec<(u32, TxnId, TxnId)> = Vec::new();
+    for &o in h.locked_reads() {
+        let t = h.op(o).txn;
+        let Some(w) = h.writer_txn(o) else { continue };
+        let k = h.op(o).key;
+        if w != t && h.txn(t).is_committed() && h.keys_written(t).contains(&k) {
+            locked.push((k, w, t));
+        }
+    }
+    locked.sort_unstable();
+    locked.dedup();
+    if let Some(pair) = locked
+        .windows(2)
+        .find(|p| p[0].0 == p[1].0 && p[0].1 == p[1].1)
+    {
+        return Some(format!(
+            "{} and {} both read {} locked from {} and both write it",
+            h.txn_label(pair[0].2),
+            h.txn_label(pair[1].2),
+            h.key_name(pair[0].0),
+            h.txn_label(pair[0].1)
+        ));
+    }
+    if h.sessions_after().is_empty() {
+        return None;
+    }
+    let sessions = h.sessions().len();
+    let closure = after_closure(h);
+    let after = |e: SessionId, l: SessionId| closure[e as usize * sessions + l as usize];
+    // Earlier sessions (those with a later one): per key, each one's last committed writer.
+    let mut last_writers: Vec<(u32, SessionId, TxnId)> = Vec::new();
+    for &(e, _) in h.sessions_after() {
+        if last_writers.last().is_some_and(|&(_, s, _)| s == e) {
+            continue;
+        }
+        for t in h.sessions()[e as usize].txns() {
+            if h.txn(t).is_committed() {
+                for &k in h.keys_written(t) {
+                    last_writers.push((k, e, t));
+                }
+            }
+        }
+    }
+    last_writers.sort_unstable();
+    for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+        let l = h.txn(t).session;
+        for o in h.txn(t).ops() {
+            let op = h.op(o);
+            let Some(c) = h.writer_txn(o).filter(|&c| c != t) else {
+                continue;
+            };
+            if op.kind != OpKind::Read {
+                continue;
+            }
+            let start = last_writers.partition_point(|&(k, _, _)| k < op.key);
+            let end = last_writers.partition_point(|&(k, _, _)| k <= op.key);
+            // Per session the last entry is its last writer (sorted by transaction id).
+            for (i, &(_, e, u)) in last_writers[start..end].iter().enumerate() {
+                let is_last = last_writers
+                    .get(start + i + 1)
+                    .map_or(true, |&(k, e2, _)| k != op.key || e2 != e);
+                if !is_last || u == c || !after(e, l) {
+                    continue;
+                }
+                let forced = c == INITIAL_TXN
+                    || (h.txn(c).session == e && c < u)
+                    || after(h.txn(c).session, e);
+                if forced {
+                    return Some(format!(
+                        "{} reads {} from {}, but {} wrote it later in a connection that \
+                         closed before {}'s opened",
+                        h.txn_label(t),
+                        h.key_name(op.key),
+                        h.txn_label(c),
+                        h.txn_label(u),
+                        h.txn_label(t)
+                    ));
+                }
+            }
+        }
+    }
+    None
+}

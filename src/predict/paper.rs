@@ -86,8 +86,14 @@ pub(crate) fn predict(
     history: &History,
     options: &PredictOptions,
     deadline: Option<Instant>,
-    outcome: PredictOutcome,
+    mut outcome: PredictOutcome,
 ) -> Result<PredictOutcome, PredictError> {
+    // A recording whose every changeable read is locked (or follows a closed connection):
+    // every candidate that keeps the facts is serializable (`locks::reads_locked_or_settled`).
+    if super::locks::reads_locked_or_settled(history).is_some() {
+        super::certificate::conclude_none(&mut outcome, super::Certificate::LockedReads, "");
+        return Ok(outcome);
+    }
     run(history, options, deadline, outcome, Form::REFERENCE)
 }
 

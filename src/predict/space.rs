@@ -211,7 +211,20 @@ impl<'h> Space<'h> {
         boundary: BoundaryKind,
         per_read: bool,
     ) -> Result<Space<'h>, SpaceError> {
-        Self::build(h, boundary, per_read, false, false)
+        Self::build(h, boundary, per_read, false, false, true)
+    }
+
+    /// [`Space::new`] (`snapshots` false) or [`Space::for_snapshots`] (`snapshots`) without
+    /// the pruning by the facts ([`Space::prune_by_facts`]): the tests' ground truth.
+    #[cfg(test)]
+    pub fn unpruned(
+        h: &'h History,
+        boundary: BoundaryKind,
+        per_read: bool,
+        snapshots: bool,
+        write_conflicts: bool,
+    ) -> Result<Space<'h>, SpaceError> {
+        Self::build(h, boundary, per_read, write_conflicts, snapshots, false)
     }
 
     /// The space of prefix consistency (`write_conflicts` false) or snapshot isolation: one
@@ -223,7 +236,7 @@ impl<'h> Space<'h> {
         boundary: BoundaryKind,
         write_conflicts: bool,
     ) -> Result<Space<'h>, SpaceError> {
-        Self::build(h, boundary, false, write_conflicts, true)
+        Self::build(h, boundary, false, write_conflicts, true, true)
     }
 
     fn build(
@@ -232,6 +245,7 @@ impl<'h> Space<'h> {
         per_read: bool,
         write_conflicts: bool,
         txn_starts: bool,
+        prune_facts: bool,
     ) -> Result<Space<'h>, SpaceError> {
         let n_txn = h.txn_count();
         let committed: Vec<bool> = h.txns().iter().map(|t| t.is_committed()).collect();
@@ -487,7 +501,7 @@ impl<'h> Space<'h> {
             sessions[s].thresholds = t;
         }
 
-        Ok(Space {
+        let mut space = Space {
             history: h,
             boundary,
             node_txn,
@@ -504,7 +518,112 @@ impl<'h> Space<'h> {
             key_writers,
             key_groups,
             sessions,
-        })
+        };
+        if prune_facts {
+            space.prune_by_facts();
+        }
+        Ok(space)
+    }
+
+    /// Removes the candidate writers the facts of a recording exclude at every level
+    /// (docs/prediction.md "Statements real databases make atomic", [`super::locks`]): a read
+    /// of `x` by `t` cannot read `c` when a writer `u` of `x` is forced before `t` and `c` is
+    /// forced before `u`, where `u` is *forced before `t`* when `u`'s session ended before
+    /// `t`'s began (it is whole in every prediction, and every level with the connection order
+    /// puts it `co`-before the writer `t` reads) or — a locked read — `u` is earlier in `t`'s
+    /// session and every choice of the group is locked (the lock puts every other writer
+    /// `co`-before the writer read or after `t`);
+    /// and `c` is *forced before `u`* when it is t0, earlier in `u`'s session, or in a session
+    /// that ended before `u`'s began. Reading `c` would need `u` `co`-before `c`. Only the
+    /// last such `u` of each session matters (the relation is transitive). The observed writer
+    /// is never removed. Returns how many were removed.
+    fn prune_by_facts(&mut self) -> u64 {
+        let h = self.history;
+        if !super::locks::has_facts(h) {
+            return 0;
+        }
+        let ns = h.sessions().len();
+        let closure = super::locks::after_closure(h);
+        let after = |e: SessionId, l: SessionId| closure[e as usize * ns + l as usize];
+        let sess = |t: TxnId| h.txn(t).session;
+        let forced_before = |c: TxnId, u: TxnId| {
+            c == INITIAL_TXN || (sess(c) == sess(u) && c < u) || after(sess(c), sess(u))
+        };
+        let mut drop = vec![false; self.group_cands.len()];
+        let mut forced: Vec<TxnId> = Vec::new();
+        for g in 0..self.groups.len() {
+            let group = &self.groups[g];
+            let reader = self.node_txn[group.node as usize];
+            let l = sess(reader);
+            // Every choice of the group reads under a lock (one choice per read at read
+            // committed: an unlocked read of the key beside a locked one keeps its writers).
+            let locked = self
+                .units_of(g as u32)
+                .iter()
+                .all(|&u| self.ops_of(u).iter().any(|&o| h.is_locked_read(o)));
+            // The last writer of the key of each session forced before the reader (writers
+            // ascend by transaction id, so by session and position in it).
+            forced.clear();
+            let slot = self.key_slot(group.key) as usize;
+            for w in self.key_writers[slot].iter().filter(|w| w.node != 0) {
+                let u = self.node_txn[w.node as usize];
+                let s = sess(u);
+                let before_reader = after(s, l) || (locked && s == l && u < reader);
+                if !before_reader {
+                    continue;
+                }
+                match forced.last_mut() {
+                    Some(last) if sess(*last) == s => *last = u,
+                    _ => forced.push(u),
+                }
+            }
+            if forced.is_empty() {
+                continue;
+            }
+            let observed: Vec<u32> = self
+                .units_of(g as u32)
+                .iter()
+                .map(|&u| self.cands(g as u32)[self.units[u as usize].obs as usize])
+                .collect();
+            for i in group.cands.clone() {
+                let c = self.group_cands[i as usize];
+                let ct = self.node_txn[c as usize];
+                drop[i as usize] = !observed.contains(&c)
+                    && forced.iter().any(|&u| u != ct && forced_before(ct, u));
+            }
+        }
+        self.drop_candidates(&drop)
+    }
+
+    /// Removes the candidates marked in `drop` (parallel to [`Space::group_cands`]), keeping
+    /// each unit's observed writer index right; returns how many were removed.
+    fn drop_candidates(&mut self, drop: &[bool]) -> u64 {
+        let removed = drop.iter().filter(|&&d| d).count() as u64;
+        if removed == 0 {
+            return 0;
+        }
+        let mut new_cands: Vec<u32> = Vec::with_capacity(self.group_cands.len());
+        for g in 0..self.groups.len() {
+            let old = self.groups[g].cands.clone();
+            let start = new_cands.len() as u32;
+            for i in old.clone() {
+                if !drop[i as usize] {
+                    new_cands.push(self.group_cands[i as usize]);
+                }
+            }
+            let end = new_cands.len() as u32;
+            for k in self.groups[g].units.clone() {
+                let u = self.group_units[k as usize] as usize;
+                let obs_node = self.group_cands[(old.start + self.units[u].obs) as usize];
+                self.units[u].obs = new_cands[start as usize..end as usize]
+                    .binary_search(&obs_node)
+                    .expect("the observed writer is kept")
+                    as u32;
+            }
+            self.groups[g].cands = start..end;
+        }
+        self.group_cands = new_cands;
+        removed
     }
 
     /// A lower bound of the candidate writers the space of [`Space::new`] (`per_read`) or

@@ -6,7 +6,7 @@
 //! and read choice does.
 
 use super::space::{BoundaryKind, Space};
-use super::tests::{brute_force_judged, level_holds, unserializable};
+use super::tests::{brute_force_judged, level_holds, pco_cyclic, unserializable};
 use super::*;
 use crate::check::Level;
 use crate::history::{BuilderTxn, History, HistoryBuilder, OpKind, ReadFrom, TxnId, INITIAL_TXN};
@@ -460,12 +460,7 @@ fn predictions_keep_the_facts_and_are_found_when_they_exist() {
         for level in [LEVELS[seed as usize % LEVELS.len()]] {
             // Ground truth: every boundary and read choice of the exact-strict space that is
             // valid at the level with the facts, and unserializable.
-            let space = if matches!(level, Level::Prefix | Level::Snapshot) {
-                Space::for_snapshots(&h, BoundaryKind::Strict, level == Level::Snapshot)
-            } else {
-                Space::new(&h, BoundaryKind::Strict, level == Level::ReadCommitted)
-            }
-            .unwrap();
+            let space = unpruned_space(&h, level, BoundaryKind::Strict);
             let unser = |p: &History| {
                 crate::check::oracle::satisfies(p, Level::Serializable) == Some(false)
             };
@@ -505,4 +500,141 @@ fn predictions_keep_the_facts_and_are_found_when_they_exist() {
         "both outcomes: {found} found, {none} none"
     );
     assert!(facts_mattered > 0, "the facts removed some prediction");
+}
+
+/// The prediction space of `h` at `level` without the candidates the facts prune (the ground
+/// truth's: nothing the engines do is assumed).
+fn unpruned_space(h: &History, level: Level, boundary: BoundaryKind) -> Space<'_> {
+    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
+    Space::unpruned(
+        h,
+        boundary,
+        level == Level::ReadCommitted,
+        snapshots,
+        level == Level::Snapshot,
+    )
+    .unwrap()
+}
+
+/// The space the engines build (pruned by the facts).
+fn engine_space(h: &History, level: Level, boundary: BoundaryKind) -> Space<'_> {
+    if matches!(level, Level::Prefix | Level::Snapshot) {
+        Space::for_snapshots(h, boundary, level == Level::Snapshot)
+    } else {
+        Space::new(h, boundary, level == Level::ReadCommitted)
+    }
+    .unwrap()
+}
+
+/// The three shortcuts the engines take with the facts, against the enumeration of every
+/// boundary and read choice judged by the brute-force oracle on random tiny recordings:
+///
+/// - the `locked-reads` certificate is given only when no candidate keeping the facts is
+///   unserializable (and it is given on cases where, without the facts, one would be: the
+///   certificate rests on them);
+/// - the candidates the space prunes by the facts change no answer (and some are pruned);
+/// - `locks::facts_surely_fail` only rejects candidates the oracle rejects (and rejects some).
+#[test]
+fn the_facts_shortcuts_agree_with_the_enumeration() {
+    let cases: u64 = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(100)
+        .min(256);
+    let (mut certified, mut certified_by_facts, mut pruned, mut surely) = (0, 0, 0, 0);
+    let (mut predicted, mut with_facts) = (0, 0);
+    for seed in 0..cases * 2 {
+        let (h, _) = random_case(1000 + seed);
+        if !locks::has_facts(&h) {
+            continue;
+        }
+        with_facts += 1;
+        let level = LEVELS[seed as usize % LEVELS.len()];
+        let unser =
+            |p: &History| crate::check::oracle::satisfies(p, Level::Serializable) == Some(false);
+        let surely_count = std::cell::Cell::new(0);
+        let judged = |p: &History, level_h: &History| {
+            let holds = facts_oracle(level_h, level);
+            if locks::facts_surely_fail(level_h).is_some() {
+                assert!(
+                    !holds,
+                    "seed {seed} {level}: surely-fail rejected a valid candidate"
+                );
+                surely_count.set(surely_count.get() + 1);
+            }
+            holds && unser(p)
+        };
+        let certificate = locks::reads_locked_or_settled(&h).is_some();
+        for boundary in [BoundaryKind::Strict, BoundaryKind::Relaxed] {
+            let full = unpruned_space(&h, level, boundary);
+            let truth = brute_force_judged(&full, level, &judged);
+            let engine = engine_space(&h, level, boundary);
+            let engine_truth = brute_force_judged(&engine, level, &judged);
+            assert_eq!(
+                truth, engine_truth,
+                "seed {seed} {level} {boundary:?}: pruning by the facts changed the answer"
+            );
+            // Each approximate strategy of each engine (their encodings carry the locked
+            // reads' exclusivity) finds exactly what the enumeration finds.
+            let cyclic = brute_force_judged(&full, level, &|p, level_h| {
+                facts_oracle(level_h, level) && pco_cyclic(p)
+            });
+            let strategy = match boundary {
+                BoundaryKind::Strict => Strategy::ApproxStrict,
+                BoundaryKind::Relaxed => Strategy::ApproxRelaxed,
+            };
+            for engine in [Engine::Scalable, Engine::Paper] {
+                let out = predictions(&h, level, strategy, engine);
+                assert_eq!(
+                    out.verdict == Verdict::Predicted,
+                    cyclic,
+                    "seed {seed} {level} {strategy:?} {engine:?}: {:?} (brute force: {cyclic})",
+                    out.reason
+                );
+            }
+            if engine.group_cands.len() < full.group_cands.len() {
+                pruned += 1;
+            }
+            if truth {
+                predicted += 1;
+            }
+            if certificate {
+                assert!(
+                    !truth,
+                    "seed {seed} {level} {boundary:?}: the locked-reads certificate was given \
+                     but a candidate keeping the facts is unserializable"
+                );
+                if brute_force_judged(&full, level, &|p, _| unser(p)) {
+                    certified_by_facts += 1;
+                }
+            }
+        }
+        if certificate {
+            certified += 1;
+            for engine in [Engine::Scalable, Engine::Paper] {
+                let out = predictions(&h, level, Strategy::ApproxRelaxed, engine);
+                assert_eq!(out.verdict, Verdict::NoPrediction, "seed {seed} {level}");
+                // (No changeable read is stronger and said first when it applies.)
+                assert!(
+                    matches!(
+                        out.certificate,
+                        Some(Certificate::LockedReads | Certificate::NoChangeableRead)
+                    ),
+                    "seed {seed} {level} {engine:?}: {:?}",
+                    out.certificate
+                );
+            }
+        }
+        surely += surely_count.get();
+    }
+    assert!(
+        with_facts > 0 && predicted > 0,
+        "{with_facts} cases, {predicted} predicted"
+    );
+    assert!(
+        certified > 0 && certified_by_facts > 0,
+        "the certificate applied ({certified}) and rested on the facts ({certified_by_facts})"
+    );
+    assert!(pruned > 0, "the facts pruned some candidate writer");
+    assert!(surely > 0, "surely-fail rejected some candidate");
 }
