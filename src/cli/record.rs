@@ -20,8 +20,8 @@ pub struct Args {
     #[arg(long)]
     pub password: Option<String>,
     /// How long a transaction waits for a lock before going on without locks (seconds).
-    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
-    pub token_wait: f64,
+    #[arg(long, alias = "token-wait", value_name = "SECS", default_value_t = 2.0)]
+    pub lock_wait: f64,
     /// A setup command (run with `sh -c`, before CMD, one after another; repeatable): its
     /// connections — a fixture that loads the tables — are ordered before every connection of
     /// CMD. It runs with PGAPPNAME=setup. If one fails, CMD is not run.
@@ -35,15 +35,12 @@ pub struct Args {
 /// Runs CMD against the server and writes the recording; exits with CMD's status (a signal
 /// that ended it: 128 + the signal), or 2 if the server or the output failed.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let token_wait = std::time::Duration::try_from_secs_f64(args.token_wait).map_err(|_| {
-        anyhow::anyhow!(
-            "--token-wait {}: not a duration in seconds",
-            args.token_wait
-        )
+    let lock_wait = std::time::Duration::try_from_secs_f64(args.lock_wait).map_err(|_| {
+        anyhow::anyhow!("--lock-wait {}: not a duration in seconds", args.lock_wait)
     })?;
     let server = Arc::new(Server::bind(Config {
         password: args.password.clone(),
-        token_wait,
+        lock_wait,
         ..Config::default()
     })?);
     std::fs::create_dir_all(&args.out)

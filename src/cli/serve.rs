@@ -27,8 +27,8 @@ pub struct Args {
     #[arg(long)]
     pub password: Option<String>,
     /// How long a transaction waits for a lock before going on without locks (seconds).
-    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
-    pub token_wait: f64,
+    #[arg(long, alias = "token-wait", value_name = "SECS", default_value_t = 2.0)]
+    pub lock_wait: f64,
 }
 
 fn seconds(name: &str, s: f64) -> anyhow::Result<Duration> {
@@ -45,7 +45,7 @@ pub fn config(args: &Args) -> anyhow::Result<Config> {
             .map(|s| seconds("--until-idle", s))
             .transpose()?,
         password: args.password.clone(),
-        token_wait: seconds("--token-wait", args.token_wait)?,
+        lock_wait: seconds("--lock-wait", args.lock_wait)?,
         ..Config::default()
     })
 }

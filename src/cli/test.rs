@@ -36,10 +36,10 @@ pub struct Args {
     /// wait is reported as a divergence and the replay goes on (seconds).
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     turn_wait: f64,
-    /// How long a recorded transaction waits for another to end before running concurrently
+    /// How long a recorded transaction waits for a lock before going on without locks
     /// (seconds).
-    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
-    token_wait: f64,
+    #[arg(long, alias = "token-wait", value_name = "SECS", default_value_t = 2.0)]
+    lock_wait: f64,
     /// Print the report as JSON instead of Markdown.
     #[arg(long)]
     json: bool,
@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max: args.max,
         timeout: args.timeout.0,
         turn_wait: seconds("--turn-wait", args.turn_wait)?,
-        token_wait: seconds("--token-wait", args.token_wait)?,
+        lock_wait: seconds("--lock-wait", args.lock_wait)?,
     };
     isopredict::ewriteln!(
         "isopredict test: recording {} (then one replay per prediction)",

@@ -52,7 +52,7 @@ pub struct AppTestOptions {
     /// How long a replayed transaction waits for its turn before the wait is a divergence.
     pub turn_wait: Duration,
     /// How long a recorded transaction waits for another to end before running concurrently.
-    pub token_wait: Duration,
+    pub lock_wait: Duration,
 }
 
 /// One run of the command against the server.
@@ -139,7 +139,7 @@ fn collect(server: &Server, exit: i32, source: &str) -> anyhow::Result<AppRun> {
 /// Stage 1: the observed run.
 fn record(options: &AppTestOptions) -> anyhow::Result<AppRun> {
     let server = Arc::new(Server::bind(Config {
-        token_wait: options.token_wait,
+        lock_wait: options.lock_wait,
         ..Config::default()
     })?);
     let exit = run_against(server.clone(), &options.command)?;
@@ -300,7 +300,7 @@ fn replay(
     };
     let server = Arc::new(Server::bind_replay(
         Config {
-            token_wait: options.token_wait,
+            lock_wait: options.lock_wait,
             ..Config::default()
         },
         setup,

@@ -9,7 +9,7 @@
 //! make the observed run serializable (as MonkeyDB and IsoPredict record it).
 //!
 //! A test that holds two transactions open at once in one thread would wait forever for a
-//! lock the other holds: a lock wait longer than [`Shared::token_wait`] lets the waiting
+//! lock the other holds: a lock wait longer than [`Shared::lock_wait`] lets the waiting
 //! transaction go on without that lock, and without any lock for the rest of it. A request
 //! that would close a cycle of waits (a deadlock, found at once) goes on without that one lock.
 //! Either way the transaction runs concurrently with the holder, its reads still see the latest
@@ -30,7 +30,7 @@ use super::sql::exec::Locking;
 use crate::store::{ReadPolicy, Store};
 
 /// The default bound on waiting for a lock.
-pub const DEFAULT_TOKEN_WAIT: Duration = Duration::from_secs(2);
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// The store, catalog, recording and locks, changed under one mutex (each statement holds it
 /// while it runs, never across a network wait or a lock wait).
@@ -108,14 +108,14 @@ pub struct Shared {
     /// ([`super::replay`]).
     replay: Option<std::sync::Arc<ReplayGate>>,
     /// How long a transaction waits for a lock before going on without it.
-    pub token_wait: Duration,
+    pub lock_wait: Duration,
     /// Whether connections opening now are setup connections (`record --setup`).
     setup_phase: AtomicBool,
 }
 
 impl Shared {
     /// A new, empty database.
-    pub fn new(token_wait: Duration) -> Shared {
+    pub fn new(lock_wait: Duration) -> Shared {
         Shared {
             db: Mutex::new(Database {
                 store: Store::new(ReadPolicy::Latest).expect("the Latest policy is supported"),
@@ -125,7 +125,7 @@ impl Shared {
                 locks: LockTable::default(),
             }),
             replay: None,
-            token_wait,
+            lock_wait,
             setup_phase: AtomicBool::new(false),
         }
     }
@@ -143,11 +143,11 @@ impl Shared {
     /// A new, empty database in replay mode: `store` follows a prediction and transactions
     /// pass `gate` instead of taking locks.
     pub fn replaying(
-        token_wait: Duration,
+        lock_wait: Duration,
         store: Store,
         gate: std::sync::Arc<ReplayGate>,
     ) -> Shared {
-        let shared = Shared::new(token_wait);
+        let shared = Shared::new(lock_wait);
         shared.lock().store = store;
         Shared {
             replay: Some(gate),
@@ -165,11 +165,11 @@ impl Shared {
         self.db.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits for a lock request to be granted, up to [`Shared::token_wait`]; `false`: the wait
+    /// Waits for a lock request to be granted, up to [`Shared::lock_wait`]; `false`: the wait
     /// timed out (the caller then cancels the request, [`LockTable::cancel`]).
     pub async fn wait_for_lock(&self, heard: oneshot::Receiver<()>) -> bool {
         matches!(
-            tokio::time::timeout(self.token_wait, heard).await,
+            tokio::time::timeout(self.lock_wait, heard).await,
             Ok(Ok(()))
         )
     }

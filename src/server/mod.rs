@@ -50,7 +50,7 @@ pub struct Config {
     /// A password clients must give (cleartext); `None`: trust.
     pub password: Option<String>,
     /// How long a transaction waits for a lock before running on without locks.
-    pub token_wait: Duration,
+    pub lock_wait: Duration,
     /// The most connections open at once; more are refused (closed at once).
     pub max_connections: usize,
 }
@@ -61,7 +61,7 @@ impl Default for Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             until_idle: None,
             password: None,
-            token_wait: database::DEFAULT_TOKEN_WAIT,
+            lock_wait: database::DEFAULT_LOCK_WAIT,
             max_connections: 10_000,
         }
     }
@@ -102,7 +102,7 @@ impl std::fmt::Display for Summary {
         if self.concurrent > 0 {
             write!(
                 f,
-                "; {} transactions waited longer than --token-wait for a lock (or were in a \
+                "; {} transactions waited longer than --lock-wait for a lock (or were in a \
                  deadlock) and ran on without it (the recording may not be serializable: \
                  check it)",
                 self.concurrent
@@ -125,7 +125,7 @@ impl Server {
         let listener = std::net::TcpListener::bind(config.addr)?;
         listener.set_nonblocking(true)?;
         Ok(Server {
-            shared: Arc::new(Shared::new(config.token_wait)),
+            shared: Arc::new(Shared::new(config.lock_wait)),
             config,
             listener,
         })

@@ -30,7 +30,8 @@ pub struct TxnNotes {
     pub locked: Vec<u32>,
     /// `(event, key)` of reads under a row lock.
     pub lock_candidates: Vec<(u32, KeyRef)>,
-    /// Whether the transaction ran without the transaction token (it waited too long).
+    /// Whether the transaction ran without some of its locks (a lock wait ran out, or a
+    /// deadlock was skipped).
     pub concurrent: bool,
 }
 
@@ -67,7 +68,7 @@ pub struct Recorder {
     statements: Vec<SqlStatement>,
     sessions: Vec<SessionInfo>,
     entries: Vec<Vec<Entry>>,
-    /// Transactions that ran without the token.
+    /// Transactions that ran without some of their locks.
     pub concurrent_txns: u64,
     /// Statements refused or failed.
     pub errors: u64,

@@ -23,7 +23,7 @@ impl Server {
         let listener = std::net::TcpListener::bind(config.addr)?;
         listener.set_nonblocking(true)?;
         Ok(Server {
-            shared: Arc::new(Shared::replaying(config.token_wait, store, gate)),
+            shared: Arc::new(Shared::replaying(config.lock_wait, store, gate)),
             config,
             listener,
         })
