@@ -8,7 +8,7 @@ use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use isopredict::server::{Config, Server};
+use isopredict::server::{client, Config, Server};
 
 /// Arguments of `isopredict record`.
 #[derive(clap::Args)]
@@ -58,7 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::thread::spawn(move || server.run(&stop))
     };
     let connect = |cmd: &mut Command| {
-        connection_env(cmd, addr, args.password.as_deref());
+        client::connection_env(cmd, addr, args.password.as_deref());
     };
     let mut setup_failed = None;
     if !args.setup.is_empty() {
@@ -111,38 +111,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let path = args.out.join("observed.json");
     let summary = server.write(&path)?;
     isopredict::ewriteln!("isopredict record: {summary}; wrote {}", path.display());
-    let code = match status.code() {
-        Some(c) => c,
-        None => {
-            use std::os::unix::process::ExitStatusExt;
-            128 + status.signal().unwrap_or(0)
-        }
-    };
+    let code = client::exit_code(status);
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
-}
-
-/// Points `cmd` at the server: libpq's variables and DATABASE_URL (and PGPASSWORD).
-fn connection_env(cmd: &mut Command, addr: std::net::SocketAddr, password: Option<&str>) {
-    let user = "postgres";
-    let database = "postgres";
-    let auth = match password {
-        Some(p) => format!("{user}:{p}@"),
-        None => format!("{user}@"),
-    };
-    cmd.env("PGHOST", addr.ip().to_string())
-        .env("PGPORT", addr.port().to_string())
-        .env("PGUSER", user)
-        .env("PGDATABASE", database)
-        .env("PGSSLMODE", "disable")
-        .env(
-            "DATABASE_URL",
-            format!(
-                "postgresql://{auth}{}:{}/{database}?sslmode=disable",
-                addr.ip(),
-                addr.port()
-            ),
-        );
-    if let Some(p) = password {
-        cmd.env("PGPASSWORD", p);
-    }
 }

@@ -7,15 +7,22 @@ use std::process::Command;
 
 /// `command` (program and arguments) set up to connect to the server at `addr`.
 pub fn client_command(command: &[String], addr: SocketAddr, password: Option<&str>) -> Command {
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..]);
+    connection_env(&mut cmd, addr, password);
+    cmd
+}
+
+/// Points `cmd` at the server at `addr`: libpq's variables, `DATABASE_URL` (and
+/// `PGPASSWORD` when the server asks for `password`).
+pub fn connection_env(cmd: &mut Command, addr: SocketAddr, password: Option<&str>) {
     let user = "postgres";
     let database = "postgres";
     let auth = match password {
         Some(p) => format!("{user}:{p}@"),
         None => format!("{user}@"),
     };
-    let mut cmd = Command::new(&command[0]);
-    cmd.args(&command[1..])
-        .env("PGHOST", addr.ip().to_string())
+    cmd.env("PGHOST", addr.ip().to_string())
         .env("PGPORT", addr.port().to_string())
         .env("PGUSER", user)
         .env("PGDATABASE", database)
@@ -31,7 +38,6 @@ pub fn client_command(command: &[String], addr: SocketAddr, password: Option<&st
     if let Some(p) = password {
         cmd.env("PGPASSWORD", p);
     }
-    cmd
 }
 
 /// The exit code of `status` as a shell reports it (a signal that ended it: 128 + the signal).
