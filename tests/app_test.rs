@@ -202,3 +202,66 @@ fn the_documented_bank_test_fails_under_its_predicted_lost_update() {
         "{lost:#}"
     );
 }
+
+/// `test --setup CMD`: the fixture is loaded by a setup command, in the recording and again
+/// before each replay; the application's connections come after it, and the lost update is
+/// still predicted and validated. A failing setup command stops the test (exit 2).
+#[test]
+fn a_setup_command_loads_the_fixture_in_the_recording_and_every_replay() {
+    let Some(bin) = psql_dir("app_test --setup") else {
+        return;
+    };
+    let s = Scratch::new("app-test-setup");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin.clone()];
+    paths.extend(std::env::split_paths(&path));
+    let path = std::env::join_paths(paths).unwrap();
+    let setup_sql = app().with_file_name("setup.sql");
+    let load = format!("psql -q -X -v ON_ERROR_STOP=1 -f '{}'", setup_sql.display());
+    let run = |setup: &str, out: &str| {
+        Command::new(env!("CARGO_BIN_EXE_isopredict"))
+            .args(["test", "--json", "--level", "causal", "--turn-wait", "20"])
+            .arg("--out")
+            .arg(s.join(out))
+            .args(["--setup", setup, "--"])
+            .arg(app())
+            .args(["deposit.sql", "120"])
+            .env("PATH", &path)
+            .env("APP_NO_SETUP", "1")
+            .output()
+            .unwrap()
+    };
+    let o = run(&load, "out");
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("report JSON: {e}\n{}\n{}", stdout(&o), stderr(&o)));
+    assert_eq!(o.status.code(), Some(1), "{r:#}\n{}", stderr(&o));
+    let a = &r["anomalies"][0];
+    assert_eq!(a["name"], "lost update", "{r:#}");
+    assert_eq!(a["replay"], "validated", "{r:#}");
+    assert_eq!(a["test_exit"], 1, "{r:#}");
+    // The setup's connection is recorded and the application's come after it, in the observed
+    // run and in the replay (which ran the setup command again).
+    for file in ["observed.json", "validating.json"] {
+        let bytes = std::fs::read(s.join("out").join(file)).unwrap();
+        let h = isopredict::formats::json::read(&bytes, file).unwrap();
+        let names = h.statements().unwrap().session_names().to_vec();
+        let setup = names
+            .iter()
+            .position(|n| n == "setup")
+            .expect("a setup session");
+        let after: Vec<_> = h
+            .sessions_after()
+            .iter()
+            .filter(|&&(earlier, _)| earlier as usize == setup)
+            .collect();
+        assert_eq!(after.len(), 2, "{file}: {names:?} {:?}", h.sessions_after());
+    }
+
+    let o = run("exit 7", "failed");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the setup command `exit 7` failed (exit 7)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -60,37 +60,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let connect = |cmd: &mut Command| {
         client::connection_env(cmd, addr, args.password.as_deref());
     };
-    let mut setup_failed = None;
-    if !args.setup.is_empty() {
-        server.begin_setup();
-        for setup in &args.setup {
-            isopredict::ewriteln!("isopredict record: listening on {addr}; setup: {setup}");
-            let mut cmd = Command::new("sh");
-            cmd.args(["-c", setup]).env("PGAPPNAME", "setup");
-            connect(&mut cmd);
-            match cmd.status() {
-                Ok(s) if s.success() => {}
-                other => {
-                    setup_failed = Some((setup.clone(), other));
-                    break;
-                }
-            }
+    let setup = client::run_setup(
+        &server,
+        addr,
+        &args.setup,
+        args.password.as_deref(),
+        |words| isopredict::ewriteln!("isopredict record: listening on {addr}; {words}"),
+    );
+    let code = match setup {
+        Err((words, code)) => {
+            isopredict::ewriteln!("isopredict record: {words}; not running the command");
+            code.ok_or_else(|| anyhow::anyhow!("{words}"))
         }
-        if !server.end_setup(std::time::Duration::from_secs(10)) {
-            isopredict::ewriteln!(
-                "isopredict record: a setup connection was still open 10 s after the setup \
-                 commands ended: it orders nothing"
-            );
-        }
-    }
-    let status = match setup_failed {
-        Some((setup, status)) => {
-            isopredict::ewriteln!(
-                "isopredict record: the setup command `{setup}` failed; not running the command"
-            );
-            status.map_err(|e| anyhow::anyhow!("cannot run sh -c {setup}: {e}"))
-        }
-        None => {
+        Ok(()) => {
             let mut cmd = Command::new(&args.command[0]);
             cmd.args(&args.command[1..]);
             connect(&mut cmd);
@@ -99,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 args.command.join(" ")
             );
             cmd.status()
+                .map(client::exit_code)
                 .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", args.command[0]))
         }
     };
@@ -106,11 +89,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let served = serving
         .join()
         .map_err(|_| anyhow::anyhow!("the recording server stopped unexpectedly"))?;
-    let status = status?;
+    let code = code?;
     served?;
     let path = args.out.join("observed.json");
     let summary = server.write(&path)?;
     isopredict::ewriteln!("isopredict record: {summary}; wrote {}", path.display());
-    let code = client::exit_code(status);
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }

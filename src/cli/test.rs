@@ -40,6 +40,11 @@ pub struct Args {
     /// (seconds).
     #[arg(long, alias = "token-wait", value_name = "SECS", default_value_t = 2.0)]
     lock_wait: f64,
+    /// A setup command (run with `sh -c` before CMD, in the recording and before each replay;
+    /// repeatable): its connections — a fixture that loads the tables — come before every
+    /// connection of CMD. It runs with PGAPPNAME=setup. If one fails, the test stops.
+    #[arg(long, value_name = "SHELL COMMAND")]
+    setup: Vec<String>,
     /// Print the report as JSON instead of Markdown.
     #[arg(long)]
     json: bool,
@@ -59,6 +64,7 @@ fn seconds(name: &str, s: f64) -> anyhow::Result<Duration> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = AppTestOptions {
         command: args.command,
+        setup: args.setup,
         level: args.level,
         strategy: args.strategy,
         max: args.max,

@@ -26,7 +26,7 @@ use crate::check::Level;
 use crate::history::{History, TxnId};
 use crate::predict::{predict, Engine, PredictOptions, Prediction, Strategy, Verdict};
 use crate::report::run_report::RunVerdict;
-use crate::server::client::{client_command, exit_code};
+use crate::server::client::{client_command, exit_code, run_setup};
 use crate::server::replay::ReplaySetup;
 use crate::server::{Config, Server, Summary};
 use crate::workloads::{self, ReplayOutcome};
@@ -41,6 +41,9 @@ use super::level_name;
 pub struct AppTestOptions {
     /// The test command and its arguments.
     pub command: Vec<String>,
+    /// Setup commands run before it, in the recording and before each replay (`sh -c`; their
+    /// connections come before every connection of the command: [`crate::server::client::run_setup`]).
+    pub setup: Vec<String>,
     /// The level predictions satisfy.
     pub level: Level,
     /// The prediction strategy.
@@ -104,23 +107,31 @@ pub struct AppTestOutcome {
     pub replays: Vec<AppReplay>,
 }
 
-/// Runs `command` against `server` until it exits, then stops the server.
-fn run_against(server: Arc<Server>, command: &[String]) -> anyhow::Result<i32> {
+/// Runs the setup commands, then `command`, against `server` until it exits, then stops the
+/// server. A failing setup command is an error (the command is not run).
+fn run_against(server: Arc<Server>, setup: &[String], command: &[String]) -> anyhow::Result<i32> {
     let addr = server.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
     let serving = {
         let (server, stop) = (server.clone(), stop.clone());
         std::thread::spawn(move || server.run(&stop))
     };
+    let setup = run_setup(&server, addr, setup, None, |words| {
+        ewriteln!("isopredict test: {words}")
+    });
     // The command's output goes to standard error: standard output carries the report.
-    let status = client_command(command, addr, None)
-        .stdout(std::process::Stdio::from(std::io::stderr()))
-        .status();
+    let status = match setup {
+        Ok(()) => client_command(command, addr, None)
+            .stdout(std::process::Stdio::from(std::io::stderr()))
+            .status()
+            .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", command[0])),
+        Err((words, _)) => Err(anyhow::anyhow!("{words}; not running the test command")),
+    };
     stop.store(true, Ordering::SeqCst);
     let served = serving
         .join()
         .map_err(|_| anyhow::anyhow!("the server stopped unexpectedly"))?;
-    let status = status.map_err(|e| anyhow::anyhow!("cannot run {}: {e}", command[0]))?;
+    let status = status?;
     served?;
     Ok(exit_code(status))
 }
@@ -142,7 +153,7 @@ fn record(options: &AppTestOptions) -> anyhow::Result<AppRun> {
         lock_wait: options.lock_wait,
         ..Config::default()
     })?);
-    let exit = run_against(server.clone(), &options.command)?;
+    let exit = run_against(server.clone(), &options.setup, &options.command)?;
     collect(&server, exit, "observed.json")
 }
 
@@ -305,7 +316,7 @@ fn replay(
         },
         setup,
     )?);
-    let exit = run_against(server.clone(), &options.command)?;
+    let exit = run_against(server.clone(), &options.setup, &options.command)?;
     let run = collect(&server, exit, "validating.json")?;
     let (reads, turns) = server.replay_divergences();
     let mut divergences: Vec<String> =

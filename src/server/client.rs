@@ -50,3 +50,48 @@ pub fn exit_code(status: std::process::ExitStatus) -> i32 {
         }
     }
 }
+
+/// Runs the setup commands against `server` (listening at `addr`), one after another, each
+/// with `sh -c` and `PGAPPNAME=setup`: every connection they open is a setup connection, so
+/// every connection opened afterwards is ordered after it (docs/recording.md, "Connection
+/// order"). `say` hears each command before it runs. Stops at the first command that fails
+/// and returns its words with its exit code (`None`: it could not run); a setup connection
+/// still open 10 s after the commands ended is said through `say` (it orders nothing).
+pub fn run_setup(
+    server: &super::Server,
+    addr: SocketAddr,
+    setups: &[String],
+    password: Option<&str>,
+    mut say: impl FnMut(&str),
+) -> Result<(), (String, Option<i32>)> {
+    if setups.is_empty() {
+        return Ok(());
+    }
+    server.begin_setup();
+    let mut failed = None;
+    for setup in setups {
+        say(&format!("setup: {setup}"));
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", setup]).env("PGAPPNAME", "setup");
+        connection_env(&mut cmd, addr, password);
+        match cmd.status() {
+            Ok(s) if s.success() => {}
+            Ok(s) => {
+                let code = exit_code(s);
+                failed = Some((
+                    format!("the setup command `{setup}` failed (exit {code})"),
+                    Some(code),
+                ));
+                break;
+            }
+            Err(e) => {
+                failed = Some((format!("cannot run sh -c {setup}: {e}"), None));
+                break;
+            }
+        }
+    }
+    if !server.end_setup(std::time::Duration::from_secs(10)) {
+        say("a setup connection was still open 10 s after the setup commands ended: it orders nothing");
+    }
+    failed.map_or(Ok(()), Err)
+}

@@ -8,7 +8,8 @@ set -e
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-PGAPPNAME=setup psql -q -X -v ON_ERROR_STOP=1 -f "$here/setup.sql"
+# APP_NO_SETUP=1: the tables are loaded by `isopredict test --setup` instead.
+[ -n "$APP_NO_SETUP" ] || PGAPPNAME=setup psql -q -X -v ON_ERROR_STOP=1 -f "$here/setup.sql"
 mkfifo "$work/alice.in" "$work/bob.in"
 PGAPPNAME=alice psql -q -X -v ON_ERROR_STOP=1 < "$work/alice.in" > "$work/alice.out" &
 a=$!
