@@ -10,16 +10,24 @@
 //! strong_targets -->` lines is replaced by the printed table.
 //!
 //! Each check is the release binary beside this example (`target/release/isopredict`), run
-//! under `/usr/bin/time` for its CPU time (user + system) and peak memory; the wall time
-//! includes parsing. The machine's load average (`/proc/loadavg`) is printed with the table,
+//! as a child process measured to its end (`common/child.rs`: CPU time, user + system, and
+//! peak memory from `wait4`); the wall time includes parsing. The machine's load average (`/proc/loadavg`) is printed with the table,
 //! since on a shared machine the wall time can be several times the CPU time.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::Duration;
 
+#[allow(dead_code)] // each example uses part of the shared module
+#[path = "common/child.rs"]
+mod child;
 #[path = "common/docs.rs"]
 mod docs;
+
+/// A check is killed past these (the 60 s timeout ends each well before).
+const CAPS: child::Caps = child::Caps {
+    memory_kb: 8 * 1024 * 1024,
+    wall: Duration::from_secs(600),
+};
 
 /// (label, generate arguments, timeout in seconds, target in seconds).
 const CASES: &[(&str, &[&str], u32, u32)] = &[
@@ -49,72 +57,19 @@ const CASES: &[(&str, &[&str], u32, u32)] = &[
     ),
 ];
 
-fn binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("this example");
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/release")
-        .join("isopredict");
-    assert!(
-        bin.exists(),
-        "{} is missing: run `cargo build --release` first",
-        bin.display()
-    );
-    bin
-}
-
-/// Runs `bin args` under `/usr/bin/time`: (exit code, wall s, CPU s, peak MB, first line of
-/// the verdict's reason when unknown).
-fn measure(bin: &Path, args: &[&str]) -> (Option<i32>, f64, f64, u64, String) {
-    let start = Instant::now();
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "TIME %U %S %M"])
-        .arg(bin)
-        .args(args)
-        .output()
-        .expect("/usr/bin/time runs");
-    let wall = start.elapsed().as_secs_f64();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let (mut cpu, mut peak_kb) = (f64::NAN, 0u64);
-    if let Some(line) = err.lines().rev().find(|l| l.starts_with("TIME ")) {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        let user: f64 = w[1].parse().unwrap_or(f64::NAN);
-        let system: f64 = w[2].parse().unwrap_or(f64::NAN);
-        cpu = user + system;
-        peak_kb = w[3].parse().unwrap_or(0);
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let reason = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("gave up: "))
-        .unwrap_or("")
-        .to_string();
-    // /usr/bin/time passes the child's exit code on.
-    (out.status.code(), wall, cpu, peak_kb >> 10, reason)
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".to_string())
-}
-
 fn main() {
     let write_docs = std::env::args().any(|a| a == "--write-docs");
-    let bin = binary();
+    let bin = child::release_binary();
     let dir = std::env::temp_dir().join(format!("strong_targets_{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     let mut text = String::new();
     text.push_str(&format!(
-        "Measured {} on the shared 2-core machine, load average (1, 5, 15 min) {} at the \
-         start; the Zipf histories from `isopredict generate --consistent ser --dist zipf --ops \
+        "{} The Zipf histories from `isopredict generate --consistent ser --dist zipf --ops \
          8 --seed 1` plus the sessions, transactions and keys shown, the wide one from \
          `isopredict generate --consistent ser --sessions 10000 --txns 4 --ops 4 --keys 2000 \
          --seed 1 --format plume`; each checked by `isopredict check FILE --level L --timeout \
          60` (parsing included).\n\n",
-        date(),
-        load()
+        child::measured_where()
     ));
     text.push_str(
         "| history | level | verdict | wall | CPU (user + system) | peak memory | target |\n",
@@ -177,10 +132,17 @@ fn main() {
         assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
         for level in ["ser", "si", "pc"] {
             let t = timeout.to_string();
-            let (code, wall, cpu, peak, reason) = measure(
-                &bin,
-                &["check", &file_arg, "--level", level, "--timeout", &t],
+            let m = child::measure(
+                Command::new(&bin).args(["check", &file_arg, "--level", level, "--timeout", &t]),
+                &CAPS,
             );
+            let (code, wall, cpu, peak) = (m.code, m.wall, m.cpu, m.peak_mb);
+            let reason = m
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("gave up: "))
+                .unwrap_or("")
+                .to_string();
             let verdict = match code {
                 Some(0) => "consistent".to_string(),
                 Some(1) => "violated".to_string(),
@@ -203,19 +165,12 @@ fn main() {
         let _ = std::fs::remove_file(&file);
     }
     let _ = std::fs::remove_dir(&dir);
-    text.push_str(&format!("\nLoad average at the end: {}.\n", load()));
+    text.push_str(&format!(
+        "\nLoad average at the end: {}.\n",
+        child::load_average()
+    ));
     println!("\n{text}");
     if write_docs {
         docs::write_docs_section("performance.md", "strong_targets", &text);
     }
-}
-
-/// Today's date and time (UTC), from `date`.
-fn date() -> String {
-    Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "?".to_string())
 }

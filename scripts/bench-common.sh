@@ -32,7 +32,7 @@ measure() {
 human_kb() { awk -v k="$1" 'BEGIN { if (k >= 1048576) printf "%.2f GB", k/1048576; else if (k >= 1024) printf "%.0f MB", k/1024; else printf "%d KB", k }'; }
 
 # With --docs: the table in file $1 replaces what stands between the script's markers in
-# docs/performance.md (atomically), dated and with the commit measured.
+# docs/performance.md (atomically), with the commit measured (no date: the docs' git history has it).
 write_docs_table() {
     [[ $docs == 1 ]] || return 0
     local table="$1" doc="$repo/docs/performance.md" tmp
@@ -40,7 +40,7 @@ write_docs_table() {
     grep -q "$begin" "$doc" || { echo "no $begin marker in $doc" >&2; exit 2; }
     tmp="$(mktemp "$doc.XXXXXX")"
     awk -v b="$begin" -v e="$end" -v t="$table" -v script="scripts/bench-$name.sh --docs" \
-        -v when="$(date -u +%Y-%m-%d) at $(cd "$repo" && git rev-parse --short HEAD)" '
+        -v when="at $(cd "$repo" && git rev-parse --short HEAD)" '
         $0 == b { print; print ""; print "Measured " when " (`" script "`):"; print ""; while ((getline l < t) > 0) print l; print ""; skip = 1; next }
         $0 == e { skip = 0 }
         !skip { print }' "$doc" >"$tmp"

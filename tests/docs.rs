@@ -1,4 +1,6 @@
-//! docs/architecture.md names only what exists: every file it cites in backticks (`cli/check.rs`,
+//! The reference docs stay reference: docs/performance.md's tables come from commands (see
+//! `every_performance_table_is_written_by_a_command`), and docs/architecture.md names only
+//! what exists: every file it cites in backticks (`cli/check.rs`,
 //! `tests/layout.rs`) is in the repository, and every Rust name it cites (`verdict::decide`,
 //! `scalable::predict`, `keep_findings`, `TimestampedHistory`) is defined somewhere in src/
 //! (a `fn`, `struct`, `enum`, `trait`, `type`, `const`, `static`, `mod` or module file). A
@@ -176,4 +178,124 @@ fn the_check_sees_a_stale_name() {
         Some(Path::new(ROOT).join("src/cli/check.rs"))
     );
     assert!(cited_file("tests/layout.rs").unwrap().exists());
+}
+
+/// The marker pairs of docs/performance.md's generated tables: (command named in the begin
+/// marker, the name its end marker must carry).
+fn generated_blocks(page: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    for line in page.lines() {
+        if let Some(rest) =
+            line.strip_prefix("<!-- begin: written by `cargo run --release --example ")
+        {
+            let example = rest.split([' ', '`']).next().unwrap_or("").to_string();
+            blocks.push((
+                format!("examples/{example}.rs"),
+                format!("<!-- end: written by {example} -->"),
+            ));
+        } else if let Some(rest) = line.strip_prefix("<!-- bench-") {
+            if let Some(name) = rest.strip_suffix(":begin -->") {
+                blocks.push((
+                    format!("scripts/bench-{name}.sh"),
+                    format!("<!-- bench-{name}:end -->"),
+                ));
+            }
+        }
+    }
+    blocks
+}
+
+/// The problems that keep `page` from being a reference page of generated tables: a table
+/// outside a generated block (the "Targets" section's table of goals excepted), a marker
+/// without its end or naming no command in the repository, a date, a branch name.
+fn performance_page_problems(page: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut open_end: Option<String> = None;
+    let mut section = String::new();
+    for (i, line) in page.lines().enumerate() {
+        let n = i + 1;
+        if let Some(heading) = line.strip_prefix("## ") {
+            section = heading.to_string();
+        }
+        if let Some(end) = &open_end {
+            if line.starts_with(end.as_str()) {
+                open_end = None;
+            }
+        } else if let Some((command, end)) = generated_blocks(line).into_iter().next() {
+            if !Path::new(ROOT).join(&command).exists() {
+                problems.push(format!(
+                    "line {n}: the marker names {command}, which does not exist"
+                ));
+            }
+            open_end = Some(end);
+        } else if line.starts_with('|') && section != "Targets" {
+            problems.push(format!(
+                "line {n}: a table outside a generated block: {line}"
+            ));
+        }
+        let bytes = line.as_bytes();
+        let digit = |k: usize| bytes.get(k).is_some_and(u8::is_ascii_digit);
+        let dated = (0..bytes.len()).any(|k| {
+            bytes[k..].starts_with(b"20")
+                && (k + 2..k + 4).all(digit)
+                && bytes.get(k + 4) == Some(&b'-')
+                && (k + 5..k + 7).all(digit)
+                && bytes.get(k + 7) == Some(&b'-')
+                && (k + 8..k + 10).all(digit)
+        });
+        if dated {
+            problems.push(format!(
+                "line {n}: a date (the git history keeps when): {line}"
+            ));
+        }
+        if line.contains("branch `") {
+            problems.push(format!("line {n}: a branch name: {line}"));
+        }
+    }
+    if let Some(end) = open_end {
+        problems.push(format!("a generated block never ends (no `{end}`)"));
+    }
+    problems
+}
+
+#[test]
+fn every_performance_table_is_written_by_a_command() {
+    let page = std::fs::read_to_string(Path::new(ROOT).join("docs/performance.md")).unwrap();
+    let problems = performance_page_problems(&page);
+    assert!(
+        problems.is_empty(),
+        "docs/performance.md:\n{}",
+        problems.join("\n")
+    );
+    // Every example that writes into the page has its block there.
+    for entry in std::fs::read_dir(Path::new(ROOT).join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(source) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if source.contains("write_docs_section(\"performance.md\"") {
+            let name = path.file_stem().unwrap().to_string_lossy().to_string();
+            assert!(
+                page.contains(&format!("<!-- end: written by {name} -->")),
+                "{} writes into docs/performance.md, which has no block for it",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_performance_check_sees_hand_tables_dates_and_stray_markers() {
+    let good = "## Targets\n| a | b |\n## X\n<!-- begin: written by `cargo run --release --example check_speed -- --write-docs` -->\n| 1 | 2 |\n<!-- end: written by check_speed -->\n";
+    assert!(performance_page_problems(good).is_empty());
+    let hand = "## X\n| 1 | 2 |\n";
+    assert_eq!(performance_page_problems(hand).len(), 1);
+    let dated = "## X\nMeasured 2026-11-27 on the machine.\n";
+    assert_eq!(performance_page_problems(dated).len(), 1);
+    let branch = "## X\nOn branch `wide` it was faster.\n";
+    assert_eq!(performance_page_problems(branch).len(), 1);
+    let unknown = "<!-- begin: written by `cargo run --release --example no_such_example` -->\n| 1 |\n<!-- end: written by no_such_example -->\n";
+    assert_eq!(performance_page_problems(unknown).len(), 1);
+    let open = "<!-- bench-adya:begin -->\n| 1 |\n";
+    assert_eq!(performance_page_problems(open).len(), 1);
 }
