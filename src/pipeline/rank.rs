@@ -37,7 +37,7 @@ use crate::workloads::{self, RunConfig, Size, Workload};
 
 use super::cells::{self, PlanLine};
 use super::rank_app::{predict_app, AppRunSetup, AppSpec, AppWaits};
-use super::rank_predict::{predict_history, task_record};
+use super::rank_predict::{predict_history, record_anomalies, task_record};
 use super::{level_name, parse_level};
 
 /// What to rank.
@@ -1171,14 +1171,7 @@ fn predict_workload(
         .iter()
         .map(|p| super::distinct::app_anomaly(p, &observed.txn_calls, &keys))
         .collect();
-    record.anomalies = super::distinct::first_of_each(&named)
-        .into_iter()
-        .take(setup.max.max(1))
-        .map(|i| named[i].to_string())
-        .collect();
-    // How the search for further distinct anomalies ended, as `run`'s report.json says it.
-    record.search =
-        super::run_report::search_section(&end, record.anomalies.len(), setup.max).map(Box::new);
+    record_anomalies(&mut record, &named, &end, setup.max);
     match workloads::validate(
         workload,
         &config,

@@ -17,8 +17,8 @@ use crate::predict::Strategy;
 use crate::report::tables::{PredictionRecord, ValidationRecord};
 
 use super::app_test::{self, app_txn_label, app_txn_shape, AppTestOptions};
-use super::distinct::{anomaly_by, first_of_each};
-use super::rank_predict::{predict_history, task_record};
+use super::distinct::anomaly_by;
+use super::rank_predict::{predict_history, record_anomalies, task_record};
 
 /// The environment variable that carries a run's seed to an application's command (and its
 /// setup commands), in the recording and in the replay: the grid's `--seeds`, one run each.
@@ -219,13 +219,7 @@ pub(super) fn predict_app(
             )
         })
         .collect();
-    record.anomalies = first_of_each(&named)
-        .into_iter()
-        .take(setup.max.max(1))
-        .map(|i| named[i].to_string())
-        .collect();
-    record.search =
-        super::run_report::search_section(&end, record.anomalies.len(), setup.max).map(Box::new);
+    record_anomalies(&mut record, &named, &end, setup.max);
     let Some(first) = predictions.into_iter().next() else {
         return record;
     };

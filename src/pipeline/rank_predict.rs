@@ -9,7 +9,7 @@ use crate::history::History;
 use crate::predict::{predict, PredictOptions, Strategy, Verdict};
 use crate::report::tables::{PredictionOutcome, PredictionRecord};
 
-use super::distinct::SearchEnd;
+use super::distinct::{first_of_each, AppAnomaly, SearchEnd};
 use super::level_name;
 
 /// The record of a Tables 4/5 task before it runs: what it is, and an error outcome until the
@@ -103,4 +103,22 @@ pub(super) fn predict_history(
             SearchEnd::NotSearched,
         ),
     }
+}
+
+/// Fills `record`'s distinct anomalies — the first prediction of each of `named` (the task's
+/// predictions, named in the program's terms), at most `max` — and how the search for them
+/// ended (`end`), as `run`'s report.json says it.
+pub(super) fn record_anomalies(
+    record: &mut PredictionRecord,
+    named: &[AppAnomaly],
+    end: &SearchEnd,
+    max: usize,
+) {
+    record.anomalies = first_of_each(named)
+        .into_iter()
+        .take(max.max(1))
+        .map(|i| named[i].to_string())
+        .collect();
+    record.search =
+        super::run_report::search_section(end, record.anomalies.len(), max).map(Box::new);
 }
