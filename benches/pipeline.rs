@@ -56,6 +56,8 @@ fn rank_small(c: &mut Criterion) {
         timeout: Some(Duration::from_secs(60)),
         max: 1,
         score: Default::default(),
+        apps: Vec::new(),
+        app_waits: Default::default(),
     };
     let bar = indicatif::ProgressBar::hidden();
     group.bench_function("small_seeds_1_2", |b| b.iter(|| rank(&grid, &bar).unwrap()));

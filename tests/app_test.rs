@@ -265,3 +265,231 @@ fn a_setup_command_loads_the_fixture_in_the_recording_and_every_replay() {
         stderr(&o)
     );
 }
+
+/// `isopredict rank --json --out OUT ARGS…` with psql on PATH.
+fn rank(s: &Scratch, bin: &Path, args: &[&str]) -> Output {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin.to_path_buf()];
+    paths.extend(std::env::split_paths(&path));
+    Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .arg("rank")
+        .args(args)
+        .env("PATH", std::env::join_paths(paths).unwrap())
+        .current_dir(s.join(""))
+        .output()
+        .unwrap()
+}
+
+/// The rank grid of the application tests: Voter (one small run) beside three applications —
+/// deposits that read, then write (a lost update), atomic increments, and a command that fails
+/// when recorded (exit 40 + its seed).
+fn app_grid(app: &Path) -> Vec<String> {
+    let app = app.display();
+    [
+        "--workloads",
+        "voter",
+        "--sizes",
+        "small",
+        "--seeds",
+        "1",
+        "--explore",
+        "0",
+        "--levels",
+        "causal,rc",
+        "--turn-wait",
+        "20",
+        "--app",
+        &format!("deposit='{app}' deposit.sql 120"),
+        "--app",
+        &format!("increment='{app}' increment-returning.sql 120"),
+        "--app",
+        "broken=exit $((ISOPREDICT_SEED + 40))",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// The table rows of rank.md that start with `| NAME |` (or `| N | NAME |` in the risk table).
+fn rows_of<'a>(md: &'a str, name: &str) -> Vec<&'a str> {
+    md.lines()
+        .filter(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            cells.len() > 2 && (cells[1] == name || cells[2] == name)
+        })
+        .collect()
+}
+
+/// Issue 33 item 4: `rank --app` records each application, predicts at the grid's levels,
+/// validates by re-running it, and ranks it in the same tables as the workloads: the lost
+/// update above the atomic increments, a command that fails when recorded reported as an error.
+/// The same grid as a plan, run cell by cell and merged, ranks alike (the route of Ray).
+#[test]
+fn rank_ranks_applications_beside_the_workloads() {
+    let Some(bin) = psql_dir("app_test rank --app") else {
+        return;
+    };
+    let s = Scratch::new("app-test-rank");
+    let grid = app_grid(&app());
+    let grid: Vec<&str> = grid.iter().map(String::as_str).collect();
+    let o = rank(&s, &bin, &[&["--json", "--out", "out"], &grid[..]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("rank.json: {e}\n{}\n{}", stdout(&o), stderr(&o)));
+    let records = |program: &str| -> Vec<serde_json::Value> {
+        r["predictions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["program"] == program)
+            .cloned()
+            .collect()
+    };
+    // The lost update is predicted and validated at both levels, and the application's test
+    // fails under it (as an invariant broken for a workload).
+    let deposit = records("deposit");
+    assert_eq!(deposit.len(), 2, "{r:#}");
+    for p in &deposit {
+        assert_eq!(p["outcome"], "sat", "{p:#}");
+        assert_eq!(p["run"], "seed 1", "{p:#}");
+        assert_eq!(p["validation"]["validated"], true, "{p:#}");
+        assert_eq!(p["validation"]["verdict"], "validated", "{p:#}");
+        assert_eq!(
+            p["validation"]["failed_invariants"],
+            serde_json::json!(["test-failed (exit 1)"]),
+            "{p:#}"
+        );
+        // Named by the deposit's statements (their shapes) and the column both write.
+        let anomaly = p["anomalies"][0].as_str().unwrap();
+        assert!(
+            anomaly.contains(
+                "`select bal from acct where id = ?; update acct set bal = ? + ? where id = ?`"
+            ) && anomaly.contains(" on ")
+                && anomaly.contains("acct.bal"),
+            "{p:#}"
+        );
+    }
+    // Atomic increments: nothing predicted, with a certificate.
+    let increment = records("increment");
+    assert_eq!(increment.len(), 2, "{r:#}");
+    for p in &increment {
+        assert_eq!(p["outcome"], "unsat", "{p:#}");
+        assert!(p["certificate"].is_string(), "{p:#}");
+        assert!(p["validation"].is_null(), "{p:#}");
+    }
+    // A command that fails when recorded is an error record, with the exit code its seed made.
+    let broken = records("broken");
+    assert_eq!(broken.len(), 2, "{r:#}");
+    for p in &broken {
+        assert_eq!(p["outcome"], "error", "{p:#}");
+        let detail = p["detail"].as_str().unwrap();
+        assert!(detail.contains("the command exited 41"), "{detail}");
+    }
+    let ranking: Vec<&str> = r["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["program"].as_str().unwrap())
+        .collect();
+    let at = |p: &str| ranking.iter().position(|q| *q == p).unwrap();
+    assert!(at("deposit") < at("increment"), "{ranking:?}");
+    assert!(r["ranking"][at("deposit")]["score"].as_f64().unwrap() > 0.0);
+    assert!(r["ranking"][at("increment")]["score"].as_f64().unwrap() < 1e-9);
+    // rank.md: the applications' rows have the workload's columns, table by table.
+    let md = s.read("out/rank.md");
+    for app in ["deposit", "increment", "broken"] {
+        let (apps, voter) = (rows_of(&md, app), rows_of(&md, "voter"));
+        assert!(!apps.is_empty(), "{app}: {md}");
+        assert_eq!(apps.len(), voter.len(), "{app}: {md}");
+        for (a, v) in apps.iter().zip(&voter) {
+            assert_eq!(a.matches('|').count(), v.matches('|').count(), "{a}\n{v}");
+        }
+    }
+    assert!(
+        md.contains("- broken seed 1 causal approx-relaxed: recording: the command exited 41"),
+        "{md}"
+    );
+    assert!(md.contains("applications deposit ("), "{md}");
+
+    // The plan names each application's command on its cells; run cell by cell and merged,
+    // it ranks as one machine did.
+    let mut plan_args = grid.clone();
+    plan_args.extend(["--plan", "plan.jsonl"]);
+    let o = rank(&s, &bin, &plan_args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let plan = s.read("plan.jsonl");
+    assert_eq!(plan.lines().count(), 2 + 3 * 2, "{plan}");
+    assert!(
+        plan.contains("\"kind\":\"app\",\"app\":\"deposit\",\"command\":"),
+        "{plan}"
+    );
+    for n in 0..8 {
+        let o = rank(
+            &s,
+            &bin,
+            &[
+                "--cell",
+                &n.to_string(),
+                "--plan",
+                "plan.jsonl",
+                "--out",
+                "cells",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "cell {n}: {}", stderr(&o));
+    }
+    let o = rank(&s, &bin, &["--json", "--merge", "cells", "--out", "merged"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let merged: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let outcomes = |r: &serde_json::Value| -> Vec<(String, String, String, bool)> {
+        r["predictions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["program"].as_str().unwrap().to_string(),
+                    p["level"].as_str().unwrap().to_string(),
+                    p["outcome"].as_str().unwrap().to_string(),
+                    p["validation"]["validated"] == true,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(outcomes(&merged), outcomes(&r));
+    assert_eq!(merged["grid"], r["grid"]);
+}
+
+/// A bad `--app` or `--app-setup` is bad usage (exit 2) saying what is wrong, before anything
+/// runs.
+#[test]
+fn a_bad_app_spec_is_refused_with_its_reason() {
+    let s = Scratch::new("app-test-rank-bad");
+    for (args, says) in [
+        (
+            &["--app", "deposit"][..],
+            "--app `deposit`: expected NAME='COMMAND'",
+        ),
+        (
+            &["--app", "deposit=  "][..],
+            "--app `deposit=  `: the command after `=` is empty",
+        ),
+        (&["--app", "=./run"][..], "the name before `=` is empty"),
+        (&["--app", "a=x", "--app", "a=y"][..], "`a` is given twice"),
+        (
+            &["--app", "a=x", "--app-setup", "b=y"][..],
+            "--app-setup `b=y`: no --app is named `b`",
+        ),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_isopredict"))
+            .arg("rank")
+            .args(args)
+            .args(["--out", "out"])
+            .current_dir(s.join(""))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(!s.join("out").exists(), "{args:?}");
+    }
+}

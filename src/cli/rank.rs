@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use isopredict::check::Level;
 use isopredict::pipeline::cells::write_plan;
@@ -29,12 +30,38 @@ fn dedup<T: PartialEq>(values: &mut Vec<T>) {
     *values = kept;
 }
 
+/// A wait in seconds (`--turn-wait`, `--lock-wait`): 0 to 10⁹, fractions allowed.
+fn parse_wait(s: &str) -> Result<Duration, String> {
+    match super::parse_timeout(s)? {
+        super::Timeout(Some(d)) => Ok(d),
+        super::Timeout(None) => Ok(Duration::ZERO),
+    }
+}
+
 /// Arguments of `isopredict rank`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Workloads, comma-separated [default: all].
+    /// Workloads, comma-separated [default: all, or none when --app is given].
     #[arg(long, value_delimiter = ',')]
     workloads: Vec<String>,
+    /// An application to rank, beside or instead of the workloads (repeatable): NAME and the
+    /// shell command that runs it (`sh -c`), e.g. `--app bank='pytest -q tests/'`. Each seed
+    /// of --seeds is one recorded run, with ISOPREDICT_SEED set to the seed; it is recorded and
+    /// replayed through the recording server as `isopredict test` does (docs/ranking.md).
+    #[arg(long, value_name = "NAME=COMMAND")]
+    app: Vec<String>,
+    /// A setup command of the application NAME (repeatable; `sh -c`, before the command in
+    /// every run, as `test --setup`).
+    #[arg(long, value_name = "NAME=COMMAND", requires = "app")]
+    app_setup: Vec<String>,
+    /// With --app: how long a replayed transaction waits for its turn before the wait is a
+    /// divergence (seconds, as `test --turn-wait`).
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_wait)]
+    turn_wait: Duration,
+    /// With --app: how long a recorded transaction waits for a lock before going on without
+    /// it (seconds, as `test --lock-wait`).
+    #[arg(long, value_name = "SECS", default_value = "2", value_parser = parse_wait)]
+    lock_wait: Duration,
     /// Seeds: N, A..B (inclusive) or a comma-separated list.
     #[arg(long, default_value = "1..10")]
     seeds: String,
@@ -76,7 +103,7 @@ pub struct Args {
     explore: u64,
     /// Rank the histories in this folder instead (one group per subfolder; each file an
     /// observed history in any supported format).
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["workloads", "seeds", "sizes", "explore", "calls", "store", "scan"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["workloads", "seeds", "sizes", "explore", "calls", "store", "scan", "app"])]
     histories: Option<PathBuf>,
     /// Time budget in seconds per prediction; fractions allowed, 0: no limit, at most 1e9.
     #[arg(long, default_value = "60", value_name = "SECS", value_parser = super::parse_timeout)]
@@ -149,10 +176,16 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     dedup(&mut args.strategies);
     dedup(&mut args.sizes);
     dedup(&mut args.workloads);
+    let apps = match isopredict::pipeline::parse_apps(&args.app, &args.app_setup) {
+        Ok(apps) => apps,
+        Err(e) => return bad(e),
+    };
     let input = match args.histories {
         Some(dir) => RankInput::Histories { dir },
         None => {
-            let workloads = if args.workloads.is_empty() {
+            let workloads = if args.workloads.is_empty() && !apps.is_empty() {
+                Vec::new()
+            } else if args.workloads.is_empty() {
                 workloads::all()
             } else {
                 let mut chosen = Vec::new();
@@ -211,6 +244,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         timeout: args.timeout.0,
         max: args.max,
         score: args.score,
+        apps,
+        app_waits: isopredict::pipeline::AppWaits {
+            turn_wait: args.turn_wait,
+            lock_wait: args.lock_wait,
+        },
     };
     if let Some(plan) = &args.plan {
         if matches!(

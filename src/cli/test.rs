@@ -71,6 +71,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         timeout: args.timeout.0,
         turn_wait: seconds("--turn-wait", args.turn_wait)?,
         lock_wait: seconds("--lock-wait", args.lock_wait)?,
+        env: Vec::new(),
+        dir: None,
     };
     isopredict::ewriteln!(
         "isopredict test: recording {} (then one replay per prediction)",

@@ -16,6 +16,7 @@
 //! The report ([`super::app_test_report`]) speaks in the application's statements and says
 //! first whether the test command failed under a prediction it passed without.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +33,7 @@ use crate::server::{Config, Server, Summary};
 use crate::workloads::{self, ReplayOutcome};
 
 use super::anomaly_name::{name_prediction, AnomalyName};
-use super::app_paths::{path_divergences, read_divergence_words, statement_words};
+use super::app_paths::{path_divergences, read_divergence_words, statement_shape, statement_words};
 use super::judge::{judge, Judged};
 use super::level_name;
 
@@ -56,6 +57,11 @@ pub struct AppTestOptions {
     pub turn_wait: Duration,
     /// How long a recorded transaction waits for another to end before running concurrently.
     pub lock_wait: Duration,
+    /// Environment variables set for the command and the setup commands (`rank --app` sets
+    /// `ISOPREDICT_SEED`), in every run.
+    pub env: Vec<(String, String)>,
+    /// The folder the command and the setup commands run in (`None`: this process's).
+    pub dir: Option<PathBuf>,
 }
 
 /// One run of the command against the server.
@@ -107,24 +113,38 @@ pub struct AppTestOutcome {
     pub replays: Vec<AppReplay>,
 }
 
-/// Runs the setup commands, then `command`, against `server` until it exits, then stops the
-/// server. A failing setup command is an error (the command is not run).
-fn run_against(server: Arc<Server>, setup: &[String], command: &[String]) -> anyhow::Result<i32> {
+/// Runs the setup commands, then the command, against `server` until it exits, then stops the
+/// server; both with `options.env` set and in `options.dir`. A failing setup command is an
+/// error (the command is not run).
+fn run_against(server: Arc<Server>, options: &AppTestOptions) -> anyhow::Result<i32> {
     let addr = server.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
     let serving = {
         let (server, stop) = (server.clone(), stop.clone());
         std::thread::spawn(move || server.run(&stop))
     };
-    let setup = run_setup(&server, addr, setup, None, |words| {
+    let prelude = shell_prelude(&options.env, options.dir.as_deref());
+    let setups: Vec<String> = options
+        .setup
+        .iter()
+        .map(|s| format!("{prelude}{s}"))
+        .collect();
+    let setup = run_setup(&server, addr, &setups, None, |words| {
         ewriteln!("isopredict test: {words}")
     });
+    let command = &options.command;
     // The command's output goes to standard error: standard output carries the report.
     let status = match setup {
-        Ok(()) => client_command(command, addr, None)
-            .stdout(std::process::Stdio::from(std::io::stderr()))
-            .status()
-            .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", command[0])),
+        Ok(()) => {
+            let mut cmd = client_command(command, addr, None);
+            cmd.envs(options.env.iter().map(|(k, v)| (k, v)));
+            if let Some(dir) = &options.dir {
+                cmd.current_dir(dir);
+            }
+            cmd.stdout(std::process::Stdio::from(std::io::stderr()))
+                .status()
+                .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", command[0]))
+        }
         Err((words, _)) => Err(anyhow::anyhow!("{words}; not running the test command")),
     };
     stop.store(true, Ordering::SeqCst);
@@ -134,6 +154,20 @@ fn run_against(server: Arc<Server>, setup: &[String], command: &[String]) -> any
     let status = status?;
     served?;
     Ok(exit_code(status))
+}
+
+/// What a setup command (run with `sh -c`) is preceded by so that it runs in `dir` with `env`
+/// set, as the command does: `cd '/dir' || exit 1; export K='v'; ` (empty when neither).
+fn shell_prelude(env: &[(String, String)], dir: Option<&Path>) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let mut prelude = String::new();
+    if let Some(dir) = dir {
+        prelude.push_str(&format!("cd {} || exit 1; ", quote(&dir.to_string_lossy())));
+    }
+    for (k, v) in env {
+        prelude.push_str(&format!("export {k}={}; ", quote(v)));
+    }
+    prelude
 }
 
 fn collect(server: &Server, exit: i32, source: &str) -> anyhow::Result<AppRun> {
@@ -147,13 +181,13 @@ fn collect(server: &Server, exit: i32, source: &str) -> anyhow::Result<AppRun> {
     })
 }
 
-/// Stage 1: the observed run.
-fn record(options: &AppTestOptions) -> anyhow::Result<AppRun> {
+/// Stage 1: the observed run (also `rank --app`'s recording).
+pub(super) fn record(options: &AppTestOptions) -> anyhow::Result<AppRun> {
     let server = Arc::new(Server::bind(Config {
         lock_wait: options.lock_wait,
         ..Config::default()
     })?);
-    let exit = run_against(server.clone(), &options.setup, &options.command)?;
+    let exit = run_against(server.clone(), options)?;
     collect(&server, exit, "observed.json")
 }
 
@@ -274,8 +308,8 @@ fn recorded_sessions(h: &History) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// Stage 4: the command re-run along prediction `p`, judged.
-fn replay(
+/// Stage 4: the command re-run along prediction `p`, judged (also `rank --app`'s validation).
+pub(super) fn replay(
     options: &AppTestOptions,
     observed: &AppRun,
     prediction: Prediction,
@@ -316,7 +350,7 @@ fn replay(
         },
         setup,
     )?);
-    let exit = run_against(server.clone(), &options.setup, &options.command)?;
+    let exit = run_against(server.clone(), options)?;
     let run = collect(&server, exit, "validating.json")?;
     let (reads, turns) = server.replay_divergences();
     let mut divergences: Vec<String> =
@@ -381,6 +415,16 @@ fn txn_statements(h: &History, t: TxnId) -> Vec<&crate::history::SqlStatement> {
         }
     }
     seen
+}
+
+/// Transaction `t` as the step of the program it is: its statements' shapes (literals as `?`,
+/// lower case: [`statement_shape`]) joined by `; `; `None` when it has no statement.
+pub(super) fn app_txn_shape(h: &History, t: TxnId) -> Option<String> {
+    let shapes: Vec<String> = txn_statements(h, t)
+        .into_iter()
+        .map(|st| statement_shape(&st.sql))
+        .collect();
+    (!shapes.is_empty()).then(|| shapes.join("; "))
 }
 
 /// The statements of transaction `t` with their parameters, for reports.

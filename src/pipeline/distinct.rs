@@ -75,23 +75,35 @@ fn procedure(calls: &[Option<TxnCall>], t: u32) -> String {
 /// The anomaly of prediction `p` of a workload run whose transactions ran `calls` (indexed by
 /// observed transaction id) over keys named by `keys`.
 pub fn app_anomaly(p: &Prediction, calls: &[Option<TxnCall>], keys: &KeyDirectory) -> AppAnomaly {
+    anomaly_by(p, |t| procedure(calls, t), |k| key_column(keys, k))
+}
+
+/// The anomaly of prediction `p`, each transaction of its cycle (or changed reads) named by
+/// `procedure` (by observed transaction id) and each key by `column`: [`app_anomaly`] for
+/// workloads; an application recorded through the server names a transaction by its
+/// statements' shapes (`rank --app`).
+pub fn anomaly_by(
+    p: &Prediction,
+    procedure: impl Fn(u32) -> String,
+    column: impl Fn(&str) -> String,
+) -> AppAnomaly {
     let mut procedures = Vec::new();
     let mut columns = Vec::new();
     match &p.cycle {
         Some(cycle) => {
             for e in cycle {
-                procedures.push(procedure(calls, e.from));
-                procedures.push(procedure(calls, e.to));
+                procedures.push(procedure(e.from));
+                procedures.push(procedure(e.to));
                 if let Some(k) = &e.key {
-                    columns.push(key_column(keys, k));
+                    columns.push(column(k));
                 }
             }
         }
         None => {
             for c in &p.changed_reads {
-                procedures.push(procedure(calls, c.txn));
-                procedures.push(procedure(calls, c.new_writer));
-                columns.push(key_column(keys, &c.key));
+                procedures.push(procedure(c.txn));
+                procedures.push(procedure(c.new_writer));
+                columns.push(column(&c.key));
             }
         }
     }

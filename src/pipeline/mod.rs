@@ -27,6 +27,8 @@ mod judge;
 pub mod progress;
 pub mod promise;
 pub mod rank;
+pub mod rank_app;
+mod rank_predict;
 pub mod run;
 mod run_data;
 mod run_files;
@@ -40,6 +42,7 @@ pub use rank::{
     merge_rank, parse_seeds, progress_bar, rank, rank_plan, run_rank_plan_cell, write_rank_files,
     RankGrid, RankInput, RankOutcome, RankScore,
 };
+pub use rank_app::{parse_apps, AppSpec, AppWaits};
 pub use run::{run_workload, write_run_files, PipelineError, RunOptions, RunOutcome};
 pub use run_memory::run_workload_within;
 

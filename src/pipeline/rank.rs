@@ -23,8 +23,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::check::Level;
 use crate::formats;
-use crate::history::History;
-use crate::predict::{predict, PredictOptions, Strategy, Verdict};
+use crate::predict::Strategy;
 use crate::report::chart::risk_chart_svg;
 use crate::report::tables::{
     anomalies_markdown, anomaly_risk_rows, exploration_markdown, exploration_rows,
@@ -37,7 +36,8 @@ use crate::store::{ReadPolicy, ScanMode};
 use crate::workloads::{self, RunConfig, Size, Workload};
 
 use super::cells::{self, PlanLine};
-use super::distinct::SearchEnd;
+use super::rank_app::{predict_app, AppRunSetup, AppSpec, AppWaits};
+use super::rank_predict::{predict_history, record_anomalies, task_record};
 use super::{level_name, parse_level};
 
 /// What to rank.
@@ -87,6 +87,11 @@ pub struct RankGrid {
     pub max: usize,
     /// What the risk ranking scores.
     pub score: RankScore,
+    /// Applications ranked beside the workloads (`rank --app`), one run per seed of the grid
+    /// each (docs/ranking.md "Ranking applications").
+    pub apps: Vec<AppSpec>,
+    /// How the applications' runs wait for turns and locks.
+    pub app_waits: AppWaits,
 }
 
 /// What `rank`'s risk ranking scores (docs/ranking.md).
@@ -121,6 +126,15 @@ impl RankGrid {
             .map_or("none".to_string(), |t| format!("{} s", t.as_secs_f64()));
         match &self.input {
             RankInput::Workloads {
+                workloads, seeds, ..
+            } if workloads.is_empty() && !self.apps.is_empty() => format!(
+                "{}; seeds {}; levels {}; strategies {}; timeout {timeout}",
+                describe_apps(&self.apps),
+                describe_seeds(seeds),
+                levels.join(", "),
+                strategies.join(", "),
+            ),
+            RankInput::Workloads {
                 workloads,
                 sizes,
                 seeds,
@@ -138,7 +152,11 @@ impl RankGrid {
                 backend
                     .as_ref()
                     .map_or("the embedded store".to_string(), |b| b.describe()),
-            ),
+            ) + &if self.apps.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", describe_apps(&self.apps))
+            },
             RankInput::Histories { dir } => format!(
                 "histories under {}; levels {}; strategies {}; timeout {timeout}",
                 dir.display(),
@@ -147,6 +165,26 @@ impl RankGrid {
             ),
         }
     }
+}
+
+/// `applications deposit (`sh -c '…'`), … recorded through the server with ISOPREDICT_SEED`.
+fn describe_apps(apps: &[AppSpec]) -> String {
+    let list: Vec<String> = apps
+        .iter()
+        .map(|a| {
+            let setup = if a.setup.is_empty() {
+                String::new()
+            } else {
+                format!(" after `{}`", a.setup.join("`, `"))
+            };
+            format!("{} (`{}`{setup})", a.name, a.command)
+        })
+        .collect();
+    format!(
+        "applications {}, recorded and replayed through the recording server with {} set to the seed",
+        list.join(", "),
+        super::rank_app::SEED_ENV
+    )
 }
 
 fn describe_seeds(seeds: &[u64]) -> String {
@@ -297,6 +335,12 @@ enum Task {
         level: Level,
         strategy: Strategy,
     },
+    App {
+        app: AppSpec,
+        seed: u64,
+        level: Level,
+        strategy: Strategy,
+    },
 }
 
 /// What a rank cell produced: one prediction task's record or one exploration run's.
@@ -336,6 +380,12 @@ pub struct RankPlanGrid {
     /// only histories under it ([`cells::under_roots`]); empty for workloads.
     #[serde(default)]
     pub roots: Vec<PathBuf>,
+    /// With applications (`rank --app`): how long a replayed transaction waits for its turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_wait: Option<Duration>,
+    /// With applications: how long a recorded transaction waits for a lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_wait: Option<Duration>,
 }
 
 /// One cell of a rank plan: everything it runs, by name, with its seeds.
@@ -381,6 +431,22 @@ pub enum RankTask {
         /// The strategy.
         strategy: Strategy,
     },
+    /// Record an application's command (`rank --app`), predict, validate by re-running it.
+    App {
+        /// The application's name.
+        app: String,
+        /// The shell command that runs it (`sh -c`, with ISOPREDICT_SEED set to `seed`).
+        command: String,
+        /// Its setup commands (`sh -c`), run before it in every run.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        setup: Vec<String>,
+        /// The run's seed.
+        seed: u64,
+        /// The level's name.
+        level: String,
+        /// The strategy.
+        strategy: Strategy,
+    },
 }
 
 /// The seed of exploration run `trial` of a workload run with seed `seed`.
@@ -398,6 +464,9 @@ impl Task {
             } => size(*s) * if workload.name() == "tpcc" { 40 } else { 10 },
             Task::Explore { size: s, .. } => size(*s),
             Task::History { path, .. } => std::fs::metadata(path).map_or(0, |m| m.len() / 1000),
+            // Two runs of a program (recorded, replayed): seconds, more than most workload
+            // runs of the paper's sizes.
+            Task::App { .. } => 10_000,
         }
     }
 
@@ -440,6 +509,19 @@ impl Task {
             } => RankTask::History {
                 group: group.clone(),
                 path: path.clone(),
+                level: level_name(*level).to_string(),
+                strategy: *strategy,
+            },
+            Task::App {
+                app,
+                seed,
+                level,
+                strategy,
+            } => RankTask::App {
+                app: app.name.clone(),
+                command: app.command.clone(),
+                setup: app.setup.clone(),
+                seed: *seed,
                 level: level_name(*level).to_string(),
                 strategy: *strategy,
             },
@@ -498,6 +580,29 @@ impl RankTask {
                 level: parse_level(level)?,
                 strategy: *strategy,
             },
+            RankTask::App {
+                app,
+                command,
+                setup,
+                seed,
+                level,
+                strategy,
+            } => {
+                super::rank_app::check_app_name(app)?;
+                if command.trim().is_empty() || setup.iter().any(|s| s.trim().is_empty()) {
+                    return Err(format!("application `{app}`: an empty command"));
+                }
+                Task::App {
+                    app: AppSpec {
+                        name: app.clone(),
+                        command: command.clone(),
+                        setup: setup.clone(),
+                    },
+                    seed: *seed,
+                    level: parse_level(level)?,
+                    strategy: *strategy,
+                }
+            }
         })
     }
 }
@@ -595,6 +700,26 @@ fn grid_tasks(grid: &RankGrid) -> Result<Vec<Task>, String> {
                     }
                 }
             }
+            for app in &grid.apps {
+                for &seed in seeds {
+                    for &level in &grid.levels {
+                        for &strategy in &grid.strategies {
+                            tasks.push(Task::App {
+                                app: app.clone(),
+                                seed,
+                                level,
+                                strategy,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        RankInput::Histories { .. } if !grid.apps.is_empty() => {
+            return Err(
+                "applications (--app) are ranked beside the workloads, not beside --histories"
+                    .to_string(),
+            );
         }
         RankInput::Histories { dir } => {
             let files = history_files(dir)?;
@@ -646,6 +771,8 @@ pub fn rank_plan(grid: &RankGrid) -> Result<String, String> {
             RankInput::Histories { dir } => vec![dir.clone()],
             RankInput::Workloads { .. } => Vec::new(),
         },
+        turn_wait: (!grid.apps.is_empty()).then_some(grid.app_waits.turn_wait),
+        lock_wait: (!grid.apps.is_empty()).then_some(grid.app_waits.lock_wait),
     };
     let lines: Vec<(u64, RankTask)> = tasks.iter().map(|t| (t.cost(), t.to_plan())).collect();
     cells::plan_text(&plan_grid, &lines)
@@ -656,6 +783,8 @@ fn parse_rank_plan(text: &str, origin: &str) -> Result<Vec<PlanLine<RankPlanGrid
     let lines = cells::parse_plan::<RankPlanGrid, RankTask>(text, origin)?;
     let first = lines[0].grid.clone();
     cells::check_timeout(first.timeout, origin)?;
+    cells::check_timeout(first.turn_wait, origin)?;
+    cells::check_timeout(first.lock_wait, origin)?;
     if first.max == 0 {
         return Err(format!(
             "{origin}: max is 0: a plan asks for at least 1 anomaly per task, as --max does"
@@ -719,6 +848,19 @@ fn run_rank_cell(
         backend: backend.clone(),
         max: line_grid.max,
         scan: line_grid.scan.unwrap_or_default(),
+        apps: AppRunSetup {
+            max: line_grid.max,
+            waits: AppWaits {
+                turn_wait: line_grid
+                    .turn_wait
+                    .unwrap_or(super::rank_app::DEFAULT_TURN_WAIT),
+                lock_wait: line_grid
+                    .lock_wait
+                    .unwrap_or(super::rank_app::DEFAULT_LOCK_WAIT),
+            },
+            // Commands run in the folder the plan was made in where this machine has it.
+            dir: line_grid.cwd.is_dir().then(|| line_grid.cwd.clone()),
+        },
     };
     super::fresh_z3(|| run_task(task, line_grid.timeout, &setup))
 }
@@ -915,6 +1057,8 @@ struct RunSetup {
     max: usize,
     /// How table statements find their rows (recorded, replayed and explored runs alike).
     scan: ScanMode,
+    /// What application tasks share.
+    apps: AppRunSetup,
 }
 
 fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> RankCellResult {
@@ -963,105 +1107,18 @@ fn run_task(task: &Task, timeout: Option<Duration>, setup: &RunSetup) -> RankCel
             }
             .into()
         }
+        Task::App {
+            app,
+            seed,
+            level,
+            strategy,
+        } => predict_app(app, *seed, *level, *strategy, timeout, &setup.apps).into(),
     }
 }
 
 impl From<PredictionRecord> for RankCellResult {
     fn from(r: PredictionRecord) -> RankCellResult {
         RankCellResult::Prediction(r)
-    }
-}
-
-/// The record of a Tables 4/5 task before it runs: what it is, and an error outcome until the
-/// task fills in what it got.
-fn task_record(
-    program: String,
-    size: String,
-    run: String,
-    level: Level,
-    strategy: Strategy,
-) -> PredictionRecord {
-    PredictionRecord {
-        program,
-        size,
-        run,
-        level: level_name(level).to_string(),
-        strategy: strategy.name().to_string(),
-        outcome: PredictionOutcome::Error,
-        timed_out: false,
-        validation: None,
-        literals: 0,
-        generation_s: 0.0,
-        solving_s: 0.0,
-        detail: None,
-        anomalies: Vec::new(),
-        certificate: None,
-        search: None,
-    }
-}
-
-/// Predicts `h`, filling `record` (with a "none", its certificate); returns the predictions
-/// made — the engine's choice for `h` first, then (`max` > 1) up to `max` by the scalable
-/// engine — and how that search for more ended.
-fn predict_history(
-    h: &History,
-    record: PredictionRecord,
-    level: Level,
-    strategy: Strategy,
-    timeout: Option<Duration>,
-    max: usize,
-) -> (PredictionRecord, Vec<crate::predict::Prediction>, SearchEnd) {
-    match predict(
-        h,
-        &PredictOptions::new(level, strategy)
-            .with_timeout(timeout)
-            .for_history(h),
-    ) {
-        Ok(o) => {
-            let outcome = match o.verdict {
-                Verdict::Predicted => PredictionOutcome::Sat,
-                Verdict::NoPrediction => PredictionOutcome::Unsat,
-                Verdict::ObservedViolation | Verdict::ObservedUnserializable => {
-                    PredictionOutcome::ObservedViolation
-                }
-                Verdict::Unknown => PredictionOutcome::Unknown,
-            };
-            let timed_out = outcome == PredictionOutcome::Unknown
-                && o.reason
-                    .as_deref()
-                    .is_some_and(|r| r.contains("timeout") || r.contains("canceled"));
-            let record = PredictionRecord {
-                outcome,
-                timed_out,
-                literals: o.stats.encoding.literals,
-                generation_s: o.stats.generation_ms / 1000.0,
-                solving_s: o.stats.solving_ms / 1000.0,
-                detail: o.reason.clone(),
-                certificate: (outcome == PredictionOutcome::Unsat)
-                    .then(|| o.certificate.map(|c| c.kind().to_string()))
-                    .flatten(),
-                ..record
-            };
-            let mut predictions: Vec<_> = o.prediction.into_iter().collect();
-            let mut end = SearchEnd::NotSearched;
-            if !predictions.is_empty() {
-                // No live line: rank draws its own progress bar.
-                let more =
-                    super::distinct::more_predictions(h, level, strategy, timeout, max, false);
-                predictions.extend(more.predictions);
-                end = more.end;
-            }
-            (record, predictions, end)
-        }
-        Err(e) => (
-            PredictionRecord {
-                outcome: PredictionOutcome::Error,
-                detail: Some(e.to_string()),
-                ..record
-            },
-            Vec::new(),
-            SearchEnd::NotSearched,
-        ),
     }
 }
 
@@ -1114,14 +1171,7 @@ fn predict_workload(
         .iter()
         .map(|p| super::distinct::app_anomaly(p, &observed.txn_calls, &keys))
         .collect();
-    record.anomalies = super::distinct::first_of_each(&named)
-        .into_iter()
-        .take(setup.max.max(1))
-        .map(|i| named[i].to_string())
-        .collect();
-    // How the search for further distinct anomalies ended, as `run`'s report.json says it.
-    record.search =
-        super::run_report::search_section(&end, record.anomalies.len(), setup.max).map(Box::new);
+    record_anomalies(&mut record, &named, &end, setup.max);
     match workloads::validate(
         workload,
         &config,
@@ -1385,6 +1435,8 @@ mod tests {
             timeout: Some(Duration::from_secs(60)),
             max: 1,
             score: RankScore::Runs,
+            apps: Vec::new(),
+            app_waits: AppWaits::default(),
         }
     }
 
@@ -1447,6 +1499,8 @@ mod tests {
             timeout: Some(Duration::from_secs(60)),
             max: 3,
             score: RankScore::Runs,
+            apps: Vec::new(),
+            app_waits: AppWaits::default(),
         };
         let o = rank(&grid, &ProgressBar::hidden()).unwrap();
         let r = &o.predictions[0];
