@@ -22,7 +22,7 @@
 //! - **Search exhausted** ([`Certificate::SearchExhausted`]): the complete search (the
 //!   scalable engine's solver phase, or the paper-form encoding) is unsatisfiable.
 
-use super::{PredictOutcome, Verdict};
+use super::{PredictOutcome, Strategy, Verdict};
 use crate::check::Level;
 use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
 
@@ -62,11 +62,15 @@ impl Certificate {
 pub(crate) fn conclude_none(outcome: &mut PredictOutcome, certificate: Certificate, detail: &str) {
     outcome.verdict = Verdict::NoPrediction;
     outcome.certificate = Some(certificate);
-    outcome.reason = Some(if detail.is_empty() {
-        default_text(certificate, outcome.level)
-    } else {
-        detail.to_string()
-    });
+    outcome.reason = Some(
+        if detail.is_empty() && certificate == Certificate::SearchExhausted {
+            search_exhausted_text(outcome.strategy, outcome.level, "")
+        } else if detail.is_empty() {
+            default_text(certificate, outcome.level)
+        } else {
+            detail.to_string()
+        },
+    );
 }
 
 /// The reason of a certificate when its finder gave no detail.
@@ -97,6 +101,35 @@ fn default_text(certificate: Certificate, level: Level) -> String {
             every read choice found no execution that is valid at the level and unserializable"
             .to_string(),
     }
+}
+
+/// What a `search-exhausted` certificate covers, in words: the search of `strategy` — over
+/// its (strict or relaxed) prediction boundaries only, for executions it looks for (the exact
+/// strategy: unserializable ones; the approximate ones: those with a cycle in `pco`) — found
+/// none valid under `level`. `counts`: the search's sizes in parentheses (may be empty).
+pub(crate) fn search_exhausted_text(strategy: Strategy, level: Level, counts: &str) -> String {
+    let boundary = match strategy {
+        Strategy::ApproxRelaxed => "relaxed",
+        _ => "strict",
+    };
+    let found = match strategy {
+        Strategy::ExactStrict => "unserializable".to_string(),
+        _ => format!(
+            "has a cycle in pco (the executions strategy {strategy} looks for; an unserializable \
+             one with an acyclic pco is not searched)"
+        ),
+    };
+    let counts = if counts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({counts})")
+    };
+    format!(
+        "the complete search of strategy {strategy} over every {boundary} prediction boundary \
+         and every read choice{counts} found no execution of these transactions that is valid \
+         under {} and {found}; the other boundary and strategies were not searched",
+        level.full_name()
+    )
 }
 
 /// The static certificates that apply at `level` to the observed history `h` (valid at the
