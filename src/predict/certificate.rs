@@ -426,6 +426,44 @@ mod tests {
     use super::*;
     use crate::history::{HistoryBuilder, ReadFrom};
 
+    /// Issue 35 item 8: a search's certificate says which strategy searched, over which
+    /// boundary, for what — never "every prediction boundary … unserializable" for a search
+    /// that looked at the strict boundary only, or for cycles in pco only.
+    #[test]
+    fn a_search_certificate_says_what_it_covers() {
+        let text = |strategy| search_exhausted_text(strategy, Level::Causal, "");
+        let exact = text(Strategy::ExactStrict);
+        assert!(
+            exact.contains("strategy exact-strict over every strict prediction boundary")
+                && exact.contains("valid under causal consistency and unserializable")
+                && exact.contains("the other boundary and strategies were not searched"),
+            "{exact}"
+        );
+        let relaxed = text(Strategy::ApproxRelaxed);
+        assert!(
+            relaxed.contains("over every relaxed prediction boundary")
+                && relaxed.contains("has a cycle in pco")
+                && relaxed.contains("an unserializable one with an acyclic pco is not searched")
+                && !relaxed.contains("and unserializable"),
+            "{relaxed}"
+        );
+        assert!(text(Strategy::ApproxStrict).contains("every strict prediction boundary"));
+        // What a solver-phase search counted goes in parentheses.
+        assert!(search_exhausted_text(
+            Strategy::ExactStrict,
+            Level::ReadCommitted,
+            "3 read choices"
+        )
+        .contains("every read choice (3 read choices) found"));
+        // conclude_none gives it when its finder said nothing more.
+        let mut outcome = PredictOutcome::unknown(
+            &crate::predict::PredictOptions::new(Level::Causal, Strategy::ApproxRelaxed),
+            Default::default(),
+        );
+        conclude_none(&mut outcome, Certificate::SearchExhausted, "");
+        assert_eq!(outcome.reason.as_deref(), Some(relaxed.as_str()));
+    }
+
     /// One operation: (is_write, key, value).
     type TestOp = (bool, &'static str, u64);
 

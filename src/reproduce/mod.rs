@@ -915,3 +915,58 @@ mod origin_tests {
         assert!(origin_line("tpcc", &keyed, "causal consistency").contains("keyed scans"));
     }
 }
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::*;
+    use crate::check::Level;
+    use crate::pipeline::{run_workload, RunOptions};
+    use crate::store::{Embedded, ReadPolicy};
+
+    /// Issue 35 item 4: a prediction whose unserializable transactions read exactly what they
+    /// read in the observed run shows nothing the database did not already do: "already
+    /// observed", decided before anything runs (before, the schedule was run and "reproduced"
+    /// said of an anomaly the observed run already had).
+    #[test]
+    fn transactions_that_read_as_observed_are_already_observed_not_reproduced() {
+        let smallbank = crate::workloads::by_name("smallbank").unwrap();
+        let options = RunOptions {
+            seed: 2,
+            level: Level::ReadCommitted,
+            ..RunOptions::default()
+        };
+        let run = run_workload(smallbank, &options).unwrap();
+        let predicted = run.keys.rename(&run.prediction.unwrap().history);
+        // An observed run that already is the predicted execution (as a database's run can
+        // be): every read of the prediction is as observed.
+        let observed = predicted.clone();
+        // A backend that cannot run a schedule: nothing may be run to decide this.
+        let backend = Embedded {
+            policy: ReadPolicy::Latest,
+            schedule: crate::store::Schedule::Seeded(2),
+            forced_aborts: Vec::new(),
+        };
+        let r = reproduce(&Request {
+            workload: smallbank,
+            config: RunConfig::paper(2, crate::workloads::Size::Small),
+            predicted: &predicted,
+            observed: &observed,
+            backend: &backend,
+            isolation: Isolation::ReadCommitted,
+            timeout: None,
+            origin: "test".to_string(),
+            observed_on_embedded: false,
+            run_anomaly: None,
+        })
+        .expect("decided before running anything");
+        assert_eq!(r.verdict, ReproVerdict::AlreadyObserved, "{}", r.summary);
+        assert_eq!(r.verdict.exit_code(), 1);
+        assert!(
+            r.summary.starts_with("Already observed, so not reproduced")
+                && r.summary.contains("already happened there"),
+            "{}",
+            r.summary
+        );
+        assert!(!r.transactions.is_empty());
+    }
+}
