@@ -32,6 +32,22 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A key's name for a sentence: printable ([`printable`]), and `key 1` when the name is a
+/// number (Jepsen's integer keys), which read alone would pass for a value ("both read 1").
+pub fn key_in_words(name: &str) -> Cow<'_, str> {
+    let numeric = !name.is_empty()
+        && name
+            .strip_prefix('-')
+            .unwrap_or(name)
+            .chars()
+            .all(|c| c.is_ascii_digit());
+    if numeric {
+        Cow::Owned(format!("key {name}"))
+    } else {
+        printable(name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

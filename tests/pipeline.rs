@@ -155,3 +155,36 @@ fn a_workload_without_invariants_says_it_checks_none() {
         r.summary
     );
 }
+
+/// Issue 35 item 20: the report counts what it shows. Doctors seed 1 (3 terminals × 4 calls)
+/// commits 8 transactions and rolls 4 calls back (a doctor does not go off call alone): each
+/// session's line says both, report.json counts the committed transactions as report.md does
+/// (without the initial state), and the observed calls carry no empty `role`.
+#[test]
+fn the_report_counts_rolled_back_calls_and_committed_transactions_alike() {
+    let r = report("doctors", 1, Level::Snapshot);
+    let calls_per_session = 4;
+    let mut committed = 0;
+    for line in &r.sessions {
+        let number = |after: &str| -> usize {
+            line.split(after)
+                .next()
+                .and_then(|s| s.rsplit([' ', '(', ';']).next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        let c = number(" committed transaction");
+        let rolled_back = number(" more call");
+        assert_eq!(c + rolled_back, calls_per_session, "{line}");
+        committed += c;
+    }
+    assert!(
+        r.sessions.iter().any(|l| l.contains("rolled back")),
+        "{:?}",
+        r.sessions
+    );
+    assert_eq!(r.observed_transactions, committed);
+    assert_eq!(r.observed_calls.len(), committed);
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(!json.contains("\"role\":\"\""), "{json}");
+}

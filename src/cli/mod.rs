@@ -63,7 +63,8 @@ was found (nothing written; Ctrl-C after one cuts the search for more, writes wh
 and exits 1).";
 
 /// `reproduce`.
-const REPRODUCE_EXIT_CODES: &str = "Exit codes: 1 = reproduced on the database; 0 = not \
+const REPRODUCE_EXIT_CODES: &str = "Exit codes: 1 = reproduced on the database, or the \
+anomaly of the transactions it keeps already happened in the observed run (said so); 0 = not \
 reproduced, or not reproducible at this isolation level (the report says why); 2 = bad input or \
 usage; 3 = unknown (the database or a time limit stopped the attempt); 130 = interrupted.";
 

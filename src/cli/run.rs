@@ -247,7 +247,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     out.write_all(b"\n")?;
                     out.write_all(text.as_bytes())?;
                 }
-                if reproduced.verdict == reproduce::ReproVerdict::Reproduced {
+                if reproduced.verdict.exit_code() == 1 {
                     code = 1;
                 }
             }

@@ -241,7 +241,7 @@ pub(crate) fn more_predictions(
         .flatten();
     let outcome = crate::interrupt::cuttable(|| predict(h, &options));
     let seconds = start.elapsed().as_secs_f64();
-    let end = search_end(&outcome, budget, max);
+    let end = search_end(&outcome, budget, max, start.elapsed());
     let predictions = outcome.map(|o| o.predictions).unwrap_or_default();
     if let Some(line) = line {
         line.finish();
@@ -253,11 +253,14 @@ pub(crate) fn more_predictions(
     }
 }
 
-/// How the search of [`more_predictions`] ended, from the engine's answer.
+/// How the search of [`more_predictions`] ended, from the engine's answer and the time it
+/// took (`elapsed`): a search that ran out its `budget` was cut by it, whatever words the
+/// solver's interruption came with; a stop always says why.
 fn search_end(
     outcome: &Result<PredictOutcome, crate::predict::PredictError>,
     budget: Option<Duration>,
     max: usize,
+    elapsed: Duration,
 ) -> SearchEnd {
     let budget_end = || SearchEnd::Budget {
         seconds: budget.map_or(0.0, |b| b.as_secs_f64()),
@@ -272,6 +275,7 @@ fn search_end(
         Ok(o) => o,
     };
     let reason = o.reason.as_deref().unwrap_or("");
+    let out_of_time = budget.is_some_and(|b| elapsed >= b);
     match o.verdict {
         Verdict::Predicted if o.stats.exhaustive == Some(true) => SearchEnd::Exhausted,
         Verdict::Predicted if o.predictions.len() >= max => SearchEnd::Enough,
@@ -279,17 +283,44 @@ fn search_end(
         _ if crate::interrupt::signalled() && crate::interrupt::keeping_findings() => {
             SearchEnd::Interrupted
         }
-        _ if reason.contains("timeout") => budget_end(),
+        _ if reason.contains("timeout") || out_of_time => budget_end(),
         // The engine says "none" only when its search is complete.
         Verdict::NoPrediction => SearchEnd::Exhausted,
         _ => SearchEnd::Stopped {
             reason: if reason.is_empty() {
-                "the search gave no reason".to_string()
+                unstated_reason(o)
             } else {
                 reason.to_string()
             },
         },
     }
+}
+
+/// Why the engine's search for more predictions ended when its answer gives no reason, from
+/// what it answered.
+fn unstated_reason(o: &PredictOutcome) -> String {
+    match o.verdict {
+        Verdict::Predicted if o.stats.engine == Some(Engine::Paper) => format!(
+            "the prediction space was small enough for the paper engine's encoding, which \
+             stops at its first prediction: it returned {} and neither looked for more nor \
+             showed that none exist",
+            plural_predictions(o.predictions.len())
+        ),
+        Verdict::Predicted => format!(
+            "the engine returned {} without saying whether more exist",
+            plural_predictions(o.predictions.len())
+        ),
+        Verdict::ObservedUnserializable => "the observed run is itself unserializable".to_string(),
+        Verdict::ObservedViolation => "the observed run violates the level".to_string(),
+        Verdict::NoPrediction | Verdict::Unknown => {
+            "the engine answered unknown without saying why".to_string()
+        }
+    }
+}
+
+/// `1 prediction`, `2 predictions`.
+fn plural_predictions(n: usize) -> String {
+    format!("{n} prediction{}", if n == 1 { "" } else { "s" })
 }
 
 /// Most time the search for further distinct anomalies takes (`run`/`rank --max N` > 1)
@@ -435,6 +466,59 @@ mod tests {
         // As report.json carries it.
         let json = serde_json::to_value(SearchEnd::Budget { seconds: 5.0 }).unwrap();
         assert_eq!(json, serde_json::json!({"end": "budget", "seconds": 5.0}));
+    }
+
+    #[test]
+    fn a_stopped_search_always_says_why() {
+        let options = PredictOptions::new(Level::Causal, Strategy::ApproxRelaxed);
+        let budget = Some(Duration::from_secs(5));
+        let early = Duration::from_secs(1);
+        // The paper engine's form answers one prediction and no reason (it was "the search
+        // gave no reason").
+        let mut paper = PredictOutcome::unknown(&options, Default::default());
+        paper.verdict = Verdict::Predicted;
+        paper.stats.engine = Some(Engine::Paper);
+        match search_end(&Ok(paper.clone()), budget, 10, early) {
+            SearchEnd::Stopped { reason } => assert!(
+                reason.starts_with(
+                    "the prediction space was small enough for the paper \
+                                    engine's encoding, which stops at its first prediction"
+                ),
+                "{reason}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        for verdict in [
+            Verdict::Predicted,
+            Verdict::Unknown,
+            Verdict::ObservedUnserializable,
+            Verdict::ObservedViolation,
+        ] {
+            let mut o = PredictOutcome::unknown(&options, Default::default());
+            o.verdict = verdict;
+            let SearchEnd::Stopped { reason } = search_end(&Ok(o), budget, 10, early) else {
+                panic!("{verdict:?}");
+            };
+            assert!(
+                !reason.is_empty() && !reason.contains("no reason"),
+                "{reason}"
+            );
+        }
+        // A solver interrupted as the budget ran out: the budget cut it, whatever words the
+        // interruption came with.
+        let mut cut = paper;
+        cut.stats.engine = Some(Engine::Scalable);
+        cut.reason = Some(
+            "search stopped early: the solver was stopped before it gave its model".to_string(),
+        );
+        assert_eq!(
+            search_end(&Ok(cut.clone()), budget, 10, Duration::from_millis(5_200)),
+            SearchEnd::Budget { seconds: 5.0 }
+        );
+        assert!(matches!(
+            search_end(&Ok(cut), budget, 10, early),
+            SearchEnd::Stopped { .. }
+        ));
     }
 
     #[test]

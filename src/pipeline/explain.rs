@@ -87,7 +87,9 @@ impl Explainer<'_> {
     }
 
     /// The observed run's sessions in words: number, terminal, ids in the trace files.
-    pub fn sessions(&self) -> Vec<String> {
+    /// `rolled_back[i]`: calls of session `i` that rolled back (the history of a run on the
+    /// embedded store keeps no trace of them).
+    pub fn sessions(&self, rolled_back: &[usize]) -> Vec<String> {
         let h = self.observed;
         (0..h.sessions().len())
             .map(|i| {
@@ -104,11 +106,25 @@ impl Explainer<'_> {
                          `Txn({e}, 1)`, …)"
                     )
                 });
-                format!(
-                    "session {}{terminal}{trace}; {} transactions",
-                    i + 1,
-                    session.txns().len()
-                )
+                let committed = session.txns().filter(|&t| h.txn(t).is_committed()).count();
+                let others = session.txns().len() - committed;
+                let mut counts = format!(
+                    "{committed} committed transaction{}",
+                    if committed == 1 { "" } else { "s" }
+                );
+                if others > 0 {
+                    counts.push_str(&format!(", {others} aborted in the history"));
+                }
+                match rolled_back.get(i).copied().unwrap_or(0) {
+                    0 => {}
+                    n if n > others => counts.push_str(&format!(
+                        " ({} more call{} rolled back, which the history does not keep)",
+                        n - others,
+                        if n - others == 1 { "" } else { "s" }
+                    )),
+                    _ => {}
+                }
+                format!("session {}{terminal}{trace}; {counts}", i + 1)
             })
             .collect()
     }
@@ -200,7 +216,12 @@ impl Explainer<'_> {
             reason: self.rename(&e.reason, e.key.as_deref()),
         };
         let cycle = p.cycle.iter().flatten().map(line).collect();
-        let facts = p.facts.iter().map(line).collect();
+        let facts = p
+            .facts
+            .iter()
+            .filter(|f| f.kind != "so")
+            .map(line)
+            .collect();
         let boundaries = p
             .boundaries
             .iter()

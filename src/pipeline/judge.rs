@@ -29,23 +29,55 @@ pub(crate) fn judge(
     level: Level,
     timeout: Option<Duration>,
 ) -> Result<Judged, CheckError> {
-    let limits = Limits {
-        timeout,
-        ..Limits::default()
-    };
-    let decided = Input::of(h)
-        .map_err(verdict::DecideError::from)
-        .and_then(|input| verdict::decide(&input, level, EvidenceChoice::Auto, &limits));
-    Ok(match decided {
+    Ok(match decide(h, level, timeout) {
         Ok(v) => match v.verdict {
             Outcome::Consistent => Judged::Holds,
-            Outcome::Violated => Judged::Violated(
-                v.report
-                    .as_ref()
-                    .map_or_else(|| v.line(), |r| r.render_text()),
-            ),
+            Outcome::Violated => Judged::Violated(text_of(&v)),
             Outcome::Unknown => Judged::Unknown(v.unknown_reason),
         },
         Err(e) => Judged::Unknown(Some(e.to_string())),
     })
+}
+
+/// A violation as `check` shows it: the anomaly's one name, the report in words, its DOT
+/// drawing (what `check --dot` writes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Violation {
+    /// The anomaly as every view names it ([`verdict::Verdict::anomaly_label`]).
+    pub label: Option<String>,
+    /// The check's report in words.
+    pub text: String,
+    /// The check's drawing of the violation.
+    pub dot: Option<String>,
+}
+
+/// The violation of `level` by `h`, as `check` shows it; `None` when `h` is valid at `level`
+/// or the check did not decide.
+pub(crate) fn violation(h: &History, level: Level, timeout: Option<Duration>) -> Option<Violation> {
+    let v = decide(h, level, timeout).ok()?;
+    (v.verdict == Outcome::Violated).then(|| Violation {
+        label: v.anomaly_label(),
+        text: text_of(&v),
+        dot: v.report.as_ref().and_then(|r| r.render_dot()),
+    })
+}
+
+fn decide(
+    h: &History,
+    level: Level,
+    timeout: Option<Duration>,
+) -> Result<verdict::Verdict, verdict::DecideError> {
+    let limits = Limits {
+        timeout,
+        ..Limits::default()
+    };
+    Input::of(h)
+        .map_err(verdict::DecideError::from)
+        .and_then(|input| verdict::decide(&input, level, EvidenceChoice::Auto, &limits))
+}
+
+fn text_of(v: &verdict::Verdict) -> String {
+    v.report
+        .as_ref()
+        .map_or_else(|| v.line(), |r| r.render_text())
 }

@@ -2,7 +2,8 @@
 //! one function per stage, each handing the next a named result:
 //! 1. `record`: run the workload with reads seeing the latest write (a serial observed
 //!    execution), or on a database → `Recorded`;
-//! 2. `check`: the observed run at the level (a violation stops the run) → `Checked`;
+//! 2. `check`: the observed run at the level, and a database's observed run at
+//!    serializability (a violation of either stops the run: it is what happened) → `Checked`;
 //! 3. `predict_anomaly`: an unserializable execution the level allows → `Predicted`;
 //! 4. `verify`: the prediction re-verified by the checkers → `Verified`;
 //! 5. `validate`: the workload replayed along it (same seed) → `Validated`;
@@ -21,7 +22,7 @@ use crate::report::run_report::{RunReport, RunTimings, RunVerdict};
 use crate::store::{Isolation, KeyDirectory};
 use crate::workloads::{self, Run, RunConfig, Validation, Workload};
 
-use super::judge::{judge, Judged};
+use super::judge::{judge, violation, Judged, Violation};
 use super::level_name;
 pub use super::run_data::{PipelineError, RunOptions, RunOutcome};
 use super::run_data::{Recorded, Verified};
@@ -117,6 +118,7 @@ fn run_in_context(
         prediction: Some(prediction),
         validation: Some(validated.validation),
         anomaly: Some(anomaly),
+        observed_drawing: None,
         keys: recorded.keys,
     })
 }
@@ -127,6 +129,9 @@ struct Stop {
     summary: String,
     /// The observed run's violation of the level, in words.
     observed_violation: Option<String>,
+    /// The observed run's own anomaly (a run on a database that is already unserializable),
+    /// as `check` names and draws it.
+    observed_anomaly: Option<Violation>,
 }
 
 impl Stop {
@@ -143,6 +148,13 @@ impl Stop {
         if self.observed_violation.is_some() {
             report.observed_violation = self.observed_violation;
         }
+        let mut observed_drawing = None;
+        if let Some(v) = self.observed_anomaly {
+            report.observed_violation = Some(v.text);
+            report.observed_violated_level = Some(level_name(Level::Serializable).to_string());
+            report.observed_anomaly = v.label;
+            observed_drawing = v.dot;
+        }
         timings.total_ms = ms(start.elapsed());
         report.timings = timings;
         RunOutcome {
@@ -151,6 +163,7 @@ impl Stop {
             prediction: None,
             validation: None,
             anomaly: None,
+            observed_drawing,
             keys: recorded.keys,
         }
     }
@@ -186,9 +199,10 @@ fn database_failure(report: &RunReport) -> Option<Stop> {
         verdict: RunVerdict::Unknown,
         summary: format!(
             "The run on the database ended early, so nothing was predicted: {failure}. The history recorded up to then ({} committed transactions) is well-formed and written with the report.",
-            report.observed_transactions.saturating_sub(1)
+            report.observed_transactions
         ),
         observed_violation: None,
+        observed_anomaly: None,
     })
 }
 
@@ -237,6 +251,7 @@ fn serializable_database(
         observed_violation: (verdict == RunVerdict::ObservedViolation)
             .then(|| section.promise_explanation.clone())
             .flatten(),
+        observed_anomaly: None,
     })
 }
 
@@ -275,13 +290,14 @@ fn check(
     let level = options.level;
     let t = Instant::now();
     let judged = judge(&recorded.run.history, level, options.timeout)?;
-    let check_ms = ms(t.elapsed());
     let Judged::Violated(violation) = judged else {
+        let stop = observed_anomaly(workload, options, recorded);
         return Ok(Checked {
-            stop: None,
-            check_ms,
+            stop,
+            check_ms: ms(t.elapsed()),
         });
     };
+    let check_ms = ms(t.elapsed());
     let summary = match &recorded.run.database {
         None => format!(
             "The observed run of {} already violates {}: the store itself misbehaved.",
@@ -300,8 +316,38 @@ fn check(
             verdict: RunVerdict::ObservedViolation,
             summary,
             observed_violation: Some(violation),
+            observed_anomaly: None,
         }),
         check_ms,
+    })
+}
+
+/// Stage 2 on a database: the observed run judged at serializability before anything is
+/// predicted. A database's observed run may itself be unserializable (a lost update at READ
+/// COMMITTED): that is what happened, headlined as such, named and drawn as `check` names and
+/// draws it (keys in the application's terms), and nothing is predicted from it. (The
+/// embedded store's observed run is serial by construction: its reads see the latest write
+/// and its transactions run whole, one at a time.)
+fn observed_anomaly(
+    workload: &dyn Workload,
+    options: &RunOptions,
+    recorded: &Recorded,
+) -> Option<Stop> {
+    let db = recorded.run.database.as_ref()?;
+    let named = recorded.keys.rename(&recorded.run.history);
+    let v = violation(&named, Level::Serializable, options.timeout)?;
+    let summary = format!(
+        "What happened: the observed run of {} on {} at {} is already unserializable — {} — no serial order explains what the database did. Nothing is predicted: the anomaly already happened (`isopredict check observed.json --level ser` says the same; anomaly.dot draws it).",
+        workload.name(),
+        db.database,
+        db.isolation.sql(),
+        v.label.as_deref().unwrap_or("an unserializable execution"),
+    );
+    Some(Stop {
+        verdict: RunVerdict::ObservedViolation,
+        summary,
+        observed_violation: None,
+        observed_anomaly: Some(v),
     })
 }
 
@@ -375,6 +421,7 @@ fn no_prediction(verdict: Verdict, reason: Option<&str>, options: &RunOptions) -
         verdict: run_verdict,
         summary,
         observed_violation: None,
+        observed_anomaly: None,
     }
 }
 

@@ -152,6 +152,9 @@ pub struct RunOutcome {
     pub validation: Option<Validation>,
     /// The drawing of the anomaly, if a prediction was made.
     pub anomaly: Option<AnomalyGraph>,
+    /// The drawing of the observed run's own anomaly, as `check --dot` draws it, when the
+    /// run stopped because the observed run already shows one (written as `anomaly.dot`).
+    pub observed_drawing: Option<String>,
     /// The run's keys in the application's terms (table, column, row): the native JSON
     /// histories are written with these names.
     pub keys: KeyDirectory,

@@ -16,7 +16,7 @@ use super::run_data::RunOutcome;
 /// Writes `outcome`'s files into `dir` (created if needed) and records their paths in the
 /// report: `observed.json` / `observed.trace.txt`, and with a prediction `predicted.json` /
 /// `predicted.trace.txt`, `validating.json` / `validating.trace.txt`, `anomaly.dot`,
-/// `anomaly.svg`; then `report.md` and `report.json`. Histories are in the native JSON format
+/// `anomaly.svg` (an observed anomaly: `anomaly.dot` as `check --dot` draws it); then `report.md` and `report.json`. Histories are in the native JSON format
 /// and the IsoPredict trace format. The folder is written atomically
 /// ([`crate::output::write_folder_streamed`], each file written straight to disk, never held
 /// in memory whole): complete, or untouched on failure; an earlier
@@ -34,6 +34,8 @@ pub fn write_run_files(outcome: &mut RunOutcome, dir: &Path) -> anyhow::Result<(
     }
     if outcome.anomaly.is_some() {
         names.extend(["anomaly.dot", "anomaly.svg"]);
+    } else if outcome.observed_drawing.is_some() {
+        names.push("anomaly.dot");
     }
     names.extend(["report.md", "report.json"]);
     outcome.report.files = names
@@ -71,6 +73,11 @@ pub fn write_run_files(outcome: &mut RunOutcome, dir: &Path) -> anyhow::Result<(
         files.push((
             "",
             Box::new(move |out: &mut dyn Write| out.write_all(svg.as_bytes())),
+        ));
+    } else if let Some(dot) = &outcome.observed_drawing {
+        files.push((
+            "",
+            Box::new(move |out: &mut dyn Write| out.write_all(dot.as_bytes())),
         ));
     }
     files.push((

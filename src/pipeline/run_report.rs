@@ -65,10 +65,14 @@ pub(super) fn observed_report(
         verdict: RunVerdict::Unknown,
         summary: String::new(),
         reason: None,
-        observed_transactions: h.committed_txns().count(),
+        // Committed transactions of the calls, as report.md counts them (not the initial
+        // state).
+        observed_transactions: h.committed_txns().count().saturating_sub(1),
         observed_calls,
         observed_invariants: invariant_lines(&observed.invariants),
         observed_violation: None,
+        observed_violated_level: None,
+        observed_anomaly: None,
         prediction: None,
         validation: None,
         timings: RunTimings::default(),
@@ -78,7 +82,7 @@ pub(super) fn observed_report(
             calls: &observed.txn_calls,
             keys: &recorded.keys,
         }
-        .sessions(),
+        .sessions(&rolled_back_per_session(observed)),
         raw_keys: false,
         database: database_section(observed, options.timeout),
         anomalies: Vec::new(),
@@ -86,6 +90,18 @@ pub(super) fn observed_report(
         certificate: None,
         scan: Some(options.scan),
     }
+}
+
+/// Per session (client) of `observed`: its calls that rolled back, which the embedded store's
+/// history keeps no trace of (the workload's own rollbacks and the store's aborts).
+fn rolled_back_per_session(observed: &Run) -> Vec<usize> {
+    let mut out = vec![0; observed.history.sessions().len()];
+    for a in observed.attempts.iter().filter(|a| a.outcome.is_none()) {
+        if let Some(n) = out.get_mut(a.client) {
+            *n += 1;
+        }
+    }
+    out
 }
 
 /// The database part of the report, for a run recorded on one: its counts and whether it
@@ -154,16 +170,18 @@ pub(super) fn report_anomaly(
         RunVerdict::AnomalyPredicted
     };
     report.summary = anomaly_summary(workload, level, &named, &section, validation);
+    // The picture's title names the anomaly as the report does.
     let title = format!(
-        "{} seed {} {}: {} under {} ({})",
+        "{} seed {} {}: {} {} under {} ({})",
         workload.name(),
         options.seed,
         options.size.name(),
         match outcome {
-            workloads::ReplayOutcome::Validated => "validated anomaly",
-            workloads::ReplayOutcome::ValidatedDiverged => "validated (diverged) anomaly",
-            _ => "predicted anomaly",
+            workloads::ReplayOutcome::Validated => "validated",
+            workloads::ReplayOutcome::ValidatedDiverged => "validated (diverged)",
+            _ => "predicted",
         },
+        named.name(),
         level_name(level),
         options.strategy
     );
@@ -181,6 +199,9 @@ pub(super) fn report_anomaly(
     // The drawing is of the first anomaly; a cut search is said in its title too.
     if let Some(s) = search.as_ref().filter(|s| s.cut) {
         anomaly.note = Some(s.sentence.clone());
+    }
+    if let Some(line) = invariant_breaker_besides_the_first(&anomalies) {
+        report.summary.push_str(&line);
     }
     report.anomalies = anomalies;
     report.search = search;
@@ -246,6 +267,33 @@ fn anomaly_summary(
         named.name(),
         workload.name()
     )
+}
+
+/// When the detailed (first) anomaly broke no invariant but another distinct one did, the
+/// sentence the headline adds about it: what broke the program's invariants leads the report
+/// too (its details are under Distinct anomalies).
+fn invariant_breaker_besides_the_first(anomalies: &[DistinctAnomalyLine]) -> Option<String> {
+    let (first, rest) = anomalies.split_first()?;
+    if !first.broken_invariants.is_empty() {
+        return None;
+    }
+    let (k, other) = rest
+        .iter()
+        .enumerate()
+        .find(|(_, a)| !a.broken_invariants.is_empty())?;
+    Some(format!(
+        " Another distinct anomaly of this run broke invariant{} {} when replayed: {}: {} \
+         (Distinct anomalies, number {}).",
+        if other.broken_invariants.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        other.broken_invariants.join(", "),
+        other.name,
+        other.anomaly,
+        k + 2
+    ))
 }
 
 /// What the validating run's invariants say, as a clause of the headline: the ones it broke,
@@ -455,5 +503,51 @@ pub fn verdict_name(v: workloads::Verdict) -> &'static str {
         workloads::Verdict::Serializable => "serializable",
         workloads::Verdict::LevelViolated => "level-violated",
         workloads::Verdict::Unknown => "unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(anomaly: &str, broken: &[&str]) -> DistinctAnomalyLine {
+        DistinctAnomalyLine {
+            name: "lost update".to_string(),
+            anomaly: anomaly.to_string(),
+            procedures: vec![],
+            columns: vec![],
+            calls: vec![],
+            changed_reads: 1,
+            validation: "validated".to_string(),
+            broken_invariants: broken.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_headline_names_an_anomaly_that_broke_invariants_when_the_first_did_not() {
+        // `run tpcc` (seed 1, causal): the detailed lost update on a counter broke nothing,
+        // the third distinct anomaly broke A1 and A8.
+        let lines = [
+            line("NewOrder × NewOrder on STOCK.S_REMOTE_CNT", &[]),
+            line("NewOrder × NewOrder on ORDER_LINE (insert counter)", &[]),
+            line("Payment × Payment on WAREHOUSE.W_YTD", &["A1", "A8"]),
+        ];
+        assert_eq!(
+            invariant_breaker_besides_the_first(&lines).as_deref(),
+            Some(
+                " Another distinct anomaly of this run broke invariants A1, A8 when replayed: \
+                 lost update: Payment × Payment on WAREHOUSE.W_YTD (Distinct anomalies, number \
+                 3)."
+            )
+        );
+        // The first broke one itself, or none did: nothing to add.
+        assert_eq!(
+            invariant_breaker_besides_the_first(&[line("a", &["A1"]), line("b", &["A2"])]),
+            None
+        );
+        assert_eq!(
+            invariant_breaker_besides_the_first(&[line("a", &[]), line("b", &[])]),
+            None
+        );
     }
 }

@@ -22,7 +22,7 @@
 //! - **Search exhausted** ([`Certificate::SearchExhausted`]): the complete search (the
 //!   scalable engine's solver phase, or the paper-form encoding) is unsatisfiable.
 
-use super::{PredictOutcome, Verdict};
+use super::{PredictOutcome, Strategy, Verdict};
 use crate::check::Level;
 use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
 
@@ -62,11 +62,15 @@ impl Certificate {
 pub(crate) fn conclude_none(outcome: &mut PredictOutcome, certificate: Certificate, detail: &str) {
     outcome.verdict = Verdict::NoPrediction;
     outcome.certificate = Some(certificate);
-    outcome.reason = Some(if detail.is_empty() {
-        default_text(certificate, outcome.level)
-    } else {
-        detail.to_string()
-    });
+    outcome.reason = Some(
+        if detail.is_empty() && certificate == Certificate::SearchExhausted {
+            search_exhausted_text(outcome.strategy, outcome.level, "")
+        } else if detail.is_empty() {
+            default_text(certificate, outcome.level)
+        } else {
+            detail.to_string()
+        },
+    );
 }
 
 /// The reason of a certificate when its finder gave no detail.
@@ -97,6 +101,35 @@ fn default_text(certificate: Certificate, level: Level) -> String {
             every read choice found no execution that is valid at the level and unserializable"
             .to_string(),
     }
+}
+
+/// What a `search-exhausted` certificate covers, in words: the search of `strategy` — over
+/// its (strict or relaxed) prediction boundaries only, for executions it looks for (the exact
+/// strategy: unserializable ones; the approximate ones: those with a cycle in `pco`) — found
+/// none valid under `level`. `counts`: the search's sizes in parentheses (may be empty).
+pub(crate) fn search_exhausted_text(strategy: Strategy, level: Level, counts: &str) -> String {
+    let boundary = match strategy {
+        Strategy::ApproxRelaxed => "relaxed",
+        _ => "strict",
+    };
+    let found = match strategy {
+        Strategy::ExactStrict => "unserializable".to_string(),
+        _ => format!(
+            "has a cycle in pco (the executions strategy {strategy} looks for; an unserializable \
+             one with an acyclic pco is not searched)"
+        ),
+    };
+    let counts = if counts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({counts})")
+    };
+    format!(
+        "the complete search of strategy {strategy} over every {boundary} prediction boundary \
+         and every read choice{counts} found no execution of these transactions that is valid \
+         under {} and {found}; the other boundary and strategies were not searched",
+        level.full_name()
+    )
 }
 
 /// The static certificates that apply at `level` to the observed history `h` (valid at the
@@ -392,6 +425,44 @@ pub(crate) fn open_clocks(h: &History) -> Option<Vec<u32>> {
 mod tests {
     use super::*;
     use crate::history::{HistoryBuilder, ReadFrom};
+
+    /// Issue 35 item 8: a search's certificate says which strategy searched, over which
+    /// boundary, for what — never "every prediction boundary … unserializable" for a search
+    /// that looked at the strict boundary only, or for cycles in pco only.
+    #[test]
+    fn a_search_certificate_says_what_it_covers() {
+        let text = |strategy| search_exhausted_text(strategy, Level::Causal, "");
+        let exact = text(Strategy::ExactStrict);
+        assert!(
+            exact.contains("strategy exact-strict over every strict prediction boundary")
+                && exact.contains("valid under causal consistency and unserializable")
+                && exact.contains("the other boundary and strategies were not searched"),
+            "{exact}"
+        );
+        let relaxed = text(Strategy::ApproxRelaxed);
+        assert!(
+            relaxed.contains("over every relaxed prediction boundary")
+                && relaxed.contains("has a cycle in pco")
+                && relaxed.contains("an unserializable one with an acyclic pco is not searched")
+                && !relaxed.contains("and unserializable"),
+            "{relaxed}"
+        );
+        assert!(text(Strategy::ApproxStrict).contains("every strict prediction boundary"));
+        // What a solver-phase search counted goes in parentheses.
+        assert!(search_exhausted_text(
+            Strategy::ExactStrict,
+            Level::ReadCommitted,
+            "3 read choices"
+        )
+        .contains("every read choice (3 read choices) found"));
+        // conclude_none gives it when its finder said nothing more.
+        let mut outcome = PredictOutcome::unknown(
+            &crate::predict::PredictOptions::new(Level::Causal, Strategy::ApproxRelaxed),
+            Default::default(),
+        );
+        conclude_none(&mut outcome, Certificate::SearchExhausted, "");
+        assert_eq!(outcome.reason.as_deref(), Some(relaxed.as_str()));
+    }
 
     /// One operation: (is_write, key, value).
     type TestOp = (bool, &'static str, u64);

@@ -285,8 +285,8 @@ pub const COVERING_MAX_TXNS: usize = 8;
 
 /// A cycle of the least `pco` of a small history (an anomaly's minimal core) that tells its
 /// whole story: among the simple cycles that avoid the initial state, one that goes through
-/// (or, by its ww and rw edges, names) the most transactions, then with the fewest derived
-/// edges, then the shortest; with a proof of each edge. Above [`COVERING_MAX_TXNS`]
+/// (or, by its ww and rw edges, names) the most transactions, then with the fewest
+/// session-order edges, then the fewest derived edges, then the shortest; with a proof of each edge. Above [`COVERING_MAX_TXNS`]
 /// transactions, or when every cycle goes through the initial state, [`pco_proof`]'s
 /// shortest cycle. `None` if `pco` is acyclic.
 pub fn pco_proof_covering(h: &History) -> Option<PcoProof> {
@@ -306,6 +306,10 @@ pub fn pco_proof_covering(h: &History) -> Option<PcoProof> {
     Some(proof_of(&sat, &path))
 }
 
+/// How [`widest_cycle`] ranks a cycle: (transactions named, -session-order edges, -derived
+/// edges, -length); larger is better.
+type CycleScore = (usize, isize, isize, isize);
+
 /// The simple cycle (node list, not through t0) [`pco_proof_covering`] prefers, by depth-first
 /// search from each cycle's smallest node.
 fn widest_cycle(sat: &Saturation) -> Option<Vec<TxnId>> {
@@ -319,13 +323,18 @@ fn widest_cycle(sat: &Saturation) -> Option<Vec<TxnId>> {
                 .collect()
         })
         .collect();
-    // Score: (transactions named, -derived edges, -length); larger is better.
-    let score = |path: &[TxnId]| -> (usize, isize, isize) {
+    // Score: (transactions named, -session-order edges, -derived edges, -length); larger is
+    // better. Fewer session-order edges first: a cycle of dependencies (wr, ww, rw) is the
+    // one the anomaly's name describes (Adya's; a write skew is rw, rw), where a cycle closed
+    // by session order tells the same transactions less directly.
+    let score = |path: &[TxnId]| -> CycleScore {
         let mut named: Vec<TxnId> = path.to_vec();
         let mut derived = 0;
+        let mut session_order = 0;
         for i in 0..path.len() {
             let (a, b) = (path[i], path[(i + 1) % path.len()]);
             match sat.edge(a, b).0 {
+                EdgeReason::So => session_order += 1,
                 EdgeReason::Ww { reader, .. } => {
                     named.push(reader);
                     derived += 1;
@@ -340,9 +349,14 @@ fn widest_cycle(sat: &Saturation) -> Option<Vec<TxnId>> {
         named.retain(|&t| t != INITIAL_TXN);
         named.sort_unstable();
         named.dedup();
-        (named.len(), -derived, -(path.len() as isize))
+        (
+            named.len(),
+            -session_order,
+            -derived,
+            -(path.len() as isize),
+        )
     };
-    let mut best: Option<(Vec<TxnId>, (usize, isize, isize))> = None;
+    let mut best: Option<(Vec<TxnId>, CycleScore)> = None;
     for start in 1..n as TxnId {
         // Iterative DFS over simple paths from `start` through nodes > start.
         let mut path = vec![start];
@@ -602,8 +616,18 @@ fn kind_of(r: EdgeReason) -> &'static str {
     }
 }
 
+/// The number views give fact `i` of `facts`: session-order facts are self-evident and never
+/// cited or listed, so the others are numbered from 1 among themselves (a list never shows
+/// "fact 2" without a fact 1).
+pub fn fact_number(facts: &[PcoEdge], i: usize) -> usize {
+    facts[..=i]
+        .iter()
+        .filter(|f| !matches!(f.reason, EdgeReason::So))
+        .count()
+}
+
 /// The chain behind a derived edge's "precedes", in words: `A →so B →rw C (fact 2)`, facts
-/// numbered from 1; a single so or wr step says why directly.
+/// numbered by [`fact_number`]; a single so or wr step says why directly.
 fn premise_text(
     facts: &[PcoEdge],
     e: &PcoEdge,
@@ -631,7 +655,7 @@ fn premise_text(
         }
         out.push_str(&format!(" →{} {}", kind_of(f.reason), name(f.to)));
         if !matches!(f.reason, EdgeReason::So) {
-            out.push_str(&format!(" (fact {})", i + 1));
+            out.push_str(&format!(" (fact {})", fact_number(facts, i)));
         }
     }
     out

@@ -157,7 +157,9 @@ impl fmt::Display for PredictOutcome {
                     if p.facts.iter().any(|e| e.kind != "so") {
                         writeln!(f, "facts the chains above go through:")?;
                     }
-                    for (i, e) in p.facts.iter().enumerate().filter(|(_, e)| e.kind != "so") {
+                    // Numbered from 1 among themselves, as the chains cite them
+                    // (`explain::fact_number`).
+                    for (i, e) in p.facts.iter().filter(|e| e.kind != "so").enumerate() {
                         writeln!(
                             f,
                             "  fact {}: {} -> {} [{}]: {}",

@@ -154,14 +154,15 @@ pub(crate) fn predict(
         End::Found { complete, stopped } => {
             outcome.reason = stopped.map(|r| format!("search stopped early: {r}"));
             if found.is_empty() {
-                let why = format!(
-                    "the complete search over every prediction boundary and read choice ({} \
-                     read choices, {} of them open, {} candidate(s) judged) found no execution \
-                     of these transactions that is valid under {} and unserializable",
-                    outcome.stats.choices,
-                    outcome.stats.open_choices,
-                    outcome.stats.seeds + outcome.stats.level_clauses + outcome.stats.instances,
-                    options.level.full_name()
+                let why = super::certificate::search_exhausted_text(
+                    options.strategy,
+                    options.level,
+                    &format!(
+                        "{} read choices, {} of them open, {} candidate(s) judged",
+                        outcome.stats.choices,
+                        outcome.stats.open_choices,
+                        outcome.stats.seeds + outcome.stats.level_clauses + outcome.stats.instances,
+                    ),
                 );
                 conclude_none(&mut outcome, Certificate::SearchExhausted, &why);
             } else {

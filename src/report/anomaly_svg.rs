@@ -269,6 +269,60 @@ const LEGEND: &[(Option<(EdgeKind, bool)>, &str)] = &[
     ),
 ];
 const LEGEND_LINE: f64 = 18.0;
+/// Most characters of a legend line: a longer meaning goes on in the next line.
+const LEGEND_CHARS: usize = 80;
+/// The width reserved per character of the 11-pixel text below the boxes (the legend, labels
+/// listed there): 0.65 em, more than common monospace fonts take (about 0.60 em), so that no
+/// renderer's font runs past the picture's right edge.
+const TEXT_CHAR_WIDTH: f64 = 7.2;
+/// Where the legend's text begins (after its line sample).
+const LEGEND_TEXT_X: f64 = MARGIN_Y + 56.0;
+
+/// One line of the legend as drawn: whether it begins its entry (and so has the entry's
+/// sample: a line, or `None` for the bold box), and its text.
+struct LegendLine {
+    first: bool,
+    sample: Option<(EdgeKind, bool)>,
+    text: String,
+}
+
+/// The legend's lines: each meaning wrapped at spaces into lines of at most
+/// [`LEGEND_CHARS`] characters.
+fn legend_lines() -> Vec<LegendLine> {
+    let mut out = Vec::new();
+    for (sample, meaning) in LEGEND {
+        let mut current = String::new();
+        let mut first = true;
+        for word in meaning.split(' ') {
+            if !current.is_empty()
+                && current.chars().count() + 1 + word.chars().count() > LEGEND_CHARS
+            {
+                out.push(LegendLine {
+                    first,
+                    sample: *sample,
+                    text: std::mem::take(&mut current),
+                });
+                first = false;
+            }
+            if !current.is_empty() {
+                current.push(' ');
+            }
+            current.push_str(word);
+        }
+        out.push(LegendLine {
+            first,
+            sample: *sample,
+            text: current,
+        });
+    }
+    out
+}
+
+/// The width a line of `chars` characters of the text below the boxes needs from `x`, with
+/// the right margin.
+fn text_right_edge(x: f64, chars: usize) -> f64 {
+    x + chars as f64 * TEXT_CHAR_WIDTH + MARGIN_Y
+}
 
 /// `label` wrapped into lines of at most [`LABEL_CHARS`] characters, breaking after spaces
 /// or before `[`; at most three lines.
@@ -561,14 +615,10 @@ impl AnomalyGraph {
         } else {
             MARGIN_X
         };
-        let legend_width = 2.0 * MARGIN_Y
-            + 56.0
-            + 6.7
-                * LEGEND
-                    .iter()
-                    .map(|(_, m)| m.chars().count())
-                    .max()
-                    .unwrap_or(0) as f64;
+        let legend_width = legend_lines()
+            .iter()
+            .map(|l| text_right_edge(LEGEND_TEXT_X, l.text.chars().count()))
+            .fold(0.0, f64::max);
         let width = (margin_left
             + MARGIN_X
             + columns as f64 * BOX_WIDTH
@@ -607,7 +657,7 @@ impl AnomalyGraph {
             y += self.row_height(ports, r) + ROW_GAP;
         }
         let legend_top = y - ROW_GAP + 64.0;
-        let height = legend_top + LEGEND.len() as f64 * LEGEND_LINE + MARGIN_Y;
+        let height = legend_top + legend_lines().len() as f64 * LEGEND_LINE + MARGIN_Y;
         let mut placement = Placement {
             rects,
             width,
@@ -770,12 +820,15 @@ impl AnomalyGraph {
         }
         unplaced.sort_unstable();
         let height = placement.height + unplaced.len() as f64 * LEGEND_LINE;
-        let width = at
-            .iter()
-            .zip(&self.edges)
-            .filter_map(|(at, e)| Some(label_area(&wrap(&e.label), (*at)?)))
-            .map(|a| a.x + a.w + 10.0)
-            .fold(placement.width, f64::max);
+        let width =
+            at.iter()
+                .zip(&self.edges)
+                .filter_map(|(at, e)| Some(label_area(&wrap(&e.label), (*at)?)))
+                .map(|a| a.x + a.w + 10.0)
+                .chain(unplaced.iter().enumerate().map(|(k, &i)| {
+                    text_right_edge(MARGIN_Y, self.unplaced_text(k, i).chars().count())
+                }))
+                .fold(placement.width, f64::max);
         Labels {
             at,
             unplaced,
@@ -984,27 +1037,28 @@ impl AnomalyGraph {
             out,
             "<text x=\"{MARGIN_Y:.1}\" y=\"{legend_top:.1}\" font-weight=\"bold\">Legend</text>"
         );
-        for (k, (sample, meaning)) in LEGEND.iter().enumerate() {
+        for (k, line) in legend_lines().iter().enumerate() {
             let y = legend_top + (k + 1) as f64 * LEGEND_LINE - 4.0;
             let (x0, x1) = (MARGIN_Y, MARGIN_Y + 44.0);
-            match sample {
-                Some((kind, dashed)) => {
-                    let dash = if *dashed {
+            match (line.first, line.sample) {
+                (false, _) => {}
+                (true, Some((kind, dashed))) => {
+                    let dash = if dashed {
                         " stroke-dasharray=\"6 4\""
                     } else {
                         ""
                     };
-                    let width = if *kind == EdgeKind::Cycle { 2.5 } else { 1.5 };
+                    let width = if kind == EdgeKind::Cycle { 2.5 } else { 1.5 };
                     let _ = writeln!(
                         out,
                         "<path d=\"M {x0:.1} {:.1} L {x1:.1} {:.1}\" stroke=\"{}\" stroke-width=\"{width}\"{dash} marker-end=\"url(#arrow-{})\"/>",
                         y - 4.0,
                         y - 4.0,
-                        color(*kind),
-                        marker_name(*kind)
+                        color(kind),
+                        marker_name(kind)
                     );
                 }
-                None => {
+                (true, None) => {
                     let _ = writeln!(
                         out,
                         "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"44\" height=\"12\" rx=\"2\" fill=\"#f7f7f2\" stroke=\"#333\" stroke-width=\"2.5\"/>",
@@ -1012,11 +1066,11 @@ impl AnomalyGraph {
                     );
                 }
             }
+            debug_assert_eq!(x1 + 12.0, LEGEND_TEXT_X);
             let _ = writeln!(
                 out,
-                "<text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
-                x1 + 12.0,
-                xml_escape(meaning)
+                "<text x=\"{LEGEND_TEXT_X:.1}\" y=\"{y:.1}\">{}</text>",
+                xml_escape(&line.text)
             );
         }
     }
@@ -1024,32 +1078,38 @@ impl AnomalyGraph {
     /// Labels that found no free place beside their edge, listed below the legend, named by
     /// their edge's ends.
     fn draw_unplaced(&self, out: &mut String, legend_top: f64, unplaced: &[usize]) {
+        let legend = legend_lines().len();
+        for (k, &i) in unplaced.iter().enumerate() {
+            let e = &self.edges[i];
+            let y = legend_top + (legend + 1 + k) as f64 * LEGEND_LINE - 4.0;
+            let _ = writeln!(
+                out,
+                "<text x=\"{MARGIN_Y:.1}\" y=\"{y:.1}\" fill=\"{}\">{}</text>",
+                color(e.kind),
+                xml_escape(&self.unplaced_text(k, i))
+            );
+        }
+    }
+
+    /// The line of edge `i`'s label, the `k`-th listed below the legend.
+    fn unplaced_text(&self, k: usize, i: usize) -> String {
         let name = |id: u32| {
             self.boxes()
                 .find(|b| b.id == id)
                 .map_or(id.to_string(), |b| b.title.clone())
         };
-        for (k, &i) in unplaced.iter().enumerate() {
-            let e = &self.edges[i];
-            let y = legend_top + (LEGEND.len() + 1 + k) as f64 * LEGEND_LINE - 4.0;
-            let text = format!(
-                "{} → {}: {}{}",
-                name(e.from),
-                name(e.to),
-                e.label,
-                if k == 0 {
-                    " (labels placed here: no free place beside their edge)"
-                } else {
-                    ""
-                }
-            );
-            let _ = writeln!(
-                out,
-                "<text x=\"{MARGIN_Y:.1}\" y=\"{y:.1}\" fill=\"{}\">{}</text>",
-                color(e.kind),
-                xml_escape(&text)
-            );
-        }
+        let e = &self.edges[i];
+        format!(
+            "{} → {}: {}{}",
+            name(e.from),
+            name(e.to),
+            e.label,
+            if k == 0 {
+                " (labels placed here: no free place beside their edge)"
+            } else {
+                ""
+            }
+        )
     }
 }
 
@@ -1195,6 +1255,65 @@ mod tests {
             .filter(|l| l.starts_with("<path d=\"") && l.contains(stroke))
             .map(|l| l[9..l[9..].find('"').unwrap() + 9].to_string())
             .collect()
+    }
+
+    /// The picture's width (its `width` attribute, which the viewBox repeats).
+    fn svg_width(svg: &str) -> f64 {
+        let head = svg.lines().next().unwrap();
+        let w: f64 = head
+            .split("width=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(head.contains(&format!("viewBox=\"0 0 {w:.0} ")), "{head}");
+        w
+    }
+
+    /// Each text line from the legend down: (x, its characters).
+    fn lines_below_the_legend(svg: &str) -> Vec<(f64, usize)> {
+        let text = |l: &str| {
+            let body = &l[l.find('>').unwrap() + 1..l.rfind("</text>").unwrap()];
+            body.replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&apos;", "'")
+                .chars()
+                .count()
+        };
+        svg.lines()
+            .skip_while(|l| !l.contains(">Legend</text>"))
+            .skip(1)
+            .filter(|l| l.starts_with("<text x=\""))
+            .map(|l| (l[9..].split('"').next().unwrap().parse().unwrap(), text(l)))
+            .collect()
+    }
+
+    #[test]
+    fn the_legend_ends_inside_the_picture_in_any_monospace_font() {
+        // One column: the picture is as narrow as it gets, so the legend sets its width.
+        let mut one = three_columns();
+        one.sessions.truncate(1);
+        one.edges.clear();
+        for g in [three_columns(), one] {
+            let svg = g.to_svg();
+            let width = svg_width(&svg);
+            let lines = lines_below_the_legend(&svg);
+            assert!(lines.len() >= LEGEND.len(), "{svg}");
+            for (x, chars) in lines {
+                // 0.65 em per character at 11 px, wider than common monospace fonts.
+                let right = x + chars as f64 * 0.65 * 11.0;
+                assert!(
+                    right <= width - 10.0,
+                    "a legend line of {chars} characters from x = {x} ends at {right}, past \
+                     the picture's width {width}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -10,14 +10,14 @@ use std::fmt::Write as _;
 use super::tables::{RiskRow, Standing};
 
 /// Width of a level's standing mark, and the gap after it.
-const MARK_WIDTH: f64 = 66.0;
+const MARK_WIDTH: f64 = 72.0;
 const MARK_GAP: f64 = 6.0;
 
 /// The marks' legend: each standing and what it means.
 const MARKS_LEGEND: [(Standing, &str); 3] = [
     (
         Standing::ProvenFree,
-        "every run's \"none\" has a certificate",
+        "every run's \"none\" has a certificate (its recorded calls only)",
     ),
     (Standing::Exposed, "some run has an anomaly"),
     (
@@ -38,7 +38,8 @@ fn mark_style(
 ) -> (&'static str, &'static str, &'static str, bool, &'static str) {
     match standing {
         Standing::Exposed => ("#fdecea", "#c0392b", "#c0392b", false, "anomaly"),
-        Standing::ProvenFree => ("#1e8449", "#1e8449", "white", false, "proven free"),
+        // Free in the runs' recorded calls, not in every execution of the program.
+        Standing::ProvenFree => ("#1e8449", "#1e8449", "white", false, "free in runs"),
         Standing::Undecided => ("#f4f4f4", "#7f8c8d", "#555", true, "? undecided"),
     }
 }
@@ -246,7 +247,7 @@ mod tests {
         assert!(svg.contains(">from causal</text>") && svg.contains(">from rc</text>"));
         assert!(svg.trim_end().ends_with("</svg>"));
         // No standings (e.g. a grid read back without them): no marks, no second legend.
-        assert!(!svg.contains("proven free"));
+        assert!(!svg.contains("free in runs"));
     }
 
     #[test]
@@ -285,12 +286,18 @@ mod tests {
         let svg = risk_chart_svg(&rows, "t");
         // One mark per level (and one per kind in the legend), with the level's standing in
         // its tooltip.
-        assert_eq!(svg.matches(">proven free</text>").count(), 2, "{svg}");
+        // A certificate covers the runs' recorded calls: the mark and its tooltip say so.
+        assert_eq!(svg.matches(">free in runs</text>").count(), 2, "{svg}");
         assert_eq!(svg.matches(">anomaly</text>").count(), 2);
         assert_eq!(svg.matches(">? undecided</text>").count(), 1);
         assert!(
-            svg.contains("<title>voter at si: proven free (2/2 runs; `writers-ordered` 2)</title>")
+            svg.contains(
+                "<title>voter at si: proven free (2/2 runs; `writers-ordered` 2; in the recorded \
+                 calls only)</title>"
+            ),
+            "{svg}"
         );
+        assert!(svg.contains("has a certificate (its recorded calls only)"));
         assert!(svg.contains("<title>voter at rc: anomaly in 1/2 runs</title>"));
         // Column heads name the levels.
         assert!(svg.contains("font-weight=\"bold\">si</text>"));

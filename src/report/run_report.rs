@@ -47,7 +47,9 @@ pub struct CallLine {
     pub trace: Option<String>,
     /// The procedure call, e.g. `Amalgamate(custId0=1, custId1=3)`.
     pub call: Option<String>,
-    /// Its part in the anomaly (e.g. `boundary; reads 2 keys from a different writer`).
+    /// Its part in the anomaly (e.g. `boundary; reads 2 keys from a different writer`); empty,
+    /// and left out of report.json, for the observed run's calls.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub role: String,
 }
 
@@ -219,7 +221,7 @@ pub struct RunReport {
     pub summary: String,
     /// Why the answer is unknown.
     pub reason: Option<String>,
-    /// The observed run: committed transactions (initial state included).
+    /// The observed run: committed transactions (the initial state not counted).
     pub observed_transactions: usize,
     /// The observed run's procedure calls, in execution order.
     pub observed_calls: Vec<CallLine>,
@@ -227,6 +229,14 @@ pub struct RunReport {
     pub observed_invariants: Vec<InvariantLine>,
     /// The level check of the observed run, when it fails (its text report).
     pub observed_violation: Option<String>,
+    /// The level the observed run violates, when it is not the level predicted at (a run on
+    /// a database whose observed run is already unserializable: `serializability`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_violated_level: Option<String>,
+    /// The observed run's anomaly as every view names it (`lost update (Adya G-single, …)`),
+    /// when the observed run already shows one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_anomaly: Option<String>,
     /// The prediction.
     pub prediction: Option<PredictionSection>,
     /// The validating replay.
@@ -422,7 +432,18 @@ impl RunReport {
             out.push_str("Validation by replay runs on the embedded store, which controls which write each read sees; the database cannot.\n\n");
         }
         if let Some(v) = &self.observed_violation {
-            let _ = writeln!(out, "## The observed run violates {}\n", self.level);
+            let level = self.observed_violated_level.as_ref().unwrap_or(&self.level);
+            match &self.observed_anomaly {
+                Some(a) => {
+                    let _ = writeln!(
+                        out,
+                        "## What happened: the observed run violates {level} ({a})\n"
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "## The observed run violates {level}\n");
+                }
+            }
             let _ = writeln!(out, "```\n{}\n```\n", v.trim_end());
         }
         if !self.sessions.is_empty() {
@@ -520,6 +541,31 @@ impl RunReport {
                     );
                 }
                 out.push('\n');
+                // An observed writer outside the anomaly is in neither the calls table nor
+                // the drawing: say why.
+                let mut outside: Vec<&str> = p
+                    .changed_reads
+                    .iter()
+                    .map(|c| c.old_writer.as_str())
+                    .filter(|w| *w != "initial state" && !p.calls.iter().any(|c| c.txn == *w))
+                    .collect();
+                outside.sort_unstable();
+                outside.dedup();
+                if !outside.is_empty() {
+                    let one = outside.len() == 1;
+                    let _ = writeln!(
+                        out,
+                        "The observed writer{} {} {} not one of the anomaly's transactions, so \
+                         neither the table of calls above nor the drawing shows {} (report.json's \
+                         `observed_calls` has {} call{}).\n",
+                        if one { "" } else { "s" },
+                        outside.join(", "),
+                        if one { "is" } else { "are" },
+                        if one { "it" } else { "them" },
+                        if one { "its" } else { "their" },
+                        if one { "" } else { "s" },
+                    );
+                }
             }
             if !p.cycle.is_empty() {
                 out.push_str("## Why no serial order exists (a cycle)\n\n");
@@ -529,12 +575,13 @@ impl RunReport {
                 out.push('\n');
                 // Session-order facts (and "the initial state precedes every transaction")
                 // are self-evident and never cited by number: only the derived ones are
-                // listed, under the numbers the chains cite.
+                // listed, numbered from 1 among themselves as the chains cite them
+                // (`predict::explain::fact_number`).
                 let cited: Vec<(usize, &CycleLine)> = p
                     .facts
                     .iter()
+                    .filter(|e| e.kind != "so")
                     .enumerate()
-                    .filter(|(_, e)| e.kind != "so")
                     .collect();
                 if !cited.is_empty() {
                     out.push_str(
@@ -682,6 +729,8 @@ mod tests {
             observed_calls: vec![],
             observed_invariants: vec![],
             observed_violation: None,
+            observed_violated_level: None,
+            observed_anomaly: None,
             database: None,
             scan: Some(crate::store::ScanMode::Keyed),
             prediction: Some(PredictionSection {
@@ -782,7 +831,8 @@ mod tests {
         assert_eq!(back, r);
         assert!(!md.contains("Facts the chains"), "no facts, no heading");
 
-        // Session-order facts are not listed; cited facts keep their numbers.
+        // Session-order facts are not listed; cited facts are numbered from 1 among
+        // themselves, as the chains cite them.
         let fact = |kind: &str, reason: &str| CycleLine {
             from: "T1.1".into(),
             to: "T2.1".into(),
@@ -795,7 +845,7 @@ mod tests {
             boundaries: vec![],
             calls: vec![],
             changed_reads: vec![],
-            cycle: vec![fact("rw", "by T1.1 →so T1.2 →ww T2.1 (fact 2)")],
+            cycle: vec![fact("rw", "by T1.1 →so T1.2 →ww T2.1 (fact 1)")],
             facts: vec![
                 fact("so", "T1.1 precedes T1.2 in their session"),
                 fact("ww", "T1.2 writes x before T2.1"),
@@ -812,7 +862,8 @@ mod tests {
             ..r.clone()
         };
         let md = with_facts.to_markdown();
-        assert!(md.contains("- fact 2: T1.1 →ww T2.1"), "{md}");
+        assert!(md.contains("- fact 1: T1.1 →ww T2.1"), "{md}");
+        assert!(!md.contains("fact 2"), "{md}");
         assert!(!md.contains("in their session"), "{md}");
         // The oracle's independent opinion is said only when it answered.
         assert!(!md.contains("brute-force oracle"), "{md}");
@@ -893,6 +944,8 @@ mod tests {
             observed_calls: vec![],
             observed_invariants: vec![],
             observed_violation: None,
+            observed_violated_level: None,
+            observed_anomaly: None,
             prediction: None,
             validation: None,
             timings: RunTimings::default(),

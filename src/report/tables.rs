@@ -341,8 +341,10 @@ pub fn standing_text(s: &LevelStanding) -> String {
     };
     match s.standing {
         Standing::Exposed => format!("anomaly in {}/{} runs{rest}", s.exposed, s.runs),
+        // What the certificates cover, said with them: the calls these runs recorded, under
+        // the strategies and boundaries searched — not the program's every execution.
         Standing::ProvenFree => format!(
-            "**proven free** ({n}/{n} runs; {})",
+            "**proven free** ({n}/{n} runs; {}; in the recorded calls only)",
             certificates_text(&s.certificates),
             n = s.runs
         ),
@@ -1152,7 +1154,8 @@ mod tests {
         assert_eq!(s[1].standing, Standing::ProvenFree);
         assert_eq!(
             standing_text(&s[1]),
-            "**proven free** (3/3 runs; `writers-ordered` 2, `search-exhausted` 1)"
+            "**proven free** (3/3 runs; `writers-ordered` 2, `search-exhausted` 1; in the \
+             recorded calls only)"
         );
         // An observed violation exposes the run; the table has a column per level.
         let mut records = records;

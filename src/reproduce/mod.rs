@@ -49,14 +49,18 @@ pub enum ReproVerdict {
     NotReproducible,
     /// A search or a check gave up.
     Unknown,
+    /// Not reproduced, because nothing new was predicted: the transactions that make the
+    /// prediction unserializable read what they read in the observed run, so their anomaly
+    /// already happened there (a run on the database).
+    AlreadyObserved,
 }
 
 impl ReproVerdict {
-    /// The process exit code: 1 reproduced (an anomaly shown), 0 not reproduced or not
-    /// reproducible, 3 unknown.
+    /// The process exit code: 1 reproduced (an anomaly shown) or already observed (the
+    /// anomaly happened in the observed run), 0 not reproduced or not reproducible, 3 unknown.
     pub fn exit_code(self) -> u8 {
         match self {
-            ReproVerdict::Reproduced => 1,
+            ReproVerdict::Reproduced | ReproVerdict::AlreadyObserved => 1,
             ReproVerdict::NotReproduced | ReproVerdict::NotReproducible => 0,
             ReproVerdict::Unknown => 3,
         }
@@ -254,8 +258,11 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         out.no_schedule = Some(no.reason);
     };
     // The anomaly's transactions, and their schedule alone (the reproducer files).
+    // Preferring the predicted anomaly: a set of transactions that reads as observed shows
+    // an anomaly the observed run already had.
     let mut runnable = |m: &Minimized| -> bool {
-        schedule(&m.history, isolation).is_ok()
+        !already_observed(m, predicted, observed)
+            && schedule(&m.history, isolation).is_ok()
             && schedule_reads(predicted, isolation, &m.needed_reads(predicted)).is_ok()
     };
     let Some(core) = minimize::minimize_runnable(predicted, &mut runnable) else {
@@ -267,6 +274,21 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         .iter()
         .map(|&t| predicted.txn_label(t))
         .collect();
+    if already_observed(&core, predicted, observed) {
+        out.verdict = ReproVerdict::AlreadyObserved;
+        out.anomaly = name_core(&core, predicted, isolation, &[]).map(|(name, _)| name);
+        out.summary = format!(
+            "Already observed, so not reproduced: the transactions that make the prediction \
+             unserializable ({}) read what they read in the observed run, so their anomaly{} \
+             already happened there — the prediction shows nothing the database did not already \
+             do (`isopredict check` on the observed history at ser shows it).",
+            out.transactions.join(", "),
+            out.anomaly
+                .as_deref()
+                .map_or_else(String::new, |a| format!(" ({a})"))
+        );
+        return Ok(out);
+    }
     let core = match core.with_schedule(isolation, predicted) {
         Ok(c) => c,
         Err(no) => {
@@ -477,6 +499,13 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             .push(("README.md".to_string(), files::readme(m, &named, &ctx)));
     }
     Ok(out)
+}
+
+/// Whether every read `m` needs (of the plan `predicted`) has in the observed run the writer
+/// the prediction gives it: the anomaly of `m`'s transactions is then the observed run's own.
+fn already_observed(m: &Minimized, predicted: &History, observed: &History) -> bool {
+    let reads = compare_reads(predicted, observed, Some(&m.needed_reads(predicted)));
+    !reads.is_empty() && reads.iter().all(ReadOutcome::matches)
 }
 
 /// Whether a run's failure is the server going away (a lost connection, re-opened or not;
@@ -884,5 +913,60 @@ mod origin_tests {
             ..config
         };
         assert!(origin_line("tpcc", &keyed, "causal consistency").contains("keyed scans"));
+    }
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::*;
+    use crate::check::Level;
+    use crate::pipeline::{run_workload, RunOptions};
+    use crate::store::{Embedded, ReadPolicy};
+
+    /// Issue 35 item 4: a prediction whose unserializable transactions read exactly what they
+    /// read in the observed run shows nothing the database did not already do: "already
+    /// observed", decided before anything runs (before, the schedule was run and "reproduced"
+    /// said of an anomaly the observed run already had).
+    #[test]
+    fn transactions_that_read_as_observed_are_already_observed_not_reproduced() {
+        let smallbank = crate::workloads::by_name("smallbank").unwrap();
+        let options = RunOptions {
+            seed: 2,
+            level: Level::ReadCommitted,
+            ..RunOptions::default()
+        };
+        let run = run_workload(smallbank, &options).unwrap();
+        let predicted = run.keys.rename(&run.prediction.unwrap().history);
+        // An observed run that already is the predicted execution (as a database's run can
+        // be): every read of the prediction is as observed.
+        let observed = predicted.clone();
+        // A backend that cannot run a schedule: nothing may be run to decide this.
+        let backend = Embedded {
+            policy: ReadPolicy::Latest,
+            schedule: crate::store::Schedule::Seeded(2),
+            forced_aborts: Vec::new(),
+        };
+        let r = reproduce(&Request {
+            workload: smallbank,
+            config: RunConfig::paper(2, crate::workloads::Size::Small),
+            predicted: &predicted,
+            observed: &observed,
+            backend: &backend,
+            isolation: Isolation::ReadCommitted,
+            timeout: None,
+            origin: "test".to_string(),
+            observed_on_embedded: false,
+            run_anomaly: None,
+        })
+        .expect("decided before running anything");
+        assert_eq!(r.verdict, ReproVerdict::AlreadyObserved, "{}", r.summary);
+        assert_eq!(r.verdict.exit_code(), 1);
+        assert!(
+            r.summary.starts_with("Already observed, so not reproduced")
+                && r.summary.contains("already happened there"),
+            "{}",
+            r.summary
+        );
+        assert!(!r.transactions.is_empty());
     }
 }

@@ -1078,6 +1078,21 @@ pub fn check_known_order(
         GraphDecision::Violated(cycle) => {
             let mut v = violation(history, &graph, &cycle, graph_level);
             if unordered_tail {
+                // Edges between two appends of a key's unread tail hold only under the order
+                // tried; the others hold under every order of the tails.
+                v.chosen_order_edges = cycle
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &i)| {
+                        let d = &graph.deps[i];
+                        d.kind == DepKind::WriteWrite
+                            && d.a != NONE
+                            && d.b != NONE
+                            && chains.in_tail(d.a)
+                            && chains.in_tail(d.b)
+                    })
+                    .map(|(k, _)| k)
+                    .collect();
                 v.description.push_str(
                     "; the appends after the last element a read showed were never read, so \
                      their order is not known: every order of them closes a cycle, and this \
@@ -1196,6 +1211,7 @@ fn violation(
         },
         cycle: edges,
         core_is_cycle: true,
+        chosen_order_edges: Vec::new(),
     }
 }
 

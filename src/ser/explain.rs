@@ -127,6 +127,7 @@ pub(crate) fn explain(
         core_levels: levels,
         core_is_cycle: false,
         cycle,
+        chosen_order_edges: Vec::new(),
     }
 }
 
@@ -276,7 +277,7 @@ fn strong_edge(
                 key: Some(read.key.clone()),
                 explanation: format!(
                     "{from_label} reads {read} from {writer}, and {to_label} overwrites {} after {writer}: {to_label} must come after {from_label}",
-                    read.key,
+                    crate::printable::key_in_words(&read.key),
                     writer = name(t1o),
                 ),
                 write: last_write(e.to, o),
@@ -396,7 +397,7 @@ fn name(
 ) -> (AnomalyId, String) {
     let t = |l: u32| history.txn_label(core.orig[l as usize]);
     let key = |k: u32| {
-        crate::printable::printable(history.key_name(core.key_orig[k as usize])).into_owned()
+        crate::printable::key_in_words(history.key_name(core.key_orig[k as usize])).into_owned()
     };
     let pc_fails =
         levels.pc == Some(false) || (level == StrongLevel::Prefix && levels.pc.is_none());

@@ -148,6 +148,12 @@ pub struct Violation {
     /// proof (the orders it uses may come from reads of other transactions).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub core_is_cycle: bool,
+    /// Positions in `cycle` of the edges that hold only under the order the check chose for
+    /// appends no read showed (a `ww` edge between two of them: Jepsen list appends after the
+    /// last element a read showed, whose order is not known); the other edges hold under
+    /// every order of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chosen_order_edges: Vec<usize>,
 }
 
 /// The result of checking a history against PC, SI or SER: the stable `--json` output.
@@ -243,11 +249,34 @@ impl StrongReport {
                     || self.level == Level::StrictSerializable
                 {
                     "every serial order would need each of these edges"
-                } else {
+                } else if v.chosen_order_edges.is_empty() {
                     "each edge is a dependency of every commit order of the level"
+                } else {
+                    "each edge not marked is a dependency of every commit order of the level; \
+                     each edge marked [chosen order] comes from the order chosen for appends no \
+                     read showed (their order is not known), and holds only under it"
                 };
                 let _ = writeln!(out, "{what}:");
-                write_edges(&mut out, &v.cycle, 2);
+                if v.chosen_order_edges.is_empty() {
+                    write_edges(&mut out, &v.cycle, 2);
+                } else {
+                    for (i, e) in v.cycle.iter().enumerate() {
+                        let mark = if v.chosen_order_edges.contains(&i) {
+                            " [chosen order]"
+                        } else {
+                            ""
+                        };
+                        let _ = writeln!(
+                            out,
+                            "  {} -> {}{mark}: {}",
+                            e.from_label, e.to_label, e.explanation
+                        );
+                        if !e.premise.is_empty() {
+                            let _ = writeln!(out, "    because:");
+                            write_edges(&mut out, &e.premise, 6);
+                        }
+                    }
+                }
             }
         }
         if let Some(v) = self.violation.as_ref().filter(|v| !v.core_is_cycle) {

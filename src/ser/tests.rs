@@ -66,6 +66,37 @@ fn lost_update_is_pc_but_not_si() {
 }
 
 #[test]
+fn an_integer_key_is_named_as_a_key_not_read_as_a_value() {
+    // Jepsen's integer keys: "both read 1 from the initial state" read as a value.
+    let hist = crate::formats::read_str(
+        "{:type :ok, :value [[:r 1 []] [:append 1 1]], :process 0}\n\
+         {:type :ok, :value [[:r 1 []] [:append 1 2]], :process 1}\n",
+        "keys.edn",
+        Some(crate::formats::Format::Elle),
+    )
+    .unwrap();
+    let r = check_strong(&hist, StrongLevel::Serializable, &opts(Engine::Auto)).unwrap();
+    let v = r.violation.expect("a lost update");
+    assert!(
+        v.description.starts_with(
+            "T1.1 and T2.1 both read key 1 from the initial state and both write key 1"
+        ),
+        "{}",
+        v.description
+    );
+    for e in &v.cycle {
+        assert!(
+            e.explanation.contains("overwrites key 1 "),
+            "{}",
+            e.explanation
+        );
+    }
+    // Named keys stay as they are.
+    assert_eq!(crate::printable::key_in_words("x"), "x");
+    assert_eq!(crate::printable::key_in_words("-3"), "key -3");
+}
+
+#[test]
 fn explanations_and_witnesses_name_transactions_as_every_report_does() {
     // The cycle's edges, their reasons and the witness order use `T<s>.<k>` (docs/formats.md,
     // "Naming transactions"), never the internal ids (`t1 -> t2`).

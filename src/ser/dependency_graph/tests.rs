@@ -349,7 +349,7 @@ fn concurrent_unobserved_writers_violate_si_under_every_order() {
 ",
     );
     let r = report(&h, Level::Snapshot);
-    let v = r.violation.expect("no order of x's tail is si");
+    let v = r.violation.clone().expect("no order of x's tail is si");
     assert!(v.description.contains("never read"), "{}", v.description);
     assert!(v
         .cycle
@@ -358,6 +358,26 @@ fn concurrent_unobserved_writers_violate_si_under_every_order() {
     assert_eq!(
         crate::check::oracle::satisfies(&h, Level::Snapshot),
         Some(false)
+    );
+    // The ww edge between x's two unread appends comes from the order tried, not from every
+    // order: the report says which edges hold in every order and which only in the chosen one.
+    let chosen: Vec<&StrongEdge> = v.chosen_order_edges.iter().map(|&i| &v.cycle[i]).collect();
+    assert!(!chosen.is_empty(), "{:?}", v.cycle);
+    for e in &chosen {
+        assert_eq!(e.kind, StrongEdgeKind::WriteWrite);
+        assert_eq!(e.key.as_deref(), Some("x"));
+        assert!([e.from_label.as_str(), e.to_label.as_str()]
+            .iter()
+            .all(|l| *l == "T2.1" || *l == "T3.1"));
+    }
+    let text = r.render_text();
+    assert!(
+        !text.contains("each edge is a dependency of every commit order"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[chosen order]") && text.contains("each edge not marked"),
+        "{text}"
     );
     // Without x's tail it is a write skew: si holds, and pc.
     assert!(report(&h, Level::Prefix).is_consistent());
