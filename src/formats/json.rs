@@ -44,7 +44,8 @@
 //!   "params": ["1", null]}]}` (optional, last; histories recorded by `isopredict serve`): the
 //!   SQL statements, each with its history session (0-based), its position in that session
 //!   (1-based) and its bound parameters as text; `"stmt": n` on an operation names the
-//!   statement (0-based in `list`) that made it.
+//!   statement (0-based in `list`) that made it; `"schema": ["CREATE TABLE …", …]` (optional)
+//!   the schema statements the clients ran, in order (what `reproduce` creates first).
 //! - `"locked": true` (optional, on a read): a locked read ([`History::locked_reads`]), the
 //!   read of a single-statement read–modify–write; its transaction writes the key after it.
 //! - `"after": [s, …]` (optional, per session): this session began after sessions `s` (0-based
@@ -100,6 +101,8 @@ struct JsonStatements {
     sessions: Vec<String>,
     #[serde(default)]
     list: Vec<JsonStatement>,
+    #[serde(default)]
+    schema: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -565,7 +568,8 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                 params: s.params,
             })
             .collect();
-        let table = crate::history::StatementTable::new(st.sessions, list, op_statement);
+        let table = crate::history::StatementTable::new(st.sessions, list, op_statement)
+            .with_schema(st.schema);
         history = history.with_statements(std::sync::Arc::new(table))?;
     }
     for (position, i, line) in ambiguous {
@@ -779,11 +783,19 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
             }
             write!(out, "}}")?;
         }
-        if st.statements().is_empty() {
-            write!(out, "]}}")?;
-        } else {
-            write!(out, "\n  ]}}")?;
+        if !st.statements().is_empty() {
+            write!(out, "\n  ")?;
         }
+        write!(out, "]")?;
+        if !st.schema().is_empty() {
+            write!(out, ", \"schema\": [")?;
+            for (i, sql) in st.schema().iter().enumerate() {
+                out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
+                string(out, sql)?;
+            }
+            write!(out, "\n  ]")?;
+        }
+        write!(out, "}}")?;
     }
     writeln!(out, "\n}}")?;
     Ok(())
