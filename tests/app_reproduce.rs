@@ -271,3 +271,73 @@ fn a_recorded_folder_is_predicted_and_reproduced() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--isolation is needed"), "{}", stderr(&o));
 }
+
+/// The two doctors on call (psycopg): `isopredict test` at si validates the write skew (the
+/// program's own check fails under it); reproduced at repeatable read with the program's
+/// statements — both doctors end off call, and the spec shows both checks reading the
+/// fixture's rows — and not reproducible at serializable.
+#[test]
+fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_not_at_serializable() {
+    let test = "app_reproduce psycopg doctors";
+    let (Some(python), Some(url), Some(tester)) = (
+        common::postgres::python_with_psycopg(test),
+        server(test),
+        isolationtester(test),
+    ) else {
+        return;
+    };
+    let s = Scratch::new("app-reproduce-doctors");
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/app-test/doctors.py");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dir = s.join("");
+    let (python, program) = (python.display().to_string(), program.display().to_string());
+    let o = isopredict(
+        &[
+            "test", "--json", "--out", "out", "--level", "si", "--max", "1", "--turn-wait", "20",
+            "--", &python, &program,
+        ],
+        &path,
+        &dir,
+    );
+    let r = json(&o);
+    assert_eq!(o.status.code(), Some(1), "{r:#}\n{}", stderr(&o));
+    assert_eq!(r["anomalies"][0]["name"], "write skew", "{r:#}");
+    assert_eq!(r["anomalies"][0]["replay"], "validated", "{r:#}");
+    assert_eq!(r["anomalies"][0]["test_failed_under_prediction"], true, "{r:#}");
+
+    let rr = isopredict(
+        &["reproduce", "out", "--json", "--store", &url, "--isolation", "repeatable-read"],
+        &path,
+        &dir,
+    );
+    let r = json(&rr);
+    assert_eq!(rr.status.code(), Some(1), "{r:#}\n{}", stderr(&rr));
+    assert_eq!(r["verdict"], "reproduced", "{r:#}");
+    assert_eq!(r["anomaly"], "write skew", "{r:#}");
+    let repro = s.join("out/reproduce");
+    let readme = std::fs::read_to_string(repro.join("README.md")).unwrap();
+    assert!(readme.contains("allowed at REPEATABLE READ"), "{readme}");
+    let text = spec_shows_the_reads(&tester, &url, &repro, &r);
+    // Each doctor's write is kept, each computed from the fixture's rows: nobody is on call.
+    let last = isopredict::reproduce::probe_rows_in_output(&text, "final_state");
+    assert_eq!(
+        last,
+        [
+            ("doctors.on_call[id=1]".to_string(), "alice/1".to_string()),
+            ("doctors.on_call[id=2]".to_string(), "bob/1".to_string())
+        ],
+        "{text}"
+    );
+    assert!(text.contains(" 1|alice|f"), "{text}");
+    assert!(text.contains(" 2|bob |f"), "{text}");
+
+    let ser = isopredict(
+        &["reproduce", "out", "--json", "--store", &url, "--isolation", "serializable", "--out", "ser"],
+        &path,
+        &dir,
+    );
+    let r = json(&ser);
+    assert_eq!(ser.status.code(), Some(0), "{r:#}");
+    assert_eq!(r["verdict"], "not-reproducible", "{r:#}");
+    assert!(r["summary"].as_str().unwrap().contains("SERIALIZABLE"), "{r:#}");
+}
