@@ -31,7 +31,10 @@ fn pg_bin_dir(test: &str) -> Option<PathBuf> {
         .rev()
         .find(|d| d.join("psql").exists() && d.join("pgbench").exists());
     if found.is_none() {
-        tool_missing(test, "psql and pgbench are not installed (PostgreSQL's client programs)");
+        tool_missing(
+            test,
+            "psql and pgbench are not installed (PostgreSQL's client programs)",
+        );
     }
     found
 }
@@ -49,7 +52,10 @@ fn isolationtester(test: &str) -> Option<PathBuf> {
     found.sort();
     let t = found.pop();
     if t.is_none() {
-        tool_missing(test, "isolationtester is not installed (Debian: postgresql-client-NN)");
+        tool_missing(
+            test,
+            "isolationtester is not installed (Debian: postgresql-client-NN)",
+        );
     }
     t
 }
@@ -165,8 +171,19 @@ fn pgbench_lost_update_is_reproduced_at_read_committed_and_not_at_repeatable_rea
     let path = search_path(&bin);
     let dir = s.join("");
     let mut args = vec![
-        "test", "--json", "--out", "out", "--level", "rc", "--max", "1", "--turn-wait", "20",
-        "--setup", SETUP, "--",
+        "test",
+        "--json",
+        "--out",
+        "out",
+        "--level",
+        "rc",
+        "--max",
+        "1",
+        "--turn-wait",
+        "20",
+        "--setup",
+        SETUP,
+        "--",
     ];
     args.extend(PGBENCH);
     args.extend(["-f", "deposit.sql"]);
@@ -177,7 +194,15 @@ fn pgbench_lost_update_is_reproduced_at_read_committed_and_not_at_repeatable_rea
     assert_eq!(r["anomalies"][0]["replay"], "validated", "{r:#}");
 
     let rc = isopredict(
-        &["reproduce", "out", "--json", "--store", &url, "--isolation", "read-committed"],
+        &[
+            "reproduce",
+            "out",
+            "--json",
+            "--store",
+            &url,
+            "--isolation",
+            "read-committed",
+        ],
         &path,
         &dir,
     );
@@ -201,13 +226,24 @@ fn pgbench_lost_update_is_reproduced_at_read_committed_and_not_at_repeatable_rea
     let repro = s.join("out/reproduce");
     let spec = std::fs::read_to_string(repro.join("reproducer.spec")).unwrap();
     // The steps are pgbench's statements, with their parameters written in.
-    assert!(spec.contains("SELECT bal AS b FROM acct WHERE id = '"), "{spec}");
+    assert!(
+        spec.contains("SELECT bal AS b FROM acct WHERE id = '"),
+        "{spec}"
+    );
     assert!(spec.contains("UPDATE acct SET bal = '"), "{spec}");
     let readme = std::fs::read_to_string(repro.join("README.md")).unwrap();
     assert!(readme.contains("allowed at READ COMMITTED"), "{readme}");
     assert!(readme.contains("SELECT … FOR UPDATE"), "{readme}");
-    assert!(readme.contains("after it: `UPDATE acct SET bal"), "{readme}");
-    for f in ["session-s1.sql", "session-s2.sql", "report.md", "report.json"] {
+    assert!(
+        readme.contains("after it: `UPDATE acct SET bal"),
+        "{readme}"
+    );
+    for f in [
+        "session-s1.sql",
+        "session-s2.sql",
+        "report.md",
+        "report.json",
+    ] {
         assert!(repro.join(f).exists(), "{f}");
     }
     let text = spec_shows_the_reads(&tester, &url, &repro, &r);
@@ -221,15 +257,31 @@ fn pgbench_lost_update_is_reproduced_at_read_committed_and_not_at_repeatable_rea
         ("serializable", "SERIALIZABLE"),
     ] {
         let o = isopredict(
-            &["reproduce", "out", "--json", "--store", &url, "--isolation", isolation, "--out", isolation],
+            &[
+                "reproduce",
+                "out",
+                "--json",
+                "--store",
+                &url,
+                "--isolation",
+                isolation,
+                "--out",
+                isolation,
+            ],
             &path,
             &dir,
         );
         let r = json(&o);
         assert_eq!(o.status.code(), Some(0), "{isolation}: {r:#}");
         assert_eq!(r["verdict"], "not-reproducible", "{isolation}: {r:#}");
-        assert!(r["summary"].as_str().unwrap().contains(why), "{isolation}: {r:#}");
-        assert!(!s.join(isolation).join("reproducer.spec").exists(), "{isolation}");
+        assert!(
+            r["summary"].as_str().unwrap().contains(why),
+            "{isolation}: {r:#}"
+        );
+        assert!(
+            !s.join(isolation).join("reproducer.spec").exists(),
+            "{isolation}"
+        );
     }
 }
 
@@ -251,9 +303,20 @@ fn a_recorded_folder_is_predicted_and_reproduced() {
     let o = isopredict(&args, &path, &dir);
     assert!(o.status.success(), "{}", stderr(&o));
     let observed = std::fs::read_to_string(s.join("rec/observed.json")).unwrap();
-    assert!(observed.contains("\"schema\": ["), "the recording keeps its schema");
+    assert!(
+        observed.contains("\"schema\": ["),
+        "the recording keeps its schema"
+    );
     let o = isopredict(
-        &["reproduce", "rec", "--json", "--store", &url, "--isolation", "read-committed"],
+        &[
+            "reproduce",
+            "rec",
+            "--json",
+            "--store",
+            &url,
+            "--isolation",
+            "read-committed",
+        ],
         &path,
         &dir,
     );
@@ -269,7 +332,11 @@ fn a_recorded_folder_is_predicted_and_reproduced() {
     // Without --isolation the level cannot be guessed from a recording.
     let o = isopredict(&["reproduce", "rec", "--store", &url], &path, &dir);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--isolation is needed"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--isolation is needed"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// The two doctors on call (psycopg): `isopredict test` at si validates the write skew (the
@@ -293,8 +360,19 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_not_at_serializab
     let (python, program) = (python.display().to_string(), program.display().to_string());
     let o = isopredict(
         &[
-            "test", "--json", "--out", "out", "--level", "si", "--max", "1", "--turn-wait", "20",
-            "--", &python, &program,
+            "test",
+            "--json",
+            "--out",
+            "out",
+            "--level",
+            "si",
+            "--max",
+            "1",
+            "--turn-wait",
+            "20",
+            "--",
+            &python,
+            &program,
         ],
         &path,
         &dir,
@@ -303,10 +381,21 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_not_at_serializab
     assert_eq!(o.status.code(), Some(1), "{r:#}\n{}", stderr(&o));
     assert_eq!(r["anomalies"][0]["name"], "write skew", "{r:#}");
     assert_eq!(r["anomalies"][0]["replay"], "validated", "{r:#}");
-    assert_eq!(r["anomalies"][0]["test_failed_under_prediction"], true, "{r:#}");
+    assert_eq!(
+        r["anomalies"][0]["test_failed_under_prediction"], true,
+        "{r:#}"
+    );
 
     let rr = isopredict(
-        &["reproduce", "out", "--json", "--store", &url, "--isolation", "repeatable-read"],
+        &[
+            "reproduce",
+            "out",
+            "--json",
+            "--store",
+            &url,
+            "--isolation",
+            "repeatable-read",
+        ],
         &path,
         &dir,
     );
@@ -332,12 +421,25 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_not_at_serializab
     assert!(text.contains(" 2|bob |f"), "{text}");
 
     let ser = isopredict(
-        &["reproduce", "out", "--json", "--store", &url, "--isolation", "serializable", "--out", "ser"],
+        &[
+            "reproduce",
+            "out",
+            "--json",
+            "--store",
+            &url,
+            "--isolation",
+            "serializable",
+            "--out",
+            "ser",
+        ],
         &path,
         &dir,
     );
     let r = json(&ser);
     assert_eq!(ser.status.code(), Some(0), "{r:#}");
     assert_eq!(r["verdict"], "not-reproducible", "{r:#}");
-    assert!(r["summary"].as_str().unwrap().contains("SERIALIZABLE"), "{r:#}");
+    assert!(
+        r["summary"].as_str().unwrap().contains("SERIALIZABLE"),
+        "{r:#}"
+    );
 }

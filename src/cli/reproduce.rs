@@ -20,7 +20,10 @@ fn run_app(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
     };
-    let Some(isolation) = args.isolation.or_else(|| reproduce::app::isolation_of(&folder)) else {
+    let Some(isolation) = args
+        .isolation
+        .or_else(|| reproduce::app::isolation_of(&folder))
+    else {
         isopredict::ewriteln!(
             "error: --isolation is needed: {} was not predicted at rc or si",
             args.run_dir.display()

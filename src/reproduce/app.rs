@@ -86,8 +86,7 @@ pub fn load_app_dir(dir: &Path) -> Result<AppFolder, String> {
             observed_path.display()
         ));
     }
-    let report: Option<serde_json::Value> = match std::fs::read_to_string(dir.join("report.json"))
-    {
+    let report: Option<serde_json::Value> = match std::fs::read_to_string(dir.join("report.json")) {
         Ok(t) => Some(
             serde_json::from_str(&t)
                 .map_err(|e| format!("{}: not JSON: {e}", dir.join("report.json").display()))?,
@@ -188,11 +187,17 @@ fn prediction(request: &AppRequest<'_>) -> Result<History, (ReproVerdict, String
         _ => Level::Snapshot,
     };
     let h = &request.folder.observed;
-    let options = crate::predict::PredictOptions::new(level, crate::predict::Strategy::ApproxRelaxed)
-        .with_timeout(request.timeout)
-        .for_history(h);
-    let predicted = crate::pipeline::fresh_z3(|| crate::predict::predict(h, &options))
-        .map_err(|e| (ReproVerdict::Unknown, format!("Unknown: predicting failed: {e}.")))?;
+    let options =
+        crate::predict::PredictOptions::new(level, crate::predict::Strategy::ApproxRelaxed)
+            .with_timeout(request.timeout)
+            .for_history(h);
+    let predicted =
+        crate::pipeline::fresh_z3(|| crate::predict::predict(h, &options)).map_err(|e| {
+            (
+                ReproVerdict::Unknown,
+                format!("Unknown: predicting failed: {e}."),
+            )
+        })?;
     match predicted.verdict {
         crate::predict::Verdict::Predicted => predicted
             .prediction
@@ -240,9 +245,9 @@ fn with_statements(
     for (os, ps) in observed.sessions().iter().zip(predicted.sessions()) {
         let mut committed = os.txns().filter(|&t| observed.txn(t).is_committed());
         for p in ps.txns().filter(|&t| predicted.txn(t).is_committed()) {
-            let o = committed.next().ok_or_else(|| {
-                format!("{} is not in the recording", predicted.txn_label(p))
-            })?;
+            let o = committed
+                .next()
+                .ok_or_else(|| format!("{} is not in the recording", predicted.txn_label(p)))?;
             of_observed[p as usize] = o;
             let (pops, oops) = (predicted.txn(p).ops(), observed.txn(o).ops());
             if pops.len() != oops.len() {
@@ -359,8 +364,9 @@ pub fn reproduce_app(request: &AppRequest<'_>) -> Reproduction {
         observed: &folder.observed,
         of_observed: &of_observed,
     };
-    let mut runnable =
-        |m: &Minimized| schedule_statements(&m.history, isolation, &core_statements(m, &ph)).is_ok();
+    let mut runnable = |m: &Minimized| {
+        schedule_statements(&m.history, isolation, &core_statements(m, &ph)).is_ok()
+    };
     let Some(core) = minimize_runnable(&ph, &mut runnable) else {
         return report(
             isolation,
@@ -372,7 +378,10 @@ pub fn reproduce_app(request: &AppRequest<'_>) -> Reproduction {
     };
     let mut out = report(isolation, ReproVerdict::Unknown, String::new());
     out.run_anomaly = folder.anomaly.clone();
-    out.transactions = core.origin[1..].iter().map(|&t| names.predicted(t)).collect();
+    out.transactions = core.origin[1..]
+        .iter()
+        .map(|&t| names.predicted(t))
+        .collect();
     let statement_of = core_statements(&core, &ph);
     let schedule = match schedule_statements(&core.history, isolation, &statement_of) {
         Ok(s) => s,
@@ -435,13 +444,10 @@ fn name_anomaly(out: &mut Reproduction, core: &Minimized, names: &Names<'_>, iso
             names.predicted(core.origin[t as usize])
         }
     };
-    let named = crate::pipeline::name_anomaly(
-        h,
-        isolation.promised_level(),
-        &label,
-        &|_| None,
-        &|k| h.key_name(k).to_string(),
-    );
+    let named =
+        crate::pipeline::name_anomaly(h, isolation.promised_level(), &label, &|_| None, &|k| {
+            h.key_name(k).to_string()
+        });
     out.anomaly = Some(named.id.name().to_string());
     out.anomaly_description = Some(named.description);
     out.run_anomaly = out
@@ -491,9 +497,11 @@ fn plan_run(
     let mut keys: Vec<KeyRef> = Vec::with_capacity(h.key_count());
     for k in 0..h.key_count() as u32 {
         let name = h.key_name(k);
-        keys.push(KeyRef::parse(name).ok_or_else(|| {
-            format!("{name} is not a row or cell of a table with a primary key")
-        })?);
+        keys.push(
+            KeyRef::parse(name).ok_or_else(|| {
+                format!("{name} is not a row or cell of a table with a primary key")
+            })?,
+        );
     }
     // Per core transaction: its statements (all of them, in order) and how many have run.
     let txn_statements: Vec<Vec<u32>> = (0..h.txn_count() as TxnId)
@@ -614,7 +622,13 @@ fn plan_run(
         })
         .collect();
     let initial: Vec<(String, KeyRef, String)> = (0..h.key_count() as u32)
-        .map(|k| (h.key_name(k).to_string(), keys[k as usize].clone(), initial_label(k)))
+        .map(|k| {
+            (
+                h.key_name(k).to_string(),
+                keys[k as usize].clone(),
+                initial_label(k),
+            )
+        })
         .collect();
     let final_writers = final_writers(h, schedule, &label);
     Ok(RunPlan {
@@ -660,7 +674,11 @@ fn changed_read(ph: &History, names: &Names<'_>, o: OpId) -> bool {
 
 /// Per key the core writes: the transaction whose write the final state must hold (the last to
 /// commit a write of it in the schedule), in key order.
-fn final_writers(h: &History, schedule: &Schedule, label: &dyn Fn(TxnId) -> String) -> Vec<(KeyId, String)> {
+fn final_writers(
+    h: &History,
+    schedule: &Schedule,
+    label: &dyn Fn(TxnId) -> String,
+) -> Vec<(KeyId, String)> {
     let mut last: FxHashMap<KeyId, TxnId> = FxHashMap::default();
     for step in &schedule.steps {
         if step.kind == StepKind::End && h.txn(step.txn).is_committed() {
@@ -673,7 +691,6 @@ fn final_writers(h: &History, schedule: &Schedule, label: &dyn Fn(TxnId) -> Stri
     out.sort_unstable();
     out
 }
-
 
 /// The transactions of the recording replayed before the anomaly to rebuild the versions it
 /// reads: each key's writer whose version the anomaly's transactions read from outside them
@@ -700,16 +717,27 @@ fn setup_txns(
         .iter()
         .enumerate()
         .filter(|(k, _)| core.initial_writer[*k].is_some())
-        .map(|(_, k)| format!("{}[{}]", k.table, k.row.iter().map(|(c, v)| format!("{c}={v}")).collect::<Vec<_>>().join(",")))
+        .map(|(_, k)| {
+            format!(
+                "{}[{}]",
+                k.table,
+                k.row
+                    .iter()
+                    .map(|(c, v)| format!("{c}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
         .collect();
     let order = recording_order(observed);
     for row in &rows {
         let Some(k) = observed.key_names().iter().position(|n| n == row) else {
             continue;
         };
-        let first = order.iter().copied().find(|&t| {
-            observed.keys_written(t).contains(&(k as KeyId))
-        });
+        let first = order
+            .iter()
+            .copied()
+            .find(|&t| observed.keys_written(t).contains(&(k as KeyId)));
         wanted.extend(first);
     }
     let mut out = Vec::new();
@@ -739,7 +767,10 @@ fn recording_order(observed: &History) -> Vec<TxnId> {
         timeout: Some(Duration::from_secs(10)),
         ..crate::verdict::Limits::default()
     };
-    let committed: Vec<TxnId> = observed.committed_txns().filter(|&t| t != INITIAL_TXN).collect();
+    let committed: Vec<TxnId> = observed
+        .committed_txns()
+        .filter(|&t| t != INITIAL_TXN)
+        .collect();
     match crate::verdict::witness_commit_order(observed, Level::Snapshot, &limits).order() {
         Some(order) => order.into_iter().filter(|&t| t != INITIAL_TXN).collect(),
         None => committed,

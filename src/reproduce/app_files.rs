@@ -29,7 +29,10 @@ pub fn files(plan: &RunPlan, out: &Reproduction, origin: &str) -> Vec<(String, S
         files.push(("reproducer.spec".to_string(), spec(plan, out, origin)));
     }
     files.extend(session_files(plan));
-    files.push(("README.md".to_string(), readme(plan, out, origin, files.len() > 1)));
+    files.push((
+        "README.md".to_string(),
+        readme(plan, out, origin, files.len() > 1),
+    ));
     files
 }
 
@@ -43,7 +46,8 @@ fn indent(sql: &[String]) -> String {
 
 /// The isolationtester spec.
 fn spec(plan: &RunPlan, out: &Reproduction, origin: &str) -> String {
-    let mut s = format!(
+    let mut s =
+        format!(
         "# isopredict reproducer: {} at {}, with the application's statements\n# from {origin}\n",
         out.anomaly.as_deref().unwrap_or("an unserializable execution"),
         plan.isolation.sql()
@@ -60,7 +64,10 @@ fn spec(plan: &RunPlan, out: &Reproduction, origin: &str) -> String {
     )];
     setup.extend(plan.setup_sql());
     let _ = writeln!(s, "setup\n{{\n{}\n}}\n", indent(&setup));
-    let _ = writeln!(s, "teardown\n{{\n  DROP SCHEMA {SPEC_SCHEMA} CASCADE;\n}}\n");
+    let _ = writeln!(
+        s,
+        "teardown\n{{\n  DROP SCHEMA {SPEC_SCHEMA} CASCADE;\n}}\n"
+    );
     for (n, (name, _)) in plan.sessions.iter().enumerate() {
         let _ = writeln!(s, "# {name}\nsession s{}", n + 1);
         let _ = writeln!(s, "setup {{ {} }}", plan.session_setup(n, SPEC_SCHEMA));
@@ -103,7 +110,11 @@ fn session_files(plan: &RunPlan) -> Vec<(String, String)> {
             let mut comment = format!("-- step {} ({}, {})", i + 1, step.name, step.txn_label);
             if let Some(prev) = i.checked_sub(1).map(|j| &plan.steps[j]) {
                 if prev.session != n {
-                    let _ = write!(comment, ": wait until {} has run step {i} ({})", plan.sessions[prev.session].0, prev.name);
+                    let _ = write!(
+                        comment,
+                        ": wait until {} has run step {i} ({})",
+                        plan.sessions[prev.session].0, prev.name
+                    );
                 }
             }
             for r in &step.reads {
@@ -128,7 +139,9 @@ fn seen_words(expect: &str) -> String {
 fn readme(plan: &RunPlan, out: &Reproduction, origin: &str, spec: bool) -> String {
     let mut s = format!(
         "# Reproducer: {} at {}, with the application's statements\n\n",
-        out.anomaly.as_deref().unwrap_or("an unserializable execution"),
+        out.anomaly
+            .as_deref()
+            .unwrap_or("an unserializable execution"),
         plan.isolation.sql()
     );
     let _ = writeln!(s, "**{}**\n\nPredicted from {origin}.\n", out.summary);

@@ -71,7 +71,10 @@ pub fn judge(
                 let key = &plan.initial[k as usize].0;
                 let got = ran.final_state.iter().find(|(n, _)| n == key)?;
                 (got.1 != *want).then(|| {
-                    format!("the final state holds {}'s write of {key}, not {want}'s", got.1)
+                    format!(
+                        "the final state holds {}'s write of {key}, not {want}'s",
+                        got.1
+                    )
                 })
             })
             .collect();
@@ -142,15 +145,14 @@ pub fn judge(
                 d.predicted
             ));
         }
-        let verdict = if out
-            .failure
-            .as_deref()
-            .is_some_and(|f| f.contains("could not be rebuilt") || f.starts_with("cannot connect"))
-        {
-            ReproVerdict::Unknown
-        } else {
-            ReproVerdict::NotReproduced
-        };
+        let verdict =
+            if out.failure.as_deref().is_some_and(|f| {
+                f.contains("could not be rebuilt") || f.starts_with("cannot connect")
+            }) {
+                ReproVerdict::Unknown
+            } else {
+                ReproVerdict::NotReproduced
+            };
         let head = if verdict == ReproVerdict::Unknown {
             "Unknown"
         } else {

@@ -150,14 +150,11 @@ pub fn inline_params(sql: &str, params: &[Option<String>]) -> Option<String> {
             }
             b'$' => {
                 // A dollar-quoted string: $tag$ … $tag$.
-                let tag_end = sql[i + 1..]
-                    .find('$')
-                    .map(|n| i + 1 + n)
-                    .filter(|&e| {
-                        sql[i + 1..e]
-                            .bytes()
-                            .all(|x| x.is_ascii_alphanumeric() || x == b'_')
-                    });
+                let tag_end = sql[i + 1..].find('$').map(|n| i + 1 + n).filter(|&e| {
+                    sql[i + 1..e]
+                        .bytes()
+                        .all(|x| x.is_ascii_alphanumeric() || x == b'_')
+                });
                 tag_end.map(|e| {
                     let tag = &sql[i..=e];
                     sql[e + 1..]
@@ -196,7 +193,11 @@ pub fn tables_of(schema: &[String]) -> Vec<(String, Vec<String>)> {
             match st {
                 Statement::CreateTable(ct) => {
                     let name = object_name(&ct.name.to_string());
-                    let columns = ct.columns.iter().map(|c| unquote(&c.name.value, c.name.quote_style.is_some())).collect();
+                    let columns = ct
+                        .columns
+                        .iter()
+                        .map(|c| unquote(&c.name.value, c.name.quote_style.is_some()))
+                        .collect();
                     tables.retain(|(t, _)| *t != name);
                     tables.push((name, columns));
                 }
@@ -324,7 +325,11 @@ mod tests {
             "UPDATE acct SET bal = '110', note = 'it''s' WHERE id = NULL"
         );
         assert_eq!(
-            inline_params("SELECT '$1', \"$2\" -- $1\n, $$ $1 $$, $t$ $2 $t$ /* $3 */ FROM t WHERE a = $1", &params).unwrap(),
+            inline_params(
+                "SELECT '$1', \"$2\" -- $1\n, $$ $1 $$, $t$ $2 $t$ /* $3 */ FROM t WHERE a = $1",
+                &params
+            )
+            .unwrap(),
             "SELECT '$1', \"$2\" -- $1\n, $$ $1 $$, $t$ $2 $t$ /* $3 */ FROM t WHERE a = '110'"
         );
         assert_eq!(inline_params("SELECT $4", &params), None);
@@ -340,11 +345,20 @@ mod tests {
         ];
         assert_eq!(
             tables_of(&schema),
-            [("acct".to_string(), vec!["id".to_string(), "bal".to_string()])]
+            [(
+                "acct".to_string(),
+                vec!["id".to_string(), "bal".to_string()]
+            )]
         );
         let sql = marker_sql(&tables_of(&schema));
-        assert!(sql.contains("BEFORE UPDATE OF \"bal\" ON \"acct\""), "{sql}");
+        assert!(
+            sql.contains("BEFORE UPDATE OF \"bal\" ON \"acct\""),
+            "{sql}"
+        );
         assert!(sql.contains("ADD COLUMN \"isopredict_w\" text"), "{sql}");
-        assert!(!sql.contains('{') && !sql.contains('}'), "an isolationtester block cannot hold braces: {sql}");
+        assert!(
+            !sql.contains('{') && !sql.contains('}'),
+            "an isolationtester block cannot hold braces: {sql}"
+        );
     }
 }

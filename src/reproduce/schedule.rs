@@ -337,7 +337,8 @@ impl<'h> Search<'h> {
     /// Why `step` cannot run now (`None`: it can): the first of its operations that cannot.
     fn blocked(&self, state: &State, step: Step) -> Option<String> {
         let start = self.h.txn(step.txn).ops().start;
-        self.step_ops(step).find_map(|o| self.blocked_op(state, step.txn, o - start))
+        self.step_ops(step)
+            .find_map(|o| self.blocked_op(state, step.txn, o - start))
     }
 
     /// Why operation `i` of transaction `t` cannot run now (`None`: it can).
@@ -799,6 +800,44 @@ mod tests {
         assert!(no.reason.contains("first updater wins"), "{}", no.reason);
         let ser = schedule(&h, Isolation::Serializable).unwrap_err();
         assert!(ser.reason.contains("SERIALIZABLE"), "{}", ser.reason);
+    }
+
+    /// One SELECT sees one snapshot: reads of x from the initial state and of y from T1 (which
+    /// writes both) can run as two statements at read committed, T1 committing between them,
+    /// but not as one.
+    #[test]
+    fn a_statement_is_one_step() {
+        let mut b = HistoryBuilder::new("t");
+        let x = b.key("x");
+        let y = b.key("y");
+        let s1 = b.session(Some(1));
+        let s2 = b.session(Some(2));
+        let t1 = b.begin(s1, None);
+        b.write(t1, x, None, 0);
+        b.write(t1, y, None, 0);
+        let t2 = b.begin(s2, None);
+        b.read(t2, x, None, ReadFrom::Initial, 0);
+        b.read(t2, y, None, ReadFrom::Txn(t1), 0);
+        let h = b.build().unwrap();
+        // Each operation a statement of its own, then T2's reads (or T1's writes) as one.
+        let statements = |joined: u32| -> Vec<u32> {
+            let mut st: Vec<u32> = (0..h.ops().len() as u32).collect();
+            let ops = h.txn(joined).ops();
+            for o in ops.clone() {
+                st[o as usize] = ops.start;
+            }
+            st
+        };
+        let apart: Vec<u32> = (0..h.ops().len() as u32).collect();
+        let two = schedule_statements(&h, Isolation::ReadCommitted, &apart).unwrap();
+        simulate(&h, &two);
+        assert_eq!(two.steps.len(), 6, "{}", two.to_text(&h));
+        let no = schedule_statements(&h, Isolation::ReadCommitted, &statements(2)).unwrap_err();
+        assert!(!no.gave_up);
+        assert!(no.reason.contains("T2.1 must read"), "{}", no.reason);
+        let one = schedule_statements(&h, Isolation::ReadCommitted, &statements(1)).unwrap();
+        simulate(&h, &one);
+        assert_eq!(one.steps.len(), 5, "{}", one.to_text(&h));
     }
 
     #[test]
