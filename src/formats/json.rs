@@ -832,6 +832,33 @@ mod tests {
         read(text.as_bytes(), "h.json")
     }
 
+    /// The schema statements of a recording survive writing and reading (what `reproduce`
+    /// creates first on the database).
+    #[test]
+    fn statements_keep_the_schema() {
+        let text = r#"{"format": "isopredict-history", "version": 1, "keys": ["t[id=1]"],
+          "initial": {"t": 0, "ops": []},
+          "sessions": [{"id": 1, "transactions": [
+            {"t": 1, "status": "committed", "ops": [{"w": "t[id=1]", "stmt": 0}]}]}],
+          "statements": {"sessions": ["app"], "list": [
+            {"session": 0, "index": 1, "sql": "INSERT INTO t VALUES ($1)", "params": ["1"]}],
+            "schema": ["CREATE TABLE t (id int PRIMARY KEY)", "CREATE INDEX ON t (id)"]}}"#;
+        let h = read_str(text).unwrap();
+        let mut out = Vec::new();
+        write(&h, &mut out).unwrap();
+        let again = read(&out, "again.json").unwrap();
+        let st = again.statements().unwrap();
+        assert_eq!(
+            st.schema(),
+            [
+                "CREATE TABLE t (id int PRIMARY KEY)",
+                "CREATE INDEX ON t (id)"
+            ]
+        );
+        assert_eq!(st.statements()[0].params, [Some("1".to_string())]);
+        assert_eq!(st, h.statements().unwrap());
+    }
+
     #[test]
     fn reads_the_documented_example_and_writes_it_back_verbatim() {
         let h = read_str(EXAMPLE).unwrap();

@@ -604,7 +604,7 @@ fn plan_run(
             next,
         });
     }
-    let setup = setup_txns(core, ph, names, &keys)?;
+    let setup = setup_txns(core, names, &keys)?;
     let schema = table.schema().to_vec();
     let tables = app_sql::tables_of(&schema);
     if tables.is_empty() {
@@ -699,7 +699,6 @@ fn final_writers(
 /// the core gives none). Each as (name, its statements with parameters written in).
 fn setup_txns(
     core: &Minimized,
-    ph: &History,
     names: &Names<'_>,
     keys: &[KeyRef],
 ) -> Result<Vec<(String, Vec<String>)>, String> {
@@ -711,7 +710,6 @@ fn setup_txns(
         .flatten()
         .map(|&w| names.of_observed[w as usize])
         .collect();
-    let _ = ph;
     // The inserter of each row read: the first committed writer of its existence key.
     let rows: FxHashSet<String> = keys
         .iter()
