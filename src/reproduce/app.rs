@@ -59,13 +59,18 @@ pub struct AppFolder {
 /// Whether `dir` is an application's folder (an `observed.json` with SQL statements, and no
 /// `run` report naming a workload).
 pub fn is_app_folder(dir: &Path) -> bool {
+    // Only regular files are opened: a FIFO would block (the `run` path says so).
+    let regular = |name: &str| std::fs::metadata(dir.join(name)).is_ok_and(|m| m.is_file());
+    if dir.join("report.json").exists() && !regular("report.json") {
+        return false;
+    }
     let report = std::fs::read_to_string(dir.join("report.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
     if report.as_ref().is_some_and(|r| r.get("workload").is_some()) {
         return false;
     }
-    std::fs::metadata(dir.join("observed.json")).is_ok_and(|m| m.is_file())
+    regular("observed.json")
 }
 
 fn read_history(path: &Path) -> Result<History, String> {
@@ -86,10 +91,14 @@ pub fn load_app_dir(dir: &Path) -> Result<AppFolder, String> {
             observed_path.display()
         ));
     }
-    let report: Option<serde_json::Value> = match std::fs::read_to_string(dir.join("report.json")) {
+    let report_path = dir.join("report.json");
+    if std::fs::metadata(&report_path).is_ok_and(|m| !m.is_file()) {
+        return Err(format!("{}: not a regular file", report_path.display()));
+    }
+    let report: Option<serde_json::Value> = match std::fs::read_to_string(&report_path) {
         Ok(t) => Some(
             serde_json::from_str(&t)
-                .map_err(|e| format!("{}: not JSON: {e}", dir.join("report.json").display()))?,
+                .map_err(|e| format!("{}: not JSON: {e}", report_path.display()))?,
         ),
         Err(_) => None,
     };
@@ -560,32 +569,7 @@ fn plan_run(
             words.push(w);
         }
         cursor[t as usize] = upto.max(cursor[t as usize]);
-        let mut reads: Vec<ProbeRead> = Vec::new();
-        if let StepKind::Op(_) = step.kind {
-            for o in schedule_step_ops(h, &statement_of, step) {
-                let op = h.op(o);
-                if op.kind != OpKind::Read {
-                    continue;
-                }
-                let writer = h.writer_txn(o).unwrap_or(INITIAL_TXN);
-                let expect = if writer == INITIAL_TXN {
-                    initial_label(op.key)
-                } else {
-                    label(writer)
-                };
-                let key = h.key_name(op.key).to_string();
-                if let Some(r) = reads.iter_mut().find(|r| r.key == key) {
-                    r.ops.push(o);
-                    continue;
-                }
-                reads.push(ProbeRead {
-                    key,
-                    expect,
-                    ops: vec![o],
-                    changed: changed_read(ph, names, ops[o as usize]),
-                });
-            }
-        }
+        let reads = probe_reads(core, ph, names, &statement_of, &ops, step);
         let end = match step.kind {
             StepKind::End => Some(tx.is_committed()),
             StepKind::Op(_) => None,
@@ -643,6 +627,44 @@ fn plan_run(
         computed,
         later: later_statements(core, ph, names, &ops, folder.validating.as_ref()),
     })
+}
+
+/// The reads of schedule step `step` its probe shows: per key, what it must print.
+fn probe_reads(
+    core: &Minimized,
+    ph: &History,
+    names: &Names<'_>,
+    statement_of: &[u32],
+    ops: &[OpId],
+    step: super::Step,
+) -> Vec<ProbeRead> {
+    let h = &core.history;
+    let mut reads: Vec<ProbeRead> = Vec::new();
+    for o in schedule_step_ops(h, statement_of, step) {
+        let op = h.op(o);
+        if op.kind != OpKind::Read {
+            continue;
+        }
+        let expect = match h.writer_txn(o).unwrap_or(INITIAL_TXN) {
+            INITIAL_TXN => match core.initial_writer[op.key as usize] {
+                Some(w) => names.predicted(w),
+                None => NO_ROW.to_string(),
+            },
+            w => names.predicted(core.origin[w as usize]),
+        };
+        let key = h.key_name(op.key).to_string();
+        if let Some(r) = reads.iter_mut().find(|r| r.key == key) {
+            r.ops.push(o);
+            continue;
+        }
+        reads.push(ProbeRead {
+            key,
+            expect,
+            ops: vec![o],
+            changed: changed_read(ph, names, ops[o as usize]),
+        });
+    }
+    reads
 }
 
 /// The operations of a schedule step (its statement's, consecutive in its transaction).

@@ -23,7 +23,6 @@ pub fn judge(
     ran: Ran,
     timeout: Option<Duration>,
 ) {
-    let isolation = plan.isolation;
     out.database = ran.database.clone();
     let mut got_of_op: FxHashMap<u32, String> = FxHashMap::default();
     for (i, step) in plan.steps.iter().enumerate() {
@@ -92,13 +91,21 @@ pub fn judge(
     } else {
         Outcome::Unknown
     };
+    (out.verdict, out.summary) = verdict_and_summary(out, serializable, &version);
+}
+
+/// The verdict and its sentence.
+fn verdict_and_summary(
+    out: &Reproduction,
+    serializable: Outcome,
+    version: &str,
+) -> (ReproVerdict, String) {
+    let isolation = out.isolation;
     let anomaly = out
         .anomaly
         .clone()
         .unwrap_or_else(|| "an unserializable execution".into());
-    (out.verdict, out.summary) = if out.failure.is_none()
-        && out.differing_reads.is_empty()
-        && serializable == Outcome::Violated
+    if out.failure.is_none() && out.differing_reads.is_empty() && serializable == Outcome::Violated
     {
         (
             ReproVerdict::Reproduced,
@@ -166,7 +173,7 @@ pub fn judge(
                 why.join("; ")
             ),
         )
-    };
+    }
 }
 
 /// The core's transactions with each read from the writer its probe printed (own name: its
