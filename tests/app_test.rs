@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::cli::{stderr, stdout, Scratch};
-use common::postgres::tool_missing;
+use common::postgres::{python_with_psycopg, tool_missing};
 
 /// The folder holding psql, or `None` after noting the skip (a failure under CI).
 fn psql_dir(test: &str) -> Option<PathBuf> {
@@ -133,34 +133,9 @@ fn a_program_that_takes_another_branch_under_the_prediction_is_reported_diverged
     );
 }
 
-/// A Python with psycopg and pytest (`ISOPREDICT_TEST_PYTHON`, else the venv of
-/// scripts/server-test-venv), or `None` after noting the skip (a failure under CI).
-fn python_with_psycopg() -> Option<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let candidates = [
-        std::env::var_os("ISOPREDICT_TEST_PYTHON").map(PathBuf::from),
-        std::env::var_os("ISOPREDICT_SERVER_VENV").map(|v| PathBuf::from(v).join("bin/python")),
-        home.map(|h| h.join(".cache/isopredict/server-venv/bin/python")),
-    ];
-    for p in candidates.into_iter().flatten() {
-        let ok = Command::new(&p)
-            .args(["-c", "import psycopg, pytest"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(p);
-        }
-    }
-    tool_missing(
-        "app_test psycopg bank",
-        "no Python with psycopg and pytest (scripts/server-test-venv; ISOPREDICT_TEST_PYTHON)",
-    );
-    None
-}
-
 #[test]
 fn the_documented_bank_test_fails_under_its_predicted_lost_update() {
-    let Some(python) = python_with_psycopg() else {
+    let Some(python) = python_with_psycopg("app_test psycopg bank") else {
         return;
     };
     let s = Scratch::new("app-test-bank");

@@ -114,8 +114,9 @@ pub enum Command {
     /// Record a workload run, predict an anomaly, validate it by replay, and report it.
     #[command(after_help = RUN_EXIT_CODES)]
     Run(run::Args),
-    /// Run a prediction of a `run` folder on a database along a schedule that makes it
-    /// happen, and write a reproducer (isolationtester spec, SQL per session, README).
+    /// Run a prediction of a `run` folder (or of an application's `test`/`record` folder, with
+    /// its own statements) on a database along a schedule that makes it happen, and write a
+    /// reproducer (isolationtester spec, SQL per session, README).
     #[command(after_help = REPRODUCE_EXIT_CODES)]
     Reproduce(reproduce::Args),
     /// Serve the recording store over PostgreSQL's wire protocol; on Ctrl-C, SIGTERM or

@@ -10,10 +10,52 @@ use isopredict::pipeline::parse_store;
 use isopredict::reproduce::{self, Request};
 use isopredict::store::Isolation;
 
+/// `reproduce DIR` on an application's folder (`isopredict test` or `record`): its own
+/// statements on the database.
+fn run_app(args: Args) -> anyhow::Result<ExitCode> {
+    let folder = match reproduce::load_app_dir(&args.run_dir) {
+        Ok(f) => f,
+        Err(e) => {
+            isopredict::ewriteln!("error: {e}");
+            return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+        }
+    };
+    let Some(isolation) = args
+        .isolation
+        .or_else(|| reproduce::app::isolation_of(&folder))
+    else {
+        isopredict::ewriteln!(
+            "error: --isolation is needed: {} was not predicted at rc or si",
+            args.run_dir.display()
+        );
+        return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+    };
+    let postgres = match isopredict::store::postgres::Postgres::new(&args.store, isolation) {
+        Ok(p) => p,
+        Err(e) => {
+            isopredict::ewriteln!("error: --store: {e}");
+            return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+        }
+    };
+    let outcome = reproduce::reproduce_app(&reproduce::AppRequest {
+        folder: &folder,
+        postgres: &postgres,
+        isolation,
+        timeout: args.timeout.0,
+    });
+    if let Some(code) = super::interrupted() {
+        return Ok(code);
+    }
+    write_and_print(&args, outcome)
+}
+
 /// Arguments of `isopredict reproduce`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A `run` output folder holding a prediction (report.json, predicted.json).
+    /// A `run` output folder holding a prediction (report.json, predicted.json), or an
+    /// application's folder from `isopredict test` or `record` (observed.json with its SQL
+    /// statements; without predicted.json the prediction is made at the level --isolation
+    /// allows), reproduced with the application's own statements.
     run_dir: PathBuf,
     /// The database: a PostgreSQL URL, e.g. postgres://postgres@127.0.0.1:5432/postgres.
     #[arg(long, value_name = "URL")]
@@ -36,6 +78,9 @@ pub struct Args {
 /// Reproduces; exit code 1 reproduced, 0 not reproduced (or not reproducible), 3 unknown, 2
 /// bad input.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if reproduce::is_app_folder(&args.run_dir) {
+        return run_app(args);
+    }
     let folder = match reproduce::load_run_dir(&args.run_dir) {
         Ok(f) => f,
         Err(e) => {
@@ -86,7 +131,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let outcome = outcome?;
-    let dir = args.out.unwrap_or_else(|| args.run_dir.join("reproduce"));
+    write_and_print(&args, outcome)
+}
+
+/// Writes the folder, prints the report, and exits with the verdict's code.
+fn write_and_print(args: &Args, outcome: reproduce::Reproduction) -> anyhow::Result<ExitCode> {
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.run_dir.join("reproduce"));
     reproduce::write_folder(&outcome, &dir)?;
     let mut out = super::stdout();
     let text = if args.json {

@@ -44,7 +44,8 @@
 //!   "params": ["1", null]}]}` (optional, last; histories recorded by `isopredict serve`): the
 //!   SQL statements, each with its history session (0-based), its position in that session
 //!   (1-based) and its bound parameters as text; `"stmt": n` on an operation names the
-//!   statement (0-based in `list`) that made it.
+//!   statement (0-based in `list`) that made it; `"schema": ["CREATE TABLE …", …]` (optional)
+//!   the schema statements the clients ran, in order (what `reproduce` creates first).
 //! - `"locked": true` (optional, on a read): a locked read ([`History::locked_reads`]), the
 //!   read of a single-statement read–modify–write; its transaction writes the key after it.
 //! - `"after": [s, …]` (optional, per session): this session began after sessions `s` (0-based
@@ -100,6 +101,8 @@ struct JsonStatements {
     sessions: Vec<String>,
     #[serde(default)]
     list: Vec<JsonStatement>,
+    #[serde(default)]
+    schema: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -565,7 +568,8 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
                 params: s.params,
             })
             .collect();
-        let table = crate::history::StatementTable::new(st.sessions, list, op_statement);
+        let table = crate::history::StatementTable::new(st.sessions, list, op_statement)
+            .with_schema(st.schema);
         history = history.with_statements(std::sync::Arc::new(table))?;
     }
     for (position, i, line) in ambiguous {
@@ -779,11 +783,19 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
             }
             write!(out, "}}")?;
         }
-        if st.statements().is_empty() {
-            write!(out, "]}}")?;
-        } else {
-            write!(out, "\n  ]}}")?;
+        if !st.statements().is_empty() {
+            write!(out, "\n  ")?;
         }
+        write!(out, "]")?;
+        if !st.schema().is_empty() {
+            write!(out, ", \"schema\": [")?;
+            for (i, sql) in st.schema().iter().enumerate() {
+                out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
+                string(out, sql)?;
+            }
+            write!(out, "\n  ]")?;
+        }
+        write!(out, "}}")?;
     }
     writeln!(out, "\n}}")?;
     Ok(())
@@ -818,6 +830,33 @@ mod tests {
 
     fn read_str(text: &str) -> Result<History, InputError> {
         read(text.as_bytes(), "h.json")
+    }
+
+    /// The schema statements of a recording survive writing and reading (what `reproduce`
+    /// creates first on the database).
+    #[test]
+    fn statements_keep_the_schema() {
+        let text = r#"{"format": "isopredict-history", "version": 1, "keys": ["t[id=1]"],
+          "initial": {"t": 0, "ops": []},
+          "sessions": [{"id": 1, "transactions": [
+            {"t": 1, "status": "committed", "ops": [{"w": "t[id=1]", "stmt": 0}]}]}],
+          "statements": {"sessions": ["app"], "list": [
+            {"session": 0, "index": 1, "sql": "INSERT INTO t VALUES ($1)", "params": ["1"]}],
+            "schema": ["CREATE TABLE t (id int PRIMARY KEY)", "CREATE INDEX ON t (id)"]}}"#;
+        let h = read_str(text).unwrap();
+        let mut out = Vec::new();
+        write(&h, &mut out).unwrap();
+        let again = read(&out, "again.json").unwrap();
+        let st = again.statements().unwrap();
+        assert_eq!(
+            st.schema(),
+            [
+                "CREATE TABLE t (id int PRIMARY KEY)",
+                "CREATE INDEX ON t (id)"
+            ]
+        );
+        assert_eq!(st.statements()[0].params, [Some("1".to_string())]);
+        assert_eq!(st, h.statements().unwrap());
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub struct StatementTable {
     session_names: Vec<String>,
     statements: Vec<SqlStatement>,
     op_statement: Vec<u32>,
+    schema: Vec<String>,
 }
 
 /// No statement (an operation the history has without one, such as an initial write).
@@ -41,7 +42,20 @@ impl StatementTable {
             session_names,
             statements,
             op_statement,
+            schema: Vec::new(),
         }
+    }
+
+    /// The same with the schema statements the clients ran (CREATE/DROP TABLE, CREATE
+    /// INDEX, in order; not transactions, so no operation names them).
+    pub fn with_schema(mut self, schema: Vec<String>) -> StatementTable {
+        self.schema = schema;
+        self
+    }
+
+    /// The schema statements, in the order run.
+    pub fn schema(&self) -> &[String] {
+        &self.schema
     }
 
     /// The name of each history session (its connection's `application_name`).

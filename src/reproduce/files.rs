@@ -330,7 +330,7 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
 
 /// The paragraph a person about to file a bug needs: whether the isolation level allows this
 /// behaviour (so it is the application's to prevent, not a database bug), and the fixes.
-fn allowed_or_bug(isolation: Isolation) -> String {
+pub(crate) fn allowed_or_bug(isolation: Isolation) -> String {
     let fixes = "- run these transactions at SERIALIZABLE and retry the ones that fail with \
                  SQLSTATE 40001 (serialization_failure);\n\
                  - or lock what the decision depends on: `SELECT … FOR UPDATE` on the rows a \

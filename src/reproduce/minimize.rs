@@ -113,13 +113,14 @@ impl Minimized {
     /// `text` with the shrunk history's transaction names (`T1.1`) replaced by the original
     /// history's.
     pub fn relabel(&self, text: &str, original: &History) -> String {
+        self.relabel_with(text, &|t| original.txn_label(t))
+    }
+
+    /// `text` with the shrunk history's transaction names (`T1.1`) replaced by `name` of the
+    /// original history's transaction.
+    pub fn relabel_with(&self, text: &str, name: &dyn Fn(TxnId) -> String) -> String {
         let names: FxHashMap<String, String> = (1..self.history.txn_count() as TxnId)
-            .map(|t| {
-                (
-                    self.history.txn_label(t),
-                    original.txn_label(self.origin[t as usize]),
-                )
-            })
+            .map(|t| (self.history.txn_label(t), name(self.origin[t as usize])))
             .collect();
         let mut out = String::with_capacity(text.len());
         let bytes = text.as_bytes();

@@ -14,6 +14,11 @@
 //!    at a time, in the embedded store's seeded order), so that `run --reproduce` predicts
 //!    from the same run every time.
 
+pub mod app;
+mod app_files;
+mod app_judge;
+mod app_run;
+mod app_sql;
 pub mod execute;
 pub mod files;
 pub mod minimize;
@@ -22,6 +27,8 @@ pub mod replan;
 pub mod schedule;
 pub mod turns;
 
+pub use app::{is_app_folder, load_app_dir, reproduce_app, AppFolder, AppRequest};
+pub use app_files::probe_rows_in_output;
 pub use execute::{compare_reads, Barriers, ExecuteError, ReadOutcome};
 pub use minimize::{minimize, Minimized};
 pub use schedule::{schedule, schedule_reads, NoSchedule, Schedule, Step, StepKind};
@@ -109,6 +116,10 @@ pub struct Reproduction {
     pub transactions: Vec<String>,
     /// The reproducer spec's read steps and the `written_by` each must print.
     pub spec_reads: Vec<(String, String)>,
+    /// An application's reproducer (`reproduce/app.rs`): per probe row, the step, the key and
+    /// the `written_by` it must print.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spec_probes: Vec<(String, String, String)>,
     /// For a run recorded on the embedded store: the observed run recorded again before the
     /// reproduction — on the embedded store with the run's configuration (its scan mode
     /// included), then on the database in turns — each in one sentence saying whether it
@@ -169,6 +180,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         broken_invariants: Vec::new(),
         transactions: Vec::new(),
         spec_reads: Vec::new(),
+        spec_probes: Vec::new(),
         observed_again: Vec::new(),
         files: Vec::new(),
     };

@@ -93,7 +93,28 @@ pub fn schedule(h: &History, isolation: Isolation) -> Result<Schedule, NoSchedul
             gave_up: false,
         });
     }
-    run_search(h, isolation, None)
+    run_search(h, isolation, None, None)
+}
+
+/// A schedule for `h` at `isolation` whose steps are whole statements: the consecutive
+/// operations of a transaction that `statement_of` (per operation of `h`) gives one number run
+/// as one step, as a database runs one SQL statement (an application's recorded statements,
+/// `reproduce/app.rs`). The same rules as [`schedule`], checked for every operation of a step.
+pub fn schedule_statements(
+    h: &History,
+    isolation: Isolation,
+    statement_of: &[u32],
+) -> Result<Schedule, NoSchedule> {
+    if isolation == Isolation::Serializable {
+        return schedule(h, isolation);
+    }
+    if let Some(reason) = structural_conflict(h, isolation) {
+        return Err(NoSchedule {
+            reason,
+            gave_up: false,
+        });
+    }
+    run_search(h, isolation, None, Some(statement_of))
 }
 
 /// A schedule for `h` at `isolation` in which only the reads in `needed` must get their
@@ -106,15 +127,16 @@ pub fn schedule_reads(
     if isolation == Isolation::Serializable {
         return schedule(h, isolation);
     }
-    run_search(h, isolation, Some(needed))
+    run_search(h, isolation, Some(needed), None)
 }
 
 fn run_search(
     h: &History,
     isolation: Isolation,
     needed: Option<&FxHashSet<OpId>>,
+    statement_of: Option<&[u32]>,
 ) -> Result<Schedule, NoSchedule> {
-    let mut search = Search::new(h, isolation, needed);
+    let mut search = Search::new(h, isolation, needed, statement_of);
     let mut state = search.initial_state();
     if search.dfs(&mut state) {
         return Ok(Schedule {
@@ -207,6 +229,8 @@ struct Search<'h> {
     isolation: Isolation,
     /// The reads that must get their writers (`None`: all).
     needed: Option<&'h FxHashSet<OpId>>,
+    /// Per operation: its statement (`None`: every operation is a step of its own).
+    statement_of: Option<&'h [u32]>,
     /// Per session: its steps in program order.
     session_steps: Vec<Vec<Step>>,
     /// Dead states: positions, commit order, snapshots of the sessions' current transactions.
@@ -221,15 +245,24 @@ impl<'h> Search<'h> {
         h: &'h History,
         isolation: Isolation,
         needed: Option<&'h FxHashSet<OpId>>,
+        statement_of: Option<&'h [u32]>,
     ) -> Search<'h> {
+        // An operation begins a step unless it continues its predecessor's statement.
+        let begins_step = move |o: OpId| {
+            statement_of.map_or(true, |st| {
+                o == 0 || st.get(o as usize) != st.get(o as usize - 1)
+            })
+        };
         let session_steps = h
             .sessions()
             .iter()
             .map(|s| {
                 s.txns()
                     .flat_map(|t| {
+                        let start = h.txn(t).ops().start;
                         let n = h.txn(t).ops().len() as u32;
                         (0..n)
+                            .filter(move |&i| i == 0 || begins_step(start + i))
                             .map(move |i| Step {
                                 txn: t,
                                 kind: StepKind::Op(i),
@@ -246,6 +279,7 @@ impl<'h> Search<'h> {
             h,
             isolation,
             needed,
+            statement_of,
             session_steps,
             dead: FxHashSet::default(),
             visited: 0,
@@ -283,13 +317,33 @@ impl<'h> Search<'h> {
             .unwrap_or(INITIAL_TXN)
     }
 
-    /// Why `step` cannot run now (`None`: it can).
-    fn blocked(&self, state: &State, step: Step) -> Option<String> {
-        let h = self.h;
+    /// The operations of `step`: one, or its statement's (consecutive in its transaction).
+    fn step_ops(&self, step: Step) -> std::ops::Range<OpId> {
+        let ops = self.h.txn(step.txn).ops();
         let StepKind::Op(i) = step.kind else {
-            return None;
+            return ops.end..ops.end;
         };
-        let t = step.txn;
+        let first = ops.start + i;
+        let Some(st) = self.statement_of else {
+            return first..first + 1;
+        };
+        let mut end = first + 1;
+        while end < ops.end && st.get(end as usize) == st.get(first as usize) {
+            end += 1;
+        }
+        first..end
+    }
+
+    /// Why `step` cannot run now (`None`: it can): the first of its operations that cannot.
+    fn blocked(&self, state: &State, step: Step) -> Option<String> {
+        let start = self.h.txn(step.txn).ops().start;
+        self.step_ops(step)
+            .find_map(|o| self.blocked_op(state, step.txn, o - start))
+    }
+
+    /// Why operation `i` of transaction `t` cannot run now (`None`: it can).
+    fn blocked_op(&self, state: &State, t: TxnId, i: u32) -> Option<String> {
+        let h = self.h;
         let o = h.txn(t).ops().start + i;
         let op = h.op(o);
         let key = h.key_name(op.key);
@@ -423,15 +477,17 @@ impl<'h> Search<'h> {
         if self.blocked(state, step).is_some() {
             return false;
         }
-        let op = self.h.op(self.h.txn(step.txn).ops().start + i);
-        match op.kind {
-            OpKind::Read => true,
-            OpKind::Write => self
-                .h
-                .writers_of(op.key)
-                .iter()
-                .all(|&w| w == step.txn || w == INITIAL_TXN || self.ended(state, w)),
-        }
+        self.step_ops(step).all(|o| {
+            let op = self.h.op(o);
+            match op.kind {
+                OpKind::Read => true,
+                OpKind::Write => self
+                    .h
+                    .writers_of(op.key)
+                    .iter()
+                    .all(|&w| w == step.txn || w == INITIAL_TXN || self.ended(state, w)),
+            }
+        })
     }
 
     /// Whether `t`'s end has run.
@@ -744,6 +800,44 @@ mod tests {
         assert!(no.reason.contains("first updater wins"), "{}", no.reason);
         let ser = schedule(&h, Isolation::Serializable).unwrap_err();
         assert!(ser.reason.contains("SERIALIZABLE"), "{}", ser.reason);
+    }
+
+    /// One SELECT sees one snapshot: reads of x from the initial state and of y from T1 (which
+    /// writes both) can run as two statements at read committed, T1 committing between them,
+    /// but not as one.
+    #[test]
+    fn a_statement_is_one_step() {
+        let mut b = HistoryBuilder::new("t");
+        let x = b.key("x");
+        let y = b.key("y");
+        let s1 = b.session(Some(1));
+        let s2 = b.session(Some(2));
+        let t1 = b.begin(s1, None);
+        b.write(t1, x, None, 0);
+        b.write(t1, y, None, 0);
+        let t2 = b.begin(s2, None);
+        b.read(t2, x, None, ReadFrom::Initial, 0);
+        b.read(t2, y, None, ReadFrom::Txn(t1), 0);
+        let h = b.build().unwrap();
+        // Each operation a statement of its own, then T2's reads (or T1's writes) as one.
+        let statements = |joined: u32| -> Vec<u32> {
+            let mut st: Vec<u32> = (0..h.ops().len() as u32).collect();
+            let ops = h.txn(joined).ops();
+            for o in ops.clone() {
+                st[o as usize] = ops.start;
+            }
+            st
+        };
+        let apart: Vec<u32> = (0..h.ops().len() as u32).collect();
+        let two = schedule_statements(&h, Isolation::ReadCommitted, &apart).unwrap();
+        simulate(&h, &two);
+        assert_eq!(two.steps.len(), 6, "{}", two.to_text(&h));
+        let no = schedule_statements(&h, Isolation::ReadCommitted, &statements(2)).unwrap_err();
+        assert!(!no.gave_up);
+        assert!(no.reason.contains("T2.1 must read"), "{}", no.reason);
+        let one = schedule_statements(&h, Isolation::ReadCommitted, &statements(1)).unwrap();
+        simulate(&h, &one);
+        assert_eq!(one.steps.len(), 5, "{}", one.to_text(&h));
     }
 
     #[test]

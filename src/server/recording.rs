@@ -66,6 +66,9 @@ pub fn is_setup_name(application_name: &str) -> bool {
 #[derive(Debug, Default)]
 pub struct Recorder {
     statements: Vec<SqlStatement>,
+    /// The schema statements that succeeded (CREATE/DROP TABLE, CREATE INDEX), in order: what
+    /// a reproduction on a real database creates first (`reproduce/app.rs`).
+    schema: Vec<String>,
     sessions: Vec<SessionInfo>,
     entries: Vec<Vec<Entry>>,
     /// Transactions that ran without some of their locks.
@@ -124,6 +127,11 @@ impl Recorder {
             params,
         });
         (self.statements.len() - 1) as u32
+    }
+
+    /// Adds a schema statement that succeeded.
+    pub fn schema_statement(&mut self, sql: &str) {
+        self.schema.push(sql.to_string());
     }
 
     /// Records a committed transaction.
@@ -327,7 +335,8 @@ impl Recorder {
                 *s = renumber[*s as usize];
             }
         }
-        let table = StatementTable::new(session_names, statements, op_statement);
+        let table = StatementTable::new(session_names, statements, op_statement)
+            .with_schema(self.schema.clone());
         history.with_statements(Arc::new(table))
     }
 }

@@ -170,7 +170,11 @@ impl Session {
             }
             Kind::Schema => {
                 let mut db = shared.lock();
-                (exec::schema(&mut db.catalog, stmt), Effect::None)
+                let result = exec::schema(&mut db.catalog, stmt);
+                if result.is_ok() {
+                    db.recorder.schema_statement(text);
+                }
+                (result, Effect::None)
             }
             Kind::Data => {
                 let autocommit = self.state == TxnState::Idle;

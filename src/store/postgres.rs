@@ -166,6 +166,19 @@ impl Postgres {
         Ok(Postgres::server_version(&mut conn))
     }
 
+    /// A fresh schema name for one run (`isopredict_<pid>_…`) and its guard, which drops it
+    /// when dropped (also on Ctrl-C).
+    pub(crate) fn private_schema(&self) -> (String, SchemaGuard) {
+        let name = schema_name();
+        let guard = SchemaGuard::new(&self.config, &name);
+        (name, guard)
+    }
+
+    /// The server's version (`15.18`) on `conn`.
+    pub(crate) fn version_on(conn: &mut PgClient) -> String {
+        Postgres::server_version(conn)
+    }
+
     /// The isolation level.
     pub fn isolation(&self) -> Isolation {
         self.isolation
@@ -189,7 +202,8 @@ impl Postgres {
         )
     }
 
-    fn connect(&self) -> Result<PgClient, BackendError> {
+    /// A new connection (an error names the server, never the password).
+    pub fn connect(&self) -> Result<PgClient, BackendError> {
         self.config.connect(NoTls).map_err(|e| {
             BackendError::Database(format!(
                 "cannot connect to PostgreSQL at {}: {}",
@@ -201,7 +215,7 @@ impl Postgres {
 }
 
 /// The text of a client error, with the server's message when there is one.
-fn error_text(e: &postgres::Error) -> String {
+pub(crate) fn error_text(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
         None => {
@@ -1188,14 +1202,14 @@ struct Ended {
 /// Drops a run's schema (tables and data) when dropped: on success, error, panic or a stop
 /// request; and, registered with [`crate::interrupt::register_cleanup`], before a forced exit
 /// (a second Ctrl-C). A server that went away keeps it (nothing can reach it).
-struct SchemaGuard {
+pub(crate) struct SchemaGuard {
     config: Config,
     schema: String,
     _cleanup: crate::interrupt::CleanupGuard,
 }
 
 impl SchemaGuard {
-    fn new(config: &Config, schema: &str) -> SchemaGuard {
+    pub(crate) fn new(config: &Config, schema: &str) -> SchemaGuard {
         let (c, s) = (config.clone(), schema.to_string());
         SchemaGuard {
             config: config.clone(),
@@ -1219,7 +1233,7 @@ fn drop_schema(config: &Config, schema: &str) {
 }
 
 /// A unique schema name for one run.
-fn schema_name() -> String {
+pub(crate) fn schema_name() -> String {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -47,3 +47,29 @@ pub fn server(test: &str) -> Option<String> {
         }
     }
 }
+
+/// A Python with psycopg and pytest (`ISOPREDICT_TEST_PYTHON`, else the venv of
+/// scripts/server-test-venv), or `None` after noting the skip (a failure under CI).
+pub fn python_with_psycopg(test: &str) -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let candidates = [
+        std::env::var_os("ISOPREDICT_TEST_PYTHON").map(PathBuf::from),
+        std::env::var_os("ISOPREDICT_SERVER_VENV").map(|v| PathBuf::from(v).join("bin/python")),
+        home.map(|h| h.join(".cache/isopredict/server-venv/bin/python")),
+    ];
+    for p in candidates.into_iter().flatten() {
+        let ok = std::process::Command::new(&p)
+            .args(["-c", "import psycopg, pytest"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(p);
+        }
+    }
+    tool_missing(
+        test,
+        "no Python with psycopg and pytest (scripts/server-test-venv; ISOPREDICT_TEST_PYTHON)",
+    );
+    None
+}
