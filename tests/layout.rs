@@ -8,9 +8,8 @@
 //! containment (the module is their door: `mod x;`, `pub use x::Y`), not imports; every other
 //! arrow is an import. Then:
 //!
-//! - no circle of files importing each other, at any depth, except the circles listed in
-//!   [`ALLOWED_CIRCLES`] (a list that only shrinks: a circle that is gone, or a file that left
-//!   one, must be taken off it);
+//! - no circle of files importing each other, at any depth (none is allowed: what two files
+//!   both need moves down to a third that both import);
 //! - every top-level module uses only modules listed before it in [`LAYERS`], which is the
 //!   "Layers" list of docs/architecture.md;
 //! - every file under src/ is reached from src/lib.rs or src/main.rs.
@@ -56,36 +55,6 @@ const LAYERS: &[&str] = &[
     "pipeline",
     // Reproducing a prediction on a database: schedule, execution, reproducer files.
     "reproduce",
-];
-
-/// Circles of files that import each other and are known, to be taken apart (issue 34). The
-/// list may only shrink: a new circle, or a new file in one of these, fails the test, and so
-/// does a listed file that is no longer in a circle.
-const ALLOWED_CIRCLES: &[&[&str]] = &[
-    // predict/: helpers import the engine files back for constants (scalable::LEVEL_TIMEOUT,
-    // scalable::NO_PIVOT), certificate::open_clocks is called from dangerous and space which
-    // certificate imports, scalable calls paper::solve_small_space.
-    &[
-        "src/predict/approx.rs",
-        "src/predict/certificate.rs",
-        "src/predict/dangerous.rs",
-        "src/predict/describe.rs",
-        "src/predict/exact.rs",
-        "src/predict/extract.rs",
-        "src/predict/feasibility.rs",
-        "src/predict/isolation.rs",
-        "src/predict/isolation_si_pc.rs",
-        "src/predict/lazy.rs",
-        "src/predict/level_core.rs",
-        "src/predict/paper.rs",
-        "src/predict/prefix.rs",
-        "src/predict/ranked.rs",
-        "src/predict/scalable.rs",
-        "src/predict/seeds.rs",
-        "src/predict/space.rs",
-        // Its unit tests' helpers, which certificate, dangerous and extract test with.
-        "src/predict/tests.rs",
-    ],
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -259,10 +228,12 @@ impl Tree {
 // ---------------------------------------------------------------------------------------------
 // The paths a file writes.
 
-/// Collects every path of a file with the module it is written in.
+/// Collects every path of a file with the module it is written in, and its glob imports.
 struct Paths {
     module: ModPath,
     found: Vec<(ModPath, Vec<String>)>,
+    /// `use a::b::*;`: the module it is written in and the path before the `*`.
+    globs: Vec<(ModPath, Vec<String>)>,
 }
 
 impl Paths {
@@ -293,6 +264,7 @@ impl Paths {
                 self.push(path);
             }
             syn::UseTree::Glob(_) => {
+                self.globs.push((self.module.clone(), prefix.clone()));
                 let mut path = prefix.clone();
                 path.push("*".to_string());
                 self.push(path);
@@ -381,10 +353,14 @@ fn imports(tree: &Tree) -> (FileEdges, BTreeMap<(String, String), BTreeSet<Strin
         let mut paths = Paths {
             module: file.module.clone(),
             found: Vec::new(),
+            globs: Vec::new(),
         };
         paths.visit_file(&file.ast);
-        for (written_in, segments) in paths.found {
-            let Some((target, name)) = tree.resolve(&written_in, &segments) else {
+        for (written_in, segments) in &paths.found {
+            let Some((target, name)) = tree
+                .resolve(written_in, segments)
+                .or_else(|| through_glob(tree, &paths.globs, written_in, segments))
+            else {
                 continue;
             };
             let to = tree.modules[&target];
@@ -413,6 +389,30 @@ fn imports(tree: &Tree) -> (FileEdges, BTreeMap<(String, String), BTreeSet<Strin
         }
     }
     (files, tops)
+}
+
+/// A path whose first name a glob import brought in (`use super::*;` then `extract::build`):
+/// resolved under the glob's module when that first name is a module there.
+fn through_glob(
+    tree: &Tree,
+    globs: &[(ModPath, Vec<String>)],
+    written_in: &ModPath,
+    segments: &[String],
+) -> Option<(ModPath, String)> {
+    let first = segments.first()?;
+    globs
+        .iter()
+        .filter(|(module, _)| module == written_in)
+        .find_map(|(module, prefix)| {
+            let (base, _) =
+                tree.resolve(module, &[prefix.as_slice(), &["*".to_string()]].concat())?;
+            let mut child = base.clone();
+            child.1.push(first.clone());
+            if !tree.modules.contains_key(&child) {
+                return None;
+            }
+            tree.resolve(&base, segments)
+        })
 }
 
 /// Root names that lib.rs re-exports (`pub use history::{History, …}`), mapped to their
@@ -559,29 +559,9 @@ fn no_files_import_each_other_in_a_circle() {
     let (edges, _) = imports(&tree);
     assert!(edges.len() > 300, "the scan found too few imports");
     let found = circles(tree.files.len(), &edges.keys().copied().collect());
-    let allowed: Vec<BTreeSet<&str>> = ALLOWED_CIRCLES
-        .iter()
-        .map(|c| c.iter().copied().collect())
-        .collect();
     let mut problems = String::new();
-    let mut in_circles = BTreeSet::new();
     for circle in &found {
-        let paths: BTreeSet<&str> = circle
-            .iter()
-            .map(|&f| tree.files[f].path.as_str())
-            .collect();
-        in_circles.extend(paths.iter().copied());
-        if !allowed.iter().any(|a| paths.is_subset(a)) {
-            problems.push_str(&describe(&tree, &edges, circle));
-        }
-    }
-    for path in ALLOWED_CIRCLES.iter().flat_map(|c| c.iter()) {
-        if !in_circles.contains(path) {
-            let _ = writeln!(
-                problems,
-                "{path} is no longer in a circle: take it off ALLOWED_CIRCLES (tests/layout.rs)"
-            );
-        }
+        problems.push_str(&describe(&tree, &edges, circle));
     }
     assert!(
         problems.is_empty(),
@@ -688,4 +668,14 @@ fn a_circle_is_found() {
     let mut edges = edges;
     edges.insert((3, 1));
     assert_eq!(circles(5, &edges), [vec![1, 2, 3]]);
+}
+
+#[test]
+fn glob_imports_are_followed() {
+    let tree = Tree::read();
+    let (edges, _) = imports(&tree);
+    let file = |p: &str| tree.files.iter().position(|f| f.path == p).unwrap();
+    // src/predict/tests.rs has `use super::*;` and then calls `extract::build(…)`.
+    let names = edges.get(&(file("src/predict/tests.rs"), file("src/predict/extract.rs")));
+    assert!(names.is_some_and(|n| n.contains("build")), "{names:?}");
 }

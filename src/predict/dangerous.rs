@@ -199,7 +199,7 @@ fn share_a_key(a: &[KeyId], b: &[KeyId]) -> bool {
 }
 
 /// "Is `u` in `t`'s snapshot in every prediction that includes `t`?" for all pairs: the
-/// vector clocks of [`super::certificate::open_clocks`] (one pass over the run), or, when they
+/// vector clocks of [`super::open_clocks::open_clocks`] (one pass over the run), or, when they
 /// are over their budget, [`ForcedPast`] (one walk per `t`, budgeted). Both compute the same
 /// forced past (session predecessors, the writers they read from, those writers' session
 /// predecessors, …); over its budget the walk answers "not forced", which keeps more.
@@ -215,7 +215,7 @@ pub(crate) enum Forced<'h> {
 impl<'h> Forced<'h> {
     /// The forced pasts of `h`'s transactions.
     pub fn new(h: &'h History) -> Forced<'h> {
-        match super::certificate::open_clocks(h) {
+        match super::open_clocks::open_clocks(h) {
             Some(open) => Forced::Clocks {
                 h,
                 sessions: h.sessions().len(),
@@ -649,10 +649,8 @@ mod tests {
     mod lazy_search {
         use crate::check::Level;
         use crate::predict::space::BoundaryKind;
-        use crate::predict::tests::{
-            brute_force, pco_cyclic, proptest_cases, random_program, run_with, serial_run,
-            unserializable,
-        };
+        use crate::predict::test_histories::{proptest_cases, random_program, serial_run};
+        use crate::predict::tests::{brute_force, pco_cyclic, run_with, unserializable};
         use crate::predict::{PredictOptions, Strategy, Verdict};
         use crate::ser::{self, SerVerdict};
         use proptest::prelude::*;

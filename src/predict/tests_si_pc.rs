@@ -3,10 +3,10 @@
 //! textbook anomalies (write skew is SI, a lost update is PC but not SI), and the nesting of
 //! the levels (SI ⊑ PC ⊑ CC: a prediction at si implies one at pc implies one at causal).
 
-use super::tests::{
-    agree_with_brute_force, all_agree_with_brute_force, deposits, generated_runs_agree, hist,
-    proptest_cases, random_program, run, serial_run, single_writer, Op,
+use super::test_histories::{
+    deposits, hist, proptest_cases, random_program, serial_run, single_writer, Op,
 };
+use super::tests::{agree_with_brute_force, all_agree_with_brute_force, generated_runs_agree, run};
 use super::*;
 use crate::check::{self, Level};
 use crate::generate::{generate, Consistency, GenerateParams};
