@@ -652,7 +652,8 @@ mod tests {
         use crate::predict::test_histories::{proptest_cases, random_program, serial_run};
         use crate::predict::tests::{brute_force, pco_cyclic, run_with, unserializable};
         use crate::predict::{PredictOptions, Strategy, Verdict};
-        use crate::ser::{self, SerVerdict};
+        use crate::ser::SerVerdict;
+        use crate::verdict::engines;
         use proptest::prelude::*;
 
         proptest! {
@@ -670,7 +671,7 @@ mod tests {
                 picks in proptest::collection::vec(0u8..3, 6),
             ) {
                 let h = serial_run(&program, &picks);
-                prop_assume!(ser::check_serializable(&h, None).unwrap() != SerVerdict::Unserializable);
+                prop_assume!(engines::check_serializable(&h, None).unwrap() != SerVerdict::Unserializable);
                 let exact: &dyn Fn(&crate::history::History) -> bool = &unserializable;
                 let cyclic: &dyn Fn(&crate::history::History) -> bool = &pco_cyclic;
                 for (strategy, boundary, accept) in [

@@ -12,6 +12,7 @@ use crate::check::{self, CheckOptions, Level};
 use crate::generate::{generate, Consistency, GenerateParams};
 use crate::history::{History, HistoryBuilder, OpId, ReadFrom, TxnId};
 use crate::ser::{self, SerVerdict};
+use crate::verdict::engines;
 use Op::{R, W};
 
 /// Runs a prediction and checks every claim it makes: a predicted history satisfies the level
@@ -29,7 +30,7 @@ pub(super) fn run_with(h: &History, options: &PredictOptions) -> PredictOutcome 
     for (i, p) in out.predictions.iter().enumerate() {
         assert!(level_holds(&p.history, level));
         assert_eq!(
-            ser::check_serializable(&p.history, None).unwrap(),
+            engines::check_serializable(&p.history, None).unwrap(),
             SerVerdict::Unserializable
         );
         if strategy != Strategy::ExactStrict {
@@ -53,10 +54,10 @@ pub(super) fn run_with(h: &History, options: &PredictOptions) -> PredictOutcome 
         assert_eq!(out.verdict, Verdict::Predicted);
         assert!(level_holds(&p.history, level));
         assert_eq!(
-            ser::check_serializable(&p.history, None).unwrap(),
+            engines::check_serializable(&p.history, None).unwrap(),
             SerVerdict::Unserializable
         );
-        if ser::check_serializable(h, None).unwrap() != SerVerdict::Unserializable {
+        if engines::check_serializable(h, None).unwrap() != SerVerdict::Unserializable {
             assert!(
                 !p.changed_reads.is_empty(),
                 "a serializable run's prediction changes some read"
@@ -92,14 +93,14 @@ pub(super) fn run_with(h: &History, options: &PredictOptions) -> PredictOutcome 
 /// small histories and the Z3 check (with its verified witness) on larger ones.
 pub(super) fn level_holds(h: &History, level: Level) -> bool {
     if !matches!(level, Level::Prefix | Level::Snapshot) {
-        return check::check(h, level, &CheckOptions::default())
+        return engines::check(h, level, &CheckOptions::default())
             .unwrap()
             .is_consistent();
     }
     if let Some(ok) = check::oracle::satisfies(h, level) {
         return ok;
     }
-    match ser::check_si_pc(h, level, None) {
+    match engines::check_si_pc(h, level, None) {
         ser::SiPcVerdict::Satisfies { .. } => true,
         ser::SiPcVerdict::Violates { .. } => false,
         ser::SiPcVerdict::Unknown { reason } => panic!("unknown: {reason}"),
@@ -452,7 +453,7 @@ fn choices_exist(
 }
 
 pub(super) fn unserializable(p: &History) -> bool {
-    let unser = ser::check_serializable(p, None).unwrap() == SerVerdict::Unserializable;
+    let unser = engines::check_serializable(p, None).unwrap() == SerVerdict::Unserializable;
     if let Some(ser) = check::oracle::satisfies(p, Level::Serializable) {
         assert_eq!(ser, !unser, "SMT serializability check vs oracle");
     }
@@ -477,7 +478,7 @@ pub(super) fn agree_with_brute_force(h: &History, level: Level) {
         }
     };
     let observed_unserializable =
-        ser::check_serializable(h, None).unwrap() == SerVerdict::Unserializable;
+        engines::check_serializable(h, None).unwrap() == SerVerdict::Unserializable;
     for (strategy, truth) in [
         (Strategy::ExactStrict, truth_exact),
         (Strategy::ApproxStrict, truth_strict),

@@ -11,7 +11,8 @@ use super::*;
 use crate::check::{self, Level};
 use crate::generate::{generate, Consistency, GenerateParams};
 use crate::history::History;
-use crate::ser::{self, SerVerdict};
+use crate::ser::SerVerdict;
+use crate::verdict::engines;
 use Op::{R, W};
 
 /// Write skew observed serially: t1 reads y and writes x; t2 writes y, then reads x from t1.
@@ -197,7 +198,7 @@ fn pc_and_si_answer_at_scale() {
             for p in &out.predictions {
                 assert!(super::tests::level_holds(&p.history, level));
                 assert_eq!(
-                    ser::check_serializable(&p.history, None).unwrap(),
+                    engines::check_serializable(&p.history, None).unwrap(),
                     SerVerdict::Unserializable
                 );
             }

@@ -407,7 +407,7 @@ fn list_matches(
 
 /// Checks a timestamped history against SI or SER. Every violation is counted; the first
 /// `options.max_violations` are described.
-pub fn check_timestamps(
+pub(crate) fn check_timestamps(
     h: &TimestampedHistory,
     level: TsLevel,
     options: &TsCheckOptions,
