@@ -4,9 +4,10 @@
 //! parsing such a history from the native JSON format.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use isopredict::check::{check, CheckOptions, Level};
+use isopredict::check::{CheckOptions, Level};
 use isopredict::formats::{self, Format};
 use isopredict::generate::{generate, Consistency, GenerateParams, KeyDistribution};
+use isopredict::verdict::engines::check;
 
 const EVENTS: u64 = 1_000_000;
 

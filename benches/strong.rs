@@ -6,7 +6,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use isopredict::generate::Consistency;
-use isopredict::ser::{check_serializable, check_strong, Engine, StrongLevel, StrongOptions};
+use isopredict::ser::{Engine, StrongLevel, StrongOptions};
+use isopredict::verdict::engines::{check_serializable, check_strong};
 
 #[path = "../examples/common/strong_histories.rs"]
 mod strong_histories;

@@ -7,7 +7,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use isopredict::formats::timekiller::{self, parse_transaction};
 use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
 use isopredict::ser::aion::{OnlineChecker, OnlineOptions};
-use isopredict::ser::{check_timestamps, TsCheckOptions, TsLevel};
+use isopredict::ser::{TsCheckOptions, TsLevel};
+use isopredict::verdict::engines::check_timestamps;
 
 fn timestamps(c: &mut Criterion) {
     let txns = 100_000;

@@ -24,6 +24,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use isopredict::generate::list_append::{elle_list_append, ListAppendParams};
+use isopredict::verdict::engines::check_strong;
 use isopredict::verdict::{decide_all, read_input, EvidenceChoice, Limits, ReadOptions};
 
 #[path = "common/docs.rs"]
@@ -151,7 +152,7 @@ fn main() {
 
 /// The old route at si: prints `verdict, time, peak memory`.
 fn search(file: &Path) {
-    use isopredict::ser::{check_strong, StrongLevel, StrongOptions};
+    use isopredict::ser::{StrongLevel, StrongOptions};
     let (input, _) = read_input(file, ReadOptions::default()).expect("the history reads");
     let h = input.history().expect("a history");
     let rewritten = h.with_write_order_as_reads();

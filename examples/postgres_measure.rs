@@ -10,9 +10,10 @@
 
 use std::time::Duration;
 
-use isopredict::ser::{self, SerVerdict};
+use isopredict::ser::SerVerdict;
 use isopredict::store::postgres::Postgres;
 use isopredict::store::{Backend, Isolation};
+use isopredict::verdict::engines;
 use isopredict::workloads::{self, run_on, RunConfig, Size};
 
 fn run(
@@ -76,7 +77,7 @@ fn main() {
             let (mut unser, mut unknown) = (0, 0);
             for seed in 1..=runs {
                 let r = run(workload, &backend, seed, sessions, calls);
-                match ser::check_serializable(&r.history, Some(Duration::from_secs(30))) {
+                match engines::check_serializable(&r.history, Some(Duration::from_secs(30))) {
                     Ok(SerVerdict::Unserializable) => unser += 1,
                     Ok(SerVerdict::Serializable { .. }) => {}
                     _ => unknown += 1,

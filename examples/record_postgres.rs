@@ -12,11 +12,12 @@
 
 use std::time::Duration;
 
-use isopredict::check::{self, CheckOptions, Level};
+use isopredict::check::{CheckOptions, Level};
 use isopredict::predict::{predict, PredictOptions, Strategy, Verdict};
-use isopredict::ser::{self, SerVerdict};
+use isopredict::ser::SerVerdict;
 use isopredict::store::postgres::{PgSession, PgTx, Recorder, TxnEnd};
 use isopredict::store::{Isolation, Outcome};
+use isopredict::verdict::engines;
 
 /// Reads an account's balance, recording which transaction wrote the version seen.
 fn balance(tx: &mut PgTx<'_>, id: i32) -> Option<i64> {
@@ -102,7 +103,7 @@ fn main() -> anyhow::Result<()> {
         history.txn_count() - 1,
         isolation
     );
-    let rc = check::check(&history, Level::ReadCommitted, &CheckOptions::default())?;
+    let rc = engines::check(&history, Level::ReadCommitted, &CheckOptions::default())?;
     println!(
         "read committed: {}",
         if rc.is_consistent() {
@@ -111,7 +112,7 @@ fn main() -> anyhow::Result<()> {
             "VIOLATED"
         }
     );
-    let ser = ser::check_serializable(&history, Some(Duration::from_secs(60)))?;
+    let ser = engines::check_serializable(&history, Some(Duration::from_secs(60)))?;
     println!(
         "serializable: {}",
         match ser {

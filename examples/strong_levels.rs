@@ -9,9 +9,8 @@
 use std::time::{Duration, Instant};
 
 use isopredict::generate::Consistency;
-use isopredict::ser::{
-    check_serializable, check_strong, Engine, SerVerdict, StrongLevel, StrongOptions, Verdict,
-};
+use isopredict::ser::{Engine, SerVerdict, StrongLevel, StrongOptions, Verdict};
+use isopredict::verdict::engines::{check_serializable, check_strong};
 use isopredict::History;
 
 #[path = "common/strong_histories.rs"]

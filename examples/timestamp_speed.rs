@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use isopredict::formats::timekiller::{self, parse_transaction};
 use isopredict::ser::aion::{OnlineChecker, OnlineOptions};
-use isopredict::ser::{check_timestamps, TsCheckOptions, TsLevel};
+use isopredict::ser::{TsCheckOptions, TsLevel};
+use isopredict::verdict::engines::check_timestamps;
 
 #[path = "common/speed.rs"]
 mod speed;

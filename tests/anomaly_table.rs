@@ -9,13 +9,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use isopredict::check::{check, CheckOptions, Level};
+use isopredict::check::{CheckOptions, Level};
 use isopredict::formats::{self, read_file, Format};
 use isopredict::history::anomalies::{by_name, render_markdown, ANOMALIES};
 use isopredict::history::History;
 use isopredict::pipeline::name_anomaly;
 use isopredict::predict::{predict, PredictOptions, Strategy};
-use isopredict::ser::{check_strong, StrongLevel, StrongOptions};
+use isopredict::ser::{StrongLevel, StrongOptions};
+use isopredict::verdict::engines::{check, check_strong, check_timestamps};
 use isopredict::verdict::{decide_all, EvidenceChoice, Input, LevelReport, Limits};
 
 fn txt_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -216,7 +217,7 @@ fn the_docs_show_the_table() {
 fn every_axiom_the_timestamp_checker_names_is_a_row() {
     use isopredict::formats::timekiller::read_timestamped;
     use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
-    use isopredict::ser::chronos::{check_timestamps, TsCheckOptions, TsLevel};
+    use isopredict::ser::chronos::{TsCheckOptions, TsLevel};
     // T1 and T2 both write key 1 and overlap (NOCONFLICT under si); T3 reads T1's stale 1
     // although T2 committed later before T3 started (EXT).
     let violating = br#"[

@@ -4,9 +4,10 @@
 mod common;
 
 use common::cli::{isopredict, json_output, stderr, stdout, Scratch};
-use isopredict::check::{check, CheckOptions, Level};
+use isopredict::check::{CheckOptions, Level};
 use isopredict::formats::{self, Format};
-use isopredict::ser::{check_serializable, SerVerdict};
+use isopredict::ser::SerVerdict;
+use isopredict::verdict::engines::{check, check_serializable};
 
 fn trace(name: &str) -> String {
     common::testdata_dir()

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use isopredict::formats::{self, timekiller, Format};
 use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
 use isopredict::history::timestamped::TimestampedHistory;
-use isopredict::ser::chronos::{check_timestamps, TsCheckOptions, TsLevel};
+use isopredict::ser::chronos::{TsCheckOptions, TsLevel};
 use isopredict::ser::TimestampReport;
+use isopredict::verdict::engines::check_timestamps;
 
 use common::cli::{isopredict, stderr, stdout, Scratch};
 

@@ -9,8 +9,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use isopredict::check::{check, CheckOptions, Level};
+use isopredict::check::{CheckOptions, Level};
 use isopredict::formats::{self, Format};
+use isopredict::verdict::engines::check;
 use proptest::prelude::*;
 
 use common::cli::{isopredict, stdout, Scratch};

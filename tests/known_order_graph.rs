@@ -11,7 +11,8 @@
 use isopredict::check::{oracle, Level};
 use isopredict::formats::{read_str, Format};
 use isopredict::generate::list_append::{elle_list_append, ListAppendParams};
-use isopredict::ser::{check_strong, StrongLevel, StrongOptions, VersionChains};
+use isopredict::ser::{StrongLevel, StrongOptions, VersionChains};
+use isopredict::verdict::engines::check_strong;
 use isopredict::verdict::{decide, EvidenceChoice, Input, Limits, Outcome};
 use proptest::prelude::*;
 
@@ -222,13 +223,13 @@ fn tiny_with_tails(seed: u64) -> String {
 
 /// The snapshot isolation report of the graph route itself (tail search counters included).
 fn graph_si(h: &isopredict::history::History) -> isopredict::ser::StrongReport {
-    let causal = isopredict::check::check(
+    let causal = isopredict::verdict::engines::check(
         h,
         Level::Causal,
         &isopredict::check::CheckOptions::default(),
     )
     .unwrap();
-    isopredict::ser::check_known_order(
+    isopredict::verdict::engines::check_known_order(
         h,
         Level::Snapshot,
         &causal,

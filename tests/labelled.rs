@@ -6,8 +6,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use isopredict::check::{check, Anomaly, CheckOptions, Level};
+use isopredict::check::{Anomaly, CheckOptions, Level};
 use isopredict::formats::{read_file, Format};
+use isopredict::verdict::engines::check;
 use isopredict::History;
 
 /// (folder, satisfies RC, RA, CC).

@@ -8,9 +8,8 @@
 //! containment (the module is their door: `mod x;`, `pub use x::Y`), not imports; every other
 //! arrow is an import. Then:
 //!
-//! - no circle of files importing each other, at any depth, except the circles listed in
-//!   [`ALLOWED_CIRCLES`] (a list that only shrinks: a circle that is gone, or a file that left
-//!   one, must be taken off it);
+//! - no circle of files importing each other, at any depth (none is allowed: what two files
+//!   both need moves down to a third that both import);
 //! - every top-level module uses only modules listed before it in [`LAYERS`], which is the
 //!   "Layers" list of docs/architecture.md;
 //! - every file under src/ is reached from src/lib.rs or src/main.rs.
@@ -58,36 +57,6 @@ const LAYERS: &[&str] = &[
     "reproduce",
 ];
 
-/// Circles of files that import each other and are known, to be taken apart (issue 34). The
-/// list may only shrink: a new circle, or a new file in one of these, fails the test, and so
-/// does a listed file that is no longer in a circle.
-const ALLOWED_CIRCLES: &[&[&str]] = &[
-    // predict/: helpers import the engine files back for constants (scalable::LEVEL_TIMEOUT,
-    // scalable::NO_PIVOT), certificate::open_clocks is called from dangerous and space which
-    // certificate imports, scalable calls paper::solve_small_space.
-    &[
-        "src/predict/approx.rs",
-        "src/predict/certificate.rs",
-        "src/predict/dangerous.rs",
-        "src/predict/describe.rs",
-        "src/predict/exact.rs",
-        "src/predict/extract.rs",
-        "src/predict/feasibility.rs",
-        "src/predict/isolation.rs",
-        "src/predict/isolation_si_pc.rs",
-        "src/predict/lazy.rs",
-        "src/predict/level_core.rs",
-        "src/predict/paper.rs",
-        "src/predict/prefix.rs",
-        "src/predict/ranked.rs",
-        "src/predict/scalable.rs",
-        "src/predict/seeds.rs",
-        "src/predict/space.rs",
-        // Its unit tests' helpers, which certificate, dangerous and extract test with.
-        "src/predict/tests.rs",
-    ],
-];
-
 // ---------------------------------------------------------------------------------------------
 // The module tree.
 
@@ -100,6 +69,8 @@ struct SourceFile {
     path: String,
     module: ModPath,
     ast: syn::File,
+    /// Compiled for unit tests only (its `mod` item, or one around it, is `#[cfg(test)]`).
+    test: bool,
 }
 
 /// The crate's files and which file defines each module (inline modules: the file they are
@@ -135,6 +106,13 @@ fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
     })
 }
 
+/// Whether `attrs` hold `#[cfg(test)]`.
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test")
+    })
+}
+
 impl Tree {
     fn read() -> Tree {
         let mut tree = Tree {
@@ -142,12 +120,12 @@ impl Tree {
             modules: BTreeMap::new(),
             problems: Vec::new(),
         };
-        tree.load(&root().join("src/lib.rs"), (0, Vec::new()));
-        tree.load(&root().join("src/main.rs"), (1, Vec::new()));
+        tree.load(&root().join("src/lib.rs"), (0, Vec::new()), false);
+        tree.load(&root().join("src/main.rs"), (1, Vec::new()), false);
         tree
     }
 
-    fn load(&mut self, path: &Path, module: ModPath) {
+    fn load(&mut self, path: &Path, module: ModPath, test: bool) {
         let text = std::fs::read_to_string(path).unwrap();
         let ast = syn::parse_file(&text)
             .unwrap_or_else(|e| panic!("{}: does not parse: {e}", path.display()));
@@ -165,6 +143,7 @@ impl Tree {
             path: shown(path),
             module: module.clone(),
             ast,
+            test,
         });
         self.items(&items, index, &module, &dir, &children, false);
     }
@@ -204,7 +183,11 @@ impl Tree {
                 ],
             };
             match candidates.into_iter().find(|c| c.is_file()) {
-                Some(path) => self.load(&path, child),
+                Some(path) => {
+                    // A file is test code when its `mod` item or its own file is.
+                    let test = self.files[index].test || is_cfg_test(&m.attrs);
+                    self.load(&path, child, test)
+                }
                 None => self.problems.push(format!(
                     "{}: no file for `mod {name};`",
                     self.files[index].path
@@ -217,6 +200,16 @@ impl Tree {
     /// longest prefix of the path that is a module of the crate. `None` for paths that do
     /// not start at the crate (`crate`, `self`, `super`, a submodule's name).
     fn resolve(&self, cur: &ModPath, segments: &[String]) -> Option<(ModPath, String)> {
+        let (module, rest) = self.resolve_rest(cur, segments)?;
+        let name = rest
+            .first()
+            .cloned()
+            .unwrap_or_else(|| segments.last().unwrap().clone());
+        Some((module, name))
+    }
+
+    /// [`Tree::resolve`] with every name after the module (none: the path is the module).
+    fn resolve_rest(&self, cur: &ModPath, segments: &[String]) -> Option<(ModPath, Vec<String>)> {
         let first = segments.first()?;
         let (mut base, mut i) = match first.as_str() {
             "crate" => ((cur.0, Vec::new()), 1),
@@ -248,27 +241,57 @@ impl Tree {
             base = next;
             i += 1;
         }
-        let name = segments
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| segments.last().unwrap().clone());
-        Some((base, name))
+        Some((base, segments[i..].to_vec()))
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // The paths a file writes.
 
-/// Collects every path of a file with the module it is written in.
+/// Collects every path of a file with the module it is written in (and whether it is unit
+/// test code), its glob imports and the names its `use` items bring in.
 struct Paths {
     module: ModPath,
-    found: Vec<(ModPath, Vec<String>)>,
+    /// Inside `#[cfg(test)]` code (the file's own flag, or a test module or item in it).
+    test: bool,
+    found: Vec<Found>,
+    /// `use a::b::*;`: the module it is written in and the path before the `*`.
+    globs: Vec<(ModPath, Vec<String>)>,
+    /// `use a::b;` / `use a::b as c;` / `use a::{self}`: (module written in, name) → path.
+    aliases: BTreeMap<(ModPath, String), Vec<String>>,
+}
+
+/// One path a file writes: the module it is written in, its names, whether in test code.
+struct Found {
+    written_in: ModPath,
+    segments: Vec<String>,
+    test: bool,
 }
 
 impl Paths {
+    fn new(file: &SourceFile) -> Paths {
+        Paths {
+            module: file.module.clone(),
+            test: file.test,
+            found: Vec::new(),
+            globs: Vec::new(),
+            aliases: BTreeMap::new(),
+        }
+    }
+
     fn push(&mut self, segments: Vec<String>) {
         if !segments.is_empty() {
-            self.found.push((self.module.clone(), segments));
+            self.found.push(Found {
+                written_in: self.module.clone(),
+                segments,
+                test: self.test,
+            });
+        }
+    }
+
+    fn alias(&mut self, name: String, path: Vec<String>) {
+        if name != "_" && !path.is_empty() {
+            self.aliases.insert((self.module.clone(), name), path);
         }
     }
 
@@ -279,10 +302,16 @@ impl Paths {
                 self.use_tree(prefix, &p.tree);
                 prefix.pop();
             }
-            syn::UseTree::Name(n) if n.ident == "self" => self.push(prefix.clone()),
+            syn::UseTree::Name(n) if n.ident == "self" => {
+                if let Some(last) = prefix.last() {
+                    self.alias(last.clone(), prefix.clone());
+                }
+                self.push(prefix.clone());
+            }
             syn::UseTree::Name(n) => {
                 let mut path = prefix.clone();
                 path.push(n.ident.to_string());
+                self.alias(n.ident.to_string(), path.clone());
                 self.push(path);
             }
             syn::UseTree::Rename(r) => {
@@ -290,9 +319,11 @@ impl Paths {
                 if r.ident != "self" {
                     path.push(r.ident.to_string());
                 }
+                self.alias(r.rename.to_string(), path.clone());
                 self.push(path);
             }
             syn::UseTree::Glob(_) => {
+                self.globs.push((self.module.clone(), prefix.clone()));
                 let mut path = prefix.clone();
                 path.push("*".to_string());
                 self.push(path);
@@ -339,10 +370,20 @@ fn paths_in_tokens(text: &str) -> Vec<Vec<String>> {
 impl<'ast> Visit<'ast> for Paths {
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
         if m.content.is_some() {
+            let test = self.test;
+            self.test |= is_cfg_test(&m.attrs);
             self.module.1.push(m.ident.to_string());
             syn::visit::visit_item_mod(self, m);
             self.module.1.pop();
+            self.test = test;
         }
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        let test = self.test;
+        self.test |= is_cfg_test(&f.attrs);
+        syn::visit::visit_item_fn(self, f);
+        self.test = test;
     }
 
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
@@ -378,15 +419,16 @@ fn imports(tree: &Tree) -> (FileEdges, BTreeMap<(String, String), BTreeSet<Strin
     let mut files = FileEdges::new();
     let mut tops = BTreeMap::new();
     for (from, file) in tree.files.iter().enumerate() {
-        let mut paths = Paths {
-            module: file.module.clone(),
-            found: Vec::new(),
-        };
+        let mut paths = Paths::new(file);
         paths.visit_file(&file.ast);
-        for (written_in, segments) in paths.found {
-            let Some((target, name)) = tree.resolve(&written_in, &segments) else {
+        for f in &paths.found {
+            let Some((target, rest)) = resolve_found(tree, &paths, f) else {
                 continue;
             };
+            let name = rest
+                .first()
+                .cloned()
+                .unwrap_or_else(|| f.segments.last().unwrap().clone());
             let to = tree.modules[&target];
             // A module's uses of its own submodules are containment, not imports.
             let inside = target.0 == file.module.0
@@ -413,6 +455,37 @@ fn imports(tree: &Tree) -> (FileEdges, BTreeMap<(String, String), BTreeSet<Strin
         }
     }
     (files, tops)
+}
+
+/// The module a path a file writes names, and the names after it: resolved from the crate
+/// root, `self` or `super` ([`Tree::resolve_rest`]), or through a name a `use` brought in —
+/// a glob (`use super::*;` then `extract::build`: when that first name is a module there) or
+/// an alias (`use crate::check;` then `check::check`).
+fn resolve_found(tree: &Tree, paths: &Paths, f: &Found) -> Option<(ModPath, Vec<String>)> {
+    if let Some(found) = tree.resolve_rest(&f.written_in, &f.segments) {
+        return Some(found);
+    }
+    let first = f.segments.first()?;
+    if let Some(path) = paths.aliases.get(&(f.written_in.clone(), first.clone())) {
+        let full = [path.as_slice(), &f.segments[1..]].concat();
+        if let Some(found) = tree.resolve_rest(&f.written_in, &full) {
+            return Some(found);
+        }
+    }
+    paths
+        .globs
+        .iter()
+        .filter(|(module, _)| *module == f.written_in)
+        .find_map(|(module, prefix)| {
+            let star = [prefix.as_slice(), &["*".to_string()]].concat();
+            let (base, _) = tree.resolve(module, &star)?;
+            let mut child = base.clone();
+            child.1.push(first.clone());
+            if !tree.modules.contains_key(&child) {
+                return None;
+            }
+            tree.resolve_rest(&base, &f.segments)
+        })
 }
 
 /// Root names that lib.rs re-exports (`pub use history::{History, …}`), mapped to their
@@ -559,29 +632,9 @@ fn no_files_import_each_other_in_a_circle() {
     let (edges, _) = imports(&tree);
     assert!(edges.len() > 300, "the scan found too few imports");
     let found = circles(tree.files.len(), &edges.keys().copied().collect());
-    let allowed: Vec<BTreeSet<&str>> = ALLOWED_CIRCLES
-        .iter()
-        .map(|c| c.iter().copied().collect())
-        .collect();
     let mut problems = String::new();
-    let mut in_circles = BTreeSet::new();
     for circle in &found {
-        let paths: BTreeSet<&str> = circle
-            .iter()
-            .map(|&f| tree.files[f].path.as_str())
-            .collect();
-        in_circles.extend(paths.iter().copied());
-        if !allowed.iter().any(|a| paths.is_subset(a)) {
-            problems.push_str(&describe(&tree, &edges, circle));
-        }
-    }
-    for path in ALLOWED_CIRCLES.iter().flat_map(|c| c.iter()) {
-        if !in_circles.contains(path) {
-            let _ = writeln!(
-                problems,
-                "{path} is no longer in a circle: take it off ALLOWED_CIRCLES (tests/layout.rs)"
-            );
-        }
+        problems.push_str(&describe(&tree, &edges, circle));
     }
     assert!(
         problems.is_empty(),
@@ -688,4 +741,122 @@ fn a_circle_is_found() {
     let mut edges = edges;
     edges.insert((3, 1));
     assert_eq!(circles(5, &edges), [vec![1, 2, 3]]);
+}
+
+#[test]
+fn glob_imports_are_followed() {
+    let tree = Tree::read();
+    let (edges, _) = imports(&tree);
+    let file = |p: &str| tree.files.iter().position(|f| f.path == p).unwrap();
+    // src/predict/tests.rs has `use super::*;` and then calls `extract::build(…)`.
+    let names = edges.get(&(file("src/predict/tests.rs"), file("src/predict/extract.rs")));
+    assert!(names.is_some_and(|n| n.contains("build")), "{names:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The decision core as the only door to the engines.
+
+/// The engines: the functions of `check` and `ser` that decide whether a history satisfies a
+/// level (docs/architecture.md, "The decision core"). Private to the crate at their homes;
+/// `verdict::engines` is their public door for benchmarks and tests.
+const ENGINES: &[&str] = &[
+    "check",
+    "check_strong",
+    "is_serializable",
+    "check_serializable",
+    "check_si_pc",
+    "satisfies_si_pc",
+    "check_timestamps",
+    "check_known_order",
+];
+
+/// The modules that may name the engines: their homes and the decision core.
+const ENGINE_ROOMS: &[&str] = &["check", "ser", "verdict"];
+
+/// The places where `file` reaches an engine against the rule: an engine named at its home
+/// (`check::check`, `crate::ser::check_strong`, `use crate::ser::is_serializable`), or, in code
+/// that is not a unit test, `verdict::engines` (library code judges through `verdict::decide`).
+fn engine_uses(tree: &Tree, file: &SourceFile) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let mut paths = Paths::new(file);
+    paths.visit_file(&file.ast);
+    for f in &paths.found {
+        let Some((target, rest)) = resolve_found(tree, &paths, f) else {
+            continue;
+        };
+        let path = f.segments.join("::");
+        let home = target.1.first().map(String::as_str);
+        let engine = rest.first().filter(|n| ENGINES.contains(&n.as_str()));
+        if let (Some("check" | "ser"), Some(engine)) = (home, engine) {
+            wrong.push(format!(
+                "{}: `{path}` names the engine `{engine}` at its home (ask `verdict::decide`; \
+                 unit tests: `verdict::engines::{engine}`)",
+                file.path
+            ));
+        } else if target.1 == ["verdict", "engines"] && !f.test {
+            wrong.push(format!(
+                "{}: `{path}`: library code runs an engine itself (ask `verdict::decide`)",
+                file.path
+            ));
+        }
+    }
+    wrong
+}
+
+#[test]
+fn only_the_decision_core_reaches_the_engines() {
+    let tree = Tree::read();
+    let mut wrong = Vec::new();
+    let mut in_rooms = 0;
+    for file in tree.files.iter().filter(|f| f.module.0 == 0) {
+        let top = file.module.1.first().map(String::as_str).unwrap_or("");
+        let uses = engine_uses(&tree, file);
+        if ENGINE_ROOMS.contains(&top) {
+            in_rooms += uses.len();
+        } else {
+            wrong.extend(uses);
+        }
+    }
+    // The core itself runs the engines: the scan must see that.
+    assert!(
+        in_rooms > 5,
+        "the scan found too few engine calls in the core"
+    );
+    assert!(
+        wrong.is_empty(),
+        "code outside the decision core (src/verdict/) reaches an engine:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn an_engine_named_outside_the_core_is_found() {
+    let tree = Tree::read();
+    let ast = syn::parse_str(
+        "use crate::check;
+         use crate::ser::is_serializable;
+         fn f() {
+             check::check(h, l, o);
+             crate::ser::check_strong(h, l, o);
+             crate::verdict::engines::check(h, l, o);
+             crate::verdict::decide(i, l, e, m);
+         }
+         #[cfg(test)]
+         mod tests {
+             fn g() { crate::verdict::engines::check_strong(h, l, o); }
+         }",
+    )
+    .unwrap();
+    let file = SourceFile {
+        path: "src/pipeline/example.rs".to_string(),
+        module: (0, vec!["pipeline".to_string(), "example".to_string()]),
+        ast,
+        test: false,
+    };
+    let found = engine_uses(&tree, &file);
+    assert_eq!(found.len(), 4, "{found:#?}");
+    assert!(found[0].contains("`crate::ser::is_serializable`"));
+    assert!(found[1].contains("`check::check`"));
+    assert!(found[2].contains("`crate::ser::check_strong`"));
+    assert!(found[3].contains("library code runs an engine itself"));
 }

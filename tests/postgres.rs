@@ -14,14 +14,15 @@ use std::time::{Duration, Instant};
 
 use common::cli::{stderr, Scratch};
 use common::postgres::{server, skipped};
-use isopredict::check::{self, CheckOptions, Level};
+use isopredict::check::{CheckOptions, Level};
 use isopredict::formats;
 use isopredict::pipeline::promise::{check_promise, PromiseVerdict};
 use isopredict::pipeline::{run_workload, RunOptions};
 use isopredict::report::run_report::RunVerdict;
-use isopredict::ser::{self, SerVerdict};
+use isopredict::ser::SerVerdict;
 use isopredict::store::postgres::{PgSession, Postgres, Recorder, TxnEnd};
 use isopredict::store::{Backend, Isolation, Outcome};
+use isopredict::verdict::engines;
 use isopredict::workloads::{self, run_on, RunConfig, Size};
 
 fn smallbank_on(url: &str, isolation: Isolation, sessions: usize, calls: usize) -> workloads::Run {
@@ -51,7 +52,7 @@ fn serializable_history_passes_the_ser_check() {
     assert_eq!(run.history.committed_txns().count() - 1, committed_calls);
     assert!(committed_calls > 0);
     assert!(matches!(
-        ser::check_serializable(&run.history, Some(Duration::from_secs(60))).unwrap(),
+        engines::check_serializable(&run.history, Some(Duration::from_secs(60))).unwrap(),
         SerVerdict::Serializable { .. }
     ));
     let promise = check_promise(
@@ -81,7 +82,7 @@ fn read_committed_history_passes_rc_and_repeatable_read_passes_causal() {
     let run = smallbank_on(&url, Isolation::ReadCommitted, 4, 10);
     assert!(run.database.as_ref().unwrap().failure.is_none());
     let report =
-        check::check(&run.history, Level::ReadCommitted, &CheckOptions::default()).unwrap();
+        engines::check(&run.history, Level::ReadCommitted, &CheckOptions::default()).unwrap();
     assert!(report.is_consistent(), "{}", report.render_text());
     let promise = check_promise(&run.history, Isolation::ReadCommitted, None);
     assert_eq!(promise.verdict, PromiseVerdict::Kept);
@@ -274,7 +275,7 @@ fn a_connection_killed_mid_transaction_aborts_only_that_transaction() {
     let a1 = h.sessions()[0].txns().next().unwrap();
     assert_eq!(h.writer_txn(read), Some(a1));
     assert!(
-        check::check(&h, Level::ReadCommitted, &CheckOptions::default())
+        engines::check(&h, Level::ReadCommitted, &CheckOptions::default())
             .unwrap()
             .is_consistent()
     );
@@ -390,7 +391,7 @@ fn the_server_going_away_mid_run_gives_a_clear_error_and_a_well_formed_history()
     assert!(h.committed_txns().count() > 10);
     assert!(h.unresolved().is_empty());
     assert!(
-        check::check(&h, Level::ReadCommitted, &CheckOptions::default())
+        engines::check(&h, Level::ReadCommitted, &CheckOptions::default())
             .unwrap()
             .is_consistent()
     );

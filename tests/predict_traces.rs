@@ -7,11 +7,12 @@ mod common;
 
 use std::time::Duration;
 
-use isopredict::check::{check, CheckOptions, Level};
+use isopredict::check::{CheckOptions, Level};
 use isopredict::formats::{self, Format};
 use isopredict::history::History;
 use isopredict::predict::{predict, PredictOptions, PredictOutcome, Strategy, Verdict};
-use isopredict::ser::{check_serializable, check_si_pc, SerVerdict, SiPcVerdict};
+use isopredict::ser::{SerVerdict, SiPcVerdict};
+use isopredict::verdict::engines::{check, check_serializable, check_si_pc};
 
 fn trace(name: &str) -> History {
     let path = common::testdata_dir()

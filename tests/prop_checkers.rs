@@ -7,9 +7,10 @@
 //! and a case takes about 20 µs).
 
 use isopredict::check::oracle::{satisfies, MAX_COMMITTED_TXNS};
-use isopredict::check::{check, CheckOptions, Level};
+use isopredict::check::{CheckOptions, Level};
 use isopredict::generate::{generate, Consistency, GenerateParams, KeyDistribution};
 use isopredict::history::{History, HistoryBuilder, ReadFrom};
+use isopredict::verdict::engines::check;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};

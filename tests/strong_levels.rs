@@ -13,9 +13,9 @@ use isopredict::check::{oracle, Level};
 use isopredict::formats::{read_file, Format};
 use isopredict::generate::{generate, Consistency, GenerateParams};
 use isopredict::ser::{
-    check_serializable, check_strong, is_serializable, verify_serial_order, Engine, SerVerdict,
-    StrongLevel, StrongOptions, Verdict,
+    verify_serial_order, Engine, SerVerdict, StrongLevel, StrongOptions, Verdict,
 };
+use isopredict::verdict::engines::{check_serializable, check_strong, is_serializable};
 use isopredict::History;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

@@ -10,8 +10,9 @@ use common::shipped::{
 };
 use common::table3_average as average;
 use common::table3_totals as totals;
-use isopredict::check::{check, CheckOptions, Level};
+use isopredict::check::{CheckOptions, Level};
 use isopredict::store::ReadPolicy;
+use isopredict::verdict::engines::check;
 use isopredict::workloads::{by_name, counts, run, RunConfig, Size, Workload};
 
 fn size_of(file: &str) -> Size {

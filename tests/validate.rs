@@ -3,8 +3,9 @@
 
 use isopredict::check::Level;
 use isopredict::history::{History, HistoryBuilder, ReadFrom};
-use isopredict::ser::{check_serializable, SerVerdict};
+use isopredict::ser::SerVerdict;
 use isopredict::store::{KvRead, KvWrite, Loader, Outcome, Snapshot, Tx, Value};
+use isopredict::verdict::engines::{check, check_serializable};
 use isopredict::workloads::{
     by_name, run, validate, InvariantCheck, Procedure, Run, RunConfig, Size, Step, Terminal,
     Validation, Verdict, Workload,
@@ -193,7 +194,7 @@ fn replaying_an_observed_smallbank_run_is_serializable_and_follows_it() {
 /// in the prediction (§4.3).
 #[test]
 fn the_deposit_run_gives_a_validated_causal_prediction() {
-    use isopredict::check::{check, CheckOptions};
+    use isopredict::check::CheckOptions;
     use isopredict::predict::{predict, PredictOptions, Strategy, Verdict as Predicted};
     let observed = run(&Deposit, &config()).unwrap();
     assert!(observed.invariants_hold());

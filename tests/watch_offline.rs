@@ -16,7 +16,8 @@ use isopredict::formats::timekiller;
 use isopredict::generate::rng::Rng;
 use isopredict::generate::timestamped::{generate_timestamped, TsGenParams};
 use isopredict::history::timestamped::{TimestampedHistory, TsOpKind};
-use isopredict::ser::chronos::{check_timestamps, TsCheckOptions, TsLevel};
+use isopredict::ser::chronos::{TsCheckOptions, TsLevel};
+use isopredict::verdict::engines::check_timestamps;
 use isopredict::verdict::{decide, Evidence, EvidenceChoice, Input, Limits, Outcome};
 
 use common::cli::{stderr, stdout};

@@ -131,7 +131,7 @@ impl From<TooManyEdges> for CheckError {
 /// assert!(!ra.is_consistent());
 /// assert_eq!(ra.cycles[0].anomaly, Anomaly::FracturedReadCo);
 /// ```
-pub fn check(
+pub(crate) fn check(
     history: &History,
     level: Level,
     options: &CheckOptions,

@@ -1047,47 +1047,14 @@ impl<'a, 's> State<'a, 's> {
             ));
         }
         // Invocations never completed are indeterminate.
-        let mut open: Vec<(i64, Pending)> = pending.into_iter().collect();
-        open.sort_by_key(|(_, p)| p.line);
-        for (process, p) in open {
-            if !p.txn && !looks_like_txn(&p.value) {
-                continue;
-            }
-            let start = mops.len() as u32;
-            let tree;
-            let value = match &p.value {
-                OpValue::Missing => &Edn::Nil,
-                OpValue::Tree(t) | OpValue::JsonTree(t) => t,
-                OpValue::Edn(text) => {
-                    tree = Reader::new(text)
-                        .value(0)
-                        .map_err(|e| InputError::new(source, p.line, e.message))?;
-                    &tree
-                }
-                OpValue::Json(text) => {
-                    let v: serde_json::Value = serde_json::from_str(text)
-                        .map_err(|e| InputError::new(source, p.line, e.to_string()))?;
-                    tree = Edn::from_json(v);
-                    &tree
-                }
-            };
-            mops_of_tree(
-                value,
-                &mut b,
-                &mut lists,
-                false,
-                &mut mops,
-                matches!(p.value, OpValue::Json(_) | OpValue::JsonTree(_)),
-            )
-            .map_err(|m| InputError::new(source, p.line, m))?;
-            completed.push(Completed {
-                process: Some(process),
-                status: Status::Info,
-                line: p.line,
-                real_time: None,
-                mops: (start, mops.len() as u32),
-            });
-        }
+        complete_open_invocations(
+            source,
+            pending,
+            &mut b,
+            &mut lists,
+            &mut mops,
+            &mut completed,
+        )?;
         let ops_of = |c: &Completed| &mops[c.mops.0 as usize..c.mops.1 as usize];
         // A list-append transaction (appends or list reads) or a rw-register one.
         let list_append = |c: &Completed| ops_of(c).iter().any(|m| m.append || m.list.is_some());
@@ -1104,18 +1071,7 @@ impl<'a, 's> State<'a, 's> {
         };
 
         // The writes some read observed (only :info transactions need them).
-        let any_info = completed.iter().any(|c| c.status == Status::Info);
-        let mut observed: FxHashSet<(KeyId, u64)> = FxHashSet::default();
-        for c in completed.iter().filter(|c| any_info && reads_used(c)) {
-            for m in ops_of(c).iter().filter(|m| used(c, m)) {
-                match m.list {
-                    None => observed.extend(m.value.map(|v| (m.key, v))),
-                    Some((s, e)) => {
-                        observed.extend(lists[s as usize..e as usize].iter().map(|&v| (m.key, v)))
-                    }
-                }
-            }
-        }
+        let observed = observed_writes(&completed, &lists, ops_of, reads_used, used);
 
         // The transactions, each completion in its process's session (a new one after a
         // crash), an operation without :process in a session of its own.
@@ -1144,20 +1100,7 @@ impl<'a, 's> State<'a, 's> {
                         without_process += 1;
                         b.session(None)
                     }
-                    Some(p) => match sessions.get(&p) {
-                        Some(&s) => s,
-                        None => {
-                            // The process's first session carries its id; later ones (after
-                            // a crash) are anonymous.
-                            let s = if had_session.insert(p) {
-                                b.session(u64::try_from(p).ok())
-                            } else {
-                                b.session(None)
-                            };
-                            sessions.insert(p, s);
-                            s
-                        }
-                    },
+                    Some(p) => process_session(&mut b, &mut sessions, &mut had_session, p),
                 };
                 let t = b.begin_at(s, None, c.line);
                 if c.status == Status::Fail {
@@ -1198,62 +1141,198 @@ impl<'a, 's> State<'a, 's> {
         }
         drop(mops);
         version_orders(&mut b, &lists, &list_reads, &mut appends, &aborted);
-        if left_out > 0 {
-            b.note(format!(
-                "{left_out} indeterminate (:info) transaction(s) whose writes no read observed \
-                 (and, for list-append, that read nothing) are left out"
-            ));
-        }
-        if without_process > 0 {
-            b.note(format!(
-                "{without_process} operation(s) carry no :process: each is read as a \
-                 transaction in a session of its own (Elle drops operations without an integer \
-                 :process, jepsen-io/elle#20)"
-            ));
-        }
-        if invokes_without_process > 0 {
-            b.note(format!(
-                "{invokes_without_process} invocation(s) without :process are skipped (without \
-                 a process an invocation cannot be paired with its completion)"
-            ));
-        }
-        if non_client > 0 {
-            b.note(format!(
-                "{non_client} operation(s) of non-client processes (a :process that is not an \
-                 integer, such as :nemesis) are skipped"
-            ));
-        }
-        if not_txn > 0 {
-            b.note(format!(
-                "{not_txn} client operation(s) whose :value is not a list of micro-operations \
-                 ([:r k v], [:w k v], [:append k v]) are skipped"
-            ));
-        }
+        add_skip_notes(
+            &mut b,
+            non_client,
+            not_txn,
+            invokes_without_process,
+            left_out,
+            without_process,
+        );
         if b.op_count() == 0 {
-            // Nothing to judge: no transaction, or only empty ones.
-            let skipped = non_client + not_txn + invokes_without_process + left_out;
-            return Err(InputError::new(
+            return Err(nothing_to_check(
                 source,
-                if skipped > 0 { 1 } else { 0 },
-                format!(
-                    "no transaction to check: {}an Elle history is a sequence of operation maps \
-                     whose :value is a list of micro-operations, e.g. {{:type :ok, :process 0, \
-                     :value [[:append :x 1] [:r :y [1]]]}}",
-                    if skipped > 0 {
-                        format!(
-                            "all {skipped} operation(s) were skipped or left out ({}); ",
-                            b_notes_summary(non_client, not_txn, invokes_without_process, left_out)
-                        )
-                    } else if b.txn_count() > 1 {
-                        "its transactions have no micro-operations; ".to_string()
-                    } else {
-                        "the input holds no operation; ".to_string()
-                    }
-                ),
+                &b,
+                non_client,
+                not_txn,
+                invokes_without_process,
+                left_out,
             ));
         }
         b.build()
     }
+}
+
+/// The writes some read that counts observed (`reads_used`, `used`: which reads count).
+fn observed_writes<'m>(
+    completed: &[Completed],
+    lists: &[u64],
+    ops_of: impl Fn(&Completed) -> &'m [Mop],
+    reads_used: impl Fn(&Completed) -> bool,
+    used: impl Fn(&Completed, &Mop) -> bool,
+) -> FxHashSet<(KeyId, u64)> {
+    let any_info = completed.iter().any(|c| c.status == Status::Info);
+    let mut observed: FxHashSet<(KeyId, u64)> = FxHashSet::default();
+    for c in completed.iter().filter(|c| any_info && reads_used(c)) {
+        for m in ops_of(c).iter().filter(|m| used(c, m)) {
+            match m.list {
+                None => observed.extend(m.value.map(|v| (m.key, v))),
+                Some((s, e)) => {
+                    observed.extend(lists[s as usize..e as usize].iter().map(|&v| (m.key, v)))
+                }
+            }
+        }
+    }
+    observed
+}
+
+/// The session of process `p`'s next transaction: its current one (`sessions`), or a new one
+/// — the process's first session carries its id; later ones (after a crash) are anonymous.
+fn process_session(
+    b: &mut HistoryBuilder,
+    sessions: &mut FxHashMap<i64, SessionId>,
+    had_session: &mut FxHashSet<i64>,
+    p: i64,
+) -> SessionId {
+    if let Some(&s) = sessions.get(&p) {
+        return s;
+    }
+    let s = if had_session.insert(p) {
+        b.session(u64::try_from(p).ok())
+    } else {
+        b.session(None)
+    };
+    sessions.insert(p, s);
+    s
+}
+
+/// Invocations never completed (`pending`) are indeterminate: each becomes an `:info`
+/// completion of its process, with the micro-operations of its invocation (skipped when it is
+/// not a transaction).
+fn complete_open_invocations(
+    source: &str,
+    pending: FxHashMap<i64, Pending<'_>>,
+    b: &mut HistoryBuilder,
+    lists: &mut Vec<u64>,
+    mops: &mut Vec<Mop>,
+    completed: &mut Vec<Completed>,
+) -> Result<(), InputError> {
+    let mut open: Vec<(i64, Pending)> = pending.into_iter().collect();
+    open.sort_by_key(|(_, p)| p.line);
+    for (process, p) in open {
+        if !p.txn && !looks_like_txn(&p.value) {
+            continue;
+        }
+        let start = mops.len() as u32;
+        let tree;
+        let value = match &p.value {
+            OpValue::Missing => &Edn::Nil,
+            OpValue::Tree(t) | OpValue::JsonTree(t) => t,
+            OpValue::Edn(text) => {
+                tree = Reader::new(text)
+                    .value(0)
+                    .map_err(|e| InputError::new(source, p.line, e.message))?;
+                &tree
+            }
+            OpValue::Json(text) => {
+                let v: serde_json::Value = serde_json::from_str(text)
+                    .map_err(|e| InputError::new(source, p.line, e.to_string()))?;
+                tree = Edn::from_json(v);
+                &tree
+            }
+        };
+        mops_of_tree(
+            value,
+            b,
+            lists,
+            false,
+            mops,
+            matches!(p.value, OpValue::Json(_) | OpValue::JsonTree(_)),
+        )
+        .map_err(|m| InputError::new(source, p.line, m))?;
+        completed.push(Completed {
+            process: Some(process),
+            status: Status::Info,
+            line: p.line,
+            real_time: None,
+            mops: (start, mops.len() as u32),
+        });
+    }
+    Ok(())
+}
+
+/// The notes that say what was skipped or left out and why.
+fn add_skip_notes(
+    b: &mut HistoryBuilder,
+    non_client: usize,
+    not_txn: usize,
+    invokes_without_process: usize,
+    left_out: usize,
+    without_process: usize,
+) {
+    if left_out > 0 {
+        b.note(format!(
+            "{left_out} indeterminate (:info) transaction(s) whose writes no read observed \
+             (and, for list-append, that read nothing) are left out"
+        ));
+    }
+    if without_process > 0 {
+        b.note(format!(
+            "{without_process} operation(s) carry no :process: each is read as a \
+             transaction in a session of its own (Elle drops operations without an integer \
+             :process, jepsen-io/elle#20)"
+        ));
+    }
+    if invokes_without_process > 0 {
+        b.note(format!(
+            "{invokes_without_process} invocation(s) without :process are skipped (without \
+             a process an invocation cannot be paired with its completion)"
+        ));
+    }
+    if non_client > 0 {
+        b.note(format!(
+            "{non_client} operation(s) of non-client processes (a :process that is not an \
+             integer, such as :nemesis) are skipped"
+        ));
+    }
+    if not_txn > 0 {
+        b.note(format!(
+            "{not_txn} client operation(s) whose :value is not a list of micro-operations \
+             ([:r k v], [:w k v], [:append k v]) are skipped"
+        ));
+    }
+}
+
+/// The error of a history with no operation to check, saying what was skipped.
+fn nothing_to_check(
+    source: &str,
+    b: &HistoryBuilder,
+    non_client: usize,
+    not_txn: usize,
+    invokes_without_process: usize,
+    left_out: usize,
+) -> InputError {
+    // Nothing to judge: no transaction, or only empty ones.
+    let skipped = non_client + not_txn + invokes_without_process + left_out;
+    InputError::new(
+        source,
+        if skipped > 0 { 1 } else { 0 },
+        format!(
+            "no transaction to check: {}an Elle history is a sequence of operation maps \
+             whose :value is a list of micro-operations, e.g. {{:type :ok, :process 0, \
+             :value [[:append :x 1] [:r :y [1]]]}}",
+            if skipped > 0 {
+                format!(
+                    "all {skipped} operation(s) were skipped or left out ({}); ",
+                    b_notes_summary(non_client, not_txn, invokes_without_process, left_out)
+                )
+            } else if b.txn_count() > 1 {
+                "its transactions have no micro-operations; ".to_string()
+            } else {
+                "the input holds no operation; ".to_string()
+            }
+        ),
+    )
 }
 
 /// Counts of what was skipped, in words.

@@ -284,17 +284,19 @@ fn same_session(
 /// Reads an event log. Lines are deserialised borrowed (no value tree, no owned strings);
 /// ids are hashed as borrowed text.
 pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
-    let err = |line: u32, m: String| InputError::new(source, line, m);
     let text = super::text::utf8(bytes, source)?;
     let mut b = HistoryBuilder::new(source);
     b.allow_duplicate_writes(true);
-    let mut sessions: FxHashMap<Id, u32> = FxHashMap::default();
-    let mut txns: FxHashMap<Id, TxnState> = FxHashMap::default();
-    // Per session (by index): its open transaction and the line of its begin.
-    let mut open: Vec<Option<(Id, u32)>> = Vec::new();
-    let mut session_names: Vec<Id> = Vec::new();
-    let mut events = Vec::new();
-    let mut key_text = String::new();
+    let mut log = EventLog {
+        source,
+        b,
+        sessions: FxHashMap::default(),
+        txns: FxHashMap::default(),
+        open: Vec::new(),
+        session_names: Vec::new(),
+        events: Vec::new(),
+        key_text: String::new(),
+    };
     for (line_no, line) in super::text::Lines::new(bytes) {
         // `text` is UTF-8 and lines end at ASCII bytes, so the slice is on boundaries.
         let start = line.as_ptr() as usize - bytes.as_ptr() as usize;
@@ -302,9 +304,35 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let f = fields(line).map_err(|m| err(line_no, m))?;
+        log.event(line, line_no)?;
+    }
+    log.finish()
+}
+
+/// What [`read`] has met so far in an event log.
+struct EventLog<'a> {
+    source: &'a str,
+    b: HistoryBuilder,
+    sessions: FxHashMap<Id<'a>, u32>,
+    txns: FxHashMap<Id<'a>, TxnState>,
+    /// Per session (by index): its open transaction and the line of its begin.
+    open: Vec<Option<(Id<'a>, u32)>>,
+    session_names: Vec<Id<'a>>,
+    /// Reads and writes, added once every transaction's end is known.
+    events: Vec<Event<'a>>,
+    key_text: String,
+}
+
+impl<'a> EventLog<'a> {
+    fn err(&self, line: u32, m: String) -> InputError {
+        InputError::new(self.source, line, m)
+    }
+
+    /// One line's event.
+    fn event(&mut self, line: &'a str, line_no: u32) -> Result<(), InputError> {
+        let f = fields(line).map_err(|m| self.err(line_no, m))?;
         let kind = f.event.as_ref().and_then(Field::as_str).ok_or_else(|| {
-            err(
+            self.err(
                 line_no,
                 field_error(
                     f.event.as_ref(),
@@ -315,171 +343,200 @@ pub(crate) fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
         })?;
         let txn_field = f.txn.as_ref();
         let txn = txn_field.and_then(Field::id).ok_or_else(|| {
-            err(
+            self.err(
                 line_no,
                 field_error(txn_field, "txn", "a number or a string"),
             )
         })?;
-        let initial = txn.is_initial();
         match &*kind {
-            "begin" => {
-                let session_field = f.session.as_ref();
-                let session = session_field.and_then(Field::id).ok_or_else(|| {
-                    err(
-                        line_no,
-                        field_error(session_field, "session", "a number or a string"),
-                    )
-                })?;
-                if initial {
-                    return Err(err(
-                        line_no,
-                        "\"initial\" is the initial state, not a transaction to begin".into(),
-                    ));
-                }
-                if txns.contains_key(&txn) {
-                    return Err(err(line_no, format!("transaction {txn} begins twice")));
-                }
-                let next = sessions.len() as u32;
-                let s = *sessions.entry(session.clone()).or_insert(next);
-                let s = if s == next {
-                    open.push(None);
-                    session_names.push(session);
-                    b.session(session_field.and_then(Field::as_u64))
-                } else {
-                    s
-                };
-                if let Some((other, begun)) = &open[s as usize] {
-                    return Err(err(
-                        line_no,
-                        format!(
-                            "transaction {txn} begins in session {} while its transaction \
-                             {other} (begun on line {begun}) is still open: a session runs one \
-                             transaction at a time",
-                            session_names[s as usize]
-                        ),
-                    ));
-                }
-                open[s as usize] = Some((txn.clone(), line_no));
-                let bt = b.begin_at(s, txn_field.and_then(Field::as_u64), line_no);
-                txns.insert(
-                    txn,
-                    TxnState {
-                        bt,
-                        end: None,
-                        session: s,
-                        line: line_no,
-                    },
-                );
+            "begin" => self.begin(&f, txn, line_no),
+            "commit" | "abort" => self.end(&f, &kind, &txn, line_no),
+            "read" | "write" => self.access(&f, &kind, txn, line_no),
+            other => Err(self.err(
+                line_no,
+                format!("unknown event {other:?} (begin, read, write, commit or abort)"),
+            )),
+        }
+    }
+
+    /// A `begin`: the transaction, in its session, which must have none open.
+    fn begin(&mut self, f: &Fields<'a>, txn: Id<'a>, line_no: u32) -> Result<(), InputError> {
+        let session_field = f.session.as_ref();
+        let session = session_field.and_then(Field::id).ok_or_else(|| {
+            self.err(
+                line_no,
+                field_error(session_field, "session", "a number or a string"),
+            )
+        })?;
+        if txn.is_initial() {
+            return Err(self.err(
+                line_no,
+                "\"initial\" is the initial state, not a transaction to begin".into(),
+            ));
+        }
+        if self.txns.contains_key(&txn) {
+            return Err(self.err(line_no, format!("transaction {txn} begins twice")));
+        }
+        let next = self.sessions.len() as u32;
+        let s = *self.sessions.entry(session.clone()).or_insert(next);
+        let s = if s == next {
+            self.open.push(None);
+            self.session_names.push(session);
+            self.b.session(session_field.and_then(Field::as_u64))
+        } else {
+            s
+        };
+        if let Some((other, begun)) = &self.open[s as usize] {
+            return Err(self.err(
+                line_no,
+                format!(
+                    "transaction {txn} begins in session {} while its transaction \
+                     {other} (begun on line {begun}) is still open: a session runs one \
+                     transaction at a time",
+                    self.session_names[s as usize]
+                ),
+            ));
+        }
+        self.open[s as usize] = Some((txn.clone(), line_no));
+        let bt = self
+            .b
+            .begin_at(s, f.txn.as_ref().and_then(Field::as_u64), line_no);
+        self.txns.insert(
+            txn,
+            TxnState {
+                bt,
+                end: None,
+                session: s,
+                line: line_no,
+            },
+        );
+        Ok(())
+    }
+
+    /// A `commit` or `abort` (`kind`) of a transaction that began and has not ended.
+    fn end(
+        &mut self,
+        f: &Fields<'a>,
+        kind: &str,
+        txn: &Id<'a>,
+        line_no: u32,
+    ) -> Result<(), InputError> {
+        match self.txns.get_mut(txn) {
+            Some(state) if state.end.is_none() => {
+                same_session(f, txn, state, &self.sessions, &self.session_names)
+                    .map_err(|m| InputError::new(self.source, line_no, m))?;
+                state.end = Some(kind == "commit");
+                self.open[state.session as usize] = None;
+                Ok(())
             }
-            "commit" | "abort" => match txns.get_mut(&txn) {
+            Some(_) => Err(self.err(line_no, format!("transaction {txn} ends twice"))),
+            None => Err(self.err(
+                line_no,
+                format!("{kind} of transaction {txn} before its begin"),
+            )),
+        }
+    }
+
+    /// A `read` or `write` (`kind`) of an open transaction (the initial state only writes).
+    fn access(
+        &mut self,
+        f: &Fields<'a>,
+        kind: &str,
+        txn: Id<'a>,
+        line_no: u32,
+    ) -> Result<(), InputError> {
+        let key_field = f.key.as_ref();
+        let key = match key_field.and_then(Field::as_str) {
+            Some(s) => s,
+            None => key_field.and_then(Field::number_text).ok_or_else(|| {
+                self.err(
+                    line_no,
+                    field_error(key_field, "key", "a string or a number"),
+                )
+            })?,
+        };
+        let bt = if txn.is_initial() {
+            if kind == "read" {
+                return Err(self.err(line_no, "the initial state only writes".into()));
+            }
+            BuilderTxn::INITIAL
+        } else {
+            match self.txns.get(&txn) {
                 Some(state) if state.end.is_none() => {
-                    same_session(&f, &txn, state, &sessions, &session_names)
-                        .map_err(|m| err(line_no, m))?;
-                    state.end = Some(&*kind == "commit");
-                    open[state.session as usize] = None;
+                    same_session(f, &txn, state, &self.sessions, &self.session_names)
+                        .map_err(|m| self.err(line_no, m))?;
+                    state.bt
                 }
-                Some(_) => return Err(err(line_no, format!("transaction {txn} ends twice"))),
+                Some(_) => {
+                    return Err(self.err(
+                        line_no,
+                        format!("{kind} in transaction {txn} after it ended"),
+                    ))
+                }
                 None => {
-                    return Err(err(
+                    return Err(self.err(
                         line_no,
                         format!("{kind} of transaction {txn} before its begin"),
                     ))
                 }
-            },
-            "read" | "write" => {
-                let key_field = f.key.as_ref();
-                let key = match key_field.and_then(Field::as_str) {
-                    Some(s) => s,
-                    None => key_field.and_then(Field::number_text).ok_or_else(|| {
-                        err(
-                            line_no,
-                            field_error(key_field, "key", "a string or a number"),
-                        )
-                    })?,
-                };
-                let bt = if initial {
-                    if &*kind == "read" {
-                        return Err(err(line_no, "the initial state only writes".into()));
-                    }
-                    BuilderTxn::INITIAL
-                } else {
-                    match txns.get(&txn) {
-                        Some(state) if state.end.is_none() => {
-                            same_session(&f, &txn, state, &sessions, &session_names)
-                                .map_err(|m| err(line_no, m))?;
-                            state.bt
-                        }
-                        Some(_) => {
-                            return Err(err(
-                                line_no,
-                                format!("{kind} in transaction {txn} after it ended"),
-                            ))
-                        }
-                        None => {
-                            return Err(err(
-                                line_no,
-                                format!("{kind} of transaction {txn} before its begin"),
-                            ))
-                        }
-                    }
-                };
-                let writer = match &f.writer {
-                    None => None,
-                    Some(w) if w.is_null() => None,
-                    Some(w) => match w.id() {
-                        Some(id) if id.is_initial() => Some(Writer::Initial),
-                        Some(id) => Some(Writer::Txn(id)),
-                        None => {
-                            return Err(err(
-                                line_no,
-                                "\"writer\" must be a transaction id or \"initial\"".into(),
-                            ))
-                        }
-                    },
-                };
-                key_text.clear();
-                key_text.push_str(&key);
-                events.push(Event {
-                    line: line_no,
-                    write: &*kind == "write",
-                    txn: bt,
-                    key: b.key(&key_text),
-                    value: f.value.as_ref().map(Field::value_u64),
-                    writer,
-                });
             }
-            other => {
-                return Err(err(
-                    line_no,
-                    format!("unknown event {other:?} (begin, read, write, commit or abort)"),
-                ))
-            }
-        }
-    }
-    for state in txns.values() {
-        if state.end != Some(true) {
-            b.abort(state.bt);
-        }
-    }
-    for e in events {
-        if e.write {
-            b.write(e.txn, e.key, e.value, e.line);
-            continue;
-        }
-        let from = match &e.writer {
-            Some(Writer::Initial) => ReadFrom::Initial,
-            Some(Writer::Txn(w)) => match txns.get(w) {
-                Some(state) => ReadFrom::Txn(state.bt),
-                None => return Err(err(e.line, format!("the writer {w} never begins"))),
-            },
-            None => match e.value {
-                Some(v) => ReadFrom::Value(v),
-                None => ReadFrom::Unknown,
+        };
+        let writer = match &f.writer {
+            None => None,
+            Some(w) if w.is_null() => None,
+            Some(w) => match w.id() {
+                Some(id) if id.is_initial() => Some(Writer::Initial),
+                Some(id) => Some(Writer::Txn(id)),
+                None => {
+                    return Err(self.err(
+                        line_no,
+                        "\"writer\" must be a transaction id or \"initial\"".into(),
+                    ))
+                }
             },
         };
-        b.read(e.txn, e.key, e.value, from, e.line);
+        self.key_text.clear();
+        self.key_text.push_str(&key);
+        let key = self.b.key(&self.key_text);
+        self.events.push(Event {
+            line: line_no,
+            write: kind == "write",
+            txn: bt,
+            key,
+            value: f.value.as_ref().map(Field::value_u64),
+            writer,
+        });
+        Ok(())
     }
-    b.build()
+
+    /// The history: transactions that never committed aborted, then every read and write
+    /// in log order, each read from the writer it names (or by its value).
+    fn finish(mut self) -> Result<History, InputError> {
+        for state in self.txns.values() {
+            if state.end != Some(true) {
+                self.b.abort(state.bt);
+            }
+        }
+        for e in std::mem::take(&mut self.events) {
+            if e.write {
+                self.b.write(e.txn, e.key, e.value, e.line);
+                continue;
+            }
+            let from = match &e.writer {
+                Some(Writer::Initial) => ReadFrom::Initial,
+                Some(Writer::Txn(w)) => match self.txns.get(w) {
+                    Some(state) => ReadFrom::Txn(state.bt),
+                    None => return Err(self.err(e.line, format!("the writer {w} never begins"))),
+                },
+                None => match e.value {
+                    Some(v) => ReadFrom::Value(v),
+                    None => ReadFrom::Unknown,
+                },
+            };
+            self.b.read(e.txn, e.key, e.value, from, e.line);
+        }
+        self.b.build()
+    }
 }
 
 fn unrepresentable(problem: String) -> FormatError {

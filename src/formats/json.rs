@@ -268,6 +268,65 @@ impl<'a> Parser<'a> {
         Ok(key)
     }
 
+    /// The `"keys"` list: each key once.
+    fn keys(&mut self, keys: &[&'a RawValue]) -> Result<(), InputError> {
+        for &raw in keys {
+            let (name, line): (Cow<'_, str>, u32) = self.parse(raw)?;
+            let before = self.builder.key_count();
+            self.builder.key(&name);
+            if self.builder.key_count() == before {
+                return Err(InputError::new(
+                    self.source,
+                    line,
+                    format!("key {name:?} is listed twice"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `"sessions"` list: each session's transactions in file order (positions from 1)
+    /// and the session order its `"after"` gives (later, earlier).
+    #[allow(clippy::type_complexity)]
+    fn sessions(
+        &mut self,
+        sessions: Vec<&'a RawValue>,
+    ) -> Result<(Vec<ParsedTxn>, Vec<(SessionId, SessionId)>), InputError> {
+        let mut txns = Vec::new();
+        let session_total = sessions.len() as u64;
+        let mut after: Vec<(SessionId, SessionId)> = Vec::new();
+        for raw in sessions {
+            let (session, line): (JsonSession<'_>, u32) = self.parse(raw)?;
+            let before = self.builder.session_count();
+            let s = self.builder.session(session.id);
+            if self.builder.session_count() == before {
+                return Err(InputError::new(
+                    self.source,
+                    line,
+                    format!("session id {} appears twice", session.id.unwrap_or(0)),
+                ));
+            }
+            for &earlier in &session.after {
+                if earlier >= session_total {
+                    return Err(InputError::new(
+                        self.source,
+                        line,
+                        format!(
+                            "\"after\" names session {earlier}, but sessions are numbered 0 to {}",
+                            session_total.saturating_sub(1)
+                        ),
+                    ));
+                }
+                after.push((s, earlier as SessionId));
+            }
+            for raw in session.transactions {
+                let position = txns.len() as u64 + 1;
+                txns.push(self.txn(raw, Some(s), position)?);
+            }
+        }
+        Ok((txns, after))
+    }
+
     fn txn(
         &mut self,
         raw: &'a RawValue,
@@ -368,14 +427,86 @@ impl<'a> Parser<'a> {
 
 /// Reads a history in the native JSON format.
 pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
+    let text = utf8(bytes, source)?;
+    let doc: Doc = serde_json::from_str(text).map_err(|e| json_error(source, 1, &e))?;
+    check_header(&doc, source)?;
+    let mut p = Parser {
+        source,
+        lines: LineCounter {
+            text,
+            pos: 0,
+            line: 1,
+        },
+        builder: HistoryBuilder::new(source),
+    };
+    if let Some(v) = doc.initial_value {
+        p.builder.initial_value(v);
+    }
+    p.keys(&doc.keys)?;
+    let initial = match doc.initial {
+        Some(raw) => Some(p.txn(raw, None, 0)?),
+        None => None,
+    };
+    let (txns, after) = p.sessions(doc.sessions)?;
+
+    let mut b = p.builder;
+    let mut handles = Vec::with_capacity(txns.len() + 1);
+    handles.push(BuilderTxn::INITIAL);
+    for t in &txns {
+        handles.push(b.begin_at(t.session.unwrap_or(0), t.id, t.line));
+    }
+    let ambiguous = add_operations(&mut b, source, &handles, all_txns(&initial, &txns))?;
+    for &((ta, ia), (tb, ib)) in &doc.write_order {
+        let handle = |t: u64| {
+            handles.get(t as usize).copied().ok_or_else(|| {
+                InputError::new(
+                    source,
+                    0,
+                    format!(
+                        "\"write_order\" names transaction {t}, but there are only {}",
+                        handles.len() - 1
+                    ),
+                )
+            })
+        };
+        b.write_before((handle(ta)?, ia), (handle(tb)?, ib), 0);
+    }
+    for (later, earlier) in after {
+        b.session_after(later, earlier);
+    }
+    if !ambiguous.is_empty() {
+        b.allow_duplicate_writes(true);
+    }
+    let mut history = b.build()?;
+    if let Some(st) = doc.statements {
+        history = with_statements(history, st, source, all_txns(&initial, &txns))?;
+    }
+    for (position, i, line) in ambiguous {
+        let op = history.txn(position as TxnId).ops().start + i as u32;
+        if history.unresolved_reason(op) != Some(Unresolved::Ambiguous) {
+            return Err(InputError::new(
+                source,
+                line,
+                "a read marked \"ambiguous\" whose value is not written several times",
+            ));
+        }
+    }
+    Ok(history)
+}
+
+/// `bytes` as text, or the line of the first invalid UTF-8 byte.
+fn utf8<'a>(bytes: &'a [u8], source: &str) -> Result<&'a str, InputError> {
+    std::str::from_utf8(bytes).map_err(|e| {
         let line = 1 + bytes[..e.valid_up_to()]
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
         InputError::new(source, line as u32, "invalid UTF-8")
-    })?;
-    let doc: Doc = serde_json::from_str(text).map_err(|e| json_error(source, 1, &e))?;
+    })
+}
+
+/// The document's `"format"` and `"version"` are the ones this reader knows.
+fn check_header(doc: &Doc<'_>, source: &str) -> Result<(), InputError> {
     if doc.format != FORMAT_NAME {
         return Err(InputError::new(
             source,
@@ -396,80 +527,32 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
             ),
         ));
     }
-    let mut p = Parser {
-        source,
-        lines: LineCounter {
-            text,
-            pos: 0,
-            line: 1,
-        },
-        builder: HistoryBuilder::new(source),
-    };
-    if let Some(v) = doc.initial_value {
-        p.builder.initial_value(v);
-    }
-    for raw in &doc.keys {
-        let (name, line): (Cow<'_, str>, u32) = p.parse(raw)?;
-        let before = p.builder.key_count();
-        p.builder.key(&name);
-        if p.builder.key_count() == before {
-            return Err(InputError::new(
-                source,
-                line,
-                format!("key {name:?} is listed twice"),
-            ));
-        }
-    }
-    let initial = match doc.initial {
-        Some(raw) => Some(p.txn(raw, None, 0)?),
-        None => None,
-    };
-    let mut txns = Vec::new();
-    let session_total = doc.sessions.len() as u64;
-    let mut after: Vec<(SessionId, SessionId)> = Vec::new(); // (later, earlier)
-    for raw in doc.sessions {
-        let (session, line): (JsonSession<'_>, u32) = p.parse(raw)?;
-        let before = p.builder.session_count();
-        let s = p.builder.session(session.id);
-        if p.builder.session_count() == before {
-            return Err(InputError::new(
-                source,
-                line,
-                format!("session id {} appears twice", session.id.unwrap_or(0)),
-            ));
-        }
-        for &earlier in &session.after {
-            if earlier >= session_total {
-                return Err(InputError::new(
-                    source,
-                    line,
-                    format!(
-                        "\"after\" names session {earlier}, but sessions are numbered 0 to {}",
-                        session_total.saturating_sub(1)
-                    ),
-                ));
-            }
-            after.push((s, earlier as SessionId));
-        }
-        for raw in session.transactions {
-            let position = txns.len() as u64 + 1;
-            txns.push(p.txn(raw, Some(s), position)?);
-        }
-    }
+    Ok(())
+}
 
-    let mut b = p.builder;
-    let mut handles = Vec::with_capacity(txns.len() + 1);
-    handles.push(BuilderTxn::INITIAL);
-    for t in &txns {
-        let h = b.begin_at(t.session.unwrap_or(0), t.id, t.line);
-        handles.push(h);
-    }
-    let mut ambiguous = Vec::new();
-    let all = initial
+/// The initial transaction (position 0, if the file has one) and the others (from 1), in file
+/// order.
+fn all_txns<'t>(
+    initial: &'t Option<ParsedTxn>,
+    txns: &'t [ParsedTxn],
+) -> impl Iterator<Item = (usize, &'t ParsedTxn)> {
+    initial
         .iter()
         .map(|t| (0usize, t))
-        .chain(txns.iter().enumerate().map(|(i, t)| (i + 1, t)));
-    for (position, t) in all {
+        .chain(txns.iter().enumerate().map(|(i, t)| (i + 1, t)))
+}
+
+/// Adds every transaction's status, times and operations to `b` (`handles`: the builder's
+/// transaction at each position); returns the reads marked ambiguous (position, operation
+/// index, line), to be checked once the history is built.
+fn add_operations<'t>(
+    b: &mut HistoryBuilder,
+    source: &str,
+    handles: &[BuilderTxn],
+    txns: impl Iterator<Item = (usize, &'t ParsedTxn)>,
+) -> Result<Vec<(usize, usize, u32)>, InputError> {
+    let mut ambiguous = Vec::new();
+    for (position, t) in txns {
         let handle = handles[position];
         if t.status == TxnStatus::Aborted {
             b.abort(handle);
@@ -512,77 +595,49 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
             b.read(handle, op.key, op.value, from, op.line);
         }
     }
-    for &((ta, ia), (tb, ib)) in &doc.write_order {
-        let handle = |t: u64| {
-            handles.get(t as usize).copied().ok_or_else(|| {
-                InputError::new(
-                    source,
-                    0,
-                    format!(
-                        "\"write_order\" names transaction {t}, but there are only {}",
-                        handles.len() - 1
-                    ),
-                )
-            })
-        };
-        b.write_before((handle(ta)?, ia), (handle(tb)?, ib), 0);
-    }
-    for (later, earlier) in after {
-        b.session_after(later, earlier);
-    }
-    if !ambiguous.is_empty() {
-        b.allow_duplicate_writes(true);
-    }
-    let mut history = b.build()?;
-    if let Some(st) = doc.statements {
-        let mut op_statement = vec![crate::history::NO_STATEMENT; history.ops().len()];
-        let all = initial
-            .iter()
-            .map(|t| (0usize, t))
-            .chain(txns.iter().enumerate().map(|(i, t)| (i + 1, t)));
-        for (position, t) in all {
-            let start = history.txn(position as TxnId).ops().start as usize;
-            for (i, op) in t.ops.iter().enumerate() {
-                if let Some(n) = op.stmt {
-                    if n as usize >= st.list.len() {
-                        return Err(InputError::new(
-                            source,
-                            op.line,
-                            format!(
-                                "\"stmt\" {n}, but there are only {} statements",
-                                st.list.len()
-                            ),
-                        ));
-                    }
-                    op_statement[start + i] = n;
+    Ok(ambiguous)
+}
+
+/// `history` with the `"statements"` section: each operation's `"stmt"` checked against the
+/// list.
+fn with_statements<'t>(
+    history: History,
+    st: JsonStatements,
+    source: &str,
+    txns: impl Iterator<Item = (usize, &'t ParsedTxn)>,
+) -> Result<History, InputError> {
+    let mut op_statement = vec![crate::history::NO_STATEMENT; history.ops().len()];
+    for (position, t) in txns {
+        let start = history.txn(position as TxnId).ops().start as usize;
+        for (i, op) in t.ops.iter().enumerate() {
+            if let Some(n) = op.stmt {
+                if n as usize >= st.list.len() {
+                    return Err(InputError::new(
+                        source,
+                        op.line,
+                        format!(
+                            "\"stmt\" {n}, but there are only {} statements",
+                            st.list.len()
+                        ),
+                    ));
                 }
+                op_statement[start + i] = n;
             }
         }
-        let list = st
-            .list
-            .into_iter()
-            .map(|s| crate::history::SqlStatement {
-                session: s.session,
-                index: s.index,
-                sql: s.sql,
-                params: s.params,
-            })
-            .collect();
-        let table = crate::history::StatementTable::new(st.sessions, list, op_statement)
-            .with_schema(st.schema);
-        history = history.with_statements(std::sync::Arc::new(table))?;
     }
-    for (position, i, line) in ambiguous {
-        let op = history.txn(position as TxnId).ops().start + i as u32;
-        if history.unresolved_reason(op) != Some(Unresolved::Ambiguous) {
-            return Err(InputError::new(
-                source,
-                line,
-                "a read marked \"ambiguous\" whose value is not written several times",
-            ));
-        }
-    }
-    Ok(history)
+    let list = st
+        .list
+        .into_iter()
+        .map(|s| crate::history::SqlStatement {
+            session: s.session,
+            index: s.index,
+            sql: s.sql,
+            params: s.params,
+        })
+        .collect();
+    let table = crate::history::StatementTable::new(st.sessions, list, op_statement)
+        .with_schema(st.schema);
+    history.with_statements(std::sync::Arc::new(table))
 }
 
 fn string(out: &mut dyn Write, s: &str) -> std::io::Result<()> {

@@ -201,6 +201,215 @@ struct Resolved {
     error: Option<InputError>,
 }
 
+/// Step 1 of [`HistoryBuilder::build_in_ranges`]: final transaction ids.
+struct FinalIds {
+    /// Per session, how many non-initial transactions come before its first (one more entry
+    /// than sessions: the last is the total).
+    session_start: Vec<u32>,
+    /// Per transaction in begin order, its final id.
+    final_id: Vec<u32>,
+    /// Per transaction in begin order, its index in its session.
+    index_in_session: Vec<u32>,
+}
+
+/// Step 3 of [`HistoryBuilder::build_in_ranges`]: the operations laid out transaction by
+/// transaction.
+struct Layout {
+    ops: Vec<Operation>,
+    /// Which added operation each slot holds.
+    origin: Origin,
+    /// Per final transaction, its first operation (one more entry: the total).
+    op_count: Vec<u32>,
+    /// Per final transaction, how many of its operations were added (not synthesised).
+    explicit_ops: Vec<u32>,
+}
+
+/// Step 4 of [`HistoryBuilder::build_in_ranges`]: the indexes reads are resolved with.
+struct WriteIndexes {
+    /// Per key, the initial transaction's write.
+    initial_write: Vec<OpId>,
+    /// The last write of each (transaction, key) (only when reads name their writer).
+    last_write: FxHashMap<(u32, KeyId), OpId>,
+    /// (key, value) → the first write and its transaction.
+    by_value: ValueIndex,
+    /// (key, value) pairs written more than once (allowed duplicates).
+    duplicated: FxHashMap<(KeyId, u64), ()>,
+}
+
+impl WriteIndexes {
+    /// The one write of `v` to `key`, if there is exactly one.
+    fn writer_of_value(&self, key: KeyId, v: u64) -> Option<OpId> {
+        if self.duplicated.contains_key(&(key, v)) {
+            None
+        } else {
+            self.by_value.get(key, v).map(|(w, _)| w)
+        }
+    }
+
+    /// Whether reads of `v` from `key` cannot tell their writer.
+    fn ambiguous(&self, key: KeyId, v: u64) -> bool {
+        !self.duplicated.is_empty() && self.duplicated.contains_key(&(key, v))
+    }
+}
+
+/// Step 5 of [`HistoryBuilder::build_in_ranges`]: resolving reads, ranges of operations in
+/// parallel (each read's resolution reads only the indexes of steps 1–4), merged in operation
+/// order, so the first error and the order of the unresolved reads are those of one pass.
+struct ReadResolver<'a> {
+    builder: &'a HistoryBuilder,
+    layout: &'a Layout,
+    final_id: &'a [u32],
+    index: &'a WriteIndexes,
+}
+
+/// The resolved writer of every read (operation and transaction), and the reads left
+/// unresolved.
+type ResolvedReads = (Vec<OpId>, Vec<TxnId>, Vec<(OpId, Unresolved)>);
+
+impl ReadResolver<'_> {
+    /// Every read resolved, in tasks of `ops_per_task` operations. Each task writes its part
+    /// of the history's two vectors in place (no copy of them at the peak of a large build).
+    fn resolve_all(&self, ops_per_task: usize) -> Result<ResolvedReads, InputError> {
+        let total_ops = self.layout.ops.len();
+        let mut read_from = vec![NO_WRITER; total_ops];
+        let mut read_from_txn = vec![NO_WRITER; total_ops];
+        let parts: Vec<Resolved> = read_from
+            .par_chunks_mut(ops_per_task)
+            .zip(read_from_txn.par_chunks_mut(ops_per_task))
+            .enumerate()
+            .map(|(task, (from, from_txn))| self.resolve_range(task * ops_per_task, from, from_txn))
+            .collect();
+        let mut unresolved = Vec::new();
+        for part in parts {
+            if let Some(e) = part.error {
+                return Err(e);
+            }
+            unresolved.extend_from_slice(&part.unresolved);
+        }
+        Ok((read_from, read_from_txn, unresolved))
+    }
+
+    /// The reads among operations `first..first + read_from.len()`.
+    fn resolve_range(
+        &self,
+        first: usize,
+        read_from: &mut [OpId],
+        read_from_txn: &mut [TxnId],
+    ) -> Resolved {
+        let mut unresolved = Vec::new();
+        for i in first..first + read_from.len() {
+            if self.layout.ops[i].kind != OpKind::Read {
+                continue;
+            }
+            match self.resolve_read(i) {
+                Ok(Ok((w, t))) => {
+                    read_from[i - first] = w;
+                    read_from_txn[i - first] = t;
+                }
+                Ok(Err(reason)) => unresolved.push((i as OpId, reason)),
+                Err(e) => {
+                    return Resolved {
+                        unresolved,
+                        error: Some(e),
+                    }
+                }
+            }
+        }
+        Resolved {
+            unresolved,
+            error: None,
+        }
+    }
+
+    /// What the read in slot `slot` was given to read from (`Unknown` for none).
+    fn read_from_at(&self, slot: usize) -> ReadFrom {
+        match self.layout.origin.of(slot) {
+            NO_PENDING => ReadFrom::Unknown,
+            p => self
+                .builder
+                .read_from_of(p as usize, self.layout.ops[slot].value),
+        }
+    }
+
+    /// The writer (operation, transaction) of the read in slot `i`, or why it has none; an
+    /// error when the input names a write that cannot be.
+    fn resolve_read(&self, i: usize) -> Result<Result<(OpId, TxnId), Unresolved>, InputError> {
+        let (ops, op_count) = (&self.layout.ops, &self.layout.op_count);
+        let index = self.index;
+        let op = ops[i];
+        let initial = (index.initial_write[op.key as usize], INITIAL_TXN);
+        Ok(match self.read_from_at(i) {
+            ReadFrom::Value(v) => match index.by_value.get(op.key, v) {
+                _ if index.ambiguous(op.key, v) => Err(Unresolved::Ambiguous),
+                Some(w) => Ok(w),
+                None if Some(v) == self.builder.initial_value => Ok(initial),
+                None => Err(Unresolved::NoSuchWrite),
+            },
+            ReadFrom::Txn(w) => {
+                let writer = self.final_id[w.0 as usize];
+                let last = |key: KeyId| {
+                    if writer == INITIAL_TXN {
+                        (index.initial_write[key as usize], INITIAL_TXN)
+                    } else {
+                        (index.last_write[&(writer, key)], writer)
+                    }
+                };
+                if writer == op.txn {
+                    // A local read: the own write just before it (rare, so a backward scan
+                    // of the transaction beats a per-op index).
+                    let txn_start = op_count[op.txn as usize] as usize;
+                    let own_before = (txn_start..i)
+                        .rev()
+                        .find(|&o| ops[o].kind == OpKind::Write && ops[o].key == op.key);
+                    match own_before {
+                        Some(w) => Ok((w as OpId, op.txn)),
+                        None => Ok(last(op.key)),
+                    }
+                } else {
+                    Ok(last(op.key))
+                }
+            }
+            ReadFrom::Op(w, n) => Ok(self.named_write(op, self.final_id[w.0 as usize], n)?),
+            ReadFrom::Initial => Ok(initial),
+            ReadFrom::ValueOrInitial(v) => match index.by_value.get(op.key, v) {
+                _ if index.ambiguous(op.key, v) => Err(Unresolved::Ambiguous),
+                Some(w) => Ok(w),
+                None => Ok(initial),
+            },
+            ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
+        })
+    }
+
+    /// The write a read `op` names as operation `n` of transaction `writer` (final id): an
+    /// error unless it is a write of the read's key.
+    fn named_write(&self, op: Operation, writer: u32, n: u32) -> Result<(OpId, TxnId), InputError> {
+        let writer = writer as usize;
+        let explicit = self.layout.explicit_ops[writer];
+        let key = &self.builder.key_names[op.key as usize];
+        if n >= explicit {
+            return Err(self.builder.error(
+                op.line,
+                format!(
+                    "read of key {key} names operation {n} of a transaction that has {explicit} \
+                     operations"
+                ),
+            ));
+        }
+        let w = self.layout.op_count[writer] + n;
+        let target = &self.layout.ops[w as usize];
+        if target.kind != OpKind::Write || target.key != op.key {
+            return Err(self.builder.error(
+                op.line,
+                format!(
+                    "read of key {key} names operation {n} of its writer, which is not a write \
+                     of that key"
+                ),
+            ));
+        }
+        Ok((w, writer as TxnId))
+    }
+}
+
 impl HistoryBuilder {
     /// A builder for the input named `source` (used in error messages).
     pub fn new(source: impl Into<String>) -> Self {
@@ -565,7 +774,99 @@ impl HistoryBuilder {
         let txn_total = self.txns.len();
         let added_ops = self.ops.len();
         let sessions_after = self.resolve_sessions_after()?;
-        if txn_total > (u32::MAX - 1) as usize || self.ops.len() > (u32::MAX - 1) as usize / 2 {
+        self.check_size_and_timestamps()?;
+        // 1. Final transaction ids.
+        let ids = self.final_ids();
+        // 2. Writes implied by reads that name their writer; the initial state's keys.
+        //    Only formats whose reads name their writer transaction need this (and the
+        //    per-(transaction, key) index of step 4): most do not, and skip both.
+        let txn_reads = self.from_tags.contains(&FROM_TXN);
+        let (implied, implicit_initial) = self.implied_writes(&ids.final_id, txn_reads);
+        // 3. Operations laid out transaction by transaction.
+        let layout = self.lay_out(&ids.final_id, &implied, &implicit_initial);
+        // 4. Indexes for resolution.
+        let index = self.write_indexes(&layout.ops, txn_reads)?;
+        // 5. Resolve reads.
+        let resolver = ReadResolver {
+            builder: &self,
+            layout: &layout,
+            final_id: &ids.final_id,
+            index: &index,
+        };
+        let (read_from, read_from_txn, unresolved) = resolver.resolve_all(ops_per_task)?;
+        // 5b. Known write orders.
+        let write_order = self.resolve_orders(
+            &layout.ops,
+            &layout.op_count,
+            &layout.explicit_ops,
+            &ids.final_id,
+            |key, v| index.writer_of_value(key, v),
+        )?;
+        // 5c. Locked reads, by their laid-out operation.
+        let locked_reads = self.resolve_locked_reads(
+            &layout.ops,
+            &layout.op_count,
+            &layout.origin,
+            added_ops,
+            &ids.final_id,
+        )?;
+
+        // The resolution indexes are done with; free them before building the others.
+        let Layout { ops, op_count, .. } = layout;
+        self.from_tags = Vec::new();
+        self.from_payloads = Vec::new();
+        drop(index);
+
+        // 6. Sessions, transactions, timestamps.
+        let (sessions, txns) = self.sessions_and_txns(&ids, &op_count);
+        let (timestamps, real_time) = self.times_by_final_id(&ids.final_id);
+        // Observed anomalies name final transaction ids.
+        let observed = std::mem::take(&mut self.observed)
+            .into_iter()
+            .map(|(mut a, txns)| {
+                a.txns = txns.iter().map(|t| ids.final_id[t.0 as usize]).collect();
+                a
+            })
+            .collect();
+
+        // 7. The keys each transaction writes (rc and ra read it); the other indexes are built
+        //    on first use.
+        let txn_keys_written = Csr::from_pairs(txn_total, || {
+            ops.iter()
+                .filter(|op| op.kind == OpKind::Write)
+                .map(|op| (op.txn, op.key))
+        });
+
+        Ok(History {
+            source: self.source,
+            key_names: self.key_names,
+            sessions,
+            txns,
+            ops: std::sync::Arc::new(ops),
+            read_from: std::sync::Arc::new(read_from),
+            read_from_txn: std::sync::Arc::new(read_from_txn),
+            unresolved,
+            timestamps,
+            real_time,
+            implicit_initial_writes: implicit_initial.len() as u32,
+            write_order,
+            notes: self.notes,
+            observed,
+            statements: None,
+            txn_keys_written,
+            locked_reads,
+            sessions_after,
+            key_writers: LazyIndex::default(),
+            key_readers: LazyIndex::default(),
+            txn_keys_read: LazyIndex::default(),
+        })
+    }
+
+    /// Refuses a history too large for 32-bit ids, and a transaction that starts after it
+    /// commits.
+    fn check_size_and_timestamps(&self) -> Result<(), InputError> {
+        if self.txns.len() > (u32::MAX - 1) as usize || self.ops.len() > (u32::MAX - 1) as usize / 2
+        {
             return Err(self.error(
                 0,
                 "history too large: more than 2^31 operations or transactions",
@@ -584,8 +885,12 @@ impl HistoryBuilder {
                 }
             }
         }
+        Ok(())
+    }
 
-        // 1. Final transaction ids: the initial one, then session by session, begin order.
+    /// Step 1: final transaction ids — the initial one, then session by session, begin order.
+    fn final_ids(&self) -> FinalIds {
+        let txn_total = self.txns.len();
         let session_total = self.session_external.len();
         let mut session_start = vec![0u32; session_total + 1];
         for t in &self.txns[1..] {
@@ -596,28 +901,35 @@ impl HistoryBuilder {
         }
         let mut final_id = vec![0u32; txn_total];
         let mut index_in_session = vec![0u32; txn_total];
-        {
-            let mut cursor = session_start.clone();
-            for (b, t) in self.txns.iter().enumerate().skip(1) {
-                let s = t.session as usize;
-                index_in_session[b] = cursor[s] - session_start[s];
-                final_id[b] = 1 + cursor[s];
-                cursor[s] += 1;
-            }
+        let mut cursor = session_start.clone();
+        for (b, t) in self.txns.iter().enumerate().skip(1) {
+            let s = t.session as usize;
+            index_in_session[b] = cursor[s] - session_start[s];
+            final_id[b] = 1 + cursor[s];
+            cursor[s] += 1;
         }
+        FinalIds {
+            session_start,
+            final_id,
+            index_in_session,
+        }
+    }
 
-        // 2. Writes implied by `ReadFrom::Txn` naming a transaction that never writes the key,
-        //    and the keys the initial transaction must write implicitly.
-        //    Only formats whose reads name their writer transaction need this (and the
-        //    per-(transaction, key) index of step 4): most do not, and skip both.
-        let txn_reads = self.from_tags.contains(&FROM_TXN);
+    /// Step 2: the writes implied by `ReadFrom::Txn` naming a transaction that never writes
+    /// the key (final transaction, key, line), when `txn_reads`; and the keys the initial
+    /// transaction must write implicitly.
+    fn implied_writes(
+        &self,
+        final_id: &[u32],
+        txn_reads: bool,
+    ) -> (Vec<(u32, KeyId, u32)>, Vec<KeyId>) {
         let mut writes_key: FxHashMap<(u32, KeyId), ()> = FxHashMap::default();
         for op in self.ops.iter().filter(|_| txn_reads) {
             if op.kind == OpKind::Write {
                 writes_key.insert((final_id[op.txn as usize], op.key), ());
             }
         }
-        let mut implied: Vec<(u32, KeyId, u32)> = Vec::new(); // (final txn, key, line)
+        let mut implied: Vec<(u32, KeyId, u32)> = Vec::new();
         for (p, op) in self.ops.iter().enumerate().filter(|_| txn_reads) {
             if let (OpKind::Read, ReadFrom::Txn(w)) = (op.kind, self.read_from_of(p, op.value)) {
                 let writer = final_id[w.0 as usize];
@@ -635,11 +947,20 @@ impl HistoryBuilder {
         let implicit_initial: Vec<KeyId> = (0..self.key_names.len() as KeyId)
             .filter(|&k| !initially_written[k as usize])
             .collect();
+        (implied, implicit_initial)
+    }
 
-        // 3. Lay operations out transaction by transaction (counting sort, stable). When the
-        //    operations were added in that order already (a file written transaction by
-        //    transaction, session by session), they stay where they are: only their
-        //    transaction ids change and the implicit initial writes are inserted.
+    /// Step 3: lays operations out transaction by transaction (counting sort, stable). When
+    /// the operations were added in that order already (a file written transaction by
+    /// transaction, session by session), they stay where they are: only their transaction ids
+    /// change and the implicit initial writes are inserted. Takes the added operations.
+    fn lay_out(
+        &mut self,
+        final_id: &[u32],
+        implied: &[(u32, KeyId, u32)],
+        implicit_initial: &[KeyId],
+    ) -> Layout {
+        let txn_total = self.txns.len();
         let mut explicit_ops = vec![0u32; txn_total];
         let mut in_order = true;
         let mut previous = 0u32;
@@ -652,14 +973,21 @@ impl HistoryBuilder {
         let implicit_total = implicit_initial.len();
         let mut op_count = vec![0u32; txn_total + 1];
         op_count[1..].copy_from_slice(&explicit_ops);
-        for &(t, _, _) in &implied {
+        for &(t, _, _) in implied {
             op_count[t as usize + 1] += 1;
         }
         op_count[1] += implicit_total as u32;
         for t in 0..txn_total {
             op_count[t + 1] += op_count[t];
         }
-        let total_ops = op_count[txn_total] as usize;
+        let initial_value = self.initial_value;
+        let initial_write = |key| Operation {
+            kind: OpKind::Write,
+            key,
+            txn: INITIAL_TXN,
+            value: initial_value,
+            line: 0,
+        };
         let (ops, origin) = if in_order && implied.is_empty() {
             let mut ops = std::mem::take(&mut self.ops);
             ops.par_iter_mut()
@@ -668,13 +996,7 @@ impl HistoryBuilder {
             ops.reserve_exact(implicit_total);
             ops.splice(
                 at..at,
-                implicit_initial.iter().map(|&key| Operation {
-                    kind: OpKind::Write,
-                    key,
-                    txn: INITIAL_TXN,
-                    value: self.initial_value,
-                    line: 0,
-                }),
+                implicit_initial.iter().map(|&key| initial_write(key)),
             );
             let origin = Origin::Shifted {
                 at,
@@ -682,6 +1004,7 @@ impl HistoryBuilder {
             };
             (ops, origin)
         } else {
+            let total_ops = op_count[txn_total] as usize;
             let placeholder = Operation {
                 kind: OpKind::Write,
                 key: 0,
@@ -692,47 +1015,49 @@ impl HistoryBuilder {
             let mut ops = vec![placeholder; total_ops];
             let mut table = vec![NO_PENDING; total_ops];
             let mut next: Vec<u32> = op_count[..txn_total].to_vec();
-            for (p, op) in self.ops.iter().enumerate() {
-                let t = final_id[op.txn as usize];
-                let slot = next[t as usize] as usize;
-                next[t as usize] += 1;
-                ops[slot] = Operation { txn: t, ..*op };
-                table[slot] = p as u32;
+            let mut place = |op: Operation, added: u32| {
+                let slot = next[op.txn as usize] as usize;
+                next[op.txn as usize] += 1;
+                ops[slot] = op;
+                table[slot] = added;
+            };
+            for (p, op) in std::mem::take(&mut self.ops).iter().enumerate() {
+                let txn = final_id[op.txn as usize];
+                place(Operation { txn, ..*op }, p as u32);
             }
-            self.ops = Vec::new();
             // Then the synthesised writes, after the added ones of their transaction.
-            for &(t, key, line) in &implied {
-                let slot = next[t as usize] as usize;
-                next[t as usize] += 1;
-                ops[slot] = Operation {
+            for &(txn, key, line) in implied {
+                let write = Operation {
                     kind: OpKind::Write,
                     key,
-                    txn: t,
+                    txn,
                     value: None,
                     line,
                 };
+                place(write, NO_PENDING);
             }
-            for &key in &implicit_initial {
-                let slot = next[0] as usize;
-                next[0] += 1;
-                ops[slot] = Operation {
-                    kind: OpKind::Write,
-                    key,
-                    txn: INITIAL_TXN,
-                    value: self.initial_value,
-                    line: 0,
-                };
+            for &key in implicit_initial {
+                place(initial_write(key), NO_PENDING);
             }
             (ops, Origin::Table(table))
         };
-        let from = |slot: usize| match origin.of(slot) {
-            NO_PENDING => ReadFrom::Unknown,
-            p => self.read_from_of(p as usize, ops[slot].value),
-        };
+        Layout {
+            ops,
+            origin,
+            op_count,
+            explicit_ops,
+        }
+    }
 
-        // 4. Indexes for resolution: the last write of each (txn, key) (the initial
-        //    transaction's in a vector by key; the others only when reads name their writer
-        //    transaction); each (key, value).
+    /// Step 4: the indexes reads are resolved with — the last write of each (txn, key) (the
+    /// initial transaction's in a vector by key; the others only when reads name their writer
+    /// transaction) and each (key, value) — refusing a write of the initial value and, unless
+    /// allowed, two writes of one value to one key.
+    fn write_indexes(
+        &self,
+        ops: &[Operation],
+        txn_reads: bool,
+    ) -> Result<WriteIndexes, InputError> {
         let mut initial_write = vec![NO_WRITER; self.key_names.len()];
         let mut last_write: FxHashMap<(u32, KeyId), OpId> = FxHashMap::default();
         // (key, value) → the write and its transaction, so that resolving a read touches no
@@ -783,154 +1108,25 @@ impl HistoryBuilder {
                 duplicated.insert((op.key, v), ());
             }
         }
+        Ok(WriteIndexes {
+            initial_write,
+            last_write,
+            by_value,
+            duplicated,
+        })
+    }
 
-        // 5. Resolve reads: ranges of operations in parallel (each read's resolution reads
-        //    only the indexes above), merged in operation order, so the first error and the
-        //    order of the unresolved reads are those of one pass.
-        //    Each range writes its part of the history's two vectors in place (no copy of
-        //    them at the peak of a large build).
-        let resolve_range = |first: usize,
-                             read_from: &mut [OpId],
-                             read_from_txn: &mut [TxnId]|
-         -> Resolved {
-            let mut unresolved = Vec::new();
-            for i in first..first + read_from.len() {
-                let op = ops[i];
-                if op.kind != OpKind::Read {
-                    continue;
-                }
-                let resolved = match from(i) {
-                    ReadFrom::Value(v) => match by_value.get(op.key, v) {
-                        _ if !duplicated.is_empty() && duplicated.contains_key(&(op.key, v)) => {
-                            Err(Unresolved::Ambiguous)
-                        }
-                        Some(w) => Ok(w),
-                        None if Some(v) == self.initial_value => {
-                            Ok((initial_write[op.key as usize], INITIAL_TXN))
-                        }
-                        None => Err(Unresolved::NoSuchWrite),
-                    },
-                    ReadFrom::Txn(w) => {
-                        let writer = final_id[w.0 as usize];
-                        let last = |key: KeyId| {
-                            if writer == INITIAL_TXN {
-                                (initial_write[key as usize], INITIAL_TXN)
-                            } else {
-                                (last_write[&(writer, key)], writer)
-                            }
-                        };
-                        if writer == op.txn {
-                            // A local read: the own write just before it (rare, so a
-                            // backward scan of the transaction beats a per-op index).
-                            let txn_start = op_count[op.txn as usize] as usize;
-                            let own_before = (txn_start..i)
-                                .rev()
-                                .find(|&o| ops[o].kind == OpKind::Write && ops[o].key == op.key);
-                            match own_before {
-                                Some(w) => Ok((w as OpId, op.txn)),
-                                None => Ok(last(op.key)),
-                            }
-                        } else {
-                            Ok(last(op.key))
-                        }
-                    }
-                    ReadFrom::Op(w, index) => {
-                        let writer = final_id[w.0 as usize] as usize;
-                        if index >= explicit_ops[writer] {
-                            return Resolved {
-                                unresolved,
-                                error: Some(self.error(
-                                    op.line,
-                                    format!(
-                                        "read of key {} names operation {index} of a transaction \
-                                         that has {} operations",
-                                        self.key_names[op.key as usize], explicit_ops[writer]
-                                    ),
-                                )),
-                            };
-                        }
-                        let w = op_count[writer] + index;
-                        let target = &ops[w as usize];
-                        if target.kind != OpKind::Write || target.key != op.key {
-                            return Resolved {
-                                unresolved,
-                                error: Some(self.error(
-                                    op.line,
-                                    format!(
-                                        "read of key {} names operation {index} of its writer, \
-                                         which is not a write of that key",
-                                        self.key_names[op.key as usize]
-                                    ),
-                                )),
-                            };
-                        }
-                        Ok((w, writer as TxnId))
-                    }
-                    ReadFrom::Initial => Ok((initial_write[op.key as usize], INITIAL_TXN)),
-                    ReadFrom::ValueOrInitial(v) => match by_value.get(op.key, v) {
-                        _ if !duplicated.is_empty() && duplicated.contains_key(&(op.key, v)) => {
-                            Err(Unresolved::Ambiguous)
-                        }
-                        Some(w) => Ok(w),
-                        None => Ok((initial_write[op.key as usize], INITIAL_TXN)),
-                    },
-                    ReadFrom::Unknown => Err(Unresolved::NoSuchWrite),
-                };
-                match resolved {
-                    Ok((w, t)) => {
-                        read_from[i - first] = w;
-                        read_from_txn[i - first] = t;
-                    }
-                    Err(reason) => unresolved.push((i as OpId, reason)),
-                }
-            }
-            Resolved {
-                unresolved,
-                error: None,
-            }
-        };
-        let mut read_from = vec![NO_WRITER; total_ops];
-        let mut read_from_txn = vec![NO_WRITER; total_ops];
-        let parts: Vec<Resolved> = read_from
-            .par_chunks_mut(ops_per_task)
-            .zip(read_from_txn.par_chunks_mut(ops_per_task))
-            .enumerate()
-            .map(|(task, (from, from_txn))| resolve_range(task * ops_per_task, from, from_txn))
-            .collect();
-        let mut unresolved = Vec::new();
-        for part in parts {
-            if let Some(e) = part.error {
-                return Err(e);
-            }
-            unresolved.extend_from_slice(&part.unresolved);
-        }
-
-        // 5b. Known write orders.
-        let write_order =
-            self.resolve_orders(&ops, &op_count, &explicit_ops, &final_id, |key, v| {
-                if duplicated.contains_key(&(key, v)) {
-                    None
-                } else {
-                    by_value.get(key, v).map(|(w, _)| w)
-                }
-            })?;
-
-        // 5c. Locked reads, by their laid-out operation.
-        let locked_reads =
-            self.resolve_locked_reads(&ops, &op_count, &origin, added_ops, &final_id)?;
-
-        // The resolution indexes are done with; free them before building the others.
-        drop(origin);
-        self.from_tags = Vec::new();
-        self.from_payloads = Vec::new();
-        drop((writes_key, last_write, by_value, duplicated));
-
-        // 6. Sessions, transactions, timestamps.
-        let sessions: Vec<Session> = (0..session_total)
+    /// Step 6: the sessions and the transactions under their final ids.
+    fn sessions_and_txns(
+        &self,
+        ids: &FinalIds,
+        op_count: &[u32],
+    ) -> (Vec<Session>, Vec<Transaction>) {
+        let sessions: Vec<Session> = (0..self.session_external.len())
             .map(|s| Session {
                 external_id: self.session_external[s],
-                txns_start: 1 + session_start[s],
-                txns_end: 1 + session_start[s + 1],
+                txns_start: 1 + ids.session_start[s],
+                txns_end: 1 + ids.session_start[s + 1],
             })
             .collect();
         let mut txns = vec![
@@ -942,20 +1138,37 @@ impl HistoryBuilder {
                 ops_start: 0,
                 ops_end: 0,
             };
-            txn_total
+            self.txns.len()
         ];
-        let mut timestamps: Option<Vec<Option<Timestamps>>> = None;
-        let mut real_time: Option<Vec<Option<RealTime>>> = None;
         for (b, t) in self.txns.iter().enumerate() {
-            let f = final_id[b] as usize;
+            let f = ids.final_id[b] as usize;
             txns[f] = Transaction {
                 session: t.session,
-                index_in_session: index_in_session[b],
+                index_in_session: ids.index_in_session[b],
                 status: t.status,
                 external_id: t.external_id,
                 ops_start: op_count[f],
                 ops_end: op_count[f + 1],
             };
+        }
+        (sessions, txns)
+    }
+
+    /// Step 6: the database timestamps and client real-time intervals given, by final id
+    /// (`None`: none given).
+    #[allow(clippy::type_complexity)]
+    fn times_by_final_id(
+        &self,
+        final_id: &[u32],
+    ) -> (
+        Option<Vec<Option<Timestamps>>>,
+        Option<Vec<Option<RealTime>>>,
+    ) {
+        let txn_total = self.txns.len();
+        let mut timestamps: Option<Vec<Option<Timestamps>>> = None;
+        let mut real_time: Option<Vec<Option<RealTime>>> = None;
+        for (b, &f) in final_id.iter().enumerate() {
+            let f = f as usize;
             if let Some(&Some(ts)) = self.timestamps.get(b) {
                 timestamps.get_or_insert_with(|| vec![None; txn_total])[f] = Some(ts);
             }
@@ -963,47 +1176,7 @@ impl HistoryBuilder {
                 real_time.get_or_insert_with(|| vec![None; txn_total])[f] = Some(rt);
             }
         }
-
-        // Observed anomalies name final transaction ids.
-        let observed = std::mem::take(&mut self.observed)
-            .into_iter()
-            .map(|(mut a, txns)| {
-                a.txns = txns.iter().map(|t| final_id[t.0 as usize]).collect();
-                a
-            })
-            .collect();
-
-        // 7. The keys each transaction writes (rc and ra read it); the other indexes are built
-        //    on first use.
-        let txn_keys_written = Csr::from_pairs(txn_total, || {
-            ops.iter()
-                .filter(|op| op.kind == OpKind::Write)
-                .map(|op| (op.txn, op.key))
-        });
-
-        Ok(History {
-            source: self.source,
-            key_names: self.key_names,
-            sessions,
-            txns,
-            ops: std::sync::Arc::new(ops),
-            read_from: std::sync::Arc::new(read_from),
-            read_from_txn: std::sync::Arc::new(read_from_txn),
-            unresolved,
-            timestamps,
-            real_time,
-            implicit_initial_writes: implicit_initial.len() as u32,
-            write_order,
-            notes: self.notes,
-            observed,
-            statements: None,
-            txn_keys_written,
-            locked_reads,
-            sessions_after,
-            key_writers: LazyIndex::default(),
-            key_readers: LazyIndex::default(),
-            txn_keys_read: LazyIndex::default(),
-        })
+        (timestamps, real_time)
     }
 
     /// The laid-out operations of the reads given to [`Self::lock_read`], sorted and without

@@ -12,6 +12,10 @@ use super::saturate::{saturate, Pco};
 use super::{PcoEdge, PredictError, Strategy};
 use crate::check::Level;
 use crate::history::{History, TxnId};
+use crate::ser::SerVerdict;
+
+/// Why a search stops when the level check of a candidate does not finish.
+pub(crate) const LEVEL_TIMEOUT: &str = "timeout checking the level";
 
 /// What makes a candidate valid at the level a prediction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,4 +142,30 @@ fn serial_judgement(
 /// A level checker's error on a candidate, as the prediction's error.
 pub(crate) fn level_error(e: JudgeError) -> PredictError {
     PredictError::Internal(format!("checking the level: {e}"))
+}
+
+/// The observed history's serializability: the one place the prediction pipeline asks it,
+/// cheap sound answers first ([`How::CheapFirst`]), under the known write order if the input
+/// shows one (Elle list-append reads: the rewritten history keeps the transaction ids, so its
+/// serial order is one of `h`).
+pub(crate) fn observed_serializability(
+    h: &History,
+    deadline: Option<Instant>,
+) -> Result<SerVerdict, PredictError> {
+    let rewritten = h.with_write_order_as_reads();
+    let h = rewritten.as_ref().unwrap_or(h);
+    match judge(h, Level::Serializable, How::CheapFirst, deadline) {
+        Ok(Judged::Holds(order)) => Ok(SerVerdict::Serializable {
+            order: order.expect("a serial order"),
+        }),
+        Ok(Judged::Fails { .. }) => Ok(SerVerdict::Unserializable),
+        Ok(Judged::Unknown(reason)) => Ok(SerVerdict::Unknown { reason }),
+        Err(e @ JudgeError::ReadWithoutCommittedWriter(read)) => {
+            Err(PredictError::InvalidObservation {
+                op: read,
+                message: e.to_string(),
+            })
+        }
+        Err(e) => Err(level_error(e)),
+    }
 }

@@ -22,6 +22,7 @@
 //! - **Search exhausted** ([`Certificate::SearchExhausted`]): the complete search (the
 //!   scalable engine's solver phase, or the paper-form encoding) is unsatisfiable.
 
+use super::open_clocks::open_clocks;
 use super::{PredictOutcome, Strategy, Verdict};
 use crate::check::Level;
 use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
@@ -57,6 +58,15 @@ impl Certificate {
     }
 }
 
+/// Why "none" needs no search at SI (said in the outcome's reason).
+pub const NO_PIVOT: &str = "no transaction of the run can be the middle of a dangerous \
+    structure: none both reads a key it does not write that a transaction of another session \
+    writes, and writes a key that a transaction of another session reads without writing it, \
+    with both of those able to run concurrently with it — writing no key it writes (first \
+    committer wins) and not forced into its snapshot, nor it into theirs, by what the run's \
+    earlier transactions read; snapshot isolation then allows only serializable executions of \
+    these transactions (Fekete et al.: an unserializable SI execution has such a transaction)";
+
 /// Writes "none" with its reason into `outcome`: the one place a "none" of the scalable engine
 /// is concluded. `detail`: what the certificate found, in the user's terms.
 pub(crate) fn conclude_none(outcome: &mut PredictOutcome, certificate: Certificate, detail: &str) {
@@ -87,7 +97,7 @@ fn default_text(certificate: Certificate, level: Level) -> String {
              every such execution is serializable",
             level.full_name()
         ),
-        Certificate::NoPivot => super::scalable::NO_PIVOT.to_string(),
+        Certificate::NoPivot => NO_PIVOT.to_string(),
         Certificate::LockedReads => format!(
             "every read that another write could precede is a locked read (a single-statement \
              read-modify-write such as UPDATE ... SET c = c + 1, which reads the row under its \
@@ -244,10 +254,6 @@ pub(crate) struct OrderedWriters {
     pub sessions: usize,
 }
 
-/// Most `transactions × sessions` entries of the clocks [`writers_ordered`] keeps (beyond, it
-/// does not try: 64 M entries, 256 MB).
-const CLOCK_BUDGET: usize = 64 << 20;
-
 /// Whether every two committed transactions that write a key another transaction reads (a key
 /// that matters, [`super::space::Space`]) are ordered by happens-before in every prediction
 /// that includes both writes — and, if so, how many there are.
@@ -338,87 +344,6 @@ pub(crate) fn writers_ordered(h: &History) -> Option<OrderedWriters> {
         }
     }
     Some(found)
-}
-
-/// Per committed transaction `t` (row `t` of a `transactions × sessions` matrix): per session,
-/// how many of its first transactions happen before `t` in every prediction that includes `t`
-/// (`open(t)` of [`writers_ordered`]). `None` when `so ∪ wr` is cyclic (no valid history).
-pub(crate) fn open_clocks(h: &History) -> Option<Vec<u32>> {
-    let n = h.txn_count();
-    let k = h.sessions().len();
-    if n.saturating_mul(k) > CLOCK_BUDGET {
-        return None;
-    }
-    let mut open = vec![0u32; n * k];
-    // `fixed(t)`: `open(t)`, `t` itself, and for each read of `t` the writer and its `open`.
-    let mut fixed = vec![0u32; k];
-    // Kahn's algorithm over so ∪ wr among committed transactions.
-    let mut indegree = vec![0u32; n];
-    let mut succ: Vec<Vec<TxnId>> = vec![Vec::new(); n];
-    let committed = |t: TxnId| t != INITIAL_TXN && h.txn(t).is_committed();
-    // Per transaction: the next committed transaction of its session.
-    let mut next_in_session: Vec<Option<TxnId>> = vec![None; n];
-    for session in h.sessions() {
-        let mut last: Option<TxnId> = None;
-        for t in session.txns().filter(|&t| committed(t)) {
-            if let Some(p) = last {
-                succ[p as usize].push(t);
-                indegree[t as usize] += 1;
-                next_in_session[p as usize] = Some(t);
-            }
-            last = Some(t);
-        }
-    }
-    for t in (0..n as TxnId).filter(|&t| committed(t)) {
-        for o in h.txn(t).ops() {
-            if h.op(o).kind != OpKind::Read {
-                continue;
-            }
-            if let Some(w) = h.writer_txn(o).filter(|&w| w != t && committed(w)) {
-                succ[w as usize].push(t);
-                indegree[t as usize] += 1;
-            }
-        }
-    }
-    let mut ready: Vec<TxnId> = (0..n as TxnId)
-        .filter(|&t| committed(t) && indegree[t as usize] == 0)
-        .collect();
-    let mut done = 0usize;
-    let total = (0..n as TxnId).filter(|&t| committed(t)).count();
-    while let Some(t) = ready.pop() {
-        done += 1;
-        let txn = h.txn(t);
-        let s = txn.session as usize;
-        // open(t) was written when its session predecessor was processed (zero if first).
-        let row = t as usize * k;
-        fixed.copy_from_slice(&open[row..row + k]);
-        fixed[s] = fixed[s].max(txn.index_in_session + 1);
-        for o in txn.ops() {
-            if h.op(o).kind != OpKind::Read {
-                continue;
-            }
-            if let Some(w) = h.writer_txn(o).filter(|&w| w != t && committed(w)) {
-                let wt = h.txn(w);
-                let wrow = w as usize * k;
-                for x in 0..k {
-                    fixed[x] = fixed[x].max(open[wrow + x]);
-                }
-                let ws = wt.session as usize;
-                fixed[ws] = fixed[ws].max(wt.index_in_session + 1);
-            }
-        }
-        // The next committed transaction of the session gets `fixed` as its `open`.
-        if let Some(x) = next_in_session[t as usize] {
-            open[x as usize * k..x as usize * k + k].copy_from_slice(&fixed);
-        }
-        for &u in &succ[t as usize] {
-            indegree[u as usize] -= 1;
-            if indegree[u as usize] == 0 {
-                ready.push(u);
-            }
-        }
-    }
-    (done == total).then_some(open)
 }
 
 #[cfg(test)]
@@ -565,9 +490,8 @@ mod tests {
     /// unserializable (which covers every strategy: a cyclic `pco` is unserializable), and
     /// the paper engine answers "none" for every strategy.
     mod random {
-        use super::super::super::tests::{
-            brute_force, proptest_cases, random_program, serial_run, unserializable,
-        };
+        use super::super::super::test_histories::{proptest_cases, random_program, serial_run};
+        use super::super::super::tests::{brute_force, unserializable};
         use super::*;
         use crate::predict::space::BoundaryKind;
         use crate::predict::{predict, Engine, PredictOptions, Strategy, Verdict};

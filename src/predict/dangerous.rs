@@ -199,7 +199,7 @@ fn share_a_key(a: &[KeyId], b: &[KeyId]) -> bool {
 }
 
 /// "Is `u` in `t`'s snapshot in every prediction that includes `t`?" for all pairs: the
-/// vector clocks of [`super::certificate::open_clocks`] (one pass over the run), or, when they
+/// vector clocks of [`super::open_clocks::open_clocks`] (one pass over the run), or, when they
 /// are over their budget, [`ForcedPast`] (one walk per `t`, budgeted). Both compute the same
 /// forced past (session predecessors, the writers they read from, those writers' session
 /// predecessors, …); over its budget the walk answers "not forced", which keeps more.
@@ -215,7 +215,7 @@ pub(crate) enum Forced<'h> {
 impl<'h> Forced<'h> {
     /// The forced pasts of `h`'s transactions.
     pub fn new(h: &'h History) -> Forced<'h> {
-        match super::certificate::open_clocks(h) {
+        match super::open_clocks::open_clocks(h) {
             Some(open) => Forced::Clocks {
                 h,
                 sessions: h.sessions().len(),
@@ -649,12 +649,11 @@ mod tests {
     mod lazy_search {
         use crate::check::Level;
         use crate::predict::space::BoundaryKind;
-        use crate::predict::tests::{
-            brute_force, pco_cyclic, proptest_cases, random_program, run_with, serial_run,
-            unserializable,
-        };
+        use crate::predict::test_histories::{proptest_cases, random_program, serial_run};
+        use crate::predict::tests::{brute_force, pco_cyclic, run_with, unserializable};
         use crate::predict::{PredictOptions, Strategy, Verdict};
-        use crate::ser::{self, SerVerdict};
+        use crate::ser::SerVerdict;
+        use crate::verdict::engines;
         use proptest::prelude::*;
 
         proptest! {
@@ -672,7 +671,7 @@ mod tests {
                 picks in proptest::collection::vec(0u8..3, 6),
             ) {
                 let h = serial_run(&program, &picks);
-                prop_assume!(ser::check_serializable(&h, None).unwrap() != SerVerdict::Unserializable);
+                prop_assume!(engines::check_serializable(&h, None).unwrap() != SerVerdict::Unserializable);
                 let exact: &dyn Fn(&crate::history::History) -> bool = &unserializable;
                 let cyclic: &dyn Fn(&crate::history::History) -> bool = &pco_cyclic;
                 for (strategy, boundary, accept) in [

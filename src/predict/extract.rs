@@ -461,7 +461,7 @@ mod tests {
     #[test]
     fn values_that_form_no_assignment_are_refused() {
         // Two deposits: the second's read has two candidate writers (t0 and the first).
-        let h = super::super::tests::deposits();
+        let h = super::super::test_histories::deposits();
         let space = Space::new(&h, BoundaryKind::Relaxed, false).unwrap();
         let enc = Encoding::sparse(&space);
         // What an evaluation cut short can give: every read included, none choosing a writer

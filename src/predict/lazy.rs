@@ -26,12 +26,11 @@ use std::time::{Duration, Instant};
 
 use z3::{Params, SatResult, Solver};
 
-use super::candidate::{judge_candidate, Criterion, Judgement};
+use super::candidate::{judge_candidate, Criterion, Judgement, LEVEL_TIMEOUT};
 use super::exact::node_positions;
 use super::extract::{self, Built};
 use super::feasibility::Encoding;
 use super::formula::Lit;
-use super::scalable::LEVEL_TIMEOUT;
 use super::space::{Space, NONE};
 use super::{exact, level_core, PredictError, PredictStats, Strategy};
 use crate::check::Level;

@@ -57,6 +57,7 @@ mod judge;
 mod lazy;
 mod level_core;
 mod locks;
+mod open_clocks;
 mod options;
 mod outcome;
 mod paper;
@@ -77,7 +78,7 @@ use std::time::{Duration, Instant};
 use crate::check::Level;
 
 pub use anomaly_core::{AnomalyCore, CoreRead};
-pub use certificate::Certificate;
+pub use certificate::{Certificate, NO_PIVOT};
 pub use entry::predict;
 pub(crate) use entry::stopped_reason;
 pub use explain::{EdgeReason, PcoEdge};
@@ -92,7 +93,6 @@ pub use outcome::{
 };
 pub use paper::PAPER_BYTES_PER_NODE_CUBE;
 pub use render::no_prediction_claim;
-pub use scalable::NO_PIVOT;
 
 /// Why a search that found predictions ended early when the user stopped it (Ctrl-C, SIGTERM):
 /// the outcome keeps the predictions found, each verified, with this reason
@@ -113,6 +113,8 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+#[cfg(test)]
+mod test_histories;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

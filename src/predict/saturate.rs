@@ -270,7 +270,8 @@ fn find_cycle(n: usize, edges: &[(TxnId, TxnId, EdgeReason)], indeg: &[u32]) -> 
 mod tests {
     use super::*;
     use crate::generate::{generate, Consistency, GenerateParams};
-    use crate::ser::{check_serializable, verify_serial_order, SerVerdict};
+    use crate::ser::{verify_serial_order, SerVerdict};
+    use crate::verdict::engines::check_serializable;
 
     /// The clocks agree with the matrix saturation on cyclicity, every cycle is a real cycle of
     /// edges, and an acyclic order is a linear extension that often is a serial order.

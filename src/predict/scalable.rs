@@ -2,7 +2,7 @@
 //! as the paper-form encodings of IsoPredict (PLDI'24 §4, appendix B), with a cost that follows
 //! the prefix a prediction needs instead of the cube of the history.
 //!
-//! 1. The observed history must be serializable ([`observed_serializability`]); an
+//! 1. The observed history must be serializable ([`super::candidate::observed_serializability`]); an
 //!    unserializable observed run is the answer itself. Then every prefix of it closed under
 //!    write–read order is serializable too, and a prediction needs a changed read.
 //! 2. **Seeds** ([`super::seeds`]): candidate predictions shaped like common anomalies, built
@@ -22,12 +22,13 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::candidate::{
-    judge_candidate, judge_facts, judge_unserializability, level_error, Criterion, Judgement,
+    judge_candidate, judge_facts, judge_unserializability, level_error, observed_serializability,
+    Criterion, Judgement, LEVEL_TIMEOUT,
 };
-use super::certificate::{conclude_none, static_certificate, Certificate};
+use super::certificate::{conclude_none, static_certificate, Certificate, NO_PIVOT};
 use super::dangerous::{self, has_pivot};
 use super::extract;
-use super::judge::{judge, How, JudgeError, Judged};
+use super::judge::{judge, How, Judged};
 use super::lazy::{self, Found, FoundList, LazyEnd};
 use super::prefix::Domains;
 use super::seeds::{for_each_pivot_seed, for_each_seed, Seed};
@@ -36,9 +37,6 @@ use super::{ms, PredictError, PredictOptions, PredictOutcome, PredictStats, Stra
 use crate::check::Level;
 use crate::history::{History, TxnId};
 use crate::ser::SerVerdict;
-
-/// Why a search stops when the level check of a candidate does not finish.
-pub(crate) const LEVEL_TIMEOUT: &str = "timeout checking the level";
 
 /// Bytes the solver phase is estimated to take per candidate writer of a read choice (Z3
 /// terms and clauses of the selector, its exactly-one constraint, the boundary implication
@@ -51,18 +49,9 @@ pub(crate) const BYTES_PER_CANDIDATE: u64 = 10 * 1024;
 /// is shorter.
 const BUILD_TIME_PER_CANDIDATE: Duration = Duration::from_micros(50);
 
-/// Why "none" needs no search at SI (said in the outcome's reason).
-pub const NO_PIVOT: &str = "no transaction of the run can be the middle of a dangerous \
-    structure: none both reads a key it does not write that a transaction of another session \
-    writes, and writes a key that a transaction of another session reads without writing it, \
-    with both of those able to run concurrently with it — writing no key it writes (first \
-    committer wins) and not forced into its snapshot, nor it into theirs, by what the run's \
-    earlier transactions read; snapshot isolation then allows only serializable executions of \
-    these transactions (Fekete et al.: an unserializable SI execution has such a transaction)";
-
 /// The scalable engine's pipeline after the level check ([`scalable`]); `observed_order`: a
 /// verified serial order of the observed history, if the level check found the one
-/// [`observed_serializability`] would.
+/// [`super::candidate::observed_serializability`] would.
 pub(crate) fn predict(
     history: &History,
     options: &PredictOptions,
@@ -192,32 +181,6 @@ pub(crate) fn past_deadline(
     Ok(deadline
         .is_some_and(|d| Instant::now() >= d)
         .then(|| format!("timeout before {phase}")))
-}
-
-/// The observed history's serializability: the one place the prediction pipeline asks it,
-/// cheap sound answers first ([`How::CheapFirst`]), under the known write order if the input
-/// shows one (Elle list-append reads: the rewritten history keeps the transaction ids, so its
-/// serial order is one of `h`).
-pub(crate) fn observed_serializability(
-    h: &History,
-    deadline: Option<Instant>,
-) -> Result<SerVerdict, PredictError> {
-    let rewritten = h.with_write_order_as_reads();
-    let h = rewritten.as_ref().unwrap_or(h);
-    match judge(h, Level::Serializable, How::CheapFirst, deadline) {
-        Ok(Judged::Holds(order)) => Ok(SerVerdict::Serializable {
-            order: order.expect("a serial order"),
-        }),
-        Ok(Judged::Fails { .. }) => Ok(SerVerdict::Unserializable),
-        Ok(Judged::Unknown(reason)) => Ok(SerVerdict::Unknown { reason }),
-        Err(e @ JudgeError::ReadWithoutCommittedWriter(read)) => {
-            Err(PredictError::InvalidObservation {
-                op: read,
-                message: e.to_string(),
-            })
-        }
-        Err(e) => Err(level_error(e)),
-    }
 }
 
 /// The solver phase's space at `level`, without the candidate writers no read can take

@@ -429,8 +429,8 @@ mod tests {
     use super::*;
     use crate::check::test_util::h;
     use crate::check::{oracle, Level};
+    use crate::predict::candidate::observed_serializability;
     use crate::predict::dangerous::structures;
-    use crate::predict::scalable::observed_serializability;
     use crate::ser::SerVerdict;
 
     /// Wikipedia's read-only anomaly in miniature. Session 1: `T1.1` writes a (a watch row),

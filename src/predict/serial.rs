@@ -263,7 +263,8 @@ impl Replay<'_> {
 mod tests {
     use super::*;
     use crate::generate::{generate, Consistency, GenerateParams};
-    use crate::ser::{check_serializable, verify_serial_order, SerVerdict};
+    use crate::ser::{verify_serial_order, SerVerdict};
+    use crate::verdict::engines::check_serializable;
 
     #[test]
     fn finds_serial_orders_of_serial_runs_and_none_of_unserializable_ones() {

@@ -663,7 +663,7 @@ impl<'h> Space<'h> {
     ///
     /// A transaction `u` that writes `k` is *forced before* reader `t3` when every prediction
     /// that includes `t3` includes `u` with its write of `k` and has `u` happen before `t3`:
-    /// `u` in `open(t3)` ([`super::certificate::open_clocks`]) — under the strict boundary only
+    /// `u` in `open(t3)` ([`super::open_clocks::open_clocks`]) — under the strict boundary only
     /// a session predecessor of `t3` or of another member (the last member of a session may be
     /// its session's boundary, cut before its write of `k`); under read atomic only `t3`'s own
     /// session predecessors (read atomic orders a writer before what `t3` reads only then). If
@@ -683,7 +683,7 @@ impl<'h> Space<'h> {
             Level::ReadAtomic => true,
             _ => return 0,
         };
-        let Some(open) = super::certificate::open_clocks(h) else {
+        let Some(open) = super::open_clocks::open_clocks(h) else {
             return 0;
         };
         let k = h.sessions().len();

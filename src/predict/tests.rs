@@ -4,55 +4,16 @@
 //! re-checked; helpers shared with `tests_si_pc`.
 
 use super::space::{BoundaryKind, Space, NONE};
+use super::test_histories::{
+    deposits, hist, proptest_cases, random_program, serial_run, single_writer, Op,
+};
 use super::*;
 use crate::check::{self, CheckOptions, Level};
 use crate::generate::{generate, Consistency, GenerateParams};
-use crate::history::{BuilderTxn, HistoryBuilder, ReadFrom};
-use crate::history::{History, OpId, TxnId};
+use crate::history::{History, HistoryBuilder, OpId, ReadFrom, TxnId};
 use crate::ser::{self, SerVerdict};
-
-/// An operation of a test history: read `key` from (session, transaction index) or from the
-/// initial state; write `key`.
-#[derive(Clone, Copy)]
-pub(super) enum Op {
-    R(&'static str, Option<(usize, usize)>),
-    W(&'static str),
-}
+use crate::verdict::engines;
 use Op::{R, W};
-
-/// Builds a history from sessions of transactions of operations.
-pub(super) fn hist(sessions: &[&[&[Op]]]) -> History {
-    let mut b = HistoryBuilder::new("test");
-    let ss: Vec<_> = (0..sessions.len())
-        .map(|s| b.session(Some(s as u64 + 1)))
-        .collect();
-    let txns: Vec<Vec<BuilderTxn>> = sessions
-        .iter()
-        .enumerate()
-        .map(|(s, txns)| txns.iter().map(|_| b.begin(ss[s], None)).collect())
-        .collect();
-    for (s, t_ops) in sessions.iter().enumerate() {
-        for (t, ops) in t_ops.iter().enumerate() {
-            for op in ops.iter() {
-                match *op {
-                    W(k) => {
-                        let k = b.key(k);
-                        b.write(txns[s][t], k, None, 0);
-                    }
-                    R(k, from) => {
-                        let k = b.key(k);
-                        let from = match from {
-                            None => ReadFrom::Initial,
-                            Some((ws, wt)) => ReadFrom::Txn(txns[ws][wt]),
-                        };
-                        b.read(txns[s][t], k, None, from, 0);
-                    }
-                }
-            }
-        }
-    }
-    b.build().unwrap()
-}
 
 /// Runs a prediction and checks every claim it makes: a predicted history satisfies the level
 /// and is unserializable (independently of the pipeline), reads' changes are real, and an
@@ -69,7 +30,7 @@ pub(super) fn run_with(h: &History, options: &PredictOptions) -> PredictOutcome 
     for (i, p) in out.predictions.iter().enumerate() {
         assert!(level_holds(&p.history, level));
         assert_eq!(
-            ser::check_serializable(&p.history, None).unwrap(),
+            engines::check_serializable(&p.history, None).unwrap(),
             SerVerdict::Unserializable
         );
         if strategy != Strategy::ExactStrict {
@@ -93,10 +54,10 @@ pub(super) fn run_with(h: &History, options: &PredictOptions) -> PredictOutcome 
         assert_eq!(out.verdict, Verdict::Predicted);
         assert!(level_holds(&p.history, level));
         assert_eq!(
-            ser::check_serializable(&p.history, None).unwrap(),
+            engines::check_serializable(&p.history, None).unwrap(),
             SerVerdict::Unserializable
         );
-        if ser::check_serializable(h, None).unwrap() != SerVerdict::Unserializable {
+        if engines::check_serializable(h, None).unwrap() != SerVerdict::Unserializable {
             assert!(
                 !p.changed_reads.is_empty(),
                 "a serializable run's prediction changes some read"
@@ -132,14 +93,14 @@ pub(super) fn run_with(h: &History, options: &PredictOptions) -> PredictOutcome 
 /// small histories and the Z3 check (with its verified witness) on larger ones.
 pub(super) fn level_holds(h: &History, level: Level) -> bool {
     if !matches!(level, Level::Prefix | Level::Snapshot) {
-        return check::check(h, level, &CheckOptions::default())
+        return engines::check(h, level, &CheckOptions::default())
             .unwrap()
             .is_consistent();
     }
     if let Some(ok) = check::oracle::satisfies(h, level) {
         return ok;
     }
-    match ser::check_si_pc(h, level, None) {
+    match engines::check_si_pc(h, level, None) {
         ser::SiPcVerdict::Satisfies { .. } => true,
         ser::SiPcVerdict::Violates { .. } => false,
         ser::SiPcVerdict::Unknown { reason } => panic!("unknown: {reason}"),
@@ -154,14 +115,6 @@ fn paper_verdict(h: &History, level: Level, strategy: Strategy) -> Verdict {
     let mut options = PredictOptions::new(level, strategy);
     options.engine = Engine::Paper;
     run_with(h, &options).verdict
-}
-
-/// IsoPredict Fig. 2a: two deposits, the second reads the first.
-pub(super) fn deposits() -> History {
-    hist(&[
-        &[&[R("acct", None), W("acct")]],
-        &[&[R("acct", Some((0, 0))), W("acct")]],
-    ])
 }
 
 #[test]
@@ -230,15 +183,6 @@ fn write_skew_is_predicted_with_the_strict_boundary() {
             assert_eq!(out.verdict, Verdict::Predicted, "{level} {strategy}");
         }
     }
-}
-
-/// Voter-like: one writing transaction; a later transaction of its session and one of
-/// another session read its write.
-pub(super) fn single_writer() -> History {
-    hist(&[
-        &[&[R("votes", None), W("votes")], &[R("votes", Some((0, 0)))]],
-        &[&[R("votes", Some((0, 0)))]],
-    ])
 }
 
 #[test]
@@ -395,50 +339,6 @@ fn stats_are_reported() {
     assert_eq!(s.rejected_models, 0);
 }
 
-/// Runs `program` (sessions of transactions of (is_write, key) operations) serially, one
-/// transaction at a time in the order `picks` chooses sessions, every read seeing the latest
-/// write: an observed history as the paper's modified MonkeyDB records it (serializable).
-pub(super) fn serial_run(program: &[Vec<Vec<(bool, u8)>>], picks: &[u8]) -> History {
-    let mut b = HistoryBuilder::new("serial");
-    let keys: Vec<_> = (0..3).map(|k| b.key(["x", "y", "z"][k])).collect();
-    let sessions: Vec<_> = (0..program.len())
-        .map(|s| b.session(Some(s as u64 + 1)))
-        .collect();
-    let mut next = vec![0usize; program.len()];
-    let mut last_writer: Vec<Option<BuilderTxn>> = vec![None; keys.len()];
-    let mut pick = picks.iter().cycle();
-    let total: usize = program.iter().map(|s| s.len()).sum();
-    for _ in 0..total {
-        let open: Vec<usize> = (0..program.len())
-            .filter(|&s| next[s] < program[s].len())
-            .collect();
-        let s = open[*pick.next().unwrap_or(&0) as usize % open.len()];
-        let t = b.begin(sessions[s], None);
-        let mut wrote = vec![false; keys.len()];
-        for &(write, k) in &program[s][next[s]] {
-            let k = k as usize;
-            if write {
-                b.write(t, keys[k], None, 0);
-                wrote[k] = true;
-            } else {
-                let from = if wrote[k] {
-                    ReadFrom::Txn(t)
-                } else {
-                    last_writer[k].map_or(ReadFrom::Initial, ReadFrom::Txn)
-                };
-                b.read(t, keys[k], None, from, 0);
-            }
-        }
-        for (k, &w) in wrote.iter().enumerate() {
-            if w {
-                last_writer[k] = Some(t);
-            }
-        }
-        next[s] += 1;
-    }
-    b.build().unwrap()
-}
-
 /// Ground truth by enumeration: every boundary of every session and every writer of every
 /// read the boundary lets change; `accept` judges each predicted history that satisfies the
 /// level.
@@ -553,7 +453,7 @@ fn choices_exist(
 }
 
 pub(super) fn unserializable(p: &History) -> bool {
-    let unser = ser::check_serializable(p, None).unwrap() == SerVerdict::Unserializable;
+    let unser = engines::check_serializable(p, None).unwrap() == SerVerdict::Unserializable;
     if let Some(ser) = check::oracle::satisfies(p, Level::Serializable) {
         assert_eq!(ser, !unser, "SMT serializability check vs oracle");
     }
@@ -578,7 +478,7 @@ pub(super) fn agree_with_brute_force(h: &History, level: Level) {
         }
     };
     let observed_unserializable =
-        ser::check_serializable(h, None).unwrap() == SerVerdict::Unserializable;
+        engines::check_serializable(h, None).unwrap() == SerVerdict::Unserializable;
     for (strategy, truth) in [
         (Strategy::ExactStrict, truth_exact),
         (Strategy::ApproxStrict, truth_strict),
@@ -776,27 +676,6 @@ fn a_write_forced_into_the_readers_past_removes_older_candidates() {
     // Read atomic orders only the reader's own session predecessors' writes before it.
     assert_eq!(pruning_keeps_every_answer(&h, Level::ReadAtomic), 0);
     assert_eq!(pruning_keeps_every_answer(&h, Level::ReadCommitted), 0);
-}
-
-/// Random tiny programs for [`serial_run`]: 2–3 sessions of 1–2 transactions of 1–3
-/// operations (read or write, of three keys).
-pub(super) fn random_program(
-) -> impl proptest::strategy::Strategy<Value = Vec<Vec<Vec<(bool, u8)>>>> {
-    use proptest::prelude::*;
-    let op = (any::<bool>(), 0u8..3);
-    let txn = proptest::collection::vec(op, 1..=3);
-    let session = proptest::collection::vec(txn, 1..=2);
-    proptest::collection::vec(session, 2..=3)
-}
-
-/// `PROPTEST_CASES` (default 64) divided by `divisor`, at least 1: property tests whose cases
-/// each run an exponential enumeration take a share of the CI case count.
-pub(super) fn proptest_cases(divisor: u32) -> u32 {
-    let all: u32 = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(64);
-    (all / divisor).max(1)
 }
 
 mod random {

@@ -3,15 +3,16 @@
 //! textbook anomalies (write skew is SI, a lost update is PC but not SI), and the nesting of
 //! the levels (SI ⊑ PC ⊑ CC: a prediction at si implies one at pc implies one at causal).
 
-use super::tests::{
-    agree_with_brute_force, all_agree_with_brute_force, deposits, generated_runs_agree, hist,
-    proptest_cases, random_program, run, serial_run, single_writer, Op,
+use super::test_histories::{
+    deposits, hist, proptest_cases, random_program, serial_run, single_writer, Op,
 };
+use super::tests::{agree_with_brute_force, all_agree_with_brute_force, generated_runs_agree, run};
 use super::*;
 use crate::check::{self, Level};
 use crate::generate::{generate, Consistency, GenerateParams};
 use crate::history::History;
-use crate::ser::{self, SerVerdict};
+use crate::ser::SerVerdict;
+use crate::verdict::engines;
 use Op::{R, W};
 
 /// Write skew observed serially: t1 reads y and writes x; t2 writes y, then reads x from t1.
@@ -197,7 +198,7 @@ fn pc_and_si_answer_at_scale() {
             for p in &out.predictions {
                 assert!(super::tests::level_holds(&p.history, level));
                 assert_eq!(
-                    ser::check_serializable(&p.history, None).unwrap(),
+                    engines::check_serializable(&p.history, None).unwrap(),
                     SerVerdict::Unserializable
                 );
             }

@@ -235,6 +235,16 @@ struct Live {
     generation: u32,
 }
 
+/// What an arriving transaction reads and writes itself ([`OnlineChecker::check_internal`]).
+struct OwnOps {
+    /// Its external reads (EXT pending).
+    reads: Vec<PendingRead>,
+    /// Its final write of each key.
+    writes: Vec<(u32, Option<i64>)>,
+    /// Its writes overwritten by its own later writes.
+    overwritten: Vec<(u32, Option<i64>)>,
+}
+
 #[derive(Debug, Default)]
 struct KeyState {
     /// Committed final writes by (commit timestamp, arrival).
@@ -477,7 +487,63 @@ impl OnlineChecker {
             }
         };
 
-        // INT now; external reads and final writes collected. Lists as TimeKiller does.
+        // INT now; external reads and final writes collected.
+        let own = self.check_internal(&info, txn.ops, &mut out);
+
+        // NOCONFLICT and EQUAL-COMMIT against the writers already here; then T's writes
+        // become visible and re-check the reads they now explain.
+        for &(k, value) in &own.writes {
+            self.check_conflicts(&info, k, &mut out);
+            self.keep_write(&info, k, value, &own.overwritten);
+        }
+        self.stats.max_writes_kept = self.stats.max_writes_kept.max(self.writes_kept);
+        let OwnOps {
+            mut reads,
+            writes: own_writes,
+            overwritten,
+        } = own;
+        if !self.never.is_empty() {
+            self.retract_nevers(&info, &own_writes, &overwritten, &mut out);
+        }
+
+        // T's own external reads, provisionally.
+        for (ri, read) in reads.iter_mut().enumerate() {
+            read.ok = self.read_ok(read, pos, info.arrival);
+            self.key_state[read.key as usize]
+                .reads
+                .insert((pos, info.arrival), (slot, ri as u32));
+        }
+        let generation = self.arrivals;
+        self.live[slot as usize] = Some(Live {
+            info: info.clone(),
+            reads,
+            own_writes,
+            overwritten,
+            generation,
+        });
+        self.pending_positions
+            .push(Reverse((pos, info.arrival, slot, generation)));
+        self.queue.push_back((
+            now_ms.saturating_add(self.options.timeout_ms),
+            slot,
+            generation,
+        ));
+        self.stats.max_live = self.stats.max_live.max(self.live() as u64);
+        self.report(&out);
+        out.extend(self.tick(now_ms));
+        out
+    }
+
+    /// INT for an arriving transaction `info` with operations `ops`: each read against the
+    /// transaction's own earlier access of the key (violations into `out`); collects its
+    /// external reads (pending EXT), final writes and overwritten writes. Lists as TimeKiller
+    /// does.
+    fn check_internal(
+        &mut self,
+        info: &Info,
+        ops: Vec<(TsOpKind, Name, Value)>,
+        out: &mut Vec<TsViolation>,
+    ) -> OwnOps {
         let mut seen = std::mem::take(&mut self.seen);
         seen.clear();
         let mut lists_seen = std::mem::take(&mut self.lists_seen);
@@ -485,7 +551,7 @@ impl OnlineChecker {
         let mut reads: Vec<PendingRead> = Vec::new();
         let mut own_writes: Vec<(u32, Option<i64>)> = Vec::new();
         let mut overwritten: Vec<(u32, Option<i64>)> = Vec::new();
-        for (i, (kind, key, value)) in txn.ops.into_iter().enumerate() {
+        for (i, (kind, key, value)) in ops.into_iter().enumerate() {
             let k = self.key(key);
             if let (TsOpKind::ReadList, Value::List(items)) = (kind, &value) {
                 // A list read, compared whole: with the transaction's own earlier access
@@ -577,129 +643,119 @@ impl OnlineChecker {
         }
 
         self.seen = seen;
-        let appended_to = |k: u32| {
-            lists_seen
-                .iter()
-                .find(|a| a.key == k && a.appended.len > 0)
-                .map(|a| a.appended)
-        };
+        self.lists_seen = lists_seen;
+        OwnOps {
+            reads,
+            writes: own_writes,
+            overwritten,
+        }
+    }
 
-        // NOCONFLICT and EQUAL-COMMIT against the writers already here; then T's writes
-        // become visible and re-check the reads they now explain.
-        for &(k, value) in &own_writes {
-            let state = &self.key_state[k as usize];
-            if level == TsLevel::Snapshot {
-                let after = (info.start, u32::MAX);
-                for w in state
-                    .writes
-                    .range(Bound::Excluded(&after), Bound::Unbounded)
-                    .map(|(_, w)| w)
-                {
-                    if w.writer.start < info.commit {
-                        let (first, second) = if w.writer.commit < info.commit {
-                            (w.writer.txn_ref(), info.txn_ref())
-                        } else {
-                            (info.txn_ref(), w.writer.txn_ref())
-                        };
-                        out.push(TsViolation::NoConflict {
-                            first,
-                            second,
-                            key: self.key_names[k as usize].clone(),
-                        });
-                    }
-                }
-            }
-            let (low, high) = ((info.commit, 0), (info.commit, u32::MAX));
+    /// NOCONFLICT (snapshot isolation) and EQUAL-COMMIT for `info`'s final write of `k`,
+    /// against the writers of `k` already here.
+    fn check_conflicts(&self, info: &Info, k: u32, out: &mut Vec<TsViolation>) {
+        let level = self.options.level;
+        let state = &self.key_state[k as usize];
+        if level == TsLevel::Snapshot {
+            let after = (info.start, u32::MAX);
             for w in state
                 .writes
-                .range(Bound::Included(&low), Bound::Included(&high))
+                .range(Bound::Excluded(&after), Bound::Unbounded)
                 .map(|(_, w)| w)
             {
-                out.push(TsViolation::EqualCommit {
-                    first: w.writer.txn_ref(),
-                    second: info.txn_ref(),
-                    key: self.key_names[k as usize].clone(),
-                });
-            }
-            let earlier: Vec<Option<i64>> = overwritten
-                .iter()
-                .filter(|&&(ok, _)| ok == k)
-                .map(|&(_, v)| v)
-                .collect();
-            let state = &mut self.key_state[k as usize];
-            let at = (info.commit, info.arrival);
-            // An append's list: the list of the kept append before it, then its own appends;
-            // the lists of the kept appends after it (a late writer) are recomputed.
-            let mut later_lists = false;
-            let list = appended_to(k).map(|appended| {
-                let before = state
-                    .writes
-                    .range(Bound::Unbounded, Bound::Excluded(&at))
-                    .rev()
-                    .find_map(|(_, w)| w.list.map(|(_, list)| list))
-                    .unwrap_or_default();
-                let mut list = before.then(appended);
-                let own = (appended, list);
-                for (_, w) in state
-                    .writes
-                    .range_mut(Bound::Excluded(&at), Bound::Unbounded)
-                {
-                    if let Some((suffix, after)) = &mut w.list {
-                        list = list.then(*suffix);
-                        *after = list;
-                        later_lists = true;
-                    }
+                if w.writer.start < info.commit {
+                    let (first, second) = if w.writer.commit < info.commit {
+                        (w.writer.txn_ref(), info.txn_ref())
+                    } else {
+                        (info.txn_ref(), w.writer.txn_ref())
+                    };
+                    out.push(TsViolation::NoConflict {
+                        first,
+                        second,
+                        key: self.key_names[k as usize].clone(),
+                    });
                 }
-                own
-            });
-            state.writes.insert(
-                at,
-                Write {
-                    value,
-                    list,
-                    earlier: (!earlier.is_empty()).then(|| earlier.into_boxed_slice()),
-                    writer: info.clone(),
-                },
-            );
-            self.writes_kept += 1;
-            if !self.is_dirty[k as usize] {
-                self.is_dirty[k as usize] = true;
-                self.dirty.push(k);
             }
-            self.recheck(k, info.commit, info.arrival, later_lists);
         }
-        self.lists_seen = lists_seen;
-        self.stats.max_writes_kept = self.stats.max_writes_kept.max(self.writes_kept);
-        if !self.never.is_empty() {
-            self.retract_nevers(&info, &own_writes, &overwritten, &mut out);
+        let (low, high) = ((info.commit, 0), (info.commit, u32::MAX));
+        for w in state
+            .writes
+            .range(Bound::Included(&low), Bound::Included(&high))
+            .map(|(_, w)| w)
+        {
+            out.push(TsViolation::EqualCommit {
+                first: w.writer.txn_ref(),
+                second: info.txn_ref(),
+                key: self.key_names[k as usize].clone(),
+            });
         }
+    }
 
-        // T's own external reads, provisionally.
-        for (ri, read) in reads.iter_mut().enumerate() {
-            read.ok = self.read_ok(read, pos, info.arrival);
-            self.key_state[read.key as usize]
-                .reads
-                .insert((pos, info.arrival), (slot, ri as u32));
-        }
-        let generation = self.arrivals;
-        self.live[slot as usize] = Some(Live {
-            info: info.clone(),
-            reads,
-            own_writes,
-            overwritten,
-            generation,
+    /// Keeps `info`'s final write of `k` (`value`; `overwritten`: the transaction's earlier
+    /// writes) so that it becomes visible, with an append's list, and re-checks the pending
+    /// reads it may now explain.
+    fn keep_write(
+        &mut self,
+        info: &Rc<Info>,
+        k: u32,
+        value: Option<i64>,
+        overwritten: &[(u32, Option<i64>)],
+    ) {
+        let earlier: Vec<Option<i64>> = overwritten
+            .iter()
+            .filter(|&&(ok, _)| ok == k)
+            .map(|&(_, v)| v)
+            .collect();
+        let appended = self.appended_to(k);
+        let state = &mut self.key_state[k as usize];
+        let at = (info.commit, info.arrival);
+        // An append's list: the list of the kept append before it, then its own appends;
+        // the lists of the kept appends after it (a late writer) are recomputed.
+        let mut later_lists = false;
+        let list = appended.map(|appended| {
+            let before = state
+                .writes
+                .range(Bound::Unbounded, Bound::Excluded(&at))
+                .rev()
+                .find_map(|(_, w)| w.list.map(|(_, list)| list))
+                .unwrap_or_default();
+            let mut list = before.then(appended);
+            let own = (appended, list);
+            for (_, w) in state
+                .writes
+                .range_mut(Bound::Excluded(&at), Bound::Unbounded)
+            {
+                if let Some((suffix, after)) = &mut w.list {
+                    list = list.then(*suffix);
+                    *after = list;
+                    later_lists = true;
+                }
+            }
+            own
         });
-        self.pending_positions
-            .push(Reverse((pos, info.arrival, slot, generation)));
-        self.queue.push_back((
-            now_ms.saturating_add(self.options.timeout_ms),
-            slot,
-            generation,
-        ));
-        self.stats.max_live = self.stats.max_live.max(self.live() as u64);
-        self.report(&out);
-        out.extend(self.tick(now_ms));
-        out
+        state.writes.insert(
+            at,
+            Write {
+                value,
+                list,
+                earlier: (!earlier.is_empty()).then(|| earlier.into_boxed_slice()),
+                writer: info.clone(),
+            },
+        );
+        self.writes_kept += 1;
+        if !self.is_dirty[k as usize] {
+            self.is_dirty[k as usize] = true;
+            self.dirty.push(k);
+        }
+        self.recheck(k, info.commit, info.arrival, later_lists);
+    }
+
+    /// Everything the arriving transaction appended to `k`, if anything.
+    fn appended_to(&self, k: u32) -> Option<ListDigest> {
+        self.lists_seen
+            .iter()
+            .find(|a| a.key == k && a.appended.len > 0)
+            .map(|a| a.appended)
     }
 
     /// Re-evaluates the pending reads of `k` whose visible writer may now be the write at

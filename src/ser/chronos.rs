@@ -407,7 +407,7 @@ fn list_matches(
 
 /// Checks a timestamped history against SI or SER. Every violation is counted; the first
 /// `options.max_violations` are described.
-pub fn check_timestamps(
+pub(crate) fn check_timestamps(
     h: &TimestampedHistory,
     level: TsLevel,
     options: &TsCheckOptions,
@@ -613,15 +613,15 @@ fn classify(
     }
 }
 
-fn describe(
+/// Per EXT violation of `raw`, the value it returned (`None`: not one a write can return)
+/// and whether it is stale; and the writer of each such value, from one scan of all writes.
+#[allow(clippy::type_complexity)]
+fn ext_writers(
     h: &TimestampedHistory,
-    level: TsLevel,
     logs: &[Vec<i64>],
     raw: &[Raw],
     valid: &[bool],
-    options: &TsCheckOptions,
-) -> TimestampReport {
-    // Writers of the values EXT violations returned, from one scan of all writes.
+) -> (Vec<(Option<Culprit>, bool)>, FxHashMap<Culprit, u32>) {
     let mut culprits: Vec<(Option<Culprit>, bool)> = Vec::new();
     let mut wanted: FxHashSet<Culprit> = FxHashSet::default();
     for r in raw {
@@ -654,6 +654,19 @@ fn describe(
             }
         }
     }
+    (culprits, writer_of)
+}
+
+fn describe(
+    h: &TimestampedHistory,
+    level: TsLevel,
+    logs: &[Vec<i64>],
+    raw: &[Raw],
+    valid: &[bool],
+    options: &TsCheckOptions,
+) -> TimestampReport {
+    // Writers of the values EXT violations returned, from one scan of all writes.
+    let (culprits, writer_of) = ext_writers(h, logs, raw, valid);
     let is_initial = |c: &Culprit| -> bool {
         match h.initial {
             None => c.null,

@@ -966,7 +966,7 @@ pub enum Undecided {
 /// Decides `level` on `history` under its known version orders ([`VersionChains`]), given the
 /// causal checker's report on the same history (causal consistency with the known write
 /// order, which every level here implies).
-pub fn check_known_order(
+pub(crate) fn check_known_order(
     history: &History,
     level: Level,
     causal: &CheckReport,

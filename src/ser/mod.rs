@@ -42,15 +42,19 @@ mod verify;
 pub mod watch;
 
 pub use crate::history::timestamped::{Hlc, TimestampedHistory};
-pub use chronos::{check_timestamps, TsCheckOptions, TsLevel};
-pub use dependency_graph::{check_known_order, KnownOrderOptions, Undecided, VersionChains};
+pub(crate) use chronos::check_timestamps;
+pub use chronos::{TsCheckOptions, TsLevel};
+pub(crate) use dependency_graph::check_known_order;
+pub use dependency_graph::{KnownOrderOptions, Undecided, VersionChains};
 pub use report::{
     CoreLevels, CoreTxn, StrongEdge, StrongEdgeKind, StrongReport, StrongSummary, Verdict,
     Violation,
 };
-pub use smt::{check_serializable, verify_serial_order, SerError, SerVerdict};
-pub use smt_si_pc::{check_si_pc, satisfies_si_pc, verify_si_pc_order, SiPcVerdict};
-pub use strong::{check_strong, is_serializable};
+pub(crate) use smt::check_serializable;
+pub use smt::{verify_serial_order, SerError, SerVerdict};
+pub(crate) use smt_si_pc::{check_si_pc, satisfies_si_pc};
+pub use smt_si_pc::{verify_si_pc_order, SiPcVerdict};
+pub(crate) use strong::{check_strong, is_serializable};
 pub use ts_report::{TimestampReport, TsViolation};
 
 use std::fmt;

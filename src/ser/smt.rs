@@ -141,7 +141,10 @@ pub(crate) fn positions_solver(
 /// Decides whether the committed transactions of `h` are serializable, with Z3, giving up
 /// after `timeout` (none: no limit), building the problem included. A serializable answer
 /// carries a verified serial order.
-pub fn check_serializable(h: &History, timeout: Option<Duration>) -> Result<SerVerdict, SerError> {
+pub(crate) fn check_serializable(
+    h: &History,
+    timeout: Option<Duration>,
+) -> Result<SerVerdict, SerError> {
     let deadline = timeout.map(|t| Instant::now() + t);
     let out_of_time = || SerVerdict::Unknown {
         reason: "timeout (while building the serializability problem)".to_string(),

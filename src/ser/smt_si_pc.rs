@@ -108,7 +108,7 @@ fn facts(h: &History) -> Facts {
 ///
 /// # Panics
 /// If `level` is neither [`Level::Prefix`] nor [`Level::Snapshot`].
-pub fn check_si_pc(h: &History, level: Level, timeout: Option<Duration>) -> SiPcVerdict {
+pub(crate) fn check_si_pc(h: &History, level: Level, timeout: Option<Duration>) -> SiPcVerdict {
     assert!(
         matches!(level, Level::Prefix | Level::Snapshot),
         "check_si_pc decides pc and si, not {level}"
@@ -278,7 +278,7 @@ pub fn verify_si_pc_order(h: &History, level: Level, order: &[TxnId]) -> Result<
 
 /// Whether `h` satisfies `level` (pc or si): by the brute-force oracle when the history is
 /// small enough for it ([`oracle::MAX_COMMITTED_TXNS`]), else by [`check_si_pc`].
-pub fn satisfies_si_pc(h: &History, level: Level, timeout: Option<Duration>) -> SiPcVerdict {
+pub(crate) fn satisfies_si_pc(h: &History, level: Level, timeout: Option<Duration>) -> SiPcVerdict {
     match oracle::satisfies(h, level) {
         Some(true) => match check_si_pc(h, level, timeout) {
             // The oracle decides; the Z3 check only supplies the witness order.

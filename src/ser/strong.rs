@@ -21,7 +21,8 @@ use super::{StrongLevel, StrongOptions};
 ///
 /// ```
 /// use isopredict::history::{HistoryBuilder, ReadFrom};
-/// use isopredict::ser::{check_strong, StrongLevel, StrongOptions};
+/// use isopredict::ser::{StrongLevel, StrongOptions};
+/// use isopredict::verdict::engines::check_strong;
 ///
 /// // Write skew: t1 reads x and writes y, t2 reads y and writes x, both from the initial state.
 /// let mut b = HistoryBuilder::new("skew");
@@ -41,7 +42,7 @@ use super::{StrongLevel, StrongOptions};
 /// assert!(!ser.is_consistent());
 /// assert_eq!(ser.violation.unwrap().anomaly, "write skew");
 /// ```
-pub fn check_strong(
+pub(crate) fn check_strong(
     history: &History,
     level: StrongLevel,
     options: &StrongOptions,
@@ -199,7 +200,7 @@ pub fn check_strong(
 /// A committed read without a committed writer (thin-air or aborted read) is an error, as in
 /// [`super::check_serializable`]; any other read-consistency violation (e.g. an intermediate
 /// read) makes the history unserializable.
-pub fn is_serializable(
+pub(crate) fn is_serializable(
     history: &History,
     timeout: Option<std::time::Duration>,
 ) -> Result<SerVerdict, SerError> {

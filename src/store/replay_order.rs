@@ -418,6 +418,7 @@ mod tests {
     use crate::check::test_util::h;
     use crate::generate::{generate, Consistency, GenerateParams};
     use crate::ser::{self, StrongLevel, StrongOptions};
+    use crate::verdict::engines;
 
     fn verified(hist: &History, level: Level, order: &[TxnId]) {
         ser::verify_si_pc_order(hist, level, order).unwrap_or_else(|e| panic!("{order:?}: {e}"));
@@ -490,7 +491,7 @@ mod tests {
                     explain: false,
                     ..StrongOptions::default()
                 };
-                let report = ser::check_strong(&hist, strong, &options).unwrap();
+                let report = engines::check_strong(&hist, strong, &options).unwrap();
                 let witness = report.witness.expect("a witness of a valid history");
                 let near = snapshot_order_near(&hist, level, &witness[1..]);
                 assert_eq!(near.as_deref(), Some(&witness[..]), "seed {seed} {level}");

@@ -325,7 +325,7 @@ fn replay_plan_round_trip_reproduces_a_run() {
 
 /// Whether `h` satisfies `level` by the checkers of `check`.
 fn satisfies(h: &crate::history::History, level: Level) -> bool {
-    crate::check::check(h, level, &crate::check::CheckOptions::default())
+    crate::verdict::engines::check(h, level, &crate::check::CheckOptions::default())
         .unwrap()
         .is_consistent()
 }
@@ -372,7 +372,7 @@ fn random_runs_satisfy_their_level() {
 
 /// Whether `h` satisfies pc or si: brute force on small runs, the Z3 check on larger ones.
 fn satisfies_si_pc(h: &crate::history::History, level: Level) -> bool {
-    match crate::ser::satisfies_si_pc(h, level, None) {
+    match crate::verdict::engines::satisfies_si_pc(h, level, None) {
         crate::ser::SiPcVerdict::Satisfies { .. } => true,
         crate::ser::SiPcVerdict::Violates { .. } => false,
         crate::ser::SiPcVerdict::Unknown { reason } => panic!("unknown: {reason}"),
@@ -446,7 +446,7 @@ fn random_runs_satisfy_pc_and_si() {
             assert!(satisfies_si_pc(&h, level), "{level} seed {seed}");
             let beyond_stronger = match stronger {
                 Level::Serializable => matches!(
-                    crate::ser::check_serializable(&h, None),
+                    crate::verdict::engines::check_serializable(&h, None),
                     Ok(crate::ser::SerVerdict::Unserializable)
                 ),
                 _ => !satisfies_si_pc(&h, stronger),

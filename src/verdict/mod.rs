@@ -20,6 +20,7 @@
 //! that no answer breaks the chain.
 
 mod elle_output;
+pub mod engines;
 mod evidence;
 mod input;
 mod render;
