@@ -12,7 +12,8 @@
 //!   does not shorten the scan). Two-table joins read the inner table per outer row.
 //! - UPDATE: as SELECT, then per matching row each assigned cell is written (assignments
 //!   see the row's old values). Reads of cells the statement then writes are *locked*.
-//! - DELETE: as SELECT, then one membership delete per matching row.
+//! - DELETE: as SELECT, then one membership delete per matching row; TRUNCATE as a DELETE
+//!   without WHERE of each table.
 //! - INSERT: per row, a membership read (the uniqueness check, locked) then the membership
 //!   insert and one write per non-key cell; SERIAL values and row numbers come from a
 //!   non-transactional sequence, as PostgreSQL's `nextval` is never rolled back. `ON CONFLICT
@@ -37,7 +38,8 @@ use sqlparser::ast::{
     AssignmentTarget, ColumnOption, CreateTable, Delete, Distinct, Expr, FromTable, FunctionArg,
     FunctionArgExpr, FunctionArguments, GroupByExpr, Insert, JoinConstraint, JoinOperator,
     LimitClause, OnConflictAction, OnInsert, OrderByKind, OrderBySort, Query, Select, SelectItem,
-    SetExpr, TableConstraint, TableFactor, TableObject, TableWithJoins, Update,
+    SetExpr, TableConstraint, TableFactor, TableObject, TableWithJoins, Truncate,
+    TruncateIdentityOption, Update,
 };
 
 use super::catalog::{Catalog, Column, SqlType, TableDef};
@@ -226,6 +228,7 @@ pub fn execute(x: &mut Exec<'_, '_>, s: &sqlparser::ast::Statement) -> Result<Ou
         S::Insert(i) => insert(x, i),
         S::Update(u) => update(x, u),
         S::Delete(d) => delete(x, d),
+        S::Truncate(t) => truncate(x, t),
         other => Err(SqlError::unsupported(format!(
             "the statement {}",
             first_words(&other.to_string())
@@ -1378,12 +1381,7 @@ fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlError> {
         Some(items) => returning_rows(x, &sources, items, &mut matched)?,
         None => Vec::new(),
     };
-    let set = x.catalog.get(sources[0].table).set;
-    for combo in &matched {
-        let (_, elem, _) = x.catalog.find_row(sources[0].table, &combo[0].key);
-        x.tx.set_delete(set, elem);
-        x.notes.writes.insert(KeyRef::Member { set, elem });
-    }
+    delete_rows(x, sources[0].table, &matched);
     let count = matched.len();
     match returning {
         Some(items) => Ok(Outcome::Rows {
@@ -1394,6 +1392,36 @@ fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlError> {
         }),
         None => Ok(Outcome::Done(format!("DELETE {count}"))),
     }
+}
+
+/// Deletes the rows of `table` in `matched` (one membership delete each).
+fn delete_rows(x: &mut Exec<'_, '_>, table: usize, matched: &[Vec<RowState>]) {
+    let set = x.catalog.get(table).set;
+    for combo in matched {
+        let (_, elem, _) = x.catalog.find_row(table, &combo[0].key);
+        x.tx.set_delete(set, elem);
+        x.notes.writes.insert(KeyRef::Member { set, elem });
+    }
+}
+
+/// `TRUNCATE t, …` as `DELETE FROM t` of each table, in the transaction (PostgreSQL's
+/// TRUNCATE is transactional too): a scan, the whole table locked, every present row deleted.
+fn truncate(x: &mut Exec<'_, '_>, t: &Truncate) -> Result<Outcome, SqlError> {
+    if matches!(t.identity, Some(TruncateIdentityOption::Restart)) {
+        return Err(SqlError::unsupported("TRUNCATE … RESTART IDENTITY"));
+    }
+    let mut sources = Vec::with_capacity(t.table_names.len());
+    for target in &t.table_names {
+        sources.push(Source {
+            table: table_of(x.catalog, &target.name)?,
+            alias: object_name(&target.name)?,
+        });
+    }
+    for source in &sources {
+        let matched = matching_rows(x, std::slice::from_ref(source), None, None, Mode::Exclusive)?;
+        delete_rows(x, source.table, &matched);
+    }
+    Ok(Outcome::Done("TRUNCATE TABLE".into()))
 }
 
 fn insert(x: &mut Exec<'_, '_>, i: &Insert) -> Result<Outcome, SqlError> {
