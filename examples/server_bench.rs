@@ -13,7 +13,7 @@
 //! scripts/pg-throwaway.sh stop
 //! ```
 //!
-//! `--threads=N`: the server's serving threads (default 4). `--simple`: pgbench's simple query protocol (`-M simple`, statements as text with the
+//! `--threads=N`: the server's serving threads (default: one per core, at least two). `--simple`: pgbench's simple query protocol (`-M simple`, statements as text with the
 //! values inlined) instead of prepared statements (`-M prepared`). `--no-large`: skip the
 //! 10^5-transaction recording. Without `ISOPREDICT_POSTGRES_URL` only the server is measured;
 //! without `ISOPREDICT_PG_DIR` PostgreSQL's CPU time is not. pgbench is looked up in

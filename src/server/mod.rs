@@ -67,7 +67,7 @@ impl Default for Config {
             password: None,
             lock_wait: database::DEFAULT_LOCK_WAIT,
             max_connections: 10_000,
-            threads: shards::DEFAULT_THREADS,
+            threads: shards::default_threads(),
         }
     }
 }

@@ -13,9 +13,13 @@ use std::sync::Arc;
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
 
-/// Serving threads by default: PostgreSQL runs a process per connection; four threads let
-/// four clients be served at once without one waiting for another's statement.
-pub const DEFAULT_THREADS: usize = 4;
+/// Serving threads by default: one per core (at least two). Measured on two cores
+/// (examples/server_bench.rs): one thread per connection (four) costs more CPU per
+/// transaction than two — each message then wakes a sleeping thread, and more threads meet at
+/// the database's mutex — and one thread alone falls behind when the machine is busy.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+}
 
 struct Shard {
     handle: Handle,
