@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::runtime::Handle;
-use tokio::sync::Notify;
+use tokio::sync::oneshot;
 
 /// Serving threads by default: one per core (at least two). Measured on two cores
 /// (examples/server_bench.rs): one thread per connection (four) costs more CPU per
@@ -25,36 +25,39 @@ struct Shard {
     handle: Handle,
     /// Connections open on this thread.
     busy: Arc<AtomicUsize>,
+    /// Dropped to stop the thread.
+    stop: oneshot::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
 
 /// The serving threads (see the module documentation).
 pub struct Shards {
     shards: Vec<Shard>,
-    stop: Arc<Notify>,
 }
 
 impl Shards {
     /// Starts `threads` serving threads (at least one).
     pub fn start(threads: usize) -> std::io::Result<Shards> {
-        let stop = Arc::new(Notify::new());
         let mut shards = Vec::with_capacity(threads.max(1));
         for i in 0..threads.max(1) {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let handle = runtime.handle().clone();
-            let stop = stop.clone();
+            let (stop, stopped) = oneshot::channel::<()>();
             let thread = std::thread::Builder::new()
                 .name(format!("isopredict-serve-{i}"))
-                .spawn(move || runtime.block_on(stop.notified()))?;
+                .spawn(move || {
+                    let _ = runtime.block_on(stopped);
+                })?;
             shards.push(Shard {
                 handle,
                 busy: Arc::new(AtomicUsize::new(0)),
+                stop,
                 thread,
             });
         }
-        Ok(Shards { shards, stop })
+        Ok(Shards { shards })
     }
 
     /// The runtime of the thread with the fewest open connections, and its counter of them
@@ -70,10 +73,8 @@ impl Shards {
 
     /// Stops the threads (their connections must have ended) and waits for them.
     pub fn stop(self) {
-        for _ in &self.shards {
-            self.stop.notify_one();
-        }
         for shard in self.shards {
+            drop(shard.stop);
             let _ = shard.thread.join();
         }
     }
