@@ -2,22 +2,28 @@
 //! benchmark; not a timed test): pgbench with 4 clients runs the same custom script (a
 //! read and an atomic increment of one of 1000 rows) against `isopredict serve` — recording
 //! included — and against a throwaway PostgreSQL on the same machine; prints the tps of each,
-//! their ratio, the events recorded and the server's memory per recorded event. Then the
-//! memory of a recording of 10^5 transactions.
+//! their ratio, the CPU time each server spent per transaction (serve: this process;
+//! PostgreSQL: the postmaster and all its processes, exited backends included), the events
+//! recorded and the server's memory per recorded event. Then the memory of a recording of
+//! 10^5 transactions.
 //!
 //! ```sh
-//! eval "$(scripts/pg-throwaway.sh start)"      # exports ISOPREDICT_POSTGRES_URL
-//! cargo run --release --example server_bench [-- TRANSACTIONS_PER_CLIENT]
+//! eval "$(scripts/pg-throwaway.sh start)"      # exports ISOPREDICT_POSTGRES_URL, ISOPREDICT_PG_DIR
+//! cargo run --release --example server_bench [-- TRANSACTIONS_PER_CLIENT] [--simple] [--no-large] [--threads=N]
 //! scripts/pg-throwaway.sh stop
 //! ```
 //!
-//! Without `ISOPREDICT_POSTGRES_URL` only the server is measured. pgbench is looked up in
+//! `--threads=N`: the server's serving threads (default: one per core, at least two). `--simple`: pgbench's simple query protocol (`-M simple`, statements as text with the
+//! values inlined) instead of prepared statements (`-M prepared`). `--no-large`: skip the
+//! 10^5-transaction recording. Without `ISOPREDICT_POSTGRES_URL` only the server is measured;
+//! without `ISOPREDICT_PG_DIR` PostgreSQL's CPU time is not. pgbench is looked up in
 //! `/usr/lib/postgresql/*/bin` and on PATH.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 use isopredict::server::{Config, Server};
 
@@ -45,6 +51,57 @@ fn rss() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
+/// User plus system CPU time of this process (every thread of the server).
+fn own_cpu() -> Duration {
+    // SAFETY: getrusage writes into the struct it is given.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// CPU time of a PostgreSQL cluster: its postmaster's own and its exited children's (the
+/// backends of closed connections), plus every live child's. Clock-tick resolution.
+fn postgres_cpu(pg_dir: &Path) -> Option<Duration> {
+    let pid: u32 = std::fs::read_to_string(pg_dir.join("data/postmaster.pid"))
+        .ok()?
+        .lines()
+        .next()?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    // Fields after the command name: state is field 3; ppid 4; utime..cstime 14..17.
+    let stat = |p: &str| -> Option<(u32, f64, f64)> {
+        let s = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        let rest = &s[s.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let n = |i: usize| f.get(i - 3).and_then(|x| x.parse::<f64>().ok());
+        Some((n(4)? as u32, n(14)? + n(15)?, n(16)? + n(17)?))
+    };
+    let (_, own, waited) = stat(&pid.to_string())?;
+    let mut ticks = own + waited;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(p) = name
+            .to_str()
+            .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if let Some((ppid, own, _)) = stat(p) {
+            if ppid == pid {
+                ticks += own;
+            }
+        }
+    }
+    Some(Duration::from_secs_f64(ticks / tick))
+}
+
 const SETUP: &str = "DROP TABLE IF EXISTS bench;
 CREATE TABLE bench (id integer PRIMARY KEY, v integer NOT NULL);
 INSERT INTO bench VALUES ";
@@ -57,12 +114,27 @@ UPDATE bench SET v = v + :d WHERE id = :id;
 END;
 ";
 
-/// Loads the table and runs pgbench against `env` (libpq variables); returns the tps.
-fn run(env: &[(&str, String)], dir: &std::path::Path, per_client: u32, clients: u32) -> f64 {
+/// How a pgbench run goes.
+struct Run<'a> {
+    dir: &'a Path,
+    per_client: u32,
+    clients: u32,
+    mode: &'a str,
+    /// The server's serving threads.
+    threads: usize,
+}
+
+/// Loads the table and runs pgbench against `env` (libpq variables); returns the tps and the
+/// server's CPU time during pgbench's run, as `server_cpu` reads it.
+fn run(
+    env: &[(&str, String)],
+    r: &Run<'_>,
+    server_cpu: &dyn Fn() -> Option<Duration>,
+) -> (f64, Option<Duration>) {
     let rows: Vec<String> = (1..=1000).map(|i| format!("({i}, 0)")).collect();
-    let setup = dir.join("setup.sql");
+    let setup = r.dir.join("setup.sql");
     std::fs::write(&setup, format!("{SETUP}{};\n", rows.join(", "))).unwrap();
-    let script = dir.join("bench.sql");
+    let script = r.dir.join("bench.sql");
     std::fs::write(&script, SCRIPT).unwrap();
     let psql = Command::new(pg_bin("psql"))
         .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-f"])
@@ -75,35 +147,53 @@ fn run(env: &[(&str, String)], dir: &std::path::Path, per_client: u32, clients: 
         "{}",
         String::from_utf8_lossy(&psql.stderr)
     );
+    let before = server_cpu();
     let out = Command::new(pg_bin("pgbench"))
-        .args(["-n", "-M", "prepared", "--random-seed=1", "-j", "2"])
+        .args(["-n", "-M", r.mode, "--random-seed=1", "-j", "2"])
         .args([
             "-c",
-            &clients.to_string(),
+            &r.clients.to_string(),
             "-t",
-            &per_client.to_string(),
+            &r.per_client.to_string(),
             "-f",
         ])
         .arg(&script)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("pgbench runs");
+    let cpu = before.zip(server_cpu()).map(|(b, a)| a.saturating_sub(b));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    text.lines()
+    let tps = text
+        .lines()
         .find_map(|l| l.strip_prefix("tps = "))
         .and_then(|l| l.split_whitespace().next())
         .and_then(|t| t.parse().ok())
-        .expect("pgbench prints tps")
+        .expect("pgbench prints tps");
+    (tps, cpu)
 }
 
-fn serve_and_run(dir: &std::path::Path, per_client: u32, clients: u32) -> (f64, usize, u64) {
+/// What a run through `serve` measured.
+struct Served {
+    tps: f64,
+    cpu: Duration,
+    events: usize,
+    memory: u64,
+}
+
+fn serve_and_run(r: &Run<'_>) -> Served {
     let before = rss();
-    let server = Arc::new(Server::bind(Config::default()).unwrap());
+    let server = Arc::new(
+        Server::bind(Config {
+            threads: r.threads,
+            ..Config::default()
+        })
+        .unwrap(),
+    );
     let addr = server.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let serving = {
@@ -116,26 +206,54 @@ fn serve_and_run(dir: &std::path::Path, per_client: u32, clients: u32) -> (f64, 
         ("PGUSER", "postgres".to_string()),
         ("PGDATABASE", "postgres".to_string()),
     ];
-    let tps = run(&env, dir, per_client, clients);
+    let (tps, cpu) = run(&env, r, &|| Some(own_cpu()));
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     serving.join().unwrap().unwrap();
-    let used = rss().saturating_sub(before);
+    let memory = rss().saturating_sub(before);
     let (_, summary) = server.history("bench").unwrap();
-    (tps, summary.events, used)
+    Served {
+        tps,
+        cpu: cpu.unwrap_or_default(),
+        events: summary.events,
+        memory,
+    }
+}
+
+/// Microseconds per transaction.
+fn per_txn(cpu: Duration, r: &Run<'_>) -> f64 {
+    cpu.as_secs_f64() * 1e6 / f64::from(r.per_client * r.clients)
 }
 
 fn main() {
-    let per_client: u32 = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(2500);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let per_client: u32 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(2500);
+    let threads = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--threads=")?.parse().ok())
+        .unwrap_or(Config::default().threads);
+    let mode = if args.iter().any(|a| a == "--simple") {
+        "simple"
+    } else {
+        "prepared"
+    };
     let dir = std::env::temp_dir().join(format!("isopredict-server-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (tps, events, used) = serve_and_run(&dir, per_client, 4);
+    let r = Run {
+        dir: &dir,
+        per_client,
+        clients: 4,
+        mode,
+        threads,
+    };
+    let served = serve_and_run(&r);
     println!(
-        "isopredict serve: {tps:.0} tps (4 clients x {per_client} transactions, recording \
-         included); {events} events recorded, {:.0} bytes of memory per event",
-        used as f64 / events.max(1) as f64
+        "isopredict serve: {:.0} tps (4 clients x {per_client} transactions, -M {mode}, \
+         recording included), {:.0} us CPU per transaction; {} events recorded, {:.0} bytes \
+         of memory per event",
+        served.tps,
+        per_txn(served.cpu, &r),
+        served.events,
+        served.memory as f64 / served.events.max(1) as f64
     );
     match std::env::var("ISOPREDICT_POSTGRES_URL") {
         Ok(url) => {
@@ -150,21 +268,33 @@ fn main() {
                 ("PGUSER", user.to_string()),
                 ("PGDATABASE", db.split('?').next().unwrap_or(db).to_string()),
             ];
-            let pg_tps = run(&env, &dir, per_client, 4);
+            let pg_dir = std::env::var_os("ISOPREDICT_PG_DIR").map(PathBuf::from);
+            let (pg_tps, pg_cpu) = run(&env, &r, &|| pg_dir.as_deref().and_then(postgres_cpu));
+            let cpu = match pg_cpu {
+                Some(c) => format!("{:.0} us CPU per transaction", per_txn(c, &r)),
+                None => "CPU not measured (set ISOPREDICT_PG_DIR)".to_string(),
+            };
             println!(
-                "PostgreSQL:       {pg_tps:.0} tps (same script); ratio serve/PostgreSQL = {:.2}",
-                tps / pg_tps
+                "PostgreSQL:       {pg_tps:.0} tps (same script), {cpu}; ratio serve/PostgreSQL \
+                 = {:.2}",
+                served.tps / pg_tps
             );
         }
         Err(_) => println!("PostgreSQL: not measured (set ISOPREDICT_POSTGRES_URL)"),
     }
-    // 10^5 transactions: 4 clients x 25,000.
-    let (tps, events, used) = serve_and_run(&dir, 25_000, 4);
-    println!(
-        "10^5 transactions: {tps:.0} tps, {events} events, {:.0} MB of memory \
-         ({:.0} bytes per event)",
-        used as f64 / 1e6,
-        used as f64 / events.max(1) as f64
-    );
+    if !args.iter().any(|a| a == "--no-large") {
+        // 10^5 transactions: 4 clients x 25,000.
+        let large = serve_and_run(&Run {
+            per_client: 25_000,
+            ..r
+        });
+        println!(
+            "10^5 transactions: {:.0} tps, {} events, {:.0} MB of memory ({:.0} bytes per event)",
+            large.tps,
+            large.events,
+            large.memory as f64 / 1e6,
+            large.memory as f64 / large.events.max(1) as f64
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,7 +4,7 @@
 //! ordered before every connection CMD opens (program order, not timing).
 
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -57,9 +57,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let (server, stop) = (server.clone(), stop.clone());
         std::thread::spawn(move || server.run(&stop))
     };
-    let connect = |cmd: &mut Command| {
-        client::connection_env(cmd, addr, args.password.as_deref());
-    };
     let setup = client::run_setup(
         &server,
         addr,
@@ -73,9 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             code.ok_or_else(|| anyhow::anyhow!("{words}"))
         }
         Ok(()) => {
-            let mut cmd = Command::new(&args.command[0]);
-            cmd.args(&args.command[1..]);
-            connect(&mut cmd);
+            let mut cmd = client::client_command(&args.command, addr, args.password.as_deref());
             isopredict::ewriteln!(
                 "isopredict record: listening on {addr}; running {}",
                 args.command.join(" ")

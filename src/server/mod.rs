@@ -7,6 +7,7 @@
 //! - [`wire`]: the protocol (the `pgwire` crate): startup, trust/password authentication,
 //!   simple and extended query protocol.
 //! - [`socket`]: a connection's message loop, its replies batched into one write per answer.
+//! - [`shards`]: the threads that serve connections, each with its own event loop.
 //! - [`session`]: a connection's transaction state machine (idle, in a block, failed).
 //! - [`sql`]: parsing (`sqlparser`, PostgreSQL dialect), catalog, expressions, translation.
 //! - [`database`]: the shared store and its concurrency control (reads see the latest
@@ -28,6 +29,7 @@ pub mod recording;
 pub mod replay;
 pub mod replay_server;
 pub mod session;
+pub mod shards;
 pub mod socket;
 pub mod sql;
 pub mod wire;
@@ -53,6 +55,8 @@ pub struct Config {
     pub lock_wait: Duration,
     /// The most connections open at once; more are refused (closed at once).
     pub max_connections: usize,
+    /// Threads serving connections (each connection stays on one, [`shards`]).
+    pub threads: usize,
 }
 
 impl Default for Config {
@@ -63,6 +67,7 @@ impl Default for Config {
             password: None,
             lock_wait: database::DEFAULT_LOCK_WAIT,
             max_connections: 10_000,
+            threads: shards::default_threads(),
         }
     }
 }
@@ -142,14 +147,16 @@ impl Server {
     /// connection has been open for `until_idle`. Connections
     /// still open then are closed (their open transactions recorded as aborted).
     pub fn run(&self, stop: &AtomicBool) -> std::io::Result<()> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+        let shards = shards::Shards::start(self.config.threads)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        runtime.block_on(self.serve(stop))
+        let served = runtime.block_on(self.serve(stop, &shards));
+        shards.stop();
+        served
     }
 
-    async fn serve(&self, stop: &AtomicBool) -> std::io::Result<()> {
+    async fn serve(&self, stop: &AtomicBool, shards: &shards::Shards) -> std::io::Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener.try_clone()?)?;
         let open = Arc::new(AtomicUsize::new(0));
         let last_close = Arc::new(Mutex::new(Instant::now()));
@@ -164,16 +171,23 @@ impl Server {
                         drop(socket);
                         continue;
                     }
+                    // The connection moves to the least busy serving thread's event loop.
+                    let Ok(socket) = socket.into_std() else { continue };
                     open.fetch_add(1, Ordering::SeqCst);
                     let conn = wire::Connection::new(self.shared.clone(), self.config.password.clone());
                     connections.push(Arc::downgrade(&conn));
                     let (open, last_close) = (open.clone(), last_close.clone());
-                    tasks.spawn(async move {
-                        let _ = socket::serve(socket, conn.clone()).await;
+                    let (shard, busy) = shards.least_busy();
+                    busy.fetch_add(1, Ordering::SeqCst);
+                    tasks.spawn_on(async move {
+                        if let Ok(socket) = tokio::net::TcpStream::from_std(socket) {
+                            let _ = socket::serve(socket, conn.clone()).await;
+                        }
                         conn.closed().await;
                         *last_close.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+                        busy.fetch_sub(1, Ordering::SeqCst);
                         open.fetch_sub(1, Ordering::SeqCst);
-                    });
+                    }, shard);
                 }
                 _ = tick.tick() => {
                     while tasks.try_join_next().is_some() {}

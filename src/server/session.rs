@@ -224,14 +224,9 @@ impl Session {
         param_texts: &[Option<String>],
     ) -> Result<Outcome, SqlError> {
         self.statements += 1;
-        let id = shared.lock().recorder.statement(
-            self.store_session,
-            self.statements,
-            text,
-            param_texts.to_vec(),
-        );
+        let mut id = None;
         loop {
-            let heard = match self.attempt(shared, stmt, params, id) {
+            let heard = match self.attempt(shared, stmt, (text, params, param_texts), &mut id) {
                 Ok(result) => return result,
                 Err(heard) => heard,
             };
@@ -245,16 +240,22 @@ impl Session {
         }
     }
 
-    /// Runs statement `id` once: its result, or (it was undone) the lock wait to make first.
+    /// Runs the statement once (recording it, under the same hold of the database, the first
+    /// time: `id`): its result, or (it was undone) the lock wait to make first.
     fn attempt(
         &mut self,
         shared: &Shared,
         stmt: &Statement,
-        params: &[Value],
-        id: u32,
+        (text, params, param_texts): (&str, &[Value], &[Option<String>]),
+        id: &mut Option<u32>,
     ) -> Result<Result<Outcome, SqlError>, oneshot::Receiver<()>> {
         let mut db = shared.lock();
         let db = &mut *db;
+        let (session, index) = (self.store_session, self.statements);
+        let id = *id.get_or_insert_with(|| {
+            db.recorder
+                .statement(session, index, text, param_texts.to_vec())
+        });
         let suspended = self
             .tx
             .take()

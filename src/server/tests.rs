@@ -117,6 +117,73 @@ fn statements_become_row_and_column_events_with_locked_reads() {
         .starts_with("SELECT id FROM acct"));
 }
 
+/// TRUNCATE (pgbench's initialisation sends it) deletes every present row in the
+/// transaction, as `DELETE FROM t` does: the scan's memberships read, each present row deleted.
+/// SAVEPOINT and RELEASE SAVEPOINT (ORMs send them) are accepted.
+#[test]
+fn truncate_deletes_every_row_and_savepoints_are_accepted() {
+    let shared = Shared::new(Duration::from_secs(2));
+    block_on(async {
+        let mut s = Session::open(&shared, None);
+        run(
+            &shared,
+            &mut s,
+            "CREATE TABLE a (id int PRIMARY KEY, v int)",
+        )
+        .await
+        .unwrap();
+        run(&shared, &mut s, "CREATE TABLE b (id int PRIMARY KEY)")
+            .await
+            .unwrap();
+        run(&shared, &mut s, "INSERT INTO a VALUES (1, 1), (2, 2)")
+            .await
+            .unwrap();
+        run(&shared, &mut s, "DELETE FROM a WHERE id = 2")
+            .await
+            .unwrap();
+        run(&shared, &mut s, "INSERT INTO b VALUES (7)")
+            .await
+            .unwrap();
+        let done = run(&shared, &mut s, "TRUNCATE TABLE a, b").await;
+        assert!(matches!(done, Ok(Outcome::Done(ref t)) if t == "TRUNCATE TABLE"));
+        let count = run(&shared, &mut s, "SELECT count(*) FROM a").await;
+        assert!(matches!(count, Ok(Outcome::Rows { ref rows, .. })
+            if *rows == vec![vec![Value::Int(0)]]));
+        assert_eq!(
+            run(&shared, &mut s, "TRUNCATE nope").await.unwrap_err(),
+            "42P01"
+        );
+        // ORMs' savepoints around a block: accepted; a rollback to one is refused.
+        for sql in ["BEGIN", "SAVEPOINT s1", "RELEASE SAVEPOINT s1", "COMMIT"] {
+            assert!(run(&shared, &mut s, sql).await.is_ok(), "{sql}");
+        }
+        run(&shared, &mut s, "BEGIN").await.unwrap();
+        run(&shared, &mut s, "SAVEPOINT s2").await.unwrap();
+        assert_eq!(
+            run(&shared, &mut s, "ROLLBACK TO SAVEPOINT s2")
+                .await
+                .unwrap_err(),
+            "0A000"
+        );
+        run(&shared, &mut s, "ROLLBACK").await.unwrap();
+        s.close(&shared);
+    });
+    let h = history(&shared);
+    use OpKind::{Read as R, Write as W};
+    let k = |s: &str| s.to_string();
+    // Transactions: 1 insert, 2 delete, 3 insert into b, 4 the TRUNCATE.
+    assert_eq!(
+        ops(&h, 4),
+        [
+            (R, k("a[id=1]"), true),
+            (R, k("a[id=2]"), false),
+            (W, k("a[id=1]"), false),
+            (R, k("b[id=7]"), true),
+            (W, k("b[id=7]"), false),
+        ]
+    );
+}
+
 #[test]
 fn an_error_fails_the_block_and_the_transaction_is_recorded_aborted() {
     let shared = Shared::new(Duration::from_secs(2));

@@ -61,12 +61,17 @@ impl Connection {
         }
     }
 
-    async fn with_session<C: ClientInfo>(
+    /// The session, opened with the client's `application_name` if it is not open yet.
+    async fn with_session<C: ClientInfo + Sync>(
         &self,
         client: &C,
     ) -> tokio::sync::MutexGuard<'_, Option<Session>> {
-        let name = client.metadata().get("application_name").cloned();
-        self.session_named(name).await
+        let mut guard = self.session.lock().await;
+        if guard.is_none() {
+            let name = client.metadata().get("application_name");
+            *guard = Some(Session::open(&self.shared, name.map(String::as_str)));
+        }
+        guard
     }
 
     /// The session, opened with `application_name` if it is not open yet.
@@ -289,24 +294,32 @@ fn placeholder_count(text: &str) -> usize {
 }
 
 impl Connection {
-    fn fields_of(
+    /// The fields a statement returns, without running it (Describe): a data statement's from
+    /// the catalog, chatter's from answering it on a copy of the session's settings.
+    async fn fields_of<C: ClientInfo + Sync>(
         &self,
+        client: &C,
         stmt: &Statement,
-        settings: &chatter::Settings,
-    ) -> Result<Vec<Field>, SqlError> {
-        let db = self.shared.lock();
-        match sql::kind(stmt) {
+    ) -> PgWireResult<Vec<Field>> {
+        let fields = match sql::kind(stmt) {
+            sql::Kind::Data => exec::describe(&self.shared.lock().catalog, stmt),
             sql::Kind::Chatter => {
-                let mut settings = settings.clone();
+                let mut settings = self
+                    .with_session(client)
+                    .await
+                    .as_ref()
+                    .map(|s| s.settings.clone())
+                    .unwrap_or_default();
                 let mut zero = |_t: usize| 0;
-                match chatter::answer(stmt, &mut settings, &db.catalog, &mut zero)? {
-                    Outcome::Rows { fields, .. } => Ok(fields),
-                    Outcome::Done(_) => Ok(Vec::new()),
-                }
+                let db = self.shared.lock();
+                chatter::answer(stmt, &mut settings, &db.catalog, &mut zero).map(|o| match o {
+                    Outcome::Rows { fields, .. } => fields,
+                    Outcome::Done(_) => Vec::new(),
+                })
             }
-            sql::Kind::Data => exec::describe(&db.catalog, stmt),
             _ => Ok(Vec::new()),
-        }
+        };
+        fields.map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))
     }
 
     /// The bound parameters as values and as text (for the recording).
@@ -395,16 +408,7 @@ impl ExtendedQueryHandler for Connection {
             .collect();
         let fields = match &target.statement.stmt {
             None => Vec::new(),
-            Some(stmt) => {
-                let guard = self.with_session(client).await;
-                let settings = guard
-                    .as_ref()
-                    .map(|s| s.settings.clone())
-                    .unwrap_or_default();
-                drop(guard);
-                self.fields_of(stmt, &settings)
-                    .map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?
-            }
+            Some(stmt) => self.fields_of(client, stmt).await?,
         };
         Ok(DescribeStatementResponse::new(
             params,
@@ -422,16 +426,7 @@ impl ExtendedQueryHandler for Connection {
     {
         let fields = match &portal.statement.statement.stmt {
             None => Vec::new(),
-            Some(stmt) => {
-                let guard = self.with_session(client).await;
-                let settings = guard
-                    .as_ref()
-                    .map(|s| s.settings.clone())
-                    .unwrap_or_default();
-                drop(guard);
-                self.fields_of(stmt, &settings)
-                    .map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?
-            }
+            Some(stmt) => self.fields_of(client, stmt).await?,
         };
         Ok(DescribePortalResponse::new(field_infos(
             &fields,

@@ -1,5 +1,7 @@
 //! What drivers and tools send besides the application's own statements, answered minimally
-//! and recorded as nothing: `SET`/`SHOW`/`RESET`/`DISCARD`/`DEALLOCATE`, queries without
+//! and recorded as nothing: `SET`/`SHOW`/`RESET`/`DISCARD`/`DEALLOCATE`, `SAVEPOINT` and
+//! `RELEASE SAVEPOINT` (ORMs wrap blocks in them; `ROLLBACK TO SAVEPOINT`, which would have
+//! to undo part of a transaction, is refused), queries without
 //! FROM (`SELECT version()`, `SELECT 1`), queries of the system catalogs (`pg_catalog.*`,
 //! `information_schema.*`: psql's `\d`, pgbench's partitioning query, driver type lookups),
 //! and pgbench's scale query `select count(*) from pgbench_branches`.
@@ -8,7 +10,7 @@
 //! and `pg_inherits` for `pgbench_accounts`) gets one row saying "not partitioned" when the
 //! table exists, none otherwise; other catalog queries get no rows.
 
-use sqlparser::ast::{Expr, SelectItem, SetExpr, Statement, TableFactor};
+use sqlparser::ast::{Expr, ObjectNamePart, SelectItem, SetExpr, Statement, TableFactor};
 
 use super::catalog::{Catalog, SqlType};
 use super::eval::{self, ident, object_name, SERVER_VERSION};
@@ -68,10 +70,30 @@ impl Settings {
 fn is_system_table(f: &TableFactor) -> bool {
     match f {
         TableFactor::Table { name, .. } => {
-            let text = name.to_string().to_lowercase();
-            text.starts_with("pg_")
-                || text.contains("pg_catalog.")
-                || text.contains("information_schema.")
+            // Unquoted name parts: a `pg_…` relation, or one in pg_catalog or
+            // information_schema (no allocation: every data statement asks).
+            fn unquoted(p: &ObjectNamePart) -> Option<&str> {
+                match p {
+                    ObjectNamePart::Identifier(i) if i.quote_style.is_none() => {
+                        Some(i.value.as_str())
+                    }
+                    _ => None,
+                }
+            }
+            let parts = &name.0;
+            let pg_prefixed = parts
+                .first()
+                .and_then(unquoted)
+                .and_then(|v| v.get(..3))
+                .is_some_and(|p| p.eq_ignore_ascii_case("pg_"));
+            let system_schema = parts[..parts.len().saturating_sub(1)]
+                .iter()
+                .filter_map(unquoted)
+                .any(|v| {
+                    v.eq_ignore_ascii_case("pg_catalog")
+                        || v.eq_ignore_ascii_case("information_schema")
+                });
+            pg_prefixed || system_schema
         }
         TableFactor::Derived { .. } | TableFactor::Function { .. } => true,
         TableFactor::NestedJoin {
@@ -93,7 +115,9 @@ pub fn is_chatter(s: &Statement) -> bool {
         Statement::Set(_)
         | Statement::ShowVariable { .. }
         | Statement::Discard { .. }
-        | Statement::Deallocate { .. } => true,
+        | Statement::Deallocate { .. }
+        | Statement::Savepoint { .. }
+        | Statement::ReleaseSavepoint { .. } => true,
         Statement::Query(q) => match q.body.as_ref() {
             SetExpr::Select(sel) => {
                 sel.from.is_empty()
@@ -111,8 +135,25 @@ pub fn is_chatter(s: &Statement) -> bool {
 
 /// pgbench's `select count(*) from pgbench_branches`, asked before a built-in script runs.
 pub fn is_pgbench_scale_query(s: &Statement) -> bool {
-    s.to_string()
-        .eq_ignore_ascii_case("SELECT count(*) FROM pgbench_branches")
+    // The statement is printed only when it reads pgbench_branches alone.
+    let Statement::Query(q) = s else {
+        return false;
+    };
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return false;
+    };
+    let branches_only = match sel.from.as_slice() {
+        [t] if t.joins.is_empty() => matches!(
+            &t.relation,
+            TableFactor::Table { name, .. }
+                if matches!(name.0.last(), Some(ObjectNamePart::Identifier(i))
+                    if i.value.eq_ignore_ascii_case("pgbench_branches"))
+        ),
+        _ => false,
+    };
+    branches_only
+        && s.to_string()
+            .eq_ignore_ascii_case("SELECT count(*) FROM pgbench_branches")
 }
 
 /// Answers a chatter statement. `present_rows(table)` counts a table's rows in the latest
@@ -177,6 +218,9 @@ pub fn answer(
         }
         Statement::Discard { .. } => Ok(Outcome::Done("DISCARD ALL".into())),
         Statement::Deallocate { .. } => Ok(Outcome::Done("DEALLOCATE".into())),
+        // Accepted, nothing to undo or keep (ROLLBACK TO SAVEPOINT is refused).
+        Statement::Savepoint { .. } => Ok(Outcome::Done("SAVEPOINT".into())),
+        Statement::ReleaseSavepoint { .. } => Ok(Outcome::Done("RELEASE".into())),
         Statement::Query(q) => {
             let SetExpr::Select(sel) = q.body.as_ref() else {
                 return Err(SqlError::unsupported("this query"));
@@ -206,7 +250,7 @@ pub fn answer(
                             object_name(&f.name).unwrap_or_else(|_| "?column?".into())
                         }
                         SelectItem::UnnamedExpr(e) => eval::column_ref(e)
-                            .map(|(_, c)| c)
+                            .map(|(_, c)| c.into_owned())
                             .unwrap_or_else(|| "?column?".into()),
                         _ => "?column?".into(),
                     },

@@ -4,6 +4,7 @@
 //! three-valued logic: a comparison with NULL is NULL, and a WHERE clause keeps a row only
 //! when its condition is true.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use sqlparser::ast::{
@@ -50,13 +51,30 @@ pub fn object_name(n: &ObjectName) -> Result<String, SqlError> {
     }
 }
 
+/// An identifier as PostgreSQL folds it, borrowed when folding leaves it as it is (quoted, or
+/// lower-case ASCII already: no allocation on the usual path).
+pub fn folded(i: &Ident) -> Cow<'_, str> {
+    if i.quote_style.is_some()
+        || i.value
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+    {
+        Cow::Borrowed(&i.value)
+    } else {
+        Cow::Owned(i.value.to_lowercase())
+    }
+}
+
+/// A column reference's qualifier (if any) and name, folded.
+pub type ColumnRef<'e> = (Option<Cow<'e, str>>, Cow<'e, str>);
+
 /// The column an expression names (`c` or `t.c`), if it is a plain column reference.
-pub fn column_ref(e: &Expr) -> Option<(Option<String>, String)> {
+pub fn column_ref(e: &Expr) -> Option<ColumnRef<'_>> {
     match e {
-        Expr::Identifier(i) => Some((None, ident(i))),
+        Expr::Identifier(i) => Some((None, folded(i))),
         Expr::CompoundIdentifier(parts) if parts.len() >= 2 => Some((
-            Some(ident(&parts[parts.len() - 2])),
-            ident(&parts[parts.len() - 1]),
+            Some(folded(&parts[parts.len() - 2])),
+            folded(&parts[parts.len() - 1]),
         )),
         Expr::Nested(e) => column_ref(e),
         _ => None,

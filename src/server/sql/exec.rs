@@ -12,7 +12,8 @@
 //!   does not shorten the scan). Two-table joins read the inner table per outer row.
 //! - UPDATE: as SELECT, then per matching row each assigned cell is written (assignments
 //!   see the row's old values). Reads of cells the statement then writes are *locked*.
-//! - DELETE: as SELECT, then one membership delete per matching row.
+//! - DELETE: as SELECT, then one membership delete per matching row; TRUNCATE as a DELETE
+//!   without WHERE of each table.
 //! - INSERT: per row, a membership read (the uniqueness check, locked) then the membership
 //!   insert and one write per non-key cell; SERIAL values and row numbers come from a
 //!   non-transactional sequence, as PostgreSQL's `nextval` is never rolled back. `ON CONFLICT
@@ -28,6 +29,7 @@
 //! wait stops the statement with SQLSTATE 55P03; the session undoes it, waits, and runs it
 //! again.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -36,7 +38,8 @@ use sqlparser::ast::{
     AssignmentTarget, ColumnOption, CreateTable, Delete, Distinct, Expr, FromTable, FunctionArg,
     FunctionArgExpr, FunctionArguments, GroupByExpr, Insert, JoinConstraint, JoinOperator,
     LimitClause, OnConflictAction, OnInsert, OrderByKind, OrderBySort, Query, Select, SelectItem,
-    SetExpr, TableConstraint, TableFactor, TableObject, TableWithJoins, Update,
+    SetExpr, TableConstraint, TableFactor, TableObject, TableWithJoins, Truncate,
+    TruncateIdentityOption, Update,
 };
 
 use super::catalog::{Catalog, Column, SqlType, TableDef};
@@ -225,6 +228,7 @@ pub fn execute(x: &mut Exec<'_, '_>, s: &sqlparser::ast::Statement) -> Result<Ou
         S::Insert(i) => insert(x, i),
         S::Update(u) => update(x, u),
         S::Delete(d) => delete(x, d),
+        S::Truncate(t) => truncate(x, t),
         other => Err(SqlError::unsupported(format!(
             "the statement {}",
             first_words(&other.to_string())
@@ -377,19 +381,18 @@ fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 /// `None`: the clause does not pin the key, the table is scanned.
 fn pinned_keys(
     x: &mut Exec<'_, '_>,
-    clause: Option<&Expr>,
+    clauses: &[&Expr],
     source: &Source,
     outer: &mut dyn Columns,
 ) -> Result<Option<Vec<Vec<Value>>>, SqlError> {
     let table = x.catalog.get(source.table);
-    if table.key.is_empty() {
+    if table.key.is_empty() || clauses.is_empty() {
         return Ok(None);
     }
-    let Some(clause) = clause else {
-        return Ok(None);
-    };
     let mut parts = Vec::new();
-    conjuncts(clause, &mut parts);
+    for clause in clauses {
+        conjuncts(clause, &mut parts);
+    }
     let is_key_ref = |e: &Expr| -> Option<usize> {
         let (q, c) = column_ref(e)?;
         if q.as_deref().is_some_and(|q| q != source.alias) {
@@ -457,8 +460,10 @@ fn pinned_keys(
         }
         keys = next;
     }
-    let mut seen = FxHashSet::default();
-    keys.retain(|k| seen.insert(format!("{k:?}")));
+    if keys.len() > 1 {
+        let mut seen = FxHashSet::default();
+        keys.retain(|k| seen.insert(format!("{k:?}")));
+    }
     Ok(Some(keys))
 }
 
@@ -541,20 +546,10 @@ fn matching_rows(
     selection: Option<&Expr>,
     mode: Mode,
 ) -> Result<Vec<Vec<RowState>>, SqlError> {
-    let mut clause_parts = Vec::new();
-    if let Some(on) = join_on {
-        clause_parts.push(on.clone());
-    }
-    if let Some(w) = selection {
-        clause_parts.push(w.clone());
-    }
+    // The condition is `ON AND WHERE`.
+    let clauses: Vec<&Expr> = join_on.into_iter().chain(selection).collect();
     let params = x.params;
-    let clause = clause_parts.into_iter().reduce(|a, b| Expr::BinaryOp {
-        left: Box::new(a),
-        op: sqlparser::ast::BinaryOperator::And,
-        right: Box::new(b),
-    });
-    let pinned = pinned_keys(x, clause.as_ref(), &sources[0], &mut eval::NoColumns)?;
+    let pinned = pinned_keys(x, &clauses, &sources[0], &mut eval::NoColumns)?;
     let firsts = present_rows(x, &sources[0], pinned, mode)?;
     let mut out = Vec::new();
     for first in firsts {
@@ -572,7 +567,7 @@ fn matching_rows(
                     excluded: None,
                     _a: std::marker::PhantomData,
                 };
-                pinned_keys_outer(catalog, params, clause.as_ref(), &sources[1], &mut cols)?
+                pinned_keys_outer(catalog, params, &clauses, &sources[1], &mut cols)?
             };
             let seconds = present_rows(x, &sources[1], pinned, mode)?;
             for second in seconds {
@@ -587,12 +582,9 @@ fn matching_rows(
             }
         }
         for mut combo in combos {
-            let keep = match &clause {
-                None => true,
-                Some(c) => {
-                    let mut cols = row_cols(x, sources, &mut combo);
-                    is_true(&eval(c, &mut cols, params)?)
-                }
+            let keep = clauses.is_empty() || {
+                let mut cols = row_cols(x, sources, &mut combo);
+                all_true(&clauses, &mut cols, params)?
             };
             if keep {
                 out.push(combo);
@@ -602,11 +594,25 @@ fn matching_rows(
     Ok(out)
 }
 
+/// Whether the conjunction of `clauses` is true, evaluated as `a AND b` is: left to right,
+/// stopping at the first false one (a NULL one does not stop it).
+fn all_true(clauses: &[&Expr], cols: &mut dyn Columns, params: &[Value]) -> Result<bool, SqlError> {
+    let mut all = true;
+    for c in clauses {
+        let v = eval(c, cols, params)?;
+        if matches!(v, Value::Bool(false)) {
+            return Ok(false);
+        }
+        all &= is_true(&v);
+    }
+    Ok(all)
+}
+
 /// [`pinned_keys`] without a statement context (the catalog and parameters only).
 fn pinned_keys_outer(
     catalog: &Catalog,
     params: &[Value],
-    clause: Option<&Expr>,
+    clauses: &[&Expr],
     source: &Source,
     outer: &mut dyn Columns,
 ) -> Result<Option<Vec<Vec<Value>>>, SqlError> {
@@ -614,11 +620,10 @@ fn pinned_keys_outer(
     if table.key.len() != 1 {
         return Ok(None);
     }
-    let Some(clause) = clause else {
-        return Ok(None);
-    };
     let mut parts = Vec::new();
-    conjuncts(clause, &mut parts);
+    for clause in clauses {
+        conjuncts(clause, &mut parts);
+    }
     let key_col = &table.columns[table.key[0]];
     for part in parts {
         if let Expr::BinaryOp {
@@ -752,7 +757,7 @@ fn function_args(f: &sqlparser::ast::Function) -> Vec<&Expr> {
 /// The name PostgreSQL gives an unaliased result column.
 fn column_name(e: &Expr) -> String {
     if let Some((_, c)) = column_ref(e) {
-        return c;
+        return c.into_owned();
     }
     match e {
         Expr::Function(f) => object_name(&f.name).unwrap_or_else(|_| "?column?".into()),
@@ -761,17 +766,18 @@ fn column_name(e: &Expr) -> String {
     }
 }
 
-/// One projected item: its field and expression (`None`: the column itself).
-struct Item {
+/// One projected item: its field and expression (the statement's own, or a column of a
+/// wildcard).
+struct Item<'e> {
     field: Field,
-    expr: Expr,
+    expr: Cow<'e, Expr>,
 }
 
-fn projection_items(
+fn projection_items<'e>(
     catalog: &Catalog,
     sources: &[Source],
-    items: &[SelectItem],
-) -> Result<Vec<Item>, SqlError> {
+    items: &'e [SelectItem],
+) -> Result<Vec<Item<'e>>, SqlError> {
     let mut out = Vec::new();
     for item in items {
         match item {
@@ -780,14 +786,14 @@ fn projection_items(
                     name: column_name(e),
                     ty: expr_type(catalog, sources, e),
                 },
-                expr: e.clone(),
+                expr: Cow::Borrowed(e),
             }),
             SelectItem::ExprWithAlias { expr, alias } => out.push(Item {
                 field: Field {
                     name: ident(alias),
                     ty: expr_type(catalog, sources, expr),
                 },
-                expr: expr.clone(),
+                expr: Cow::Borrowed(expr),
             }),
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
                 let qualifier = match item {
@@ -807,10 +813,10 @@ fn projection_items(
                                 name: c.name.clone(),
                                 ty: c.ty,
                             },
-                            expr: Expr::CompoundIdentifier(vec![
+                            expr: Cow::Owned(Expr::CompoundIdentifier(vec![
                                 sqlparser::ast::Ident::with_quote('"', s.alias.clone()),
                                 sqlparser::ast::Ident::with_quote('"', c.name.clone()),
-                            ]),
+                            ])),
                         });
                     }
                 }
@@ -935,21 +941,21 @@ fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
     let items = projection_items(x.catalog, &sources, &sel.projection)?;
     let fields: Vec<Field> = items.iter().map(|i| i.field.clone()).collect();
     x.notes.for_update = !q.locks.is_empty();
-    let group_by: Vec<Expr> = match &sel.group_by {
-        GroupByExpr::Expressions(e, m) if m.is_empty() => e.clone(),
+    let group_by: &[Expr] = match &sel.group_by {
+        GroupByExpr::Expressions(e, m) if m.is_empty() => e,
         GroupByExpr::Expressions(..) | GroupByExpr::All(_) => {
             return Err(SqlError::unsupported("GROUP BY with modifiers"))
         }
     };
     let aggregate = !group_by.is_empty() || items.iter().any(|i| is_aggregate(&i.expr));
-    let order: Vec<(Expr, bool)> = match &q.order_by {
+    let order: Vec<(&Expr, bool)> = match &q.order_by {
         None => Vec::new(),
         Some(o) => match &o.kind {
             OrderByKind::Expressions(es) => es
                 .iter()
                 .map(|e| {
                     let desc = matches!(e.options.sort, Some(OrderBySort::Desc));
-                    (e.expr.clone(), desc)
+                    (&e.expr, desc)
                 })
                 .collect(),
             OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
@@ -975,7 +981,7 @@ fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
         };
         let matched = matching_rows(x, &sources, on.as_ref(), sel.selection.as_ref(), mode)?;
         if aggregate {
-            out = aggregate_rows(x, &sources, matched, &items, &group_by, &order)?;
+            out = aggregate_rows(x, &sources, matched, &items, group_by, &order)?;
         } else {
             for mut combo in matched {
                 let mut cols = row_cols(x, &sources, &mut combo);
@@ -1031,7 +1037,7 @@ fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
 
 fn order_key(
     e: &Expr,
-    items: &[Item],
+    items: &[Item<'_>],
     values: &[Value],
     cols: &mut dyn Columns,
     params: &[Value],
@@ -1052,7 +1058,7 @@ fn order_key(
             return Ok(values[i].clone());
         }
     }
-    if let Some(i) = items.iter().position(|i| &i.expr == e) {
+    if let Some(i) = items.iter().position(|i| i.expr.as_ref() == e) {
         return Ok(values[i].clone());
     }
     eval(e, cols, params)
@@ -1110,9 +1116,9 @@ fn aggregate_rows(
     x: &mut Exec<'_, '_>,
     sources: &[Source],
     matched: Vec<Vec<RowState>>,
-    items: &[Item],
+    items: &[Item<'_>],
     group_by: &[Expr],
-    order: &[(Expr, bool)],
+    order: &[(&Expr, bool)],
 ) -> Result<SortedRows, SqlError> {
     let params = x.params;
     // The aggregate calls of each item (top-level calls only; others are plain values).
@@ -1130,7 +1136,7 @@ fn aggregate_rows(
             groups.len() - 1
         });
         for (i, item) in items.iter().enumerate() {
-            match &item.expr {
+            match item.expr.as_ref() {
                 Expr::Function(f) if is_aggregate(&item.expr) => {
                     let name = object_name(&f.name)?;
                     let arg = function_args(f).into_iter().next();
@@ -1167,7 +1173,7 @@ fn aggregate_rows(
     for (_, accs, plain) in groups {
         let mut values = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            values.push(match (&accs[i], &item.expr) {
+            values.push(match (&accs[i], item.expr.as_ref()) {
                 (Some(acc), _) => finish(acc),
                 (None, Expr::Function(f)) if is_aggregate(&item.expr) => {
                     match object_name(&f.name)?.as_str() {
@@ -1239,7 +1245,7 @@ fn finish(acc: &Acc) -> Value {
 fn returning_rows(
     x: &mut Exec<'_, '_>,
     sources: &[Source],
-    items: &[Item],
+    items: &[Item<'_>],
     rows: &mut [Vec<RowState>],
 ) -> Result<Vec<Vec<Value>>, SqlError> {
     let params = x.params;
@@ -1375,12 +1381,7 @@ fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlError> {
         Some(items) => returning_rows(x, &sources, items, &mut matched)?,
         None => Vec::new(),
     };
-    let set = x.catalog.get(sources[0].table).set;
-    for combo in &matched {
-        let (_, elem, _) = x.catalog.find_row(sources[0].table, &combo[0].key);
-        x.tx.set_delete(set, elem);
-        x.notes.writes.insert(KeyRef::Member { set, elem });
-    }
+    delete_rows(x, sources[0].table, &matched);
     let count = matched.len();
     match returning {
         Some(items) => Ok(Outcome::Rows {
@@ -1391,6 +1392,36 @@ fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlError> {
         }),
         None => Ok(Outcome::Done(format!("DELETE {count}"))),
     }
+}
+
+/// Deletes the rows of `table` in `matched` (one membership delete each).
+fn delete_rows(x: &mut Exec<'_, '_>, table: usize, matched: &[Vec<RowState>]) {
+    let set = x.catalog.get(table).set;
+    for combo in matched {
+        let (_, elem, _) = x.catalog.find_row(table, &combo[0].key);
+        x.tx.set_delete(set, elem);
+        x.notes.writes.insert(KeyRef::Member { set, elem });
+    }
+}
+
+/// `TRUNCATE t, …` as `DELETE FROM t` of each table, in the transaction (PostgreSQL's
+/// TRUNCATE is transactional too): a scan, the whole table locked, every present row deleted.
+fn truncate(x: &mut Exec<'_, '_>, t: &Truncate) -> Result<Outcome, SqlError> {
+    if matches!(t.identity, Some(TruncateIdentityOption::Restart)) {
+        return Err(SqlError::unsupported("TRUNCATE … RESTART IDENTITY"));
+    }
+    let mut sources = Vec::with_capacity(t.table_names.len());
+    for target in &t.table_names {
+        sources.push(Source {
+            table: table_of(x.catalog, &target.name)?,
+            alias: object_name(&target.name)?,
+        });
+    }
+    for source in &sources {
+        let matched = matching_rows(x, std::slice::from_ref(source), None, None, Mode::Exclusive)?;
+        delete_rows(x, source.table, &matched);
+    }
+    Ok(Outcome::Done("TRUNCATE TABLE".into()))
 }
 
 fn insert(x: &mut Exec<'_, '_>, i: &Insert) -> Result<Outcome, SqlError> {

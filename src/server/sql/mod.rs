@@ -101,10 +101,9 @@ pub fn kind(s: &Statement) -> Kind {
         Statement::Rollback {
             savepoint: None, ..
         } => Kind::Rollback,
-        Statement::CreateTable(_)
-        | Statement::CreateIndex(_)
-        | Statement::Drop { .. }
-        | Statement::Truncate(_) => Kind::Schema,
+        Statement::CreateTable(_) | Statement::CreateIndex(_) | Statement::Drop { .. } => {
+            Kind::Schema
+        }
         s if chatter::is_chatter(s) => Kind::Chatter,
         _ => Kind::Data,
     }
