@@ -635,8 +635,8 @@ fn with_statements<'t>(
             params: s.params,
         })
         .collect();
-    let table = crate::history::StatementTable::new(st.sessions, list, op_statement)
-        .with_schema(st.schema);
+    let table =
+        crate::history::StatementTable::new(st.sessions, list, op_statement).with_schema(st.schema);
     history.with_statements(std::sync::Arc::new(table))
 }
 
