@@ -110,7 +110,8 @@ impl From<TooManyEdges> for CheckError {
 /// Checks `history` against `level` (rc, ci, ra or cc).
 ///
 /// ```
-/// use isopredict::check::{check, Anomaly, CheckOptions, Level};
+/// use isopredict::check::{Anomaly, CheckOptions, Level};
+/// use isopredict::verdict::engines::check;
 /// use isopredict::history::{HistoryBuilder, ReadFrom};
 ///
 /// // One session: W(x,1); W(x,2); R(x,1) — the read misses the session's own later write.
