@@ -160,28 +160,7 @@ pub struct AppRequest<'a> {
 
 /// A fresh report at `isolation` with `verdict` and `summary`.
 fn report(isolation: Isolation, verdict: ReproVerdict, summary: String) -> Reproduction {
-    Reproduction {
-        verdict,
-        summary,
-        isolation,
-        database: None,
-        schedule: None,
-        no_schedule: None,
-        anomaly: None,
-        anomaly_description: None,
-        run_anomaly: None,
-        anomaly_reads: Vec::new(),
-        differing_reads: Vec::new(),
-        reads_compared: 0,
-        failure: None,
-        replans: Vec::new(),
-        broken_invariants: Vec::new(),
-        transactions: Vec::new(),
-        spec_reads: Vec::new(),
-        spec_probes: Vec::new(),
-        observed_again: Vec::new(),
-        files: Vec::new(),
-    }
+    Reproduction::empty(isolation, verdict, summary)
 }
 
 /// The prediction to reproduce: the folder's, else one predicted at the level `isolation`

@@ -162,28 +162,7 @@ pub struct Request<'a> {
 /// Reproduces `request.predicted` on the database (see the module documentation).
 pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     let isolation = request.isolation;
-    let mut out = Reproduction {
-        verdict: ReproVerdict::Unknown,
-        summary: String::new(),
-        isolation,
-        database: None,
-        schedule: None,
-        no_schedule: None,
-        anomaly: None,
-        anomaly_description: None,
-        run_anomaly: None,
-        anomaly_reads: Vec::new(),
-        differing_reads: Vec::new(),
-        reads_compared: 0,
-        failure: None,
-        replans: Vec::new(),
-        broken_invariants: Vec::new(),
-        transactions: Vec::new(),
-        spec_reads: Vec::new(),
-        spec_probes: Vec::new(),
-        observed_again: Vec::new(),
-        files: Vec::new(),
-    };
+    let mut out = Reproduction::empty(isolation, ReproVerdict::Unknown, String::new());
     let rerecorded;
     let observed = if request.observed_on_embedded {
         let scans = format!("{} scans", request.config.scan);
@@ -823,6 +802,37 @@ pub fn write_folder(r: &Reproduction, dir: &std::path::Path) -> anyhow::Result<(
 }
 
 impl Reproduction {
+    /// A reproduction at `isolation` with `verdict` and `summary` and nothing else yet: the
+    /// start of every path (workloads and applications).
+    pub(crate) fn empty(
+        isolation: Isolation,
+        verdict: ReproVerdict,
+        summary: String,
+    ) -> Reproduction {
+        Reproduction {
+            verdict,
+            summary,
+            isolation,
+            database: None,
+            schedule: None,
+            no_schedule: None,
+            anomaly: None,
+            anomaly_description: None,
+            run_anomaly: None,
+            anomaly_reads: Vec::new(),
+            differing_reads: Vec::new(),
+            reads_compared: 0,
+            failure: None,
+            replans: Vec::new(),
+            broken_invariants: Vec::new(),
+            transactions: Vec::new(),
+            spec_reads: Vec::new(),
+            spec_probes: Vec::new(),
+            observed_again: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+
     /// The report in Markdown.
     pub fn to_markdown(&self) -> String {
         let mut out = format!(
