@@ -14,7 +14,7 @@ use super::explain::explain;
 use super::report::{StrongReport, StrongSummary, Verdict, Violation};
 use super::saturate::Bounds;
 use super::smt::{verify_serial_order, SerError, SerVerdict};
-use super::txns::Txns;
+use super::txns::{Renumbering, Txns};
 use super::{StrongLevel, StrongOptions};
 
 /// Checks `history` against PC, SI or SER.
@@ -108,22 +108,23 @@ pub(crate) fn check_strong(
         return Ok(report);
     }
     let txns = Txns::from_history(history);
-    let masks = components(&txns);
-    summary.components = masks.len();
+    let members = components(&txns);
+    summary.components = members.len();
+    let mut renumbering = Renumbering::default();
     let mut work = Work::default();
     let mut order: Vec<TxnId> = vec![INITIAL_TXN];
     let mut violation: Option<Violation> = None;
     let mut failed = false;
     let mut unknown: Option<String> = None;
-    for mask in &masks {
+    for component in &members {
         if let Some(stopped) = bounds.expired() {
             unknown.get_or_insert(stopped.0);
             break;
         }
-        let comp = if masks.len() == 1 {
+        let comp = if members.len() == 1 {
             txns.clone()
         } else {
-            txns.restrict(mask)
+            txns.restrict_to(component, &mut renumbering)
         };
         summary.largest_component = summary.largest_component.max(comp.len() - 1);
         match decide(

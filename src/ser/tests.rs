@@ -579,3 +579,26 @@ fn check_strong_reports_the_memory_budget_as_unknown() {
         r.unknown_reason
     );
 }
+
+#[test]
+fn a_component_restricted_by_members_is_the_one_restricted_by_mask() {
+    // Three components (x, y and z with a session of two), restricted both ways with one
+    // renumbering reused: the same sub-histories, and the scratch left clean for the next.
+    let hist = h("rx0 wx1 | ry0 wy1 | rx1 wx2 | wz1 / rz1 wz2 | ry1");
+    let txns = super::txns::Txns::from_history(&hist);
+    let parts = super::components::components(&txns);
+    assert_eq!(parts.len(), 3);
+    let mut scratch = super::txns::Renumbering::default();
+    for _ in 0..2 {
+        for members in &parts {
+            let mut mask = vec![false; txns.len()];
+            for &t in members {
+                mask[t as usize] = true;
+            }
+            assert_eq!(
+                format!("{:?}", txns.restrict_to(members, &mut scratch)),
+                format!("{:?}", txns.restrict(&mask))
+            );
+        }
+    }
+}

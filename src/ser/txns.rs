@@ -33,6 +33,14 @@ pub(crate) struct Write {
     pub op: OpId,
 }
 
+/// The renumbering tables [`Txns::restrict_to`] reuses between calls: for each transaction
+/// and key of the whole view, its id in the sub-history being built ([`NONE`] between calls).
+#[derive(Debug, Default)]
+pub(crate) struct Renumbering {
+    local: Vec<u32>,
+    key_local: Vec<u32>,
+}
+
 /// Committed transactions with dense local ids (0 = initial), their external reads and
 /// writes (flat CSR arrays, sorted by key) and their session chains.
 #[derive(Debug, Clone)]
@@ -157,28 +165,48 @@ impl Txns {
     /// renumbered densely, keys renumbered to those used; reads of dropped writers are
     /// dropped, chains keep their order (empty chains disappear).
     pub fn restrict(&self, keep: &[bool]) -> Txns {
-        let mut local = vec![NONE; self.len()];
-        let mut orig = Vec::new();
-        let mut from = Vec::new();
-        for t in 0..self.len() {
-            if t == 0 || keep[t] {
-                local[t] = orig.len() as u32;
-                orig.push(self.orig[t]);
-                from.push(t as u32);
-            }
+        let members: Vec<u32> = (1..self.len() as u32)
+            .filter(|&t| keep[t as usize])
+            .collect();
+        self.restrict_to(&members, &mut Renumbering::default())
+    }
+
+    /// [`Txns::restrict`] to the local transactions `members` (ascending, without the
+    /// initial one), in time and fresh memory proportional to the members, their operations
+    /// and their chains, not to the whole history: `scratch` holds the renumbering tables
+    /// between calls and is left clean.
+    pub fn restrict_to(&self, members: &[u32], scratch: &mut Renumbering) -> Txns {
+        let Renumbering { local, key_local } = scratch;
+        if local.len() < self.len() {
+            local.resize(self.len(), NONE);
         }
-        let mut key_local = vec![NONE; self.keys as usize];
+        if key_local.len() < self.keys as usize {
+            key_local.resize(self.keys as usize, NONE);
+        }
+        let mut from = Vec::with_capacity(members.len() + 1);
+        from.push(0u32);
+        from.extend_from_slice(members);
+        let mut orig = Vec::with_capacity(from.len());
+        for &t in &from {
+            local[t as usize] = orig.len() as u32;
+            orig.push(self.orig[t as usize]);
+        }
         let mut key_orig = Vec::new();
+        // This Txns' ids of the keys used, in local order (to clear `key_local` after).
+        let mut keys_used: Vec<u32> = Vec::new();
         let mut map_key = |k: u32, key_orig: &mut Vec<KeyId>| {
             if key_local[k as usize] == NONE {
                 key_local[k as usize] = key_orig.len() as u32;
                 key_orig.push(self.key_orig[k as usize]);
+                keys_used.push(k);
             }
             key_local[k as usize]
         };
-        let mut read_offsets = vec![0u32];
+        let mut read_offsets = Vec::with_capacity(from.len() + 1);
+        read_offsets.push(0u32);
         let mut reads = Vec::new();
-        let mut write_offsets = vec![0u32];
+        let mut write_offsets = Vec::with_capacity(from.len() + 1);
+        write_offsets.push(0u32);
         let mut writes = Vec::new();
         for &t in &from {
             let start = reads.len();
@@ -207,21 +235,32 @@ impl Txns {
         }
         // The initial transaction writes every key that is used.
         let keys = key_orig.len() as u32;
+        // The members' chains, in the order of the whole history's chains.
+        let mut touched: Vec<u32> = members
+            .iter()
+            .map(|&t| self.chain[t as usize])
+            .filter(|&c| c != NONE)
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
         let mut chain = vec![NONE; orig.len()];
-        let mut chains = Vec::new();
-        for c in &self.chains {
-            let members: Vec<u32> = c
+        let mut chains = Vec::with_capacity(touched.len());
+        for c in touched {
+            let kept: Vec<u32> = self.chains[c as usize]
                 .iter()
                 .filter(|&&t| local[t as usize] != NONE)
                 .map(|&t| local[t as usize])
                 .collect();
-            if members.is_empty() {
-                continue;
-            }
-            for &m in &members {
+            for &m in &kept {
                 chain[m as usize] = chains.len() as u32;
             }
-            chains.push(members);
+            chains.push(kept);
+        }
+        for &t in &from {
+            local[t as usize] = NONE;
+        }
+        for &k in &keys_used {
+            key_local[k as usize] = NONE;
         }
         Txns {
             orig,
