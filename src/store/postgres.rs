@@ -417,6 +417,9 @@ fn build_history(
 ) -> Result<(History, FxHashMap<u64, TxnId>), InputError> {
     let read_from_others = read_by_others(sessions);
     let mut b = HistoryBuilder::new(source);
+    // One connection per session (a lost one is re-opened before the session's next
+    // transaction, which still begins after the previous one ended).
+    b.sessions_are_connections();
     let mut keys: FxHashMap<String, u32> = FxHashMap::default();
     let mut key = |b: &mut HistoryBuilder, name: &str| -> u32 {
         if let Some(&k) = keys.get(name) {
