@@ -151,6 +151,28 @@ fn an_unreachable_store_is_said_once() {
     assert_ne!(o.status.code(), Some(0), "{err}");
 }
 
+/// An empty or hostless `--store` is bad input (exit 2) named as such, with the shape of a URL
+/// — not a connection failure (exit 3, "unknown"), which `reproduce` said for an empty one and
+/// every command for `postgres://` (issue 35).
+#[test]
+fn an_empty_or_hostless_store_is_bad_input() {
+    let s = Scratch::new("bad-store");
+    std::fs::create_dir_all(s.join("folder")).unwrap();
+    for store in ["", "  ", "postgres://", "postgresql:///db"] {
+        let reproduce = ["reproduce", &s.arg("folder"), "--store", store];
+        let run = ["run", "smallbank", "--store", store, "--out", &s.arg("out")];
+        let rank = ["rank", "--workloads", "smallbank", "--store", store];
+        for args in [&reproduce[..], &run[..], &rank[..]] {
+            let o = isopredict(args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("--store"), "{args:?}: {err}");
+            assert!(err.contains("postgres://"), "{args:?}: {err}");
+            assert!(!err.contains("cannot connect"), "{args:?}: {err}");
+        }
+    }
+}
+
 /// Issue 35 item 17: long work is not silent when standard error is not a terminal — a plain
 /// progress line per period (`ISOPREDICT_PROGRESS` sets the period, here a millisecond so that
 /// any run prints one; unset, a few seconds) naming the command and its stage — and the global

@@ -126,13 +126,28 @@ pub fn redact_password(store: &str) -> String {
 impl Postgres {
     /// The server at `url` (`postgres://user@host:port/db` or a key=value string), at
     /// `isolation`. Nothing is contacted yet.
+    ///
+    /// Errors (bad input, before any connection): an empty string, one that does not parse,
+    /// and one that names no server host (which would only fail when connecting).
     pub fn new(url: &str, isolation: Isolation) -> Result<Postgres, BackendError> {
+        const SHAPE: &str = "a PostgreSQL URL looks like postgres://user@host:5432/dbname";
+        if url.trim().is_empty() {
+            return Err(BackendError::Database(format!(
+                "empty, but it needs the database: {SHAPE}"
+            )));
+        }
         let mut config: Config = url.parse().map_err(|e| {
             BackendError::Database(format!(
-                "not a PostgreSQL connection string: {}: {e}",
+                "not a PostgreSQL connection string: {}: {e} ({SHAPE})",
                 redact_password(url)
             ))
         })?;
+        if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+            return Err(BackendError::Database(format!(
+                "{:?} names no server host ({SHAPE})",
+                redact_password(url)
+            )));
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
