@@ -513,7 +513,7 @@ fn server_gone_summary(failure: &str, doing: &str) -> String {
         "Unknown: the server went away (or dropped the connection) while {doing} ({failure}). \
          Nothing was learned about \
          the prediction — the schedule is not to blame; run `isopredict reproduce` again once \
-         the server is back (a schema the run could not drop, isopredict_*, may be left on it)."
+         the server is back."
     )
 }
 
