@@ -151,6 +151,93 @@ fn an_unreachable_store_is_said_once() {
     assert_ne!(o.status.code(), Some(0), "{err}");
 }
 
+/// An empty or hostless `--store` is bad input (exit 2) named as such, with the shape of a URL
+/// — not a connection failure (exit 3, "unknown"), which `reproduce` said for an empty one and
+/// every command for `postgres://` (issue 35).
+#[test]
+fn an_empty_or_hostless_store_is_bad_input() {
+    let s = Scratch::new("bad-store");
+    std::fs::create_dir_all(s.join("folder")).unwrap();
+    for store in ["", "  ", "postgres://", "postgresql:///db"] {
+        let reproduce = ["reproduce", &s.arg("folder"), "--store", store];
+        let run = ["run", "smallbank", "--store", store, "--out", &s.arg("out")];
+        let rank = ["rank", "--workloads", "smallbank", "--store", store];
+        for args in [&reproduce[..], &run[..], &rank[..]] {
+            let o = isopredict(args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("--store"), "{args:?}: {err}");
+            assert!(err.contains("postgres://"), "{args:?}: {err}");
+            assert!(!err.contains("cannot connect"), "{args:?}: {err}");
+        }
+    }
+}
+
+/// `predict --json`: a reason's "(fact N)" and a `premise` index find the same fact — each
+/// premise is a 0-based index into the `facts` array printed beside it (which lists the
+/// session-order facts too), and each cited fact carries the `number` the reasons cite it by
+/// (issue 35: the indices counted the session-order facts, the texts did not).
+#[test]
+fn predict_json_premises_and_fact_numbers_point_at_the_same_facts() {
+    let s = Scratch::new("fact-numbers");
+    let o = isopredict(&[
+        "run",
+        "doctors",
+        "--seed",
+        "2",
+        "--level",
+        "si",
+        "--max",
+        "1",
+        "--out",
+        &s.arg("run"),
+    ]);
+    assert!(s.join("run/observed.json").exists(), "{}", stderr(&o));
+    let o = isopredict(&[
+        "predict",
+        &s.arg("run/observed.json"),
+        "--level",
+        "si",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let p = &v["prediction"];
+    let facts = p["facts"].as_array().unwrap();
+    let mut numbered = 0;
+    for f in facts {
+        if f["kind"] == "so" {
+            assert!(f.get("number").is_none(), "{f}");
+        } else {
+            numbered += 1;
+            assert_eq!(f["number"], numbered, "numbered from 1 in order: {f}");
+        }
+    }
+    let mut cited = 0;
+    for e in p["cycle"].as_array().unwrap().iter().chain(facts) {
+        let premise: Vec<usize> = e["premise"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_u64().unwrap() as usize)
+            .collect();
+        assert!(premise.iter().all(|&i| i < facts.len()), "{e}");
+        let reason = e["reason"].as_str().unwrap();
+        for part in reason.split("(fact ").skip(1) {
+            let n: u64 = part.split(')').next().unwrap().parse().unwrap();
+            let i = facts
+                .iter()
+                .position(|f| f["number"] == n)
+                .unwrap_or_else(|| panic!("fact {n} is listed: {reason}"));
+            assert!(
+                premise.contains(&i),
+                "fact {n} is facts[{i}], in {premise:?}: {reason}"
+            );
+            cited += 1;
+        }
+    }
+    assert!(cited > 0, "this prediction cites a fact: {p}");
+}
+
 /// Issue 35 item 17: long work is not silent when standard error is not a terminal — a plain
 /// progress line per period (`ISOPREDICT_PROGRESS` sets the period, here a millisecond so that
 /// any run prints one; unset, a few seconds) naming the command and its stage — and the global

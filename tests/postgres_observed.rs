@@ -203,3 +203,79 @@ fn reproduce_does_not_call_an_observed_anomaly_reproduced() {
         );
     }
 }
+
+/// Issue 35 item 4 (sessions): a run on PostgreSQL records each session as one connection
+/// (`History::sessions_are_connections`), and no prediction from it at read committed has a
+/// transaction miss what an earlier transaction of its own session wrote — read the initial
+/// state, or an earlier write of its own session, of a key its session wrote since.
+#[test]
+fn predictions_from_a_database_run_keep_each_session_s_own_writes() {
+    let Some(url) = server("predictions_from_a_database_run_keep_each_session") else {
+        return;
+    };
+    let smallbank = workloads::by_name("smallbank").unwrap();
+    let database: Arc<dyn Backend> =
+        Arc::new(Postgres::new(&url, Isolation::ReadCommitted).unwrap());
+    let mut seen = 0;
+    for seed in 1..=3 {
+        let outcome = run_workload(
+            smallbank,
+            &RunOptions {
+                seed,
+                backend: Some(database.clone()),
+                ..options()
+            },
+        )
+        .unwrap();
+        let h = &outcome.observed.history;
+        assert!(h.sessions_are_connections(), "seed {seed}");
+        let mut options = PredictOptions::new(Level::ReadCommitted, Strategy::ApproxRelaxed);
+        options.max = 20;
+        let out = predict(h, &options).unwrap();
+        for p in &out.predictions {
+            let ph = &p.history;
+            assert!(
+                ph.sessions_are_connections(),
+                "the prediction carries the fact"
+            );
+            seen += 1;
+            for t in ph.committed_txns().filter(|&t| t != 0) {
+                let earlier: Vec<u32> = ph.sessions()[ph.txn(t).session as usize]
+                    .txns()
+                    .filter(|&u| u < t && ph.txn(u).is_committed())
+                    .collect();
+                for o in ph.txn(t).ops() {
+                    let op = ph.op(o);
+                    let Some(w) = ph.writer_txn(o).filter(|&w| w != t) else {
+                        continue;
+                    };
+                    if op.kind != isopredict::history::OpKind::Read {
+                        continue;
+                    }
+                    // The last earlier transaction of the session that wrote the key.
+                    let own = earlier
+                        .iter()
+                        .rev()
+                        .find(|&&u| ph.keys_written(u).contains(&op.key));
+                    if let Some(&u) = own {
+                        assert!(
+                            w != 0 && !(ph.txn(w).session == ph.txn(t).session && w < u),
+                            "seed {seed}: {} reads {} from {} although {} wrote it before",
+                            ph.txn_label(t),
+                            ph.key_name(op.key),
+                            ph.txn_label(w),
+                            ph.txn_label(u)
+                        );
+                    }
+                }
+            }
+        }
+        assert_ne!(
+            out.verdict,
+            Verdict::Unknown,
+            "seed {seed}: {:?}",
+            out.reason
+        );
+    }
+    assert!(seen > 0, "some prediction was checked");
+}

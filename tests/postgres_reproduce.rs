@@ -790,5 +790,29 @@ fn the_server_going_away_is_said_not_blamed_on_the_schedule() {
             "cut at {cut} of {total}: {}",
             r.summary
         );
+        // The schema the run could not drop is named, with the SQL that drops it; it is
+        // there on the server (which is back), and that SQL drops it.
+        let named = r
+            .summary
+            .split("DROP SCHEMA ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("cut at {cut} of {total}: no schema named: {}", r.summary));
+        assert!(named.starts_with("isopredict_"), "{}", r.summary);
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let exists = |client: &mut postgres::Client| {
+            client
+                .query_opt(
+                    "SELECT 1 FROM pg_namespace WHERE nspname = $1",
+                    &[&named.to_string()],
+                )
+                .unwrap()
+                .is_some()
+        };
+        assert!(exists(&mut client), "{named} is left on the server");
+        client
+            .batch_execute(&format!("DROP SCHEMA {named} CASCADE;"))
+            .unwrap();
+        assert!(!exists(&mut client));
     }
 }

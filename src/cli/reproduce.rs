@@ -78,6 +78,16 @@ pub struct Args {
 /// Reproduces; exit code 1 reproduced, 0 not reproduced (or not reproducible), 3 unknown, 2
 /// bad input.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // The database URL is bad input whatever the folder holds (an empty or hostless one
+    // would otherwise fail only when connecting, as if the server were down).
+    if args.store != "embedded" {
+        if let Err(e) =
+            isopredict::store::postgres::Postgres::new(&args.store, Isolation::ReadCommitted)
+        {
+            isopredict::ewriteln!("error: --store: {e}");
+            return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+        }
+    }
     if reproduce::is_app_folder(&args.run_dir) {
         return run_app(args);
     }

@@ -48,6 +48,8 @@
 //!   the schema statements the clients ran, in order (what `reproduce` creates first).
 //! - `"locked": true` (optional, on a read): a locked read ([`History::locked_reads`]), the
 //!   read of a single-statement read–modify–write; its transaction writes the key after it.
+//! - `"sessions_are_connections": true` (optional, top level; false when absent): each
+//!   session is one connection of a real database ([`History::sessions_are_connections`]).
 //! - `"after": [s, …]` (optional, per session): this session began after sessions `s` (0-based
 //!   positions in `sessions`) ended ([`History::sessions_after`]).
 //! - Optional fields: `id` (the input's own session or transaction id), `status`
@@ -81,6 +83,8 @@ struct Doc<'a> {
     version: u64,
     #[serde(default)]
     initial_value: Option<u64>,
+    #[serde(default)]
+    sessions_are_connections: bool,
     #[serde(borrow, default)]
     keys: Vec<&'a RawValue>,
     #[serde(borrow, default)]
@@ -442,6 +446,9 @@ pub fn read(bytes: &[u8], source: &str) -> Result<History, InputError> {
     if let Some(v) = doc.initial_value {
         p.builder.initial_value(v);
     }
+    if doc.sessions_are_connections {
+        p.builder.sessions_are_connections();
+    }
     p.keys(&doc.keys)?;
     let initial = match doc.initial {
         Some(raw) => Some(p.txn(raw, None, 0)?),
@@ -746,6 +753,9 @@ pub fn write(h: &History, out: &mut dyn Write) -> Result<(), FormatError> {
     if let Some(v) = implicit_value {
         writeln!(out, "  \"initial_value\": {v},")?;
     }
+    if h.sessions_are_connections() {
+        writeln!(out, "  \"sessions_are_connections\": true,")?;
+    }
     write!(out, "  \"keys\": [")?;
     for (i, name) in h.key_names().iter().enumerate() {
         if i > 0 {
@@ -1001,6 +1011,29 @@ mod tests {
         let g = read(&out, "j").unwrap();
         assert_eq!(g.unresolved(), h.unresolved());
         h.same_content(&g).unwrap();
+    }
+
+    /// `"sessions_are_connections"` round-trips; a file without it (every file written before
+    /// it existed) reads as logical sessions.
+    #[test]
+    fn sessions_that_are_connections_round_trip_and_default_to_false() {
+        let old = read_str(EXAMPLE).unwrap();
+        assert!(!old.sessions_are_connections());
+        let mut b = HistoryBuilder::new("m");
+        let x = b.key("x");
+        let s = b.session(None);
+        let t = b.begin(s, None);
+        b.write(t, x, Some(1), 0);
+        b.sessions_are_connections();
+        let h = b.build().unwrap();
+        assert!(h.sessions_are_connections());
+        let mut out = Vec::new();
+        write(&h, &mut out).unwrap();
+        assert!(String::from_utf8_lossy(&out).contains("\"sessions_are_connections\": true"));
+        let g = read(&out, "j").unwrap();
+        assert!(g.sessions_are_connections());
+        g.same_content(&h).unwrap();
+        assert!(g.same_content(&old).is_err());
     }
 
     #[test]

@@ -655,6 +655,13 @@ pub fn conversion_losses(history: &History, format: Format) -> Vec<String> {
              what an earlier one wrote"
         ));
     }
+    if history.sessions_are_connections() && format != Format::Json {
+        losses.push(format!(
+            "{format} cannot say that each session is one database connection: prediction may \
+             then have a transaction miss what an earlier transaction of its own session wrote \
+             or saw (executions a real database never gives)"
+        ));
+    }
     if matches!(format, Format::Awdit | Format::IsoPredict) {
         let aborted_reads = (0..history.ops().len() as history::OpId)
             .filter(|&o| {

@@ -169,6 +169,7 @@ pub struct HistoryBuilder {
     locked_cut: Vec<u32>,
     /// `(earlier, later)` session pairs given to [`Self::session_after`], in call order.
     after: Vec<(SessionId, SessionId)>,
+    sessions_are_connections: bool,
 }
 
 /// A known version order of one key, as given to [`HistoryBuilder::version_order`] (values
@@ -440,6 +441,7 @@ impl HistoryBuilder {
             locked: Vec::new(),
             locked_cut: Vec::new(),
             after: Vec::new(),
+            sessions_are_connections: false,
         }
     }
 
@@ -473,6 +475,16 @@ impl HistoryBuilder {
     /// order. [`Self::build`] rejects sessions never created and pairs that form a cycle.
     pub fn session_after(&mut self, later: SessionId, earlier: SessionId) {
         self.after.push((earlier, later));
+    }
+
+    /// Declares that every session is one client connection of a real database (a run on
+    /// PostgreSQL, a recording of `isopredict serve`): a session's transactions ran one after
+    /// another, each beginning after the one before it committed, so each sees every write
+    /// committed before it began — its own session's earlier writes and every write an earlier
+    /// transaction of its session saw ([`History::sessions_are_connections`]). Prediction keeps
+    /// that at every level.
+    pub fn sessions_are_connections(&mut self) {
+        self.sessions_are_connections = true;
     }
 
     /// Declares that the writes of `values` to `key` were installed in this order (each
@@ -856,6 +868,7 @@ impl HistoryBuilder {
             txn_keys_written,
             locked_reads,
             sessions_after,
+            sessions_are_connections: self.sessions_are_connections,
             key_writers: LazyIndex::default(),
             key_readers: LazyIndex::default(),
             txn_keys_read: LazyIndex::default(),

@@ -196,6 +196,9 @@ pub struct History {
     locked_reads: Vec<OpId>,
     /// `(earlier, later)`: session `later` began after session `earlier` ended, sorted.
     sessions_after: Vec<(SessionId, SessionId)>,
+    /// Whether each session is one connection of a real database
+    /// ([`History::sessions_are_connections`]).
+    sessions_are_connections: bool,
     /// Indexes built on first use (rc and ra use none of them: at 10^6 operations they are
     /// tens of megabytes that a check would build for nothing).
     key_writers: LazyIndex,
@@ -574,6 +577,20 @@ impl History {
         &self.sessions_after
     }
 
+    /// Whether each session is one client connection of a real database (a history recorded
+    /// on PostgreSQL by `run --store` or an application's sessions, or by `isopredict serve`):
+    /// a session's transactions ran one after another, each beginning after the previous one
+    /// committed, and a real database shows a transaction every write committed before it
+    /// began. So a transaction sees its session's earlier writes (read your writes) and every
+    /// write an earlier transaction of its session saw (monotonic reads), at every isolation
+    /// level — Biswas & Enea's read committed and read atomic do not require it, causal and
+    /// stronger levels do. Prediction keeps it (docs/prediction.md "Statements real databases
+    /// make atomic"). False for generated and imported histories, whose sessions may be
+    /// logical.
+    pub fn sessions_are_connections(&self) -> bool {
+        self.sessions_are_connections
+    }
+
     /// What the reader left out or assumed while building this history (e.g. Elle `:info`
     /// transactions whose writes nobody observed), one sentence each; empty for most inputs.
     pub fn input_notes(&self) -> &[String] {
@@ -706,6 +723,12 @@ impl History {
                 "sessions ordered after others differ ({} vs {} pairs)",
                 self.sessions_after.len(),
                 other.sessions_after.len()
+            ));
+        }
+        if self.sessions_are_connections != other.sessions_are_connections {
+            return Err(format!(
+                "sessions are connections in one only ({} vs {})",
+                self.sessions_are_connections, other.sessions_are_connections
             ));
         }
         if positions(self) != positions(other) {

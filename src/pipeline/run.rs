@@ -5,10 +5,12 @@
 //! 2. `check`: the observed run at the level, and a database's observed run at
 //!    serializability (a violation of either stops the run: it is what happened) → `Checked`;
 //! 3. `predict_anomaly`: an unserializable execution the level allows → `Predicted`;
-//! 4. `verify`: the prediction re-verified by the checkers → `Verified`;
-//! 5. `validate`: the workload replayed along it (same seed) → `Validated`;
-//! 6. `report_anomaly`: which procedure calls, which reads changed writer, the cycle, which
-//!    invariant broke, and the run's other distinct anomalies.
+//! 4. `validate`: the workload replayed along it (same seed) → `Validated`;
+//! 5. `distinct_anomalies` (`super::run_report`): the run's other distinct anomalies, each
+//!    replayed; when the first broke no invariant and another did, that one is detailed;
+//! 6. `verify`: the detailed prediction re-verified by the checkers → `Verified`;
+//! 7. `report_anomaly`: which procedure calls, which reads changed writer, the cycle, which
+//!    invariant broke.
 //!
 //! Every level question goes to `super::judge`. The report is built in `super::run_report`;
 //! [`write_run_files`] writes the histories, the anomaly's DOT and SVG, report.md and
@@ -28,7 +30,7 @@ pub use super::run_data::{PipelineError, RunOptions, RunOutcome};
 use super::run_data::{Recorded, Verified};
 pub use super::run_files::{write_run_files, RUN_FILES};
 pub use super::run_report::verdict_name;
-use super::run_report::{observed_report, report_anomaly};
+use super::run_report::{distinct_anomalies, observed_report, report_anomaly};
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
@@ -94,19 +96,34 @@ fn run_in_context(
     // An anomaly is found: from here a stop (Ctrl-C, SIGTERM) cuts the search for further
     // ones and the run reports what it found ([`crate::interrupt::keep_findings`]).
     crate::interrupt::keep_findings();
-    super::progress::stage("verifying the prediction");
-    let verified = verify(&prediction, options)?;
     super::progress::stage("validating by replay");
     let validated = validate(workload, options, &recorded, &prediction)?;
-    super::progress::stage("describing the anomaly");
     timings.validation_ms = validated.validation_ms;
+    super::progress::stage("searching for distinct anomalies");
+    let mut distinct = distinct_anomalies(
+        workload,
+        &recorded.config,
+        &recorded.run,
+        &recorded.keys,
+        options,
+        &prediction,
+        &validated.validation,
+    )?;
+    // The anomaly that broke the program's invariants, when the first did not, is detailed.
+    let (prediction, validation) = distinct
+        .lead
+        .take()
+        .unwrap_or((prediction, validated.validation));
+    super::progress::stage("verifying the prediction");
+    let verified = verify(&prediction, options)?;
+    super::progress::stage("describing the anomaly");
     let anomaly = report_anomaly(
         workload,
         options,
         &recorded,
-        &prediction,
+        (&prediction, &validation),
         &verified,
-        &validated.validation,
+        distinct,
         &mut report,
     )?;
     timings.distinct_search_ms = report.timings.distinct_search_ms;
@@ -116,7 +133,7 @@ fn run_in_context(
         report,
         observed: recorded.run,
         prediction: Some(prediction),
-        validation: Some(validated.validation),
+        validation: Some(validation),
         anomaly: Some(anomaly),
         observed_drawing: None,
         keys: recorded.keys,

@@ -138,11 +138,12 @@ pub(super) fn report_anomaly(
     workload: &dyn Workload,
     options: &RunOptions,
     recorded: &Recorded,
-    prediction: &Prediction,
+    lead: (&Prediction, &Validation),
     verified: &Verified,
-    validation: &Validation,
+    distinct: Distinct,
     report: &mut RunReport,
 ) -> Result<AnomalyGraph, PipelineError> {
+    let (prediction, validation) = lead;
     let level = options.level;
     let observed = &recorded.run;
     let keys = &recorded.keys;
@@ -186,26 +187,14 @@ pub(super) fn report_anomaly(
         options.strategy
     );
     let mut anomaly = explainer.anomaly_graph(prediction, title);
-    // (Its time counts in the total only.)
-    let (anomalies, search, search_ms) = distinct_anomalies(
-        workload,
-        &recorded.config,
-        observed,
-        keys,
-        options,
-        prediction,
-        validation,
-    )?;
-    // The drawing is of the first anomaly; a cut search is said in its title too.
-    if let Some(s) = search.as_ref().filter(|s| s.cut) {
+    // The drawing is of the detailed anomaly; a cut search is said in its title too.
+    if let Some(s) = distinct.search.as_ref().filter(|s| s.cut) {
         anomaly.note = Some(s.sentence.clone());
     }
-    if let Some(line) = invariant_breaker_besides_the_first(&anomalies) {
-        report.summary.push_str(&line);
-    }
-    report.anomalies = anomalies;
-    report.search = search;
-    report.timings.distinct_search_ms = search_ms;
+    report.anomalies = distinct.lines;
+    report.search = distinct.search;
+    // (Its time counts in the total only.)
+    report.timings.distinct_search_ms = distinct.search_ms;
     report.prediction = Some(section);
     report.validation = Some(ValidationSection {
         verdict: outcome.word().to_string(),
@@ -269,33 +258,6 @@ fn anomaly_summary(
     )
 }
 
-/// When the detailed (first) anomaly broke no invariant but another distinct one did, the
-/// sentence the headline adds about it: what broke the program's invariants leads the report
-/// too (its details are under Distinct anomalies).
-fn invariant_breaker_besides_the_first(anomalies: &[DistinctAnomalyLine]) -> Option<String> {
-    let (first, rest) = anomalies.split_first()?;
-    if !first.broken_invariants.is_empty() {
-        return None;
-    }
-    let (k, other) = rest
-        .iter()
-        .enumerate()
-        .find(|(_, a)| !a.broken_invariants.is_empty())?;
-    Some(format!(
-        " Another distinct anomaly of this run broke invariant{} {} when replayed: {}: {} \
-         (Distinct anomalies, number {}).",
-        if other.broken_invariants.len() == 1 {
-            ""
-        } else {
-            "s"
-        },
-        other.broken_invariants.join(", "),
-        other.name,
-        other.anomaly,
-        k + 2
-    ))
-}
-
 /// What the validating run's invariants say, as a clause of the headline: the ones it broke,
 /// that none broke, or that the workload checks none (so nothing about them was shown).
 fn invariant_clause(validation: &Validation) -> String {
@@ -316,12 +278,26 @@ fn invariant_clause(validation: &Validation) -> String {
     }
 }
 
+/// The run's distinct anomalies ([`distinct_anomalies`]).
+pub(super) struct Distinct {
+    /// One line each, the detailed one first.
+    pub lines: Vec<DistinctAnomalyLine>,
+    /// How the search for them ended (`None` when none ran).
+    pub search: Option<SearchSection>,
+    /// The search's time (ms).
+    pub search_ms: f64,
+    /// When the first prediction's replay broke no invariant but another's did: that
+    /// prediction and its replay, which the report details instead (what broke the program's
+    /// invariants leads the report; its line is first).
+    pub lead: Option<(Prediction, Validation)>,
+}
+
 /// The distinct anomalies of the run (`options.max` of them at most), how the search for them
-/// ended, and its time (ms): `first` (the prediction
-/// the report details, replayed as `first_validation`), then those of a search by the
-/// scalable engine for `options.max` predictions, each re-verified by the predictor, named in
-/// application terms ([`super::distinct::app_anomaly`]), kept when their anomaly is new, and
-/// replayed.
+/// ended, and its time (ms): `first` (the run's first prediction, replayed as
+/// `first_validation`), then those of a search by the scalable engine for `options.max`
+/// predictions, each re-verified by the predictor, named in application terms
+/// ([`super::distinct::app_anomaly`]), kept when their anomaly is new, and replayed. When
+/// `first` broke no invariant and another did, that one leads ([`Distinct::lead`]).
 pub(super) fn distinct_anomalies(
     workload: &dyn Workload,
     config: &RunConfig,
@@ -330,7 +306,7 @@ pub(super) fn distinct_anomalies(
     options: &RunOptions,
     first: &Prediction,
     first_validation: &Validation,
-) -> Result<(Vec<DistinctAnomalyLine>, Option<SearchSection>, f64), PipelineError> {
+) -> Result<Distinct, PipelineError> {
     let h = &observed.history;
     let mut predictions = vec![first.clone()];
     let search = super::distinct::more_predictions(
@@ -352,25 +328,26 @@ pub(super) fn distinct_anomalies(
         keys,
     };
     let mut lines = Vec::new();
+    // Per line: its prediction and (but the first's) its replay.
+    let mut replays: Vec<(usize, Option<Validation>)> = Vec::new();
     for i in super::distinct::first_of_each(&named)
         .into_iter()
         .take(options.max.max(1))
     {
         let p = &predictions[i];
-        let replay;
-        let validation = if i == 0 {
-            first_validation
+        let replay = if i == 0 {
+            None
         } else {
-            replay = workloads::validate(
+            Some(workloads::validate(
                 workload,
                 config,
                 Some(observed),
                 &p.history,
                 options.level,
                 options.timeout,
-            )?;
-            &replay
+            )?)
         };
+        let validation = replay.as_ref().unwrap_or(first_validation);
         let calls = anomaly_txns(p)
             .into_iter()
             .map(
@@ -395,9 +372,36 @@ pub(super) fn distinct_anomalies(
                 .map(|c| c.id.to_string())
                 .collect(),
         });
+        replays.push((i, replay));
     }
+    let lead = invariant_breaker_to_front(&mut lines).map(|k| {
+        let (i, replay) = replays.swap_remove(k);
+        let replay = replay.expect("a line after the first has its own replay");
+        (predictions.swap_remove(i), replay)
+    });
     let section = search_section(&search.end, lines.len(), options.max);
-    Ok((lines, section, search.seconds * 1000.0))
+    Ok(Distinct {
+        lines,
+        search: section,
+        search_ms: search.seconds * 1000.0,
+        lead,
+    })
+}
+
+/// When the first line's anomaly broke no invariant but a later one did: moves the first such
+/// line to the front and returns where it was. `run tpcc` (seed 1, causal) detailed a lost
+/// update on a counter that broke nothing while a Payment × Payment anomaly broke A1 and A8:
+/// what broke the program's invariants is what a reader needs first.
+fn invariant_breaker_to_front(lines: &mut Vec<DistinctAnomalyLine>) -> Option<usize> {
+    if lines.first()?.broken_invariants.is_empty() {
+        let k = lines
+            .iter()
+            .position(|line| !line.broken_invariants.is_empty())?;
+        let line = lines.remove(k);
+        lines.insert(0, line);
+        return Some(k);
+    }
+    None
 }
 
 /// The report's account of how the search for further distinct anomalies ended, after
@@ -524,30 +528,29 @@ mod tests {
     }
 
     #[test]
-    fn the_headline_names_an_anomaly_that_broke_invariants_when_the_first_did_not() {
-        // `run tpcc` (seed 1, causal): the detailed lost update on a counter broke nothing,
-        // the third distinct anomaly broke A1 and A8.
-        let lines = [
+    fn an_anomaly_that_broke_invariants_leads_when_the_first_did_not() {
+        // `run tpcc` (seed 1, causal): the first prediction, a lost update on a counter, broke
+        // nothing; the third distinct anomaly broke A1 and A8. It is detailed, and listed first.
+        let mut lines = vec![
             line("NewOrder × NewOrder on STOCK.S_REMOTE_CNT", &[]),
             line("NewOrder × NewOrder on ORDER_LINE (insert counter)", &[]),
             line("Payment × Payment on WAREHOUSE.W_YTD", &["A1", "A8"]),
         ];
+        assert_eq!(invariant_breaker_to_front(&mut lines), Some(2));
+        let order: Vec<&str> = lines.iter().map(|l| l.anomaly.as_str()).collect();
         assert_eq!(
-            invariant_breaker_besides_the_first(&lines).as_deref(),
-            Some(
-                " Another distinct anomaly of this run broke invariants A1, A8 when replayed: \
-                 lost update: Payment × Payment on WAREHOUSE.W_YTD (Distinct anomalies, number \
-                 3)."
-            )
+            order,
+            [
+                "Payment × Payment on WAREHOUSE.W_YTD",
+                "NewOrder × NewOrder on STOCK.S_REMOTE_CNT",
+                "NewOrder × NewOrder on ORDER_LINE (insert counter)"
+            ]
         );
-        // The first broke one itself, or none did: nothing to add.
-        assert_eq!(
-            invariant_breaker_besides_the_first(&[line("a", &["A1"]), line("b", &["A2"])]),
-            None
-        );
-        assert_eq!(
-            invariant_breaker_besides_the_first(&[line("a", &[]), line("b", &[])]),
-            None
-        );
+        // The first broke one itself, or none did: nothing moves.
+        for broken in [[&["A1"][..], &["A2"][..]], [&[][..], &[][..]]] {
+            let mut lines = vec![line("a", broken[0]), line("b", broken[1])];
+            assert_eq!(invariant_breaker_to_front(&mut lines), None);
+            assert_eq!(lines[0].anomaly, "a");
+        }
     }
 }

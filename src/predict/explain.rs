@@ -598,12 +598,19 @@ fn describe_edges(
             reason,
             via,
             premise: e.premise.clone(),
+            number: None,
         }
     };
-    (
-        cycle.iter().map(edge).collect(),
-        facts.unwrap_or_default().iter().map(edge).collect(),
-    )
+    let facts = facts.unwrap_or_default();
+    let numbered = facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| CycleEdge {
+            number: (!matches!(f.reason, EdgeReason::So)).then(|| fact_number(facts, i)),
+            ..edge(f)
+        })
+        .collect();
+    (cycle.iter().map(edge).collect(), numbered)
 }
 
 /// The short name of an edge kind.

@@ -378,6 +378,9 @@ pub(crate) fn build_prefix(
             }
         }
     }
+    if h.sessions_are_connections() {
+        builder.sessions_are_connections();
+    }
     // The connection order between the sessions kept, transitively through those left out.
     if !builder_session.is_empty() {
         let n = h.sessions().len();

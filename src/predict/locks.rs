@@ -1,4 +1,4 @@
-//! Two facts every real database gives, kept by prediction (issue 32 item 4; docs/
+//! The facts every real database gives, kept by prediction (issue 32 item 4; docs/
 //! prediction.md "Statements real databases make atomic"): a history is valid at a level
 //! *with its facts* when one commit order satisfies Biswas & Enea's axioms of the level
 //! (OOPSLA'19 §2.2, Fig. 2, Table 1) together with
@@ -13,7 +13,15 @@
 //!   by it wherever the level uses session order (`co`, causal's `hb = (so ∪ wr ∪ after)+`,
 //!   read atomic's `so`, prefix's snapshots), and at read committed — whose axiom has no
 //!   session order — a read of `l` sees every write of `e` as it sees an earlier read's
-//!   writer (a statement sees what committed before it began).
+//!   writer (a statement sees what committed before it began);
+//! - **sessions are connections** ([`History::sessions_are_connections`], a run on a real
+//!   database): a transaction began after its session's previous one committed, and sees
+//!   every write committed before it began. At read committed and read atomic — whose axioms
+//!   do not carry this — a read of `t3` sees every transaction that committed before `t3`
+//!   began: its `so ∪ after` predecessors and their `hb` ancestors (each committed before its
+//!   successor began, or was read by it). So a transaction reads its session's own earlier
+//!   writes and nothing older than what an earlier transaction of its session saw. Causal and
+//!   stronger levels already require it.
 //!
 //! Decided exactly in the integer style of IsoPredict (PLDI'24 §4.3) and of
 //! [`crate::ser::smt_si_pc`]: a position `q(t)` per committed transaction (the initial one at
@@ -30,7 +38,9 @@ use z3::ast::{Bool, Int};
 use z3::SatResult;
 
 use crate::check::Level;
-use crate::history::{History, OpKind, SessionId, TxnId, INITIAL_TXN, NO_WRITER};
+use crate::history::{
+    History, KeyId, OpId, OpKind, SessionId, TxnId, INITIAL_TXN, NO_SESSION, NO_WRITER,
+};
 
 /// Most committed transactions a predicted history with facts may have to be judged.
 pub(crate) const MAX_TXNS: usize = 5_000;
@@ -48,7 +58,7 @@ pub(crate) enum Facts {
 
 /// Whether `h` has any fact to keep.
 pub(crate) fn has_facts(h: &History) -> bool {
-    !h.locked_reads().is_empty() || !h.sessions_after().is_empty()
+    !h.locked_reads().is_empty() || !h.sessions_after().is_empty() || h.sessions_are_connections()
 }
 
 /// Whether another session began after session `s` ended: `s` is then part of every
@@ -104,19 +114,173 @@ pub(crate) fn judge_facts(h: &History, level: Level, deadline: Option<Instant>) 
             committed.len()
         ));
     }
-    let n = h.txn_count();
-    let sessions = h.sessions().len();
-    let closure = after_closure(h);
-    let session = |t: TxnId| h.txn(t).session as usize;
-    // `a`'s session is ordered before `b`'s by connection order.
-    let after = |a: TxnId, b: TxnId| {
-        a != INITIAL_TXN && b != INITIAL_TXN && closure[session(a) * sessions + session(b)]
+    let orders = match Orders::of(h, level, committed) {
+        Ok(orders) => orders,
+        Err(fail) => return fail,
     };
-    let is_committed = |t: TxnId| h.txn(t).is_committed();
+    let encoding = Encoding::new(h, level, deadline);
+    encoding.assert_orders(&orders);
+    encoding.assert_read_axioms(&orders);
+    encoding.assert_locked_reads(&orders);
+    encoding.verdict()
+}
 
-    // External reads of committed transactions from committed writers: (op, key, t1, t3).
-    let mut reads: Vec<(u32, u32, TxnId, TxnId)> = Vec::new();
-    for &t3 in &committed {
+/// An external read of a committed transaction from a committed writer other than itself.
+#[derive(Debug, Clone, Copy)]
+struct ExternalRead {
+    op: OpId,
+    key: KeyId,
+    writer: TxnId,
+    reader: TxnId,
+}
+
+/// What every commit order of a history with facts contains, fixed before the solver: the
+/// external reads, the edges of `so ∪ wr ∪ after`, and where a level's premises need them the
+/// happens-before ancestors and what each transaction began after.
+struct Orders<'h> {
+    h: &'h History,
+    level: Level,
+    committed: Vec<TxnId>,
+    sessions: usize,
+    /// [`after_closure`].
+    closure: Vec<bool>,
+    /// In transaction order, each transaction's reads in program order.
+    reads: Vec<ExternalRead>,
+    /// `so ∪ wr ∪ after`: session order by each transaction's committed predecessor, the
+    /// connection order by the last committed transaction of the earlier session and the first
+    /// of the later one; sorted, without repeats.
+    edges: Vec<(TxnId, TxnId)>,
+    /// Words of one transaction's bit set in `ancestors` and `seen_at_start`.
+    words: usize,
+    /// Per transaction, its `hb = (so ∪ wr ∪ after)+` ancestors (causal, and sessions that are
+    /// connections); else empty.
+    ancestors: Vec<u64>,
+    /// Sessions that are connections: per transaction, the transactions that committed before
+    /// it began — its `so ∪ after` predecessors and their `hb` ancestors (each of them
+    /// committed before its successor began or read it). Else empty.
+    seen_at_start: Vec<u64>,
+}
+
+impl<'h> Orders<'h> {
+    /// The orders of `h`'s committed transactions `committed` (the initial one excluded);
+    /// `Err` when a read's writer did not commit or `so ∪ wr ∪ after` is cyclic (no commit
+    /// order contains it).
+    fn of(h: &'h History, level: Level, committed: Vec<TxnId>) -> Result<Orders<'h>, Facts> {
+        let reads = external_reads(h, &committed)?;
+        let sessions = h.sessions().len();
+        let closure = after_closure(h);
+        let began_after = began_after_edges(h, &committed, &closure);
+        let mut edges = began_after.clone();
+        edges.extend(
+            reads
+                .iter()
+                .filter(|r| r.writer != INITIAL_TXN)
+                .map(|r| (r.writer, r.reader)),
+        );
+        edges.sort_unstable();
+        edges.dedup();
+        let n = h.txn_count();
+        let words = n.div_ceil(64);
+        let connections = h.sessions_are_connections()
+            && matches!(
+                level,
+                Level::ReadCommitted | Level::CutIsolation | Level::ReadAtomic
+            );
+        let mut ancestors = Vec::new();
+        let mut seen_at_start = Vec::new();
+        if level == Level::Causal || connections {
+            ancestors = hb_ancestors(n, &committed, &edges).ok_or_else(|| {
+                Facts::Fail(
+                    "session order, connection order and write-read order form a cycle".to_string(),
+                )
+            })?;
+        }
+        if connections {
+            seen_at_start = vec![0u64; n * words];
+            for &(a, b) in &began_after {
+                let (from, to) = (a as usize * words, b as usize * words);
+                for i in 0..words {
+                    let bits = ancestors[from + i];
+                    seen_at_start[to + i] |= bits;
+                }
+                seen_at_start[to + a as usize / 64] |= 1 << (a % 64);
+            }
+        }
+        Ok(Orders {
+            h,
+            level,
+            committed,
+            sessions,
+            closure,
+            reads,
+            edges,
+            words,
+            ancestors,
+            seen_at_start,
+        })
+    }
+
+    /// `a`'s session is ordered before `b`'s by connection order.
+    fn after(&self, a: TxnId, b: TxnId) -> bool {
+        let session = |t: TxnId| self.h.txn(t).session as usize;
+        a != INITIAL_TXN
+            && b != INITIAL_TXN
+            && self.closure[session(a) * self.sessions + session(b)]
+    }
+
+    /// `a` happens before `b` (causal, sessions that are connections).
+    fn hb(&self, a: TxnId, b: TxnId) -> bool {
+        self.ancestors[b as usize * self.words + a as usize / 64] >> (a % 64) & 1 == 1
+    }
+
+    /// Sessions that are connections: `a` committed before `b` began, so every read of `b`
+    /// sees it (`false` otherwise).
+    fn seen_at_start(&self, a: TxnId, b: TxnId) -> bool {
+        !self.seen_at_start.is_empty()
+            && self.seen_at_start[b as usize * self.words + a as usize / 64] >> (a % 64) & 1 == 1
+    }
+
+    /// The committed writers of `k` other than the initial state.
+    fn writers(&self, k: KeyId) -> impl Iterator<Item = TxnId> + '_ {
+        self.h
+            .writers_of(k)
+            .iter()
+            .copied()
+            .filter(move |&t| t != INITIAL_TXN && self.h.txn(t).is_committed())
+    }
+
+    /// Whether the axiom of a level without snapshots (rc, ra, causal) makes `t2`, another
+    /// writer of the key of `reads[i]`, come `co`-before the writer read.
+    fn premise(&self, i: usize, t2: TxnId) -> bool {
+        let ExternalRead { op, reader: t3, .. } = self.reads[i];
+        // The reader's other reads: those before `i` in program order and those after it.
+        let earlier = self.reads[..i].iter().rev().take_while(|r| r.reader == t3);
+        let later = self.reads[i + 1..].iter().take_while(|r| r.reader == t3);
+        match self.level {
+            Level::Causal => self.hb(t2, t3),
+            Level::ReadAtomic => {
+                self.h.so_before(t2, t3)
+                    || self.after(t2, t3)
+                    || self.seen_at_start(t2, t3)
+                    || earlier.chain(later).any(|r| r.writer == t2)
+            }
+            Level::ReadCommitted | Level::CutIsolation => {
+                self.after(t2, t3)
+                    || self.seen_at_start(t2, t3)
+                    || earlier.take_while(|r| r.op < op).any(|r| r.writer == t2)
+            }
+            Level::Prefix | Level::Snapshot | Level::Serializable | Level::StrictSerializable => {
+                false
+            }
+        }
+    }
+}
+
+/// The external reads of the committed transactions `committed`; `Err` when one reads from
+/// a transaction that did not commit.
+fn external_reads(h: &History, committed: &[TxnId]) -> Result<Vec<ExternalRead>, Facts> {
+    let mut reads = Vec::new();
+    for &t3 in committed {
         for o in h.txn(t3).ops() {
             let op = h.op(o);
             if op.kind != OpKind::Read {
@@ -126,33 +290,38 @@ pub(crate) fn judge_facts(h: &History, level: Level, deadline: Option<Instant>) 
             if t1 == NO_WRITER || t1 == t3 {
                 continue;
             }
-            if !is_committed(t1) {
-                return Facts::Fail(format!(
+            if !h.txn(t1).is_committed() {
+                return Err(Facts::Fail(format!(
                     "{} reads from {}, which did not commit",
                     h.txn_label(t3),
                     h.txn_label(t1)
-                ));
+                )));
             }
-            reads.push((o, op.key, t1, t3));
+            reads.push(ExternalRead {
+                op: o,
+                key: op.key,
+                writer: t1,
+                reader: t3,
+            });
         }
     }
-    let writers = |k: u32| {
-        h.writers_of(k)
-            .iter()
-            .copied()
-            .filter(move |&t| t != INITIAL_TXN && is_committed(t))
-    };
+    Ok(reads)
+}
 
-    // Order edges of so ∪ wr ∪ after (the last committed transaction of `e` before the first
-    // of `l`; session order carries the rest).
-    let mut edges: Vec<(TxnId, TxnId)> = Vec::new();
+/// The edges of `so ∪ after`, each from a transaction that committed before its target
+/// began: each committed transaction's committed session predecessor (the initial state for
+/// the first), and the last committed transaction of a session before the first of every
+/// session after it (session order carries the rest).
+fn began_after_edges(h: &History, committed: &[TxnId], closure: &[bool]) -> Vec<(TxnId, TxnId)> {
+    let sessions = h.sessions().len();
+    let mut edges = Vec::new();
     let mut first = vec![None; sessions];
     let mut last = vec![None; sessions];
-    for &t in &committed {
-        let p = h.so_predecessor(t).unwrap_or(INITIAL_TXN);
-        edges.push((p, t));
-        first[session(t)].get_or_insert(t);
-        last[session(t)] = Some(t);
+    for &t in committed {
+        let s = h.txn(t).session as usize;
+        edges.push((h.so_predecessor(t).unwrap_or(INITIAL_TXN), t));
+        first[s].get_or_insert(t);
+        last[s] = Some(t);
     }
     for e in 0..sessions {
         for l in 0..sessions {
@@ -163,182 +332,210 @@ pub(crate) fn judge_facts(h: &History, level: Level, deadline: Option<Instant>) 
             }
         }
     }
-    for &(_, _, t1, t3) in &reads {
-        if t1 != INITIAL_TXN {
-            edges.push((t1, t3));
-        }
-    }
-    edges.sort_unstable();
-    edges.dedup();
+    edges
+}
 
-    // Causal: `hb` as each transaction's ancestors (bit sets), in a topological order.
+/// Each transaction's ancestors by `edges` (bit sets of `n.div_ceil(64)` words per
+/// transaction), in a topological order from the initial state; `None` when `edges` has a
+/// cycle among `committed`.
+fn hb_ancestors(n: usize, committed: &[TxnId], edges: &[(TxnId, TxnId)]) -> Option<Vec<u64>> {
     let words = n.div_ceil(64);
-    let mut ancestors: Vec<u64> = Vec::new();
-    if level == Level::Causal {
-        let mut preds: Vec<Vec<TxnId>> = vec![Vec::new(); n];
-        let mut in_degree: Vec<u32> = vec![0; n];
-        let mut succs: Vec<Vec<TxnId>> = vec![Vec::new(); n];
-        for &(a, b) in &edges {
-            preds[b as usize].push(a);
-            succs[a as usize].push(b);
-            in_degree[b as usize] += 1;
-        }
-        let mut queue: Vec<TxnId> = vec![INITIAL_TXN];
-        queue.extend(
-            committed
-                .iter()
-                .copied()
-                .filter(|&t| in_degree[t as usize] == 0),
-        );
-        let mut head = 0;
-        while head < queue.len() {
-            let t = queue[head];
-            head += 1;
-            for &s in &succs[t as usize] {
-                in_degree[s as usize] -= 1;
-                if in_degree[s as usize] == 0 {
-                    queue.push(s);
-                }
-            }
-        }
-        if queue.len() < committed.len() + 1 {
-            return Facts::Fail(
-                "session order, connection order and write-read order form a cycle".to_string(),
-            );
-        }
-        ancestors = vec![0u64; n * words];
-        for &t in &queue {
-            for &p in &preds[t as usize] {
-                let (lo, hi) = (p as usize * words, t as usize * words);
-                for i in 0..words {
-                    let bits = ancestors[lo + i];
-                    ancestors[hi + i] |= bits;
-                }
-                ancestors[hi + p as usize / 64] |= 1 << (p % 64);
+    let mut preds: Vec<Vec<TxnId>> = vec![Vec::new(); n];
+    let mut in_degree: Vec<u32> = vec![0; n];
+    let mut succs: Vec<Vec<TxnId>> = vec![Vec::new(); n];
+    for &(a, b) in edges {
+        preds[b as usize].push(a);
+        succs[a as usize].push(b);
+        in_degree[b as usize] += 1;
+    }
+    let mut queue: Vec<TxnId> = vec![INITIAL_TXN];
+    queue.extend(
+        committed
+            .iter()
+            .copied()
+            .filter(|&t| in_degree[t as usize] == 0),
+    );
+    let mut head = 0;
+    while head < queue.len() {
+        let t = queue[head];
+        head += 1;
+        for &s in &succs[t as usize] {
+            in_degree[s as usize] -= 1;
+            if in_degree[s as usize] == 0 {
+                queue.push(s);
             }
         }
     }
-    let hb =
-        |a: TxnId, b: TxnId| ancestors[b as usize * words + a as usize / 64] >> (a % 64) & 1 == 1;
+    if queue.len() < committed.len() + 1 {
+        return None;
+    }
+    let mut ancestors = vec![0u64; n * words];
+    for &t in &queue {
+        for &p in &preds[t as usize] {
+            let (lo, hi) = (p as usize * words, t as usize * words);
+            for i in 0..words {
+                let bits = ancestors[lo + i];
+                ancestors[hi + i] |= bits;
+            }
+            ancestors[hi + p as usize / 64] |= 1 << (p % 64);
+        }
+    }
+    Some(ancestors)
+}
 
-    let solver = z3::Solver::new();
-    if let Some(left) = super::remaining(deadline) {
-        let mut params = z3::Params::new();
-        params.set_u32(
-            "timeout",
-            left.as_millis().clamp(1, u32::MAX as u128) as u32,
-        );
-        solver.set_params(&params);
+/// The solver, a position `q(t)` per committed transaction (the initial one at 0) and, at pc
+/// and si, a snapshot cut `c(t)`.
+struct Encoding {
+    level: Level,
+    solver: z3::Solver,
+    q: Vec<Option<Int>>,
+    cut: Vec<Option<Int>>,
+}
+
+impl Encoding {
+    fn new(h: &History, level: Level, deadline: Option<Instant>) -> Encoding {
+        let solver = z3::Solver::new();
+        if let Some(left) = super::remaining(deadline) {
+            let mut params = z3::Params::new();
+            params.set_u32(
+                "timeout",
+                left.as_millis().clamp(1, u32::MAX as u128) as u32,
+            );
+            solver.set_params(&params);
+        }
+        let n = h.txn_count() as TxnId;
+        let q: Vec<Option<Int>> = (0..n)
+            .map(|t| {
+                if t == INITIAL_TXN {
+                    Some(Int::from_i64(0))
+                } else if h.txn(t).is_committed() && h.txn(t).session != NO_SESSION {
+                    Some(Int::new_const(format!("q{t}")))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
+        let cut = (0..n)
+            .map(|t| {
+                (snapshots && t != INITIAL_TXN && q[t as usize].is_some())
+                    .then(|| Int::new_const(format!("c{t}")))
+            })
+            .collect();
+        Encoding {
+            level,
+            solver,
+            q,
+            cut,
+        }
     }
-    let q: Vec<Option<Int>> = (0..n as TxnId)
-        .map(|t| {
-            if t == INITIAL_TXN {
-                Some(Int::from_i64(0))
-            } else if is_committed(t) && h.txn(t).session != crate::history::NO_SESSION {
-                Some(Int::new_const(format!("q{t}")))
-            } else {
-                None
-            }
-        })
-        .collect();
-    let pos = |t: TxnId| q[t as usize].as_ref().expect("committed transaction");
-    let before = |a: TxnId, b: TxnId| -> Bool {
+
+    fn pos(&self, t: TxnId) -> &Int {
+        self.q[t as usize].as_ref().expect("committed transaction")
+    }
+
+    fn cut_of(&self, t: TxnId) -> &Int {
+        self.cut[t as usize].as_ref().expect("a snapshot cut")
+    }
+
+    /// `a` is `co`-before `b`.
+    fn before(&self, a: TxnId, b: TxnId) -> Bool {
         if b == INITIAL_TXN {
             Bool::from_bool(false)
         } else {
-            pos(a).lt(pos(b))
+            self.pos(a).lt(self.pos(b))
         }
-    };
-    for &(a, b) in &edges {
-        solver.assert(before(a, b));
     }
-    let snapshots = matches!(level, Level::Prefix | Level::Snapshot);
-    let cut: Vec<Option<Int>> = (0..n as TxnId)
-        .map(|t| {
-            (snapshots && t != INITIAL_TXN && q[t as usize].is_some())
-                .then(|| Int::new_const(format!("c{t}")))
-        })
-        .collect();
-    let cut_of = |t: TxnId| cut[t as usize].as_ref().expect("a snapshot cut");
-    if snapshots {
-        for &(a, b) in &edges {
-            // Every `so ∪ wr ∪ after` predecessor is inside the snapshot.
-            solver.assert(pos(a).lt(cut_of(b)));
+
+    fn snapshots(&self) -> bool {
+        matches!(self.level, Level::Prefix | Level::Snapshot)
+    }
+
+    /// `so ∪ wr ∪ after ⊆ co`; at pc and si every predecessor is inside the snapshot, each
+    /// snapshot is before its transaction, and (si) two writers of a key are not concurrent.
+    fn assert_orders(&self, orders: &Orders) {
+        for &(a, b) in &orders.edges {
+            self.solver.assert(self.before(a, b));
         }
-        for &t in &committed {
-            solver.assert(cut_of(t).lt(pos(t)));
+        if !self.snapshots() {
+            return;
         }
-        if level == Level::Snapshot {
-            for &t3 in &committed {
-                for &k in h.keys_written(t3) {
-                    for t4 in writers(k).filter(|&t4| t4 != t3) {
-                        solver.assert(Bool::or(&[pos(t3).lt(pos(t4)), pos(t4).lt(cut_of(t3))]));
+        for &(a, b) in &orders.edges {
+            self.solver.assert(self.pos(a).lt(self.cut_of(b)));
+        }
+        for &t in &orders.committed {
+            self.solver.assert(self.cut_of(t).lt(self.pos(t)));
+        }
+        if self.level == Level::Snapshot {
+            for &t3 in &orders.committed {
+                for &k in orders.h.keys_written(t3) {
+                    for t4 in orders.writers(k).filter(|&t4| t4 != t3) {
+                        self.solver.assert(Bool::or(&[
+                            self.pos(t3).lt(self.pos(t4)),
+                            self.pos(t4).lt(self.cut_of(t3)),
+                        ]));
                     }
                 }
             }
         }
     }
 
-    // The level's axiom for each read and each other writer of its key.
-    for (i, &(o, k, t1, t3)) in reads.iter().enumerate() {
-        for t2 in writers(k).filter(|&t2| t2 != t1 && t2 != t3) {
-            let premise = match level {
-                Level::Causal => hb(t2, t3),
-                Level::ReadAtomic => {
-                    h.so_before(t2, t3)
-                        || after(t2, t3)
-                        || reads[..i]
-                            .iter()
-                            .rev()
-                            .take_while(|r| r.3 == t3)
-                            .chain(reads[i + 1..].iter().take_while(|r| r.3 == t3))
-                            .any(|r| r.2 == t2)
+    /// The level's axiom for each read and each other writer of its key.
+    fn assert_read_axioms(&self, orders: &Orders) {
+        for (i, read) in orders.reads.iter().enumerate() {
+            let (t1, t3) = (read.writer, read.reader);
+            for t2 in orders.writers(read.key).filter(|&t2| t2 != t1 && t2 != t3) {
+                match self.level {
+                    Level::Prefix | Level::Snapshot => {
+                        self.solver.assert(Bool::or(&[
+                            self.before(t2, t1),
+                            self.cut_of(t3).lt(self.pos(t2)),
+                        ]));
+                    }
+                    Level::Serializable | Level::StrictSerializable => {
+                        self.solver
+                            .assert(Bool::or(&[self.before(t2, t1), self.before(t3, t2)]));
+                    }
+                    _ => {
+                        if orders.premise(i, t2) {
+                            self.solver.assert(self.before(t2, t1));
+                        }
+                    }
                 }
-                Level::ReadCommitted | Level::CutIsolation => {
-                    after(t2, t3)
-                        || reads[..i]
-                            .iter()
-                            .rev()
-                            .take_while(|r| r.3 == t3 && r.0 < o)
-                            .any(|r| r.2 == t2)
-                }
-                Level::Prefix | Level::Snapshot => {
-                    solver.assert(Bool::or(&[before(t2, t1), cut_of(t3).lt(pos(t2))]));
-                    false
-                }
-                Level::Serializable | Level::StrictSerializable => {
-                    solver.assert(Bool::or(&[before(t2, t1), before(t3, t2)]));
-                    false
-                }
-            };
-            if premise {
-                solver.assert(before(t2, t1));
             }
         }
     }
-    // Locked reads: no other writer of the key between the writer read and the reader.
-    for &o in h.locked_reads() {
-        let t = h.op(o).txn;
-        let w = h.read_from_txn_raw()[o as usize];
-        if !is_committed(t) || w == NO_WRITER || w == t {
-            continue;
-        }
-        for t2 in writers(h.op(o).key).filter(|&t2| t2 != w && t2 != t) {
-            solver.assert(Bool::or(&[before(t2, w), before(t, t2)]));
+
+    /// Locked reads: no other writer of the key between the writer read and the reader.
+    fn assert_locked_reads(&self, orders: &Orders) {
+        let h = orders.h;
+        for &o in h.locked_reads() {
+            let t = h.op(o).txn;
+            let w = h.read_from_txn_raw()[o as usize];
+            if !h.txn(t).is_committed() || w == NO_WRITER || w == t {
+                continue;
+            }
+            for t2 in orders.writers(h.op(o).key).filter(|&t2| t2 != w && t2 != t) {
+                self.solver
+                    .assert(Bool::or(&[self.before(t2, w), self.before(t, t2)]));
+            }
         }
     }
 
-    match crate::interrupt::check(&solver, |s| s.check()) {
-        SatResult::Sat => Facts::Hold,
-        SatResult::Unsat => Facts::Fail(format!(
-            "no commit order satisfies {} with its locked reads and connection order",
-            level.full_name()
-        )),
-        SatResult::Unknown => Facts::Unknown(
-            solver
-                .get_reason_unknown()
-                .unwrap_or_else(|| "unknown".to_string()),
-        ),
+    fn verdict(&self) -> Facts {
+        match crate::interrupt::check(&self.solver, |s| s.check()) {
+            SatResult::Sat => Facts::Hold,
+            SatResult::Unsat => Facts::Fail(format!(
+                "no commit order satisfies {} with its locked reads, connection order and \
+                 sessions",
+                self.level.full_name()
+            )),
+            SatResult::Unknown => Facts::Unknown(
+                self.solver
+                    .get_reason_unknown()
+                    .unwrap_or_else(|| "unknown".to_string()),
+            ),
+        }
     }
 }
 

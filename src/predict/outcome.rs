@@ -135,9 +135,15 @@ pub struct CycleEdge {
     /// ww: the transaction that reads `to`'s write of the key; rw: the one `from` reads it
     /// from (observed id).
     pub via: Option<TxnId>,
-    /// ww and rw: the chain of [`Prediction::facts`] (indices) that shows the "precedes" in
-    /// the reason (ww: `from` precedes `via`; rw: `via` precedes `to`).
+    /// ww and rw: the chain of [`Prediction::facts`] (0-based indices into that list, which
+    /// holds the session-order facts too) that shows the "precedes" in the reason (ww: `from`
+    /// precedes `via`; rw: `via` precedes `to`).
     pub premise: Vec<usize>,
+    /// A fact of [`Prediction::facts`] other than session order: the number the reasons cite
+    /// it by (`fact 2`; [`super::explain::fact_number`]). `None` for session-order facts
+    /// (self-evident, never cited or listed) and for the cycle's edges; left out of JSON then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number: Option<usize>,
 }
 
 /// A verified prediction.

@@ -530,9 +530,10 @@ impl<'h> Space<'h> {
     /// of `x` by `t` cannot read `c` when a writer `u` of `x` is forced before `t` and `c` is
     /// forced before `u`, where `u` is *forced before `t`* when `u`'s session ended before
     /// `t`'s began (it is whole in every prediction, and every level with the connection order
-    /// puts it `co`-before the writer `t` reads) or — a locked read — `u` is earlier in `t`'s
-    /// session and every choice of the group is locked (the lock puts every other writer
-    /// `co`-before the writer read or after `t`);
+    /// puts it `co`-before the writer `t` reads) or `u` is earlier in `t`'s session and either
+    /// every choice of the group is locked (the lock puts every other writer `co`-before the
+    /// writer read or after `t`) or the sessions are connections (`t` reads its own session's
+    /// writes, [`History::sessions_are_connections`]);
     /// and `c` is *forced before `u`* when it is t0, earlier in `u`'s session, or in a session
     /// that ended before `u`'s began. Reading `c` would need `u` `co`-before `c`. Only the
     /// last such `u` of each session matters (the relation is transitive). The observed writer
@@ -561,6 +562,9 @@ impl<'h> Space<'h> {
                 .units_of(g as u32)
                 .iter()
                 .all(|&u| self.ops_of(u).iter().any(|&o| h.is_locked_read(o)));
+            // An earlier writer in the reader's own session is forced before it when the read
+            // is locked or the session is a connection (it reads its own session's writes).
+            let own_session = locked || h.sessions_are_connections();
             // The last writer of the key of each session forced before the reader (writers
             // ascend by transaction id, so by session and position in it).
             forced.clear();
@@ -568,7 +572,7 @@ impl<'h> Space<'h> {
             for w in self.key_writers[slot].iter().filter(|w| w.node != 0) {
                 let u = self.node_txn[w.node as usize];
                 let s = sess(u);
-                let before_reader = after(s, l) || (locked && s == l && u < reader);
+                let before_reader = after(s, l) || (own_session && s == l && u < reader);
                 if !before_reader {
                     continue;
                 }

@@ -34,13 +34,19 @@ enum Op {
 /// Runs `program` serially (transactions one at a time, sessions in the order `picks` gives,
 /// every read seeing the latest write), marking the reads of `Inc` locked; then orders each
 /// pair `after` = (earlier, later) of sessions when the earlier one ended before the later
-/// one began in that run (others are dropped). Returns the history and the pairs kept.
+/// one began in that run (others are dropped); with `connections`, declares each session a
+/// connection ([`History::sessions_are_connections`]: a serial run keeps it). Returns the
+/// history and the pairs kept.
 fn serial_run(
     program: &[Vec<Vec<Op>>],
     picks: &[u8],
     after: &[(u32, u32)],
+    connections: bool,
 ) -> (History, Vec<(u32, u32)>) {
     let mut b = HistoryBuilder::new("locks");
+    if connections {
+        b.sessions_are_connections();
+    }
     let keys: Vec<_> = (0..3).map(|k| b.key(["x", "y", "z"][k])).collect();
     let sessions: Vec<_> = (0..program.len()).map(|_| b.session(None)).collect();
     let mut next = vec![0usize; program.len()];
@@ -158,6 +164,14 @@ fn facts_oracle(h: &History, level: Level) -> bool {
             }
         }
     }
+    // Sessions that are connections: `t2` committed before `t3` began (it is, or happens
+    // before, a transaction session- or connection-ordered before `t3`).
+    let began_after = |t2: TxnId, t3: TxnId| {
+        h.sessions_are_connections()
+            && txns
+                .iter()
+                .any(|&a| so2(a, t3) && (a == t2 || hb[t2 as usize * n + a as usize]))
+    };
     let writes = |t: TxnId, k: u32| h.keys_written(t).contains(&k);
     let mut order = txns.clone();
     permutations(&mut order, 0, &mut |order: &[TxnId]| {
@@ -182,9 +196,11 @@ fn facts_oracle(h: &History, level: Level) -> bool {
             {
                 let premise = match level {
                     Level::ReadCommitted => {
-                        conn(t2, t3) || reads.iter().any(|r| r.3 == t3 && r.0 < o && r.2 == t2)
+                        conn(t2, t3)
+                            || began_after(t2, t3)
+                            || reads.iter().any(|r| r.3 == t3 && r.0 < o && r.2 == t2)
                     }
-                    Level::ReadAtomic => so2(t2, t3) || wr(t2, t3),
+                    Level::ReadAtomic => so2(t2, t3) || wr(t2, t3) || began_after(t2, t3),
                     Level::Causal => hb[t2 as usize * n + t3 as usize],
                     Level::Prefix | Level::Snapshot => {
                         let snapshot = |t4: TxnId| {
@@ -256,7 +272,7 @@ fn predictions(h: &History, level: Level, strategy: Strategy, engine: Engine) ->
 }
 
 fn program_history(program: &[Vec<Vec<Op>>], after: &[(u32, u32)]) -> History {
-    serial_run(program, &[0], after).0
+    serial_run(program, &[0], after, false).0
 }
 
 use Op::{Inc, ReadThenWrite, R, W};
@@ -331,7 +347,7 @@ fn a_fixture_is_never_read_around() {
     options.max = usize::MAX;
     let out = predict(&without, &options).unwrap();
     assert!(reads_initial_x(&out), "without the order: read around");
-    let (with, kept) = serial_run(&program, &[0], &[(0, 1), (0, 2)]);
+    let (with, kept) = serial_run(&program, &[0], &[(0, 1), (0, 2)], false);
     assert_eq!(kept.len(), 2);
     assert_eq!(with.sessions_after(), &[(0, 1), (0, 2)]);
     for level in LEVELS {
@@ -344,6 +360,74 @@ fn a_fixture_is_never_read_around() {
             for p in &out.predictions {
                 assert!(facts_oracle(&p.history, level));
             }
+        }
+    }
+}
+
+/// Whether some prediction of `out` has the second transaction of the first session (T1.2)
+/// read `x` from a writer other than `observed` (a transaction id of the observed history,
+/// kept in the prediction).
+fn t12_reads_x_otherwise(out: &PredictOutcome, observed: TxnId) -> bool {
+    out.predictions.iter().any(|p| {
+        let h = &p.history;
+        let t12 = h.sessions()[0].txns().nth(1).expect("T1.2 is kept");
+        h.txn(t12).ops().any(|o| {
+            h.op(o).kind == OpKind::Read
+                && h.key_name(h.op(o).key) == "x"
+                && h.writer_txn(o) != Some(observed)
+        })
+    })
+}
+
+#[test]
+fn a_session_that_is_a_connection_reads_its_own_writes_and_never_goes_back() {
+    // Read your writes (issue 35 item 4, a fractured read inside one PostgreSQL session):
+    // T2.1 writes x and y; then T1.1 reads y (from T2.1) and writes x; T1.2 reads x (from
+    // T1.1). Biswas & Enea's read committed lets T1.2 read x from T2.1 or the initial state,
+    // missing its own session's write; a connection of a real database never does.
+    let program = vec![vec![vec![R(1), W(0)], vec![R(0)]], vec![vec![W(0), W(1)]]];
+    let own_write = |connections| serial_run(&program, &[1, 0, 0], &[], connections).0;
+    let (logical, connected) = (own_write(false), own_write(true));
+    let t11 = logical.sessions()[0].txns().next().unwrap();
+    assert!(!logical.sessions_are_connections() && connected.sessions_are_connections());
+    for engine in [Engine::Scalable, Engine::Paper] {
+        let mut options = PredictOptions::new(Level::ReadCommitted, Strategy::ApproxRelaxed);
+        options.engine = engine;
+        options.max = usize::MAX;
+        let out = predict(&logical, &options).unwrap();
+        assert!(
+            t12_reads_x_otherwise(&out, t11),
+            "{engine:?}: without the fact T1.2 misses T1.1's write"
+        );
+        for level in LEVELS {
+            for strategy in [Strategy::ApproxRelaxed, Strategy::ExactStrict] {
+                let out = predictions(&connected, level, strategy, engine);
+                assert!(
+                    !t12_reads_x_otherwise(&out, t11),
+                    "{level} {strategy:?} {engine:?}"
+                );
+                if level == Level::ReadCommitted {
+                    assert_eq!(
+                        out.verdict,
+                        Verdict::NoPrediction,
+                        "{strategy:?} {engine:?}"
+                    );
+                }
+            }
+        }
+    }
+    // Monotonic reads: T2.1 writes x; T1.1 and T1.2 both read it. Read atomic (and read
+    // committed) let T1.2 read the initial x after T1.1 saw T2.1's; a connection does not.
+    let program = vec![vec![vec![R(0)], vec![R(0)]], vec![vec![W(0)]]];
+    let went_back = |connections| serial_run(&program, &[1, 0, 0], &[], connections).0;
+    let (logical, connected) = (went_back(false), went_back(true));
+    let t21 = logical.sessions()[1].txns().next().unwrap();
+    for level in [Level::ReadAtomic, Level::ReadCommitted] {
+        for engine in [Engine::Scalable, Engine::Paper] {
+            let out = predictions(&logical, level, Strategy::ApproxRelaxed, engine);
+            assert!(t12_reads_x_otherwise(&out, t21), "{level} {engine:?}");
+            let out = predictions(&connected, level, Strategy::ApproxRelaxed, engine);
+            assert_eq!(out.verdict, Verdict::NoPrediction, "{level} {engine:?}");
         }
     }
 }
@@ -440,7 +524,8 @@ fn random_case(seed: u64) -> (History, Vec<(u32, u32)>) {
     let after: Vec<(u32, u32)> = (0..rng.below(3))
         .map(|_| (rng.below(3) as u32, rng.below(3) as u32))
         .collect();
-    serial_run(&program, &picks, &after)
+    let connections = rng.below(2) == 1;
+    serial_run(&program, &picks, &after, connections)
 }
 
 #[test]
@@ -453,7 +538,7 @@ fn predictions_keep_the_facts_and_are_found_when_they_exist() {
     let (mut found, mut none, mut facts_mattered) = (0, 0, 0);
     for seed in 0..cases {
         let (h, _) = random_case(seed);
-        if h.locked_reads().is_empty() && h.sessions_after().is_empty() {
+        if !locks::has_facts(&h) {
             continue;
         }
         // One level per case, in turn (each level gets a fifth of the cases).

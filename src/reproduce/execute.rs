@@ -332,9 +332,15 @@ pub fn execute(
         .gated(barriers.clone())
         .ok_or_else(|| ExecuteError::NotGateable(backend.describe()))?;
     let run = run_on(workload, config, gated.as_ref())?;
+    let database = run.database.as_ref();
     let failure = barriers
         .failure()
-        .or_else(|| run.database.as_ref().and_then(|d| d.failure.clone()));
+        .or_else(|| database.and_then(|d| d.failure.clone()))
+        .map(|f| match database.and_then(|d| d.schema_left.as_ref()) {
+            // The schema the server kept, named whichever failure is said.
+            Some(left) if !f.contains(left.as_str()) => format!("{f}; {left}"),
+            _ => f,
+        });
     let reads = compare_reads(predicted, &run.history, None);
     let limits = Limits {
         timeout,

@@ -36,6 +36,8 @@ pub use schedule::{schedule, schedule_reads, NoSchedule, Schedule, Step, StepKin
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use rustc_hash::FxHashSet;
+
 use crate::history::History;
 use crate::store::{Backend, Isolation, KeyDirectory, Table};
 use crate::verdict::Outcome;
@@ -159,74 +161,26 @@ pub struct Request<'a> {
     pub run_anomaly: Option<String>,
 }
 
-/// Reproduces `request.predicted` on the database (see the module documentation).
+/// Reproduces `request.predicted` on the database (see the module documentation): the
+/// observed run recorded again when it came from the embedded store, the prediction planned
+/// over it, the anomaly's transactions chosen, the run steered along a schedule, judged, and
+/// the reproducer files written. Each step that ends the reproduction early leaves its verdict
+/// and summary in the result.
 pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
-    let isolation = request.isolation;
-    let mut out = Reproduction::empty(isolation, ReproVerdict::Unknown, String::new());
+    let mut out = Reproduction::empty(request.isolation, ReproVerdict::Unknown, String::new());
     let rerecorded;
     let observed = if request.observed_on_embedded {
-        let scans = format!("{} scans", request.config.scan);
-        // First on the embedded store, where it was recorded: a difference there is the run
-        // folder's configuration (e.g. its scan mode), not the database.
-        if let Err(d) = turns::same_on_embedded(request.workload, &request.config, request.observed)
-        {
-            out.verdict = ReproVerdict::Unknown;
-            out.observed_again.push(format!(
-                "On the embedded store with {scans}: it differs from the observed run: {d}."
-            ));
-            out.summary = format!(
-                "The observed run cannot be recorded again: on the embedded store, with the \
-                 run's configuration ({scans}), it differs from the observed run: {d} (was it \
-                 recorded with another --scan, or another version of isopredict?)."
-            );
-            return Ok(out);
-        }
-        out.observed_again.push(format!(
-            "On the embedded store with {scans}: same as observed."
-        ));
-        let again = turns::record_in_turns(request.workload, &request.config, request.backend)
-            .and_then(
-                |h| match turns::committed_difference(request.observed, &h) {
-                    None => Ok(h),
-                    Some(d) => Err(format!("it differs from the observed run: {d}")),
-                },
-            );
-        match again {
-            Ok(h) => {
-                out.observed_again.push(format!(
-                    "On the database in turns with {scans}: same as observed ({} committed \
-                     transactions).",
-                    h.committed_txns().count().saturating_sub(1)
-                ));
+        match record_observed_again(request, &mut out) {
+            Some(h) => {
                 rerecorded = h;
                 &rerecorded
             }
-            Err(why) if server_went_away(&why) => {
-                out.verdict = ReproVerdict::Unknown;
-                out.observed_again
-                    .push(format!("On the database in turns with {scans}: {why}."));
-                out.summary = server_gone_summary(
-                    &why,
-                    "recording the observed run again on the database in turns",
-                );
-                return Ok(out);
-            }
-            Err(why) => {
-                out.verdict = ReproVerdict::Unknown;
-                out.observed_again
-                    .push(format!("On the database in turns with {scans}: {why}."));
-                out.summary = format!(
-                    "The observed run was recorded on the embedded store, which keeps no trace \
-                     of rolled-back transactions; recording it again on the database in turns \
-                     with {scans} (to run those too) failed: {why}."
-                );
-                return Ok(out);
-            }
+            None => return Ok(out),
         }
     } else {
         request.observed
     };
-    let plan = match plan::plan_history(observed, request.predicted) {
+    let predicted = match plan::plan_history(observed, request.predicted) {
         Ok(p) => p,
         Err(e) => {
             out.verdict = ReproVerdict::Unknown;
@@ -234,23 +188,102 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             return Ok(out);
         }
     };
-    let predicted = &plan;
-    let no_schedule = |out: &mut Reproduction, no: NoSchedule, what: &str| {
-        out.verdict = if no.gave_up {
-            ReproVerdict::Unknown
-        } else {
-            ReproVerdict::NotReproducible
-        };
-        out.summary = format!(
-            "Not reproducible at {}: {what} — {}.",
-            isolation.sql(),
-            no.reason
-        );
-        out.no_schedule = Some(no.reason);
+    let Some(core) = anomaly_core(&predicted, observed, request.isolation, &mut out) else {
+        return Ok(out);
     };
-    // The anomaly's transactions, and their schedule alone (the reproducer files).
-    // Preferring the predicted anomaly: a set of transactions that reads as observed shows
-    // an anomaly the observed run already had.
+    let Some(steered) = run_steered(request, &predicted, &core, &mut out)? else {
+        return Ok(out);
+    };
+    judge_run(request, &predicted, core, steered, &mut out);
+    Ok(out)
+}
+
+/// Step 1, for a run recorded on the embedded store (which keeps no trace of rolled-back
+/// transactions): the observed run recorded again, first on the embedded store with the run's
+/// configuration, then on the database in turns, each checked to be the same as observed.
+/// `None` (with the verdict and summary in `out`) when either differs or fails.
+fn record_observed_again(request: &Request<'_>, out: &mut Reproduction) -> Option<History> {
+    let scans = format!("{} scans", request.config.scan);
+    // First on the embedded store, where it was recorded: a difference there is the run
+    // folder's configuration (e.g. its scan mode), not the database.
+    if let Err(d) = turns::same_on_embedded(request.workload, &request.config, request.observed) {
+        out.verdict = ReproVerdict::Unknown;
+        out.observed_again.push(format!(
+            "On the embedded store with {scans}: it differs from the observed run: {d}."
+        ));
+        out.summary = format!(
+            "The observed run cannot be recorded again: on the embedded store, with the \
+             run's configuration ({scans}), it differs from the observed run: {d} (was it \
+             recorded with another --scan, or another version of isopredict?)."
+        );
+        return None;
+    }
+    out.observed_again.push(format!(
+        "On the embedded store with {scans}: same as observed."
+    ));
+    let again = turns::record_in_turns(request.workload, &request.config, request.backend)
+        .and_then(
+            |h| match turns::committed_difference(request.observed, &h) {
+                None => Ok(h),
+                Some(d) => Err(format!("it differs from the observed run: {d}")),
+            },
+        );
+    let why = match again {
+        Ok(h) => {
+            out.observed_again.push(format!(
+                "On the database in turns with {scans}: same as observed ({} committed \
+                 transactions).",
+                h.committed_txns().count().saturating_sub(1)
+            ));
+            return Some(h);
+        }
+        Err(why) => why,
+    };
+    out.verdict = ReproVerdict::Unknown;
+    out.observed_again
+        .push(format!("On the database in turns with {scans}: {why}."));
+    out.summary = if server_went_away(&why) {
+        server_gone_summary(
+            &why,
+            "recording the observed run again on the database in turns",
+        )
+    } else {
+        format!(
+            "The observed run was recorded on the embedded store, which keeps no trace \
+             of rolled-back transactions; recording it again on the database in turns \
+             with {scans} (to run those too) failed: {why}."
+        )
+    };
+    None
+}
+
+/// `out` says that no schedule exists at `isolation` (or the search gave up): `what` could
+/// not run so.
+fn say_no_schedule(out: &mut Reproduction, isolation: Isolation, no: NoSchedule, what: &str) {
+    out.verdict = if no.gave_up {
+        ReproVerdict::Unknown
+    } else {
+        ReproVerdict::NotReproducible
+    };
+    out.summary = format!(
+        "Not reproducible at {}: {what} — {}.",
+        isolation.sql(),
+        no.reason
+    );
+    out.no_schedule = Some(no.reason);
+}
+
+/// Step 2: the anomaly's transactions, with their schedule alone (the reproducer files).
+/// Preferring the predicted anomaly: a set of transactions that reads as observed shows an
+/// anomaly the observed run already had. `None` (with the verdict and summary in `out`) when
+/// there is nothing to reproduce, the anomaly was already observed, or its transactions have
+/// no schedule.
+fn anomaly_core(
+    predicted: &History,
+    observed: &History,
+    isolation: Isolation,
+    out: &mut Reproduction,
+) -> Option<Minimized> {
     let mut runnable = |m: &Minimized| -> bool {
         !already_observed(m, predicted, observed)
             && schedule(&m.history, isolation).is_ok()
@@ -259,7 +292,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     let Some(core) = minimize::minimize_runnable(predicted, &mut runnable) else {
         out.verdict = ReproVerdict::Unknown;
         out.summary = "Nothing to reproduce: the decision core does not find the predicted history unserializable (or cannot decide).".to_string();
-        return Ok(out);
+        return None;
     };
     out.transactions = core.origin[1..]
         .iter()
@@ -278,34 +311,56 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
                 .as_deref()
                 .map_or_else(String::new, |a| format!(" ({a})"))
         );
-        return Ok(out);
+        return None;
     }
-    let core = match core.with_schedule(isolation, predicted) {
-        Ok(c) => c,
+    match core.with_schedule(isolation, predicted) {
+        Ok(c) => Some(c),
         Err(no) => {
             let what = format!(
                 "the anomaly's transactions ({}) cannot run so that each of their reads sees its predicted writer",
                 out.transactions.join(", ")
             );
-            no_schedule(&mut out, no, &what);
-            return Ok(out);
+            say_no_schedule(out, isolation, no, &what);
+            None
         }
-    };
-    // The whole run, with the anomaly's reads steered; re-planned when a free read sends
-    // the workload's code down another path ([`replan`]).
+    }
+}
+
+/// The whole run steered along a schedule ([`run_steered`]).
+struct Steered {
+    schedule: Schedule,
+    exec: execute::Execution,
+    keys: KeyDirectory,
+    /// The reads compared: the anomaly's, and those re-planning steered.
+    needed: FxHashSet<crate::history::OpId>,
+    replans: Vec<String>,
+    /// Why the run left its plan where re-planning could not steer it.
+    unfollowed: Option<String>,
+}
+
+/// Step 3: the whole run, with the anomaly's reads steered; re-planned when a free read sends
+/// the workload's code down another path ([`replan`]). `None` (with the verdict and summary
+/// in `out`) when no schedule gives the reads their writers.
+fn run_steered(
+    request: &Request<'_>,
+    predicted: &History,
+    core: &Minimized,
+    out: &mut Reproduction,
+) -> Result<Option<Steered>, ExecuteError> {
+    let isolation = request.isolation;
     let mut needed = core.needed_reads(predicted);
     let mut replans: Vec<String> = Vec::new();
-    let mut unfollowed: Option<String> = None;
-    let (schedule, exec, keys) = loop {
+    loop {
         let schedule = match schedule_reads(predicted, isolation, &needed) {
             Ok(s) => s,
             Err(no) if replans.is_empty() => {
-                no_schedule(
-                    &mut out,
+                say_no_schedule(
+                    out,
+                    isolation,
                     no,
                     "the workload's sessions cannot run so that the anomaly's reads see their predicted writers",
                 );
-                return Ok(out);
+                return Ok(None);
             }
             Err(no) => {
                 out.verdict = ReproVerdict::NotReproduced;
@@ -317,7 +372,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
                     no.reason
                 );
                 out.no_schedule = Some(no.reason);
-                return Ok(out);
+                return Ok(None);
             }
         };
         let exec = execute::execute(
@@ -336,11 +391,22 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         );
         let named = keys.rename(predicted);
         let recorded = keys.rename(&exec.run.history);
-        let Some(change) = replan::path_change(&named, &recorded, &needed, exec.diverged) else {
-            break (schedule, exec, keys);
+        let mut steered = Steered {
+            schedule,
+            exec,
+            keys,
+            needed: FxHashSet::default(),
+            replans: Vec::new(),
+            unfollowed: None,
+        };
+        let Some(change) = replan::path_change(&named, &recorded, &needed, steered.exec.diverged)
+        else {
+            steered.needed = needed;
+            steered.replans = replans;
+            return Ok(Some(steered));
         };
         if change.reads.is_empty() || replans.len() >= replan::MAX_REPLANS {
-            unfollowed = Some(if change.reads.is_empty() {
+            steered.unfollowed = Some(if change.reads.is_empty() {
                 format!(
                     "{}, although every read before it saw its planned writer (a writer \
                      computed another value than in the plan), so re-planning cannot steer it",
@@ -349,12 +415,35 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             } else {
                 format!("{} (after {} re-plans)", change.what, replans.len())
             });
-            break (schedule, exec, keys);
+            steered.needed = needed;
+            steered.replans = replans;
+            return Ok(Some(steered));
         }
         let texts: Vec<&str> = change.reads.iter().map(|(_, t)| t.as_str()).collect();
         replans.push(format!("{} because {}", change.what, texts.join(" and ")));
         needed.extend(change.reads.iter().map(|&(o, _)| o));
-    };
+    }
+}
+
+/// Step 4: the steered run judged — every read the anomaly needs compared with its predicted
+/// writer, the recorded history's serializability, the anomaly named — the verdict and summary,
+/// and the reproducer files.
+fn judge_run(
+    request: &Request<'_>,
+    predicted: &History,
+    core: Minimized,
+    steered: Steered,
+    out: &mut Reproduction,
+) {
+    let isolation = request.isolation;
+    let Steered {
+        schedule,
+        exec,
+        keys,
+        needed,
+        replans,
+        unfollowed,
+    } = steered;
     let run = &exec.run;
     let named = keys.rename(predicted);
     // The reproducer speaks the application's terms too.
@@ -362,7 +451,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
         history: keys.rename(&core.history),
         ..core
     };
-    out.replans = replans.clone();
+    out.replans = replans;
     out.schedule = Some(schedule.to_text(&named));
     out.database = run.database.as_ref().map(|d| d.database.clone());
     let recorded = keys.rename(&run.history);
@@ -412,19 +501,50 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
     let reproduced = out.failure.is_none()
         && out.differing_reads.is_empty()
         && exec.serializable == Outcome::Violated;
-    let server_gone = out.failure.as_deref().filter(|f| server_went_away(f));
-    out.verdict = if reproduced {
+    out.verdict = verdict_of(out, reproduced, exec.serializable);
+    out.summary = summary_of(out, &version, exec.serializable);
+    let ctx = files::Context {
+        origin: request.origin.clone(),
+        anomaly: out.anomaly.clone(),
+        anomaly_description: out.anomaly_description.clone(),
+        calls,
+        broken_invariants: out.broken_invariants.clone(),
+        reproduced_on: reproduced.then(|| format!("{version} at {}", isolation.sql())),
+    };
+    out.spec_reads = files::spec_steps(&core, &named)
+        .into_iter()
+        .filter_map(|s| Some((s.name, s.expect?)))
+        .collect();
+    out.files.push((
+        "reproducer.spec".to_string(),
+        files::spec(&core, &named, &ctx),
+    ));
+    out.files.extend(files::session_files(&core, &named));
+    out.files
+        .push(("README.md".to_string(), files::readme(&core, &named, &ctx)));
+}
+
+/// The verdict of a steered run: reproduced, unknown when the server went away or
+/// serializability is undecided with every read as planned, else not reproduced.
+fn verdict_of(out: &Reproduction, reproduced: bool, serializable: Outcome) -> ReproVerdict {
+    let server_gone = out.failure.as_deref().is_some_and(server_went_away);
+    if reproduced {
         ReproVerdict::Reproduced
-    } else if server_gone.is_some()
+    } else if server_gone
         || (out.failure.is_none()
             && out.differing_reads.is_empty()
-            && exec.serializable == Outcome::Unknown)
+            && serializable == Outcome::Unknown)
     {
         ReproVerdict::Unknown
     } else {
         ReproVerdict::NotReproduced
-    };
-    out.summary = match out.verdict {
+    }
+}
+
+/// The summary of a steered run with its verdict set, on the database `version`.
+fn summary_of(out: &Reproduction, version: &str, serializable: Outcome) -> String {
+    let isolation = out.isolation;
+    match out.verdict {
         ReproVerdict::Reproduced => format!(
             "Reproduced on {version} at {}: {} — all {} reads the anomaly needs got their predicted writers, and the recorded history is unserializable{}.",
             isolation.sql(),
@@ -435,7 +555,7 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
             } else {
                 format!("; broken: {}", out.broken_invariants.join("; "))
             }
-        ) + &renamed(&out) + &replanned(&out.replans),
+        ) + &renamed(out) + &replanned(&out.replans),
         ReproVerdict::NotReproduced => {
             let mut why = Vec::new();
             if let Some(f) = &out.failure {
@@ -452,44 +572,23 @@ pub fn reproduce(request: &Request<'_>) -> Result<Reproduction, ExecuteError> {
                     out.differing_reads[0].predicted
                 ));
             }
-            if why.is_empty() && exec.serializable == Outcome::Consistent {
+            if why.is_empty() && serializable == Outcome::Consistent {
                 why.push("the recorded history is serializable".to_string());
             }
             format!(
                 "Not reproduced on {version} at {}: {}.",
                 isolation.sql(),
                 why.join("; ")
-            ) + &renamed(&out) + &replanned(&out.replans)
+            ) + &renamed(out) + &replanned(&out.replans)
         }
-        _ => match server_gone {
+        _ => match out.failure.as_deref().filter(|f| server_went_away(f)) {
             Some(f) => server_gone_summary(f, "running the schedule"),
             None => format!(
                 "Unknown: every predicted read got its writer on {version} at {}, but whether the recorded history is serializable is undecided.",
                 isolation.sql()
             ),
         },
-    };
-    {
-        let m = &core;
-        let ctx = files::Context {
-            origin: request.origin.clone(),
-            anomaly: out.anomaly.clone(),
-            anomaly_description: out.anomaly_description.clone(),
-            calls,
-            broken_invariants: out.broken_invariants.clone(),
-            reproduced_on: reproduced.then(|| format!("{version} at {}", isolation.sql())),
-        };
-        out.spec_reads = files::spec_steps(m, &named)
-            .into_iter()
-            .filter_map(|s| Some((s.name, s.expect?)))
-            .collect();
-        out.files
-            .push(("reproducer.spec".to_string(), files::spec(m, &named, &ctx)));
-        out.files.extend(files::session_files(m, &named));
-        out.files
-            .push(("README.md".to_string(), files::readme(m, &named, &ctx)));
     }
-    Ok(out)
 }
 
 /// Whether every read `m` needs (of the plan `predicted`) has in the observed run the writer
@@ -513,7 +612,7 @@ fn server_gone_summary(failure: &str, doing: &str) -> String {
         "Unknown: the server went away (or dropped the connection) while {doing} ({failure}). \
          Nothing was learned about \
          the prediction — the schedule is not to blame; run `isopredict reproduce` again once \
-         the server is back (a schema the run could not drop, isopredict_*, may be left on it)."
+         the server is back."
     )
 }
 

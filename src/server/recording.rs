@@ -278,6 +278,8 @@ impl Recorder {
                 }
             }
         }
+        // Each session is one client connection.
+        b.sessions_are_connections();
         // Connections that opened after setup connections had closed see everything those
         // committed.
         for (s, info) in self.sessions.iter().enumerate() {

@@ -80,6 +80,10 @@ pub struct DatabaseRun {
     /// Why the run ended early (e.g. the server went away); `None` when every session ran
     /// to completion. The history is still well-formed: every transaction up to then.
     pub failure: Option<String>,
+    /// When the run's schema could not be dropped (the server went away): the sentence naming
+    /// it and the SQL that drops it (also at the end of [`Self::failure`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_left: Option<String>,
 }
 
 /// A database's isolation level, as requested with `SET TRANSACTION ISOLATION LEVEL`.

@@ -126,13 +126,28 @@ pub fn redact_password(store: &str) -> String {
 impl Postgres {
     /// The server at `url` (`postgres://user@host:port/db` or a key=value string), at
     /// `isolation`. Nothing is contacted yet.
+    ///
+    /// Errors (bad input, before any connection): an empty string, one that does not parse,
+    /// and one that names no server host (which would only fail when connecting).
     pub fn new(url: &str, isolation: Isolation) -> Result<Postgres, BackendError> {
+        const SHAPE: &str = "a PostgreSQL URL looks like postgres://user@host:5432/dbname";
+        if url.trim().is_empty() {
+            return Err(BackendError::Database(format!(
+                "empty, but it needs the database: {SHAPE}"
+            )));
+        }
         let mut config: Config = url.parse().map_err(|e| {
             BackendError::Database(format!(
-                "not a PostgreSQL connection string: {}: {e}",
+                "not a PostgreSQL connection string: {}: {e} ({SHAPE})",
                 redact_password(url)
             ))
         })?;
+        if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+            return Err(BackendError::Database(format!(
+                "{:?} names no server host ({SHAPE})",
+                redact_password(url)
+            )));
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
@@ -417,6 +432,9 @@ fn build_history(
 ) -> Result<(History, FxHashMap<u64, TxnId>), InputError> {
     let read_from_others = read_by_others(sessions);
     let mut b = HistoryBuilder::new(source);
+    // One connection per session (a lost one is re-opened before the session's next
+    // transaction, which still begins after the previous one ended).
+    b.sessions_are_connections();
     let mut keys: FxHashMap<String, u32> = FxHashMap::default();
     let mut key = |b: &mut HistoryBuilder, name: &str| -> u32 {
         if let Some(&k) = keys.get(name) {
@@ -1205,6 +1223,8 @@ struct Ended {
 pub(crate) struct SchemaGuard {
     config: Config,
     schema: String,
+    /// Dropped already ([`SchemaGuard::drop_now`]).
+    done: bool,
     _cleanup: crate::interrupt::CleanupGuard,
 }
 
@@ -1214,22 +1234,45 @@ impl SchemaGuard {
         SchemaGuard {
             config: config.clone(),
             schema: schema.to_string(),
-            _cleanup: crate::interrupt::register_cleanup(Box::new(move || drop_schema(&c, &s))),
+            done: false,
+            _cleanup: crate::interrupt::register_cleanup(Box::new(move || {
+                drop_schema(&c, &s);
+            })),
         }
+    }
+
+    /// Drops the schema now: `None` when it is gone, else the sentence that says which schema
+    /// is left on the server and the SQL that drops it (the server went away: nothing can
+    /// reach it now).
+    pub(crate) fn drop_now(mut self) -> Option<String> {
+        self.done = true;
+        (!drop_schema(&self.config, &self.schema)).then(|| schema_left_sentence(&self.schema))
     }
 }
 
 impl Drop for SchemaGuard {
     fn drop(&mut self) {
-        drop_schema(&self.config, &self.schema);
+        if !self.done {
+            drop_schema(&self.config, &self.schema);
+        }
     }
 }
 
-/// `DROP SCHEMA schema CASCADE` on a connection of its own (errors ignored: best effort).
-fn drop_schema(config: &Config, schema: &str) {
-    if let Ok(mut conn) = config.connect(NoTls) {
-        let _ = conn.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
-    }
+/// What a run that could not drop its schema `schema` says: which schema is left, and how to
+/// drop it.
+pub fn schema_left_sentence(schema: &str) -> String {
+    format!(
+        "its schema {schema} could not be dropped and is left on the server: once the server is \
+         back, drop it with `DROP SCHEMA {schema} CASCADE;`"
+    )
+}
+
+/// `DROP SCHEMA schema CASCADE` on a connection of its own (best effort): whether it is gone.
+fn drop_schema(config: &Config, schema: &str) -> bool {
+    config.connect(NoTls).is_ok_and(|mut conn| {
+        conn.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            .is_ok()
+    })
 }
 
 /// A unique schema name for one run.
@@ -1346,8 +1389,14 @@ impl Backend for Postgres {
         let version = Postgres::server_version(&mut admin);
         let schema = schema_name();
         let schema_guard = SchemaGuard::new(&self.config, &schema);
-        self.set_up(&mut admin, &schema, &initial)
-            .map_err(|e| BackendError::Database(format!("setting up the tables: {e}")))?;
+        if let Err(e) = self.set_up(&mut admin, &schema, &initial) {
+            let left = schema_guard
+                .drop_now()
+                .map_or(String::new(), |l| format!("; {l}"));
+            return Err(BackendError::Database(format!(
+                "setting up the tables: {e}{left}"
+            )));
+        }
         let recorder = Recorder::new();
         if self.record {
             let data = initial.data();
@@ -1439,7 +1488,7 @@ impl Backend for Postgres {
         }
         let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
         let final_state = self.final_state(&schema);
-        drop(schema_guard);
+        let schema_left = schema_guard.drop_now();
         let recorded = recorder.sessions();
         let initial_keys = recorder.initial.lock().expect("recorder lock").clone();
         let (history, ids) = build_history(&job.name, &initial_keys, &recorded)?;
@@ -1509,6 +1558,11 @@ impl Backend for Postgres {
                 (Store::new(ReadPolicy::Latest)?, Some(all.join("; ")))
             }
         };
+        // A run the server's going away cut short says which schema it left behind.
+        let failure = match (failure, &schema_left) {
+            (Some(f), Some(left)) => Some(format!("{f}; {left}")),
+            (failure, _) => failure,
+        };
         Ok(Execution {
             history,
             commit_order,
@@ -1525,6 +1579,7 @@ impl Backend for Postgres {
                 unknown_outcome: unknown,
                 elapsed_ms,
                 failure,
+                schema_left,
             }),
         })
     }
