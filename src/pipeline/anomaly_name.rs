@@ -669,6 +669,34 @@ mod tests {
         );
     }
 
+    /// One name per anomaly: the row a prediction is named by here (`predict`'s text and
+    /// `--json`, `run`'s and `reproduce`'s reports) is the row the decision core's classifier
+    /// (`verdict::anomaly_of`: `check`'s text and `--json`) gives the same history checked at
+    /// serializability, with the same words.
+    #[test]
+    fn a_prediction_and_its_check_name_the_same_row() {
+        use crate::verdict::{decide, EvidenceChoice, Input, Limits, Outcome};
+        for (h, level) in [
+            (lost_update_or_write_skew(false), Level::Prefix),
+            (lost_update_or_write_skew(true), Level::Snapshot),
+            (read_only_anomaly(), Level::Snapshot),
+        ] {
+            let predicted = name(&h, level).id;
+            let input = Input::of(&h).unwrap();
+            let v = decide(
+                &input,
+                Level::Serializable,
+                EvidenceChoice::Auto,
+                &Limits::default(),
+            )
+            .unwrap();
+            assert_eq!(v.verdict, Outcome::Violated);
+            let checked = v.anomaly_names.as_ref().map(|n| n.id);
+            assert_eq!(checked, Some(predicted), "{:?}", v.anomaly);
+            assert_eq!(v.anomaly.as_deref(), Some(predicted.name()));
+        }
+    }
+
     #[test]
     fn names_the_read_only_anomaly_and_its_calls() {
         let h = read_only_anomaly();
