@@ -10,7 +10,8 @@
 //! before it; `tests/layout.rs` keeps the graph acyclic):
 //! - [`history`]: the data model and its validating builder.
 //! - [`error`]: input errors that name the file, the line and the problem.
-//! - [`dot`]: quoting shared by every DOT rendering.
+//! - [`dot`]: the one DOT writer every DOT rendering writes through.
+//! - [`shrink`]: the one delta-debugging shrinker (a set shrunk while a test still fails).
 //! - [`check`]: isolation levels and the checkers.
 //! - [`formats`]: reading, writing and detecting history formats.
 //! - [`ser`]: SER / SI / PC: prefix search, split reductions, components, an SMT engine, named
@@ -45,6 +46,7 @@ pub mod report;
 pub mod reproduce;
 pub mod ser;
 pub mod server;
+pub mod shrink;
 pub mod stable_hash;
 pub mod store;
 pub mod verdict;

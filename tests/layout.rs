@@ -30,6 +30,7 @@ const LAYERS: &[&str] = &[
     "dot",
     "stable_hash",
     "printable",
+    "shrink",
     // The data model.
     "history",
     // Random histories, from the data model alone.

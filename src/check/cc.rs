@@ -38,7 +38,7 @@ use super::cc_clock::LINEAR_SCAN_FACTOR;
 use super::cc_clock::{Clock, Clocks};
 use super::graph::{CommitGraph, EdgeList, SESSION_ORDER};
 use super::read_consistency::NONE;
-use crate::history::{History, OpId, TxnId, INITIAL_TXN};
+use crate::history::{History, OpId, Operation, TxnId, INITIAL_TXN};
 
 /// Up to this many sessions clocks are dense arrays of one entry per session (4 bytes each;
 /// the per-session clocks cost k² entries, 64 MiB at this bound); beyond, sparse.
@@ -453,7 +453,10 @@ impl Clocks for SparseClocks {
     }
 }
 
-/// [`saturate`] with the given clocks (see the module documentation).
+/// [`saturate`] with the given clocks (see the module documentation): along the topological
+/// order, each committed transaction `t3`'s clock is its session predecessor's joined with its
+/// writers', then each of its reads derives the ww edges from the writers that happen before
+/// `t3` but not before the writer read.
 fn saturate_in<C: Clocks>(
     history: &History,
     external_writer: &[TxnId],
@@ -463,52 +466,8 @@ fn saturate_in<C: Clocks>(
     mut clocks: C,
     limits: &CcLimits,
 ) -> Result<(), CcStopped> {
-    let k = history.sessions().len();
-    let n = history.txn_count();
     let txns = history.txns();
-    let ops = history.ops();
-    let session_start: Vec<TxnId> = history.sessions().iter().map(|s| s.txns().start).collect();
-
-    // Readers still to be processed, per writer (one per distinct reader transaction).
-    let mut pending = vec![0u32; n];
-    for (v, count) in pending.iter_mut().enumerate() {
-        let (_, causes) = graph.base_edges(v as TxnId);
-        *count = causes.iter().filter(|&&c| c != SESSION_ORDER).count() as u32;
-    }
-    let mut reads: Vec<(TxnId, OpId)> = Vec::new();
-    let mut ahead: Vec<(u32, TxnId, TxnId)> = Vec::new();
-    let mut key_stamp = vec![NONE; history.key_count()];
-    let mut key_writer = vec![NONE; history.key_count()];
-    // Session of each committed transaction; NONE for aborted ones and the initial one.
-    let session_of: Vec<u32> = txns
-        .iter()
-        .enumerate()
-        .map(|(t, txn)| {
-            if t as TxnId != INITIAL_TXN && txn.is_committed() {
-                txn.session
-            } else {
-                NONE
-            }
-        })
-        .collect();
-    // Per key, its committed writers other than the initial transaction, with their sessions,
-    // ascending (a compact copy of `History::writers_of` for the backward scans).
-    let mut writer_offsets = Vec::with_capacity(history.key_count() + 1);
-    let mut writer_list: Vec<(TxnId, u32)> = Vec::new();
-    writer_offsets.push(0usize);
-    for x in 0..history.key_count() {
-        writer_list.extend(
-            history
-                .writers_of(x as u32)
-                .iter()
-                .filter(|&&w| session_of[w as usize] != NONE)
-                .map(|&w| (w, session_of[w as usize])),
-        );
-        writer_offsets.push(writer_list.len());
-    }
-    let mut done = vec![0u32; k];
-    let mut done_mark = 0u32;
-
+    let mut pass = CcPass::new(history, graph);
     for (step, &t3) in order.iter().enumerate() {
         if step % CHECK_EVERY == CHECK_EVERY - 1 {
             if crate::interrupt::requested() {
@@ -527,26 +486,124 @@ fn saturate_in<C: Clocks>(
         }
         let s = txn.session as usize;
         clocks.start(s);
-        reads.clear();
-        for op in txn.ops() {
+        pass.gather_reads(txn.ops(), external_writer);
+        pass.join_writers(&mut clocks)?;
+        pass.derive_ww(t3, &clocks, out);
+        clocks.finish(t3, s, pass.pending[t3 as usize] > 0)?;
+        pass.release_writers(&mut clocks);
+    }
+    Ok(())
+}
+
+/// What one pass of [`saturate_in`] keeps besides the clocks.
+struct CcPass<'h> {
+    ops: &'h [Operation],
+    /// The first transaction of each session.
+    session_start: Vec<TxnId>,
+    /// Readers still to be processed, per writer (one per distinct reader transaction).
+    pending: Vec<u32>,
+    /// The current transaction's external reads, (writer, op), sorted.
+    reads: Vec<(TxnId, OpId)>,
+    /// Scratch: the sessions where the current clock is ahead of a writer's.
+    ahead: Vec<(u32, TxnId, TxnId)>,
+    /// The (reader, writer) whose read of each key was handled last.
+    key_stamp: Vec<u32>,
+    key_writer: Vec<u32>,
+    /// Session of each committed transaction; NONE for aborted ones and the initial one.
+    session_of: Vec<u32>,
+    /// Per key, its committed writers other than the initial transaction, with their
+    /// sessions, ascending (a compact copy of `History::writers_of` for the backward scans).
+    writer_offsets: Vec<usize>,
+    writer_list: Vec<(TxnId, u32)>,
+    /// Sessions already scanned for the current key (marked `done_mark`).
+    done: Vec<u32>,
+    done_mark: u32,
+}
+
+impl<'h> CcPass<'h> {
+    fn new(history: &'h History, graph: &CommitGraph) -> CcPass<'h> {
+        let n = history.txn_count();
+        let txns = history.txns();
+        let mut pending = vec![0u32; n];
+        for (v, count) in pending.iter_mut().enumerate() {
+            let (_, causes) = graph.base_edges(v as TxnId);
+            *count = causes.iter().filter(|&&c| c != SESSION_ORDER).count() as u32;
+        }
+        let session_of: Vec<u32> = txns
+            .iter()
+            .enumerate()
+            .map(|(t, txn)| {
+                if t as TxnId != INITIAL_TXN && txn.is_committed() {
+                    txn.session
+                } else {
+                    NONE
+                }
+            })
+            .collect();
+        let mut writer_offsets = Vec::with_capacity(history.key_count() + 1);
+        let mut writer_list: Vec<(TxnId, u32)> = Vec::new();
+        writer_offsets.push(0usize);
+        for x in 0..history.key_count() {
+            writer_list.extend(
+                history
+                    .writers_of(x as u32)
+                    .iter()
+                    .filter(|&&w| session_of[w as usize] != NONE)
+                    .map(|&w| (w, session_of[w as usize])),
+            );
+            writer_offsets.push(writer_list.len());
+        }
+        CcPass {
+            ops: history.ops(),
+            session_start: history.sessions().iter().map(|s| s.txns().start).collect(),
+            pending,
+            reads: Vec::new(),
+            ahead: Vec::new(),
+            key_stamp: vec![NONE; history.key_count()],
+            key_writer: vec![NONE; history.key_count()],
+            session_of,
+            writer_offsets,
+            writer_list,
+            done: vec![0u32; history.sessions().len()],
+            done_mark: 0,
+        }
+    }
+
+    /// The external reads of the current transaction (its operations `ops`), by writer.
+    #[inline]
+    fn gather_reads(&mut self, ops: std::ops::Range<OpId>, external_writer: &[TxnId]) {
+        self.reads.clear();
+        for op in ops {
             let w = external_writer[op as usize];
             if w != NONE {
-                reads.push((w, op));
+                self.reads.push((w, op));
             }
         }
-        reads.sort_unstable();
-        // HB_t3 = HB of its session predecessor ⊔ the clocks of its writers (writer included).
-        // A writer the clock already holds adds nothing (clocks are transitively closed: its
-        // clock is below the clock that holds it), so it is not joined.
+        self.reads.sort_unstable();
+    }
+
+    /// HB_t3 = HB of its session predecessor ⊔ the clocks of its writers (writer included).
+    /// A writer the clock already holds adds nothing (clocks are transitively closed: its
+    /// clock is below the clock that holds it), so it is not joined.
+    #[inline]
+    fn join_writers<C: Clocks>(&self, clocks: &mut C) -> Result<(), CcStopped> {
         let mut previous = NONE;
-        for &(w, _) in &reads {
-            if w != previous && w != INITIAL_TXN && clocks.current().get(session_of[w as usize]) < w
+        for &(w, _) in &self.reads {
+            if w != previous
+                && w != INITIAL_TXN
+                && clocks.current().get(self.session_of[w as usize]) < w
             {
                 clocks.join(w)?;
             }
             previous = w;
         }
-        // Saturation, one group of reads per writer t1.
+        Ok(())
+    }
+
+    /// Saturation, one group of reads per writer t1.
+    #[inline]
+    fn derive_ww<C: Clocks>(&mut self, t3: TxnId, clocks: &C, out: &mut EdgeList) {
+        let reads = std::mem::take(&mut self.reads);
         let clock = clocks.current();
         let mut i = 0;
         while i < reads.len() {
@@ -555,65 +612,83 @@ fn saturate_in<C: Clocks>(
             while end < reads.len() && reads[end].0 == t1 {
                 end += 1;
             }
-            let t1_clock = clocks.of(t1);
-            let mut ahead_known = false;
-            for &(_, op) in &reads[i..end] {
-                let x = ops[op as usize].key as usize;
-                if key_stamp[x] == t3 && key_writer[x] == t1 {
-                    continue; // already handled this key from this writer
-                }
-                key_stamp[x] = t3;
-                key_writer[x] = t1;
-                let writers = &writer_list[writer_offsets[x]..writer_offsets[x + 1]];
-                if writers.len() <= clock.linear_scan_limit(t1_clock) {
-                    // Few writers: one backward scan finds, per session, the latest writer
-                    // that happens before t3.
-                    done_mark = done_mark.wrapping_add(1);
-                    if done_mark == 0 {
-                        done.fill(0);
-                        done_mark = 1;
-                    }
-                    for &(t2, s2) in writers.iter().rev() {
-                        if done[s2 as usize] == done_mark || t2 > clock.get(s2) {
-                            continue;
-                        }
-                        done[s2 as usize] = done_mark;
-                        if t2 > t1_clock.get(s2) {
-                            out.push(t2, t1, op);
-                        }
-                    }
-                    continue;
-                }
-                // Many writers: binary search in each session where t3 knows more than t1.
-                if !ahead_known {
-                    clock.ahead_of(t1_clock, &mut ahead);
-                    ahead_known = true;
-                }
-                for &(s2, hi, lo) in &ahead {
-                    let floor = lo.max(session_start[s2 as usize].saturating_sub(1));
-                    let j = writers.partition_point(|&(w, _)| w <= hi);
-                    if j > 0 && writers[j - 1].0 > floor {
-                        out.push(writers[j - 1].0, t1, op);
-                    }
-                }
-            }
+            self.derive_ww_from(t3, t1, &reads[i..end], clock, clocks.of(t1), out);
             i = end;
         }
-        clocks.finish(t3, s, pending[t3 as usize] > 0)?;
-        // Release the clocks of writers whose readers are all processed (after t3's clock is
-        // stored: it may share parts of theirs).
+        self.reads = reads;
+    }
+
+    /// The ww edges `t2 → t1` for `t3`'s reads `reads` from `t1`: per key, the latest writer
+    /// `t2` of each session that happens before `t3` but not before `t1`.
+    #[inline]
+    fn derive_ww_from<V: Clock>(
+        &mut self,
+        t3: TxnId,
+        t1: TxnId,
+        reads: &[(TxnId, OpId)],
+        clock: V,
+        t1_clock: V,
+        out: &mut EdgeList,
+    ) {
+        let mut ahead_known = false;
+        for &(_, op) in reads {
+            let x = self.ops[op as usize].key as usize;
+            if self.key_stamp[x] == t3 && self.key_writer[x] == t1 {
+                continue; // already handled this key from this writer
+            }
+            self.key_stamp[x] = t3;
+            self.key_writer[x] = t1;
+            let writers = &self.writer_list[self.writer_offsets[x]..self.writer_offsets[x + 1]];
+            if writers.len() <= clock.linear_scan_limit(t1_clock) {
+                // Few writers: one backward scan finds, per session, the latest writer
+                // that happens before t3.
+                self.done_mark = self.done_mark.wrapping_add(1);
+                if self.done_mark == 0 {
+                    self.done.fill(0);
+                    self.done_mark = 1;
+                }
+                let (done, done_mark) = (&mut self.done, self.done_mark);
+                for &(t2, s2) in writers.iter().rev() {
+                    if done[s2 as usize] == done_mark || t2 > clock.get(s2) {
+                        continue;
+                    }
+                    done[s2 as usize] = done_mark;
+                    if t2 > t1_clock.get(s2) {
+                        out.push(t2, t1, op);
+                    }
+                }
+                continue;
+            }
+            // Many writers: binary search in each session where t3 knows more than t1.
+            if !ahead_known {
+                clock.ahead_of(t1_clock, &mut self.ahead);
+                ahead_known = true;
+            }
+            for &(s2, hi, lo) in &self.ahead {
+                let floor = lo.max(self.session_start[s2 as usize].saturating_sub(1));
+                let j = writers.partition_point(|&(w, _)| w <= hi);
+                if j > 0 && writers[j - 1].0 > floor {
+                    out.push(writers[j - 1].0, t1, op);
+                }
+            }
+        }
+    }
+
+    /// Releases the clocks of writers whose readers are all processed (after t3's clock is
+    /// stored: it may share parts of theirs).
+    #[inline]
+    fn release_writers<C: Clocks>(&mut self, clocks: &mut C) {
         let mut previous = NONE;
-        for &(w, _) in &reads {
+        for &(w, _) in &self.reads {
             if w != previous && w != INITIAL_TXN {
-                pending[w as usize] -= 1;
-                if pending[w as usize] == 0 {
+                self.pending[w as usize] -= 1;
+                if self.pending[w as usize] == 0 {
                     clocks.release(w);
                 }
             }
             previous = w;
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! report itself: transaction labels (`History::txn_label`), the input line range of every
 //! transaction, and the key, value and input line of every operation involved.
 
-use crate::dot::quote;
+use crate::dot::DotWriter;
 use std::fmt::{self, Write as _};
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -419,103 +419,96 @@ impl CheckReport {
         if self.consistent {
             return None;
         }
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "digraph violations {{\n  label={};\n  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];",
-            quote(&format!("{}: {} violated", self.source, self.level.full_name()))
-        );
+        let mut dot = DotWriter::digraph("violations");
+        dot.label(&format!(
+            "{}: {} violated",
+            self.source,
+            self.level.full_name()
+        ))
+        .stmt("labelloc=t")
+        .stmt("node [shape=box, fontname=\"monospace\"]");
         for (i, c) in self.cycles.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "  subgraph cluster_{i} {{\n    label={};",
-                quote(&format!("cycle {}: {}", i + 1, c.anomaly.row().label()))
-            );
-            for t in &c.transactions {
-                let _ = writeln!(out, "    c{i}_t{} [label={}];", t.id, quote(&dot_label(t)));
-            }
-            for e in &c.edges {
-                let (label, style) = match &e.reason {
-                    EdgeReason::SessionOrder => ("so".to_string(), "color=black"),
-                    EdgeReason::WriteRead { key, .. } => {
-                        (format!("wr({key})"), "color=blue, fontcolor=blue")
-                    }
-                    EdgeReason::Axiom(a) => (
-                        format!("{}: {} read by {}", a.anomaly, a.key, a.t3.label),
-                        "color=red, fontcolor=red, style=bold",
-                    ),
-                    EdgeReason::WriteWrite { key, .. } => {
-                        (format!("ww({key})"), "color=darkgreen, fontcolor=darkgreen")
-                    }
-                };
-                let _ = writeln!(
-                    out,
-                    "    c{i}_t{} -> c{i}_t{} [label={}, {style}];",
-                    e.from,
-                    e.to,
-                    quote(&label)
-                );
-                if let EdgeReason::Axiom(a) = &e.reason {
-                    let AxiomInstance {
-                        t1,
-                        t2,
-                        t3,
-                        key,
-                        relation,
-                        read_y,
-                        ..
-                    } = a.as_ref();
-                    let rel = match (relation, read_y) {
-                        (Relation::SessionOrder, _) => "so".to_string(),
-                        (Relation::WriteRead, Some(r)) => format!("wr({})", r.key),
-                        (Relation::WriteRead, None) => "wr".to_string(),
-                        (Relation::HappensBefore, _) => "hb".to_string(),
-                    };
-                    let _ = writeln!(
-                        out,
-                        "    c{i}_t{t1} -> c{i}_t{} [label={}, style=dashed, color=gray40, fontcolor=gray40];",
-                        t3.id,
-                        quote(&format!("wr({key})"))
-                    );
-                    let _ = writeln!(
-                        out,
-                        "    c{i}_t{t2} -> c{i}_t{} [label={}, style=dashed, color=gray40, fontcolor=gray40];",
-                        t3.id,
-                        quote(&rel)
-                    );
-                }
-            }
-            let _ = writeln!(out, "  }}");
+            dot_cycle(&mut dot, i, c);
         }
         for (i, v) in self.read_violations.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "  subgraph cluster_read_{i} {{\n    label={};",
-                quote(&v.anomaly.row().label())
-            );
-            let _ = writeln!(
-                out,
-                "    r{i}_t{} [label={}];",
-                v.txn.id,
-                quote(&dot_label(&v.txn))
-            );
+            dot.begin_cluster(format_args!("read_{i}"), &v.anomaly.row().label());
+            dot.node(format_args!("r{i}_t{}", v.txn.id), &dot_label(&v.txn), "");
             if let Some(w) = &v.writer {
                 if w.id != v.txn.id {
-                    let _ = writeln!(out, "    r{i}_t{} [label={}];", w.id, quote(&dot_label(w)));
+                    dot.node(format_args!("r{i}_t{}", w.id), &dot_label(w), "");
                 }
-                let _ = writeln!(
-                    out,
-                    "    r{i}_t{} -> r{i}_t{} [label={}, color=red, fontcolor=red];",
-                    w.id,
-                    v.txn.id,
-                    quote(&v.read.to_string())
+                dot.edge(
+                    format_args!("r{i}_t{}", w.id),
+                    format_args!("r{i}_t{}", v.txn.id),
+                    &v.read.to_string(),
+                    "color=red, fontcolor=red",
                 );
             }
-            let _ = writeln!(out, "  }}");
+            dot.end_cluster();
         }
-        out.push_str("}\n");
-        Some(out)
+        Some(dot.finish())
     }
+}
+
+/// Cycle `i` as a DOT cluster: its transactions, its edges, and each axiom edge's two premises
+/// dashed.
+fn dot_cycle(dot: &mut DotWriter, i: usize, c: &CycleReport) {
+    dot.begin_cluster(i, &format!("cycle {}: {}", i + 1, c.anomaly.row().label()));
+    for t in &c.transactions {
+        dot.node(format_args!("c{i}_t{}", t.id), &dot_label(t), "");
+    }
+    for e in &c.edges {
+        let (label, style) = match &e.reason {
+            EdgeReason::SessionOrder => ("so".to_string(), "color=black"),
+            EdgeReason::WriteRead { key, .. } => {
+                (format!("wr({key})"), "color=blue, fontcolor=blue")
+            }
+            EdgeReason::Axiom(a) => (
+                format!("{}: {} read by {}", a.anomaly, a.key, a.t3.label),
+                "color=red, fontcolor=red, style=bold",
+            ),
+            EdgeReason::WriteWrite { key, .. } => {
+                (format!("ww({key})"), "color=darkgreen, fontcolor=darkgreen")
+            }
+        };
+        dot.edge(
+            format_args!("c{i}_t{}", e.from),
+            format_args!("c{i}_t{}", e.to),
+            &label,
+            style,
+        );
+        if let EdgeReason::Axiom(a) = &e.reason {
+            let AxiomInstance {
+                t1,
+                t2,
+                t3,
+                key,
+                relation,
+                read_y,
+                ..
+            } = a.as_ref();
+            let rel = match (relation, read_y) {
+                (Relation::SessionOrder, _) => "so".to_string(),
+                (Relation::WriteRead, Some(r)) => format!("wr({})", r.key),
+                (Relation::WriteRead, None) => "wr".to_string(),
+                (Relation::HappensBefore, _) => "hb".to_string(),
+            };
+            let premise = "style=dashed, color=gray40, fontcolor=gray40";
+            dot.edge(
+                format_args!("c{i}_t{t1}"),
+                format_args!("c{i}_t{}", t3.id),
+                &format!("wr({key})"),
+                premise,
+            );
+            dot.edge(
+                format_args!("c{i}_t{t2}"),
+                format_args!("c{i}_t{}", t3.id),
+                &rel,
+                premise,
+            );
+        }
+    }
+    dot.end_cluster();
 }
 
 impl fmt::Display for CheckReport {

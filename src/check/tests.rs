@@ -578,3 +578,22 @@ fn list_append_orders_reveal_g0() {
     let r = run(&h, Level::ReadCommitted);
     assert!(!r.is_consistent(), "{r}");
 }
+
+/// The violations' DOT, byte for byte (one cycle with its axiom's dashed premises, one
+/// violating read): the one DOT writer ([`crate::dot::DotWriter`]) must write what was written.
+#[test]
+fn violations_dot_is_pinned() {
+    let cycle = run(&h("wx1 / wx2 wy2 | ry2 rx1"), Level::ReadCommitted)
+        .render_dot()
+        .unwrap();
+    let read = run(&h("wx1 wx2 | rx1"), Level::ReadCommitted)
+        .render_dot()
+        .unwrap();
+    assert_eq!(
+        [cycle.as_str(), read.as_str()],
+        [
+            "digraph violations {\n  label=\"test: read committed violated\";\n  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];\n  subgraph cluster_0 {\n    label=\"cycle 1: non-monotonic read (causal) (Plume TAP h NonMonoReadCO)\";\n    c0_t2 [label=\"T1.2\\nlines 2-3\"];\n    c0_t1 [label=\"T1.1\\nline 1\"];\n    c0_t3 [label=\"T2.1\\nlines 4-5\"];\n    c0_t2 -> c0_t1 [label=\"NonMonoReadCO: x read by T2.1\", color=red, fontcolor=red, style=bold];\n    c0_t1 -> c0_t3 [label=\"wr(x)\", style=dashed, color=gray40, fontcolor=gray40];\n    c0_t2 -> c0_t3 [label=\"wr(y)\", style=dashed, color=gray40, fontcolor=gray40];\n    c0_t1 -> c0_t2 [label=\"so\", color=black];\n  }\n}\n",
+            "digraph violations {\n  label=\"test: read committed violated\";\n  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];\n  subgraph cluster_read_0 {\n    label=\"intermediate read (Adya G1b, Elle G1b, Plume TAP f IntermediateRead)\";\n    r0_t2 [label=\"T2.1\\nline 3\"];\n    r0_t1 [label=\"T1.1\\nlines 1-2\"];\n    r0_t1 -> r0_t2 [label=\"R(x,1) at line 3\", color=red, fontcolor=red];\n  }\n}\n"
+        ]
+    );
+}

@@ -284,8 +284,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     if let Some(path) = &args.dot {
-        let text = dot
-            .unwrap_or_else(|| "digraph violations {\n  label=\"no violation\";\n}\n".to_string());
+        let text = dot.unwrap_or_else(|| {
+            let mut dot = isopredict::dot::DotWriter::digraph("violations");
+            dot.label("no violation");
+            dot.finish()
+        });
         isopredict::output::write_file_atomically(path, |w| w.write_all(text.as_bytes()))?;
     }
     Ok(ExitCode::from(code))

@@ -93,6 +93,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
+    let mut options = options(&args, start);
+    let (files, many) = super::many::expand(&args.files, args.format.0)?;
+    if many {
+        if args.out.is_some() || args.dot.is_some() || args.json {
+            isopredict::ewriteln!("error: --out, --dot and --json take a single history");
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        return run_many(&args, &files, &options);
+    }
+    let (history, input_format) = read_input(&files[0], args.format.0)?;
+    for note in history.input_notes() {
+        isopredict::ewriteln!("note: {note}");
+    }
+    let outcome = match predict_one(&args, &files[0], &history, &mut options)? {
+        Ok(outcome) => outcome,
+        Err(code) => return Ok(code),
+    };
+    let several = args.max > 1;
+    let search_end = several
+        .then(|| search_end_line(&outcome, args.timeout.0))
+        .flatten();
+    if let Some(path) = &args.out {
+        write_out(&args, path, &outcome, input_format)?;
+    }
+    if let Some(path) = &args.dot {
+        write_dot(path, &outcome, &history, search_end.as_ref())?;
+    }
+    print(&args, outcome, &history, search_end.as_ref())
+}
+
+/// The prediction options `args` ask for, the deadline counted from `start`.
+fn options(args: &Args, start: Instant) -> PredictOptions {
     let mut options = PredictOptions::new(args.level, args.strategy);
     // The deadline counts from the start of the command; output takes the last quarter second
     // (with several predictions, up to a tenth of the time, at most 3 s).
@@ -114,41 +146,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(mb) => Some(mb.saturating_mul(1 << 20)),
         None => predict::default_memory_budget(),
     };
-    let (files, many) = super::many::expand(&args.files, args.format.0)?;
-    if many {
-        if args.out.is_some() || args.dot.is_some() || args.json {
-            isopredict::ewriteln!("error: --out, --dot and --json take a single history");
-            return Ok(ExitCode::from(EXIT_BAD_INPUT));
-        }
-        return super::many::run(&files, args.format.0, |h, format| {
-            use super::many::Outcome;
-            match predict::predict(h, &options) {
-                Ok(outcome) => {
-                    let (code, word) = match outcome.verdict {
-                        Verdict::Predicted => (EXIT_FOUND, "predicted"),
-                        Verdict::ObservedViolation => (EXIT_FOUND, "observed violation"),
-                        Verdict::ObservedUnserializable => {
-                            (EXIT_FOUND, "observed run unserializable")
-                        }
-                        Verdict::NoPrediction => (0, "no prediction"),
-                        Verdict::Unknown => (EXIT_UNKNOWN, "unknown"),
-                    };
-                    Outcome {
-                        code,
-                        line: format!("[{format}] {} {word}", args.level),
-                    }
+    options
+}
+
+/// Several histories: one line each, then a summary.
+fn run_many(args: &Args, files: &[PathBuf], options: &PredictOptions) -> anyhow::Result<ExitCode> {
+    super::many::run(files, args.format.0, |h, format| {
+        use super::many::Outcome;
+        match predict::predict(h, options) {
+            Ok(outcome) => {
+                let (code, word) = match outcome.verdict {
+                    Verdict::Predicted => (EXIT_FOUND, "predicted"),
+                    Verdict::ObservedViolation => (EXIT_FOUND, "observed violation"),
+                    Verdict::ObservedUnserializable => (EXIT_FOUND, "observed run unserializable"),
+                    Verdict::NoPrediction => (0, "no prediction"),
+                    Verdict::Unknown => (EXIT_UNKNOWN, "unknown"),
+                };
+                Outcome {
+                    code,
+                    line: format!("[{format}] {} {word}", args.level),
                 }
-                Err(e) => Outcome {
-                    code: EXIT_BAD_INPUT,
-                    line: format!("error: {e}"),
-                },
             }
-        });
-    }
-    let (history, input_format) = read_input(&files[0], args.format.0)?;
-    for note in history.input_notes() {
-        isopredict::ewriteln!("note: {note}");
-    }
+            Err(e) => Outcome {
+                code: EXIT_BAD_INPUT,
+                line: format!("error: {e}"),
+            },
+        }
+    })
+}
+
+/// Predicts on `history` (read from `file`) with progress shown; `Err(code)` when the command
+/// ends here (interrupted, bad input, out of memory).
+fn predict_one(
+    args: &Args,
+    file: &std::path::Path,
+    history: &History,
+    options: &mut PredictOptions,
+) -> anyhow::Result<Result<PredictOutcome, ExitCode>> {
     // Several predictions: a live line on a terminal while the search takes more than a second.
     let found = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     if args.max > 1 {
@@ -160,10 +194,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Otherwise a plain progress line every few seconds when standard error is not a terminal.
     let working = isopredict::pipeline::progress::Working::start(format!(
         "predict {} at {}",
-        files[0].display(),
+        file.display(),
         args.level
     ));
-    let outcome = predict::predict(&history, &options);
+    let outcome = predict::predict(history, options);
     drop(working);
     if let Some(line) = progress {
         line.finish();
@@ -174,81 +208,97 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         isopredict::interrupt::keep_findings();
     }
     if let Some(code) = super::interrupted() {
-        return Ok(code);
+        return Ok(Err(code));
     }
-    let outcome = match outcome {
-        Ok(outcome) => outcome,
+    match outcome {
+        Ok(outcome) => Ok(Ok(outcome)),
         Err(e @ predict::PredictError::InvalidObservation { .. }) => {
             isopredict::ewriteln!("error: {e}");
-            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            Ok(Err(ExitCode::from(EXIT_BAD_INPUT)))
         }
         Err(
             e @ predict::PredictError::Check(isopredict::check::CheckError::MemoryLimit { .. }),
         ) => {
             isopredict::ewriteln!("{e}");
-            return Ok(ExitCode::from(EXIT_UNKNOWN));
+            Ok(Err(ExitCode::from(EXIT_UNKNOWN)))
         }
-        Err(e) => return Err(e.into()),
-    };
-    let several = args.max > 1;
-    let search_end = several
-        .then(|| search_end_line(&outcome, args.timeout.0))
-        .flatten();
+        Err(e) => Err(e.into()),
+    }
+}
 
-    if let Some(path) = &args.out {
-        let format = args
-            .out_format
-            .or_else(|| {
-                if several {
-                    None
-                } else {
-                    Format::from_extension(path)
-                }
-            })
-            .unwrap_or(input_format);
-        if several && path.as_os_str() != "-" {
-            std::fs::create_dir_all(path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            for (i, p) in outcome.predictions.iter().enumerate() {
-                let file = path.join(format!("prediction-{}.{}", i + 1, format.name()));
-                formats::write_file(&p.history, &file, format)?;
-            }
-        } else if let Some(p) = &outcome.prediction {
-            if path.as_os_str() == "-" {
-                formats::write_to(&p.history, format, &mut super::stdout())?;
+/// `--out`: the predicted history (with several predictions, one file each in `path`).
+fn write_out(
+    args: &Args,
+    path: &std::path::Path,
+    outcome: &PredictOutcome,
+    input_format: Format,
+) -> anyhow::Result<()> {
+    let several = args.max > 1;
+    let format = args
+        .out_format
+        .or_else(|| {
+            if several {
+                None
             } else {
-                formats::write_file(&p.history, path, format)?;
+                Format::from_extension(path)
             }
+        })
+        .unwrap_or(input_format);
+    if several && path.as_os_str() != "-" {
+        std::fs::create_dir_all(path).with_context(|| format!("creating {}", path.display()))?;
+        for (i, p) in outcome.predictions.iter().enumerate() {
+            let file = path.join(format!("prediction-{}.{}", i + 1, format.name()));
+            formats::write_file(&p.history, &file, format)?;
+        }
+    } else if let Some(p) = &outcome.prediction {
+        if path.as_os_str() == "-" {
+            formats::write_to(&p.history, format, &mut super::stdout())?;
+        } else {
+            formats::write_file(&p.history, path, format)?;
         }
     }
-    if let Some(path) = &args.dot {
-        let text = match (&outcome.prediction, &outcome.observed) {
-            (Some(p), _) => {
-                let dot = predict::dot::prediction_dot(&history, p);
-                match search_end.as_ref().filter(|(_, cut)| *cut) {
-                    // The drawing is of the first prediction: a cut search is said in its label.
-                    Some((line, _)) => dot.replacen(
-                        "{\n",
-                        &format!(
-                            "{{\n  label={};\n  labelloc=t;\n",
-                            isopredict::dot::quote(&format!("prediction 1 of those found; {line}"))
-                        ),
-                        1,
-                    ),
-                    None => dot,
-                }
-            }
-            (None, Some(report)) => report.render_dot().unwrap_or_default(),
-            (None, None) => format!(
-                "digraph prediction {{\n  label=\"{}\";\n}}\n",
-                match outcome.verdict {
-                    Verdict::Unknown => "unknown",
-                    _ => "no prediction",
-                }
-            ),
-        };
-        isopredict::output::write_file_atomically(path, |w| w.write_all(text.as_bytes()))?;
-    }
+    Ok(())
+}
+
+/// `--dot`: the first prediction's drawing (its label saying a cut search), the observed
+/// violation's, or a placeholder.
+fn write_dot(
+    path: &std::path::Path,
+    outcome: &PredictOutcome,
+    history: &History,
+    search_end: Option<&(String, bool)>,
+) -> anyhow::Result<()> {
+    let text = match (&outcome.prediction, &outcome.observed) {
+        (Some(p), _) => {
+            // The drawing is of the first prediction: a cut search is said in its label.
+            let title = search_end
+                .filter(|(_, cut)| *cut)
+                .map(|(line, _)| format!("prediction 1 of those found; {line}"));
+            predict::dot::prediction_dot_titled(history, p, title.as_deref())
+        }
+        (None, Some(report)) => report.render_dot().unwrap_or_default(),
+        (None, None) => {
+            let mut dot = isopredict::dot::DotWriter::digraph("prediction");
+            dot.label(match outcome.verdict {
+                Verdict::Unknown => "unknown",
+                _ => "no prediction",
+            });
+            dot.finish()
+        }
+    };
+    isopredict::output::write_file_atomically(path, |w| w.write_all(text.as_bytes()))?;
+    Ok(())
+}
+
+/// Prints the outcome (each prediction as text or JSON, with its anomaly's name) and returns
+/// the exit code.
+fn print(
+    args: &Args,
+    outcome: PredictOutcome,
+    history: &History,
+    search_end: Option<&(String, bool)>,
+) -> anyhow::Result<ExitCode> {
+    let several = args.max > 1;
     let mut out = super::stdout();
     let mut outcome = outcome;
     let predictions = std::mem::take(&mut outcome.predictions);
@@ -265,7 +315,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         outcome.prediction = predictions.into_iter().next();
         vec![outcome.clone()]
     };
-    let name = |o: &PredictOutcome| named(o, &history);
+    let name = |o: &PredictOutcome| named(o, history);
     if args.json && several {
         let values: Vec<serde_json::Value> =
             each.iter().map(|o| json_with_name(o, name(o))).collect();
@@ -278,8 +328,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_text(
             &mut out,
             &each,
-            &history,
-            search_end.as_ref().map(|(l, _)| l.as_str()),
+            history,
+            search_end.map(|(l, _)| l.as_str()),
         )?;
     }
     Ok(match each[0].verdict {

@@ -141,24 +141,11 @@ pub struct Args {
 
 /// Ranks; exit code 0 when done, 2 on bad input.
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    let bad = |message: String| {
-        isopredict::ewriteln!("error: {message}");
-        Ok(ExitCode::from(super::EXIT_BAD_INPUT))
-    };
     if let (Some(n), Some(plan)) = (args.cell, &args.plan) {
         let Some(out) = &args.out else {
             return bad("--cell needs --out DIR, the folder for its result".to_string());
         };
-        return match run_rank_plan_cell(plan, n, out) {
-            Ok(path) => {
-                isopredict::ewriteln!("wrote {}", path.display());
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => match super::interrupted() {
-                Some(code) => Ok(code),
-                None => bad(e),
-            },
-        };
+        return run_cell(plan, n, out);
     }
     let out = args
         .out
@@ -180,67 +167,17 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         Ok(apps) => apps,
         Err(e) => return bad(e),
     };
-    let input = match args.histories {
+    let input = match args.histories.take() {
         Some(dir) => RankInput::Histories { dir },
-        None => {
-            let workloads = if args.workloads.is_empty() && !apps.is_empty() {
-                Vec::new()
-            } else if args.workloads.is_empty() {
-                workloads::all()
-            } else {
-                let mut chosen = Vec::new();
-                for name in &args.workloads {
-                    match workloads::by_name(name) {
-                        Some(w) => chosen.push(w),
-                        None => {
-                            let names: Vec<&str> = workloads::all()
-                                .iter()
-                                .chain(workloads::variants().iter())
-                                .map(|w| w.name())
-                                .collect();
-                            return bad(format!(
-                                "unknown workload `{name}` (expected one of: {})",
-                                names.join(", ")
-                            ));
-                        }
-                    }
-                }
-                chosen
-            };
-            let seeds = match parse_seeds(&args.seeds) {
-                Ok(s) => s,
-                Err(e) => return bad(e),
-            };
-            let sizes: Vec<Size> = match args.calls {
-                Some(n) => vec![Size::Calls(n)],
-                None => args.sizes.clone(),
-            };
-            for size in &sizes {
-                if let Err(e) =
-                    isopredict::workloads::check_run_size(args.sessions, size.calls_per_terminal())
-                {
-                    return bad(e);
-                }
-            }
-            let backend = match parse_store(&args.store, args.isolation) {
-                Ok(b) => b,
-                Err(e) => return bad(format!("--store: {e}")),
-            };
-            RankInput::Workloads {
-                workloads,
-                sizes,
-                seeds,
-                explore: args.explore,
-                sessions: args.sessions,
-                backend,
-                scan: args.scan,
-            }
-        }
+        None => match workloads_input(&args, apps.is_empty()) {
+            Ok(input) => input,
+            Err(e) => return bad(e),
+        },
     };
     let grid = RankGrid {
         input,
-        levels: args.levels,
-        strategies: args.strategies,
+        levels: std::mem::take(&mut args.levels),
+        strategies: std::mem::take(&mut args.strategies),
         timeout: args.timeout.0,
         max: args.max,
         score: args.score,
@@ -251,28 +188,111 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         },
     };
     if let Some(plan) = &args.plan {
-        if matches!(
-            &grid.input,
-            RankInput::Workloads {
-                backend: Some(_),
-                ..
-            }
-        ) {
-            return bad("--plan records observed runs on the embedded store only (every machine would need the database); rank on one machine with --store".to_string());
-        }
-        return match rank_plan(&grid).and_then(|text| {
-            write_plan(plan, &text)?;
-            Ok(text.lines().count())
-        }) {
-            Ok(n) => {
-                isopredict::ewriteln!("wrote {} ({n} cells)", plan.display());
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => bad(e),
-        };
+        return write_grid_plan(&grid, plan);
     }
+    rank_here(&grid, args.threads, &out, args.json)
+}
+
+/// `error: MESSAGE` and the bad-input exit code.
+fn bad(message: String) -> anyhow::Result<ExitCode> {
+    isopredict::ewriteln!("error: {message}");
+    Ok(ExitCode::from(super::EXIT_BAD_INPUT))
+}
+
+/// `--plan PLAN --cell N --out DIR`: runs one cell of a plan.
+fn run_cell(plan: &std::path::Path, n: usize, out: &std::path::Path) -> anyhow::Result<ExitCode> {
+    match run_rank_plan_cell(plan, n, out) {
+        Ok(path) => {
+            isopredict::ewriteln!("wrote {}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => match super::interrupted() {
+            Some(code) => Ok(code),
+            None => bad(e),
+        },
+    }
+}
+
+/// The workloads, sizes, seeds and store `args` ask to rank (no workload named: all of them,
+/// or none when applications are ranked).
+fn workloads_input(args: &Args, no_apps: bool) -> Result<RankInput, String> {
+    let workloads = if args.workloads.is_empty() && !no_apps {
+        Vec::new()
+    } else if args.workloads.is_empty() {
+        workloads::all()
+    } else {
+        let mut chosen = Vec::new();
+        for name in &args.workloads {
+            match workloads::by_name(name) {
+                Some(w) => chosen.push(w),
+                None => {
+                    let names: Vec<&str> = workloads::all()
+                        .iter()
+                        .chain(workloads::variants().iter())
+                        .map(|w| w.name())
+                        .collect();
+                    return Err(format!(
+                        "unknown workload `{name}` (expected one of: {})",
+                        names.join(", ")
+                    ));
+                }
+            }
+        }
+        chosen
+    };
+    let seeds = parse_seeds(&args.seeds)?;
+    let sizes: Vec<Size> = match args.calls {
+        Some(n) => vec![Size::Calls(n)],
+        None => args.sizes.clone(),
+    };
+    for size in &sizes {
+        isopredict::workloads::check_run_size(args.sessions, size.calls_per_terminal())?;
+    }
+    let backend = parse_store(&args.store, args.isolation).map_err(|e| format!("--store: {e}"))?;
+    Ok(RankInput::Workloads {
+        workloads,
+        sizes,
+        seeds,
+        explore: args.explore,
+        sessions: args.sessions,
+        backend,
+        scan: args.scan,
+    })
+}
+
+/// `--plan PLAN`: writes the grid's cells, one a line.
+fn write_grid_plan(grid: &RankGrid, plan: &std::path::Path) -> anyhow::Result<ExitCode> {
+    if matches!(
+        &grid.input,
+        RankInput::Workloads {
+            backend: Some(_),
+            ..
+        }
+    ) {
+        return bad("--plan records observed runs on the embedded store only (every machine would need the database); rank on one machine with --store".to_string());
+    }
+    match rank_plan(grid).and_then(|text| {
+        write_plan(plan, &text)?;
+        Ok(text.lines().count())
+    }) {
+        Ok(n) => {
+            isopredict::ewriteln!("wrote {} ({n} cells)", plan.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => bad(e),
+    }
+}
+
+/// Ranks the grid on this machine (`threads` workers), writes the files into `out` and prints
+/// the ranking; a cut ranking keeps the cells answered.
+fn rank_here(
+    grid: &RankGrid,
+    threads: Option<u16>,
+    out: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.map_or(0, usize::from))
+        .num_threads(threads.map_or(0, usize::from))
         .build()?;
     let bar = progress_bar(0);
     // Ctrl-C or SIGTERM cuts the ranking and keeps the cells answered until then.
@@ -281,13 +301,13 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
          again to exit at once, writing nothing)",
     );
     isopredict::interrupt::keep_findings();
-    let outcome = pool.install(|| rank(&grid, &bar));
+    let outcome = pool.install(|| rank(grid, &bar));
     let outcome = match outcome {
         Ok(o) => o,
         Err(_) if isopredict::interrupt::signalled() => return Ok(super::interrupted_exit()),
         Err(message) => return bad(message),
     };
-    let code = write_and_print(&outcome, &out, args.json)?;
+    let code = write_and_print(&outcome, out, json)?;
     Ok(match &outcome.cut {
         None => code,
         Some(cut) => {

@@ -2,17 +2,20 @@
 //! (docs/workloads.md, "The main command").
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use isopredict::pipeline::run::level_for_isolation;
+use isopredict::pipeline::RunOutcome;
 use isopredict::pipeline::{
     parse_level, parse_store, run_workload_within, write_run_files, PipelineError, RunOptions,
 };
+use isopredict::predict::Prediction;
 use isopredict::predict::Strategy;
 use isopredict::reproduce::{self, Request};
+use isopredict::store::Backend;
 use isopredict::store::Isolation;
-use isopredict::workloads::{self, RunConfig, Size};
+use isopredict::workloads::{self, RunConfig, Size, Workload};
 
 /// Arguments of `isopredict run`.
 #[derive(clap::Args)]
@@ -151,6 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let dir = args
         .out
+        .clone()
         .unwrap_or_else(|| options.default_out_dir(workload.name()));
     // A plain progress line every few seconds when standard error is not a terminal.
     let working =
@@ -193,66 +197,111 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut code = outcome.report.exit_code();
     if args.reproduce {
         if let Some(turns) = &turns {
-            match turns.left_order() {
-                None => isopredict::ewriteln!(
-                    "note: --reproduce: the run was recorded on the database in turns (one \
-                     transaction at a time, {} turns, in the order the embedded store runs seed {}), \
-                     so it is the same every time",
-                    turns.len(),
-                    options.seed
-                ),
-                Some(why) => isopredict::ewriteln!("note: --reproduce: the run left its turns: {why}"),
-            }
+            say_turns(turns, options.seed);
         }
         match (&outcome.prediction, &database) {
             (Some(p), Some(backend)) => {
-                // In the application's terms, so messages and files name tables and rows.
-                let named = outcome.keys.rename(&p.history);
-                let observed = outcome.keys.rename(&outcome.observed.history);
-                let config = RunConfig {
-                    terminals: options.sessions,
-                    scan: options.scan,
-                    ..RunConfig::paper(options.seed, options.size)
-                };
-                let origin =
-                    reproduce::origin_line(workload.name(), &config, options.level.full_name());
-                let request = Request {
+                let ctx = Reproducing {
+                    args: &args,
                     workload,
-                    config,
-                    predicted: &named,
-                    observed: &observed,
-                    backend: backend.as_ref(),
-                    isolation: args.isolation,
-                    timeout: options.timeout,
-                    observed_on_embedded: false,
-                    run_anomaly: outcome.report.anomalies.first().map(|a| a.name.clone()),
-                    origin,
+                    options: &options,
+                    outcome: &outcome,
+                    dir: &dir,
                 };
-                // A stop ends the reproduction (the run's findings are written already).
-                let reproduced = isopredict::interrupt::cuttable(|| reproduce::reproduce(&request));
-                if isopredict::interrupt::signalled() {
-                    isopredict::ewriteln!(
-                        "isopredict: interrupted: the reproduction stopped; the run's outputs \
-                         are in {}",
-                        dir.display()
-                    );
-                    return Ok(ExitCode::from(isopredict::interrupt::EXIT_INTERRUPTED));
-                }
-                let reproduced = reproduced?;
-                let rdir = dir.join("reproduce");
-                reproduce::write_folder(&reproduced, &rdir)?;
-                let mut text = reproduced.to_markdown();
-                text.push_str(&format!("\nWritten to {}\n", rdir.display()));
-                if !args.json {
-                    out.write_all(b"\n")?;
-                    out.write_all(text.as_bytes())?;
-                }
-                if reproduced.verdict.exit_code() == 1 {
-                    code = 1;
+                match ctx.reproduce(p, backend.as_ref(), &mut out)? {
+                    Ok(true) => code = 1,
+                    Ok(false) => {}
+                    Err(exit) => return Ok(exit),
                 }
             }
             _ => isopredict::ewriteln!("note: --reproduce: nothing to reproduce (no prediction)"),
         }
     }
     Ok(ExitCode::from(code))
+}
+
+/// With `--reproduce` on a database: says whether the recording kept its turns.
+fn say_turns(turns: &reproduce::turns::TransactionTurns, seed: u64) {
+    match turns.left_order() {
+        None => isopredict::ewriteln!(
+            "note: --reproduce: the run was recorded on the database in turns (one \
+             transaction at a time, {} turns, in the order the embedded store runs seed {}), \
+             so it is the same every time",
+            turns.len(),
+            seed
+        ),
+        Some(why) => isopredict::ewriteln!("note: --reproduce: the run left its turns: {why}"),
+    }
+}
+
+/// What `--reproduce` needs of the run that was just made.
+struct Reproducing<'a> {
+    args: &'a Args,
+    workload: &'static dyn Workload,
+    options: &'a RunOptions,
+    outcome: &'a RunOutcome,
+    dir: &'a Path,
+}
+
+impl Reproducing<'_> {
+    /// Reproduces the prediction `p` on the database `backend` and writes its folder; prints
+    /// its report unless `--json`. `Ok(true)` when reproduced (exit 1), `Err(code)` when a stop
+    /// ended it.
+    fn reproduce(
+        &self,
+        p: &Prediction,
+        backend: &dyn Backend,
+        out: &mut impl Write,
+    ) -> anyhow::Result<Result<bool, ExitCode>> {
+        // In the application's terms, so messages and files name tables and rows.
+        let named = self.outcome.keys.rename(&p.history);
+        let observed = self.outcome.keys.rename(&self.outcome.observed.history);
+        let config = RunConfig {
+            terminals: self.options.sessions,
+            scan: self.options.scan,
+            ..RunConfig::paper(self.options.seed, self.options.size)
+        };
+        let origin = reproduce::origin_line(
+            self.workload.name(),
+            &config,
+            self.options.level.full_name(),
+        );
+        let request = Request {
+            workload: self.workload,
+            config,
+            predicted: &named,
+            observed: &observed,
+            backend,
+            isolation: self.args.isolation,
+            timeout: self.options.timeout,
+            observed_on_embedded: false,
+            run_anomaly: self
+                .outcome
+                .report
+                .anomalies
+                .first()
+                .map(|a| a.name.clone()),
+            origin,
+        };
+        // A stop ends the reproduction (the run's findings are written already).
+        let reproduced = isopredict::interrupt::cuttable(|| reproduce::reproduce(&request));
+        if isopredict::interrupt::signalled() {
+            isopredict::ewriteln!(
+                "isopredict: interrupted: the reproduction stopped; the run's outputs \
+                 are in {}",
+                self.dir.display()
+            );
+            return Ok(Err(ExitCode::from(isopredict::interrupt::EXIT_INTERRUPTED)));
+        }
+        let reproduced = reproduced?;
+        let rdir = self.dir.join("reproduce");
+        reproduce::write_folder(&reproduced, &rdir)?;
+        let mut text = reproduced.to_markdown();
+        text.push_str(&format!("\nWritten to {}\n", rdir.display()));
+        if !self.args.json {
+            out.write_all(b"\n")?;
+            out.write_all(text.as_bytes())?;
+        }
+        Ok(Ok(reproduced.verdict.exit_code() == 1))
+    }
 }

@@ -1380,7 +1380,7 @@ fn first_duplicate(list: &[u64], seen: &mut FxHashSet<u64>) -> Option<u64> {
 fn version_orders(
     b: &mut HistoryBuilder,
     lists: &[u64],
-    reads: &[(KeyId, u32, u32, u32, BuilderTxn)],
+    reads: &[ListRead],
     appends: &mut [(KeyId, u64)],
     aborted: &FxHashMap<(KeyId, u64), (BuilderTxn, u32)>,
 ) {
@@ -1388,15 +1388,8 @@ fn version_orders(
         return;
     }
     appends.sort_unstable();
-    let list = |r: &(KeyId, u32, u32, u32, BuilderTxn)| &lists[r.1 as usize..r.2 as usize];
-    // Per key, the index in `reads` of its longest read (the first of the longest).
-    let mut longest: Vec<Option<usize>> = vec![None; b.key_count()];
-    for (i, r) in reads.iter().enumerate() {
-        let slot = &mut longest[r.0 as usize];
-        if slot.map_or(true, |l| r.2 - r.1 > reads[l].2 - reads[l].1) {
-            *slot = Some(i);
-        }
-    }
+    let list = |r: &ListRead| &lists[r.1 as usize..r.2 as usize];
+    let longest = longest_reads(b.key_count(), reads);
     // Per key, the reads contradicting the longest.
     let mut contradicting: FxHashMap<KeyId, Vec<usize>> = FxHashMap::default();
     for (i, r) in reads.iter().enumerate() {
@@ -1408,43 +1401,22 @@ fn version_orders(
     }
     let mut seen = FxHashSet::default();
     let mut order = Vec::new();
-    let mut incompatible = Vec::new();
-    let mut duplicates = Vec::new();
+    let mut found = ListAnomalies::default();
     for (key, l) in longest.iter().enumerate() {
         let Some(l) = *l else { continue };
-        let r = &reads[l];
-        let values = list(r);
-        let name = b.key_name(key as KeyId).to_string();
+        let key = key as KeyId;
         let mut dup_reads: Vec<usize> = vec![l];
-        if let Some(c) = contradicting.get(&(key as KeyId)) {
+        if let Some(c) = contradicting.get(&key) {
             dup_reads.extend(c);
-            let first = &reads[c[0]];
-            let mut txns = vec![r.4];
-            for &i in c {
-                if !txns.contains(&reads[i].4) {
-                    txns.push(reads[i].4);
-                }
-            }
-            incompatible.push((
-                txns,
-                first.3,
-                format!(
-                    "key {name}: the read of {} at line {} and the read of {} at line {} are \
-                     not prefixes of one another, so no order of the appends explains both; \
-                     {} read(s) of {name} contradict its longest read, which is taken as its \
-                     version order",
-                    show_list(list(first)),
-                    first.3,
-                    show_list(values),
-                    r.3,
-                    c.len()
-                ),
-            ));
+            found
+                .incompatible
+                .push(incompatible_order(b, lists, reads, l, c));
         }
+        let name = b.key_name(key).to_string();
         for &i in &dup_reads {
             let d = &reads[i];
             if let Some(v) = first_duplicate(list(d), &mut seen) {
-                duplicates.push((
+                found.duplicates.push((
                     d.4,
                     d.3,
                     format!(
@@ -1455,84 +1427,175 @@ fn version_orders(
                 ));
             }
         }
-        order.clear();
-        seen.clear();
-        order.extend(values.iter().copied().filter(|&v| seen.insert(v)));
-        b.version_order(key as KeyId, &order, r.3);
-        // An append no read shows came after the last element shown: a read is the whole
-        // list, so had it come earlier the longest read would hold it (Elle's
-        // `previously-appended-element`).
-        if let Some(&last) = order.last() {
-            let start = appends.partition_point(|&(k, _)| k < key as KeyId);
-            for &(_, v) in appends[start..]
-                .iter()
-                .take_while(|&&(k, _)| k == key as KeyId)
-            {
-                if !seen.contains(&v) {
-                    b.version_order(key as KeyId, &[last, v], r.3);
-                }
-            }
-        }
+        let r = &reads[l];
+        order_key(b, key, list(r), r.3, appends, &mut order, &mut seen);
     }
-    // Elle's G1a: a committed read holding an element an aborted transaction appended. The
-    // checkers see a read's last element (an aborted read); the earlier ones are noted here.
-    let mut g1a = Vec::new();
     if !aborted.is_empty() {
-        for r in reads {
-            let l = list(r);
-            let earlier = &l[..l.len().saturating_sub(1)];
-            if let Some((v, (writer, line))) = earlier
-                .iter()
-                .find_map(|&v| aborted.get(&(r.0, v)).map(|w| (v, w)))
-            {
-                g1a.push((
-                    [r.4, *writer],
-                    r.3,
-                    format!(
-                        "key {}: the read of {} at line {} holds {v}, appended by the aborted \
-                         transaction at line {line}",
-                        b.key_name(r.0),
-                        show_list(l),
-                        r.3
-                    ),
-                ));
+        found.g1a = aborted_reads(b, lists, reads, aborted);
+    }
+    found.record(b);
+}
+
+/// A list-append read: (key, start and end of its list in the lists, line, transaction).
+type ListRead = (KeyId, u32, u32, u32, BuilderTxn);
+
+/// Per key, the index in `reads` of its longest read (the first of the longest).
+fn longest_reads(keys: usize, reads: &[ListRead]) -> Vec<Option<usize>> {
+    let mut longest: Vec<Option<usize>> = vec![None; keys];
+    for (i, r) in reads.iter().enumerate() {
+        let slot = &mut longest[r.0 as usize];
+        if slot.map_or(true, |l| r.2 - r.1 > reads[l].2 - reads[l].1) {
+            *slot = Some(i);
+        }
+    }
+    longest
+}
+
+/// The incompatible order of a key: its longest read `l` and the reads `c` contradicting it
+/// (transactions, line, text).
+fn incompatible_order(
+    b: &HistoryBuilder,
+    lists: &[u64],
+    reads: &[ListRead],
+    l: usize,
+    c: &[usize],
+) -> (Vec<BuilderTxn>, u32, String) {
+    let list = |r: &ListRead| &lists[r.1 as usize..r.2 as usize];
+    let r = &reads[l];
+    let name = b.key_name(r.0);
+    let first = &reads[c[0]];
+    let mut txns = vec![r.4];
+    for &i in c {
+        if !txns.contains(&reads[i].4) {
+            txns.push(reads[i].4);
+        }
+    }
+    (
+        txns,
+        first.3,
+        format!(
+            "key {name}: the read of {} at line {} and the read of {} at line {} are \
+             not prefixes of one another, so no order of the appends explains both; \
+             {} read(s) of {name} contradict its longest read, which is taken as its \
+             version order",
+            show_list(list(first)),
+            first.3,
+            show_list(list(r)),
+            r.3,
+            c.len()
+        ),
+    )
+}
+
+/// `key`'s version order: the longest read's `values` (duplicates dropped), then every append
+/// no read shows after the last element shown (a read is the whole list, so had it come
+/// earlier the longest read would hold it: Elle's `previously-appended-element`).
+fn order_key(
+    b: &mut HistoryBuilder,
+    key: KeyId,
+    values: &[u64],
+    line: u32,
+    appends: &[(KeyId, u64)],
+    order: &mut Vec<u64>,
+    seen: &mut FxHashSet<u64>,
+) {
+    order.clear();
+    seen.clear();
+    order.extend(values.iter().copied().filter(|&v| seen.insert(v)));
+    b.version_order(key, order, line);
+    if let Some(&last) = order.last() {
+        let start = appends.partition_point(|&(k, _)| k < key);
+        for &(_, v) in appends[start..].iter().take_while(|&&(k, _)| k == key) {
+            if !seen.contains(&v) {
+                b.version_order(key, &[last, v], line);
             }
         }
     }
-    for (name, found, anomaly) in [
-        (
-            "incompatible order",
-            incompatible.len(),
-            AnomalyId::IncompatibleOrder,
-        ),
-        (
-            "duplicate element",
-            duplicates.len(),
-            AnomalyId::DuplicateElements,
-        ),
-        (
-            "read of an aborted append",
-            g1a.len(),
-            AnomalyId::AbortedRead,
-        ),
-    ] {
-        if found > 0 {
-            let row = anomaly.row();
-            b.note(format!(
-                "{found} {name}(s) in list-append reads (Elle's :{}), an anomaly from {} up",
-                row.elle_name().unwrap_or(row.key),
-                row.weakest_level_forbidding.full_name()
+}
+
+/// Elle's G1a: a committed read holding an element an aborted transaction appended. The
+/// checkers see a read's last element (an aborted read); the earlier ones are noted here.
+fn aborted_reads(
+    b: &HistoryBuilder,
+    lists: &[u64],
+    reads: &[ListRead],
+    aborted: &FxHashMap<(KeyId, u64), (BuilderTxn, u32)>,
+) -> Vec<([BuilderTxn; 2], u32, String)> {
+    let mut g1a = Vec::new();
+    for r in reads {
+        let l = &lists[r.1 as usize..r.2 as usize];
+        let earlier = &l[..l.len().saturating_sub(1)];
+        if let Some((v, (writer, line))) = earlier
+            .iter()
+            .find_map(|&v| aborted.get(&(r.0, v)).map(|w| (v, w)))
+        {
+            g1a.push((
+                [r.4, *writer],
+                r.3,
+                format!(
+                    "key {}: the read of {} at line {} holds {v}, appended by the aborted \
+                     transaction at line {line}",
+                    b.key_name(r.0),
+                    show_list(l),
+                    r.3
+                ),
             ));
         }
     }
-    for (txns, line, text) in incompatible {
-        b.observed_anomaly(AnomalyId::IncompatibleOrder, &txns, Some(line), text);
-    }
-    for (txns, line, text) in g1a {
-        b.observed_anomaly(AnomalyId::AbortedRead, &txns, Some(line), text);
-    }
-    for (txn, line, text) in duplicates {
-        b.observed_anomaly(AnomalyId::DuplicateElements, &[txn], Some(line), text);
+    g1a
+}
+
+/// The anomalies of list-append reads, to be recorded as observed anomalies.
+#[derive(Default)]
+struct ListAnomalies {
+    incompatible: Vec<(Vec<BuilderTxn>, u32, String)>,
+    duplicates: Vec<(BuilderTxn, u32, String)>,
+    g1a: Vec<([BuilderTxn; 2], u32, String)>,
+}
+
+impl ListAnomalies {
+    /// A note per kind found, then each anomaly, on `b`.
+    fn record(self, b: &mut HistoryBuilder) {
+        let ListAnomalies {
+            incompatible,
+            duplicates,
+            g1a,
+        } = self;
+        for (name, found, anomaly) in [
+            (
+                "incompatible order",
+                incompatible.len(),
+                AnomalyId::IncompatibleOrder,
+            ),
+            (
+                "duplicate element",
+                duplicates.len(),
+                AnomalyId::DuplicateElements,
+            ),
+            (
+                "read of an aborted append",
+                g1a.len(),
+                AnomalyId::AbortedRead,
+            ),
+        ] {
+            if found > 0 {
+                let row = anomaly.row();
+                b.note(format!(
+                    "{found} {name}(s) in list-append reads (Elle's :{}), an anomaly from {} up",
+                    row.elle_name().unwrap_or(row.key),
+                    row.weakest_level_forbidding.full_name()
+                ));
+            }
+        }
+        for (txns, line, text) in incompatible {
+            b.observed_anomaly(AnomalyId::IncompatibleOrder, &txns, Some(line), text);
+        }
+        for (txns, line, text) in g1a {
+            b.observed_anomaly(AnomalyId::AbortedRead, &txns, Some(line), text);
+        }
+        for (txn, line, text) in duplicates {
+            b.observed_anomaly(AnomalyId::DuplicateElements, &[txn], Some(line), text);
+        }
     }
 }
 

@@ -293,115 +293,13 @@ fn si_anomaly(
         .into_iter()
         .filter(|&(t, _, w)| committed(t) && committed(w))
         .collect();
-    // Anti-dependencies (reader, later writer, key), one key per pair.
-    let mut rw: Vec<(TxnId, TxnId, KeyId)> = Vec::new();
-    for &(t, k, w) in &reads {
-        for &u in h.writers_of(k) {
-            if u != t && committed(u) && pos[u as usize] > pos[w as usize] {
-                rw.push((t, u, k));
-            }
-        }
-    }
-    rw.sort_unstable();
-    rw.dedup_by_key(|e| (e.0, e.1));
-    let rw_between = |a: TxnId, b: TxnId| -> Option<KeyId> {
-        let i = rw.partition_point(|e| (e.0, e.1) < (a, b));
-        rw.get(i).filter(|e| (e.0, e.1) == (a, b)).map(|e| e.2)
-    };
-    for &(a, b, x) in &rw {
-        if let Some(y) = rw_between(b, a) {
-            return Some(AnomalyName {
-                id: AnomalyId::WriteSkew,
-                description: format!(
-                    "{} reads {} without seeing the write of {}, which reads {} without \
-                     seeing {}'s write of it; their writes do not overlap, so snapshot \
-                     isolation lets both commit",
-                    who(a),
-                    key(x),
-                    who(b),
-                    key(y),
-                    label(a)
-                ),
-            });
-        }
+    let rw = anti_dependencies(h, &reads, &pos);
+    if let Some(skew) = write_skew(&rw, label, who, key) {
+        return Some(skew);
     }
     // The dependency graph, for "b precedes a in every serial order".
-    let mut succ: Vec<Vec<(TxnId, Dep)>> = vec![Vec::new(); n];
-    for t in h.committed_txns() {
-        if let Some(p) = h.so_predecessor(t) {
-            succ[p as usize].push((t, Dep::So));
-        }
-    }
-    for &(t, _, w) in &reads {
-        succ[w as usize].push((t, Dep::Wr));
-    }
-    for k in 0..h.key_count() as KeyId {
-        let mut writers: Vec<TxnId> = h
-            .writers_of(k)
-            .iter()
-            .copied()
-            .filter(|&w| committed(w))
-            .collect();
-        writers.sort_unstable_by_key(|&w| pos[w as usize]);
-        for pair in writers.windows(2) {
-            succ[pair[0] as usize].push((pair[1], Dep::Ww));
-        }
-    }
-    for &(a, b, _) in &rw {
-        succ[a as usize].push((b, Dep::Rw));
-    }
-    for list in &mut succ {
-        list.sort_unstable_by_key(|&(t, d)| (t, d as u8));
-        list.dedup_by_key(|e| e.0);
-    }
-    // A path from `from` to `to` (breadth first: a shortest one), as its edges.
-    let path = |from: TxnId, to: TxnId| -> Option<Vec<(TxnId, Dep)>> {
-        let mut parent: Vec<Option<(TxnId, Dep)>> = vec![None; n];
-        let mut seen = vec![false; n];
-        let mut queue = std::collections::VecDeque::from([from]);
-        seen[from as usize] = true;
-        while let Some(t) = queue.pop_front() {
-            if t == to {
-                let mut edges = Vec::new();
-                let mut at = to;
-                while at != from {
-                    let (p, d) = parent[at as usize]?;
-                    edges.push((at, d));
-                    at = p;
-                }
-                edges.reverse();
-                return Some(edges);
-            }
-            for &(u, d) in &succ[t as usize] {
-                if !seen[u as usize] {
-                    seen[u as usize] = true;
-                    parent[u as usize] = Some((t, d));
-                    queue.push_back(u);
-                }
-            }
-        }
-        None
-    };
-    // Dangerous structures a →rw p →rw b closed by a path b →* a; read-only `a` first.
-    let mut found = None;
-    'search: for read_only in [true, false] {
-        for &(a, p, x) in &rw {
-            if h.keys_written(a).is_empty() != read_only {
-                continue;
-            }
-            let i = rw.partition_point(|e| e.0 < p);
-            for &(_, b, y) in rw[i..].iter().take_while(|e| e.0 == p) {
-                if b == a {
-                    continue;
-                }
-                if let Some(edges) = path(b, a) {
-                    found = Some((a, p, b, x, y, edges, read_only));
-                    break 'search;
-                }
-            }
-        }
-    }
-    let (a, p, b, x, y, edges, read_only) = found?;
+    let succ = dependency_graph(h, &reads, &rw, &pos);
+    let (a, p, b, x, y, edges, read_only) = dangerous_structure(h, &rw, &succ)?;
     let chain: String = std::iter::once(label(b))
         .chain(
             edges
@@ -445,6 +343,159 @@ fn si_anomaly(
             label(a),
         ),
     })
+}
+
+/// Anti-dependencies (reader, later writer, key) under the commit order `pos`, one key per
+/// pair, sorted.
+fn anti_dependencies(
+    h: &History,
+    reads: &[(TxnId, KeyId, TxnId)],
+    pos: &[usize],
+) -> Vec<(TxnId, TxnId, KeyId)> {
+    let committed = |t: TxnId| pos[t as usize] != usize::MAX;
+    let mut rw: Vec<(TxnId, TxnId, KeyId)> = Vec::new();
+    for &(t, k, w) in reads {
+        for &u in h.writers_of(k) {
+            if u != t && committed(u) && pos[u as usize] > pos[w as usize] {
+                rw.push((t, u, k));
+            }
+        }
+    }
+    rw.sort_unstable();
+    rw.dedup_by_key(|e| (e.0, e.1));
+    rw
+}
+
+/// A **write skew**: two transactions each with an anti-dependency on the other.
+fn write_skew(
+    rw: &[(TxnId, TxnId, KeyId)],
+    label: &dyn Fn(TxnId) -> String,
+    who: &dyn Fn(TxnId) -> String,
+    key: &dyn Fn(KeyId) -> String,
+) -> Option<AnomalyName> {
+    let rw_between = |a: TxnId, b: TxnId| -> Option<KeyId> {
+        let i = rw.partition_point(|e| (e.0, e.1) < (a, b));
+        rw.get(i).filter(|e| (e.0, e.1) == (a, b)).map(|e| e.2)
+    };
+    for &(a, b, x) in rw {
+        if let Some(y) = rw_between(b, a) {
+            return Some(AnomalyName {
+                id: AnomalyId::WriteSkew,
+                description: format!(
+                    "{} reads {} without seeing the write of {}, which reads {} without \
+                     seeing {}'s write of it; their writes do not overlap, so snapshot \
+                     isolation lets both commit",
+                    who(a),
+                    key(x),
+                    who(b),
+                    key(y),
+                    label(a)
+                ),
+            });
+        }
+    }
+    None
+}
+
+/// The dependency graph (so, wr, ww in the commit order `pos`, rw) as successor lists, one
+/// edge per pair (the first kind of so, wr, ww, rw).
+fn dependency_graph(
+    h: &History,
+    reads: &[(TxnId, KeyId, TxnId)],
+    rw: &[(TxnId, TxnId, KeyId)],
+    pos: &[usize],
+) -> Vec<Vec<(TxnId, Dep)>> {
+    let n = h.txn_count();
+    let committed = |t: TxnId| pos[t as usize] != usize::MAX;
+    let mut succ: Vec<Vec<(TxnId, Dep)>> = vec![Vec::new(); n];
+    for t in h.committed_txns() {
+        if let Some(p) = h.so_predecessor(t) {
+            succ[p as usize].push((t, Dep::So));
+        }
+    }
+    for &(t, _, w) in reads {
+        succ[w as usize].push((t, Dep::Wr));
+    }
+    for k in 0..h.key_count() as KeyId {
+        let mut writers: Vec<TxnId> = h
+            .writers_of(k)
+            .iter()
+            .copied()
+            .filter(|&w| committed(w))
+            .collect();
+        writers.sort_unstable_by_key(|&w| pos[w as usize]);
+        for pair in writers.windows(2) {
+            succ[pair[0] as usize].push((pair[1], Dep::Ww));
+        }
+    }
+    for &(a, b, _) in rw {
+        succ[a as usize].push((b, Dep::Rw));
+    }
+    for list in &mut succ {
+        list.sort_unstable_by_key(|&(t, d)| (t, d as u8));
+        list.dedup_by_key(|e| e.0);
+    }
+    succ
+}
+
+/// A path from `from` to `to` in `succ` (breadth first: a shortest one), as its edges.
+fn shortest_path(succ: &[Vec<(TxnId, Dep)>], from: TxnId, to: TxnId) -> Option<Vec<(TxnId, Dep)>> {
+    let n = succ.len();
+    let mut parent: Vec<Option<(TxnId, Dep)>> = vec![None; n];
+    let mut seen = vec![false; n];
+    let mut queue = std::collections::VecDeque::from([from]);
+    seen[from as usize] = true;
+    while let Some(t) = queue.pop_front() {
+        if t == to {
+            let mut edges = Vec::new();
+            let mut at = to;
+            while at != from {
+                let (p, d) = parent[at as usize]?;
+                edges.push((at, d));
+                at = p;
+            }
+            edges.reverse();
+            return Some(edges);
+        }
+        for &(u, d) in &succ[t as usize] {
+            if !seen[u as usize] {
+                seen[u as usize] = true;
+                parent[u as usize] = Some((t, d));
+                queue.push_back(u);
+            }
+        }
+    }
+    None
+}
+
+/// A dangerous structure `a →rw p →rw b` closed by a path `b →* a` (the path's edges), a
+/// read-only `a` first: `(a, p, b, x, y, path, read_only)` with `x`, `y` the keys of the two
+/// anti-dependencies.
+#[allow(clippy::type_complexity)]
+fn dangerous_structure(
+    h: &History,
+    rw: &[(TxnId, TxnId, KeyId)],
+    succ: &[Vec<(TxnId, Dep)>],
+) -> Option<(TxnId, TxnId, TxnId, KeyId, KeyId, Vec<(TxnId, Dep)>, bool)> {
+    let mut found = None;
+    'search: for read_only in [true, false] {
+        for &(a, p, x) in rw {
+            if h.keys_written(a).is_empty() != read_only {
+                continue;
+            }
+            let i = rw.partition_point(|e| e.0 < p);
+            for &(_, b, y) in rw[i..].iter().take_while(|e| e.0 == p) {
+                if b == a {
+                    continue;
+                }
+                if let Some(edges) = shortest_path(succ, b, a) {
+                    found = Some((a, p, b, x, y, edges, read_only));
+                    break 'search;
+                }
+            }
+        }
+    }
+    found
 }
 
 /// Whether a key's name (by the caller's `key`) is the application's: neither raw store
@@ -616,6 +667,34 @@ mod tests {
             name(&lost_update_or_write_skew(true), Level::Causal).name(),
             "write skew"
         );
+    }
+
+    /// One name per anomaly: the row a prediction is named by here (`predict`'s text and
+    /// `--json`, `run`'s and `reproduce`'s reports) is the row the decision core's classifier
+    /// (`verdict::anomaly_of`: `check`'s text and `--json`) gives the same history checked at
+    /// serializability, with the same words.
+    #[test]
+    fn a_prediction_and_its_check_name_the_same_row() {
+        use crate::verdict::{decide, EvidenceChoice, Input, Limits, Outcome};
+        for (h, level) in [
+            (lost_update_or_write_skew(false), Level::Prefix),
+            (lost_update_or_write_skew(true), Level::Snapshot),
+            (read_only_anomaly(), Level::Snapshot),
+        ] {
+            let predicted = name(&h, level).id;
+            let input = Input::of(&h).unwrap();
+            let v = decide(
+                &input,
+                Level::Serializable,
+                EvidenceChoice::Auto,
+                &Limits::default(),
+            )
+            .unwrap();
+            assert_eq!(v.verdict, Outcome::Violated);
+            let checked = v.anomaly_names.as_ref().map(|n| n.id);
+            assert_eq!(checked, Some(predicted), "{:?}", v.anomaly);
+            assert_eq!(v.anomaly.as_deref(), Some(predicted.name()));
+        }
     }
 
     #[test]

@@ -317,15 +317,7 @@ pub fn app_anomaly_graph(observed: &History, p: &Prediction, title: String) -> A
         if txns.is_empty() {
             continue;
         }
-        for w in txns.windows(2) {
-            edges.push(GraphEdge {
-                from: w[0],
-                to: w[1],
-                label: String::new(),
-                kind: EdgeKind::SessionOrder,
-                dashed: false,
-            });
-        }
+        edges.extend(GraphEdge::session_order(&txns));
         let title = observed
             .statements()
             .and_then(|st| st.session_names().get(s).cloned())
@@ -353,33 +345,13 @@ pub fn app_anomaly_graph(observed: &History, p: &Prediction, title: String) -> A
         });
     }
     for e in p.cycle.iter().flatten() {
-        edges.push(GraphEdge {
-            from: e.from,
-            to: e.to,
-            label: match &e.key {
-                Some(k) => format!("{} {k}", e.kind),
-                None => e.kind.to_string(),
-            },
-            kind: EdgeKind::Cycle,
-            dashed: matches!(e.kind, "ww" | "rw"),
-        });
+        let label = match &e.key {
+            Some(k) => format!("{} {k}", e.kind),
+            None => e.kind.to_string(),
+        };
+        edges.push(GraphEdge::cycle(e.from, e.to, e.kind, label));
     }
-    let initial = edges
-        .iter()
-        .any(|e| e.from == INITIAL_TXN || e.to == INITIAL_TXN)
-        .then(|| TxnBox {
-            id: INITIAL_TXN,
-            title: "initial state".into(),
-            lines: Vec::new(),
-            emphasized: false,
-        });
-    AnomalyGraph {
-        title,
-        note: None,
-        initial,
-        sessions,
-        edges,
-    }
+    AnomalyGraph::of(title, sessions, edges, INITIAL_TXN)
 }
 
 /// Writes the folder: histories, drawings, report.md and report.json (each file atomically);

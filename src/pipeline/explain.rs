@@ -288,15 +288,7 @@ impl Explainer<'_> {
             if txns.is_empty() {
                 continue;
             }
-            for w in txns.windows(2) {
-                edges.push(GraphEdge {
-                    from: w[0],
-                    to: w[1],
-                    label: String::new(),
-                    kind: EdgeKind::SessionOrder,
-                    dashed: false,
-                });
-            }
+            edges.extend(GraphEdge::session_order(&txns));
             let observed_session = self.observed.txn(txns[0]).session;
             sessions.push(SessionColumn {
                 title: format!("session {}", observed_session + 1),
@@ -339,29 +331,9 @@ impl Explainer<'_> {
                 Some(k) => format!("{} {}", e.kind, self.key_short(k)),
                 None => e.kind.to_string(),
             };
-            edges.push(GraphEdge {
-                from: e.from,
-                to: e.to,
-                label,
-                kind: EdgeKind::Cycle,
-                dashed: matches!(e.kind, "ww" | "rw"),
-            });
+            edges.push(GraphEdge::cycle(e.from, e.to, e.kind, label));
         }
-        let uses_initial = edges
-            .iter()
-            .any(|e| e.from == INITIAL_TXN || e.to == INITIAL_TXN);
-        AnomalyGraph {
-            title,
-            note: None,
-            initial: uses_initial.then(|| TxnBox {
-                id: INITIAL_TXN,
-                title: "initial state".to_string(),
-                lines: vec![],
-                emphasized: false,
-            }),
-            sessions,
-            edges,
-        }
+        AnomalyGraph::of(title, sessions, edges, INITIAL_TXN)
     }
 }
 

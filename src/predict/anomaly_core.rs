@@ -9,7 +9,8 @@
 //! explains every read kept (each read's writer is still the last writer of its key before
 //! it), so a sub-history that is unserializable shows that the whole history is.
 //!
-//! Minimisation by deletion (the classic one-at-a-time shrinking of delta debugging): start
+//! Minimisation by deletion (the classic one-at-a-time shrinking of delta debugging, one pass of
+//! the one shrinker, [`crate::shrink`]): start
 //! from the transactions of a proven `pco` cycle (its edges, the readers and writers their
 //! derivations go through, and the facts behind them: a sub-history that still has that
 //! cycle), then try to drop each transaction, later ones first, then each external read; a
@@ -28,6 +29,7 @@ use crate::check::Level;
 use crate::history::{
     BuilderTxn, History, HistoryBuilder, OpId, OpKind, ReadFrom, TxnId, INITIAL_TXN,
 };
+use crate::shrink::{shrink, Plan, Trial};
 
 /// Most transactions a start set may have for the core to be minimised (each step judges a
 /// sub-history; the start set of a shortest cycle's proof is small).
@@ -73,14 +75,14 @@ pub struct AnomalyCore {
 
 /// What a sub-history keeps: per transaction of the predicted history, and per operation
 /// (external reads only can be dropped on their own).
-#[derive(Clone)]
-struct Keep {
-    txn: Vec<bool>,
-    read: Vec<bool>,
+#[derive(Clone, Copy)]
+struct Keep<'a> {
+    txn: &'a [bool],
+    read: &'a [bool],
 }
 
 /// The sub-history of `h` that `keep` describes, with its id → `h` id map.
-fn sub_history(h: &History, keep: &Keep) -> Option<(History, Vec<TxnId>)> {
+fn sub_history(h: &History, keep: Keep) -> Option<(History, Vec<TxnId>)> {
     let mut b = HistoryBuilder::new(format!("core of {}", h.source()));
     let mut key_of = vec![u32::MAX; h.key_count()];
     let mut key = |b: &mut HistoryBuilder, k: u32| {
@@ -145,7 +147,7 @@ fn sub_history(h: &History, keep: &Keep) -> Option<(History, Vec<TxnId>)> {
 
 /// Whether the sub-history `keep` describes still shows the anomaly: unserializable by the
 /// decision core, with a cycle of its least `pco`.
-fn shows(h: &History, keep: &Keep, deadline: Instant) -> bool {
+fn shows(h: &History, keep: Keep, deadline: Instant) -> bool {
     let Some((sub, _)) = sub_history(h, keep) else {
         return false;
     };
@@ -156,6 +158,15 @@ fn shows(h: &History, keep: &Keep, deadline: Instant) -> bool {
             judge(&sub, Level::Serializable, How::CheapFirst, Some(deadline)),
             Ok(Judged::Fails { .. })
         )
+}
+
+/// A test's answer as a trial of the one shrinker.
+fn trial(still_shows: bool) -> Trial<()> {
+    if still_shows {
+        Trial::Fails(())
+    } else {
+        Trial::Passes
+    }
 }
 
 /// The transactions a proven cycle rests on: its edges' ends, the readers and writers of
@@ -196,49 +207,54 @@ pub(crate) fn minimal_core(
     if start.len() > MAX_START_TXNS {
         return None;
     }
-    let mut keep = Keep {
-        txn: vec![false; h.txn_count()],
-        read: vec![true; h.ops().len()],
-    };
+    let mut keep_txn = vec![false; h.txn_count()];
+    let mut keep_read = vec![true; h.ops().len()];
     for &t in &start {
-        keep.txn[t as usize] = true;
+        keep_txn[t as usize] = true;
     }
-    if !shows(h, &keep, deadline) {
+    let keep = Keep {
+        txn: &keep_txn,
+        read: &keep_read,
+    };
+    if !shows(h, keep, deadline) {
         return None;
     }
-    let mut minimal = true;
+    let stop = || Instant::now() >= deadline;
     // Transactions, later ones first (the earliest transactions that show the anomaly stay).
-    for &t in start.iter().rev() {
-        if Instant::now() >= deadline {
-            minimal = false;
-            break;
-        }
-        keep.txn[t as usize] = false;
-        if !shows(h, &keep, deadline) {
-            keep.txn[t as usize] = true;
-        }
-    }
+    let order: Vec<usize> = start.iter().rev().map(|&t| t as usize).collect();
+    let shows_txns = |txn: &[bool]| {
+        let keep = Keep {
+            txn,
+            read: &keep_read,
+        };
+        trial(shows(h, keep, deadline))
+    };
+    let by_txn = shrink(&mut keep_txn, &order, Plan::OnePass, shows_txns, stop);
     // External reads of the transactions kept.
     let reads: Vec<OpId> = (0..h.txn_count() as TxnId)
-        .filter(|&t| keep.txn[t as usize])
+        .filter(|&t| keep_txn[t as usize])
         .flat_map(|t| h.txn(t).ops())
         .filter(|&o| {
             h.op(o).kind == OpKind::Read
                 && h.writer_txn(o)
-                    .is_some_and(|w| w != h.op(o).txn && (w == INITIAL_TXN || keep.txn[w as usize]))
+                    .is_some_and(|w| w != h.op(o).txn && (w == INITIAL_TXN || keep_txn[w as usize]))
         })
         .collect();
-    for &o in &reads {
-        if Instant::now() >= deadline {
-            minimal = false;
-            break;
-        }
-        keep.read[o as usize] = false;
-        if !shows(h, &keep, deadline) {
-            keep.read[o as usize] = true;
-        }
-    }
-    let (history, sub_origin) = sub_history(h, &keep)?;
+    let order: Vec<usize> = reads.iter().map(|&o| o as usize).collect();
+    let shows_reads = |read: &[bool]| {
+        let keep = Keep {
+            txn: &keep_txn,
+            read,
+        };
+        trial(shows(h, keep, deadline))
+    };
+    let by_read = shrink(&mut keep_read, &order, Plan::OnePass, shows_reads, stop);
+    let minimal = by_txn.minimal && by_read.minimal;
+    let keep = Keep {
+        txn: &keep_txn,
+        read: &keep_read,
+    };
+    let (history, sub_origin) = sub_history(h, keep)?;
     let mut core_reads: Vec<CoreRead> = reads
         .iter()
         .filter(|&&o| keep.read[o as usize])

@@ -5,19 +5,31 @@
 //! anomaly's minimal core (the transactions its cycle is over) filled, and only the changed
 //! reads that create the anomaly are blue.
 
-use crate::dot::quote;
-use std::fmt::Write as _;
+use crate::dot::DotWriter;
 
 use super::Prediction;
 use crate::history::{History, OpKind, TxnId, INITIAL_TXN};
 
 /// Renders `prediction` (made from `observed`) as a DOT digraph.
 pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {
+    prediction_dot_titled(observed, prediction, None)
+}
+
+/// [`prediction_dot`] with `title` as the drawing's label (e.g. that it is the first of the
+/// predictions a cut search found).
+pub fn prediction_dot_titled(
+    observed: &History,
+    prediction: &Prediction,
+    title: Option<&str>,
+) -> String {
     let h = &prediction.history;
     let origin = &prediction.txn_origin;
-    let mut out = String::from(
-        "digraph prediction {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n",
-    );
+    let mut out = DotWriter::digraph("prediction");
+    if let Some(title) = title {
+        out.label(title).stmt("labelloc=t");
+    }
+    out.stmt("rankdir=TB")
+        .stmt("node [shape=box, fontname=\"monospace\"]");
     let boundary: Vec<TxnId> = prediction.boundaries.iter().filter_map(|b| b.txn).collect();
     // The changed reads that create the anomaly (its minimal core's) in blue; the others
     // are drawn as ordinary reads.
@@ -39,12 +51,12 @@ pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {
             ops.len() - reads
         );
         let style = match (boundary.contains(&o), core.is_some_and(|c| c.contains(&o))) {
-            (true, true) => ", style=\"bold,filled\", fillcolor=\"#fde8e6\"",
-            (false, true) => ", style=filled, fillcolor=\"#fde8e6\"",
-            (true, false) => ", style=bold",
+            (true, true) => "style=\"bold,filled\", fillcolor=\"#fde8e6\"",
+            (false, true) => "style=filled, fillcolor=\"#fde8e6\"",
+            (true, false) => "style=bold",
             (false, false) => "",
         };
-        let _ = writeln!(out, "  t{o} [label={}{style}];", quote(&label));
+        out.node(format_args!("t{o}"), &label, style);
     }
     // Session order (immediate predecessors).
     for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
@@ -52,10 +64,11 @@ pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {
         if p == INITIAL_TXN && h.txn(t).index_in_session > 0 {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "  t{} -> t{} [label=\"so\", color=grey, fontcolor=grey];",
-            origin[p as usize], origin[t as usize]
+        out.edge(
+            format_args!("t{}", origin[p as usize]),
+            format_args!("t{}", origin[t as usize]),
+            "so",
+            "color=grey, fontcolor=grey",
         );
     }
     // Write–read order, one edge per pair, labelled with (up to three of) its keys.
@@ -87,21 +100,22 @@ pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {
         } else {
             "black"
         };
-        let _ = writeln!(
-            out,
-            "  t{w} -> t{r} [label={}, color={color}, fontcolor={color}];",
-            quote(&format!("wr {}{more}", keys.join(", ")))
+        out.edge(
+            format_args!("t{w}"),
+            format_args!("t{r}"),
+            &format!("wr {}{more}", keys.join(", ")),
+            &format!("color={color}, fontcolor={color}"),
         );
         i = j;
     }
     // Changed reads from the initial state.
     for c in prediction.changed_reads.iter().filter(|c| c.in_core) {
         if c.new_writer == INITIAL_TXN {
-            let _ = writeln!(
-                out,
-                "  t0 -> t{} [label={}, color=blue, fontcolor=blue];",
-                c.txn,
-                quote(&format!("wr {}", c.key))
+            out.edge(
+                "t0",
+                format_args!("t{}", c.txn),
+                &format!("wr {}", c.key),
+                "color=blue, fontcolor=blue",
             );
         }
     }
@@ -116,15 +130,13 @@ pub fn prediction_dot(observed: &History, prediction: &Prediction) -> String {
                 Some(k) => format!("{} {k}", e.kind),
                 None => e.kind.to_string(),
             };
-            let _ = writeln!(
-                out,
-                "  t{} -> t{} [label={}, color=red, fontcolor=red, style={style}, penwidth=2];",
-                e.from,
-                e.to,
-                quote(&label)
+            out.edge(
+                format_args!("t{}", e.from),
+                format_args!("t{}", e.to),
+                &label,
+                &format!("color=red, fontcolor=red, style={style}, penwidth=2"),
             );
         }
     }
-    out.push_str("}\n");
-    out
+    out.finish()
 }

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{PredictOutcome, Strategy, Verdict};
+use super::{PredictOutcome, Prediction, Strategy, Verdict};
 use crate::check::Level;
 use crate::formats::{self, Format};
 
@@ -67,123 +67,51 @@ impl fmt::Display for PredictOutcome {
             Verdict::Predicted => {}
         }
         if let Some(p) = &self.prediction {
+            self.fmt_prediction(p, f)?;
+        }
+        self.fmt_encoding(f)
+    }
+}
+
+impl PredictOutcome {
+    /// The prediction: its boundaries, its anomaly's transactions, the reads that change
+    /// writer, the cycle and the predicted history's size.
+    fn fmt_prediction(&self, p: &Prediction, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "PREDICTED: an unserializable execution valid under {} (re-verified)",
+            self.level.full_name()
+        )?;
+        if let Some(note) = &self.reason {
+            writeln!(f, "note: {note}")?;
+        }
+        fmt_boundaries(p, f)?;
+        if let Some(core) = &p.core {
             writeln!(
                 f,
-                "PREDICTED: an unserializable execution valid under {} (re-verified)",
-                self.level.full_name()
-            )?;
-            if let Some(note) = &self.reason {
-                writeln!(f, "note: {note}")?;
-            }
-            writeln!(f, "boundaries:")?;
-            for b in &p.boundaries {
-                let session = match b.external_id {
-                    Some(e) => format!("session {} (input id {e})", b.session + 1),
-                    None => format!("session {}", b.session + 1),
-                };
-                match (&b.txn_label, b.read) {
-                    (None, _) => writeln!(
-                        f,
-                        "  {session}: none, all {} transactions",
-                        b.committed_txns
-                    )?,
-                    (Some(t), Some(_)) => writeln!(
-                        f,
-                        "  {session}: at the read of line {} in {t}; {} of {} transactions, \
-                         events after the read excluded",
-                        b.line.unwrap_or(0),
-                        b.included_txns,
-                        b.committed_txns
-                    )?,
-                    (Some(t), None) => writeln!(
-                        f,
-                        "  {session}: after {t}; {} of {} transactions",
-                        b.included_txns, b.committed_txns
-                    )?,
-                }
-            }
-            if let Some(core) = &p.core {
-                writeln!(
-                    f,
-                    "the anomaly{}: {} (the fewest transactions of the prediction that still \
-                     show it; the cycle below goes through exactly these)",
-                    if core.minimal {
-                        ""
-                    } else {
-                        " (not minimised: time ran out)"
-                    },
-                    core.txn_labels.join(", ")
-                )?;
-            }
-            if p.changed_reads.is_empty() {
-                writeln!(
-                    f,
-                    "no read changed: the observed execution itself is unserializable"
-                )?;
-            } else if p.changed_reads.iter().all(|c| c.in_core) {
-                writeln!(f, "changed reads:")?;
-            } else {
-                writeln!(
-                    f,
-                    "changed reads ({} of {} create the anomaly, marked *):",
-                    p.changed_reads.iter().filter(|c| c.in_core).count(),
-                    p.changed_reads.len()
-                )?;
-            }
-            let marks = !p.changed_reads.iter().all(|c| c.in_core);
-            for c in &p.changed_reads {
-                writeln!(
-                    f,
-                    "{} line {}: {} reads {} from {} (observed: from {})",
-                    if marks && c.in_core { " *" } else { "  " },
-                    c.line,
-                    c.txn_label,
-                    c.key,
-                    c.new_writer_label,
-                    c.old_writer_label
-                )?;
-            }
-            match &p.cycle {
-                Some(cycle) => {
-                    writeln!(f, "why no serial order exists (a cycle of pco):")?;
-                    for e in cycle {
-                        writeln!(
-                            f,
-                            "  {} -> {} [{}]: {}",
-                            e.from_label, e.to_label, e.kind, e.reason
-                        )?;
-                    }
-                    // Session-order facts are self-evident and never cited by number.
-                    if p.facts.iter().any(|e| e.kind != "so") {
-                        writeln!(f, "facts the chains above go through:")?;
-                    }
-                    // Numbered from 1 among themselves, as the chains cite them
-                    // (`explain::fact_number`).
-                    for (i, e) in p.facts.iter().filter(|e| e.kind != "so").enumerate() {
-                        writeln!(
-                            f,
-                            "  fact {}: {} -> {} [{}]: {}",
-                            i + 1,
-                            e.from_label,
-                            e.to_label,
-                            e.kind,
-                            e.reason
-                        )?;
-                    }
-                }
-                None => writeln!(
-                    f,
-                    "pco is acyclic; the exact serializability check proves no serial order \
-                     exists"
-                )?,
-            }
-            let stats = p.history.stats();
-            writeln!(
-                f,
-                "predicted history: {} sessions, {} transactions, {} reads, {} writes",
-                stats.sessions, stats.committed, stats.reads, stats.writes
+                "the anomaly{}: {} (the fewest transactions of the prediction that still \
+                 show it; the cycle below goes through exactly these)",
+                if core.minimal {
+                    ""
+                } else {
+                    " (not minimised: time ran out)"
+                },
+                core.txn_labels.join(", ")
             )?;
         }
+        fmt_changed_reads(p, f)?;
+        fmt_cycle(p, f)?;
+        let stats = p.history.stats();
+        writeln!(
+            f,
+            "predicted history: {} sessions, {} transactions, {} reads, {} writes",
+            stats.sessions, stats.committed, stats.reads, stats.writes
+        )?;
+        Ok(())
+    }
+
+    /// The size of the encoding and where the time went.
+    fn fmt_encoding(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = &self.stats;
         writeln!(
             f,
@@ -210,6 +138,110 @@ impl fmt::Display for PredictOutcome {
             plural(s.rejected_models, "rejected model", "rejected models")
         )
     }
+}
+
+/// The prediction boundary of each session.
+fn fmt_boundaries(p: &Prediction, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "boundaries:")?;
+    for b in &p.boundaries {
+        let session = match b.external_id {
+            Some(e) => format!("session {} (input id {e})", b.session + 1),
+            None => format!("session {}", b.session + 1),
+        };
+        match (&b.txn_label, b.read) {
+            (None, _) => writeln!(
+                f,
+                "  {session}: none, all {} transactions",
+                b.committed_txns
+            )?,
+            (Some(t), Some(_)) => writeln!(
+                f,
+                "  {session}: at the read of line {} in {t}; {} of {} transactions, \
+                 events after the read excluded",
+                b.line.unwrap_or(0),
+                b.included_txns,
+                b.committed_txns
+            )?,
+            (Some(t), None) => writeln!(
+                f,
+                "  {session}: after {t}; {} of {} transactions",
+                b.included_txns, b.committed_txns
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// The reads that change writer, those that create the anomaly marked when not all do.
+fn fmt_changed_reads(p: &Prediction, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    if p.changed_reads.is_empty() {
+        writeln!(
+            f,
+            "no read changed: the observed execution itself is unserializable"
+        )?;
+    } else if p.changed_reads.iter().all(|c| c.in_core) {
+        writeln!(f, "changed reads:")?;
+    } else {
+        writeln!(
+            f,
+            "changed reads ({} of {} create the anomaly, marked *):",
+            p.changed_reads.iter().filter(|c| c.in_core).count(),
+            p.changed_reads.len()
+        )?;
+    }
+    let marks = !p.changed_reads.iter().all(|c| c.in_core);
+    for c in &p.changed_reads {
+        writeln!(
+            f,
+            "{} line {}: {} reads {} from {} (observed: from {})",
+            if marks && c.in_core { " *" } else { "  " },
+            c.line,
+            c.txn_label,
+            c.key,
+            c.new_writer_label,
+            c.old_writer_label
+        )?;
+    }
+    Ok(())
+}
+
+/// Why no serial order exists: the `pco` cycle and the facts its chains go through.
+fn fmt_cycle(p: &Prediction, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match &p.cycle {
+        Some(cycle) => {
+            writeln!(f, "why no serial order exists (a cycle of pco):")?;
+            for e in cycle {
+                writeln!(
+                    f,
+                    "  {} -> {} [{}]: {}",
+                    e.from_label, e.to_label, e.kind, e.reason
+                )?;
+            }
+            // Session-order facts are self-evident and never cited by number.
+            if p.facts.iter().any(|e| e.kind != "so") {
+                writeln!(f, "facts the chains above go through:")?;
+            }
+            // Numbered from 1 among themselves, as the chains cite them
+            // (`explain::fact_number`).
+            for (i, e) in p.facts.iter().filter(|e| e.kind != "so").enumerate() {
+                writeln!(
+                    f,
+                    "  fact {}: {} -> {} [{}]: {}",
+                    i + 1,
+                    e.from_label,
+                    e.to_label,
+                    e.kind,
+                    e.reason
+                )?;
+            }
+        }
+        None => writeln!(
+            f,
+            "pco is acyclic; the exact serializability check proves no serial order \
+             exists"
+        )?,
+    }
+    Ok(())
 }
 
 /// What a "no prediction" answer shows, and only that (`of`: what was searched, e.g. "the

@@ -46,104 +46,177 @@ const MAX_CLOCK_WORDS: usize = 400_000_000;
 /// ignored (the level check rejects such histories before prediction).
 pub(crate) fn saturate(h: &History, deadline: Option<Instant>) -> Pco {
     let n = h.txn_count();
-    let sessions = h.sessions();
-    let k = sessions.len() + 1; // the last column is t0's own
+    let k = h.sessions().len() + 1; // the last column is t0's own
     if n.saturating_mul(k) > MAX_CLOCK_WORDS {
         return Pco::GaveUp;
     }
-    let committed: Vec<bool> = h.txns().iter().map(|t| t.is_committed()).collect();
-    // Session column and position (0-based among committed) of each transaction.
-    let mut col = vec![u32::MAX; n];
-    let mut pos = vec![0u32; n];
-    let mut edges: Vec<(TxnId, TxnId, EdgeReason)> = Vec::new();
-    col[INITIAL_TXN as usize] = (k - 1) as u32;
-    for (s, session) in sessions.iter().enumerate() {
-        let mut prev = INITIAL_TXN;
-        for (p, t) in session
-            .txns()
-            .filter(|&t| committed[t as usize])
-            .enumerate()
-        {
-            col[t as usize] = s as u32;
-            pos[t as usize] = p as u32;
-            edges.push((prev, t, EdgeReason::So));
-            prev = t;
-        }
-    }
-    // Committed writers of each key other than t0, by (session, position): per key a list of
-    // (column, start, end) runs into `writers`.
-    let mut by_key: Vec<Vec<TxnId>> = vec![Vec::new(); h.key_count()];
-    for t in (0..n as TxnId).filter(|&t| committed[t as usize] && t != INITIAL_TXN) {
-        for &key in h.keys_written(t) {
-            by_key[key as usize].push(t);
-        }
-    }
-    for list in &mut by_key {
-        list.sort_unstable_by_key(|&t| (col[t as usize], pos[t as usize]));
-        list.dedup();
-    }
-    // The write–read edges, one per (writer, reader) pair with the least key as its reason,
-    // and the read-from triples (key, writer, reader) that can derive a ww or rw edge: those
-    // whose key has a committed writer other than t0, the writer and the reader. The other
-    // reads derive nothing in any round (both rules skip t2 and t3, and t0 reaches every
-    // transaction), so a run of millions of reads of keys written once (rows inserted and
-    // never updated) keeps only its distinct (writer, reader) pairs.
-    let mut wr: FxHashMap<(TxnId, TxnId), KeyId> = FxHashMap::default();
-    let mut triples: Vec<(KeyId, TxnId, TxnId)> = Vec::new();
-    for t in (0..n as TxnId).filter(|&t| committed[t as usize]) {
-        for o in h.txn(t).ops() {
-            let op = h.op(o);
-            if op.kind != OpKind::Read {
-                continue;
-            }
-            match h.writer_txn(o) {
-                Some(w) if w != t && committed[w as usize] => {
-                    let key = op.key;
-                    wr.entry((w, t))
-                        .and_modify(|k| *k = (*k).min(key))
-                        .or_insert(key);
-                    if by_key[key as usize].iter().any(|&x| x != w && x != t) {
-                        triples.push((key, w, t));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    triples.sort_unstable();
-    triples.dedup();
-    let mut wr_edges: Vec<(KeyId, TxnId, TxnId)> =
-        wr.into_iter().map(|((w, r), key)| (key, w, r)).collect();
-    wr_edges.sort_unstable();
-    for (key, w, r) in wr_edges {
-        edges.push((w, r, EdgeReason::Wr { key }));
-    }
-    let mut runs: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); h.key_count()];
-    let mut writers: Vec<TxnId> = Vec::new();
-    for (key, list) in by_key.iter().enumerate() {
-        let mut i = 0;
-        while i < list.len() {
-            let c = col[list[i] as usize];
-            let start = writers.len() as u32;
-            while i < list.len() && col[list[i] as usize] == c {
-                writers.push(list[i]);
-                i += 1;
-            }
-            runs[key].push((c, start, writers.len() as u32));
-        }
-    }
-    drop(by_key);
-
+    let mut sat = Rounds::new(h);
     let mut vc = vec![0u32; n * k];
     let mut added: FxHashSet<(TxnId, TxnId)> = FxHashSet::default();
     loop {
         if deadline.is_some_and(|d| Instant::now() >= d) || crate::interrupt::requested() {
             return Pco::GaveUp;
         }
-        // Topological order of the current edges (Kahn, smallest id first).
+        let (order, indeg) = sat.clocks(&mut vc);
+        let total = sat.committed.iter().filter(|&&c| c).count();
+        if order.len() < total {
+            return Pco::Cyclic(find_cycle(n, &sat.edges, &indeg));
+        }
+        let new_edges = sat.derive(&vc, &mut added);
+        if new_edges.is_empty() {
+            return Pco::Acyclic(order, sat.edges.iter().map(|&(a, b, _)| (a, b)).collect());
+        }
+        sat.edges.extend(new_edges);
+    }
+}
+
+/// The rounds of saturation: the edges so far and what deriving more needs.
+struct Rounds {
+    n: usize,
+    /// Clock width: one column per session, the last one t0's.
+    k: usize,
+    committed: Vec<bool>,
+    /// Session column and position (0-based among committed) of each transaction.
+    col: Vec<u32>,
+    pos: Vec<u32>,
+    edges: Vec<(TxnId, TxnId, EdgeReason)>,
+    /// The read-from triples (key, writer, reader) that can derive a ww or rw edge.
+    triples: Vec<(KeyId, TxnId, TxnId)>,
+    /// Per key, its committed writers other than t0 as (column, start, end) runs of `writers`.
+    runs: Vec<Vec<(u32, u32, u32)>>,
+    writers: Vec<TxnId>,
+}
+
+impl Rounds {
+    /// Round 0: session order and write–read edges, and the triples and writer runs the later
+    /// rounds derive from.
+    fn new(h: &History) -> Rounds {
+        let n = h.txn_count();
+        let k = h.sessions().len() + 1;
+        let committed: Vec<bool> = h.txns().iter().map(|t| t.is_committed()).collect();
+        let mut sat = Rounds {
+            n,
+            k,
+            col: vec![u32::MAX; n],
+            pos: vec![0u32; n],
+            committed,
+            edges: Vec::new(),
+            triples: Vec::new(),
+            runs: Vec::new(),
+            writers: Vec::new(),
+        };
+        sat.session_order(h);
+        let by_key = sat.writers_by_key(h);
+        sat.write_read(h, &by_key);
+        sat.writer_runs(h, &by_key);
+        sat
+    }
+
+    /// Session order: each committed transaction after its session's previous one (t0 first).
+    fn session_order(&mut self, h: &History) {
+        let k = self.k;
+        self.col[INITIAL_TXN as usize] = (k - 1) as u32;
+        for (s, session) in h.sessions().iter().enumerate() {
+            let mut prev = INITIAL_TXN;
+            for (p, t) in session
+                .txns()
+                .filter(|&t| self.committed[t as usize])
+                .enumerate()
+            {
+                self.col[t as usize] = s as u32;
+                self.pos[t as usize] = p as u32;
+                self.edges.push((prev, t, EdgeReason::So));
+                prev = t;
+            }
+        }
+    }
+
+    /// Committed writers of each key other than t0, by (session, position).
+    fn writers_by_key(&self, h: &History) -> Vec<Vec<TxnId>> {
+        let (col, pos) = (&self.col, &self.pos);
+        let mut by_key: Vec<Vec<TxnId>> = vec![Vec::new(); h.key_count()];
+        for t in (0..self.n as TxnId).filter(|&t| self.committed[t as usize] && t != INITIAL_TXN) {
+            for &key in h.keys_written(t) {
+                by_key[key as usize].push(t);
+            }
+        }
+        for list in &mut by_key {
+            list.sort_unstable_by_key(|&t| (col[t as usize], pos[t as usize]));
+            list.dedup();
+        }
+        by_key
+    }
+
+    /// The write–read edges, one per (writer, reader) pair with the least key as its reason,
+    /// and the read-from triples (key, writer, reader) that can derive a ww or rw edge: those
+    /// whose key has a committed writer other than t0, the writer and the reader. The other
+    /// reads derive nothing in any round (both rules skip t2 and t3, and t0 reaches every
+    /// transaction), so a run of millions of reads of keys written once (rows inserted and
+    /// never updated) keeps only its distinct (writer, reader) pairs.
+    fn write_read(&mut self, h: &History, by_key: &[Vec<TxnId>]) {
+        let committed = &self.committed;
+        let mut wr: FxHashMap<(TxnId, TxnId), KeyId> = FxHashMap::default();
+        let mut triples: Vec<(KeyId, TxnId, TxnId)> = Vec::new();
+        for t in (0..self.n as TxnId).filter(|&t| committed[t as usize]) {
+            for o in h.txn(t).ops() {
+                let op = h.op(o);
+                if op.kind != OpKind::Read {
+                    continue;
+                }
+                match h.writer_txn(o) {
+                    Some(w) if w != t && committed[w as usize] => {
+                        let key = op.key;
+                        wr.entry((w, t))
+                            .and_modify(|k| *k = (*k).min(key))
+                            .or_insert(key);
+                        if by_key[key as usize].iter().any(|&x| x != w && x != t) {
+                            triples.push((key, w, t));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        triples.sort_unstable();
+        triples.dedup();
+        self.triples = triples;
+        let mut wr_edges: Vec<(KeyId, TxnId, TxnId)> =
+            wr.into_iter().map(|((w, r), key)| (key, w, r)).collect();
+        wr_edges.sort_unstable();
+        for (key, w, r) in wr_edges {
+            self.edges.push((w, r, EdgeReason::Wr { key }));
+        }
+    }
+
+    /// Per key a list of (column, start, end) runs into `writers`.
+    fn writer_runs(&mut self, h: &History, by_key: &[Vec<TxnId>]) {
+        let col = &self.col;
+        let mut runs: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); h.key_count()];
+        let mut writers: Vec<TxnId> = Vec::new();
+        for (key, list) in by_key.iter().enumerate() {
+            let mut i = 0;
+            while i < list.len() {
+                let c = col[list[i] as usize];
+                let start = writers.len() as u32;
+                while i < list.len() && col[list[i] as usize] == c {
+                    writers.push(list[i]);
+                    i += 1;
+                }
+                runs[key].push((c, start, writers.len() as u32));
+            }
+        }
+        self.runs = runs;
+        self.writers = writers;
+    }
+
+    /// A topological order of the current edges (Kahn, smallest id first) and the vector
+    /// clocks along it (`vc`, reset first); returns the order and the in-degrees left (some
+    /// positive when the edges are cyclic).
+    fn clocks(&self, vc: &mut [u32]) -> (Vec<TxnId>, Vec<u32>) {
+        let (n, k, edges) = (self.n, self.k, &self.edges);
         let mut indeg = vec![0u32; n];
         let mut out_start = vec![0u32; n + 1];
-        for &(a, b, _) in &edges {
+        for &(a, b, _) in edges {
             indeg[b as usize] += 1;
             out_start[a as usize + 1] += 1;
         }
@@ -157,7 +230,7 @@ pub(crate) fn saturate(h: &History, deadline: Option<Instant>) -> Pco {
             fill[a as usize] += 1;
         }
         let mut heap: BinaryHeap<Reverse<TxnId>> = (0..n as TxnId)
-            .filter(|&t| committed[t as usize] && indeg[t as usize] == 0)
+            .filter(|&t| self.committed[t as usize] && indeg[t as usize] == 0)
             .map(Reverse)
             .collect();
         let mut order: Vec<TxnId> = Vec::with_capacity(n);
@@ -165,7 +238,7 @@ pub(crate) fn saturate(h: &History, deadline: Option<Instant>) -> Pco {
         while let Some(Reverse(t)) = heap.pop() {
             order.push(t);
             let tu = t as usize;
-            vc[tu * k + col[tu] as usize] = pos[tu] + 1;
+            vc[tu * k + self.col[tu] as usize] = self.pos[tu] + 1;
             for &e in &out[out_start[tu] as usize..out_start[tu + 1] as usize] {
                 let b = edges[e as usize].1 as usize;
                 for c in 0..k {
@@ -180,19 +253,26 @@ pub(crate) fn saturate(h: &History, deadline: Option<Instant>) -> Pco {
                 }
             }
         }
-        let total = committed.iter().filter(|&&c| c).count();
-        if order.len() < total {
-            return Pco::Cyclic(find_cycle(n, &edges, &indeg));
-        }
+        (order, indeg)
+    }
+
+    /// The ww and rw edges one round derives from the clocks `vc`, skipping those the clocks
+    /// already imply (`added`: the pairs derived this round).
+    fn derive(
+        &self,
+        vc: &[u32],
+        added: &mut FxHashSet<(TxnId, TxnId)>,
+    ) -> Vec<(TxnId, TxnId, EdgeReason)> {
+        let (k, col, pos) = (self.k, &self.col, &self.pos);
         // `a` reaches `b` (reflexively).
         let reaches = |vc: &[u32], a: TxnId, b: TxnId| {
             a == INITIAL_TXN || vc[b as usize * k + col[a as usize] as usize] > pos[a as usize]
         };
         let mut new_edges: Vec<(TxnId, TxnId, EdgeReason)> = Vec::new();
         added.clear();
-        for &(key, t2, t3) in &triples {
-            for &(c, start, end) in &runs[key as usize] {
-                let list = &writers[start as usize..end as usize];
+        for &(key, t2, t3) in &self.triples {
+            for &(c, start, end) in &self.runs[key as usize] {
+                let list = &self.writers[start as usize..end as usize];
                 // ww: the last writer of the run that reaches t3, other than t2 and t3.
                 let reach_t3 = vc[t3 as usize * k + c as usize];
                 let mut i = list.partition_point(|&t| pos[t as usize] < reach_t3);
@@ -202,30 +282,27 @@ pub(crate) fn saturate(h: &History, deadline: Option<Instant>) -> Pco {
                         i -= 1;
                         continue;
                     }
-                    if !reaches(&vc, t1, t2) && added.insert((t1, t2)) {
+                    if !reaches(vc, t1, t2) && added.insert((t1, t2)) {
                         new_edges.push((t1, t2, EdgeReason::Ww { key, reader: t3 }));
                     }
                     break;
                 }
                 // rw: the first writer of the run that t2 reaches, other than t2 and t3.
-                let mut j = list.partition_point(|&t| !reaches(&vc, t2, t));
+                let mut j = list.partition_point(|&t| !reaches(vc, t2, t));
                 while j < list.len() {
                     let t1 = list[j];
                     if t1 == t2 || t1 == t3 {
                         j += 1;
                         continue;
                     }
-                    if !reaches(&vc, t3, t1) && added.insert((t3, t1)) {
+                    if !reaches(vc, t3, t1) && added.insert((t3, t1)) {
                         new_edges.push((t3, t1, EdgeReason::Rw { key, writer: t2 }));
                     }
                     break;
                 }
             }
         }
-        if new_edges.is_empty() {
-            return Pco::Acyclic(order, edges.iter().map(|&(a, b, _)| (a, b)).collect());
-        }
-        edges.extend(new_edges);
+        new_edges
     }
 }
 

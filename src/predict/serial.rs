@@ -32,50 +32,9 @@ pub(crate) fn greedy_serial_order(
     deadline: Option<Instant>,
 ) -> Option<Vec<TxnId>> {
     let n = h.txn_count();
-    let mut waiting = vec![0u32; n];
-    let mut after_start = vec![0u32; n + 1];
-    for &(a, b) in guide {
-        if a != INITIAL_TXN {
-            waiting[b as usize] += 1;
-            after_start[a as usize + 1] += 1;
-        }
-    }
-    for i in 0..n {
-        after_start[i + 1] += after_start[i];
-    }
-    let mut after = vec![0 as TxnId; after_start[n] as usize];
-    let mut fill = after_start.clone();
-    for &(a, b) in guide {
-        if a != INITIAL_TXN {
-            after[fill[a as usize] as usize] = b;
-            fill[a as usize] += 1;
-        }
-    }
+    let (waiting, after_start, after) = guide_edges(n, guide);
     let committed = |t: TxnId| h.txn(t).is_committed();
-    // Distinct external reads (key, writer) per transaction, and pending reader counts.
-    // Each list sorted (binary search in `blocking_key`; a scan of thousands of rows makes
-    // a transaction read thousands of keys).
-    let mut reads_of: Vec<Vec<(KeyId, TxnId)>> = vec![Vec::new(); h.txn_count()];
-    let mut pending: FxHashMap<(KeyId, TxnId), u32> = FxHashMap::default();
-    for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
-        let list = &mut reads_of[t as usize];
-        for o in h.txn(t).ops() {
-            let op = h.op(o);
-            if op.kind != OpKind::Read {
-                continue;
-            }
-            match h.writer_txn(o) {
-                Some(w) if w == t => {}
-                Some(w) if committed(w) => list.push((op.key, w)),
-                _ => return None,
-            }
-        }
-        list.sort_unstable();
-        list.dedup();
-        for &read in list.iter() {
-            *pending.entry(read).or_insert(0) += 1;
-        }
-    }
+    let (reads_of, pending) = external_reads(h)?;
     let sessions: Vec<Vec<TxnId>> = h
         .sessions()
         .iter()
@@ -92,25 +51,7 @@ pub(crate) fn greedy_serial_order(
     let total: usize = sessions.iter().map(|s| s.len()).sum();
     let mut order = Vec::with_capacity(total + 1);
     order.push(INITIAL_TXN);
-    // Among transactions that can run, the one whose written values are smallest first (when
-    // a store writes increasing values — as the generator does — that is its own order);
-    // read-only ones by the largest value they read.
-    let hint: Vec<u64> = (0..n as TxnId)
-        .map(|t| {
-            let ops = h.txn_ops(t);
-            let written = ops
-                .iter()
-                .filter(|op| op.kind == OpKind::Write)
-                .filter_map(|op| op.value)
-                .min();
-            let read = ops
-                .iter()
-                .filter(|op| op.kind == OpKind::Read)
-                .filter_map(|op| op.value)
-                .max();
-            written.or(read).unwrap_or(u64::MAX)
-        })
-        .collect();
+    let hint = value_hints(h);
     let mut replay = Replay {
         h,
         reads_of: &reads_of,
@@ -178,6 +119,86 @@ pub(crate) fn greedy_serial_order(
         }
     }
     Some(order)
+}
+
+/// The `guide` edges not from t0 as CSR lists: per transaction how many sources it waits on,
+/// and the transactions each one releases (`after[after_start[t]..after_start[t + 1]]`).
+fn guide_edges(n: usize, guide: &[(TxnId, TxnId)]) -> (Vec<u32>, Vec<u32>, Vec<TxnId>) {
+    let mut waiting = vec![0u32; n];
+    let mut after_start = vec![0u32; n + 1];
+    for &(a, b) in guide {
+        if a != INITIAL_TXN {
+            waiting[b as usize] += 1;
+            after_start[a as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        after_start[i + 1] += after_start[i];
+    }
+    let mut after = vec![0 as TxnId; after_start[n] as usize];
+    let mut fill = after_start.clone();
+    for &(a, b) in guide {
+        if a != INITIAL_TXN {
+            after[fill[a as usize] as usize] = b;
+            fill[a as usize] += 1;
+        }
+    }
+    (waiting, after_start, after)
+}
+
+/// Distinct external reads (key, writer) per transaction, and pending reader counts; `None`
+/// when a read's writer is not committed. Each list sorted (binary search in `blocking_key`;
+/// a scan of thousands of rows makes a transaction read thousands of keys).
+#[allow(clippy::type_complexity)]
+fn external_reads(
+    h: &History,
+) -> Option<(Vec<Vec<(KeyId, TxnId)>>, FxHashMap<(KeyId, TxnId), u32>)> {
+    let committed = |t: TxnId| h.txn(t).is_committed();
+    let mut reads_of: Vec<Vec<(KeyId, TxnId)>> = vec![Vec::new(); h.txn_count()];
+    let mut pending: FxHashMap<(KeyId, TxnId), u32> = FxHashMap::default();
+    for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+        let list = &mut reads_of[t as usize];
+        for o in h.txn(t).ops() {
+            let op = h.op(o);
+            if op.kind != OpKind::Read {
+                continue;
+            }
+            match h.writer_txn(o) {
+                Some(w) if w == t => {}
+                Some(w) if committed(w) => list.push((op.key, w)),
+                _ => return None,
+            }
+        }
+        list.sort_unstable();
+        list.dedup();
+        for &read in list.iter() {
+            *pending.entry(read).or_insert(0) += 1;
+        }
+    }
+    Some((reads_of, pending))
+}
+
+/// Per transaction, its priority among those that can run: the smallest value it writes
+/// (when a store writes increasing values — as the generator does — that is its own order);
+/// a read-only one, the largest value it reads.
+fn value_hints(h: &History) -> Vec<u64> {
+    let n = h.txn_count();
+    (0..n as TxnId)
+        .map(|t| {
+            let ops = h.txn_ops(t);
+            let written = ops
+                .iter()
+                .filter(|op| op.kind == OpKind::Write)
+                .filter_map(|op| op.value)
+                .min();
+            let read = ops
+                .iter()
+                .filter(|op| op.kind == OpKind::Read)
+                .filter_map(|op| op.value)
+                .max();
+            written.or(read).unwrap_or(u64::MAX)
+        })
+        .collect()
 }
 
 /// The replay's state: what each waiting session's next transaction is blocked on.

@@ -203,6 +203,366 @@ pub(crate) struct Space<'h> {
     pub sessions: Vec<SessionSpace>,
 }
 
+/// Whether `o` reads from another transaction (an external read).
+fn is_external(h: &History, o: OpId) -> bool {
+    let op = h.op(o);
+    op.kind == OpKind::Read && h.writer_txn(o) != Some(op.txn)
+}
+
+/// Step 2 of [`Space::build`]: the nodes, t0 and the committed transactions touching a key
+/// that matters (`key_index` not [`NONE`]); returns transaction → node and node → transaction.
+fn nodes(h: &History, key_index: &[u32]) -> (Vec<u32>, Vec<TxnId>) {
+    let matters = |k: KeyId| key_index[k as usize] != NONE;
+    let mut txn_node = vec![NONE; h.txn_count()];
+    let mut node_txn = vec![INITIAL_TXN];
+    txn_node[INITIAL_TXN as usize] = 0;
+    for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
+        let touches = h.txn(t).ops().any(|o| {
+            let op = h.op(o);
+            matters(op.key) && (op.kind == OpKind::Write || is_external(h, o))
+        });
+        if touches {
+            txn_node[t as usize] = node_txn.len() as u32;
+            node_txn.push(t);
+        }
+    }
+    (txn_node, node_txn)
+}
+
+/// Step 3 of [`Space::build`], session by session: positions, writers and read choices.
+struct SessionScan {
+    sessions: Vec<SessionSpace>,
+    node_session: Vec<u32>,
+    node_pred: Vec<u32>,
+    node_start: Vec<u32>,
+    key_writers: Vec<Vec<KeyWriter>>,
+    /// (node, key) → group, while building.
+    group_of: FxHashMap<(u32, KeyId), u32>,
+    groups: Vec<Group>,
+    group_reads: Vec<Vec<OpId>>,
+    /// Reads of keys that matter, in session order and program order: (group, op, inc).
+    read_list: Vec<(u32, OpId, u32)>,
+}
+
+impl SessionScan {
+    fn new(nodes: usize, keys: usize) -> SessionScan {
+        SessionScan {
+            sessions: Vec::new(),
+            node_session: vec![NONE; nodes],
+            node_pred: vec![0u32; nodes],
+            node_start: vec![0u32; nodes],
+            key_writers: (0..keys)
+                .map(|_| vec![KeyWriter { node: 0, thr: 0 }])
+                .collect(),
+            group_of: FxHashMap::default(),
+            groups: Vec::new(),
+            group_reads: Vec::new(),
+            read_list: Vec::new(),
+        }
+    }
+
+    /// Session `s`: its committed transactions, their positions, writes and read choices.
+    fn session(
+        &mut self,
+        h: &History,
+        s: SessionId,
+        boundary: BoundaryKind,
+        key_index: &[u32],
+        txn_node: &[u32],
+    ) {
+        let txns: Vec<TxnId> = h.sessions()[s as usize]
+            .txns()
+            .filter(|&t| h.txn(t).is_committed())
+            .collect();
+        let mut reads = Vec::new();
+        let mut allowed = Vec::new();
+        let mut last_node = 0u32;
+        for (x, &t) in txns.iter().enumerate() {
+            let node = txn_node[t as usize];
+            if node != NONE {
+                self.node_session[node as usize] = self.sessions.len() as u32;
+                self.node_pred[node as usize] = last_node;
+                self.node_start[node as usize] = match boundary {
+                    BoundaryKind::Strict => reads.len() as u32,
+                    BoundaryKind::Relaxed => x as u32,
+                };
+                last_node = node;
+            }
+            let has_read = self.txn(h, t, node, x, boundary, key_index, &mut reads, &mut allowed);
+            if boundary == BoundaryKind::Relaxed {
+                allowed.push(has_read);
+            }
+        }
+        allowed.push(true); // ∞
+        if super::locks::ends_before_another(h, s) {
+            // A session others began after is kept whole (docs/prediction.md).
+            let last = allowed.len() - 1;
+            allowed[..last].fill(false);
+        }
+        let max = (allowed.len() - 1) as u32;
+        self.sessions.push(SessionSpace {
+            session: s,
+            txns,
+            reads,
+            max,
+            allowed,
+            thresholds: Vec::new(),
+        });
+    }
+
+    /// Transaction `t` (node `node`, `x`-th of its session): its first write of each key that
+    /// matters, and its external reads; returns whether it has an external read.
+    #[allow(clippy::too_many_arguments)]
+    fn txn(
+        &mut self,
+        h: &History,
+        t: TxnId,
+        node: u32,
+        x: usize,
+        boundary: BoundaryKind,
+        key_index: &[u32],
+        reads: &mut Vec<OpId>,
+        allowed: &mut Vec<bool>,
+    ) -> bool {
+        let matters = |k: KeyId| key_index[k as usize] != NONE;
+        let mut has_read = false;
+        let mut first_writes: Vec<KeyId> = Vec::new();
+        for o in h.txn(t).ops() {
+            let op = h.op(o);
+            let position = match boundary {
+                BoundaryKind::Strict => reads.len() as u32,
+                BoundaryKind::Relaxed => x as u32,
+            };
+            match op.kind {
+                OpKind::Write => {
+                    if matters(op.key) && !first_writes.contains(&op.key) {
+                        first_writes.push(op.key);
+                        self.key_writers[key_index[op.key as usize] as usize].push(KeyWriter {
+                            node,
+                            thr: position,
+                        });
+                    }
+                }
+                OpKind::Read if is_external(h, o) => {
+                    if boundary == BoundaryKind::Strict {
+                        allowed.push(true);
+                        reads.push(o);
+                    }
+                    has_read = true;
+                    if matters(op.key) {
+                        let g = self.group(node, op.key);
+                        self.group_reads[g as usize].push(o);
+                        self.read_list.push((g, o, position));
+                    }
+                }
+                OpKind::Read => {}
+            }
+        }
+        has_read
+    }
+
+    /// The group of `node`'s reads of `key`, made on its first read.
+    fn group(&mut self, node: u32, key: KeyId) -> u32 {
+        let (groups, group_reads) = (&mut self.groups, &mut self.group_reads);
+        *self.group_of.entry((node, key)).or_insert_with(|| {
+            groups.push(Group {
+                node,
+                key,
+                cands: 0..0,
+                units: 0..0,
+            });
+            group_reads.push(Vec::new());
+            (groups.len() - 1) as u32
+        })
+    }
+}
+
+/// Step 4 of [`Space::build`], first half: each group's candidate writers (every writer of
+/// its key but the reader and its own session's later transactions), as ranges of the
+/// returned list.
+fn candidates(
+    h: &History,
+    groups: &mut [Group],
+    key_writers: &[Vec<KeyWriter>],
+    key_index: &[u32],
+    node_txn: &[TxnId],
+) -> Vec<u32> {
+    let mut group_cands = Vec::new();
+    for group in groups.iter_mut() {
+        let reader = node_txn[group.node as usize];
+        let reader_session = h.txn(reader).session;
+        let start = group_cands.len() as u32;
+        for w in &key_writers[key_index[group.key as usize] as usize] {
+            let wt = node_txn[w.node as usize];
+            if wt == reader || (h.txn(wt).session == reader_session && wt > reader) {
+                continue;
+            }
+            group_cands.push(w.node);
+        }
+        group.cands = start..group_cands.len() as u32;
+    }
+    group_cands
+}
+
+/// Step 4 of [`Space::build`], second half: the reads as choice units.
+struct ReadsToUnits<'a> {
+    h: &'a History,
+    groups: &'a [Group],
+    group_cands: &'a [u32],
+    node_txn: &'a [TxnId],
+    txn_node: &'a [u32],
+}
+
+impl ReadsToUnits<'_> {
+    /// The index among group `g`'s candidates of the writer read `o` observed.
+    fn observed(&self, g: u32, o: OpId) -> Result<u32, SpaceError> {
+        let h = self.h;
+        let group = &self.groups[g as usize];
+        let cands = &self.group_cands[group.cands.start as usize..group.cands.end as usize];
+        let w = h.writer_txn(o).map_or(NONE, |w| self.txn_node[w as usize]);
+        cands
+            .binary_search(&w)
+            .map(|i| i as u32)
+            .map_err(|_| SpaceError {
+                op: o,
+                message: format!(
+                    "{} reads {} from {}, which no valid execution allows",
+                    h.txn_label(self.node_txn[group.node as usize]),
+                    h.key_name(group.key),
+                    h.writer_txn(o)
+                        .map_or("no committed transaction".to_string(), |w| h.txn_label(w))
+                ),
+            })
+    }
+
+    /// The choice units in program order (`per_read`: one per read, else one per group, whose
+    /// reads must all have observed one writer) and the reads they cover.
+    fn units(
+        &self,
+        per_read: bool,
+        group_reads: &[Vec<OpId>],
+        read_list: &[(u32, OpId, u32)],
+    ) -> Result<(Vec<Unit>, Vec<OpId>), SpaceError> {
+        let h = self.h;
+        let groups = self.groups;
+        let mut units: Vec<Unit> = Vec::new();
+        let mut unit_ops: Vec<OpId> = Vec::new();
+        let mut group_has_unit = vec![false; groups.len()];
+        for &(g, o, inc) in read_list {
+            if per_read {
+                unit_ops.push(o);
+                units.push(Unit {
+                    group: g,
+                    obs: self.observed(g, o)?,
+                    ops: unit_ops.len() as u32 - 1..unit_ops.len() as u32,
+                    inc,
+                    fix: inc + 1,
+                });
+            } else if !group_has_unit[g as usize] {
+                group_has_unit[g as usize] = true;
+                let reads = &group_reads[g as usize];
+                let obs = self.observed(g, o)?;
+                for &r in &reads[1..] {
+                    if self.observed(g, r)? != obs {
+                        return Err(SpaceError {
+                            op: r,
+                            message: format!(
+                                "{} reads {} from two different transactions (a non-repeatable \
+                                 read, which causal consistency and read atomic forbid)",
+                                h.txn_label(self.node_txn[groups[g as usize].node as usize]),
+                                h.key_name(groups[g as usize].key)
+                            ),
+                        });
+                    }
+                }
+                let ops_start = unit_ops.len() as u32;
+                unit_ops.extend_from_slice(reads);
+                units.push(Unit {
+                    group: g,
+                    obs,
+                    ops: ops_start..unit_ops.len() as u32,
+                    inc,
+                    fix: inc + 1,
+                });
+            }
+        }
+        Ok((units, unit_ops))
+    }
+}
+
+/// Node → its units (contiguous: reads come node by node); group → its units (set in
+/// `groups`, indexing the returned list of units by group).
+fn index_units(n: usize, groups: &mut [Group], units: &[Unit]) -> (Vec<Range<u32>>, Vec<u32>) {
+    let mut node_units = vec![0..0; n];
+    let mut group_unit_count = vec![0u32; groups.len() + 1];
+    for (u, unit) in units.iter().enumerate() {
+        let node = groups[unit.group as usize].node as usize;
+        if node_units[node].is_empty() {
+            node_units[node] = u as u32..u as u32 + 1;
+        } else {
+            node_units[node].end = u as u32 + 1;
+        }
+        group_unit_count[unit.group as usize + 1] += 1;
+    }
+    for g in 0..groups.len() {
+        group_unit_count[g + 1] += group_unit_count[g];
+    }
+    let mut cursor = group_unit_count.clone();
+    let mut group_units = vec![0u32; units.len()];
+    for (u, unit) in units.iter().enumerate() {
+        let slot = &mut cursor[unit.group as usize];
+        group_units[*slot as usize] = u as u32;
+        *slot += 1;
+    }
+    for (g, group) in groups.iter_mut().enumerate() {
+        group.units = group_unit_count[g]..group_unit_count[g + 1];
+    }
+    (node_units, group_units)
+}
+
+/// Step 5 of [`Space::build`]: the positions at which each session's choices change.
+struct Thresholds<'a> {
+    groups: &'a [Group],
+    units: &'a [Unit],
+    key_writers: &'a [Vec<KeyWriter>],
+    node_session: &'a [u32],
+    node_start: &'a [u32],
+}
+
+impl Thresholds<'_> {
+    /// Sets each session's thresholds: where a unit's read is included and fixed, where a
+    /// writer's write is, and (`txn_starts`) where each node begins.
+    fn set(&self, sessions: &mut [SessionSpace], txn_starts: bool) {
+        let node_session = self.node_session;
+        let mut thresholds: Vec<Vec<u32>> = vec![Vec::new(); sessions.len()];
+        for unit in self.units {
+            let group = &self.groups[unit.group as usize];
+            let s = node_session[group.node as usize] as usize;
+            thresholds[s].push(unit.inc);
+            if group.cands.len() > 1 {
+                thresholds[s].push(unit.fix);
+            }
+        }
+        for writers in self.key_writers {
+            for w in writers.iter().filter(|w| w.node != 0) {
+                thresholds[node_session[w.node as usize] as usize].push(w.thr);
+            }
+        }
+        if txn_starts {
+            for node in 1..node_session.len() {
+                thresholds[node_session[node] as usize].push(self.node_start[node]);
+            }
+        }
+        for (s, mut t) in thresholds.into_iter().enumerate() {
+            t.retain(|&c| c > 0);
+            t.sort_unstable();
+            t.dedup();
+            debug_assert!(t.iter().all(|&c| c <= sessions[s].max));
+            sessions[s].thresholds = t;
+        }
+    }
+}
+
 impl<'h> Space<'h> {
     /// Builds the space. `per_read`: one choice per read (read committed) instead of one per
     /// (transaction, key).
@@ -247,259 +607,51 @@ impl<'h> Space<'h> {
         txn_starts: bool,
         prune_facts: bool,
     ) -> Result<Space<'h>, SpaceError> {
-        let n_txn = h.txn_count();
-        let committed: Vec<bool> = h.txns().iter().map(|t| t.is_committed()).collect();
-        let external = |o: OpId| -> bool {
-            let op = h.op(o);
-            op.kind == OpKind::Read && h.writer_txn(o) != Some(op.txn)
-        };
-
         // 1. Keys that matter.
         let (key_index, keys) = keys_that_matter(h, write_conflicts);
-        let matters = |k: KeyId| key_index[k as usize] != NONE;
-
         // 2. Nodes: t0 and committed transactions touching a key that matters.
-        let mut txn_node = vec![NONE; n_txn];
-        let mut node_txn = vec![INITIAL_TXN];
-        txn_node[INITIAL_TXN as usize] = 0;
-        for t in h.committed_txns().filter(|&t| t != INITIAL_TXN) {
-            let touches = h.txn(t).ops().any(|o| {
-                let op = h.op(o);
-                matters(op.key) && (op.kind == OpKind::Write || external(o))
-            });
-            if touches {
-                txn_node[t as usize] = node_txn.len() as u32;
-                node_txn.push(t);
-            }
-        }
+        let (txn_node, node_txn) = nodes(h, &key_index);
         let n = node_txn.len();
-        let mut node_session = vec![NONE; n];
-        let mut node_pred = vec![0u32; n];
-        let mut node_start = vec![0u32; n];
-
         // 3. Sessions, positions, writers and read choices.
-        let mut sessions = Vec::with_capacity(h.sessions().len());
-        let mut key_writers: Vec<Vec<KeyWriter>> = keys
-            .iter()
-            .map(|_| vec![KeyWriter { node: 0, thr: 0 }])
-            .collect();
-        // (node, key) → group, while building.
-        let mut group_of: FxHashMap<(u32, KeyId), u32> = FxHashMap::default();
-        let mut groups: Vec<Group> = Vec::new();
-        let mut group_reads: Vec<Vec<OpId>> = Vec::new();
-        // Reads of keys that matter, in session order and program order: (group, op, inc).
-        let mut read_list: Vec<(u32, OpId, u32)> = Vec::new();
-
-        for (s, session) in h.sessions().iter().enumerate() {
-            let txns: Vec<TxnId> = session.txns().filter(|&t| committed[t as usize]).collect();
-            let mut reads = Vec::new();
-            let mut allowed = Vec::new();
-            let mut last_node = 0u32;
-            for (x, &t) in txns.iter().enumerate() {
-                let node = txn_node[t as usize];
-                if node != NONE {
-                    node_session[node as usize] = sessions.len() as u32;
-                    node_pred[node as usize] = last_node;
-                    node_start[node as usize] = match boundary {
-                        BoundaryKind::Strict => reads.len() as u32,
-                        BoundaryKind::Relaxed => x as u32,
-                    };
-                    last_node = node;
-                }
-                let mut has_read = false;
-                let mut first_writes: Vec<KeyId> = Vec::new();
-                for o in h.txn(t).ops() {
-                    let op = h.op(o);
-                    let position = match boundary {
-                        BoundaryKind::Strict => reads.len() as u32,
-                        BoundaryKind::Relaxed => x as u32,
-                    };
-                    match op.kind {
-                        OpKind::Write => {
-                            if matters(op.key) && !first_writes.contains(&op.key) {
-                                first_writes.push(op.key);
-                                key_writers[key_index[op.key as usize] as usize].push(KeyWriter {
-                                    node,
-                                    thr: position,
-                                });
-                            }
-                        }
-                        OpKind::Read if external(o) => {
-                            if boundary == BoundaryKind::Strict {
-                                allowed.push(true);
-                                reads.push(o);
-                            }
-                            has_read = true;
-                            if matters(op.key) {
-                                let g = *group_of.entry((node, op.key)).or_insert_with(|| {
-                                    groups.push(Group {
-                                        node,
-                                        key: op.key,
-                                        cands: 0..0,
-                                        units: 0..0,
-                                    });
-                                    group_reads.push(Vec::new());
-                                    (groups.len() - 1) as u32
-                                });
-                                group_reads[g as usize].push(o);
-                                read_list.push((g, o, position));
-                            }
-                        }
-                        OpKind::Read => {}
-                    }
-                }
-                if boundary == BoundaryKind::Relaxed {
-                    allowed.push(has_read);
-                }
-            }
-            allowed.push(true); // ∞
-            if super::locks::ends_before_another(h, s as SessionId) {
-                // A session others began after is kept whole (docs/prediction.md).
-                let last = allowed.len() - 1;
-                allowed[..last].fill(false);
-            }
-            let max = (allowed.len() - 1) as u32;
-            sessions.push(SessionSpace {
-                session: s as SessionId,
-                txns,
-                reads,
-                max,
-                allowed,
-                thresholds: Vec::new(),
-            });
+        let mut scan = SessionScan::new(n, keys.len());
+        for s in 0..h.sessions().len() {
+            scan.session(h, s as SessionId, boundary, &key_index, &txn_node);
         }
-
+        let SessionScan {
+            mut sessions,
+            node_session,
+            node_pred,
+            node_start,
+            key_writers,
+            mut groups,
+            group_reads,
+            read_list,
+            ..
+        } = scan;
         // 4. Candidates per group, then choice units in program order.
-        let mut group_cands = Vec::new();
-        for group in groups.iter_mut() {
-            let reader = node_txn[group.node as usize];
-            let reader_session = h.txn(reader).session;
-            let start = group_cands.len() as u32;
-            for w in &key_writers[key_index[group.key as usize] as usize] {
-                let wt = node_txn[w.node as usize];
-                if wt == reader || (h.txn(wt).session == reader_session && wt > reader) {
-                    continue;
-                }
-                group_cands.push(w.node);
-            }
-            group.cands = start..group_cands.len() as u32;
-        }
-        let obs_of = |g: u32, o: OpId| -> Result<u32, SpaceError> {
-            let group = &groups[g as usize];
-            let cands = &group_cands[group.cands.start as usize..group.cands.end as usize];
-            let w = h.writer_txn(o).map_or(NONE, |w| txn_node[w as usize]);
-            cands
-                .binary_search(&w)
-                .map(|i| i as u32)
-                .map_err(|_| SpaceError {
-                    op: o,
-                    message: format!(
-                        "{} reads {} from {}, which no valid execution allows",
-                        h.txn_label(node_txn[group.node as usize]),
-                        h.key_name(group.key),
-                        h.writer_txn(o)
-                            .map_or("no committed transaction".to_string(), |w| h.txn_label(w))
-                    ),
-                })
+        let group_cands = candidates(h, &mut groups, &key_writers, &key_index, &node_txn);
+        let reads = ReadsToUnits {
+            h,
+            groups: &groups,
+            group_cands: &group_cands,
+            node_txn: &node_txn,
+            txn_node: &txn_node,
         };
-        let mut units: Vec<Unit> = Vec::new();
-        let mut unit_ops: Vec<OpId> = Vec::new();
-        let mut group_has_unit = vec![false; groups.len()];
-        for &(g, o, inc) in &read_list {
-            if per_read {
-                unit_ops.push(o);
-                units.push(Unit {
-                    group: g,
-                    obs: obs_of(g, o)?,
-                    ops: unit_ops.len() as u32 - 1..unit_ops.len() as u32,
-                    inc,
-                    fix: inc + 1,
-                });
-            } else if !group_has_unit[g as usize] {
-                group_has_unit[g as usize] = true;
-                let reads = &group_reads[g as usize];
-                let obs = obs_of(g, o)?;
-                for &r in &reads[1..] {
-                    if obs_of(g, r)? != obs {
-                        return Err(SpaceError {
-                            op: r,
-                            message: format!(
-                                "{} reads {} from two different transactions (a non-repeatable \
-                                 read, which causal consistency and read atomic forbid)",
-                                h.txn_label(node_txn[groups[g as usize].node as usize]),
-                                h.key_name(groups[g as usize].key)
-                            ),
-                        });
-                    }
-                }
-                let ops_start = unit_ops.len() as u32;
-                unit_ops.extend_from_slice(reads);
-                units.push(Unit {
-                    group: g,
-                    obs,
-                    ops: ops_start..unit_ops.len() as u32,
-                    inc,
-                    fix: inc + 1,
-                });
-            }
-        }
-        // Node → its units (contiguous: reads come node by node); group → its units.
-        let mut node_units = vec![0..0; n];
-        let mut group_unit_count = vec![0u32; groups.len() + 1];
-        for (u, unit) in units.iter().enumerate() {
-            let node = groups[unit.group as usize].node as usize;
-            if node_units[node].is_empty() {
-                node_units[node] = u as u32..u as u32 + 1;
-            } else {
-                node_units[node].end = u as u32 + 1;
-            }
-            group_unit_count[unit.group as usize + 1] += 1;
-        }
-        for g in 0..groups.len() {
-            group_unit_count[g + 1] += group_unit_count[g];
-        }
-        let mut cursor = group_unit_count.clone();
-        let mut group_units = vec![0u32; units.len()];
-        for (u, unit) in units.iter().enumerate() {
-            let slot = &mut cursor[unit.group as usize];
-            group_units[*slot as usize] = u as u32;
-            *slot += 1;
-        }
-        for (g, group) in groups.iter_mut().enumerate() {
-            group.units = group_unit_count[g]..group_unit_count[g + 1];
-        }
-
+        let (units, unit_ops) = reads.units(per_read, &group_reads, &read_list)?;
+        let (node_units, group_units) = index_units(n, &mut groups, &units);
         // 5. Per-key reader groups, and the thresholds each session needs.
         let mut key_groups: Vec<Vec<u32>> = vec![Vec::new(); keys.len()];
         for (g, group) in groups.iter().enumerate() {
             key_groups[key_index[group.key as usize] as usize].push(g as u32);
         }
-        let mut thresholds: Vec<Vec<u32>> = vec![Vec::new(); sessions.len()];
-        for unit in &units {
-            let group = &groups[unit.group as usize];
-            let s = node_session[group.node as usize] as usize;
-            thresholds[s].push(unit.inc);
-            if group.cands.len() > 1 {
-                thresholds[s].push(unit.fix);
-            }
-        }
-        for writers in &key_writers {
-            for w in writers.iter().filter(|w| w.node != 0) {
-                thresholds[node_session[w.node as usize] as usize].push(w.thr);
-            }
-        }
-        if txn_starts {
-            for node in 1..n {
-                thresholds[node_session[node] as usize].push(node_start[node]);
-            }
-        }
-        for (s, mut t) in thresholds.into_iter().enumerate() {
-            t.retain(|&c| c > 0);
-            t.sort_unstable();
-            t.dedup();
-            debug_assert!(t.iter().all(|&c| c <= sessions[s].max));
-            sessions[s].thresholds = t;
-        }
+        let needs = Thresholds {
+            groups: &groups,
+            units: &units,
+            key_writers: &key_writers,
+            node_session: &node_session,
+            node_start: &node_start,
+        };
+        needs.set(&mut sessions, txn_starts);
 
         let mut space = Space {
             history: h,

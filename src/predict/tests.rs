@@ -757,6 +757,26 @@ fn text_and_json_renderings() {
         dot.contains("t0 -> t2 [label=\"wr acct\", color=blue"),
         "{dot}"
     );
+    // Byte for byte: the one DOT writer (`crate::dot::DotWriter`) must write what was written.
+    assert_eq!(
+        dot,
+        "digraph prediction {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n  t0 [label=\"initial state\\n0 reads, 1 writes\"];\n  t1 [label=\"T1.1\\n1 reads, 1 writes\", style=filled, fillcolor=\"#fde8e6\"];\n  t2 [label=\"T2.1\\n1 reads, 1 writes\", style=\"bold,filled\", fillcolor=\"#fde8e6\"];\n  t0 -> t1 [label=\"so\", color=grey, fontcolor=grey];\n  t0 -> t2 [label=\"so\", color=grey, fontcolor=grey];\n  t0 -> t2 [label=\"wr acct\", color=blue, fontcolor=blue];\n  t1 -> t2 [label=\"rw acct\", color=red, fontcolor=red, style=dashed, penwidth=2];\n  t2 -> t1 [label=\"rw acct\", color=red, fontcolor=red, style=dashed, penwidth=2];\n}\n"
+    );
+    // A titled drawing (a cut search's first prediction) is the same with the label first, as
+    // the command line wrote it before the one writer.
+    let titled = dot::prediction_dot_titled(
+        &deposits(),
+        out.prediction.as_ref().unwrap(),
+        Some("prediction 1 of those found; cut"),
+    );
+    assert_eq!(
+        titled,
+        dot.replacen(
+            "{\n",
+            "{\n  label=\"prediction 1 of those found; cut\";\n  labelloc=t;\n",
+            1
+        )
+    );
 }
 
 #[test]

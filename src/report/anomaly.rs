@@ -5,8 +5,7 @@
 //! self-contained SVG with a simple deterministic layout ([`AnomalyGraph::to_svg`], in
 //! `anomaly_svg.rs`), so no Graphviz is needed to look at it.
 
-use crate::dot::quote;
-use std::fmt::Write as _;
+use crate::dot::DotWriter;
 
 /// What an edge shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -102,6 +101,31 @@ pub(crate) fn fit(s: &str, max: usize) -> String {
     }
 }
 
+impl GraphEdge {
+    /// Session-order edges between consecutive transactions of one column.
+    pub fn session_order(txns: &[u32]) -> impl Iterator<Item = GraphEdge> + '_ {
+        txns.windows(2).map(|w| GraphEdge {
+            from: w[0],
+            to: w[1],
+            label: String::new(),
+            kind: EdgeKind::SessionOrder,
+            dashed: false,
+        })
+    }
+
+    /// An edge of the cycle of dependency kind `kind` (`so`, `wr`, `ww`, `rw`) labelled
+    /// `label`: dashed when the axioms derive it (ww, rw).
+    pub fn cycle(from: u32, to: u32, kind: &str, label: String) -> GraphEdge {
+        GraphEdge {
+            from,
+            to,
+            label,
+            kind: EdgeKind::Cycle,
+            dashed: matches!(kind, "ww" | "rw"),
+        }
+    }
+}
+
 pub(crate) fn color(kind: EdgeKind) -> &'static str {
     match kind {
         EdgeKind::SessionOrder | EdgeKind::ReadFrom => "#9a9a9a",
@@ -111,6 +135,29 @@ pub(crate) fn color(kind: EdgeKind) -> &'static str {
 }
 
 impl AnomalyGraph {
+    /// The drawing of `sessions` and `edges` under `title`, with the initial state's box
+    /// (node `initial`) when an edge goes from or to it.
+    pub fn of(
+        title: String,
+        sessions: Vec<SessionColumn>,
+        edges: Vec<GraphEdge>,
+        initial: u32,
+    ) -> AnomalyGraph {
+        let uses_initial = edges.iter().any(|e| e.from == initial || e.to == initial);
+        AnomalyGraph {
+            title,
+            note: None,
+            initial: uses_initial.then(|| TxnBox {
+                id: initial,
+                title: "initial state".to_string(),
+                lines: Vec::new(),
+                emphasized: false,
+            }),
+            sessions,
+            edges,
+        }
+    }
+
     /// Every box, the initial one first.
     pub(crate) fn boxes(&self) -> impl Iterator<Item = &TxnBox> {
         self.initial
@@ -120,49 +167,52 @@ impl AnomalyGraph {
 
     /// Graphviz DOT: one cluster per session.
     pub fn to_dot(&self) -> String {
-        let mut out = String::from("digraph anomaly {\n");
+        let mut dot = DotWriter::digraph("anomaly");
         let label = match &self.note {
             Some(note) => format!("{}\n{note}", self.title),
             None => self.title.clone(),
         };
-        let _ = writeln!(out, "  label={};", quote(&label));
-        out.push_str("  labelloc=t;\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n");
-        let node = |out: &mut String, b: &TxnBox, indent: &str| {
+        dot.label(&label)
+            .stmt("labelloc=t")
+            .stmt("rankdir=TB")
+            .stmt("node [shape=box, fontname=\"monospace\", fontsize=10]")
+            .stmt("edge [fontname=\"monospace\", fontsize=9]");
+        let node = |dot: &mut DotWriter, b: &TxnBox| {
             let mut label = b.title.clone();
             for l in &b.lines {
                 label.push('\n');
                 label.push_str(l);
             }
-            let style = if b.emphasized { ", style=bold" } else { "" };
-            let _ = writeln!(out, "{indent}n{} [label={}{style}];", b.id, quote(&label));
+            let style = if b.emphasized { "style=bold" } else { "" };
+            dot.node(format_args!("n{}", b.id), &label, style);
         };
         if let Some(b) = &self.initial {
-            node(&mut out, b, "  ");
+            node(&mut dot, b);
         }
         for (i, s) in self.sessions.iter().enumerate() {
-            let _ = writeln!(out, "  subgraph cluster_{i} {{");
-            let _ = writeln!(out, "    label={};", quote(&s.title));
+            dot.begin_cluster(i, &s.title);
             for b in &s.txns {
-                node(&mut out, b, "    ");
+                node(&mut dot, b);
             }
-            out.push_str("  }\n");
+            dot.end_cluster();
         }
         for e in &self.edges {
             let c = color(e.kind);
-            let mut attrs = format!(
-                "label={}, color=\"{c}\", fontcolor=\"{c}\"",
-                quote(&e.label)
-            );
+            let mut attrs = format!("color=\"{c}\", fontcolor=\"{c}\"");
             if e.dashed {
                 attrs.push_str(", style=dashed");
             }
             if e.kind == EdgeKind::Cycle {
                 attrs.push_str(", penwidth=2");
             }
-            let _ = writeln!(out, "  n{} -> n{} [{attrs}];", e.from, e.to);
+            dot.edge(
+                format_args!("n{}", e.from),
+                format_args!("n{}", e.to),
+                &e.label,
+                &attrs,
+            );
         }
-        out.push_str("}\n");
-        out
+        dot.finish()
     }
 }
 
@@ -268,6 +318,23 @@ mod tests {
         assert!(dot.contains("n1 -> n2 [label=\"ww bal\", color=\"#d12a1f\", fontcolor=\"#d12a1f\", style=dashed, penwidth=2];"));
         assert!(
             dot.contains("n2 [label=\"T(2, 0)\\nDeposit(amount=2) <& \\\"x\\\">\", style=bold];")
+        );
+    }
+
+    /// Byte for byte: the one DOT writer (`crate::dot::DotWriter`) must write what was written.
+    #[test]
+    fn dot_is_pinned() {
+        let mut g = lost_update();
+        let plain = g.to_dot();
+        g.note = Some("a note".to_string());
+        g.initial = None;
+        let noted = g.to_dot();
+        assert_eq!(
+            [plain.as_str(), noted.as_str()],
+            [
+                "digraph anomaly {\n  label=\"lost update under causal\";\n  labelloc=t;\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n  n0 [label=\"initial state\\nDeposit(amount=0) <& \\\"x\\\">\"];\n  subgraph cluster_0 {\n    label=\"session 1\";\n    n1 [label=\"T(1, 0)\\nDeposit(amount=1) <& \\\"x\\\">\"];\n    n3 [label=\"T(1, 1)\\nDeposit(amount=3) <& \\\"x\\\">\"];\n  }\n  subgraph cluster_1 {\n    label=\"session 2\";\n    n2 [label=\"T(2, 0)\\nDeposit(amount=2) <& \\\"x\\\">\", style=bold];\n  }\n  n1 -> n3 [label=\"so\", color=\"#9a9a9a\", fontcolor=\"#9a9a9a\"];\n  n0 -> n2 [label=\"wr bal\", color=\"#1f5fd1\", fontcolor=\"#1f5fd1\"];\n  n1 -> n2 [label=\"ww bal\", color=\"#d12a1f\", fontcolor=\"#d12a1f\", style=dashed, penwidth=2];\n  n2 -> n1 [label=\"rw bal\", color=\"#d12a1f\", fontcolor=\"#d12a1f\", style=dashed, penwidth=2];\n}\n",
+                "digraph anomaly {\n  label=\"lost update under causal\\na note\";\n  labelloc=t;\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n  subgraph cluster_0 {\n    label=\"session 1\";\n    n1 [label=\"T(1, 0)\\nDeposit(amount=1) <& \\\"x\\\">\"];\n    n3 [label=\"T(1, 1)\\nDeposit(amount=3) <& \\\"x\\\">\"];\n  }\n  subgraph cluster_1 {\n    label=\"session 2\";\n    n2 [label=\"T(2, 0)\\nDeposit(amount=2) <& \\\"x\\\">\", style=bold];\n  }\n  n1 -> n3 [label=\"so\", color=\"#9a9a9a\", fontcolor=\"#9a9a9a\"];\n  n0 -> n2 [label=\"wr bal\", color=\"#1f5fd1\", fontcolor=\"#1f5fd1\"];\n  n1 -> n2 [label=\"ww bal\", color=\"#d12a1f\", fontcolor=\"#d12a1f\", style=dashed, penwidth=2];\n  n2 -> n1 [label=\"rw bal\", color=\"#d12a1f\", fontcolor=\"#d12a1f\", style=dashed, penwidth=2];\n}\n"
+            ]
         );
     }
 

@@ -384,6 +384,21 @@ impl RunReport {
     /// The report as Markdown (report.md; also printed by `isopredict run`).
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
+        self.markdown_header(&mut out);
+        self.markdown_database(&mut out);
+        self.markdown_observed_violation(&mut out);
+        self.markdown_sessions(&mut out);
+        self.markdown_anomalies(&mut out);
+        if let Some(p) = &self.prediction {
+            self.markdown_prediction(&mut out, p);
+        }
+        self.markdown_validation(&mut out);
+        self.markdown_measurements(&mut out);
+        out
+    }
+
+    /// The title, the summary, why, and a cut search said at the top.
+    fn markdown_header(&self, out: &mut String) {
         let _ = writeln!(
             out,
             "# isopredict run {} (seed {}, {}, level {}, {}{})\n",
@@ -409,6 +424,10 @@ impl RunReport {
             // Said at the top: the anomalies below are those found until the cut.
             let _ = writeln!(out, "**{}**\n", s.sentence);
         }
+    }
+
+    /// "Recorded on a database": where and how the observed run ran.
+    fn markdown_database(&self, out: &mut String) {
         if let Some(d) = &self.database {
             out.push_str("## Recorded on a database\n\n");
             let _ = writeln!(
@@ -431,6 +450,10 @@ impl RunReport {
             }
             out.push_str("Validation by replay runs on the embedded store, which controls which write each read sees; the database cannot.\n\n");
         }
+    }
+
+    /// "What happened" when the observed run already violates the level.
+    fn markdown_observed_violation(&self, out: &mut String) {
         if let Some(v) = &self.observed_violation {
             let level = self.observed_violated_level.as_ref().unwrap_or(&self.level);
             match &self.observed_anomaly {
@@ -446,6 +469,10 @@ impl RunReport {
             }
             let _ = writeln!(out, "```\n{}\n```\n", v.trim_end());
         }
+    }
+
+    /// The sessions.
+    fn markdown_sessions(&self, out: &mut String) {
         if !self.sessions.is_empty() {
             out.push_str("## Sessions\n\n");
             for s in &self.sessions {
@@ -453,6 +480,10 @@ impl RunReport {
             }
             out.push('\n');
         }
+    }
+
+    /// "Distinct anomalies": one line per anomaly found, and how the search ended.
+    fn markdown_anomalies(&self, out: &mut String) {
         if !self.anomalies.is_empty() {
             let _ = writeln!(
                 out,
@@ -490,116 +521,137 @@ impl RunReport {
                 );
             }
         }
-        if let Some(p) = &self.prediction {
-            if let Some(a) = &p.anomaly {
-                let _ = writeln!(out, "## The anomaly\n\n{a}\n");
-            }
-            out.push_str("## Procedure calls involved\n\n");
-            out.push_str(
-                "| Transaction (in the trace) | Procedure call | Part in the anomaly |\n|---|---|---|\n",
+    }
+
+    /// The first prediction in detail: the anomaly, its calls, the reads that change writer, its cycle, its boundary and its re-verification.
+    fn markdown_prediction(&self, out: &mut String, p: &PredictionSection) {
+        if let Some(a) = &p.anomaly {
+            let _ = writeln!(out, "## The anomaly\n\n{a}\n");
+        }
+        self.markdown_calls(out, p);
+        self.markdown_changed_reads(out, p);
+        self.markdown_cycle(out, p);
+        out.push_str("## Prediction boundary\n\n");
+        for b in &p.boundaries {
+            let _ = writeln!(out, "- {b}");
+        }
+        out.push_str(&reverification(&self.level, p));
+    }
+
+    /// "Procedure calls involved": the table of the anomaly's calls.
+    fn markdown_calls(&self, out: &mut String, p: &PredictionSection) {
+        out.push_str("## Procedure calls involved\n\n");
+        out.push_str(
+            "| Transaction (in the trace) | Procedure call | Part in the anomaly |\n|---|---|---|\n",
+        );
+        for c in &p.calls {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                match &c.trace {
+                    Some(t) => format!("{} ({t})", c.txn),
+                    None => c.txn.clone(),
+                },
+                c.call.as_deref().map_or("–".to_string(), code),
+                c.role
             );
-            for c in &p.calls {
+        }
+        out.push('\n');
+    }
+
+    /// "Reads that change writer", and the observed writers outside the anomaly.
+    fn markdown_changed_reads(&self, out: &mut String, p: &PredictionSection) {
+        if !p.changed_reads.is_empty() {
+            let shown = p.changed_reads.iter().map(|c| c.reads).sum::<u32>() as usize;
+            let _ = writeln!(out, "## Reads that change writer ({shown})\n");
+            if p.all_changed_reads > shown {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} |",
-                    match &c.trace {
-                        Some(t) => format!("{} ({t})", c.txn),
-                        None => c.txn.clone(),
-                    },
-                    c.call.as_deref().map_or("–".to_string(), code),
-                    c.role
+                    "The reads of the anomaly's transactions that create it; the predicted \
+                     execution changes {} read(s) in all (predicted.json has every one).\n",
+                    p.all_changed_reads
+                );
+            }
+            out.push_str(
+                "| Reader | Key | Observed writer | Predicted writer |\n|---|---|---|---|\n",
+            );
+            for c in &p.changed_reads {
+                let times = if c.reads > 1 {
+                    format!(" (×{})", c.reads)
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    out,
+                    "| {}{times} | {} | {} | {} |",
+                    c.reader,
+                    key_text(&Some(c.key.clone()), &c.key_meaning, self.raw_keys),
+                    c.old_writer,
+                    c.new_writer
                 );
             }
             out.push('\n');
-            if !p.changed_reads.is_empty() {
-                let shown = p.changed_reads.iter().map(|c| c.reads).sum::<u32>() as usize;
-                let _ = writeln!(out, "## Reads that change writer ({shown})\n");
-                if p.all_changed_reads > shown {
-                    let _ = writeln!(
-                        out,
-                        "The reads of the anomaly's transactions that create it; the predicted \
-                         execution changes {} read(s) in all (predicted.json has every one).\n",
-                        p.all_changed_reads
-                    );
-                }
-                out.push_str(
-                    "| Reader | Key | Observed writer | Predicted writer |\n|---|---|---|---|\n",
+            // An observed writer outside the anomaly is in neither the calls table nor
+            // the drawing: say why.
+            let mut outside: Vec<&str> = p
+                .changed_reads
+                .iter()
+                .map(|c| c.old_writer.as_str())
+                .filter(|w| *w != "initial state" && !p.calls.iter().any(|c| c.txn == *w))
+                .collect();
+            outside.sort_unstable();
+            outside.dedup();
+            if !outside.is_empty() {
+                let one = outside.len() == 1;
+                let _ = writeln!(
+                    out,
+                    "The observed writer{} {} {} not one of the anomaly's transactions, so \
+                     neither the table of calls above nor the drawing shows {} (report.json's \
+                     `observed_calls` has {} call{}).\n",
+                    if one { "" } else { "s" },
+                    outside.join(", "),
+                    if one { "is" } else { "are" },
+                    if one { "it" } else { "them" },
+                    if one { "its" } else { "their" },
+                    if one { "" } else { "s" },
                 );
-                for c in &p.changed_reads {
-                    let times = if c.reads > 1 {
-                        format!(" (×{})", c.reads)
-                    } else {
-                        String::new()
-                    };
-                    let _ = writeln!(
-                        out,
-                        "| {}{times} | {} | {} | {} |",
-                        c.reader,
-                        key_text(&Some(c.key.clone()), &c.key_meaning, self.raw_keys),
-                        c.old_writer,
-                        c.new_writer
-                    );
-                }
-                out.push('\n');
-                // An observed writer outside the anomaly is in neither the calls table nor
-                // the drawing: say why.
-                let mut outside: Vec<&str> = p
-                    .changed_reads
-                    .iter()
-                    .map(|c| c.old_writer.as_str())
-                    .filter(|w| *w != "initial state" && !p.calls.iter().any(|c| c.txn == *w))
-                    .collect();
-                outside.sort_unstable();
-                outside.dedup();
-                if !outside.is_empty() {
-                    let one = outside.len() == 1;
-                    let _ = writeln!(
-                        out,
-                        "The observed writer{} {} {} not one of the anomaly's transactions, so \
-                         neither the table of calls above nor the drawing shows {} (report.json's \
-                         `observed_calls` has {} call{}).\n",
-                        if one { "" } else { "s" },
-                        outside.join(", "),
-                        if one { "is" } else { "are" },
-                        if one { "it" } else { "them" },
-                        if one { "its" } else { "their" },
-                        if one { "" } else { "s" },
-                    );
-                }
             }
-            if !p.cycle.is_empty() {
-                out.push_str("## Why no serial order exists (a cycle)\n\n");
-                for (i, e) in p.cycle.iter().enumerate() {
-                    let _ = writeln!(out, "{}. {}", i + 1, edge_text(e, self.raw_keys));
-                }
-                out.push('\n');
-                // Session-order facts (and "the initial state precedes every transaction")
-                // are self-evident and never cited by number: only the derived ones are
-                // listed, numbered from 1 among themselves as the chains cite them
-                // (`predict::explain::fact_number`).
-                let cited: Vec<(usize, &CycleLine)> = p
-                    .facts
-                    .iter()
-                    .filter(|e| e.kind != "so")
-                    .enumerate()
-                    .collect();
-                if !cited.is_empty() {
-                    out.push_str(
-                        "Facts the chains above go through (each follows from the ones before \
-                         it):\n\n",
-                    );
-                    for (i, e) in cited {
-                        let _ = writeln!(out, "- fact {}: {}", i + 1, edge_text(e, self.raw_keys));
-                    }
-                    out.push('\n');
-                }
-            }
-            out.push_str("## Prediction boundary\n\n");
-            for b in &p.boundaries {
-                let _ = writeln!(out, "- {b}");
-            }
-            out.push_str(&reverification(&self.level, p));
         }
+    }
+
+    /// "Why no serial order exists": the cycle and the facts its chains go through.
+    fn markdown_cycle(&self, out: &mut String, p: &PredictionSection) {
+        if !p.cycle.is_empty() {
+            out.push_str("## Why no serial order exists (a cycle)\n\n");
+            for (i, e) in p.cycle.iter().enumerate() {
+                let _ = writeln!(out, "{}. {}", i + 1, edge_text(e, self.raw_keys));
+            }
+            out.push('\n');
+            // Session-order facts (and "the initial state precedes every transaction")
+            // are self-evident and never cited by number: only the derived ones are
+            // listed, numbered from 1 among themselves as the chains cite them
+            // (`predict::explain::fact_number`).
+            let cited: Vec<(usize, &CycleLine)> = p
+                .facts
+                .iter()
+                .filter(|e| e.kind != "so")
+                .enumerate()
+                .collect();
+            if !cited.is_empty() {
+                out.push_str(
+                    "Facts the chains above go through (each follows from the ones before \
+                     it):\n\n",
+                );
+                for (i, e) in cited {
+                    let _ = writeln!(out, "- fact {}: {}", i + 1, edge_text(e, self.raw_keys));
+                }
+                out.push('\n');
+            }
+        }
+    }
+
+    /// "Validation": the replay's verdict, its divergences and the invariants of the validating run.
+    fn markdown_validation(&self, out: &mut String) {
         if let Some(v) = &self.validation {
             out.push_str("## Validation (replaying the workload along the prediction)\n\n");
             let _ = writeln!(
@@ -640,9 +692,13 @@ impl RunReport {
                 }
             }
             out.push('\n');
-            invariants_markdown(&mut out, &v.invariants, "the validating run");
+            invariants_markdown(out, &v.invariants, "the validating run");
         }
-        invariants_markdown(&mut out, &self.observed_invariants, "the observed run");
+    }
+
+    /// The invariants of the observed run, the measurements, the glossary and the files.
+    fn markdown_measurements(&self, out: &mut String) {
+        invariants_markdown(out, &self.observed_invariants, "the observed run");
         out.push_str("## Measurements\n\n");
         let t = &self.timings;
         let _ = writeln!(
@@ -657,7 +713,6 @@ impl RunReport {
                 let _ = writeln!(out, "- {f}");
             }
         }
-        out
     }
 }
 
@@ -714,9 +769,10 @@ mod tests {
         assert_eq!(RunVerdict::Unknown.exit_code(), 3);
     }
 
-    #[test]
-    fn markdown_names_calls_reads_cycle_and_invariants() {
-        let r = RunReport {
+    /// A validated Smallbank anomaly's report with one call, one changed read, one cycle edge
+    /// and a broken invariant.
+    fn smallbank_report() -> RunReport {
+        RunReport {
             workload: "smallbank".into(),
             seed: 1,
             size: "small".into(),
@@ -792,7 +848,12 @@ mod tests {
             }],
             search: None,
             certificate: None,
-        };
+        }
+    }
+
+    #[test]
+    fn markdown_names_calls_reads_cycle_and_invariants() {
+        let r = smallbank_report();
         let md = r.to_markdown();
         assert!(md.contains("## Distinct anomalies (1)"));
         assert!(md.contains(
@@ -830,7 +891,11 @@ mod tests {
         let back: RunReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
         assert!(!md.contains("Facts the chains"), "no facts, no heading");
+    }
 
+    #[test]
+    fn cited_facts_are_numbered_from_one_and_session_order_is_not_listed() {
+        let r = smallbank_report();
         // Session-order facts are not listed; cited facts are numbered from 1 among
         // themselves, as the chains cite them.
         let fact = |kind: &str, reason: &str| CycleLine {
@@ -888,7 +953,11 @@ mod tests {
         assert!(!only_session_order
             .to_markdown()
             .contains("Facts the chains"));
+    }
 
+    #[test]
+    fn a_cut_search_is_said_at_the_top_and_under_the_anomalies() {
+        let r = smallbank_report();
         // A cut search is said at the top and under the anomalies; a complete one only there.
         let search = |end: &str, cut: bool, sentence: &str| SearchSection {
             end: end.into(),

@@ -1,5 +1,6 @@
 //! The anomaly's transactions alone: a predicted history shrunk, transaction by transaction
-//! (one pass of delta debugging, Zeller & Hildebrandt, TSE 2002, with single-element steps),
+//! (one pass of delta debugging, Zeller & Hildebrandt, TSE 2002, with single-element steps: the
+//! one shrinker, [`crate::shrink`]),
 //! to a set from which no transaction can be left out while the rest stays unserializable
 //! (decided by the one decision core, [`crate::verdict`]); then scheduled at the target
 //! isolation ([`super::schedule`]) for the reproducer files.
@@ -15,6 +16,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::schedule::{schedule, NoSchedule, Schedule};
 use crate::check::Level;
 use crate::history::{BuilderTxn, History, HistoryBuilder, KeyId, OpId, OpKind, ReadFrom, TxnId};
+use crate::shrink::{self, Plan, Trial};
 use crate::store::Isolation;
 use crate::verdict::{decide, EvidenceChoice, Input, Limits, Outcome};
 
@@ -36,19 +38,28 @@ pub struct Minimized {
 /// latest first) whose shrunk history is still unserializable; `None` when `h` itself is not
 /// (or the decision core cannot tell).
 pub fn minimize(h: &History) -> Option<Minimized> {
-    let mut kept: Vec<TxnId> = h.committed_txns().filter(|&t| t != 0).collect();
-    let mut best = qualify(h, &kept)?;
-    let mut i = kept.len();
-    while i > 0 {
-        i -= 1;
-        let mut candidate = kept.clone();
-        candidate.remove(i);
-        if let Some(m) = qualify(h, &candidate) {
-            kept = candidate;
-            best = m;
+    let committed: Vec<TxnId> = h.committed_txns().filter(|&t| t != 0).collect();
+    let whole = qualify(h, &committed)?;
+    let mut keep = vec![true; committed.len()];
+    let latest_first: Vec<usize> = (0..committed.len()).rev().collect();
+    let still_unserializable = |keep: &[bool]| {
+        let kept: Vec<TxnId> = (0..committed.len())
+            .filter(|&i| keep[i])
+            .map(|i| committed[i])
+            .collect();
+        match qualify(h, &kept) {
+            Some(m) => Trial::Fails(m),
+            None => Trial::Passes,
         }
-    }
-    Some(best)
+    };
+    let shrunk = shrink::shrink(
+        &mut keep,
+        &latest_first,
+        Plan::OnePass,
+        still_unserializable,
+        || false,
+    );
+    Some(shrunk.last_failing.unwrap_or(whole))
 }
 
 /// Transaction sets this small are tried one by one before shrinking the whole history.

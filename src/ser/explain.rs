@@ -1,6 +1,6 @@
 //! Explaining a PC / SI / SER violation: shrink the failing component to a minimal failing
 //! sub-history (deletion debugging, Zeller & Hildebrandt's ddmin with chunks halving down to
-//! single transactions), then name it.
+//! single transactions: the one shrinker, [`crate::shrink`]), then name it.
 //!
 //! Soundness: a sub-history keeps only constraints of the whole (dropping a transaction drops
 //! its writes and the reads of them), so if it has no commit order for the level, the history
@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use crate::check::{OpRef, TxnRef};
 use crate::history::{AnomalyId, History};
+use crate::shrink::{shrink, Plan, Trial};
 
 use super::adya::{self, Phenomenon};
 use super::decide::{decide, Decision, Work};
@@ -135,44 +136,18 @@ fn level_holds(core: &Txns, level: StrongLevel, deadline: Instant) -> Option<boo
     fails(core, level, deadline).map(|f| !f)
 }
 
-/// Shrinks `keep` (over `comp`'s transactions) while the sub-history keeps failing: chunks of
-/// the kept transactions, halving down to one. Returns whether it ended 1-minimal.
+/// Shrinks `keep` (over `comp`'s transactions; the first one always stays) while the
+/// sub-history keeps failing, by the one shrinker's `ddmin` ([`crate::shrink`]). Returns
+/// whether it ended 1-minimal.
 fn ddmin(comp: &Txns, level: StrongLevel, keep: &mut [bool], deadline: Instant) -> bool {
-    let mut chunk = {
-        let kept = keep.iter().skip(1).filter(|&&k| k).count();
-        kept.div_ceil(2).max(1)
+    let order: Vec<usize> = (1..keep.len()).collect();
+    let still_fails = |keep: &[bool]| match fails(&comp.restrict(keep), level, deadline) {
+        Some(true) => Trial::Fails(()),
+        Some(false) => Trial::Passes,
+        None => Trial::Unknown,
     };
-    loop {
-        let members: Vec<usize> = (1..keep.len()).filter(|&t| keep[t]).collect();
-        let mut removed_any = false;
-        let mut undecided = false;
-        for group in members.chunks(chunk) {
-            if Instant::now() >= deadline || crate::interrupt::requested() {
-                return false;
-            }
-            if group.len() == members.len() && members.len() > 1 {
-                continue; // removing everything never fails
-            }
-            for &t in group {
-                keep[t] = false;
-            }
-            match fails(&comp.restrict(keep), level, deadline) {
-                Some(true) => removed_any = true,
-                other => {
-                    undecided |= other.is_none();
-                    for &t in group {
-                        keep[t] = true;
-                    }
-                }
-            }
-        }
-        if chunk == 1 && !removed_any {
-            return !undecided;
-        }
-        if !removed_any {
-            chunk = chunk.div_ceil(2);
-        }
-    }
+    let stop = || Instant::now() >= deadline || crate::interrupt::requested();
+    shrink(keep, &order, Plan::Ddmin, still_fails, stop).minimal
 }
 
 /// The forced edge `i` of `core` as a report edge, with premises to `depth` levels.

@@ -5,7 +5,7 @@
 use std::fmt::{self, Write as _};
 
 use crate::check::{CheckReport, Level, OpRef, TxnRef};
-use crate::dot::quote;
+use crate::dot::DotWriter;
 use crate::history::TxnId;
 
 use super::Engine;
@@ -328,38 +328,30 @@ impl StrongReport {
             return cc.render_dot();
         }
         let v = self.violation.as_ref()?;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "digraph violations {{\n  label={};\n  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];",
-            quote(&format!(
-                "{}: {} violated — {}",
-                self.source,
-                self.level.full_name(),
-                v.anomaly
-            ))
-        );
+        let mut dot = DotWriter::digraph("violations");
+        dot.label(&format!(
+            "{}: {} violated — {}",
+            self.source,
+            self.level.full_name(),
+            v.anomaly
+        ))
+        .stmt("labelloc=t")
+        .stmt("node [shape=box, fontname=\"monospace\"]");
         for c in &v.core {
             let ops: Vec<String> = c.ops.iter().map(|o| o.to_string()).collect();
-            let _ = writeln!(
-                out,
-                "  t{} [label={}];",
-                c.txn.id,
-                quote(&format!("{}\n{}", c.txn.label, ops.join("\n")))
-            );
+            let label = format!("{}\n{}", c.txn.label, ops.join("\n"));
+            dot.node(format_args!("t{}", c.txn.id), &label, "");
         }
         for e in &v.cycle {
             let (style, label) = edge_style(e);
-            let _ = writeln!(
-                out,
-                "  t{} -> t{} [label={}, {style}];",
-                e.from,
-                e.to,
-                quote(&label)
+            dot.edge(
+                format_args!("t{}", e.from),
+                format_args!("t{}", e.to),
+                &label,
+                style,
             );
         }
-        out.push_str("}\n");
-        Some(out)
+        Some(dot.finish())
     }
 }
 

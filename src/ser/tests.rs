@@ -602,3 +602,21 @@ fn a_component_restricted_by_members_is_the_one_restricted_by_mask() {
         }
     }
 }
+
+/// A strong violation's DOT, byte for byte: the one DOT writer ([`crate::dot::DotWriter`])
+/// must write what was written.
+#[test]
+fn strong_violation_dot_is_pinned() {
+    let hist = h("rx0 ry0 wx1 | rx0 ry0 wy1");
+    let skew = check_strong(&hist, StrongLevel::Serializable, &opts(Engine::Auto)).unwrap();
+    let lost = h("rx0 wx1 | rx0 wx2");
+    let lost = check_strong(&lost, StrongLevel::Snapshot, &opts(Engine::Auto)).unwrap();
+    let (skew, lost) = (skew.render_dot().unwrap(), lost.render_dot().unwrap());
+    assert_eq!(
+        [skew.as_str(), lost.as_str()],
+        [
+            "digraph violations {\n  label=\"test: serializability violated — write skew\";\n  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];\n  t1 [label=\"T1.1\\nR(x,0) at line 1\\nR(y,0) at line 2\\nW(x,1) at line 3\"];\n  t2 [label=\"T2.1\\nR(x,0) at line 4\\nR(y,0) at line 5\\nW(y,1) at line 6\"];\n  t1 -> t2 [label=\"rw(y)\", color=red, fontcolor=red, style=bold];\n  t2 -> t1 [label=\"rw(x)\", color=red, fontcolor=red, style=bold];\n}\n",
+            "digraph violations {\n  label=\"test: snapshot isolation violated — lost update\";\n  labelloc=t;\n  node [shape=box, fontname=\"monospace\"];\n  t1 [label=\"T1.1\\nR(x,0) at line 1\\nW(x,1) at line 2\"];\n  t2 [label=\"T2.1\\nR(x,0) at line 3\\nW(x,2) at line 4\"];\n  t1 -> t2 [label=\"rw(x)\", color=red, fontcolor=red, style=bold];\n  t2 -> t1 [label=\"rw(x)\", color=red, fontcolor=red, style=bold];\n}\n"
+        ]
+    );
+}

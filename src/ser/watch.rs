@@ -390,7 +390,66 @@ pub fn watch(
 ) -> Result<WatchSummary, WatchError> {
     let (tx, rx) = mpsc::sync_channel::<Message>(QUEUE);
     limit_malloc_arenas();
-    let (expected_closes, source) = match input {
+    let (expected_closes, source) = start_input(input, tx, on_listen)?;
+    let mut w = Watching::new(options, json, source);
+    loop {
+        if crate::interrupt::requested() {
+            // Ctrl-C or SIGTERM: the verdicts so far become final and the summary follows.
+            break;
+        }
+        let closed = match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(Message::Lines(conn, lines)) => {
+                w.lines(conn, lines, out, err)?;
+                false
+            }
+            Ok(Message::Idle(conn, idle)) => {
+                let _ = writeln!(
+                    err,
+                    "{} connection {conn}: closed: nothing received for {} s (the idle timeout)",
+                    w.source,
+                    idle.as_secs_f64()
+                );
+                true
+            }
+            Ok(Message::Refused(conn, why)) => {
+                let _ = writeln!(err, "{} connection {conn}: refused: {why}", w.source);
+                true
+            }
+            Ok(Message::AcceptFailed(why)) => {
+                let _ = writeln!(
+                    err,
+                    "{}: cannot accept connections ({why}); retrying with pauses of up \
+                     to {} s",
+                    w.source,
+                    MAX_ACCEPT_PAUSE.as_secs()
+                );
+                false
+            }
+            Ok(Message::Closed) => true,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                w.tick(out)?;
+                false
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        if closed {
+            w.closed += 1;
+            if expected_closes.is_some_and(|n| w.closed >= n) {
+                break;
+            }
+        }
+    }
+    w.finish(out)
+}
+
+/// Starts reading `input` on its own thread (standard input, or a listener accepting
+/// connections); returns how many closed connections end the watch and the source's name.
+fn start_input(
+    input: WatchInput,
+    tx: mpsc::SyncSender<Message>,
+    on_listen: &mut dyn FnMut(SocketAddr),
+) -> Result<(Option<u32>, String), WatchError> {
+    Ok(match input {
         WatchInput::Stdin => {
             std::thread::spawn(move || read_lines(std::io::stdin(), 0, tx, None));
             (Some(1), "<stdin>".to_string())
@@ -409,128 +468,136 @@ pub fn watch(
             std::thread::spawn(move || accept_loop(listener, connections, idle, tx));
             (connections, bound.to_string())
         }
-    };
-    // SER implies SI: when watching SER, SI is watched beside it on the same stream.
-    let mut si_checker = (options.level == TsLevel::Serializable).then(|| {
-        OnlineChecker::new(OnlineOptions {
-            level: TsLevel::Snapshot,
-            ..options.clone()
-        })
-    });
-    let mut checker = OnlineChecker::new(options);
-    let epoch = Instant::now();
-    let mut first: Option<Instant> = None;
-    let mut closed = 0u32;
-    let mut malformed = 0u64;
-    let now_ms = |epoch: Instant| epoch.elapsed().as_millis() as u64;
-    let emit = |v: &[TsViolation], out: &mut dyn Write| emit_violations(v, None, json, out);
-    // The SI checker's violations, marked as such (`si (ser implies si): …`, or a JSON
-    // object with `"level": "si"`).
-    let emit_si =
-        |v: &[TsViolation], out: &mut dyn Write| emit_violations(v, Some("si"), json, out);
-    loop {
-        if crate::interrupt::requested() {
-            // Ctrl-C or SIGTERM: the verdicts so far become final and the summary follows.
-            break;
-        }
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(Message::Lines(conn, lines)) => {
-                first.get_or_insert_with(Instant::now);
-                let now = now_ms(epoch);
-                for (line_no, parsed) in lines {
-                    match parsed {
-                        Ok(txn) => {
-                            if let Some(si) = si_checker.as_mut() {
-                                let found = si.arrive(txn.clone(), line_no, now);
-                                emit_retractions(&si.take_retractions(), Some("si"), json, out)?;
-                                emit_si(&found, out)?;
-                            }
-                            let found = checker.arrive(txn, line_no, now);
-                            emit_retractions(&checker.take_retractions(), None, json, out)?;
-                            emit(&found, out)?;
-                        }
-                        Err(msg) => {
-                            malformed += 1;
-                            let place = if conn == 0 {
-                                source.clone()
-                            } else {
-                                format!("{source} connection {conn}")
-                            };
-                            // A report that cannot be written is lost, not the watch.
-                            let _ =
-                                writeln!(err, "{place}:{line_no}: malformed line skipped: {msg}");
-                        }
-                    }
-                }
-                let now = now_ms(epoch);
-                if let Some(si) = si_checker.as_mut() {
-                    emit_si(&si.tick(now), out)?;
-                }
-                emit(&checker.tick(now), out)?;
-            }
-            Ok(Message::Idle(conn, idle)) => {
-                let _ = writeln!(
-                    err,
-                    "{source} connection {conn}: closed: nothing received for {} s (the idle timeout)",
-                    idle.as_secs_f64()
-                );
-                closed += 1;
-                if expected_closes.is_some_and(|n| closed >= n) {
-                    break;
-                }
-            }
-            Ok(Message::Refused(conn, why)) => {
-                let _ = writeln!(err, "{source} connection {conn}: refused: {why}");
-                closed += 1;
-                if expected_closes.is_some_and(|n| closed >= n) {
-                    break;
-                }
-            }
-            Ok(Message::AcceptFailed(why)) => {
-                let _ = writeln!(
-                    err,
-                    "{source}: cannot accept connections ({why}); retrying with pauses of up \
-                     to {} s",
-                    MAX_ACCEPT_PAUSE.as_secs()
-                );
-            }
-            Ok(Message::Closed) => {
-                closed += 1;
-                if expected_closes.is_some_and(|n| closed >= n) {
-                    break;
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                let now = now_ms(epoch);
-                if let Some(si) = si_checker.as_mut() {
-                    emit_si(&si.tick(now), out)?;
-                }
-                emit(&checker.tick(now), out)?;
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    if let Some(si) = si_checker.as_mut() {
-        emit_si(&si.finish(), out)?;
-    }
-    let found = checker.finish();
-    emit(&found, out)?;
-    let seconds = first.map_or(0.0, |f| f.elapsed().as_secs_f64());
-    let stats = checker.stats().clone();
-    let retracted = stats.retracted + si_checker.as_ref().map_or(0, |si| si.stats().retracted);
-    Ok(WatchSummary {
-        retracted,
-        counts: checker.counts().clone(),
-        si_counts: si_checker.map(|si| si.counts().clone()),
-        throughput: if seconds > 0.0 {
-            stats.transactions as f64 / seconds
-        } else {
-            0.0
-        },
-        stats,
-        malformed,
-        seconds,
     })
+}
+
+/// The checkers of one watch and what it counts.
+struct Watching {
+    /// SER implies SI: when watching SER, SI is watched beside it on the same stream.
+    si_checker: Option<OnlineChecker>,
+    checker: OnlineChecker,
+    json: bool,
+    source: String,
+    epoch: Instant,
+    first: Option<Instant>,
+    closed: u32,
+    malformed: u64,
+}
+
+impl Watching {
+    fn new(options: OnlineOptions, json: bool, source: String) -> Watching {
+        let si_checker = (options.level == TsLevel::Serializable).then(|| {
+            OnlineChecker::new(OnlineOptions {
+                level: TsLevel::Snapshot,
+                ..options.clone()
+            })
+        });
+        Watching {
+            si_checker,
+            checker: OnlineChecker::new(options),
+            json,
+            source,
+            epoch: Instant::now(),
+            first: None,
+            closed: 0,
+            malformed: 0,
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// The checker's violations.
+    fn emit(&self, v: &[TsViolation], out: &mut dyn Write) -> std::io::Result<()> {
+        emit_violations(v, None, self.json, out)
+    }
+
+    /// The SI checker's violations, marked as such (`si (ser implies si): …`, or a JSON
+    /// object with `"level": "si"`).
+    fn emit_si(&self, v: &[TsViolation], out: &mut dyn Write) -> std::io::Result<()> {
+        emit_violations(v, Some("si"), self.json, out)
+    }
+
+    /// A batch of parsed lines from connection `conn`: each transaction to the checkers, each
+    /// malformed line reported to `err`; then the clocks move on.
+    fn lines(
+        &mut self,
+        conn: u32,
+        lines: Parsed,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let json = self.json;
+        self.first.get_or_insert_with(Instant::now);
+        let now = self.now_ms();
+        for (line_no, parsed) in lines {
+            match parsed {
+                Ok(txn) => {
+                    if let Some(si) = self.si_checker.as_mut() {
+                        let found = si.arrive(txn.clone(), line_no, now);
+                        emit_retractions(&si.take_retractions(), Some("si"), json, out)?;
+                        emit_violations(&found, Some("si"), json, out)?;
+                    }
+                    let found = self.checker.arrive(txn, line_no, now);
+                    emit_retractions(&self.checker.take_retractions(), None, json, out)?;
+                    self.emit(&found, out)?;
+                }
+                Err(msg) => {
+                    self.malformed += 1;
+                    let place = if conn == 0 {
+                        self.source.clone()
+                    } else {
+                        format!("{} connection {conn}", self.source)
+                    };
+                    // A report that cannot be written is lost, not the watch.
+                    let _ = writeln!(err, "{place}:{line_no}: malformed line skipped: {msg}");
+                }
+            }
+        }
+        self.tick(out)
+    }
+
+    /// Time passes: verdicts whose wait is over are written.
+    fn tick(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
+        let now = self.now_ms();
+        if let Some(si) = self.si_checker.as_mut() {
+            let found = si.tick(now);
+            emit_violations(&found, Some("si"), self.json, out)?;
+        }
+        let found = self.checker.tick(now);
+        self.emit(&found, out)
+    }
+
+    /// The end: every verdict final, and the summary.
+    fn finish(mut self, out: &mut dyn Write) -> Result<WatchSummary, WatchError> {
+        if let Some(si) = self.si_checker.as_mut() {
+            let found = si.finish();
+            self.emit_si(&found, out)?;
+        }
+        let found = self.checker.finish();
+        self.emit(&found, out)?;
+        let seconds = self.first.map_or(0.0, |f| f.elapsed().as_secs_f64());
+        let stats = self.checker.stats().clone();
+        let retracted = stats.retracted
+            + self
+                .si_checker
+                .as_ref()
+                .map_or(0, |si| si.stats().retracted);
+        Ok(WatchSummary {
+            retracted,
+            counts: self.checker.counts().clone(),
+            si_counts: self.si_checker.map(|si| si.counts().clone()),
+            throughput: if seconds > 0.0 {
+                stats.transactions as f64 / seconds
+            } else {
+                0.0
+            },
+            stats,
+            malformed: self.malformed,
+            seconds,
+        })
+    }
 }
 
 /// Writes retractions (verdicts a late writer took back), one per line, as [`emit_violations`]

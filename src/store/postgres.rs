@@ -46,7 +46,7 @@ use super::access::{KvRead, KvWrite, Transaction};
 use super::backend::{
     Backend, BackendError, DatabaseRun, Execution, GateStep, Isolation, Job, StatementGate,
 };
-use super::driver::{Attempt, Outcome};
+use super::driver::{Attempt, Client, Outcome};
 use super::engine::{Committed, Store};
 use super::key::KeyRef;
 use super::key_index::{KeyIndex, KeyLookup, ScanMode};
@@ -1417,22 +1417,13 @@ impl Backend for Postgres {
         let key_indexes: Option<SharedKeyIndexes> = (job.scan == ScanMode::Keyed)
             .then(|| Arc::new(Mutex::new(initial.data().key_indexes.clone())));
         // Sessions are registered in client order before any thread starts.
-        let mut sessions = Vec::new();
-        let mut failures = Vec::new();
-        for &external in &job.sessions {
-            match PgSession::open(connector.clone(), &recorder, external, row_counter.clone()) {
-                Ok(mut s) => {
-                    s.gate = self.gate.clone();
-                    s.key_indexes = key_indexes.clone();
-                    sessions.push(Some(s))
-                }
-                Err(e) => {
-                    failures.push(format!("session {external}: {e}"));
-                    recorder.add_session(external);
-                    sessions.push(None);
-                }
-            }
-        }
+        let (mut sessions, failures) = self.open_sessions(
+            &connector,
+            &recorder,
+            &job.sessions,
+            &row_counter,
+            &key_indexes,
+        );
         let attempts: Mutex<Vec<Ended>> = Mutex::new(Vec::new());
         let failure_list = Mutex::new(failures);
         let start = Instant::now();
@@ -1445,39 +1436,7 @@ impl Backend for Postgres {
                     let Some(session) = session.as_mut() else {
                         return;
                     };
-                    // A stop request ends the run between calls ([`crate::interrupt`]).
-                    while !client.is_done()
-                        && !crate::interrupt::requested()
-                        && !session
-                            .gate
-                            .as_ref()
-                            .is_some_and(|g| g.session_done(i, session.next as usize))
-                    {
-                        let id = session.next_txn_id();
-                        match session.transaction(|tx| client.run(tx)) {
-                            Ok(end) => {
-                                let by_db = end.by_database();
-                                if by_db {
-                                    client.aborted_by_store();
-                                }
-                                let order = session.recorder.ended.load(Ordering::Relaxed);
-                                attempts.lock().expect("attempts lock").push(Ended {
-                                    order,
-                                    client: i,
-                                    id,
-                                    committed: end == TxnEnd::Committed,
-                                    by_db,
-                                });
-                            }
-                            Err(e) => {
-                                if let Some(gate) = &session.gate {
-                                    gate.session_stopped(i, &e.0);
-                                }
-                                failure_list.lock().expect("failures lock").push(e.0);
-                                break;
-                            }
-                        }
-                    }
+                    drive(i, &mut **client, session, attempts, failure_list);
                 });
             }
         });
@@ -1493,12 +1452,145 @@ impl Backend for Postgres {
         let initial_keys = recorder.initial.lock().expect("recorder lock").clone();
         let (history, ids) = build_history(&job.name, &initial_keys, &recorded)?;
         // Attempts in the order they ended; commit order = committed ones with events.
+        let list = attempts.into_inner().expect("attempts lock");
+        let ended = EndedAttempts::of(list, &recorded, &ids, &history);
+        let failures = failure_list.into_inner().expect("failures lock");
+        let (final_state, failure) = match final_state {
+            Ok(s) => (s, (!failures.is_empty()).then(|| failures.join("; "))),
+            Err(e) => {
+                let mut all = failures;
+                all.push(format!("reading the final state: {e}"));
+                (Store::new(ReadPolicy::Latest)?, Some(all.join("; ")))
+            }
+        };
+        // A run the server's going away cut short says which schema it left behind.
+        let failure = match (failure, &schema_left) {
+            (Some(f), Some(left)) => Some(format!("{f}; {left}")),
+            (failure, _) => failure,
+        };
+        Ok(Execution {
+            history,
+            commit_order: ended.commit_order,
+            attempts: ended.attempts,
+            attempt_txns: ended.attempt_txns,
+            final_state,
+            divergences: Vec::new(),
+            database: Some(DatabaseRun {
+                database: format!("PostgreSQL {version} at {}", self.address()),
+                isolation: self.isolation,
+                attempts: ended.attempts_ended,
+                aborted_by_database: ended.aborted,
+                connection_losses: ended.connection_losses,
+                unknown_outcome: ended.unknown,
+                elapsed_ms,
+                failure,
+                schema_left,
+            }),
+        })
+    }
+}
+
+impl Postgres {
+    /// Opens one session per client, in client order; a session that cannot open is recorded
+    /// empty and its failure listed.
+    fn open_sessions(
+        &self,
+        connector: &Connector,
+        recorder: &Arc<Recorder>,
+        externals: &[u64],
+        row_counter: &Arc<AtomicU64>,
+        key_indexes: &Option<SharedKeyIndexes>,
+    ) -> (Vec<Option<PgSession>>, Vec<String>) {
+        let mut sessions = Vec::new();
+        let mut failures = Vec::new();
+        for &external in externals {
+            match PgSession::open(connector.clone(), recorder, external, row_counter.clone()) {
+                Ok(mut s) => {
+                    s.gate = self.gate.clone();
+                    s.key_indexes = key_indexes.clone();
+                    sessions.push(Some(s))
+                }
+                Err(e) => {
+                    failures.push(format!("session {external}: {e}"));
+                    recorder.add_session(external);
+                    sessions.push(None);
+                }
+            }
+        }
+        (sessions, failures)
+    }
+}
+
+/// Runs client `i`'s transactions on its session until the client is done, a stop is
+/// requested, the gate ends the session, or the session fails (its failure listed).
+fn drive(
+    i: usize,
+    client: &mut (dyn Client + Send),
+    session: &mut PgSession,
+    attempts: &Mutex<Vec<Ended>>,
+    failure_list: &Mutex<Vec<String>>,
+) {
+    // A stop request ends the run between calls ([`crate::interrupt`]).
+    while !client.is_done()
+        && !crate::interrupt::requested()
+        && !session
+            .gate
+            .as_ref()
+            .is_some_and(|g| g.session_done(i, session.next as usize))
+    {
+        let id = session.next_txn_id();
+        match session.transaction(|tx| client.run(tx)) {
+            Ok(end) => {
+                let by_db = end.by_database();
+                if by_db {
+                    client.aborted_by_store();
+                }
+                let order = session.recorder.ended.load(Ordering::Relaxed);
+                attempts.lock().expect("attempts lock").push(Ended {
+                    order,
+                    client: i,
+                    id,
+                    committed: end == TxnEnd::Committed,
+                    by_db,
+                });
+            }
+            Err(e) => {
+                if let Some(gate) = &session.gate {
+                    gate.session_stopped(i, &e.0);
+                }
+                failure_list.lock().expect("failures lock").push(e.0);
+                break;
+            }
+        }
+    }
+}
+
+/// The attempts of a run in the order they ended, with the commit order and the counts of
+/// aborts the database made.
+struct EndedAttempts {
+    commit_order: Vec<TxnId>,
+    attempts: Vec<Attempt>,
+    attempt_txns: Vec<Option<TxnId>>,
+    attempts_ended: usize,
+    aborted: usize,
+    connection_losses: usize,
+    unknown: usize,
+}
+
+impl EndedAttempts {
+    /// `list` in the order its transactions ended (as recorded); committed ones with events
+    /// make the commit order.
+    fn of(
+        mut list: Vec<Ended>,
+        recorded: &[RecordedSession],
+        ids: &FxHashMap<u64, TxnId>,
+        history: &History,
+    ) -> EndedAttempts {
         let by_id: FxHashMap<u64, &RecordedTxn> = recorded
             .iter()
             .flat_map(|s| s.txns.iter())
             .map(|t| (t.id, t))
             .collect();
-        let mut list = attempts.into_inner().expect("attempts lock");
         for entry in &mut list {
             if let Some(t) = by_id.get(&entry.id) {
                 entry.order = t.ended;
@@ -1549,39 +1641,15 @@ impl Backend for Postgres {
             });
             attempt_txns.push(txn);
         }
-        let failures = failure_list.into_inner().expect("failures lock");
-        let (final_state, failure) = match final_state {
-            Ok(s) => (s, (!failures.is_empty()).then(|| failures.join("; "))),
-            Err(e) => {
-                let mut all = failures;
-                all.push(format!("reading the final state: {e}"));
-                (Store::new(ReadPolicy::Latest)?, Some(all.join("; ")))
-            }
-        };
-        // A run the server's going away cut short says which schema it left behind.
-        let failure = match (failure, &schema_left) {
-            (Some(f), Some(left)) => Some(format!("{f}; {left}")),
-            (failure, _) => failure,
-        };
-        Ok(Execution {
-            history,
+        EndedAttempts {
             commit_order,
             attempts: out_attempts,
             attempt_txns,
-            final_state,
-            divergences: Vec::new(),
-            database: Some(DatabaseRun {
-                database: format!("PostgreSQL {version} at {}", self.address()),
-                isolation: self.isolation,
-                attempts: list.len(),
-                aborted_by_database: aborted,
-                connection_losses: lost_conn,
-                unknown_outcome: unknown,
-                elapsed_ms,
-                failure,
-                schema_left,
-            }),
-        })
+            attempts_ended: list.len(),
+            aborted,
+            connection_losses: lost_conn,
+            unknown,
+        }
     }
 }
 

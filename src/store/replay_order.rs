@@ -189,7 +189,6 @@ pub fn snapshot_order_near(
     level: Level,
     preferred: &[TxnId],
 ) -> Option<Vec<TxnId>> {
-    const UNPLACED: u32 = u32::MAX;
     let conflicts = match level {
         Level::Snapshot => true,
         Level::Prefix => false,
@@ -202,74 +201,8 @@ pub fn snapshot_order_near(
             rank[t as usize] = i as u32;
         }
     }
+    let snapshots = SnapshotNeeds::of(history, &rank, conflicts);
     let committed = |t: TxnId| history.txn(t).is_committed();
-    // Per transaction: what must be committed before its snapshot point (session predecessor,
-    // writers it reads from), and its external reads as (key, writer).
-    let mut needs: Vec<Vec<TxnId>> = vec![Vec::new(); n];
-    let mut reads: Vec<Vec<(KeyId, TxnId)>> = vec![Vec::new(); n];
-    // Per key: its committed writers (not t0), by rank.
-    let mut writers_by_rank: Vec<Vec<TxnId>> = vec![Vec::new(); history.key_count()];
-    for t in history.committed_txns().filter(|&t| t != INITIAL_TXN) {
-        for &k in history.keys_written(t) {
-            writers_by_rank[k as usize].push(t);
-        }
-    }
-    for w in &mut writers_by_rank {
-        w.sort_unstable_by_key(|&t| (rank[t as usize], t));
-    }
-    let mut misses_of: Vec<Vec<TxnId>> = vec![Vec::new(); n];
-    for t in history.committed_txns().filter(|&t| t != INITIAL_TXN) {
-        let mut need: Vec<TxnId> = Vec::new();
-        if let Some(p) = history.so_predecessor(t).filter(|&p| p != INITIAL_TXN) {
-            need.push(p);
-        }
-        for op in history.txn(t).ops() {
-            let o = history.op(op);
-            if o.kind != OpKind::Read {
-                continue;
-            }
-            let Some(v) = history.writer_txn(op) else {
-                continue;
-            };
-            if v == t || !committed(v) {
-                continue;
-            }
-            reads[t as usize].push((o.key, v));
-            if v != INITIAL_TXN {
-                need.push(v);
-            }
-            // Writers of the key that `preferred` puts after the version read and before the
-            // reader: the reader must miss them.
-            let ws = &writers_by_rank[o.key as usize];
-            let (rv, rt) = (
-                if v == INITIAL_TXN {
-                    0
-                } else {
-                    rank[v as usize]
-                },
-                rank[t as usize],
-            );
-            let from = ws.partition_point(|&u| (rank[u as usize], u) <= (rv, v));
-            for &u in &ws[from..] {
-                if rank[u as usize] >= rt {
-                    break;
-                }
-                if u != t && u != v {
-                    misses_of[u as usize].push(t);
-                }
-            }
-        }
-        need.sort_unstable();
-        need.dedup();
-        needs[t as usize] = need;
-        let r = &mut reads[t as usize];
-        r.sort_unstable();
-        r.dedup();
-    }
-    for m in &mut misses_of {
-        m.sort_unstable();
-        m.dedup();
-    }
     let mut pos = vec![UNPLACED; n];
     pos[INITIAL_TXN as usize] = 0;
     // Per key: the positions of its committed writers so far (t0, at 0, implicit).
@@ -284,37 +217,6 @@ pub fn snapshot_order_near(
     let total: usize = sessions.iter().map(Vec::len).sum();
     let mut placed = vec![0usize; sessions.len()];
     let mut heads: Vec<TxnId> = Vec::with_capacity(sessions.len());
-    let valid = |t: TxnId, pos: &[u32], versions: &[Vec<u32>], len: u32| -> bool {
-        let mut lo = 0u32;
-        for &r in &needs[t as usize] {
-            if pos[r as usize] == UNPLACED {
-                return false;
-            }
-            lo = lo.max(pos[r as usize]);
-        }
-        let mut hi = len - 1;
-        for &(k, v) in &reads[t as usize] {
-            let pv = pos[v as usize];
-            let vs = &versions[k as usize];
-            if let Some(&next) = vs.get(vs.partition_point(|&p| p <= pv)) {
-                hi = hi.min(next - 1);
-            }
-        }
-        if conflicts {
-            for &k in history.keys_written(t) {
-                lo = lo.max(versions[k as usize].last().copied().unwrap_or(0));
-            }
-        }
-        lo <= hi
-    };
-    let safe = |u: TxnId, pos: &[u32]| -> bool {
-        misses_of[u as usize].iter().all(|&t| {
-            pos[t as usize] != UNPLACED
-                || needs[t as usize]
-                    .iter()
-                    .all(|&r| pos[r as usize] != UNPLACED)
-        })
-    };
     while order.len() <= total {
         heads.clear();
         heads.extend(
@@ -325,10 +227,9 @@ pub fn snapshot_order_near(
         );
         heads.sort_unstable_by_key(|&t| (rank[t as usize], history.txn(t).session));
         let len = order.len() as u32;
-        let next = heads
-            .iter()
-            .copied()
-            .find(|&t| valid(t, &pos, &versions, len) && safe(t, &pos))?;
+        let next = heads.iter().copied().find(|&t| {
+            snapshots.valid(history, t, &pos, &versions, len) && snapshots.safe(t, &pos)
+        })?;
         pos[next as usize] = len;
         order.push(next);
         for &k in history.keys_written(next) {
@@ -337,6 +238,150 @@ pub fn snapshot_order_near(
         placed[history.txn(next).session as usize] += 1;
     }
     Some(order)
+}
+
+/// A transaction not placed yet.
+const UNPLACED: u32 = u32::MAX;
+
+/// What [`snapshot_order_near`] checks before committing a transaction.
+struct SnapshotNeeds {
+    /// Per transaction: what must be committed before its snapshot point (session
+    /// predecessor, writers it reads from).
+    needs: Vec<Vec<TxnId>>,
+    /// Per transaction: its external reads as (key, writer).
+    reads: Vec<Vec<(KeyId, TxnId)>>,
+    /// Per transaction: the readers that must miss its writes (`preferred` puts them after it
+    /// but has them read an earlier version).
+    misses_of: Vec<Vec<TxnId>>,
+    /// Whether a transaction's snapshot must follow the last writer of each key it writes
+    /// (SI's write conflicts).
+    conflicts: bool,
+}
+
+impl SnapshotNeeds {
+    /// The needs, reads and misses of `history`'s committed transactions under the preferred
+    /// order's `rank`.
+    fn of(history: &History, rank: &[u32], conflicts: bool) -> SnapshotNeeds {
+        let n = history.txn_count();
+        let committed = |t: TxnId| history.txn(t).is_committed();
+        let mut needs: Vec<Vec<TxnId>> = vec![Vec::new(); n];
+        let mut reads: Vec<Vec<(KeyId, TxnId)>> = vec![Vec::new(); n];
+        // Per key: its committed writers (not t0), by rank.
+        let mut writers_by_rank: Vec<Vec<TxnId>> = vec![Vec::new(); history.key_count()];
+        for t in history.committed_txns().filter(|&t| t != INITIAL_TXN) {
+            for &k in history.keys_written(t) {
+                writers_by_rank[k as usize].push(t);
+            }
+        }
+        for w in &mut writers_by_rank {
+            w.sort_unstable_by_key(|&t| (rank[t as usize], t));
+        }
+        let mut misses_of: Vec<Vec<TxnId>> = vec![Vec::new(); n];
+        for t in history.committed_txns().filter(|&t| t != INITIAL_TXN) {
+            let mut need: Vec<TxnId> = Vec::new();
+            if let Some(p) = history.so_predecessor(t).filter(|&p| p != INITIAL_TXN) {
+                need.push(p);
+            }
+            for op in history.txn(t).ops() {
+                let o = history.op(op);
+                if o.kind != OpKind::Read {
+                    continue;
+                }
+                let Some(v) = history.writer_txn(op) else {
+                    continue;
+                };
+                if v == t || !committed(v) {
+                    continue;
+                }
+                reads[t as usize].push((o.key, v));
+                if v != INITIAL_TXN {
+                    need.push(v);
+                }
+                // Writers of the key that `preferred` puts after the version read and before the
+                // reader: the reader must miss them.
+                let ws = &writers_by_rank[o.key as usize];
+                let (rv, rt) = (
+                    if v == INITIAL_TXN {
+                        0
+                    } else {
+                        rank[v as usize]
+                    },
+                    rank[t as usize],
+                );
+                let from = ws.partition_point(|&u| (rank[u as usize], u) <= (rv, v));
+                for &u in &ws[from..] {
+                    if rank[u as usize] >= rt {
+                        break;
+                    }
+                    if u != t && u != v {
+                        misses_of[u as usize].push(t);
+                    }
+                }
+            }
+            need.sort_unstable();
+            need.dedup();
+            needs[t as usize] = need;
+            let r = &mut reads[t as usize];
+            r.sort_unstable();
+            r.dedup();
+        }
+        for m in &mut misses_of {
+            m.sort_unstable();
+            m.dedup();
+        }
+        SnapshotNeeds {
+            needs,
+            reads,
+            misses_of,
+            conflicts,
+        }
+    }
+
+    /// Whether `t` is valid now: some snapshot point of the sequence so far (`len` long, its
+    /// placed transactions at `pos`, each key's writers at `versions`) lies at or after all
+    /// it needs (and, under SI, the last writer of each key it writes) and before the next
+    /// writer of each key it reads after the version it reads.
+    fn valid(
+        &self,
+        history: &History,
+        t: TxnId,
+        pos: &[u32],
+        versions: &[Vec<u32>],
+        len: u32,
+    ) -> bool {
+        let mut lo = 0u32;
+        for &r in &self.needs[t as usize] {
+            if pos[r as usize] == UNPLACED {
+                return false;
+            }
+            lo = lo.max(pos[r as usize]);
+        }
+        let mut hi = len - 1;
+        for &(k, v) in &self.reads[t as usize] {
+            let pv = pos[v as usize];
+            let vs = &versions[k as usize];
+            if let Some(&next) = vs.get(vs.partition_point(|&p| p <= pv)) {
+                hi = hi.min(next - 1);
+            }
+        }
+        if self.conflicts {
+            for &k in history.keys_written(t) {
+                lo = lo.max(versions[k as usize].last().copied().unwrap_or(0));
+            }
+        }
+        lo <= hi
+    }
+
+    /// Whether committing `u` now shuts out no reader that must miss it: each is placed, or
+    /// all it needs is.
+    fn safe(&self, u: TxnId, pos: &[u32]) -> bool {
+        self.misses_of[u as usize].iter().all(|&t| {
+            pos[t as usize] != UNPLACED
+                || self.needs[t as usize]
+                    .iter()
+                    .all(|&r| pos[r as usize] != UNPLACED)
+        })
+    }
 }
 
 /// Kahn's algorithm with priorities; on a cycle, falls back to session order (module docs).

@@ -150,10 +150,30 @@ fn read_state(t: &Tables, s: &mut Snapshot<'_>) -> State {
 /// MonkeyDB's `tpcc_cr` assertions A1–A12 on the final state.
 pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck> {
     let st = read_state(t, s);
-    let close = |a: f64, b: f64| (a - b).abs() < EPSILON;
-    let mut out = Vec::new();
+    let (a10, a12) = a10_a12(&st);
+    vec![
+        a1(&st),
+        a2(&st),
+        a3(&st),
+        a4(&st),
+        a5(&st),
+        a6(&st),
+        a7(&st),
+        a8(&st),
+        a9(&st),
+        a10,
+        a11(&st),
+        a12,
+    ]
+}
 
-    // A1
+/// Whether two amounts are equal to the cent.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < EPSILON
+}
+
+/// A1: W_YTD equals the sum of its districts' D_YTD.
+fn a1(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for (&w, &ytd) in &st.w_ytd {
         let sum: f64 = st
@@ -166,13 +186,11 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             fails.push(format!("warehouse {w}: W_YTD {ytd} but Σ D_YTD {sum}"));
         }
     }
-    out.push(check(
-        "A1",
-        "W_YTD equals the sum of its districts' D_YTD",
-        fails,
-    ));
+    check("A1", "W_YTD equals the sum of its districts' D_YTD", fails)
+}
 
-    // A2
+/// A2: D_NEXT_O_ID − 1 equals the district's max O_ID, which equals its max NO_O_ID.
+fn a2(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for (&(w, d), &(_, next)) in &st.districts {
         let max_o = st
@@ -196,13 +214,15 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             }
         }
     }
-    out.push(check(
+    check(
         "A2",
         "D_NEXT_O_ID − 1 equals the district's max O_ID, which equals its max NO_O_ID",
         fails,
-    ));
+    )
+}
 
-    // A3
+/// A3: each district's NEW_ORDER ids are contiguous.
+fn a3(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for (&(_, d), ids) in &st.new_orders {
         let (min, max) = (
@@ -216,13 +236,11 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             ));
         }
     }
-    out.push(check(
-        "A3",
-        "each district's NEW_ORDER ids are contiguous",
-        fails,
-    ));
+    check("A3", "each district's NEW_ORDER ids are contiguous", fails)
+}
 
-    // A4
+/// A4: each district's Σ O_OL_CNT equals its number of ORDER_LINE rows.
+fn a4(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for &(w, d) in st.districts.keys() {
         let ol_cnt: i64 = st
@@ -243,13 +261,15 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             ));
         }
     }
-    out.push(check(
+    check(
         "A4",
         "each district's Σ O_OL_CNT equals its number of ORDER_LINE rows",
         fails,
-    ));
+    )
+}
 
-    // A5
+/// A5: no order both has a carrier and is still in NEW_ORDER.
+fn a5(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for (&(w, d), ids) in &st.new_orders {
         for &o in ids {
@@ -260,13 +280,15 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             }
         }
     }
-    out.push(check(
+    check(
         "A5",
         "no order both has a carrier and is still in NEW_ORDER",
         fails,
-    ));
+    )
+}
 
-    // A6
+/// A6: each order's O_OL_CNT equals its number of lines.
+fn a6(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for (&(w, d, o), &(_, _, ol_cnt)) in &st.orders {
         let lines = st.lines.get(&(w, d, o)).map_or(0, |v| v.0);
@@ -276,13 +298,15 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             ));
         }
     }
-    out.push(check(
+    check(
         "A6",
         "each order's O_OL_CNT equals its number of lines",
         fails,
-    ));
+    )
+}
 
-    // A7
+/// A7: an order has a carrier iff its (last) line has a delivery date.
+fn a7(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for (&(w, d, o), &(_, carrier, _)) in &st.orders {
         if let Some(&(_, _, delivered)) = st.lines.get(&(w, d, o)) {
@@ -295,13 +319,15 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             }
         }
     }
-    out.push(check(
+    check(
         "A7",
         "an order has a carrier iff its (last) line has a delivery date",
         fails,
-    ));
+    )
+}
 
-    // A8
+/// A8: W_YTD equals the sum of the warehouse's H_AMOUNT.
+fn a8(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for (&w, &ytd) in &st.w_ytd {
         let sum: f64 = st.history.iter().filter(|h| h.0 == w).map(|h| h.5).sum();
@@ -309,13 +335,15 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             fails.push(format!("warehouse {w}: W_YTD {ytd} but Σ H_AMOUNT {sum}"));
         }
     }
-    out.push(check(
+    check(
         "A8",
         "W_YTD equals the sum of the warehouse's H_AMOUNT",
         fails,
-    ));
+    )
+}
 
-    // A9
+/// A9: D_YTD equals the sum of the district's H_AMOUNT.
+fn a9(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for (&(w, d), &(ytd, _)) in &st.districts {
         let sum: f64 = st
@@ -328,13 +356,16 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             fails.push(format!("district {d}: D_YTD {ytd} but Σ H_AMOUNT {sum}"));
         }
     }
-    out.push(check(
+    check(
         "A9",
         "D_YTD equals the sum of the district's H_AMOUNT",
         fails,
-    ));
+    )
+}
 
-    // A10, A12
+/// A10 and A12: a customer's balance against its payments (Σ H_AMOUNT, then C_YTD_PAYMENT)
+/// and its delivered lines; A12's check is made here and returned second.
+fn a10_a12(st: &State) -> (InvariantCheck, InvariantCheck) {
     let delivered = |w: i64, d: i64, c: i64| -> f64 {
         st.orders
             .iter()
@@ -365,13 +396,21 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             ));
         }
     }
-    out.push(check(
+    let a10 = check(
         "A10",
         "C_BALANCE + Σ H_AMOUNT equals the Σ OL_AMOUNT of the customer's delivered lines",
         fails10,
-    ));
+    );
+    let a12 = check(
+        "A12",
+        "C_BALANCE + C_YTD_PAYMENT equals the Σ OL_AMOUNT of the customer's delivered lines",
+        fails12,
+    );
+    (a10, a12)
+}
 
-    // A11
+/// A11: each district has at least 2 more orders than new orders.
+fn a11(st: &State) -> InvariantCheck {
     let mut fails = Vec::new();
     for &(w, d) in st.districts.keys() {
         let orders = st.orders.keys().filter(|k| k.0 == w && k.1 == d).count();
@@ -382,15 +421,9 @@ pub(super) fn invariants(t: &Tables, s: &mut Snapshot<'_>) -> Vec<InvariantCheck
             ));
         }
     }
-    out.push(check(
+    check(
         "A11",
         "each district has at least 2 more orders than new orders",
         fails,
-    ));
-    out.push(check(
-        "A12",
-        "C_BALANCE + C_YTD_PAYMENT equals the Σ OL_AMOUNT of the customer's delivered lines",
-        fails12,
-    ));
-    out
+    )
 }

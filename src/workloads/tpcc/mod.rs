@@ -333,6 +333,8 @@ fn real(v: &Value) -> f64 {
 pub struct Tpcc;
 
 impl Tpcc {
+    /// The initial state: the tables, the warehouse with its item and stock, then each
+    /// district with its customers and orders.
     fn load_tables(t: &Tables, l: &mut Loader<'_>) {
         for table in [
             &t.warehouse,
@@ -348,6 +350,18 @@ impl Tpcc {
             table.create(l);
         }
         let w = 1;
+        Self::load_warehouse(t, l, w);
+        // Amounts of the undelivered orders' lines: OLTP-Bench draws rnd(1, 999999) / 100.
+        let mut amounts = JavaRandom::new(0);
+        for d in 1..=DISTRICTS {
+            Self::load_district(t, l, w, d);
+            Self::load_customers(t, l, w, d);
+            Self::load_orders(t, l, w, d, &mut amounts);
+        }
+    }
+
+    /// The item, the warehouse `w` and its stock of the item.
+    fn load_warehouse(t: &Tables, l: &mut Loader<'_>, w: i64) {
         t.item.insert(
             l,
             &[
@@ -385,131 +399,140 @@ impl Tpcc {
             dist.push((col, Value::from(format!("dist-info-{:02}-item-1", i + 1))));
         }
         t.stock.insert(l, &dist);
-        // Amounts of the undelivered orders' lines: OLTP-Bench draws rnd(1, 999999) / 100.
-        let mut amounts = JavaRandom::new(0);
-        for d in 1..=DISTRICTS {
-            let di = (d - 1) as usize;
-            t.district.insert(
+    }
+
+    /// District `d` of warehouse `w`.
+    fn load_district(t: &Tables, l: &mut Loader<'_>, w: i64, d: i64) {
+        t.district.insert(
+            l,
+            &[
+                ("D_W_ID", Value::Int(w)),
+                ("D_ID", Value::Int(d)),
+                ("D_YTD", Value::Real(30.0)),
+                ("D_TAX", Value::Real(0.05)),
+                ("D_NEXT_O_ID", Value::Int(4)),
+                ("D_NAME", Value::from(format!("District{d}"))),
+                ("D_STREET_1", Value::text("Street One")),
+                ("D_STREET_2", Value::text("Street Two")),
+                ("D_CITY", Value::text("City")),
+                ("D_STATE", Value::text("OH")),
+                ("D_ZIP", Value::text("123456789")),
+            ],
+        );
+    }
+
+    /// The customers of district `d`, each with one payment in HISTORY.
+    fn load_customers(t: &Tables, l: &mut Loader<'_>, w: i64, d: i64) {
+        let di = (d - 1) as usize;
+        for c in 1..=CUSTOMERS_PER_DISTRICT {
+            let ci = (c - 1) as usize;
+            t.customer.insert(
                 l,
                 &[
-                    ("D_W_ID", Value::Int(w)),
-                    ("D_ID", Value::Int(d)),
-                    ("D_YTD", Value::Real(30.0)),
-                    ("D_TAX", Value::Real(0.05)),
-                    ("D_NEXT_O_ID", Value::Int(4)),
-                    ("D_NAME", Value::from(format!("District{d}"))),
-                    ("D_STREET_1", Value::text("Street One")),
-                    ("D_STREET_2", Value::text("Street Two")),
-                    ("D_CITY", Value::text("City")),
-                    ("D_STATE", Value::text("OH")),
-                    ("D_ZIP", Value::text("123456789")),
+                    ("C_W_ID", Value::Int(w)),
+                    ("C_D_ID", Value::Int(d)),
+                    ("C_ID", Value::Int(c)),
+                    ("C_DISCOUNT", Value::Real(0.1)),
+                    ("C_CREDIT", Value::text("GC")),
+                    ("C_LAST", Value::text(LAST_NAME)),
+                    ("C_FIRST", Value::text(FIRST_NAMES[di][ci])),
+                    ("C_CREDIT_LIM", Value::Real(50000.0)),
+                    ("C_BALANCE", Value::Real(-10.0)),
+                    ("C_YTD_PAYMENT", Value::Real(10.0)),
+                    ("C_PAYMENT_CNT", Value::Int(1)),
+                    ("C_DELIVERY_CNT", Value::Int(0)),
+                    ("C_STREET_1", Value::text("Street One")),
+                    ("C_STREET_2", Value::text("Street Two")),
+                    ("C_CITY", Value::text("City")),
+                    ("C_STATE", Value::text("OH")),
+                    ("C_ZIP", Value::text("123456789")),
+                    ("C_PHONE", Value::text("0123456789012345")),
+                    ("C_SINCE", Value::text(NOW)),
+                    ("C_MIDDLE", Value::text("OE")),
+                    ("C_DATA", Value::text("customer data")),
                 ],
             );
-            for c in 1..=CUSTOMERS_PER_DISTRICT {
-                let ci = (c - 1) as usize;
-                t.customer.insert(
+            t.history.insert(
+                l,
+                &[
+                    ("H_C_ID", Value::Int(c)),
+                    ("H_C_D_ID", Value::Int(d)),
+                    ("H_C_W_ID", Value::Int(w)),
+                    ("H_D_ID", Value::Int(d)),
+                    ("H_W_ID", Value::Int(w)),
+                    ("H_DATE", Value::text(NOW)),
+                    ("H_AMOUNT", Value::Real(10.0)),
+                    ("H_DATA", Value::text("history data")),
+                ],
+            );
+        }
+    }
+
+    /// The three orders of district `d` (two delivered, one new) and their lines.
+    fn load_orders(t: &Tables, l: &mut Loader<'_>, w: i64, d: i64, amounts: &mut JavaRandom) {
+        let di = (d - 1) as usize;
+        for o in 1..=3 {
+            let oi = (o - 1) as usize;
+            let delivered = o < 3;
+            let lines = LOADED_OL_CNT[di][oi];
+            t.oorder.insert(
+                l,
+                &[
+                    ("O_W_ID", Value::Int(w)),
+                    ("O_D_ID", Value::Int(d)),
+                    ("O_ID", Value::Int(o)),
+                    ("O_C_ID", Value::Int(LOADED_O_C_ID[di][oi])),
+                    (
+                        "O_CARRIER_ID",
+                        if delivered {
+                            Value::Int(o)
+                        } else {
+                            Value::Null
+                        },
+                    ),
+                    ("O_OL_CNT", Value::Int(lines)),
+                    ("O_ALL_LOCAL", Value::Int(1)),
+                    ("O_ENTRY_D", Value::text(NOW)),
+                ],
+            );
+            if !delivered {
+                t.new_order.insert(
                     l,
                     &[
-                        ("C_W_ID", Value::Int(w)),
-                        ("C_D_ID", Value::Int(d)),
-                        ("C_ID", Value::Int(c)),
-                        ("C_DISCOUNT", Value::Real(0.1)),
-                        ("C_CREDIT", Value::text("GC")),
-                        ("C_LAST", Value::text(LAST_NAME)),
-                        ("C_FIRST", Value::text(FIRST_NAMES[di][ci])),
-                        ("C_CREDIT_LIM", Value::Real(50000.0)),
-                        ("C_BALANCE", Value::Real(-10.0)),
-                        ("C_YTD_PAYMENT", Value::Real(10.0)),
-                        ("C_PAYMENT_CNT", Value::Int(1)),
-                        ("C_DELIVERY_CNT", Value::Int(0)),
-                        ("C_STREET_1", Value::text("Street One")),
-                        ("C_STREET_2", Value::text("Street Two")),
-                        ("C_CITY", Value::text("City")),
-                        ("C_STATE", Value::text("OH")),
-                        ("C_ZIP", Value::text("123456789")),
-                        ("C_PHONE", Value::text("0123456789012345")),
-                        ("C_SINCE", Value::text(NOW)),
-                        ("C_MIDDLE", Value::text("OE")),
-                        ("C_DATA", Value::text("customer data")),
-                    ],
-                );
-                t.history.insert(
-                    l,
-                    &[
-                        ("H_C_ID", Value::Int(c)),
-                        ("H_C_D_ID", Value::Int(d)),
-                        ("H_C_W_ID", Value::Int(w)),
-                        ("H_D_ID", Value::Int(d)),
-                        ("H_W_ID", Value::Int(w)),
-                        ("H_DATE", Value::text(NOW)),
-                        ("H_AMOUNT", Value::Real(10.0)),
-                        ("H_DATA", Value::text("history data")),
+                        ("NO_W_ID", Value::Int(w)),
+                        ("NO_D_ID", Value::Int(d)),
+                        ("NO_O_ID", Value::Int(o)),
                     ],
                 );
             }
-            for o in 1..=3 {
-                let oi = (o - 1) as usize;
-                let delivered = o < 3;
-                let lines = LOADED_OL_CNT[di][oi];
-                t.oorder.insert(
+            for number in 1..=lines {
+                let amount = if delivered {
+                    0.0
+                } else {
+                    rnd(amounts, 1, 999_999) as f64 / 100.0
+                };
+                t.order_line.insert(
                     l,
                     &[
-                        ("O_W_ID", Value::Int(w)),
-                        ("O_D_ID", Value::Int(d)),
-                        ("O_ID", Value::Int(o)),
-                        ("O_C_ID", Value::Int(LOADED_O_C_ID[di][oi])),
+                        ("OL_W_ID", Value::Int(w)),
+                        ("OL_D_ID", Value::Int(d)),
+                        ("OL_O_ID", Value::Int(o)),
+                        ("OL_NUMBER", Value::Int(number)),
+                        ("OL_I_ID", Value::Int(1)),
                         (
-                            "O_CARRIER_ID",
+                            "OL_DELIVERY_D",
                             if delivered {
-                                Value::Int(o)
+                                Value::text(NOW)
                             } else {
                                 Value::Null
                             },
                         ),
-                        ("O_OL_CNT", Value::Int(lines)),
-                        ("O_ALL_LOCAL", Value::Int(1)),
-                        ("O_ENTRY_D", Value::text(NOW)),
+                        ("OL_AMOUNT", Value::Real(amount)),
+                        ("OL_SUPPLY_W_ID", Value::Int(w)),
+                        ("OL_QUANTITY", Value::Int(5)),
+                        ("OL_DIST_INFO", Value::text("dist-info")),
                     ],
                 );
-                if !delivered {
-                    t.new_order.insert(
-                        l,
-                        &[
-                            ("NO_W_ID", Value::Int(w)),
-                            ("NO_D_ID", Value::Int(d)),
-                            ("NO_O_ID", Value::Int(o)),
-                        ],
-                    );
-                }
-                for number in 1..=lines {
-                    let amount = if delivered {
-                        0.0
-                    } else {
-                        rnd(&mut amounts, 1, 999_999) as f64 / 100.0
-                    };
-                    t.order_line.insert(
-                        l,
-                        &[
-                            ("OL_W_ID", Value::Int(w)),
-                            ("OL_D_ID", Value::Int(d)),
-                            ("OL_O_ID", Value::Int(o)),
-                            ("OL_NUMBER", Value::Int(number)),
-                            ("OL_I_ID", Value::Int(1)),
-                            (
-                                "OL_DELIVERY_D",
-                                if delivered {
-                                    Value::text(NOW)
-                                } else {
-                                    Value::Null
-                                },
-                            ),
-                            ("OL_AMOUNT", Value::Real(amount)),
-                            ("OL_SUPPLY_W_ID", Value::Int(w)),
-                            ("OL_QUANTITY", Value::Int(5)),
-                            ("OL_DIST_INFO", Value::text("dist-info")),
-                        ],
-                    );
-                }
             }
         }
     }
