@@ -381,21 +381,28 @@ pub(crate) fn build_prefix(
     if h.sessions_are_connections() {
         builder.sessions_are_connections();
     }
-    // The connection order between the sessions kept, transitively through those left out.
-    if !builder_session.is_empty() {
-        let n = h.sessions().len();
-        let closure = super::locks::after_closure(h);
-        for e in 0..n {
-            for l in 0..n {
-                let (be, bl) = (builder_session[e], builder_session[l]);
-                if closure[e * n + l] && be != NONE && bl != NONE {
-                    builder.session_after(bl, be);
-                }
+    keep_connection_order(h, &mut builder, &builder_session);
+    let history = builder.build().map_err(|e| e.to_string())?;
+    Ok((history, origin, changed))
+}
+
+/// The connection order between the sessions a prediction keeps (`builder_session`: observed
+/// session → predicted one, [`NONE`] when left out; empty when `h` has no connection order),
+/// transitively through those left out.
+fn keep_connection_order(h: &History, builder: &mut HistoryBuilder, builder_session: &[SessionId]) {
+    if builder_session.is_empty() {
+        return;
+    }
+    let n = h.sessions().len();
+    let closure = super::locks::after_closure(h);
+    for e in 0..n {
+        for l in 0..n {
+            let (be, bl) = (builder_session[e], builder_session[l]);
+            if closure[e * n + l] && be != NONE && bl != NONE {
+                builder.session_after(bl, be);
             }
         }
     }
-    let history = builder.build().map_err(|e| e.to_string())?;
-    Ok((history, origin, changed))
 }
 
 fn included_writes<'a>(

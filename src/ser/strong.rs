@@ -108,57 +108,21 @@ pub(crate) fn check_strong(
         return Ok(report);
     }
     let txns = Txns::from_history(history);
-    let members = components(&txns);
-    summary.components = members.len();
-    let mut renumbering = Renumbering::default();
     let mut work = Work::default();
-    let mut order: Vec<TxnId> = vec![INITIAL_TXN];
-    let mut violation: Option<Violation> = None;
-    let mut failed = false;
-    let mut unknown: Option<String> = None;
-    for component in &members {
-        if let Some(stopped) = bounds.expired() {
-            unknown.get_or_insert(stopped.0);
-            break;
-        }
-        let comp = if members.len() == 1 {
-            txns.clone()
-        } else {
-            txns.restrict_to(component, &mut renumbering)
-        };
-        summary.largest_component = summary.largest_component.max(comp.len() - 1);
-        match decide(
-            &comp,
-            level,
-            options.engine,
-            &bounds,
-            options.max_failed_states,
-            &mut work,
-        ) {
-            Decision::Pass(local) => order.extend(local.iter().map(|&t| comp.orig[t as usize])),
-            Decision::Fail(candidates) => {
-                failed = true;
-                if options.explain {
-                    violation = Some(explain(
-                        history,
-                        &comp,
-                        level,
-                        candidates.as_deref(),
-                        true,
-                        deadline.map_or(options.explain_timeout, |d| {
-                            options
-                                .explain_timeout
-                                .min(d.saturating_duration_since(Instant::now()))
-                        }),
-                    ));
-                }
-                break;
-            }
-            Decision::Unknown(reason) => {
-                unknown.get_or_insert(reason);
-            }
-        }
-    }
+    let ComponentVerdicts {
+        order,
+        failed,
+        violation,
+        unknown,
+    } = decide_components(
+        history,
+        &txns,
+        level,
+        options,
+        (&bounds, deadline),
+        &mut summary,
+        &mut work,
+    );
     summary.forced_edges = work.forced_edges;
     summary.search_steps = work.search_steps;
     summary.failed_states = work.failed_states;
@@ -192,6 +156,85 @@ pub(crate) fn check_strong(
         report.witness = Some(order);
     }
     Ok(report)
+}
+
+/// What the components of a history decided: the serial (or commit) order of the passed ones
+/// after the initial transaction, whether one failed (with its explanation when asked), and
+/// the first reason one could not be decided.
+struct ComponentVerdicts {
+    order: Vec<TxnId>,
+    failed: bool,
+    violation: Option<Violation>,
+    unknown: Option<String>,
+}
+
+/// Decides each component of `txns` (Biswas & Enea §5: the history satisfies the level iff
+/// every component does), stopping at the first that fails or when the bounds expire; an
+/// undecided component does not stop the others, whose failure would still decide.
+fn decide_components(
+    history: &History,
+    txns: &Txns,
+    level: StrongLevel,
+    options: &StrongOptions,
+    (bounds, deadline): (&Bounds, Option<Instant>),
+    summary: &mut StrongSummary,
+    work: &mut Work,
+) -> ComponentVerdicts {
+    let members = components(txns);
+    summary.components = members.len();
+    let mut renumbering = Renumbering::default();
+    let mut verdicts = ComponentVerdicts {
+        order: vec![INITIAL_TXN],
+        failed: false,
+        violation: None,
+        unknown: None,
+    };
+    for component in &members {
+        if let Some(stopped) = bounds.expired() {
+            verdicts.unknown.get_or_insert(stopped.0);
+            break;
+        }
+        let comp = if members.len() == 1 {
+            txns.clone()
+        } else {
+            txns.restrict_to(component, &mut renumbering)
+        };
+        summary.largest_component = summary.largest_component.max(comp.len() - 1);
+        match decide(
+            &comp,
+            level,
+            options.engine,
+            bounds,
+            options.max_failed_states,
+            work,
+        ) {
+            Decision::Pass(local) => verdicts
+                .order
+                .extend(local.iter().map(|&t| comp.orig[t as usize])),
+            Decision::Fail(candidates) => {
+                verdicts.failed = true;
+                if options.explain {
+                    verdicts.violation = Some(explain(
+                        history,
+                        &comp,
+                        level,
+                        candidates.as_deref(),
+                        true,
+                        deadline.map_or(options.explain_timeout, |d| {
+                            options
+                                .explain_timeout
+                                .min(d.saturating_duration_since(Instant::now()))
+                        }),
+                    ));
+                }
+                break;
+            }
+            Decision::Unknown(reason) => {
+                verdicts.unknown.get_or_insert(reason);
+            }
+        }
+    }
+    verdicts
 }
 
 /// Serializability with its serial order, by [`check_strong`] without explanations: the
