@@ -120,11 +120,15 @@ pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 pub struct Scratch(PathBuf);
 
 impl Scratch {
-    /// An empty directory named after the test binary, the process and `name`.
+    /// An empty directory named after the test binary, the file of the test that asks for it,
+    /// the process and `name`: the files of one binary may choose the same `name`.
+    #[track_caller]
     pub fn new(name: &str) -> Scratch {
+        let file = Path::new(std::panic::Location::caller().file());
         let dir = std::env::temp_dir().join(format!(
-            "isopredict-{}-{}-{name}",
+            "isopredict-{}-{}-{}-{name}",
             env!("CARGO_CRATE_NAME"),
+            file.file_stem().unwrap_or_default().to_string_lossy(),
             std::process::id()
         ));
         let _ = std::fs::remove_dir_all(&dir);
