@@ -310,7 +310,7 @@ fn item6_folders_are_walked_once_without_hanging() {
 fn item7_sigterm_stops_a_long_run() {
     let s = Scratch::new("sigterm");
     // Exact prediction at causal of a TPC-C run of 20 calls a session, no time limit: Z3
-    // takes minutes (tests/cli_interrupt.rs).
+    // takes minutes (tests/cli/interrupt.rs).
     let child = Command::new(bin())
         .args(["run", "tpcc"])
         .args(common::signal::SLOW)

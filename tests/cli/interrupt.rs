@@ -117,7 +117,7 @@ fn sigint_stops_rank_leaving_the_previous_ranking_untouched() {
     assert!(scratch.join("out/rank.md").is_file());
     // One slow task (the slow case of `run` above) and nothing else: no cell is answered
     // before the signal, so nothing is written (a ranking cut after some cells were answered
-    // writes those: tests/cli_rank_cut.rs).
+    // writes those: tests/cli/rank_cut.rs).
     let args = [
         "rank",
         "--workloads",

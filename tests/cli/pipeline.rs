@@ -203,7 +203,7 @@ fn rank_over_user_histories_groups_by_folder() {
     assert_eq!(outcome("smallbank_small_10000.txt").0, "bank");
     assert_eq!(outcome("smallbank_small_10000.txt").1, "sat");
     assert_eq!(outcome("voter_small_10000.txt").1, "unsat");
-    // (An unparsable file fails the command: tests/cli_limits.rs.)
+    // (An unparsable file fails the command: tests/cli/limits.rs.)
     let md = s.read("r/rank.md");
     // No replay for user histories.
     assert!(

@@ -108,7 +108,7 @@ fn prediction_from_a_recorded_smallbank_run_at_read_committed_reverifies() {
     // The observed run depends on thread timing; over three runs at least one prediction
     // must come, and every prediction must re-verify. A run the database already made
     // unserializable (a lost update at read committed) predicts nothing: it says what
-    // happened (tests/postgres_observed.rs forces one).
+    // happened (tests/postgres/observed.rs forces one).
     let mut predicted = 0;
     let mut observed = 0;
     for seed in 1..=3 {

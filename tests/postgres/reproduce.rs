@@ -5,7 +5,7 @@
 //!
 //! The predictions come from runs on the embedded store (serial and seeded, so the same every
 //! time); the reproductions run on the server in `ISOPREDICT_POSTGRES_URL` (the convention of
-//! tests/postgres.rs: without it each test says it was skipped and why, except under CI).
+//! tests/postgres/backend.rs: without it each test says it was skipped and why, except under CI).
 
 use crate::common;
 

@@ -254,7 +254,7 @@ fn engines_agree_at_pc_and_si_on_the_small_traces() {
 
 /// The slow form of the two tests above: every shipped trace, small and large, at every
 /// level. Ignored by `cargo test` (several minutes); run it with
-/// `cargo test --release --test predict_traces -- --ignored engines_agree_on_every_shipped_trace`
+/// `cargo test --release --test prediction -- --ignored engines_agree_on_every_shipped_trace`
 /// (README, "Test").
 #[test]
 #[ignore = "all 16 traces × 15: several minutes; README \"Test\" gives the command"]

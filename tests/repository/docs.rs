@@ -1,7 +1,7 @@
 //! The reference docs stay reference: docs/performance.md's tables come from commands (see
 //! `every_performance_table_is_written_by_a_command`), and docs/architecture.md names only
 //! what exists: every file it cites in backticks (`cli/check.rs`,
-//! `tests/layout.rs`) is in the repository, and every Rust name it cites (`verdict::decide`,
+//! `tests/repository/layout.rs`) is in the repository, and every Rust name it cites (`verdict::decide`,
 //! `scalable::predict`, `keep_findings`, `TimestampedHistory`) is defined somewhere in src/
 //! (a `fn`, `struct`, `enum`, `trait`, `type`, `const`, `static`, `mod` or module file). A
 //! cheap, textual check: it catches a renamed or removed function that the page still names,
@@ -177,7 +177,7 @@ fn the_check_sees_a_stale_name() {
         cited_file("cli/check.rs"),
         Some(Path::new(ROOT).join("src/cli/check.rs"))
     );
-    assert!(cited_file("tests/layout.rs").unwrap().exists());
+    assert!(cited_file("tests/repository/layout.rs").unwrap().exists());
 }
 
 /// The marker pairs of docs/performance.md's generated tables: (command named in the begin

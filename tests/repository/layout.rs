@@ -655,7 +655,7 @@ fn the_top_level_modules_follow_the_layers() {
     let unplaced: Vec<&&str> = modules.iter().filter(|m| !LAYERS.contains(m)).collect();
     assert!(
         unplaced.is_empty(),
-        "modules not in LAYERS (tests/layout.rs) nor in docs/architecture.md: {unplaced:?}; \
+        "modules not in LAYERS (tests/repository/layout.rs) nor in docs/architecture.md: {unplaced:?}; \
          place each above the modules it uses"
     );
     let rank = |m: &str| LAYERS.iter().position(|&l| l == m);
@@ -697,7 +697,7 @@ fn the_documented_layers_are_the_tested_ones() {
         .collect();
     assert_eq!(
         documented, LAYERS,
-        "docs/architecture.md's Layers vs tests/layout.rs"
+        "docs/architecture.md's Layers vs tests/repository/layout.rs"
     );
 }
 
