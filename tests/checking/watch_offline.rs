@@ -8,9 +8,6 @@
 
 use crate::common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use isopredict::check::Level;
 use isopredict::formats::timekiller;
 use isopredict::generate::rng::Rng;
@@ -20,22 +17,17 @@ use isopredict::ser::chronos::{TsCheckOptions, TsLevel};
 use isopredict::verdict::engines::check_timestamps;
 use isopredict::verdict::{decide, Evidence, EvidenceChoice, Input, Limits, Outcome};
 
-use common::cli::{stderr, stdout};
+use common::cli::{isopredict_with_stdin, stderr, stdout};
 
 /// `watch --level LEVEL --initial-value 0 --json` over `h` on standard input: whether it found
 /// a violation (exit code 1) or not (0), and its summary line.
 fn watch(h: &TimestampedHistory, level: &str) -> (bool, serde_json::Value) {
     let mut bytes = Vec::new();
     timekiller::write_timestamped(h, &mut bytes).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(["watch", "--level", level, "--initial-value", "0", "--json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&bytes).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = isopredict_with_stdin(
+        &["watch", "--level", level, "--initial-value", "0", "--json"],
+        &bytes,
+    );
     let out = stdout(&o);
     let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap_or(""))
         .unwrap_or_else(|e| panic!("{e}: {out}{}", stderr(&o)));
@@ -239,20 +231,10 @@ fn watch_ser_is_violated_when_si_is() {
         "{summary}"
     );
     // The text summary says why.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(["watch", "--level", "ser", "--initial-value", "0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = isopredict_with_stdin(
+        &["watch", "--level", "ser", "--initial-value", "0"],
+        text.as_bytes(),
+    );
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
     assert!(
@@ -270,21 +252,9 @@ fn watch_ser_is_violated_when_si_is() {
 
 /// `watch ARGS` with `text` on standard input: the exit code and what it printed.
 fn watch_stdin(args: &[&str], text: &str) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .arg("watch")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let mut all = vec!["watch"];
+    all.extend(args);
+    let o = isopredict_with_stdin(&all, text.as_bytes());
     (o.status.code(), format!("{}{}", stdout(&o), stderr(&o)))
 }
 

@@ -4,9 +4,8 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use common::cli::{isopredict, stderr, stdout, Scratch};
+use common::cli::{isopredict, isopredict_with_stdin, stderr, stdout, Scratch};
 
 fn trace() -> PathBuf {
     common::testdata_dir().join("isopredict-traces/smallbank_small_10000.txt")
@@ -148,20 +147,7 @@ fn convert_to_stdout_and_from_stdin() {
     let text = stdout(&o);
     assert!(text.starts_with("w(") || text.starts_with("r("), "{text}");
     // Feed it back through stdin.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(["stats", "-", "--json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = isopredict_with_stdin(&["stats", "-", "--json"], text.as_bytes());
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["format"], "plume");

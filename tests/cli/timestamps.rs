@@ -17,7 +17,7 @@ use isopredict::ser::chronos::{TsCheckOptions, TsLevel};
 use isopredict::ser::TimestampReport;
 use isopredict::verdict::engines::check_timestamps;
 
-use common::cli::{isopredict, stderr, stdout, Scratch};
+use common::cli::{isopredict, isopredict_with_stdin, stderr, stdout, Scratch};
 
 const VIOLATING: &str = r#"[
 {"tid": 1, "sid": 1, "sts": {"p": 1, "l": 0}, "cts": {"p": 4, "l": 0}, "ops": [{"t": "w", "k": 1, "v": 1}]},
@@ -119,15 +119,10 @@ fn watch_over_stdin_with_malformed_lines() {
     assert!(offline.counts.ext >= 3, "{offline}");
     let mut input = bytes.clone();
     input.extend_from_slice(b"this is not json\n{\"tid\": 1}\n\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(["watch", "--level", "si", "--initial-value", "0", "--json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&input).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = isopredict_with_stdin(
+        &["watch", "--level", "si", "--initial-value", "0", "--json"],
+        &input,
+    );
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     let lines = bytes.iter().filter(|&&b| b == b'\n').count();

@@ -10,63 +10,101 @@
 
 use crate::common;
 
-use std::io::Write;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use common::cli::{stderr, stdout, Scratch};
-use common::postgres::{server, tool_missing};
+use common::cli::{isopredict_in, stderr, stdout, Scratch};
+use common::postgres::{client_dir, isolationtester, path_with, run_isolationtester, server};
 
-/// The folder of PostgreSQL's client programs with psql and pgbench, or `None` after noting
-/// the skip (a failure under CI).
-fn pg_bin_dir(test: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.flatten().map(|e| e.path().join("bin")).collect())
-        .unwrap_or_default();
-    dirs.sort();
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    dirs.extend(std::env::split_paths(&path));
-    let found = dirs
-        .into_iter()
-        .rev()
-        .find(|d| d.join("psql").exists() && d.join("pgbench").exists());
-    if found.is_none() {
-        tool_missing(
-            test,
-            "psql and pgbench are not installed (PostgreSQL's client programs)",
-        );
-    }
-    found
+/// Where one test's commands run: its scratch folder, with `PATH` holding the application's
+/// client programs, against the server at `url`.
+struct Bench {
+    dir: PathBuf,
+    path: OsString,
+    url: String,
 }
 
-/// The isolationtester of the server's installation, or `None` after noting the skip.
-fn isolationtester(test: &str) -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.path().join("lib/pgxs/src/test/isolation/isolationtester"))
-                .filter(|p| p.exists())
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    let t = found.pop();
-    if t.is_none() {
-        tool_missing(
-            test,
-            "isolationtester is not installed (Debian: postgresql-client-NN)",
+impl Bench {
+    fn isopredict(&self, args: &[&str]) -> Output {
+        isopredict_in(&self.dir, &self.path, args)
+    }
+
+    /// `isopredict test --json --out out --level LEVEL --max 1 [ARGS…] -- COMMAND…`, which must
+    /// find `anomaly` and validate it by replay (exit 1): its report.
+    fn test_finds(
+        &self,
+        level: &str,
+        args: &[&str],
+        command: &[&str],
+        anomaly: &str,
+    ) -> serde_json::Value {
+        let mut all = vec![
+            "test",
+            "--json",
+            "--out",
+            "out",
+            "--level",
+            level,
+            "--max",
+            "1",
+            "--turn-wait",
+            "20",
+        ];
+        all.extend(args);
+        all.push("--");
+        all.extend(command);
+        let o = self.isopredict(&all);
+        let r = json(&o);
+        assert_eq!(o.status.code(), Some(1), "{r:#}\n{}", stderr(&o));
+        assert_eq!(r["anomalies"][0]["name"], anomaly, "{r:#}");
+        assert_eq!(r["anomalies"][0]["replay"], "validated", "{r:#}");
+        r
+    }
+
+    /// `isopredict reproduce FOLDER --json --store URL --isolation ISOLATION [--out OUT]`: its
+    /// exit code and report, the report checked to say `verdict`.
+    fn reproduce(
+        &self,
+        folder: &str,
+        isolation: &str,
+        out: Option<&str>,
+        verdict: &str,
+    ) -> (Option<i32>, serde_json::Value) {
+        let mut args = vec![
+            "reproduce",
+            folder,
+            "--json",
+            "--store",
+            &self.url,
+            "--isolation",
+            isolation,
+        ];
+        args.extend(out.map(|o| ["--out", o]).into_iter().flatten());
+        let o = self.isopredict(&args);
+        let r = json(&o);
+        assert_eq!(r["verdict"], verdict, "{isolation}: {r:#}\n{}", stderr(&o));
+        (o.status.code(), r)
+    }
+
+    /// [`Bench::reproduce`] that must reproduce `anomaly` (exit 1): the report.
+    fn reproduced(&self, folder: &str, isolation: &str, anomaly: &str) -> serde_json::Value {
+        let (code, r) = self.reproduce(folder, isolation, None, "reproduced");
+        assert_eq!(code, Some(1), "{r:#}");
+        assert_eq!(r["anomaly"], anomaly, "{r:#}");
+        r
+    }
+
+    /// [`Bench::reproduce`] into `out` that must find the anomaly not reproducible (exit 0),
+    /// saying `why`.
+    fn not_reproducible(&self, folder: &str, isolation: &str, out: &str, why: &str) {
+        let (code, r) = self.reproduce(folder, isolation, Some(out), "not-reproducible");
+        assert_eq!(code, Some(0), "{isolation}: {r:#}");
+        assert!(
+            r["summary"].as_str().unwrap().contains(why),
+            "{isolation}: {r:#}"
         );
     }
-    t
-}
-
-fn isopredict(args: &[&str], path: &std::ffi::OsStr, dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(args)
-        .current_dir(dir)
-        .env("PATH", path)
-        .output()
-        .unwrap()
 }
 
 fn json(o: &Output) -> serde_json::Value {
@@ -106,36 +144,11 @@ const PGBENCH: [&str; 11] = [
     "--random-seed=7",
 ];
 
-fn search_path(bin: &Path) -> std::ffi::OsString {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut paths = vec![bin.to_path_buf()];
-    paths.extend(std::env::split_paths(&path));
-    std::env::join_paths(paths).unwrap()
-}
-
-/// Runs `spec` with isolationtester against `url` and returns its output.
-fn run_spec(tester: &Path, url: &str, spec: &str) -> String {
-    let mut child = Command::new(tester)
-        .arg(url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(spec.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    format!("{}{}", stdout(&o), stderr(&o))
-}
-
 /// Every probe of the spec printed the writer the reproduction expects.
 fn spec_shows_the_reads(tester: &Path, url: &str, dir: &Path, r: &serde_json::Value) -> String {
     let spec = std::fs::read_to_string(dir.join("reproducer.spec")).unwrap();
-    let text = run_spec(tester, url, &spec);
+    let o = run_isolationtester(tester, url, &spec);
+    let text = format!("{}{}", stdout(&o), stderr(&o));
     assert!(!text.contains("ERROR"), "{spec}\n{text}");
     let probes = r["spec_probes"].as_array().unwrap();
     assert!(!probes.is_empty(), "{r:#}");
@@ -161,55 +174,25 @@ fn spec_shows_the_reads(tester: &Path, url: &str, dir: &Path, r: &serde_json::Va
 #[test]
 fn pgbench_lost_update_is_reproduced_at_read_committed_and_not_at_repeatable_read() {
     let test = "app_reproduce pgbench lost update";
-    let (Some(bin), Some(url), Some(tester)) =
-        (pg_bin_dir(test), server(test), isolationtester(test))
-    else {
+    let (Some(bin), Some(url), Some(tester)) = (
+        client_dir(test, &["psql", "pgbench"]),
+        server(test),
+        isolationtester(test),
+    ) else {
         return;
     };
     let s = Scratch::new("app-reproduce-pgbench");
     write_app(&s);
-    let path = search_path(&bin);
-    let dir = s.join("");
-    let mut args = vec![
-        "test",
-        "--json",
-        "--out",
-        "out",
-        "--level",
-        "rc",
-        "--max",
-        "1",
-        "--turn-wait",
-        "20",
-        "--setup",
-        SETUP,
-        "--",
-    ];
-    args.extend(PGBENCH);
-    args.extend(["-f", "deposit.sql"]);
-    let o = isopredict(&args, &path, &dir);
-    let r = json(&o);
-    assert_eq!(o.status.code(), Some(1), "{r:#}\n{}", stderr(&o));
-    assert_eq!(r["anomalies"][0]["name"], "lost update", "{r:#}");
-    assert_eq!(r["anomalies"][0]["replay"], "validated", "{r:#}");
+    let bench = Bench {
+        dir: s.join(""),
+        path: path_with(&bin),
+        url,
+    };
+    let mut command = PGBENCH.to_vec();
+    command.extend(["-f", "deposit.sql"]);
+    bench.test_finds("rc", &["--setup", SETUP], &command, "lost update");
 
-    let rc = isopredict(
-        &[
-            "reproduce",
-            "out",
-            "--json",
-            "--store",
-            &url,
-            "--isolation",
-            "read-committed",
-        ],
-        &path,
-        &dir,
-    );
-    let r = json(&rc);
-    assert_eq!(rc.status.code(), Some(1), "{r:#}\n{}", stderr(&rc));
-    assert_eq!(r["verdict"], "reproduced", "{r:#}");
-    assert_eq!(r["anomaly"], "lost update", "{r:#}");
+    let r = bench.reproduced("out", "read-committed", "lost update");
     let summary = r["summary"].as_str().unwrap();
     assert!(
         summary.contains("with the application's own statements"),
@@ -246,7 +229,7 @@ fn pgbench_lost_update_is_reproduced_at_read_committed_and_not_at_repeatable_rea
     ] {
         assert!(repro.join(f).exists(), "{f}");
     }
-    let text = spec_shows_the_reads(&tester, &url, &repro, &r);
+    let text = spec_shows_the_reads(&tester, &bench.url, &repro, &r);
     // The final state holds one deposit's write: the other is lost.
     let last = isopredict::reproduce::probe_rows_in_output(&text, "final_state");
     assert_eq!(last.len(), 1, "{text}");
@@ -256,28 +239,7 @@ fn pgbench_lost_update_is_reproduced_at_read_committed_and_not_at_repeatable_rea
         ("repeatable-read", "first updater wins"),
         ("serializable", "SERIALIZABLE"),
     ] {
-        let o = isopredict(
-            &[
-                "reproduce",
-                "out",
-                "--json",
-                "--store",
-                &url,
-                "--isolation",
-                isolation,
-                "--out",
-                isolation,
-            ],
-            &path,
-            &dir,
-        );
-        let r = json(&o);
-        assert_eq!(o.status.code(), Some(0), "{isolation}: {r:#}");
-        assert_eq!(r["verdict"], "not-reproducible", "{isolation}: {r:#}");
-        assert!(
-            r["summary"].as_str().unwrap().contains(why),
-            "{isolation}: {r:#}"
-        );
+        bench.not_reproducible("out", isolation, isolation, why);
         assert!(
             !s.join(isolation).join("reproducer.spec").exists(),
             "{isolation}"
@@ -290,47 +252,34 @@ fn pgbench_lost_update_is_reproduced_at_read_committed_and_not_at_repeatable_rea
 #[test]
 fn a_recorded_folder_is_predicted_and_reproduced() {
     let test = "app_reproduce recorded pgbench";
-    let (Some(bin), Some(url)) = (pg_bin_dir(test), server(test)) else {
+    let (Some(bin), Some(url)) = (client_dir(test, &["psql", "pgbench"]), server(test)) else {
         return;
     };
     let s = Scratch::new("app-reproduce-record");
     write_app(&s);
-    let path = search_path(&bin);
-    let dir = s.join("");
+    let bench = Bench {
+        dir: s.join(""),
+        path: path_with(&bin),
+        url,
+    };
     let mut args = vec!["record", "--out", "rec", "--setup", SETUP, "--"];
     args.extend(PGBENCH);
     args.extend(["-f", "deposit.sql"]);
-    let o = isopredict(&args, &path, &dir);
+    let o = bench.isopredict(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let observed = std::fs::read_to_string(s.join("rec/observed.json")).unwrap();
     assert!(
         observed.contains("\"schema\": ["),
         "the recording keeps its schema"
     );
-    let o = isopredict(
-        &[
-            "reproduce",
-            "rec",
-            "--json",
-            "--store",
-            &url,
-            "--isolation",
-            "read-committed",
-        ],
-        &path,
-        &dir,
-    );
-    let r = json(&o);
-    assert_eq!(o.status.code(), Some(1), "{r:#}\n{}", stderr(&o));
-    assert_eq!(r["verdict"], "reproduced", "{r:#}");
-    assert_eq!(r["anomaly"], "lost update", "{r:#}");
+    bench.reproduced("rec", "read-committed", "lost update");
     let readme = std::fs::read_to_string(s.join("rec/reproduce/README.md")).unwrap();
     assert!(
         readme.contains("The statements send the parameters recorded in the observed run"),
         "{readme}"
     );
     // Without --isolation the level cannot be guessed from a recording.
-    let o = isopredict(&["reproduce", "rec", "--store", &url], &path, &dir);
+    let o = bench.isopredict(&["reproduce", "rec", "--store", &bench.url]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("--isolation is needed"),
@@ -355,58 +304,23 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_not_at_serializab
     };
     let s = Scratch::new("app-reproduce-doctors");
     let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/app-test/doctors.py");
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let dir = s.join("");
+    let bench = Bench {
+        dir: s.join(""),
+        path: std::env::var_os("PATH").unwrap_or_default(),
+        url,
+    };
     let (python, program) = (python.display().to_string(), program.display().to_string());
-    let o = isopredict(
-        &[
-            "test",
-            "--json",
-            "--out",
-            "out",
-            "--level",
-            "si",
-            "--max",
-            "1",
-            "--turn-wait",
-            "20",
-            "--",
-            &python,
-            &program,
-        ],
-        &path,
-        &dir,
-    );
-    let r = json(&o);
-    assert_eq!(o.status.code(), Some(1), "{r:#}\n{}", stderr(&o));
-    assert_eq!(r["anomalies"][0]["name"], "write skew", "{r:#}");
-    assert_eq!(r["anomalies"][0]["replay"], "validated", "{r:#}");
+    let r = bench.test_finds("si", &[], &[&python, &program], "write skew");
     assert_eq!(
         r["anomalies"][0]["test_failed_under_prediction"], true,
         "{r:#}"
     );
 
-    let rr = isopredict(
-        &[
-            "reproduce",
-            "out",
-            "--json",
-            "--store",
-            &url,
-            "--isolation",
-            "repeatable-read",
-        ],
-        &path,
-        &dir,
-    );
-    let r = json(&rr);
-    assert_eq!(rr.status.code(), Some(1), "{r:#}\n{}", stderr(&rr));
-    assert_eq!(r["verdict"], "reproduced", "{r:#}");
-    assert_eq!(r["anomaly"], "write skew", "{r:#}");
+    let r = bench.reproduced("out", "repeatable-read", "write skew");
     let repro = s.join("out/reproduce");
     let readme = std::fs::read_to_string(repro.join("README.md")).unwrap();
     assert!(readme.contains("allowed at REPEATABLE READ"), "{readme}");
-    let text = spec_shows_the_reads(&tester, &url, &repro, &r);
+    let text = spec_shows_the_reads(&tester, &bench.url, &repro, &r);
     // Each doctor's write is kept, each computed from the fixture's rows: nobody is on call.
     let last = isopredict::reproduce::probe_rows_in_output(&text, "final_state");
     assert_eq!(
@@ -420,26 +334,5 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_not_at_serializab
     assert!(text.contains(" 1|alice|f"), "{text}");
     assert!(text.contains(" 2|bob |f"), "{text}");
 
-    let ser = isopredict(
-        &[
-            "reproduce",
-            "out",
-            "--json",
-            "--store",
-            &url,
-            "--isolation",
-            "serializable",
-            "--out",
-            "ser",
-        ],
-        &path,
-        &dir,
-    );
-    let r = json(&ser);
-    assert_eq!(ser.status.code(), Some(0), "{r:#}");
-    assert_eq!(r["verdict"], "not-reproducible", "{r:#}");
-    assert!(
-        r["summary"].as_str().unwrap().contains("SERIALIZABLE"),
-        "{r:#}"
-    );
+    bench.not_reproducible("out", "serializable", "ser", "SERIALIZABLE");
 }

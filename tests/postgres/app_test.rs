@@ -11,45 +11,31 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::cli::{stderr, stdout, Scratch};
-use common::postgres::{python_with_psycopg, tool_missing};
-
-/// The folder holding psql, or `None` after noting the skip (a failure under CI).
-fn psql_dir(test: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.flatten().map(|e| e.path().join("bin")).collect())
-        .unwrap_or_default();
-    dirs.sort();
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    dirs.extend(std::env::split_paths(&path));
-    match dirs.into_iter().rev().find(|d| d.join("psql").exists()) {
-        Some(d) => Some(d),
-        None => {
-            tool_missing(test, "psql is not installed (PostgreSQL's client programs)");
-            None
-        }
-    }
-}
+use common::cli::{isopredict_in, stderr, stdout, Scratch};
+use common::postgres::{client_dir, path_with, python_with_psycopg};
 
 fn app() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/app-test/app.sh")
 }
 
-/// `isopredict test --out OUT --level LEVEL -- app.sh SCRIPT [EXPECTED]` with psql on PATH.
+/// `isopredict test --out out --level LEVEL -- app.sh SCRIPT [EXPECTED]` in the scratch
+/// folder, with psql on PATH.
 fn test_app(s: &Scratch, bin: &Path, level: &str, args: &[&str]) -> (Output, serde_json::Value) {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut paths = vec![bin.to_path_buf()];
-    paths.extend(std::env::split_paths(&path));
-    let out = s.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(["test", "--json", "--out"])
-        .arg(&out)
-        .args(["--level", level, "--turn-wait", "20", "--"])
-        .arg(app())
-        .args(args)
-        .env("PATH", std::env::join_paths(paths).unwrap())
-        .output()
-        .unwrap();
+    let app = app().display().to_string();
+    let mut all = vec![
+        "test",
+        "--json",
+        "--out",
+        "out",
+        "--level",
+        level,
+        "--turn-wait",
+        "20",
+        "--",
+        &app,
+    ];
+    all.extend(args);
+    let o = isopredict_in(&s.join(""), &path_with(bin), &all);
     let report: serde_json::Value = serde_json::from_str(&stdout(&o))
         .unwrap_or_else(|e| panic!("report JSON: {e}\n{}\n{}", stdout(&o), stderr(&o)));
     (o, report)
@@ -57,7 +43,7 @@ fn test_app(s: &Scratch, bin: &Path, level: &str, args: &[&str]) -> (Output, ser
 
 #[test]
 fn a_read_then_write_lost_update_is_predicted_and_validated_and_fails_the_test() {
-    let Some(bin) = psql_dir("app_test lost update") else {
+    let Some(bin) = client_dir("app_test lost update", &["psql"]) else {
         return;
     };
     let s = Scratch::new("app-test-lost-update");
@@ -101,7 +87,7 @@ fn a_read_then_write_lost_update_is_predicted_and_validated_and_fails_the_test()
 
 #[test]
 fn an_atomic_increment_predicts_nothing() {
-    let Some(bin) = psql_dir("app_test atomic increment") else {
+    let Some(bin) = client_dir("app_test atomic increment", &["psql"]) else {
         return;
     };
     let s = Scratch::new("app-test-increment");
@@ -113,7 +99,7 @@ fn an_atomic_increment_predicts_nothing() {
 
 #[test]
 fn a_program_that_takes_another_branch_under_the_prediction_is_reported_diverged() {
-    let Some(bin) = psql_dir("app_test other branch") else {
+    let Some(bin) = client_dir("app_test other branch", &["psql"]) else {
         return;
     };
     let s = Scratch::new("app-test-branch");
@@ -183,14 +169,11 @@ fn the_documented_bank_test_fails_under_its_predicted_lost_update() {
 /// still predicted and validated. A failing setup command stops the test (exit 2).
 #[test]
 fn a_setup_command_loads_the_fixture_in_the_recording_and_every_replay() {
-    let Some(bin) = psql_dir("app_test --setup") else {
+    let Some(bin) = client_dir("app_test --setup", &["psql"]) else {
         return;
     };
     let s = Scratch::new("app-test-setup");
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut paths = vec![bin.clone()];
-    paths.extend(std::env::split_paths(&path));
-    let path = std::env::join_paths(paths).unwrap();
+    let path = path_with(&bin);
     let setup_sql = app().with_file_name("setup.sql");
     let load = format!("psql -q -X -v ON_ERROR_STOP=1 -f '{}'", setup_sql.display());
     let run = |setup: &str, out: &str| {
@@ -241,18 +224,11 @@ fn a_setup_command_loads_the_fixture_in_the_recording_and_every_replay() {
     );
 }
 
-/// `isopredict rank --json --out OUT ARGS…` with psql on PATH.
+/// `isopredict rank ARGS…` in the scratch folder, with psql on PATH.
 fn rank(s: &Scratch, bin: &Path, args: &[&str]) -> Output {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut paths = vec![bin.to_path_buf()];
-    paths.extend(std::env::split_paths(&path));
-    Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .arg("rank")
-        .args(args)
-        .env("PATH", std::env::join_paths(paths).unwrap())
-        .current_dir(s.join(""))
-        .output()
-        .unwrap()
+    let mut all = vec!["rank"];
+    all.extend(args);
+    isopredict_in(&s.join(""), &path_with(bin), &all)
 }
 
 /// The rank grid of the application tests: Voter (one small run) beside three applications —
@@ -301,7 +277,7 @@ fn rows_of<'a>(md: &'a str, name: &str) -> Vec<&'a str> {
 /// The same grid as a plan, run cell by cell and merged, ranks alike (the route of Ray).
 #[test]
 fn rank_ranks_applications_beside_the_workloads() {
-    let Some(bin) = psql_dir("app_test rank --app") else {
+    let Some(bin) = client_dir("app_test rank --app", &["psql"]) else {
         return;
     };
     let s = Scratch::new("app-test-rank");

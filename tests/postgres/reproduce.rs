@@ -9,12 +9,10 @@
 
 use crate::common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use common::cli::{isopredict, stdout, Scratch};
-use common::postgres::{server, tool_missing};
+use common::cli::{isopredict, stderr, stdout, Scratch};
+use common::postgres::{isolationtester, run_isolationtester, server};
 use isopredict::check::Level;
 use isopredict::pipeline::{run_workload, RunOptions, RunOutcome};
 use isopredict::reproduce::{self, files, ReproVerdict, Reproduction, Request};
@@ -72,27 +70,11 @@ fn reproduce_on(
     .unwrap()
 }
 
-/// The isolationtester binary of the server's installation, if any.
-fn isolationtester() -> Option<std::path::PathBuf> {
-    let mut found: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join("lib/pgxs/src/test/isolation/isolationtester"))
-        .filter(|p| p.exists())
-        .collect();
-    found.sort();
-    found.pop()
-}
-
 /// Runs `spec` with isolationtester against the server at `url` and checks that every read
 /// step printed the writer the reproduction expects. When isolationtester is missing the check
 /// fails under CI and is reported as skipped elsewhere.
 fn spec_shows_the_reads(url: &str, r: &Reproduction) {
-    let Some(tester) = isolationtester() else {
-        tool_missing(
-            "the isolationtester check",
-            "isolationtester is not installed (Debian: postgresql-client-NN)",
-        );
+    let Some(tester) = isolationtester("the isolationtester check") else {
         return;
     };
     let spec = &r
@@ -101,7 +83,7 @@ fn spec_shows_the_reads(url: &str, r: &Reproduction) {
         .find(|(n, _)| n == "reproducer.spec")
         .unwrap()
         .1;
-    let text = run_isolationtester(&tester, url, spec);
+    let text = spec_output(&tester, url, spec);
     assert!(!text.contains("ERROR"), "{text}");
     assert!(!r.spec_reads.is_empty());
     for (step, expected, printed) in files::reads_in_output(&text, &r.spec_reads) {
@@ -521,14 +503,10 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_its_spec_shows_it
     assert_eq!(writers.len(), 2, "{spec}");
     assert_ne!(writers[0].0, writers[1].0, "{spec}");
     assert_ne!(writers[0].1, writers[1].1, "{spec}");
-    let Some(tester) = isolationtester() else {
-        tool_missing(
-            "the isolationtester check",
-            "isolationtester is not installed (Debian: postgresql-server-dev-NN)",
-        );
+    let Some(tester) = isolationtester("the isolationtester check") else {
         return;
     };
-    let out = run_isolationtester(&tester, &url, &spec);
+    let out = spec_output(&tester, &url, &spec);
     assert!(!out.contains("ERROR"), "{out}");
     // Every read printed the writer the schedule gives it…
     let spec_reads: Vec<(String, String)> = report["spec_reads"]
@@ -579,41 +557,11 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_its_spec_shows_it
     }
 }
 
-/// Runs `spec` with isolationtester against `url`; its standard output.
-fn run_isolationtester(tester: &std::path::Path, url: &str, spec: &str) -> String {
-    let config: postgres::Config = url.parse().unwrap();
-    let host = match &config.get_hosts()[0] {
-        postgres::config::Host::Tcp(h) => h.clone(),
-        postgres::config::Host::Unix(p) => p.display().to_string(),
-    };
-    let conninfo = format!(
-        "host={host} port={} dbname={} user={}",
-        config.get_ports().first().copied().unwrap_or(5432),
-        config.get_dbname().unwrap_or("postgres"),
-        config.get_user().unwrap_or("postgres")
-    );
-    let mut child = Command::new(tester)
-        .arg(conninfo)
-        .env("PGISOLATIONTIMEOUT", "20")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(spec.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
+/// Runs `spec` with isolationtester against `url`, which must succeed: its standard output.
+fn spec_output(tester: &std::path::Path, url: &str, spec: &str) -> String {
+    let out = run_isolationtester(tester, url, spec);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    stdout(&out)
 }
 
 /// The "done when": with default sizes, one command records on the database (in

@@ -12,20 +12,10 @@ use std::process::Command;
 use common::cli::{isopredict, stderr, stdout, Scratch};
 use isopredict::history::{History, OpKind};
 
-/// PostgreSQL's client programs (psql, pgbench), or `None` (skip, outside CI).
+/// PostgreSQL's client program `name` (psql, pgbench), or `None` after noting the skip (a
+/// failure under CI).
 fn pg_bin(name: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.flatten().map(|e| e.path().join("bin")).collect())
-        .unwrap_or_default();
-    dirs.sort();
-    if let Some(p) = dirs.iter().rev().map(|d| d.join(name)).find(|p| p.exists()) {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{name} is missing in CI: .ci/run installs PostgreSQL's client programs");
-    }
-    eprintln!("SKIPPED: {name} is not installed (PostgreSQL's client programs)");
-    None
+    common::postgres::client_dir(&format!("server tests: {name}"), &[name]).map(|d| d.join(name))
 }
 
 fn read_history(path: &Path) -> History {
@@ -434,32 +424,9 @@ fn pgbench_prepared_four_clients_record_a_serializable_history() {
     }
 }
 
-/// A Python with psycopg and pytest: `ISOPREDICT_TEST_PYTHON`, else the worktree's
-/// `.venv-server` (see docs/recording.md), else `None` (skip, outside CI).
-fn python_with_psycopg() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("ISOPREDICT_TEST_PYTHON").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-server/bin/python")),
-    ];
-    for p in candidates.into_iter().flatten() {
-        let ok = Command::new(&p)
-            .args(["-c", "import psycopg, pytest"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(p);
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("no Python with psycopg and pytest in CI: .ci/run installs them (ISOPREDICT_TEST_PYTHON)");
-    }
-    eprintln!("SKIPPED: no Python with psycopg and pytest (set ISOPREDICT_TEST_PYTHON)");
-    None
-}
-
 #[test]
 fn the_documented_psycopg_app_records_and_its_lost_update_is_predicted() {
-    let Some(python) = python_with_psycopg() else {
+    let Some(python) = common::postgres::python_with_psycopg("the documented psycopg app") else {
         return;
     };
     let s = Scratch::new("psycopg-bank");
@@ -717,7 +684,8 @@ fn pgbench_tpcb_like_predicts_nothing_at_causal_or_rc() {
 }
 
 /// node and the folder holding node-postgres (`ISOPREDICT_TEST_NODE_PATH`, else the folder
-/// scripts/server-test-node fills by default), or `None` (skip, outside CI).
+/// scripts/server-test-node fills by default), or `None` after noting the skip (a failure
+/// under CI).
 fn node_with_pg() -> Option<(PathBuf, PathBuf)> {
     let modules = std::env::var_os("ISOPREDICT_TEST_NODE_PATH")
         .map(PathBuf::from)
@@ -738,12 +706,10 @@ fn node_with_pg() -> Option<(PathBuf, PathBuf)> {
             return Some((node, modules));
         }
     }
-    if std::env::var_os("CI").is_some() {
-        panic!("no node with node-postgres in CI: .ci/run installs it (ISOPREDICT_TEST_NODE_PATH)");
-    }
-    eprintln!(
-        "SKIPPED: no node with node-postgres (run scripts/server-test-node, or set \
-         ISOPREDICT_TEST_NODE_PATH)"
+    common::postgres::tool_missing(
+        "the node-postgres program",
+        "no node with node-postgres (run scripts/server-test-node, or set \
+         ISOPREDICT_TEST_NODE_PATH)",
     );
     None
 }
