@@ -6,7 +6,7 @@
 //! Prints the table; with `--write-docs` also replaces the part of docs/checking.md between its
 //! `<!-- begin: written by `cargo run --release --example anomaly_table …` and
 //! `<!-- end: written by anomaly_table -->` markers (the file is replaced atomically).
-//! `tests/anomaly_table.rs` fails when the docs and the table differ.
+//! `tests/checking/anomaly_table.rs` fails when the docs and the table differ.
 
 #[path = "common/docs.rs"]
 mod docs;

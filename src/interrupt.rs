@@ -26,7 +26,7 @@
 //! still exits at once.
 //!
 //! The flag never goes back: tests of a stop run in a process of their own
-//! (`tests/interrupt.rs`, `tests/cli_cut_search.rs`), not beside other tests.
+//! (`tests/interrupt.rs`, `tests/cli/cut_search.rs`), not beside other tests.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};

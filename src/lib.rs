@@ -7,7 +7,7 @@
 //! predictor → re-verification → replay on the embedded store.
 //!
 //! Modules (docs/architecture.md orders them as layers, each using only the ones listed
-//! before it; `tests/layout.rs` keeps the graph acyclic):
+//! before it; `tests/repository/layout.rs` keeps the graph acyclic):
 //! - [`history`]: the data model and its validating builder.
 //! - [`error`]: input errors that name the file, the line and the problem.
 //! - [`dot`]: the one DOT writer every DOT rendering writes through.

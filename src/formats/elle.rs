@@ -1991,7 +1991,7 @@ mod tests {
         assert_eq!((s.sessions, s.committed, s.aborted), (3, 3, 1));
         assert_eq!(h.sessions()[0].txns().len(), 2);
         assert!(h.input_notes().is_empty(), "{:?}", h.input_notes());
-        // Its verdict (a G1c) is tested in tests/peers.rs, above the checkers.
+        // Its verdict (a G1c) is tested in tests/checking/peers.rs, above the checkers.
     }
 
     /// Operations without `:process` (Elle's paper example, many checkers' tests) are each a
@@ -2019,7 +2019,7 @@ mod tests {
             notes.contains("1 client operation(s) whose :value"),
             "{notes}"
         );
-        // Its verdict (a write skew) is tested in tests/peers.rs, above the checkers.
+        // Its verdict (a write skew) is tested in tests/checking/peers.rs, above the checkers.
     }
 
     /// Two reads of one key that are not prefixes of one another are Elle's

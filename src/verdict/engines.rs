@@ -3,7 +3,7 @@
 //! oracle (`check::oracle`). A command, and any library code that judges a history, asks
 //! [`super::decide`] instead, which picks the engine for the evidence, applies the limits and
 //! keeps the levels' implications; the engines' own paths (`check::check`,
-//! `ser::check_strong`, …) are private to the crate, and `tests/layout.rs` checks that no
+//! `ser::check_strong`, …) are private to the crate, and `tests/repository/layout.rs` checks that no
 //! library code outside `check/`, `ser/` and `verdict/` names them and that only unit tests
 //! come through here.
 //!

@@ -2,6 +2,8 @@
 //! printed, and a scratch directory per test.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -12,6 +14,46 @@ pub fn isopredict(args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
+}
+
+/// Runs the built binary with `args` in folder `dir`, with `PATH` set to `path` (where an
+/// application's client programs are found: [`super::postgres::path_with`]).
+pub fn isopredict_in(dir: &Path, path: &OsStr, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_isopredict"))
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs the built binary with `args` and `input` on its standard input, and waits for it.
+pub fn isopredict_with_stdin(args: &[&str], input: &[u8]) -> Output {
+    output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_isopredict")).args(args),
+        input,
+    )
+}
+
+/// Runs `command` with `input` on its standard input and collects what it printed. The input
+/// is written on a thread of its own, so a child that prints much before it has read all of
+/// it cannot block on a full pipe; a child that ends without reading it all is not an error
+/// here (its exit status and output say what happened).
+pub fn output_with_stdin(command: &mut Command, input: &[u8]) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let _ = stdin.write_all(input);
+        });
+        child.wait_with_output().unwrap()
+    })
 }
 
 /// Runs `isopredict ARGS` like [`isopredict`], but kills it and fails if it has not ended
@@ -120,11 +162,15 @@ pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 pub struct Scratch(PathBuf);
 
 impl Scratch {
-    /// An empty directory named after the test binary, the process and `name`.
+    /// An empty directory named after the test binary, the file of the test that asks for it,
+    /// the process and `name`: the files of one binary may choose the same `name`.
+    #[track_caller]
     pub fn new(name: &str) -> Scratch {
+        let file = Path::new(std::panic::Location::caller().file());
         let dir = std::env::temp_dir().join(format!(
-            "isopredict-{}-{}-{name}",
+            "isopredict-{}-{}-{}-{name}",
             env!("CARGO_CRATE_NAME"),
+            file.file_stem().unwrap_or_default().to_string_lossy(),
             std::process::id()
         ));
         let _ = std::fs::remove_dir_all(&dir);
