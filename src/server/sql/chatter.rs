@@ -1,7 +1,5 @@
 //! What drivers and tools send besides the application's own statements, answered minimally
-//! and recorded as nothing: `SET`/`SHOW`/`RESET`/`DISCARD`/`DEALLOCATE`, `SAVEPOINT` and
-//! `RELEASE SAVEPOINT` (ORMs wrap blocks in them; `ROLLBACK TO SAVEPOINT`, which would have
-//! to undo part of a transaction, is refused), queries without
+//! and recorded as nothing: `SET`/`SHOW`/`RESET`/`DISCARD`/`DEALLOCATE`, queries without
 //! FROM (`SELECT version()`, `SELECT 1`), queries of the system catalogs (`pg_catalog.*`,
 //! `information_schema.*`: psql's `\d`, pgbench's partitioning query, driver type lookups),
 //! and pgbench's scale query `select count(*) from pgbench_branches`.
@@ -115,9 +113,7 @@ pub fn is_chatter(s: &Statement) -> bool {
         Statement::Set(_)
         | Statement::ShowVariable { .. }
         | Statement::Discard { .. }
-        | Statement::Deallocate { .. }
-        | Statement::Savepoint { .. }
-        | Statement::ReleaseSavepoint { .. } => true,
+        | Statement::Deallocate { .. } => true,
         Statement::Query(q) => match q.body.as_ref() {
             SetExpr::Select(sel) => {
                 sel.from.is_empty()
@@ -218,9 +214,6 @@ pub fn answer(
         }
         Statement::Discard { .. } => Ok(Outcome::Done("DISCARD ALL".into())),
         Statement::Deallocate { .. } => Ok(Outcome::Done("DEALLOCATE".into())),
-        // Accepted, nothing to undo or keep (ROLLBACK TO SAVEPOINT is refused).
-        Statement::Savepoint { .. } => Ok(Outcome::Done("SAVEPOINT".into())),
-        Statement::ReleaseSavepoint { .. } => Ok(Outcome::Done("RELEASE".into())),
         Statement::Query(q) => {
             let SetExpr::Select(sel) = q.body.as_ref() else {
                 return Err(SqlError::unsupported("this query"));

@@ -238,6 +238,24 @@ pub fn execute(x: &mut Exec<'_, '_>, s: &sqlparser::ast::Statement) -> Result<Ou
     Ok(out)
 }
 
+/// The rows of a `COPY … FROM STDIN` ([`super::copy`]): `insert`, an INSERT of one row of
+/// parameters, once per row, as one statement (tag `COPY n`).
+pub fn insert_rows<'a>(
+    x: &mut Exec<'a, '_>,
+    insert_one: &sqlparser::ast::Statement,
+    rows: &'a [Vec<Value>],
+) -> Result<Outcome, SqlError> {
+    let sqlparser::ast::Statement::Insert(i) = insert_one else {
+        return Err(SqlError::unsupported("COPY into this target"));
+    };
+    for row in rows {
+        x.params = row;
+        insert(x, i)?;
+    }
+    x.notes.finish();
+    Ok(Outcome::Done(format!("COPY {}", rows.len())))
+}
+
 /// The first two words of a statement, naming it in messages.
 pub fn first_words(s: &str) -> String {
     s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
