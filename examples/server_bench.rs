@@ -262,13 +262,14 @@ impl Serving {
         }
     }
 
-    /// Stops it; the events it recorded and the memory it grew by.
-    fn finish(self) -> (usize, u64) {
+    /// Stops it; the events it recorded, the memory it grew by, and the statements that
+    /// waited for a lock.
+    fn finish(self) -> (usize, u64, u64) {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
         self.thread.join().unwrap().unwrap();
         let memory = rss().saturating_sub(self.rss_before);
         let (_, summary) = self.server.history("bench").unwrap();
-        (summary.events, memory)
+        (summary.events, memory, summary.lock_waits)
     }
 }
 
@@ -358,11 +359,11 @@ fn main() {
             None => println!("round {}: serve {:.0} tps", round + 1, s.tps()),
         }
     }
-    let (events, memory) = serving.finish();
+    let (events, memory, waits) = serving.finish();
     println!(
         "isopredict serve: {:.0} tps over {rounds} slices of 4 clients x {per_client} \
          transactions (-M {mode}, recording included), {} CPU per transaction; {events} \
-         events recorded, {:.0} bytes of memory per event",
+         events recorded, {:.0} bytes of memory per event; {waits} lock waits",
         served.tps(),
         us(per_txn(&served)),
         memory as f64 / events.max(1) as f64
@@ -392,7 +393,7 @@ fn main() {
         };
         load(&large.env, &big);
         let s = slice(&large.env, &big, 1, &|| Some(own_cpu()));
-        let (events, memory) = large.finish();
+        let (events, memory, _) = large.finish();
         println!(
             "10^5 transactions: {:.0} tps, {events} events, {:.0} MB of memory ({:.0} bytes per \
              event)",

@@ -204,7 +204,9 @@ impl Session {
             }
             Kind::Schema => {
                 let mut db = shared.lock();
-                let result = exec::schema(&mut db.catalog, stmt);
+                let db = &mut *db;
+                let mut committed = db.store.snapshot();
+                let result = exec::schema(&mut db.catalog, &mut committed, stmt);
                 if result.is_ok() {
                     db.recorder.schema_statement(text);
                 }

@@ -336,7 +336,13 @@ impl SimpleQueryHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let stmts = match sql::parse(query) {
+        if let Some(tag) = chatter::maintenance_tag(query) {
+            return Ok(vec![Response::Execution(Tag::new(tag))]);
+        }
+        let parsed = sql::parse(query).or_else(|e| {
+            sql::copy::spell_boolean_options(query).map_or(Err(e), |q| sql::parse(&q))
+        });
+        let stmts = match parsed {
             Ok(s) => s,
             Err(e) => {
                 self.shared.lock().recorder.errors += 1;

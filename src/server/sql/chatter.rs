@@ -1,5 +1,6 @@
 //! What drivers and tools send besides the application's own statements, answered minimally
-//! and recorded as nothing: `SET`/`SHOW`/`RESET`/`DISCARD`/`DEALLOCATE`, queries without
+//! and recorded as nothing: `SET`/`SHOW`/`RESET`/`DISCARD`/`DEALLOCATE`, `VACUUM`/`ANALYZE`
+//! (nothing to maintain), queries without
 //! FROM (`SELECT version()`, `SELECT 1`), queries of the system catalogs (`pg_catalog.*`,
 //! `information_schema.*`: psql's `\d`, pgbench's partitioning query, driver type lookups),
 //! and pgbench's scale query `select count(*) from pgbench_branches`.
@@ -107,13 +108,29 @@ fn is_system_table(f: &TableFactor) -> bool {
     }
 }
 
+/// `VACUUM …` or `ANALYZE …` (as one query): its command tag. Answered before parsing, as
+/// sqlparser does not take PostgreSQL's `VACUUM ANALYZE table` (pgbench -i sends it).
+pub fn maintenance_tag(query: &str) -> Option<&'static str> {
+    let first = query.split_whitespace().next()?;
+    let one_statement = !query.trim().trim_end_matches(';').contains(';');
+    if first.eq_ignore_ascii_case("vacuum") && one_statement {
+        Some("VACUUM")
+    } else if first.eq_ignore_ascii_case("analyze") && one_statement {
+        Some("ANALYZE")
+    } else {
+        None
+    }
+}
+
 /// Whether a statement is chatter (see the module documentation).
 pub fn is_chatter(s: &Statement) -> bool {
     match s {
         Statement::Set(_)
         | Statement::ShowVariable { .. }
         | Statement::Discard { .. }
-        | Statement::Deallocate { .. } => true,
+        | Statement::Deallocate { .. }
+        | Statement::Vacuum(_)
+        | Statement::Analyze(_) => true,
         Statement::Query(q) => match q.body.as_ref() {
             SetExpr::Select(sel) => {
                 sel.from.is_empty()
@@ -214,6 +231,9 @@ pub fn answer(
         }
         Statement::Discard { .. } => Ok(Outcome::Done("DISCARD ALL".into())),
         Statement::Deallocate { .. } => Ok(Outcome::Done("DEALLOCATE".into())),
+        // Maintenance has nothing to do here (pgbench -i sends it).
+        Statement::Vacuum(_) => Ok(Outcome::Done("VACUUM".into())),
+        Statement::Analyze(_) => Ok(Outcome::Done("ANALYZE".into())),
         Statement::Query(q) => {
             let SetExpr::Select(sel) = q.body.as_ref() else {
                 return Err(SqlError::unsupported("this query"));

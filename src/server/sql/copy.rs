@@ -16,6 +16,43 @@ use super::eval::{ident, object_name};
 use super::SqlError;
 use crate::store::Value;
 
+/// A COPY's text with PostgreSQL's `on`/`off` spellings of its boolean options written
+/// `true`/`false`, which sqlparser takes (`pgbench -i` sends `copy … with (freeze on)`);
+/// `None` when the text is no COPY or has none.
+pub fn spell_boolean_options(query: &str) -> Option<String> {
+    let lower = query.to_ascii_lowercase();
+    if !lower.trim_start().starts_with("copy") {
+        return None;
+    }
+    let mut out = String::with_capacity(query.len());
+    let mut changed = false;
+    let mut rest = 0;
+    for option in ["freeze", "header"] {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(option) {
+            let after = from + at + option.len();
+            let value_at = after + (lower[after..].len() - lower[after..].trim_start().len());
+            let word_end = lower[value_at..]
+                .find(|c: char| !c.is_ascii_alphabetic())
+                .map_or(lower.len(), |e| value_at + e);
+            let spelled = match &lower[value_at..word_end] {
+                "on" => Some("true"),
+                "off" => Some("false"),
+                _ => None,
+            };
+            if let (Some(word), true) = (spelled, value_at >= rest) {
+                out.push_str(&query[rest..value_at]);
+                out.push_str(word);
+                rest = word_end;
+                changed = true;
+            }
+            from = after;
+        }
+    }
+    out.push_str(&query[rest..]);
+    changed.then_some(out)
+}
+
 /// A `COPY … FROM STDIN` in progress: its target and the rows received so far.
 #[derive(Debug)]
 pub struct CopyIn {
@@ -278,6 +315,19 @@ mod tests {
                 vec![Value::text("3"), Value::text("last"), Value::text("z")],
             ]
         );
+    }
+
+    #[test]
+    fn on_and_off_options_are_spelled_for_the_parser() {
+        let sql = "copy pgbench_accounts from stdin with (freeze on)";
+        let spelled = spell_boolean_options(sql).unwrap();
+        assert_eq!(
+            spelled,
+            "copy pgbench_accounts from stdin with (freeze true)"
+        );
+        assert!(copy(&spelled).is_ok());
+        assert_eq!(spell_boolean_options("SELECT 'freeze on'"), None);
+        assert_eq!(spell_boolean_options("COPY t FROM STDIN"), None);
     }
 
     #[test]

@@ -110,9 +110,10 @@ pub fn kind(s: &Statement) -> Kind {
         }
         | Statement::Savepoint { .. }
         | Statement::ReleaseSavepoint { .. } => Kind::Savepoint,
-        Statement::CreateTable(_) | Statement::CreateIndex(_) | Statement::Drop { .. } => {
-            Kind::Schema
-        }
+        Statement::CreateTable(_)
+        | Statement::CreateIndex(_)
+        | Statement::Drop { .. }
+        | Statement::AlterTable(_) => Kind::Schema,
         s if chatter::is_chatter(s) => Kind::Chatter,
         _ => Kind::Data,
     }
