@@ -9,9 +9,10 @@
 //! frameworks send them): `ROLLBACK TO SAVEPOINT` undoes the writes made since the savepoint
 //! and leaves the block usable again, also after an error. What is recorded is what remains
 //! true: the writes since the savepoint never happened for anyone (no other transaction could
-//! read them: they were uncommitted and locked) and leave the transaction's events, as do the
-//! reads since of those writes; the reads since of committed writes stay (the client saw their
-//! values). While a savepoint exists an error keeps the transaction open (failed) instead of
+//! read them: they were uncommitted and locked) and leave the transaction's events, as do its
+//! reads since of its own writes (what they read may be gone; a read of one's own write says
+//! nothing about other transactions); the reads since of committed writes stay (the client saw
+//! their values). While a savepoint exists an error keeps the transaction open (failed) instead of
 //! aborting it at once, as PostgreSQL keeps it for a rollback to the savepoint.
 //!
 //! Concurrency control ([`super::database`]): a data statement runs with the transaction's

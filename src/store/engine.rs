@@ -640,7 +640,7 @@ impl SuspendedTx {
 
     /// Undoes the transaction's writes since `mark` (SQL's `ROLLBACK TO SAVEPOINT`): its own
     /// values are those at the mark again, the writes made since leave the events, and so do
-    /// the reads since of its own writes (what they read is gone); the reads since of committed
+    /// the reads since of its own writes (what they read may be gone); the reads since of committed
     /// writes stay (they happened, and the client saw their values). Returns, per event before
     /// the undo, its index after it (`None`: removed).
     pub fn undo_writes_since(&mut self, mark: &WriteMark) -> Vec<Option<u32>> {
