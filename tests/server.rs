@@ -508,7 +508,8 @@ fn a_rollback_to_a_savepoint_keeps_only_what_remains() {
          ROLLBACK TO t;\n\
          INSERT INTO acct VALUES (2, 5);\n\
          COMMIT;\n\
-         SELECT id, bal FROM acct ORDER BY id;\n",
+         SELECT id, bal FROM acct ORDER BY id;\n\
+         \\dt\n",
     );
     let (o, observed) = record(
         &s,
@@ -517,6 +518,8 @@ fn a_rollback_to_a_savepoint_keeps_only_what_remains() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("23505"), "{}", stderr(&o));
     assert!(stdout(&o).contains("1|110\n2|5"), "{}", stdout(&o));
+    // psql's \dt lists the tables serve has.
+    assert!(stdout(&o).contains("public|acct|table|postgres"), "{}", stdout(&o));
     let h = read_history(&observed);
     assert!(h.txns().iter().all(|t| t.is_committed()));
     let st = h.statements().unwrap();

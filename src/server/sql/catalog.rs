@@ -173,6 +173,11 @@ impl Catalog {
         self.by_name.get(name).copied()
     }
 
+    /// The names of the tables (not dropped), in no order.
+    pub fn table_names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+
     /// Table number `t`.
     pub fn get(&self, t: usize) -> &TableDef {
         &self.tables[t]

@@ -5,9 +5,11 @@
 //! `information_schema.*`: psql's `\d`, pgbench's partitioning query, driver type lookups),
 //! and pgbench's scale query `select count(*) from pgbench_branches`.
 //!
+//! psql's `\dt` and `\d` (without a pattern) list the tables serve has.
+//!
 //! pgbench's partitioning query (it joins `pg_class`, `pg_namespace`, `pg_partitioned_table`
 //! and `pg_inherits` for `pgbench_accounts`) gets one row saying "not partitioned" when the
-//! table exists, none otherwise; other catalog queries get no rows.
+//! table exists, none otherwise; other catalog queries get no rows (so `\d TABLE` finds none).
 
 use sqlparser::ast::{Expr, ObjectNamePart, SelectItem, SetExpr, Statement, TableFactor};
 
@@ -299,6 +301,15 @@ pub fn answer(
                 });
             }
             let text = s.to_string().to_lowercase();
+            if let Some(rows) = relation_list(&fields, &text, catalog) {
+                let count = rows.len();
+                return Ok(Outcome::Rows {
+                    fields,
+                    rows,
+                    tag: "SELECT",
+                    count,
+                });
+            }
             if text.contains("pg_partitioned_table") {
                 let relname = text
                     .split("relname = '")
@@ -334,6 +345,33 @@ pub fn answer(
         }
         other => Err(SqlError::unsupported(format!("the statement {other}"))),
     }
+}
+
+/// psql's `\dt` and `\d` without a pattern (a query of `pg_class` with the columns Schema,
+/// Name, Type, Owner): one row per table, by name; `None` for any other catalog query.
+fn relation_list(fields: &[Field], text: &str, catalog: &Catalog) -> Option<Vec<Vec<Value>>> {
+    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    if names != ["Schema", "Name", "Type", "Owner"]
+        || !text.contains("pg_class")
+        || text.contains("relname operator")
+    {
+        return None;
+    }
+    let mut tables: Vec<&str> = catalog.table_names().collect();
+    tables.sort_unstable();
+    Some(
+        tables
+            .into_iter()
+            .map(|t| {
+                vec![
+                    Value::text("public"),
+                    Value::text(t),
+                    Value::text("table"),
+                    Value::text("postgres"),
+                ]
+            })
+            .collect(),
+    )
 }
 
 /// `current_setting('name')`, answered from the session's settings.
