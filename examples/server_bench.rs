@@ -1,23 +1,28 @@
 //! Throughput of the recording server against PostgreSQL, in one run (issue 32's
 //! benchmark; not a timed test): pgbench with 4 clients runs the same custom script (a
 //! read and an atomic increment of one of 1000 rows) against `isopredict serve` — recording
-//! included — and against a throwaway PostgreSQL on the same machine; prints the tps of each,
-//! their ratio, the CPU time each server spent per transaction (serve: this process;
-//! PostgreSQL: the postmaster and all its processes, exited backends included), the events
-//! recorded and the server's memory per recorded event. Then the memory of a recording of
-//! 10^5 transactions.
+//! included — and against a throwaway PostgreSQL on the same machine, in alternating slices
+//! (serve, PostgreSQL; then PostgreSQL, serve; … for `--rounds` rounds), so that a change of
+//! the machine's load during the run falls on both alike. Prints each round's tps and ratio,
+//! then per server the transactions of all its slices over the time they took, their ratio,
+//! the CPU time each server spent per transaction (serve: this process; PostgreSQL: the
+//! postmaster and all its processes, exited backends included), the events recorded and the
+//! server's memory per recorded event. Then the memory of a recording of 10^5 transactions.
 //!
 //! ```sh
 //! eval "$(scripts/pg-throwaway.sh start)"      # exports ISOPREDICT_POSTGRES_URL, ISOPREDICT_PG_DIR
-//! cargo run --release --example server_bench [-- TRANSACTIONS_PER_CLIENT] [--simple] [--no-large] [--threads=N]
-//! scripts/pg-throwaway.sh stop
+//! cargo run --release --example server_bench [-- TRANSACTIONS_PER_CLIENT] [--rounds=N] [--simple] [--no-large] [--threads=N]
+//! scripts/pg-throwaway.sh stop "$ISOPREDICT_PG_DIR"
 //! ```
 //!
-//! `--threads=N`: the server's serving threads (default: one per core, at least two). `--simple`: pgbench's simple query protocol (`-M simple`, statements as text with the
-//! values inlined) instead of prepared statements (`-M prepared`). `--no-large`: skip the
-//! 10^5-transaction recording. Without `ISOPREDICT_POSTGRES_URL` only the server is measured;
-//! without `ISOPREDICT_PG_DIR` PostgreSQL's CPU time is not. pgbench is looked up in
-//! `/usr/lib/postgresql/*/bin` and on PATH.
+//! `TRANSACTIONS_PER_CLIENT`: per client in one slice (500 by default); `--rounds=N`: rounds
+//! of two slices (6 by default). `--threads=N`: the server's serving threads (default: one
+//! per core, at least two). `--simple`: pgbench's simple query protocol (`-M simple`,
+//! statements as text with the values inlined) instead of prepared statements (`-M
+//! prepared`). `--no-large`: skip the 10^5-transaction recording. Without
+//! `ISOPREDICT_POSTGRES_URL` only the server is measured; without `ISOPREDICT_PG_DIR`
+//! PostgreSQL's CPU time is not. pgbench is looked up in `/usr/lib/postgresql/*/bin` and on
+//! PATH.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -114,28 +119,20 @@ UPDATE bench SET v = v + :d WHERE id = :id;
 END;
 ";
 
-/// How a pgbench run goes.
+/// How the pgbench runs go.
 struct Run<'a> {
     dir: &'a Path,
+    /// Transactions per client in one slice.
     per_client: u32,
     clients: u32,
     mode: &'a str,
-    /// The server's serving threads.
-    threads: usize,
 }
 
-/// Loads the table and runs pgbench against `env` (libpq variables); returns the tps and the
-/// server's CPU time during pgbench's run, as `server_cpu` reads it.
-fn run(
-    env: &[(&str, String)],
-    r: &Run<'_>,
-    server_cpu: &dyn Fn() -> Option<Duration>,
-) -> (f64, Option<Duration>) {
+/// Creates and loads the table through `env` (libpq variables).
+fn load(env: &[(&str, String)], r: &Run<'_>) {
     let rows: Vec<String> = (1..=1000).map(|i| format!("({i}, 0)")).collect();
     let setup = r.dir.join("setup.sql");
     std::fs::write(&setup, format!("{SETUP}{};\n", rows.join(", "))).unwrap();
-    let script = r.dir.join("bench.sql");
-    std::fs::write(&script, SCRIPT).unwrap();
     let psql = Command::new(pg_bin("psql"))
         .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-f"])
         .arg(&setup)
@@ -147,9 +144,52 @@ fn run(
         "{}",
         String::from_utf8_lossy(&psql.stderr)
     );
+}
+
+/// What one pgbench slice measured: its transactions, the seconds they took (pgbench's tps
+/// without connection time), and the server's CPU time meanwhile.
+#[derive(Default, Clone, Copy)]
+struct Slice {
+    txns: f64,
+    secs: f64,
+    cpu: Option<Duration>,
+}
+
+impl Slice {
+    fn tps(&self) -> f64 {
+        self.txns / self.secs.max(1e-9)
+    }
+
+    fn add(&mut self, other: Slice) {
+        self.cpu = if self.txns == 0.0 {
+            other.cpu
+        } else {
+            self.cpu.zip(other.cpu).map(|(a, b)| a + b)
+        };
+        self.txns += other.txns;
+        self.secs += other.secs;
+    }
+}
+
+/// Runs one pgbench slice against `env`; the server's CPU time as `server_cpu` reads it.
+fn slice(
+    env: &[(&str, String)],
+    r: &Run<'_>,
+    seed: u32,
+    server_cpu: &dyn Fn() -> Option<Duration>,
+) -> Slice {
+    let script = r.dir.join("bench.sql");
+    std::fs::write(&script, SCRIPT).unwrap();
     let before = server_cpu();
     let out = Command::new(pg_bin("pgbench"))
-        .args(["-n", "-M", r.mode, "--random-seed=1", "-j", "2"])
+        .args([
+            "-n",
+            "-M",
+            r.mode,
+            &format!("--random-seed={seed}"),
+            "-j",
+            "2",
+        ])
         .args([
             "-c",
             &r.clients.to_string(),
@@ -168,65 +208,101 @@ fn run(
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let tps = text
+    let tps: f64 = text
         .lines()
         .find_map(|l| l.strip_prefix("tps = "))
         .and_then(|l| l.split_whitespace().next())
         .and_then(|t| t.parse().ok())
         .expect("pgbench prints tps");
-    (tps, cpu)
+    let txns = f64::from(r.per_client * r.clients);
+    Slice {
+        txns,
+        secs: txns / tps,
+        cpu,
+    }
 }
 
-/// What a run through `serve` measured.
-struct Served {
-    tps: f64,
-    cpu: Duration,
-    events: usize,
-    memory: u64,
+/// A recording server running on its own thread.
+struct Serving {
+    server: Arc<Server>,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+    env: Vec<(&'static str, String)>,
+    rss_before: u64,
 }
 
-fn serve_and_run(r: &Run<'_>) -> Served {
-    let before = rss();
-    let server = Arc::new(
-        Server::bind(Config {
-            threads: r.threads,
-            ..Config::default()
-        })
-        .unwrap(),
-    );
-    let addr = server.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let serving = {
-        let (server, stop) = (server.clone(), stop.clone());
-        std::thread::spawn(move || server.run(&stop))
-    };
-    let env = [
-        ("PGHOST", addr.ip().to_string()),
-        ("PGPORT", addr.port().to_string()),
-        ("PGUSER", "postgres".to_string()),
-        ("PGDATABASE", "postgres".to_string()),
-    ];
-    let (tps, cpu) = run(&env, r, &|| Some(own_cpu()));
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    serving.join().unwrap().unwrap();
-    let memory = rss().saturating_sub(before);
-    let (_, summary) = server.history("bench").unwrap();
-    Served {
-        tps,
-        cpu: cpu.unwrap_or_default(),
-        events: summary.events,
-        memory,
+impl Serving {
+    fn start(threads: usize) -> Serving {
+        let rss_before = rss();
+        let server = Arc::new(
+            Server::bind(Config {
+                threads,
+                ..Config::default()
+            })
+            .unwrap(),
+        );
+        let addr = server.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (server, stop) = (server.clone(), stop.clone());
+            std::thread::spawn(move || server.run(&stop))
+        };
+        let env = vec![
+            ("PGHOST", addr.ip().to_string()),
+            ("PGPORT", addr.port().to_string()),
+            ("PGUSER", "postgres".to_string()),
+            ("PGDATABASE", "postgres".to_string()),
+        ];
+        Serving {
+            server,
+            stop,
+            thread,
+            env,
+            rss_before,
+        }
+    }
+
+    /// Stops it; the events it recorded, the memory it grew by, and the statements that
+    /// waited for a lock.
+    fn finish(self) -> (usize, u64, u64) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.thread.join().unwrap().unwrap();
+        let memory = rss().saturating_sub(self.rss_before);
+        let (_, summary) = self.server.history("bench").unwrap();
+        (summary.events, memory, summary.lock_waits)
     }
 }
 
 /// Microseconds per transaction.
-fn per_txn(cpu: Duration, r: &Run<'_>) -> f64 {
-    cpu.as_secs_f64() * 1e6 / f64::from(r.per_client * r.clients)
+fn per_txn(s: &Slice) -> Option<f64> {
+    s.cpu.map(|c| c.as_secs_f64() * 1e6 / s.txns.max(1.0))
+}
+
+fn us(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.0} us"))
+}
+
+/// libpq variables for `postgres://USER@HOST:PORT/DB`, as scripts/pg-throwaway.sh prints it.
+fn postgres_env(url: &str) -> Vec<(&'static str, String)> {
+    let rest = url.split("://").nth(1).unwrap_or(url);
+    let (user, rest) = rest.split_once('@').unwrap_or(("postgres", rest));
+    let (hostport, db) = rest.split_once('/').unwrap_or((rest, "postgres"));
+    let (host, port) = hostport.split_once(':').unwrap_or((hostport, "5432"));
+    vec![
+        ("PGHOST", host.to_string()),
+        ("PGPORT", port.to_string()),
+        ("PGUSER", user.to_string()),
+        ("PGDATABASE", db.split('?').next().unwrap_or(db).to_string()),
+    ]
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let per_client: u32 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(2500);
+    let per_client: u32 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(500);
+    let rounds: u32 = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--rounds=")?.parse().ok())
+        .unwrap_or(6);
     let threads = args
         .iter()
         .find_map(|a| a.strip_prefix("--threads=")?.parse().ok())
@@ -243,57 +319,87 @@ fn main() {
         per_client,
         clients: 4,
         mode,
-        threads,
     };
-    let served = serve_and_run(&r);
-    println!(
-        "isopredict serve: {:.0} tps (4 clients x {per_client} transactions, -M {mode}, \
-         recording included), {:.0} us CPU per transaction; {} events recorded, {:.0} bytes \
-         of memory per event",
-        served.tps,
-        per_txn(served.cpu, &r),
-        served.events,
-        served.memory as f64 / served.events.max(1) as f64
-    );
-    match std::env::var("ISOPREDICT_POSTGRES_URL") {
-        Ok(url) => {
-            // postgres://USER@HOST:PORT/DB, as scripts/pg-throwaway.sh prints it.
-            let rest = url.split("://").nth(1).unwrap_or(&url);
-            let (user, rest) = rest.split_once('@').unwrap_or(("postgres", rest));
-            let (hostport, db) = rest.split_once('/').unwrap_or((rest, "postgres"));
-            let (host, port) = hostport.split_once(':').unwrap_or((hostport, "5432"));
-            let env = [
-                ("PGHOST", host.to_string()),
-                ("PGPORT", port.to_string()),
-                ("PGUSER", user.to_string()),
-                ("PGDATABASE", db.split('?').next().unwrap_or(db).to_string()),
-            ];
-            let pg_dir = std::env::var_os("ISOPREDICT_PG_DIR").map(PathBuf::from);
-            let (pg_tps, pg_cpu) = run(&env, &r, &|| pg_dir.as_deref().and_then(postgres_cpu));
-            let cpu = match pg_cpu {
-                Some(c) => format!("{:.0} us CPU per transaction", per_txn(c, &r)),
-                None => "CPU not measured (set ISOPREDICT_PG_DIR)".to_string(),
-            };
-            println!(
-                "PostgreSQL:       {pg_tps:.0} tps (same script), {cpu}; ratio serve/PostgreSQL \
-                 = {:.2}",
-                served.tps / pg_tps
-            );
+    let serving = Serving::start(threads);
+    load(&serving.env, &r);
+    let postgres = std::env::var("ISOPREDICT_POSTGRES_URL")
+        .ok()
+        .map(|url| postgres_env(&url));
+    if let Some(env) = &postgres {
+        load(env, &r);
+    }
+    let pg_dir = std::env::var_os("ISOPREDICT_PG_DIR").map(PathBuf::from);
+    let pg_cpu = || pg_dir.as_deref().and_then(postgres_cpu);
+    // Alternating slices, the order swapped every round, so that both servers meet the same
+    // load on a shared machine.
+    let (mut served, mut pg) = (Slice::default(), Slice::default());
+    for round in 0..rounds {
+        let seed = round + 1;
+        let run_serve = || slice(&serving.env, &r, seed, &|| Some(own_cpu()));
+        let run_pg = || postgres.as_ref().map(|env| slice(env, &r, seed, &pg_cpu));
+        let (s, p) = if round % 2 == 0 {
+            let s = run_serve();
+            (s, run_pg())
+        } else {
+            let p = run_pg();
+            (run_serve(), p)
+        };
+        served.add(s);
+        match p {
+            Some(p) => {
+                pg.add(p);
+                println!(
+                    "round {}: serve {:.0} tps, PostgreSQL {:.0} tps, ratio {:.2}",
+                    round + 1,
+                    s.tps(),
+                    p.tps(),
+                    s.tps() / p.tps()
+                );
+            }
+            None => println!("round {}: serve {:.0} tps", round + 1, s.tps()),
         }
-        Err(_) => println!("PostgreSQL: not measured (set ISOPREDICT_POSTGRES_URL)"),
+    }
+    let (events, memory, waits) = serving.finish();
+    println!(
+        "isopredict serve: {:.0} tps over {rounds} slices of 4 clients x {per_client} \
+         transactions (-M {mode}, recording included), {} CPU per transaction; {events} \
+         events recorded, {:.0} bytes of memory per event; {waits} lock waits",
+        served.tps(),
+        us(per_txn(&served)),
+        memory as f64 / events.max(1) as f64
+    );
+    if postgres.is_some() {
+        println!(
+            "PostgreSQL:       {:.0} tps over the alternating slices, {} CPU per transaction{}; \
+             ratio serve/PostgreSQL = {:.2}",
+            pg.tps(),
+            us(per_txn(&pg)),
+            if pg.cpu.is_none() {
+                " (set ISOPREDICT_PG_DIR)"
+            } else {
+                ""
+            },
+            served.tps() / pg.tps()
+        );
+    } else {
+        println!("PostgreSQL: not measured (set ISOPREDICT_POSTGRES_URL)");
     }
     if !args.iter().any(|a| a == "--no-large") {
         // 10^5 transactions: 4 clients x 25,000.
-        let large = serve_and_run(&Run {
+        let large = Serving::start(threads);
+        let big = Run {
             per_client: 25_000,
             ..r
-        });
+        };
+        load(&large.env, &big);
+        let s = slice(&large.env, &big, 1, &|| Some(own_cpu()));
+        let (events, memory, _) = large.finish();
         println!(
-            "10^5 transactions: {:.0} tps, {} events, {:.0} MB of memory ({:.0} bytes per event)",
-            large.tps,
-            large.events,
-            large.memory as f64 / 1e6,
-            large.memory as f64 / large.events.max(1) as f64
+            "10^5 transactions: {:.0} tps, {events} events, {:.0} MB of memory ({:.0} bytes per \
+             event)",
+            s.tps(),
+            memory as f64 / 1e6,
+            memory as f64 / events.max(1) as f64
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -46,6 +46,8 @@ pub struct Database {
     pub connections: u64,
     /// The locks of the running transactions.
     pub locks: LockTable,
+    /// Statements that stopped to wait for a lock (each wait counted once).
+    pub lock_waits: u64,
 }
 
 impl Database {
@@ -123,6 +125,7 @@ impl Shared {
                 recorder: Recorder::default(),
                 connections: 0,
                 locks: LockTable::default(),
+                lock_waits: 0,
             }),
             replay: None,
             lock_wait,

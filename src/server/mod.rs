@@ -89,6 +89,8 @@ pub struct Summary {
     pub errors: u64,
     /// Events (reads and writes) recorded.
     pub events: usize,
+    /// Statements that stopped to wait for a lock held by another transaction.
+    pub lock_waits: u64,
 }
 
 impl std::fmt::Display for Summary {
@@ -254,6 +256,7 @@ impl Server {
             statements: recorded.statements().map_or(0, |s| s.statements().len()),
             errors: db.recorder.errors,
             events: recorded.ops().len() - recorded.implicit_initial_writes() as usize,
+            lock_waits: db.lock_waits,
         };
         Ok((recorded, summary))
     }

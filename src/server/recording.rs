@@ -35,6 +35,45 @@ pub struct TxnNotes {
     pub concurrent: bool,
 }
 
+impl TxnNotes {
+    /// Follows the transaction's events renumbered by an undo (`moved[old]`: the new index, or
+    /// `None` for an event removed, [`crate::store::SuspendedTx::undo_writes_since`]).
+    pub fn renumber(&mut self, moved: &[Option<u32>]) {
+        let kept = moved.iter().flatten().count() as u32;
+        // The events kept before old index `end`.
+        let kept_before = |end: u32| {
+            moved[end as usize..]
+                .iter()
+                .flatten()
+                .next()
+                .copied()
+                .unwrap_or(kept)
+        };
+        let mut last = 0;
+        self.spans.retain_mut(|(end, _)| {
+            *end = kept_before(*end);
+            let grows = *end > last;
+            last = last.max(*end);
+            grows
+        });
+        self.locked.retain_mut(|l| match moved[*l as usize] {
+            Some(new) => {
+                *l = new;
+                true
+            }
+            None => false,
+        });
+        self.lock_candidates
+            .retain_mut(|(l, _)| match moved[*l as usize] {
+                Some(new) => {
+                    *l = new;
+                    true
+                }
+                None => false,
+            });
+    }
+}
+
 #[derive(Debug)]
 enum Entry {
     Committed(Seq, TxnNotes),

@@ -5,6 +5,16 @@
 //! aborted (its events kept, recorded as an aborted transaction) on ROLLBACK, on an error,
 //! or when the client disconnects mid-transaction.
 //!
+//! Savepoints (`SAVEPOINT`, `RELEASE SAVEPOINT`, `ROLLBACK TO SAVEPOINT`, as ORMs and test
+//! frameworks send them): `ROLLBACK TO SAVEPOINT` undoes the writes made since the savepoint
+//! and leaves the block usable again, also after an error. What is recorded is what remains
+//! true: the writes since the savepoint never happened for anyone (no other transaction could
+//! read them: they were uncommitted and locked) and leave the transaction's events, as do its
+//! reads since of its own writes (what they read may be gone; a read of one's own write says
+//! nothing about other transactions); the reads since of committed writes stay (the client saw
+//! their values). While a savepoint exists an error keeps the transaction open (failed) instead of
+//! aborting it at once, as PostgreSQL keeps it for a rollback to the savepoint.
+//!
 //! Concurrency control ([`super::database`]): a data statement runs with the transaction's
 //! lock hook; if a lock must wait, the statement is undone (a store savepoint), the session
 //! waits without holding the database, and runs the statement again. At commit or abort the
@@ -20,7 +30,7 @@ use super::replay::Entry as ReplayEntry;
 use super::sql::chatter::{self, Settings};
 use super::sql::exec::{self, Exec, StatementNotes};
 use super::sql::{kind, Kind, Outcome, SqlError};
-use crate::store::{Committed, KvRead, SessionId, SuspendedTx, Value};
+use crate::store::{Committed, KvRead, SessionId, SuspendedTx, Value, WriteMark};
 
 /// Where the connection's transaction is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +54,14 @@ pub enum Effect {
     None,
 }
 
+/// What a data statement runs: a statement, or the rows of a `COPY … FROM STDIN` through
+/// an INSERT of one row of parameters.
+#[derive(Clone, Copy)]
+enum Work<'s> {
+    Statement(&'s Statement),
+    Rows(&'s Statement, &'s [Vec<Value>]),
+}
+
 /// One connection.
 #[derive(Debug)]
 pub struct Session {
@@ -58,6 +76,8 @@ pub struct Session {
     unlocked: bool,
     statement_notes: StatementNotes,
     statements: u32,
+    /// The open savepoints of the block, oldest first: name and the transaction's writes then.
+    savepoints: Vec<(String, WriteMark)>,
     /// `SET`/`SHOW` settings.
     pub settings: Settings,
 }
@@ -94,6 +114,7 @@ impl Session {
             unlocked: false,
             statement_notes: StatementNotes::default(),
             statements: 0,
+            savepoints: Vec::new(),
             settings,
         }
     }
@@ -113,7 +134,17 @@ impl Session {
         param_texts: &[Option<String>],
     ) -> (Result<Outcome, SqlError>, Effect) {
         let k = kind(stmt);
-        if self.state == TxnState::Failed && !matches!(k, Kind::Commit | Kind::Rollback) {
+        let rollback_to = matches!(
+            stmt,
+            Statement::Rollback {
+                savepoint: Some(_),
+                ..
+            }
+        );
+        if self.state == TxnState::Failed
+            && !matches!(k, Kind::Commit | Kind::Rollback)
+            && !rollback_to
+        {
             return (
                 Err(SqlError::new(
                     "25P02",
@@ -138,17 +169,21 @@ impl Session {
                     (Ok(Outcome::Done("COMMIT".into())), Effect::Ended)
                 }
                 TxnState::Failed => {
+                    if self.tx.is_some() {
+                        self.abort(shared);
+                    }
                     self.state = TxnState::Idle;
                     (Ok(Outcome::Done("ROLLBACK".into())), Effect::Ended)
                 }
             },
             Kind::Rollback => {
-                if self.state == TxnState::InBlock {
+                if self.tx.is_some() {
                     self.abort(shared);
                 }
                 self.state = TxnState::Idle;
                 (Ok(Outcome::Done("ROLLBACK".into())), Effect::Ended)
             }
+            Kind::Savepoint => (self.savepoint(stmt), Effect::None),
             Kind::Chatter => {
                 let mut db = shared.lock();
                 let db = &mut *db;
@@ -170,32 +205,116 @@ impl Session {
             }
             Kind::Schema => {
                 let mut db = shared.lock();
-                let result = exec::schema(&mut db.catalog, stmt);
+                let db = &mut *db;
+                let mut committed = db.store.snapshot();
+                let result = exec::schema(&mut db.catalog, &mut committed, stmt);
                 if result.is_ok() {
                     db.recorder.schema_statement(text);
                 }
                 (result, Effect::None)
             }
             Kind::Data => {
-                let autocommit = self.state == TxnState::Idle;
-                if autocommit {
-                    self.begin(shared).await;
-                }
-                let result = self.data(shared, stmt, text, params, param_texts).await;
-                match (&result, autocommit) {
-                    (Ok(_), true) => self.commit(shared),
-                    (Ok(_), false) => {}
-                    (Err(_), true) => {
-                        self.abort(shared);
-                    }
-                    (Err(_), false) => {
-                        self.abort(shared);
-                        self.state = TxnState::Failed;
-                    }
-                }
-                (result, Effect::None)
+                let work = Work::Statement(stmt);
+                let result = self.data_statement(shared, work, text, params, param_texts);
+                (result.await, Effect::None)
             }
         }
+    }
+
+    /// Inserts the rows of a `COPY … FROM STDIN` (`text`) into a table as one data statement:
+    /// `insert_one` inserts one row of parameters.
+    pub async fn copy_rows(
+        &mut self,
+        shared: &Shared,
+        insert_one: &Statement,
+        text: &str,
+        rows: &[Vec<Value>],
+    ) -> Result<Outcome, SqlError> {
+        if self.state == TxnState::Failed {
+            return Err(SqlError::new(
+                "25P02",
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let work = Work::Rows(insert_one, rows);
+        self.data_statement(shared, work, text, &[], &[]).await
+    }
+
+    /// A data statement, in the block or as a transaction of its own (autocommit).
+    async fn data_statement(
+        &mut self,
+        shared: &Shared,
+        work: Work<'_>,
+        text: &str,
+        params: &[Value],
+        param_texts: &[Option<String>],
+    ) -> Result<Outcome, SqlError> {
+        let autocommit = self.state == TxnState::Idle;
+        if autocommit {
+            self.begin(shared).await;
+        }
+        let result = self.data(shared, work, text, params, param_texts).await;
+        match (&result, autocommit) {
+            (Ok(_), true) => self.commit(shared),
+            (Ok(_), false) => {}
+            (Err(_), true) => self.abort(shared),
+            (Err(_), false) => self.fail(shared),
+        }
+        result
+    }
+
+    /// An error in a transaction block (a statement's, or the protocol's: a syntax error, a
+    /// bad parameter) fails the block, as PostgreSQL fails it. The transaction is kept open for
+    /// a rollback to a savepoint while one exists, else aborted at once.
+    pub fn fail(&mut self, shared: &Shared) {
+        if self.state != TxnState::InBlock {
+            return;
+        }
+        if self.savepoints.is_empty() {
+            self.abort(shared);
+        }
+        self.state = TxnState::Failed;
+    }
+
+    /// SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT (see the module documentation).
+    fn savepoint(&mut self, stmt: &Statement) -> Result<Outcome, SqlError> {
+        let (verb, name) = match stmt {
+            Statement::Savepoint { name } => ("SAVEPOINT", name),
+            Statement::ReleaseSavepoint { name } => ("RELEASE SAVEPOINT", name),
+            Statement::Rollback {
+                savepoint: Some(name),
+                ..
+            } => ("ROLLBACK TO SAVEPOINT", name),
+            other => return Err(SqlError::unsupported(format!("the statement {other}"))),
+        };
+        if self.state == TxnState::Idle {
+            return Err(SqlError::new(
+                "25P01",
+                format!("{verb} can only be used in transaction blocks"),
+            ));
+        }
+        let name = super::sql::eval::ident(name);
+        if verb == "SAVEPOINT" {
+            let tx = self.tx.as_ref().expect("a block has a transaction");
+            self.savepoints.push((name, tx.mark()));
+            return Ok(Outcome::Done("SAVEPOINT".into()));
+        }
+        let Some(at) = self.savepoints.iter().rposition(|(n, _)| *n == name) else {
+            return Err(SqlError::new(
+                "3B001",
+                format!("savepoint \"{name}\" does not exist"),
+            ));
+        };
+        if verb == "RELEASE SAVEPOINT" {
+            self.savepoints.truncate(at);
+            return Ok(Outcome::Done("RELEASE".into()));
+        }
+        self.savepoints.truncate(at + 1);
+        let tx = self.tx.as_mut().expect("a savepoint's transaction is open");
+        let moved = tx.undo_writes_since(&self.savepoints[at].1);
+        self.notes.renumber(&moved);
+        self.state = TxnState::InBlock;
+        Ok(Outcome::Done("ROLLBACK".into()))
     }
 
     async fn begin(&mut self, shared: &Shared) {
@@ -218,7 +337,7 @@ impl Session {
     async fn data(
         &mut self,
         shared: &Shared,
-        stmt: &Statement,
+        work: Work<'_>,
         text: &str,
         params: &[Value],
         param_texts: &[Option<String>],
@@ -226,10 +345,11 @@ impl Session {
         self.statements += 1;
         let mut id = None;
         loop {
-            let heard = match self.attempt(shared, stmt, (text, params, param_texts), &mut id) {
+            let heard = match self.attempt(shared, work, (text, params, param_texts), &mut id) {
                 Ok(result) => return result,
                 Err(heard) => heard,
             };
+            shared.lock().lock_waits += 1;
             if !shared.wait_for_lock(heard).await && !shared.lock().locks.cancel(self.store_session)
             {
                 // Waited too long (a test holding two transactions open in one thread):
@@ -245,7 +365,7 @@ impl Session {
     fn attempt(
         &mut self,
         shared: &Shared,
-        stmt: &Statement,
+        work: Work<'_>,
         (text, params, param_texts): (&str, &[Value], &[Option<String>]),
         id: &mut Option<u32>,
     ) -> Result<Result<Outcome, SqlError>, oneshot::Receiver<()>> {
@@ -278,7 +398,10 @@ impl Session {
                 locks: &mut locking,
                 read_lock,
             };
-            exec::execute(&mut x, stmt)
+            match work {
+                Work::Statement(stmt) => exec::execute(&mut x, stmt),
+                Work::Rows(insert_one, rows) => exec::insert_rows(&mut x, insert_one, rows),
+            }
         };
         if locking.deadlocked {
             self.notes.concurrent = true;
@@ -307,6 +430,7 @@ impl Session {
 
     fn commit(&mut self, shared: &Shared) {
         self.state = TxnState::Idle;
+        self.savepoints.clear();
         let Some(suspended) = self.tx.take() else {
             self.leave_gate(shared, false);
             return;
@@ -324,6 +448,7 @@ impl Session {
 
     /// Rolls the open transaction back, recording it as aborted.
     fn abort(&mut self, shared: &Shared) {
+        self.savepoints.clear();
         let mut db = shared.lock();
         let db = &mut *db;
         if let Some(suspended) = self.tx.take() {

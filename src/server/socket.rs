@@ -5,8 +5,8 @@
 //! answer wakes several times. This loop restates pgwire's for plain TCP (its codec is private
 //! to it): the same decoding per connection state, each message to its handler, an error
 //! answered with ErrorResponse and (outside the extended protocol) ReadyForQuery, messages
-//! skipped until Sync after an extended-protocol error, SSL requests refused, COPY never
-//! started. The difference: replies go into a buffer that is written out when no further
+//! skipped until Sync after an extended-protocol error, SSL requests refused, `COPY … FROM
+//! STDIN`'s CopyData, CopyDone and CopyFail to the connection's handlers. The difference: replies go into a buffer that is written out when no further
 //! complete client message is waiting (the client then waits for the answers), when it passes
 //! 64 KiB, and when the connection ends.
 
@@ -39,6 +39,8 @@ pub struct Client {
     info: DefaultClient<Prepared>,
     /// Socket writes of held-back replies so far.
     writes: u64,
+    /// The connection's handlers: ReadyForQuery reports its session's status.
+    conn: Arc<Connection>,
 }
 
 impl Client {
@@ -132,8 +134,16 @@ impl Sink<PgWireBackendMessage> for Client {
     }
 
     fn start_send(self: Pin<&mut Self>, item: PgWireBackendMessage) -> std::io::Result<()> {
-        item.encode(&mut self.get_mut().write)
-            .map_err(std::io::Error::other)
+        let this = self.get_mut();
+        let item = match item {
+            PgWireBackendMessage::ReadyForQuery(_) => {
+                let status = this.conn.status();
+                this.info.set_transaction_status(status);
+                PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status))
+            }
+            other => other,
+        };
+        item.encode(&mut this.write).map_err(std::io::Error::other)
     }
 
     /// Held back: the loop writes the replies out when the client waits for them.
@@ -206,6 +216,7 @@ pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<
         write: BytesMut::with_capacity(8192),
         info: DefaultClient::new(addr, false),
         writes: 0,
+        conn: conn.clone(),
     };
     while let Some(message) = client.next_message().await? {
         match message {
@@ -218,6 +229,7 @@ pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<
             message => {
                 let extended = message.is_extended_query();
                 if let Err(e) = process_message(message, &mut client, &conn).await {
+                    conn.on_error().await;
                     if process_error(&mut client, e, extended).await? {
                         client.close().await?;
                         return Ok(client.writes);
@@ -251,8 +263,27 @@ async fn process_message(
                 client.set_state(PgWireConnectionState::ReadyForQuery);
             }
         }
-        // The server never starts a COPY.
-        PgWireConnectionState::CopyInProgress(_) => {}
+        // COPY … FROM STDIN (started by a simple query): rows, then its end.
+        PgWireConnectionState::CopyInProgress(_) => match message {
+            PgWireFrontendMessage::CopyData(data) => conn.on_copy_data(&data.data),
+            PgWireFrontendMessage::CopyDone(_) => {
+                client.set_state(PgWireConnectionState::ReadyForQuery);
+                let tag = conn.on_copy_done().await?;
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(tag.into()))
+                    .await?;
+                client
+                    .feed(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
+                        conn.status(),
+                    )))
+                    .await?;
+            }
+            PgWireFrontendMessage::CopyFail(fail) => {
+                client.set_state(PgWireConnectionState::ReadyForQuery);
+                return Err(conn.on_copy_fail(&fail.message));
+            }
+            _ => {}
+        },
         _ => match message {
             PgWireFrontendMessage::Query(query) => conn.on_query(client, query).await?,
             PgWireFrontendMessage::Parse(parse) => conn.on_parse(client, parse).await?,

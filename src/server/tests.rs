@@ -153,19 +153,10 @@ fn truncate_deletes_every_row_and_savepoints_are_accepted() {
             run(&shared, &mut s, "TRUNCATE nope").await.unwrap_err(),
             "42P01"
         );
-        // ORMs' savepoints around a block: accepted; a rollback to one is refused.
+        // ORMs' savepoints around a block: accepted (a block without writes records nothing).
         for sql in ["BEGIN", "SAVEPOINT s1", "RELEASE SAVEPOINT s1", "COMMIT"] {
             assert!(run(&shared, &mut s, sql).await.is_ok(), "{sql}");
         }
-        run(&shared, &mut s, "BEGIN").await.unwrap();
-        run(&shared, &mut s, "SAVEPOINT s2").await.unwrap();
-        assert_eq!(
-            run(&shared, &mut s, "ROLLBACK TO SAVEPOINT s2")
-                .await
-                .unwrap_err(),
-            "0A000"
-        );
-        run(&shared, &mut s, "ROLLBACK").await.unwrap();
         s.close(&shared);
     });
     let h = history(&shared);
@@ -378,4 +369,149 @@ fn a_statement_that_waited_runs_again_from_where_it_began() {
         .find(|&o| h.op(o).kind == OpKind::Read && h.key_name(h.op(o).key) == "t.v[id=1]")
         .unwrap();
     assert_eq!(h.writer_txn(read), Some(last - 1));
+}
+
+/// `ROLLBACK TO SAVEPOINT` undoes the writes made since the savepoint: later statements read
+/// the values from before it, and the recording keeps the transaction's writes from before the
+/// savepoint and its reads of committed writes since, but neither the undone writes nor the
+/// reads of them.
+#[test]
+fn a_rollback_to_a_savepoint_undoes_and_unrecords_the_writes_since() {
+    let shared = Shared::new(Duration::from_secs(2));
+    let value = |o: Result<Outcome, String>| match o {
+        Ok(Outcome::Rows { rows, .. }) => rows,
+        other => panic!("{other:?}"),
+    };
+    block_on(async {
+        let mut s = Session::open(&shared, None);
+        for sql in [
+            "CREATE TABLE t (id int PRIMARY KEY, v int)",
+            "INSERT INTO t VALUES (1, 10)",
+            "BEGIN",
+            "UPDATE t SET v = 11 WHERE id = 1",
+            "SAVEPOINT a",
+            "UPDATE t SET v = 12 WHERE id = 1",
+            "INSERT INTO t VALUES (2, 20)",
+        ] {
+            run(&shared, &mut s, sql).await.unwrap();
+        }
+        let v = value(run(&shared, &mut s, "SELECT v FROM t WHERE id = 1").await);
+        assert_eq!(v, vec![vec![Value::Int(12)]]);
+        run(&shared, &mut s, "ROLLBACK TO SAVEPOINT a")
+            .await
+            .unwrap();
+        assert_eq!(s.state(), TxnState::InBlock);
+        let v = value(run(&shared, &mut s, "SELECT v FROM t WHERE id IN (1, 2)").await);
+        assert_eq!(v, vec![vec![Value::Int(11)]]);
+        // The savepoint stays; one released is gone.
+        run(&shared, &mut s, "ROLLBACK TO a").await.unwrap();
+        run(&shared, &mut s, "RELEASE SAVEPOINT a").await.unwrap();
+        assert_eq!(
+            run(&shared, &mut s, "ROLLBACK TO SAVEPOINT a")
+                .await
+                .unwrap_err(),
+            "3B001"
+        );
+        run(&shared, &mut s, "COMMIT").await.unwrap();
+        // Outside a block.
+        assert_eq!(
+            run(&shared, &mut s, "ROLLBACK TO SAVEPOINT a")
+                .await
+                .unwrap_err(),
+            "25P01"
+        );
+        s.close(&shared);
+    });
+    let h = history(&shared);
+    use OpKind::{Read as R, Write as W};
+    let k = |s: &str| s.to_string();
+    // Transaction 2 was rolled back to `a` once the second UPDATE, the INSERT and the SELECT
+    // of 12 had run: of them only the reads of committed state remain (row 1's membership,
+    // row 2's absence, row 1's membership again); then the SELECT after the rollback reads
+    // row 1's and row 2's memberships (row 1's value is its own write: no event).
+    assert_eq!(
+        ops(&h, 2),
+        [
+            (R, k("t[id=1]"), false),
+            (W, k("t.v[id=1]"), false),
+            (R, k("t[id=1]"), false),
+            (R, k("t[id=2]"), false),
+            (R, k("t[id=1]"), false),
+            (R, k("t[id=1]"), false),
+            (R, k("t[id=2]"), false),
+        ]
+    );
+    assert_eq!(h.txn_count(), 3, "the initial state, the INSERT, the block");
+    // Every remaining operation keeps its statement.
+    let st = h.statements().unwrap();
+    let texts: Vec<&str> = h
+        .txn(2)
+        .ops()
+        .map(|o| st.of_op(o).unwrap().sql.as_str())
+        .collect();
+    assert_eq!(texts[1], "UPDATE t SET v = 11 WHERE id = 1");
+    assert_eq!(texts[3], "INSERT INTO t VALUES (2, 20)");
+    assert_eq!(texts[6], "SELECT v FROM t WHERE id IN (1, 2)");
+}
+
+/// An error after a savepoint fails the block; `ROLLBACK TO SAVEPOINT` makes it usable again
+/// and the transaction commits what it did before the savepoint and after the rollback (the
+/// way Django's and Rails' tests recover from an expected IntegrityError).
+#[test]
+fn a_rollback_to_a_savepoint_recovers_a_failed_block() {
+    let shared = Shared::new(Duration::from_secs(2));
+    block_on(async {
+        let mut s = Session::open(&shared, None);
+        for sql in [
+            "CREATE TABLE t (id int PRIMARY KEY, v int)",
+            "INSERT INTO t VALUES (1, 10)",
+            "BEGIN",
+            "INSERT INTO t VALUES (2, 20)",
+            "SAVEPOINT before_dup",
+        ] {
+            run(&shared, &mut s, sql).await.unwrap();
+        }
+        assert_eq!(
+            run(&shared, &mut s, "INSERT INTO t VALUES (1, 99)")
+                .await
+                .unwrap_err(),
+            "23505"
+        );
+        assert_eq!(s.state(), TxnState::Failed);
+        assert_eq!(
+            run(&shared, &mut s, "SELECT v FROM t WHERE id = 1")
+                .await
+                .unwrap_err(),
+            "25P02"
+        );
+        run(&shared, &mut s, "ROLLBACK TO SAVEPOINT before_dup")
+            .await
+            .unwrap();
+        run(&shared, &mut s, "INSERT INTO t VALUES (3, 30)")
+            .await
+            .unwrap();
+        run(&shared, &mut s, "COMMIT").await.unwrap();
+        let rows = run(&shared, &mut s, "SELECT id FROM t ORDER BY id").await;
+        assert!(matches!(rows, Ok(Outcome::Rows { ref rows, .. })
+            if *rows == vec![vec![Value::Int(1)], vec![Value::Int(2)], vec![Value::Int(3)]]));
+        s.close(&shared);
+    });
+    let h = history(&shared);
+    assert!(h.txns().iter().all(|t| t.is_committed()), "nothing aborted");
+    use OpKind::{Read as R, Write as W};
+    let k = |s: &str| s.to_string();
+    // The block: row 2 inserted, the duplicate's uniqueness read of row 1 (committed: kept,
+    // and no longer locked: its write never came), row 3 inserted.
+    assert_eq!(
+        ops(&h, 2),
+        [
+            (R, k("t[id=2]"), true),
+            (W, k("t[id=2]"), false),
+            (W, k("t.v[id=2]"), false),
+            (R, k("t[id=1]"), false),
+            (R, k("t[id=3]"), true),
+            (W, k("t[id=3]"), false),
+            (W, k("t.v[id=3]"), false),
+        ]
+    );
 }

@@ -2,9 +2,13 @@
 //! `trust` or cleartext-password authentication, the simple query protocol (several
 //! statements per Query, stopping at the first error), and the extended one (Parse, Bind,
 //! Describe, Execute, Sync, Close; after an error pgwire skips to the next Sync). Each
-//! connection is one [`Session`]; its statements run through the SQL layer.
+//! connection is one [`Session`]; its statements run through the SQL layer. The status that
+//! ReadyForQuery reports (idle, in a block, failed) is the session's own
+//! ([`Connection::status`]): an error of any kind fails a block, and `ROLLBACK TO SAVEPOINT`
+//! makes a failed block usable again, which pgwire's own bookkeeping cannot say.
 
 use std::fmt::Debug;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -16,20 +20,22 @@ use pgwire::api::auth::{
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{
-    DataRowEncoder, DescribePortalResponse, DescribeStatementResponse, FieldFormat, FieldInfo,
-    QueryResponse, Response, Tag,
+    CopyResponse, DataRowEncoder, DescribePortalResponse, DescribeStatementResponse, FieldFormat,
+    FieldInfo, QueryResponse, Response, Tag,
 };
 use pgwire::api::stmt::{QueryParser, StoredStatement};
 use pgwire::api::{ClientInfo, PgWireConnectionState, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::response::TransactionStatus;
 use pgwire::messages::startup::Authentication;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use sqlparser::ast::Statement;
 use tokio::sync::Mutex;
 
 use super::database::Shared;
-use super::session::{Effect, Session};
+use super::session::{Effect, Session, TxnState};
 use super::sql::catalog::SqlType;
+use super::sql::copy::CopyIn;
 use super::sql::eval::{plain, SERVER_VERSION};
 use super::sql::{self, chatter, exec, Field, Outcome, SqlError};
 use crate::store::Value;
@@ -41,6 +47,20 @@ pub struct Connection {
     password: Option<String>,
     session: Mutex<Option<Session>>,
     parser: Arc<Parse>,
+    /// The session's transaction state as ReadyForQuery reports it (`I`, `T`, `E`).
+    status: AtomicU8,
+    /// A `COPY … FROM STDIN` receiving its rows.
+    copy: std::sync::Mutex<Option<PendingCopy>>,
+}
+
+/// A `COPY … FROM STDIN` between CopyInResponse and CopyDone: the rows so far, the INSERT of
+/// one row they run as, the statement's text, the first error in the data.
+struct PendingCopy {
+    rows: CopyIn,
+    insert_one: Statement,
+    width: usize,
+    text: String,
+    error: Option<SqlError>,
 }
 
 impl Connection {
@@ -51,7 +71,112 @@ impl Connection {
             password,
             session: Mutex::new(None),
             parser: Arc::new(Parse),
+            status: AtomicU8::new(b'I'),
+            copy: std::sync::Mutex::new(None),
         })
+    }
+
+    /// Starts a `COPY … FROM STDIN` (`text`): the client is asked for its rows.
+    fn start_copy<'a>(
+        &self,
+        session: &Session,
+        copy: Result<CopyIn, SqlError>,
+        text: String,
+    ) -> Result<Response<'a>, SqlError> {
+        if session.state() == TxnState::Failed {
+            return Err(SqlError::new(
+                "25P02",
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let rows = copy?;
+        let (insert, width) = rows.insert_sql(&self.shared.lock().catalog)?;
+        let insert_one = sql::parse(&insert)?
+            .pop()
+            .ok_or_else(|| SqlError::unsupported("this COPY"))?;
+        *self.copy.lock().unwrap_or_else(|p| p.into_inner()) = Some(PendingCopy {
+            rows,
+            insert_one,
+            width,
+            text,
+            error: None,
+        });
+        Ok(Response::CopyIn(CopyResponse::new(
+            0,
+            width,
+            vec![0; width],
+        )))
+    }
+
+    /// CopyData: rows of the COPY in progress (a malformed row is reported at CopyDone).
+    pub fn on_copy_data(&self, data: &[u8]) {
+        let mut guard = self.copy.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = guard.as_mut().filter(|c| c.error.is_none()) {
+            if let Err(e) = c.rows.data(data, c.width) {
+                c.error = Some(e);
+            }
+        }
+    }
+
+    /// CopyDone: the rows are inserted as one statement; returns its tag (`COPY n`).
+    pub async fn on_copy_done(&self) -> PgWireResult<Tag> {
+        let pending = self.copy.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let Some(mut c) = pending else {
+            return Err(user_error(&SqlError::new(
+                "08P01",
+                "CopyDone without a COPY",
+            )));
+        };
+        if let Some(e) = c.error.take() {
+            return Err(user_error(&e));
+        }
+        c.rows.finish(c.width).map_err(|e| user_error(&e))?;
+        let mut guard = self.session.lock().await;
+        let session = guard.as_mut().expect("a COPY runs in an open session");
+        let done = session
+            .copy_rows(&self.shared, &c.insert_one, &c.text, &c.rows.rows)
+            .await;
+        self.note_state(session);
+        match done {
+            Ok(_) => Ok(Tag::new("COPY").with_rows(c.rows.rows.len())),
+            Err(e) => Err(user_error(&e)),
+        }
+    }
+
+    /// CopyFail: the client gave up the COPY; it fails like a statement.
+    pub fn on_copy_fail(&self, message: &str) -> PgWireError {
+        self.copy.lock().unwrap_or_else(|p| p.into_inner()).take();
+        user_error(&SqlError::new(
+            "57014",
+            format!("COPY from stdin failed: {message}"),
+        ))
+    }
+
+    /// The transaction status to report in ReadyForQuery: the session's.
+    pub fn status(&self) -> TransactionStatus {
+        match self.status.load(Ordering::Relaxed) {
+            b'T' => TransactionStatus::Transaction,
+            b'E' => TransactionStatus::Error,
+            _ => TransactionStatus::Idle,
+        }
+    }
+
+    fn note_state(&self, session: &Session) {
+        let byte = match session.state() {
+            TxnState::Idle => b'I',
+            TxnState::InBlock => b'T',
+            TxnState::Failed => b'E',
+        };
+        self.status.store(byte, Ordering::Relaxed);
+    }
+
+    /// A protocol-level error (a syntax error, a bad parameter, a message out of place):
+    /// the session's block fails, as PostgreSQL fails it.
+    pub async fn on_error(&self) {
+        if let Some(session) = self.session.lock().await.as_mut() {
+            session.fail(&self.shared);
+            self.note_state(session);
+        }
     }
 
     /// Called when the connection ended: an open transaction is recorded as aborted.
@@ -89,6 +214,10 @@ impl Connection {
 
 fn error_info(e: &SqlError) -> ErrorInfo {
     ErrorInfo::new("ERROR".to_string(), e.code.to_string(), e.message.clone())
+}
+
+fn user_error(e: &SqlError) -> PgWireError {
+    PgWireError::UserError(Box::new(error_info(e)))
 }
 
 /// The protocol type of a column type in a format (binary numerics and timestamps are sent
@@ -207,10 +336,17 @@ impl SimpleQueryHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let stmts = match sql::parse(query) {
+        if let Some(tag) = chatter::maintenance_tag(query) {
+            return Ok(vec![Response::Execution(Tag::new(tag))]);
+        }
+        let parsed = sql::parse(query).or_else(|e| {
+            sql::copy::spell_boolean_options(query).map_or(Err(e), |q| sql::parse(&q))
+        });
+        let stmts = match parsed {
             Ok(s) => s,
             Err(e) => {
                 self.shared.lock().recorder.errors += 1;
+                self.on_error().await;
                 return Ok(vec![Response::Error(Box::new(error_info(&e)))]);
             }
         };
@@ -218,8 +354,25 @@ impl SimpleQueryHandler for Connection {
         let session = guard.as_mut().expect("the session was opened");
         let mut out = Vec::with_capacity(stmts.len());
         let n = stmts.len();
-        for stmt in &stmts {
+        for (i, stmt) in stmts.iter().enumerate() {
             let text = statement_text(query, stmt, n);
+            if let Some(copy) = sql::copy::copy_in(stmt) {
+                // The client sends the rows next: the COPY ends the query's statements.
+                let started = if i + 1 < n {
+                    Err(SqlError::unsupported("a statement after COPY … FROM STDIN"))
+                } else {
+                    self.start_copy(session, copy, text)
+                };
+                match started {
+                    Ok(response) => out.push(response),
+                    Err(e) => {
+                        self.shared.lock().recorder.errors += 1;
+                        session.fail(&self.shared);
+                        out.push(Response::Error(Box::new(error_info(&e))));
+                    }
+                }
+                break;
+            }
             let (result, effect) = session.run(&self.shared, stmt, &text, &[], &[]).await;
             match result {
                 Ok(outcome) => out.push(response(outcome, effect, &Format::UnifiedText)),
@@ -229,6 +382,7 @@ impl SimpleQueryHandler for Connection {
                 }
             }
         }
+        self.note_state(session);
         if out.is_empty() {
             out.push(Response::EmptyQuery);
         }
@@ -447,12 +601,18 @@ impl ExtendedQueryHandler for Connection {
         let Some(stmt) = &prepared.stmt else {
             return Ok(Response::EmptyQuery);
         };
+        if matches!(stmt, Statement::Copy { .. }) {
+            return Err(user_error(&SqlError::unsupported(
+                "COPY in the extended query protocol (send it as a simple query)",
+            )));
+        }
         let (values, texts) = Self::parameters(portal)?;
         let mut guard = self.with_session(client).await;
         let session = guard.as_mut().expect("the session was opened");
         let (result, effect) = session
             .run(&self.shared, stmt, &prepared.text, &values, &texts)
             .await;
+        self.note_state(session);
         match result {
             Ok(outcome) => Ok(response(outcome, effect, &portal.result_column_format)),
             Err(e) => Err(PgWireError::UserError(Box::new(error_info(&e)))),

@@ -625,6 +625,51 @@ impl SuspendedTx {
     pub fn event_count(&self) -> usize {
         self.current.events.len()
     }
+
+    /// Marks the transaction's writes so far, for [`SuspendedTx::undo_writes_since`] (SQL's
+    /// `SAVEPOINT`; unlike [`EmbeddedTx::savepoint`], any number of marks may be kept).
+    pub fn mark(&self) -> WriteMark {
+        let c = &self.current;
+        WriteMark {
+            events: c.events.len(),
+            written: c.written.len(),
+            own_inserts: c.own_inserts.len(),
+            own: c.own.clone(),
+        }
+    }
+
+    /// Undoes the transaction's writes since `mark` (SQL's `ROLLBACK TO SAVEPOINT`): its own
+    /// values are those at the mark again, the writes made since leave the events, and so do
+    /// the reads since of its own writes (what they read may be gone); the reads since of committed
+    /// writes stay (they happened, and the client saw their values). Returns, per event before
+    /// the undo, its index after it (`None`: removed).
+    pub fn undo_writes_since(&mut self, mark: &WriteMark) -> Vec<Option<u32>> {
+        let c = &mut self.current;
+        c.own = mark.own.clone();
+        c.written.truncate(mark.written);
+        c.own_inserts.truncate(mark.own_inserts);
+        c.undo.clear();
+        let mut moved = Vec::with_capacity(c.events.len());
+        let mut kept = 0u32;
+        let mut index = 0usize;
+        c.events.retain(|e| {
+            let keep = index < mark.events || matches!(e.source, Some(Source::Committed(_)));
+            index += 1;
+            moved.push(keep.then_some(kept));
+            kept += u32::from(keep);
+            keep
+        });
+        moved
+    }
+}
+
+/// A transaction's writes at one point ([`SuspendedTx::mark`]).
+#[derive(Debug, Clone)]
+pub struct WriteMark {
+    events: usize,
+    written: usize,
+    own_inserts: usize,
+    own: FxHashMap<KeyId, Value>,
 }
 
 impl Store {

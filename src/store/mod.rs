@@ -76,6 +76,7 @@ pub use driver::{
 };
 pub use engine::{
     Committed, EmbeddedTx, Loader, Savepoint, SessionId, Snapshot, Store, StoreError, SuspendedTx,
+    WriteMark,
 };
 pub use key::KeyRef;
 pub use key_directory::KeyDirectory;

@@ -18,8 +18,9 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::SqlError;
 use crate::stable_hash::hash_str;
-use crate::store::{KeyRef, Value};
+use crate::store::{KeyRef, KvRead, Value};
 
 /// A column type the server stores and reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,22 +117,28 @@ impl TableDef {
 
     /// The row label of key values: `id=1`, `a=1,b='x'`.
     pub fn label(&self, key: &[Value]) -> String {
-        let mut out = String::new();
-        if self.key.is_empty() {
-            out.push_str("ctid=");
-            push_value(&mut out, &key[0]);
-            return out;
-        }
-        for (n, (&c, v)) in self.key.iter().zip(key).enumerate() {
-            if n > 0 {
-                out.push(',');
-            }
-            out.push_str(&self.columns[c].name);
-            out.push('=');
-            push_value(&mut out, v);
-        }
-        out
+        label(&self.columns, &self.key, key)
     }
+}
+
+/// The row label of key values `values` of key columns `key`: `id=1`, `a=1,b='x'`, or
+/// `ctid=7` without key columns.
+fn label(columns: &[Column], key: &[usize], values: &[Value]) -> String {
+    let mut out = String::new();
+    if key.is_empty() {
+        out.push_str("ctid=");
+        push_value(&mut out, &values[0]);
+        return out;
+    }
+    for (n, (&c, v)) in key.iter().zip(values).enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(&columns[c].name);
+        out.push('=');
+        push_value(&mut out, v);
+    }
+    out
 }
 
 fn push_value(out: &mut String, v: &Value) {
@@ -164,6 +171,11 @@ impl Catalog {
     /// The table named `name`.
     pub fn table(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
+    }
+
+    /// The names of the tables (not dropped), in no order.
+    pub fn table_names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
     }
 
     /// Table number `t`.
@@ -265,6 +277,86 @@ impl Catalog {
         table.rows.push(Row { key, elem, cells });
         table.by_label.insert(Arc::from(label), r);
         r
+    }
+
+    /// Gives table `t`, which has no key yet, the primary key `key` (column positions): each
+    /// row present in the committed state (`committed`) is keyed by its committed values of
+    /// those columns, and its keys are named by them from then on (`acct.bal[id=1]` where they
+    /// were `acct.bal[ctid=1]`, also in the events recorded before); rows not present are
+    /// forgotten (a later insert of their key is a new row). A NULL or a duplicate refuses it.
+    pub fn set_key(
+        &mut self,
+        t: usize,
+        key: Vec<usize>,
+        committed: &mut dyn KvRead,
+    ) -> Result<(), SqlError> {
+        let table = &self.tables[t];
+        if !table.key.is_empty() {
+            return Err(SqlError::new(
+                "42P16",
+                format!(
+                    "multiple primary keys for table \"{}\" are not allowed",
+                    table.name
+                ),
+            ));
+        }
+        let mut keyed = Vec::new();
+        let mut by_label: FxHashMap<Arc<str>, u32> = FxHashMap::default();
+        for (r, row) in table.rows.iter().enumerate() {
+            if !committed.set_contains(table.set, row.elem) {
+                continue;
+            }
+            let values: Arc<[Value]> = key
+                .iter()
+                .map(|&c| committed.get(row.cells[c]).unwrap_or(Value::Null))
+                .collect();
+            if let Some(c) = key
+                .iter()
+                .zip(values.iter())
+                .find(|(_, v)| **v == Value::Null)
+            {
+                return Err(SqlError::new(
+                    "23502",
+                    format!(
+                        "column \"{}\" of relation \"{}\" contains null values",
+                        table.columns[*c.0].name, table.name
+                    ),
+                ));
+            }
+            let label: Arc<str> = Arc::from(label(&table.columns, &key, &values));
+            if by_label.insert(label.clone(), r as u32).is_some() {
+                return Err(SqlError::new(
+                    "23505",
+                    format!(
+                        "could not create unique index \"{}_pkey\": Key ({label}) is duplicated",
+                        table.name
+                    ),
+                ));
+            }
+            keyed.push((r, values, label));
+        }
+        for (r, values, label) in keyed {
+            let table = &mut self.tables[t];
+            let row = &mut table.rows[r];
+            row.key = values;
+            let (set, elem, cells) = (table.set, row.elem, row.cells.clone());
+            self.names.insert(
+                KeyRef::Member { set, elem },
+                Arc::from(format!("{}[{label}]", table.key_name)),
+            );
+            // Every cell, the key columns' too (written before, read by the key from now).
+            for (c, column) in table.columns.iter().enumerate() {
+                let name = format!("{}.{}[{label}]", table.key_name, column.name);
+                self.names.insert(KeyRef::Plain(cells[c]), Arc::from(name));
+            }
+        }
+        let table = &mut self.tables[t];
+        for &c in &key {
+            table.columns[c].not_null = true;
+        }
+        table.key = key;
+        table.by_label = by_label;
+        Ok(())
     }
 
     /// The application's name of a store key, if it is one of the tables'.

@@ -1,14 +1,15 @@
 //! What drivers and tools send besides the application's own statements, answered minimally
-//! and recorded as nothing: `SET`/`SHOW`/`RESET`/`DISCARD`/`DEALLOCATE`, `SAVEPOINT` and
-//! `RELEASE SAVEPOINT` (ORMs wrap blocks in them; `ROLLBACK TO SAVEPOINT`, which would have
-//! to undo part of a transaction, is refused), queries without
+//! and recorded as nothing: `SET`/`SHOW`/`RESET`/`DISCARD`/`DEALLOCATE`, `VACUUM`/`ANALYZE`
+//! (nothing to maintain), queries without
 //! FROM (`SELECT version()`, `SELECT 1`), queries of the system catalogs (`pg_catalog.*`,
 //! `information_schema.*`: psql's `\d`, pgbench's partitioning query, driver type lookups),
 //! and pgbench's scale query `select count(*) from pgbench_branches`.
 //!
+//! psql's `\dt` and `\d` (without a pattern) list the tables serve has.
+//!
 //! pgbench's partitioning query (it joins `pg_class`, `pg_namespace`, `pg_partitioned_table`
 //! and `pg_inherits` for `pgbench_accounts`) gets one row saying "not partitioned" when the
-//! table exists, none otherwise; other catalog queries get no rows.
+//! table exists, none otherwise; other catalog queries get no rows (so `\d TABLE` finds none).
 
 use sqlparser::ast::{Expr, ObjectNamePart, SelectItem, SetExpr, Statement, TableFactor};
 
@@ -109,6 +110,20 @@ fn is_system_table(f: &TableFactor) -> bool {
     }
 }
 
+/// `VACUUM …` or `ANALYZE …` (as one query): its command tag. Answered before parsing, as
+/// sqlparser does not take PostgreSQL's `VACUUM ANALYZE table` (pgbench -i sends it).
+pub fn maintenance_tag(query: &str) -> Option<&'static str> {
+    let first = query.split_whitespace().next()?;
+    let one_statement = !query.trim().trim_end_matches(';').contains(';');
+    if first.eq_ignore_ascii_case("vacuum") && one_statement {
+        Some("VACUUM")
+    } else if first.eq_ignore_ascii_case("analyze") && one_statement {
+        Some("ANALYZE")
+    } else {
+        None
+    }
+}
+
 /// Whether a statement is chatter (see the module documentation).
 pub fn is_chatter(s: &Statement) -> bool {
     match s {
@@ -116,8 +131,8 @@ pub fn is_chatter(s: &Statement) -> bool {
         | Statement::ShowVariable { .. }
         | Statement::Discard { .. }
         | Statement::Deallocate { .. }
-        | Statement::Savepoint { .. }
-        | Statement::ReleaseSavepoint { .. } => true,
+        | Statement::Vacuum(_)
+        | Statement::Analyze(_) => true,
         Statement::Query(q) => match q.body.as_ref() {
             SetExpr::Select(sel) => {
                 sel.from.is_empty()
@@ -218,9 +233,9 @@ pub fn answer(
         }
         Statement::Discard { .. } => Ok(Outcome::Done("DISCARD ALL".into())),
         Statement::Deallocate { .. } => Ok(Outcome::Done("DEALLOCATE".into())),
-        // Accepted, nothing to undo or keep (ROLLBACK TO SAVEPOINT is refused).
-        Statement::Savepoint { .. } => Ok(Outcome::Done("SAVEPOINT".into())),
-        Statement::ReleaseSavepoint { .. } => Ok(Outcome::Done("RELEASE".into())),
+        // Maintenance has nothing to do here (pgbench -i sends it).
+        Statement::Vacuum(_) => Ok(Outcome::Done("VACUUM".into())),
+        Statement::Analyze(_) => Ok(Outcome::Done("ANALYZE".into())),
         Statement::Query(q) => {
             let SetExpr::Select(sel) = q.body.as_ref() else {
                 return Err(SqlError::unsupported("this query"));
@@ -286,6 +301,15 @@ pub fn answer(
                 });
             }
             let text = s.to_string().to_lowercase();
+            if let Some(rows) = relation_list(&fields, &text, catalog) {
+                let count = rows.len();
+                return Ok(Outcome::Rows {
+                    fields,
+                    rows,
+                    tag: "SELECT",
+                    count,
+                });
+            }
             if text.contains("pg_partitioned_table") {
                 let relname = text
                     .split("relname = '")
@@ -321,6 +345,33 @@ pub fn answer(
         }
         other => Err(SqlError::unsupported(format!("the statement {other}"))),
     }
+}
+
+/// psql's `\dt` and `\d` without a pattern (a query of `pg_class` with the columns Schema,
+/// Name, Type, Owner): one row per table, by name; `None` for any other catalog query.
+fn relation_list(fields: &[Field], text: &str, catalog: &Catalog) -> Option<Vec<Vec<Value>>> {
+    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    if names != ["Schema", "Name", "Type", "Owner"]
+        || !text.contains("pg_class")
+        || text.contains("relname operator")
+    {
+        return None;
+    }
+    let mut tables: Vec<&str> = catalog.table_names().collect();
+    tables.sort_unstable();
+    Some(
+        tables
+            .into_iter()
+            .map(|t| {
+                vec![
+                    Value::text("public"),
+                    Value::text(t),
+                    Value::text("table"),
+                    Value::text("postgres"),
+                ]
+            })
+            .collect(),
+    )
 }
 
 /// `current_setting('name')`, answered from the session's settings.

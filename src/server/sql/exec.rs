@@ -238,16 +238,40 @@ pub fn execute(x: &mut Exec<'_, '_>, s: &sqlparser::ast::Statement) -> Result<Ou
     Ok(out)
 }
 
+/// The rows of a `COPY … FROM STDIN` ([`super::copy`]): `insert`, an INSERT of one row of
+/// parameters, once per row, as one statement (tag `COPY n`).
+pub fn insert_rows<'a>(
+    x: &mut Exec<'a, '_>,
+    insert_one: &sqlparser::ast::Statement,
+    rows: &'a [Vec<Value>],
+) -> Result<Outcome, SqlError> {
+    let sqlparser::ast::Statement::Insert(i) = insert_one else {
+        return Err(SqlError::unsupported("COPY into this target"));
+    };
+    for row in rows {
+        x.params = row;
+        insert(x, i)?;
+    }
+    x.notes.finish();
+    Ok(Outcome::Done(format!("COPY {}", rows.len())))
+}
+
 /// The first two words of a statement, naming it in messages.
 pub fn first_words(s: &str) -> String {
     s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
 }
 
-/// Runs a schema statement (CREATE TABLE, CREATE INDEX, DROP TABLE/INDEX).
-pub fn schema(catalog: &mut Catalog, s: &sqlparser::ast::Statement) -> Result<Outcome, SqlError> {
+/// Runs a schema statement (CREATE TABLE, CREATE INDEX, DROP TABLE/INDEX, ALTER TABLE … ADD
+/// PRIMARY KEY); `committed` reads the latest committed state (not recorded).
+pub fn schema(
+    catalog: &mut Catalog,
+    committed: &mut dyn KvRead,
+    s: &sqlparser::ast::Statement,
+) -> Result<Outcome, SqlError> {
     use sqlparser::ast::{ObjectType, Statement as S};
     match s {
         S::CreateTable(c) => create_table(catalog, c),
+        S::AlterTable(a) => alter_table(catalog, committed, a),
         S::CreateIndex(_) => Ok(Outcome::Done("CREATE INDEX".into())),
         S::Drop {
             object_type,
@@ -335,6 +359,48 @@ fn create_table(catalog: &mut Catalog, c: &CreateTable) -> Result<Outcome, SqlEr
     }
     catalog.create(&name, columns, key);
     Ok(Outcome::Done("CREATE TABLE".into()))
+}
+
+/// `ALTER TABLE t ADD [CONSTRAINT name] PRIMARY KEY (columns)` on a table without key (as
+/// `pgbench -i` sends after loading its tables): the committed rows are keyed by their values
+/// of those columns from then on ([`Catalog::set_key`]). Other changes are refused.
+fn alter_table(
+    catalog: &mut Catalog,
+    committed: &mut dyn KvRead,
+    a: &sqlparser::ast::AlterTable,
+) -> Result<Outcome, SqlError> {
+    use sqlparser::ast::AlterTableOperation;
+    let name = object_name(&a.name)?;
+    let Some(t) = catalog.table(&name) else {
+        if a.if_exists {
+            return Ok(Outcome::Done("ALTER TABLE".into()));
+        }
+        return Err(SqlError::undefined_table(&name));
+    };
+    for op in &a.operations {
+        let AlterTableOperation::AddConstraint {
+            constraint: TableConstraint::PrimaryKey(pk),
+            ..
+        } = op
+        else {
+            return Err(SqlError::unsupported(format!("ALTER TABLE … {op}")));
+        };
+        let table = catalog.get(t);
+        let key = pk
+            .columns
+            .iter()
+            .map(|ic| {
+                let (_, cname) = column_ref(&ic.column.expr).ok_or_else(|| {
+                    SqlError::unsupported(format!("the key part {}", ic.column.expr))
+                })?;
+                table
+                    .column(&cname)
+                    .ok_or_else(|| SqlError::undefined_column(&cname))
+            })
+            .collect::<Result<Vec<usize>, _>>()?;
+        catalog.set_key(t, key, committed)?;
+    }
+    Ok(Outcome::Done("ALTER TABLE".into()))
 }
 
 fn table_of(catalog: &Catalog, name: &sqlparser::ast::ObjectName) -> Result<usize, SqlError> {

@@ -5,6 +5,7 @@
 //! - [`catalog`]: tables, columns, rows ever inserted, and the keys' application names.
 //! - [`eval`]: scalar expressions over a row.
 //! - [`exec`]: each statement kind's translation (SELECT, INSERT, UPDATE, DELETE, DDL).
+//! - [`copy`]: the rows of `COPY … FROM STDIN` (text format).
 //! - [`chatter`]: what drivers and tools send on connect (SET/SHOW/RESET, `version()`,
 //!   catalog queries), answered minimally and recorded as nothing.
 //!
@@ -13,6 +14,7 @@
 
 pub mod catalog;
 pub mod chatter;
+pub mod copy;
 pub mod eval;
 pub mod exec;
 
@@ -84,6 +86,8 @@ pub enum Kind {
     Commit,
     /// ROLLBACK / ABORT.
     Rollback,
+    /// SAVEPOINT, RELEASE SAVEPOINT, ROLLBACK TO SAVEPOINT.
+    Savepoint,
     /// Session chatter (SET, SHOW, RESET, DISCARD, catalog queries, `SELECT version()`):
     /// answered without the store, recorded as nothing.
     Chatter,
@@ -101,9 +105,15 @@ pub fn kind(s: &Statement) -> Kind {
         Statement::Rollback {
             savepoint: None, ..
         } => Kind::Rollback,
-        Statement::CreateTable(_) | Statement::CreateIndex(_) | Statement::Drop { .. } => {
-            Kind::Schema
+        Statement::Rollback {
+            savepoint: Some(_), ..
         }
+        | Statement::Savepoint { .. }
+        | Statement::ReleaseSavepoint { .. } => Kind::Savepoint,
+        Statement::CreateTable(_)
+        | Statement::CreateIndex(_)
+        | Statement::Drop { .. }
+        | Statement::AlterTable(_) => Kind::Schema,
         s if chatter::is_chatter(s) => Kind::Chatter,
         _ => Kind::Data,
     }
