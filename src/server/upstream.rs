@@ -241,6 +241,8 @@ struct Batch {
     msgs: Vec<Msg>,
     /// The statement it runs (a simple query's text, or the first Execute's prepared text).
     sql: Option<String>,
+    /// The first statement it prepares (Parse).
+    parsed: Option<String>,
     /// Ends with Sync or is a simple Query: answered up to ReadyForQuery.
     synced: bool,
     /// Terminate.
@@ -260,6 +262,8 @@ struct Conn {
     portals: FxHashMap<String, String>,
     /// The upstream's transaction status (`I`, `T`, `E`).
     status: u8,
+    /// Parse messages held back until the next batch goes up (answered to the client).
+    deferred: Vec<Msg>,
 }
 
 impl Upstream {
@@ -419,6 +423,7 @@ fn serve_connection(
         prepared: FxHashMap::default(),
         portals: FxHashMap::default(),
         status: b'I',
+        deferred: Vec::new(),
     };
     let result = conn.serve();
     if let Some(s) = &conn.session {
@@ -490,6 +495,7 @@ impl Conn {
         let mut batch = Batch {
             msgs: Vec::new(),
             sql: None,
+            parsed: None,
             synced: false,
             terminate: false,
         };
@@ -506,7 +512,9 @@ impl Conn {
                 b'Q' => batch.sql = Some(cstr(&m.body).0),
                 b'P' => {
                     let (name, rest) = cstr(&m.body);
-                    self.prepared.insert(name, cstr(rest).0);
+                    let sql = cstr(rest).0;
+                    batch.parsed.get_or_insert_with(|| sql.clone());
+                    self.prepared.insert(name, sql);
                 }
                 b'B' => {
                     let (portal, rest) = cstr(&m.body);
@@ -550,8 +558,12 @@ impl Conn {
 
     /// The turn `batch` takes: its session's next turn when the batch runs it.
     fn turn_of(&self, batch: &Batch) -> Option<usize> {
+        self.turn_for(batch.sql.as_deref()?)
+    }
+
+    /// The session's next turn when `sql` is its statement (or its end).
+    fn turn_for(&self, sql: &str) -> Option<usize> {
         let session = self.session.as_deref()?;
-        let sql = batch.sql.as_deref()?;
         let gate = &self.setup.gate;
         let next = gate.next_of(session)?;
         let word = keyword(sql);
@@ -577,10 +589,27 @@ impl Conn {
     }
 
     fn run_batch(&mut self, batch: Batch) -> io::Result<()> {
+        let gate = self.setup.gate.clone();
         let Some(turn) = self.turn_of(&batch) else {
+            // Preparing the next turn's statement inside a transaction would take the
+            // snapshot at repeatable read and serializable, out of turn (pgbench 15 prepares
+            // each command when it first runs it, and waits for the answer): the Parse is
+            // answered here and goes up with the statement's Execute, in its turn.
+            let only_parse = batch.synced
+                && batch.msgs.iter().all(|m| matches!(m.tag, b'P' | b'S'))
+                && self.status == b'T';
+            let next = batch.parsed.as_deref().and_then(|sql| self.turn_for(sql));
+            if only_parse && next.is_some() {
+                for m in batch.msgs {
+                    if m.tag == b'P' {
+                        write_msg(&mut self.client, b'1', &[])?;
+                        self.deferred.push(m);
+                    }
+                }
+                return write_msg(&mut self.client, b'Z', &[self.status]);
+            }
             return self.forward(&batch, false).map(|_| ());
         };
-        let gate = self.setup.gate.clone();
         let entered = gate.enter(turn);
         match gate.turn(turn).kind {
             TurnKind::End => {
@@ -731,7 +760,10 @@ impl Conn {
     /// synced batch (held back when `hold`), else up to the answers its messages ask for.
     fn forward(&mut self, batch: &Batch, hold: bool) -> io::Result<Answer> {
         let mut out = Vec::new();
-        for m in &batch.msgs {
+        // The held-back Parses first; their ParseComplete were answered already.
+        let deferred = std::mem::take(&mut self.deferred);
+        let mut answered = deferred.len();
+        for m in deferred.iter().chain(&batch.msgs) {
             out.push(m.tag);
             out.extend_from_slice(&(m.body.len() as u32 + 4).to_be_bytes());
             out.extend_from_slice(&m.body);
@@ -770,6 +802,7 @@ impl Conn {
                     }
                     pending.push(m);
                 }
+                b'1' if answered > 0 => answered -= 1,
                 b'1' | b'2' | b'3' | b'C' | b'I' | b's' | b'T' | b'n' => {
                     expected = expected.saturating_sub(1);
                     pending.push(m);
