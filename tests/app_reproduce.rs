@@ -473,7 +473,10 @@ fn test_itself(
         isolation,
         "--",
     ];
-    args.extend(PGBENCH);
+    // One deposit per client: with two, the anomaly predicted may have a deposit read an
+    // older balance than its own connection's previous deposit, which PostgreSQL never
+    // shows (the prediction does not keep connection order; the report says so).
+    args.extend(PGBENCH.map(|a| if a == "2" { "1" } else { a }));
     args.extend(["-f", "deposit.sql"]);
     let o = isopredict(&args, &search_path(bin), &s.join(""));
     let r = json(&o);

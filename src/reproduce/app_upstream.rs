@@ -519,8 +519,37 @@ pub fn reproduce_itself(request: &ItselfRequest<'_>) -> ItselfOutcome {
             out.divergences.join("; ")
         );
     }
+    if let Some(why) = own_connection_reads(&judged) {
+        judged.summary = format!("{} {why}", judged.summary);
+    }
     out.reproduction = judged;
     out
+}
+
+/// Why a read saw another write than predicted when that write was its own connection's
+/// earlier transaction: PostgreSQL shows a connection what it committed before, an order
+/// the prediction does not keep (docs/testing-apps.md).
+fn own_connection_reads(r: &Reproduction) -> Option<String> {
+    let split = |label: &str| {
+        let (session, n) = label.rsplit_once('/')?;
+        Some((session.to_string(), n.parse::<u32>().ok()?))
+    };
+    let d = r.differing_reads.iter().find(|d| {
+        match (split(&d.txn), d.got.as_deref().and_then(split)) {
+            (Some((s, n)), Some((g, m))) => s == g && m < n,
+            _ => false,
+        }
+    })?;
+    Some(format!(
+        "{} read {} from {}, its own connection's earlier transaction: PostgreSQL shows a \
+         connection what it committed before, and the prediction (which does not keep the \
+         order of a connection's transactions) has it read {}'s older version — not \
+         something the application itself can do on PostgreSQL.",
+        d.txn,
+        d.key,
+        d.got.as_deref().unwrap_or(""),
+        d.predicted
+    ))
 }
 
 /// What the run left, for [`ran_of`].
