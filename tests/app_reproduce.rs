@@ -556,3 +556,53 @@ fn pgbench_itself_loses_a_deposit_on_postgresql_at_read_committed_and_not_at_ser
         "{it:#}"
     );
 }
+
+/// The two doctors program runs alice's transaction, then bob's, from one thread: the
+/// schedule of the write skew interleaves them, which the program cannot do. `test
+/// --reproduce` says so — unknown (exit 3), naming the turn that never came — instead of
+/// hanging or claiming anything.
+#[test]
+fn a_program_running_its_sessions_one_after_another_cannot_follow_the_schedule() {
+    let test = "app_reproduce doctors itself";
+    let (Some(python), Some(url)) = (common::postgres::python_with_psycopg(test), server(test))
+    else {
+        return;
+    };
+    let s = Scratch::new("app-reproduce-doctors-itself");
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/app-test/doctors.py");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let (python, program) = (python.display().to_string(), program.display().to_string());
+    let o = isopredict(
+        &[
+            "test",
+            "--json",
+            "--out",
+            "out",
+            "--level",
+            "si",
+            "--max",
+            "1",
+            "--turn-wait",
+            "2",
+            "--reproduce",
+            "--store",
+            &url,
+            "--isolation",
+            "repeatable-read",
+            "--",
+            &python,
+            &program,
+        ],
+        &path,
+        &s.join(""),
+    );
+    let r = json(&o);
+    assert_eq!(o.status.code(), Some(3), "{r:#}\n{}", stderr(&o));
+    let it = &r["itself"];
+    assert_eq!(it["reproduction"]["verdict"], "unknown", "{it:#}");
+    let summary = it["reproduction"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("did not come within") && summary.contains("bob's `SELECT"),
+        "{summary}"
+    );
+}

@@ -319,6 +319,8 @@ fn run_commands(
         let mut cmd = Command::new("sh");
         cmd.args(["-c", setup]).env("PGAPPNAME", "setup");
         connection_env(&mut cmd, addr, None);
+        // The commands' output goes to stderr: stdout is the report's.
+        cmd.stdout(std::process::Stdio::from(std::io::stderr()));
         let code = cmd.status().ok().map(exit_code);
         exits.push((format!("setup: {setup}"), code));
         if code != Some(0) {
@@ -326,6 +328,7 @@ fn run_commands(
         }
     }
     let code = client_command(request.command, addr, None)
+        .stdout(std::process::Stdio::from(std::io::stderr()))
         .status()
         .ok()
         .map(exit_code);
