@@ -339,7 +339,7 @@ pub fn reproduce_app(request: &AppRequest<'_>) -> Reproduction {
         ..
     } = match prepare(request, request.isolation) {
         Ok(p) => p,
-        Err(out) => return out,
+        Err(out) => return *out,
     };
     let ran = app_run::run(request.postgres, &plan);
     super::app_judge::judge(&mut out, &core, &plan, ran, request.timeout);
@@ -363,21 +363,21 @@ pub(super) struct Prepared {
 pub(super) fn prepare(
     request: &AppRequest<'_>,
     schedule_isolation: Isolation,
-) -> Result<Prepared, Reproduction> {
+) -> Result<Prepared, Box<Reproduction>> {
     let isolation = request.isolation;
     let folder = request.folder;
     let predicted = match prediction(request) {
         Ok(p) => p,
-        Err((verdict, why)) => return Err(report(isolation, verdict, why)),
+        Err((verdict, why)) => return Err(Box::new(report(isolation, verdict, why))),
     };
     let (ph, of_observed) = match with_statements(&folder.observed, &predicted) {
         Ok(x) => x,
         Err(e) => {
-            return Err(report(
+            return Err(Box::new(report(
                 isolation,
                 ReproVerdict::Unknown,
                 format!("The prediction does not fit the recording: {e}."),
-            ))
+            )))
         }
     };
     let names = Names {
@@ -388,13 +388,13 @@ pub(super) fn prepare(
         schedule_statements(&m.history, schedule_isolation, &core_statements(m, &ph)).is_ok()
     };
     let Some(core) = minimize_runnable(&ph, &mut runnable) else {
-        return Err(report(
+        return Err(Box::new(report(
             isolation,
             ReproVerdict::Unknown,
             "Nothing to reproduce: the decision core does not find the predicted history \
              unserializable (or cannot decide)."
                 .into(),
-        ));
+        )));
     };
     let mut out = report(isolation, ReproVerdict::Unknown, String::new());
     out.run_anomaly = folder.anomaly.clone();
@@ -419,14 +419,14 @@ pub(super) fn prepare(
                 out.transactions.join(", ")
             );
             out.no_schedule = Some(reason);
-            return Err(out);
+            return Err(Box::new(out));
         }
     };
     let plan = match plan_run(&core, &ph, &names, &schedule, folder) {
         Ok(p) => p,
         Err(e) => {
             out.summary = format!("Unknown: the reproducer cannot be built: {e}.");
-            return Err(out);
+            return Err(Box::new(out));
         }
     };
     name_anomaly(&mut out, &core, &names, isolation);

@@ -226,60 +226,71 @@ fn order_turns(
     let by_rank = |v: &mut Vec<TxnId>| v.sort_by(|a, b| rank[a].total_cmp(&rank[b]));
     by_rank(&mut before);
     by_rank(&mut after);
-    let mut emitted: FxHashMap<String, usize> = FxHashMap::default();
-    let mut order: Vec<usize> = Vec::new();
-    let eligible = |first: usize, emitted: &FxHashMap<String, usize>| {
-        emitted
-            .get(&turns.turns[first].session)
-            .copied()
-            .unwrap_or(0)
-            == turns.pos[first]
+    let mut e = Emission {
+        turns,
+        emitted: FxHashMap::default(),
+        order: Vec::new(),
     };
-    let mut emit =
-        |ts: &[usize], emitted: &mut FxHashMap<String, usize>, order: &mut Vec<usize>| {
-            for &i in ts {
-                *emitted.entry(turns.turns[i].session.clone()).or_insert(0) += 1;
-                order.push(i);
-            }
-        };
-    // Greedy: the first eligible transaction of `list`, again and again.
-    let drain =
-        |list: &mut Vec<TxnId>,
-         emitted: &mut FxHashMap<String, usize>,
-         order: &mut Vec<usize>,
-         emit: &mut dyn FnMut(&[usize], &mut FxHashMap<String, usize>, &mut Vec<usize>)| {
-            while let Some(p) = list
-                .iter()
-                .position(|t| eligible(turns.of_txn[t][0], emitted))
-            {
-                let t = list.remove(p);
-                emit(&turns.of_txn[&t], emitted, order);
-            }
-        };
-    drain(&mut before, &mut emitted, &mut order, &mut emit);
+    e.drain(&mut before);
     after.append(&mut before);
     by_rank(&mut after);
     for step in &steps {
         let Some(&first) = step.first() else { continue };
-        while !eligible(first, &emitted) {
+        while !e.eligible(first) {
             // The session runs a transaction outside the anomaly first.
             let session = &turns.turns[first].session;
             let Some(p) = after.iter().position(|t| {
                 let f = turns.of_txn[t][0];
-                turns.turns[f].session == *session && eligible(f, &emitted)
+                turns.turns[f].session == *session && e.eligible(f)
             }) else {
                 break;
             };
             let t = after.remove(p);
-            emit(&turns.of_txn[&t], &mut emitted, &mut order);
+            e.emit(&turns.of_txn[&t]);
         }
-        emit(step, &mut emitted, &mut order);
+        e.emit(step);
     }
-    drain(&mut after, &mut emitted, &mut order, &mut emit);
+    e.drain(&mut after);
     for t in after {
-        emit(&turns.of_txn[&t], &mut emitted, &mut order);
+        e.emit(&turns.of_txn[&t]);
     }
-    (order, steps)
+    (e.order, steps)
+}
+
+/// The turns put in order: per session how many are placed.
+struct Emission<'a> {
+    turns: &'a Turns,
+    emitted: FxHashMap<String, usize>,
+    order: Vec<usize>,
+}
+
+impl Emission<'_> {
+    /// Whether turn `first` is its session's next.
+    fn eligible(&self, first: usize) -> bool {
+        let session = &self.turns.turns[first].session;
+        self.emitted.get(session).copied().unwrap_or(0) == self.turns.pos[first]
+    }
+
+    fn emit(&mut self, ts: &[usize]) {
+        for &i in ts {
+            *self
+                .emitted
+                .entry(self.turns.turns[i].session.clone())
+                .or_insert(0) += 1;
+            self.order.push(i);
+        }
+    }
+
+    /// Greedy: the first eligible transaction of `list`, again and again.
+    fn drain(&mut self, list: &mut Vec<TxnId>) {
+        while let Some(p) = list
+            .iter()
+            .position(|t| self.eligible(self.turns.of_txn[t][0]))
+        {
+            let t = list.remove(p);
+            self.emit(&self.turns.of_txn[&t]);
+        }
+    }
 }
 
 /// The probe of `keys` (names of the core's keys).
@@ -393,7 +404,7 @@ pub fn reproduce_itself(request: &ItselfRequest<'_>) -> ItselfOutcome {
     };
     let prepared = match prepare(&app_request, schedule_isolation) {
         Ok(p) => p,
-        Err(out) => return stopped(out),
+        Err(out) => return stopped(*out),
     };
     let observed = &request.folder.observed;
     let turns = turns_of(observed);

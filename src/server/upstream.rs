@@ -236,6 +236,9 @@ pub fn shape(sql: &str) -> String {
     out.trim().to_string()
 }
 
+/// What a query of the gate's own gave: its rows, its error, the status after.
+type Injected = (Vec<Vec<Option<String>>>, Option<String>, u8);
+
 /// A batch of a client's messages, up to one the server answers at once.
 struct Batch {
     msgs: Vec<Msg>,
@@ -737,7 +740,7 @@ impl Conn {
     }
 
     /// Sends `sql` as a simple query of the gate's own: its rows, its error, the status after.
-    fn inject(&mut self, sql: &str) -> io::Result<(Vec<Vec<Option<String>>>, Option<String>, u8)> {
+    fn inject(&mut self, sql: &str) -> io::Result<Injected> {
         let mut q = sql.as_bytes().to_vec();
         q.push(0);
         write_msg(&mut self.up, b'Q', &q)?;
