@@ -11,6 +11,8 @@ use std::time::Duration;
 use isopredict::check::Level;
 use isopredict::pipeline::{parse_level, test_application, write_app_test_files, AppTestOptions};
 use isopredict::predict::Strategy;
+use isopredict::reproduce::{self, app_upstream};
+use isopredict::store::Isolation;
 
 /// Arguments of `isopredict test`.
 #[derive(clap::Args)]
@@ -45,6 +47,19 @@ pub struct Args {
     /// connection of CMD. It runs with PGAPPNAME=setup. If one fails, the test stops.
     #[arg(long, value_name = "SHELL COMMAND")]
     setup: Vec<String>,
+    /// After the test, re-run the command (and the setup commands) against a real
+    /// PostgreSQL (--store) through the gate of `serve --upstream`, its statements in the
+    /// order of the reproduction schedule of the first anomaly (docs/testing-apps.md, "The
+    /// application itself on PostgreSQL"); written to DIR/app-reproduction.json.
+    #[arg(long, requires = "store")]
+    reproduce: bool,
+    /// With --reproduce: the PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).
+    #[arg(long, value_name = "URL", requires = "reproduce")]
+    store: Option<String>,
+    /// With --reproduce: the isolation level to run at: read-committed, repeatable-read or
+    /// serializable [default: the prediction's level's].
+    #[arg(long, requires = "reproduce")]
+    isolation: Option<Isolation>,
     /// Print the report as JSON instead of Markdown.
     #[arg(long)]
     json: bool,
@@ -63,8 +78,8 @@ fn seconds(name: &str, s: f64) -> anyhow::Result<Duration> {
 /// command cannot run.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = AppTestOptions {
-        command: args.command,
-        setup: args.setup,
+        command: args.command.clone(),
+        setup: args.setup.clone(),
         level: args.level,
         strategy: args.strategy,
         max: args.max,
@@ -83,11 +98,93 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let report = write_app_test_files(&outcome?, &args.out)?;
-    let text = if args.json {
-        serde_json::to_string_pretty(&report)? + "\n"
-    } else {
-        report.to_markdown()
+    let itself = match (&args.store, args.reproduce) {
+        (Some(url), true) => match reproduce_itself(&args, url, &options) {
+            Ok(o) => Some(o),
+            Err(code) => return Ok(code),
+        },
+        _ => None,
+    };
+    let text = match (&itself, args.json) {
+        (None, true) => serde_json::to_string_pretty(&report)? + "\n",
+        (Some(o), true) => {
+            serde_json::to_string_pretty(&serde_json::json!({"test": report, "itself": o}))? + "\n"
+        }
+        (None, false) => report.to_markdown(),
+        (Some(o), false) => report.to_markdown() + &itself_markdown(o),
     };
     super::stdout().write_all(text.as_bytes())?;
-    Ok(ExitCode::from(report.exit_code()))
+    let code = match &itself {
+        Some(o) if o.reproduction.verdict == reproduce::ReproVerdict::Unknown => 3,
+        _ => report.exit_code(),
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// `--reproduce`: the application itself on PostgreSQL along the folder's prediction;
+/// `Err`: the exit code of bad input.
+fn reproduce_itself(
+    args: &Args,
+    url: &str,
+    options: &AppTestOptions,
+) -> Result<app_upstream::ItselfOutcome, ExitCode> {
+    let folder = reproduce::load_app_dir(&args.out).map_err(|e| {
+        isopredict::ewriteln!("error: {e}");
+        ExitCode::from(super::EXIT_BAD_INPUT)
+    })?;
+    let Some(isolation) = args
+        .isolation
+        .or_else(|| reproduce::app::isolation_of(&folder))
+    else {
+        isopredict::ewriteln!("error: --isolation is needed: the test did not predict at rc or si");
+        return Err(ExitCode::from(super::EXIT_BAD_INPUT));
+    };
+    isopredict::ewriteln!(
+        "isopredict test: re-running {} on PostgreSQL at {} through the gate",
+        options.command.join(" "),
+        isolation.sql()
+    );
+    let outcome = app_upstream::reproduce_itself(&app_upstream::ItselfRequest {
+        folder: &folder,
+        url,
+        isolation,
+        command: &options.command,
+        setup: &options.setup,
+        wait: options.turn_wait.max(std::time::Duration::from_secs(2)),
+        timeout: options.timeout,
+    });
+    let path = args.out.join("app-reproduction.json");
+    let written = isopredict::output::write_file_atomically(&path, |w| {
+        serde_json::to_writer_pretty(&mut *w, &outcome).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    });
+    if let Err(e) = written {
+        isopredict::ewriteln!("error: {e}");
+    }
+    Ok(outcome)
+}
+
+/// The `--reproduce` section of the Markdown report.
+fn itself_markdown(o: &app_upstream::ItselfOutcome) -> String {
+    let mut out = format!(
+        "\n## The application itself on PostgreSQL\n\n{}\n",
+        o.reproduction.summary
+    );
+    for (command, code) in &o.exits {
+        let code = code.map_or("could not run".to_string(), |c| format!("exit {c}"));
+        out += &format!("\n- `{command}`: {code}");
+    }
+    for row in &o.final_rows {
+        out += &format!("\n- final row {row}");
+    }
+    for (key, n) in &o.committed_writers {
+        out += &format!("\n- {key}: {n} committed transactions wrote it");
+    }
+    for d in &o.divergences {
+        out += &format!("\n- left the schedule: {d}");
+    }
+    for e in &o.errors {
+        out += &format!("\n- refused by PostgreSQL: {e}");
+    }
+    out + "\n"
 }

@@ -332,20 +332,52 @@ fn core_statements(m: &Minimized, ph: &History) -> Vec<u32> {
 
 /// Reproduces the folder's prediction with the application's statements (module docs).
 pub fn reproduce_app(request: &AppRequest<'_>) -> Reproduction {
+    let Prepared {
+        mut out,
+        core,
+        plan,
+        ..
+    } = match prepare(request, request.isolation) {
+        Ok(p) => p,
+        Err(out) => return *out,
+    };
+    let ran = app_run::run(request.postgres, &plan);
+    super::app_judge::judge(&mut out, &core, &plan, ran, request.timeout);
+    out.files = super::app_files::files(&plan, &out, &request.folder.origin);
+    out
+}
+
+/// A reproduction ready to run: the report so far (the anomaly named), the anomaly's
+/// transactions, the run's plan, and per predicted transaction the recorded one.
+pub(super) struct Prepared {
+    pub out: Reproduction,
+    pub core: Minimized,
+    pub plan: RunPlan,
+    pub of_observed: Vec<TxnId>,
+}
+
+/// Steps 1 and 2 of the module docs, the schedule made by the rules of `schedule_isolation`
+/// (the level the run is at, or for the application itself on a stronger level, the
+/// prediction's: the database then says why it cannot run so). `Err`: the report saying why
+/// there is nothing to run.
+pub(super) fn prepare(
+    request: &AppRequest<'_>,
+    schedule_isolation: Isolation,
+) -> Result<Prepared, Box<Reproduction>> {
     let isolation = request.isolation;
     let folder = request.folder;
     let predicted = match prediction(request) {
         Ok(p) => p,
-        Err((verdict, why)) => return report(isolation, verdict, why),
+        Err((verdict, why)) => return Err(Box::new(report(isolation, verdict, why))),
     };
     let (ph, of_observed) = match with_statements(&folder.observed, &predicted) {
         Ok(x) => x,
         Err(e) => {
-            return report(
+            return Err(Box::new(report(
                 isolation,
                 ReproVerdict::Unknown,
                 format!("The prediction does not fit the recording: {e}."),
-            )
+            )))
         }
     };
     let names = Names {
@@ -353,16 +385,16 @@ pub fn reproduce_app(request: &AppRequest<'_>) -> Reproduction {
         of_observed: &of_observed,
     };
     let mut runnable = |m: &Minimized| {
-        schedule_statements(&m.history, isolation, &core_statements(m, &ph)).is_ok()
+        schedule_statements(&m.history, schedule_isolation, &core_statements(m, &ph)).is_ok()
     };
     let Some(core) = minimize_runnable(&ph, &mut runnable) else {
-        return report(
+        return Err(Box::new(report(
             isolation,
             ReproVerdict::Unknown,
             "Nothing to reproduce: the decision core does not find the predicted history \
              unserializable (or cannot decide)."
                 .into(),
-        );
+        )));
     };
     let mut out = report(isolation, ReproVerdict::Unknown, String::new());
     out.run_anomaly = folder.anomaly.clone();
@@ -371,7 +403,7 @@ pub fn reproduce_app(request: &AppRequest<'_>) -> Reproduction {
         .map(|&t| names.predicted(t))
         .collect();
     let statement_of = core_statements(&core, &ph);
-    let schedule = match schedule_statements(&core.history, isolation, &statement_of) {
+    let schedule = match schedule_statements(&core.history, schedule_isolation, &statement_of) {
         Ok(s) => s,
         Err(no) => {
             let reason = core.relabel_with(&no.reason, &|t| names.predicted(t));
@@ -387,22 +419,24 @@ pub fn reproduce_app(request: &AppRequest<'_>) -> Reproduction {
                 out.transactions.join(", ")
             );
             out.no_schedule = Some(reason);
-            return out;
+            return Err(Box::new(out));
         }
     };
     let plan = match plan_run(&core, &ph, &names, &schedule, folder) {
         Ok(p) => p,
         Err(e) => {
             out.summary = format!("Unknown: the reproducer cannot be built: {e}.");
-            return out;
+            return Err(Box::new(out));
         }
     };
     name_anomaly(&mut out, &core, &names, isolation);
     out.schedule = Some(app_run::schedule_text(&plan));
-    let ran = app_run::run(request.postgres, &plan);
-    super::app_judge::judge(&mut out, &core, &plan, ran, request.timeout);
-    out.files = super::app_files::files(&plan, &out, &folder.origin);
-    out
+    Ok(Prepared {
+        out,
+        core,
+        plan,
+        of_observed,
+    })
 }
 
 /// The anomaly of the core, named as `test` names predictions, in the application's
@@ -542,7 +576,9 @@ fn plan_run(
         };
         let mut sql = Vec::new();
         let mut words = Vec::new();
-        for &sn in &txn_statements[t as usize][cursor[t as usize]..upto.max(cursor[t as usize])] {
+        let statements =
+            txn_statements[t as usize][cursor[t as usize]..upto.max(cursor[t as usize])].to_vec();
+        for &sn in &statements {
             let (q, w) = sql_of(sn, &mut computed)?;
             sql.push(q);
             words.push(w);
@@ -562,6 +598,7 @@ fn plan_run(
             txn_label: label(t),
             sql,
             words,
+            statements,
             reads,
             end,
             next,
@@ -761,7 +798,7 @@ fn setup_txns(
 }
 
 /// The recording's committed transactions in a serial order its reads allow.
-fn recording_order(observed: &History) -> Vec<TxnId> {
+pub(super) fn recording_order(observed: &History) -> Vec<TxnId> {
     let limits = crate::verdict::Limits {
         timeout: Some(Duration::from_secs(10)),
         ..crate::verdict::Limits::default()

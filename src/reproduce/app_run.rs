@@ -41,6 +41,8 @@ pub struct AppStep {
     pub sql: Vec<String>,
     /// The same in words (text and parameters).
     pub words: Vec<String>,
+    /// Their statements' numbers in the recording's statement table.
+    pub statements: Vec<u32>,
     /// The reads the probe before them shows.
     pub reads: Vec<ProbeRead>,
     /// For the transaction's end: whether it commits.

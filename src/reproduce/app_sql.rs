@@ -293,6 +293,27 @@ pub fn probe_sql(keys: &[(String, KeyRef)]) -> String {
     )
 }
 
+/// A probe of `keys` by row versions (the application itself on PostgreSQL, which keeps its
+/// own tables): one row `k | xmin` per key, in order — the id of the transaction that wrote
+/// the version the snapshot sees; NULL for a row that does not exist.
+pub fn xmin_probe_sql(keys: &[(String, KeyRef)]) -> String {
+    let rows: Vec<String> = keys
+        .iter()
+        .map(|(name, k)| {
+            format!(
+                "({}, (SELECT xmin::text FROM {} WHERE {}))",
+                literal(name),
+                ident(&k.table),
+                k.condition()
+            )
+        })
+        .collect();
+    format!(
+        "SELECT k, v FROM (VALUES {}) AS isopredict_probe(k, v)",
+        rows.join(", ")
+    )
+}
+
 /// `SET LOCAL isopredict.txn = 'label';`.
 pub fn name_txn(label: &str) -> String {
     format!("SET LOCAL {TXN_SETTING} = {};", literal(label))

@@ -19,6 +19,7 @@ mod app_files;
 mod app_judge;
 mod app_run;
 mod app_sql;
+pub mod app_upstream;
 pub mod execute;
 pub mod files;
 pub mod minimize;

@@ -24,6 +24,7 @@
 
 pub mod client;
 pub mod database;
+pub mod gate;
 pub mod locks;
 pub mod recording;
 pub mod replay;
@@ -32,6 +33,7 @@ pub mod session;
 pub mod shards;
 pub mod socket;
 pub mod sql;
+pub mod upstream;
 pub mod wire;
 
 use std::net::SocketAddr;

@@ -336,3 +336,166 @@ fn the_doctors_write_skew_is_reproduced_at_repeatable_read_and_not_at_serializab
 
     bench.not_reproducible("out", "serializable", "ser", "SERIALIZABLE");
 }
+
+/// Runs `isopredict test … --reproduce --store URL --isolation ISOLATION` on the pgbench
+/// deposit into `out` and returns its exit code and JSON report.
+fn test_itself(
+    s: &Scratch,
+    bin: &Path,
+    url: &str,
+    isolation: &str,
+    out: &str,
+) -> (Option<i32>, serde_json::Value) {
+    let mut args = vec![
+        "test",
+        "--json",
+        "--out",
+        out,
+        "--level",
+        "rc",
+        "--max",
+        "1",
+        "--turn-wait",
+        "20",
+        "--setup",
+        SETUP,
+        "--reproduce",
+        "--store",
+        url,
+        "--isolation",
+        isolation,
+        "--",
+    ];
+    // One deposit per client: with two, the anomaly predicted may have a deposit read an
+    // older balance than its own connection's previous deposit, which PostgreSQL never
+    // shows (the prediction does not keep connection order; the report says so).
+    args.extend(PGBENCH.map(|a| if a == "2" { "1" } else { a }));
+    args.extend(["-f", "deposit.sql"]);
+    let o = isopredict(&args, &search_path(bin), &s.join(""));
+    let r = json(&o);
+    assert!(
+        s.join(out).join("app-reproduction.json").exists(),
+        "{r:#}\n{}",
+        stderr(&o)
+    );
+    (o.status.code(), r)
+}
+
+/// Issue 33 item 3: pgbench itself — not its recorded statements — re-run against PostgreSQL
+/// through the gate of `serve --upstream`, its statements in the schedule's order: at read
+/// committed the lost update happens (every read the anomaly needs saw its predicted writer,
+/// by the rows' xmin; the final balance holds fewer deposits than transactions committed);
+/// at serializable PostgreSQL refuses the second deposit and the report names its error.
+#[test]
+fn pgbench_itself_loses_a_deposit_on_postgresql_at_read_committed_and_not_at_serializable() {
+    let test = "app_reproduce pgbench itself";
+    let (Some(bin), Some(url)) = (pg_bin_dir(test), server(test)) else {
+        return;
+    };
+    let s = Scratch::new("app-reproduce-itself");
+    write_app(&s);
+    let (code, r) = test_itself(&s, &bin, &url, "read-committed", "rc");
+    assert_eq!(code, Some(1), "{r:#}");
+    assert_eq!(r["test"]["anomalies"][0]["name"], "lost update", "{r:#}");
+    let it = &r["itself"];
+    let repro = &it["reproduction"];
+    assert_eq!(repro["verdict"], "reproduced", "{it:#}");
+    assert!(
+        repro["summary"]
+            .as_str()
+            .unwrap()
+            .contains("by the application itself (`pgbench"),
+        "{it:#}"
+    );
+    let reads = repro["anomaly_reads"].as_array().unwrap();
+    assert!(!reads.is_empty(), "{it:#}");
+    for read in reads {
+        assert_eq!(read["got"], read["predicted"], "{it:#}");
+    }
+    assert!(it["divergences"].as_array().unwrap().is_empty(), "{it:#}");
+    // Serially the balance would hold every committed deposit; one of them is lost.
+    let writers = it["committed_writers"].as_array().unwrap();
+    assert_eq!(writers.len(), 1, "{it:#}");
+    let key = writers[0][0].as_str().unwrap();
+    let committed = writers[0][1].as_u64().unwrap();
+    let id = key
+        .trim_end_matches(']')
+        .rsplit_once("id=")
+        .map(|(_, v)| v.to_string())
+        .unwrap();
+    let row = it["final_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .find(|r| r.contains(&format!("id={id},")))
+        .unwrap_or_else(|| panic!("{it:#}"));
+    let bal: u64 = row.rsplit_once("bal=").unwrap().1.trim().parse().unwrap();
+    // The setup's INSERT is one of the writers: 100, then 10 per deposit.
+    assert!(committed >= 3, "{it:#}");
+    assert!(
+        bal >= 100 && bal < 100 + 10 * (committed - 1),
+        "{row}: {it:#}"
+    );
+
+    let (code, r) = test_itself(&s, &bin, &url, "serializable", "ser");
+    let it = &r["itself"];
+    let repro = &it["reproduction"];
+    assert_eq!(code, Some(1), "{r:#}");
+    assert_eq!(repro["verdict"], "not-reproduced", "{it:#}");
+    let summary = repro["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("40001") && summary.contains("could not serialize access"),
+        "{it:#}"
+    );
+}
+
+/// The two doctors program runs alice's transaction, then bob's, from one thread: the
+/// schedule of the write skew interleaves them, which the program cannot do. `test
+/// --reproduce` says so — unknown (exit 3), naming the turn that never came — instead of
+/// hanging or claiming anything.
+#[test]
+fn a_program_running_its_sessions_one_after_another_cannot_follow_the_schedule() {
+    let test = "app_reproduce doctors itself";
+    let (Some(python), Some(url)) = (common::postgres::python_with_psycopg(test), server(test))
+    else {
+        return;
+    };
+    let s = Scratch::new("app-reproduce-doctors-itself");
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/app-test/doctors.py");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let (python, program) = (python.display().to_string(), program.display().to_string());
+    let o = isopredict(
+        &[
+            "test",
+            "--json",
+            "--out",
+            "out",
+            "--level",
+            "si",
+            "--max",
+            "1",
+            "--turn-wait",
+            "2",
+            "--reproduce",
+            "--store",
+            &url,
+            "--isolation",
+            "repeatable-read",
+            "--",
+            &python,
+            &program,
+        ],
+        &path,
+        &s.join(""),
+    );
+    let r = json(&o);
+    assert_eq!(o.status.code(), Some(3), "{r:#}\n{}", stderr(&o));
+    let it = &r["itself"];
+    assert_eq!(it["reproduction"]["verdict"], "unknown", "{it:#}");
+    let summary = it["reproduction"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("did not come within") && summary.contains("bob's `SELECT"),
+        "{summary}"
+    );
+}
