@@ -357,10 +357,10 @@ pub(super) fn distinct_anomalies(
                 },
             )
             .collect();
+        let anomaly_name = name_prediction(&explainer, p, options.level);
         lines.push(DistinctAnomalyLine {
-            name: name_prediction(&explainer, p, options.level)
-                .name()
-                .to_string(),
+            name: anomaly_name.name().to_string(),
+            anomaly_names: Some(anomaly_name.id.row().names()),
             anomaly: named[i].to_string(),
             procedures: named[i].procedures.clone(),
             columns: named[i].columns.clone(),
@@ -517,6 +517,7 @@ mod tests {
     fn line(anomaly: &str, broken: &[&str]) -> DistinctAnomalyLine {
         DistinctAnomalyLine {
             name: "lost update".to_string(),
+            anomaly_names: None,
             anomaly: anomaly.to_string(),
             procedures: vec![],
             columns: vec![],

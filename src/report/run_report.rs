@@ -303,6 +303,10 @@ pub struct DistinctAnomalyLine {
     /// The anomaly's name as engineers know it (`lost update`; the anomaly table's).
     #[serde(default)]
     pub name: String,
+    /// The same row's names in every vocabulary (Adya, Elle, Plume), as `report.json`'s
+    /// prediction carries them; absent in reports written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anomaly_names: Option<crate::history::anomalies::AnomalyNames>,
     /// Procedures and table columns of its `pco` cycle, e.g. `Balance × WriteCheck on
     /// CHECKING.bal` ([`crate::pipeline::distinct::AppAnomaly`]).
     pub anomaly: String,
@@ -496,10 +500,10 @@ impl RunReport {
                 } else {
                     format!(", broke {}", a.broken_invariants.join(", "))
                 };
-                let name = if a.name.is_empty() {
-                    String::new()
-                } else {
-                    format!("{}: ", a.name)
+                let name = match &a.anomaly_names {
+                    Some(names) => format!("{}: ", names.id.label()),
+                    None if a.name.is_empty() => String::new(),
+                    None => format!("{}: ", a.name),
                 };
                 let _ = writeln!(
                     out,
@@ -838,6 +842,7 @@ mod tests {
             raw_keys: false,
             anomalies: vec![DistinctAnomalyLine {
                 name: "lost update".into(),
+                anomaly_names: Some(crate::history::AnomalyId::LostUpdate.row().names()),
                 anomaly: "Amalgamate × Balance on CHECKING.bal".into(),
                 procedures: vec!["Amalgamate".into(), "Balance".into()],
                 columns: vec!["CHECKING.bal".into()],
@@ -856,9 +861,11 @@ mod tests {
         let r = smallbank_report();
         let md = r.to_markdown();
         assert!(md.contains("## Distinct anomalies (1)"));
-        assert!(md.contains(
-            "1. **lost update: Amalgamate × Balance on CHECKING.bal**: replay validated, broke I1; 1 changed read(s)"
-        ));
+        // The list names the anomaly as every view does: the table row's label.
+        assert!(md.contains(&format!(
+            "1. **{}: Amalgamate × Balance on CHECKING.bal**: replay validated, broke I1; 1 changed read(s)",
+            crate::history::AnomalyId::LostUpdate.label()
+        )));
         assert!(md.contains(
             "| T1.1 (Txn(1, 0)) | `Amalgamate(custId0=1, custId1=3)` | reads from a different writer |"
         ));

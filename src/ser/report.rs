@@ -229,11 +229,19 @@ impl StrongReport {
             }
         }
         if let Some(v) = &self.violation {
-            let adya = v
-                .adya
-                .as_ref()
-                .map_or_else(String::new, |a| format!(" (Adya {a})"));
-            let _ = writeln!(out, "anomaly: {}{adya} — {}", v.anomaly, v.description);
+            // The anomaly table's label, as every view prints the name; the explanation's
+            // own Adya phenomenon for a name the table lacks.
+            let named = crate::history::anomalies::by_name(&v.anomaly).map_or_else(
+                || {
+                    let adya = v
+                        .adya
+                        .as_ref()
+                        .map_or_else(String::new, |a| format!(" (Adya {a})"));
+                    format!("{}{adya}", v.anomaly)
+                },
+                |row| row.label(),
+            );
+            let _ = writeln!(out, "anomaly: {named} — {}", v.description);
             if v.core_is_cycle {
                 let _ = writeln!(
                     out,

@@ -455,7 +455,14 @@ fn write_skew_buried_in_200_transactions_is_explained_by_its_2() {
     }
     // Text, JSON and DOT name the core and its edges.
     let text = r.render_text();
-    assert!(text.contains("anomaly: write skew (Adya G2)"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "anomaly: {} — ",
+            crate::history::AnomalyId::WriteSkew.label()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("anomaly: write skew (Adya G2"), "{text}");
     assert!(text.contains("removing any one of them fixes it"), "{text}");
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["violation"]["core"].as_array().unwrap().len(), 2);

@@ -371,7 +371,7 @@ fn test_itself(
     // shows (the prediction does not keep connection order; the report says so).
     args.extend(PGBENCH.map(|a| if a == "2" { "1" } else { a }));
     args.extend(["-f", "deposit.sql"]);
-    let o = isopredict(&args, &search_path(bin), &s.join(""));
+    let o = isopredict_in(&s.join(""), &path_with(bin), &args);
     let r = json(&o);
     assert!(
         s.join(out).join("app-reproduction.json").exists(),
@@ -389,7 +389,7 @@ fn test_itself(
 #[test]
 fn pgbench_itself_loses_a_deposit_on_postgresql_at_read_committed_and_not_at_serializable() {
     let test = "app_reproduce pgbench itself";
-    let (Some(bin), Some(url)) = (pg_bin_dir(test), server(test)) else {
+    let (Some(bin), Some(url)) = (client_dir(test, &["psql", "pgbench"]), server(test)) else {
         return;
     };
     let s = Scratch::new("app-reproduce-itself");
@@ -465,7 +465,9 @@ fn a_program_running_its_sessions_one_after_another_cannot_follow_the_schedule()
     let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/app-test/doctors.py");
     let path = std::env::var_os("PATH").unwrap_or_default();
     let (python, program) = (python.display().to_string(), program.display().to_string());
-    let o = isopredict(
+    let o = isopredict_in(
+        &s.join(""),
+        &path,
         &[
             "test",
             "--json",
@@ -486,8 +488,6 @@ fn a_program_running_its_sessions_one_after_another_cannot_follow_the_schedule()
             &python,
             &program,
         ],
-        &path,
-        &s.join(""),
     );
     let r = json(&o);
     assert_eq!(o.status.code(), Some(3), "{r:#}\n{}", stderr(&o));

@@ -541,29 +541,6 @@ fn a_rollback_to_a_savepoint_keeps_only_what_remains() {
     assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
 }
 
-/// A Python with psycopg and pytest: `ISOPREDICT_TEST_PYTHON`, else the worktree's
-/// `.venv-server` (see docs/recording.md), else `None` (skip, outside CI).
-fn python_with_psycopg() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("ISOPREDICT_TEST_PYTHON").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-server/bin/python")),
-    ];
-    for p in candidates.into_iter().flatten() {
-        let ok = Command::new(&p)
-            .args(["-c", "import psycopg, pytest"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(p);
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("no Python with psycopg and pytest in CI: .ci/run installs them (ISOPREDICT_TEST_PYTHON)");
-    }
-    eprintln!("SKIPPED: no Python with psycopg and pytest (set ISOPREDICT_TEST_PYTHON)");
-    None
-}
-
 #[test]
 fn the_documented_psycopg_app_records_and_its_lost_update_is_predicted() {
     let Some(python) = common::postgres::python_with_psycopg("the documented psycopg app") else {
