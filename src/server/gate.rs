@@ -10,6 +10,7 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::replay::ConnectionNames;
 use rustc_hash::FxHashMap;
 
 /// What a turn is.
@@ -77,7 +78,7 @@ struct State {
     /// Per session: how many of its turns are done.
     cursor: FxHashMap<String, usize>,
     /// Connections seen per `application_name`.
-    seen_names: FxHashMap<String, u32>,
+    seen_names: ConnectionNames,
     /// Where the run left the schedule, in words.
     divergences: Vec<String>,
 }
@@ -139,19 +140,7 @@ impl TurnGate {
     /// `teller` is `teller#k` (`teller` for the first), an unnamed one `connection N`; `None`
     /// when the recording has no such session.
     pub fn match_session(&self, application_name: Option<&str>, number: u64) -> Option<String> {
-        let name = match application_name {
-            Some(n) if !n.is_empty() => {
-                let mut st = self.lock();
-                let k = st.seen_names.entry(n.to_string()).or_insert(0);
-                *k += 1;
-                if *k == 1 {
-                    n.to_string()
-                } else {
-                    format!("{n}#{k}")
-                }
-            }
-            _ => format!("connection {number}"),
-        };
+        let name = self.lock().seen_names.name(application_name, number);
         self.recorded.contains(&name).then_some(name)
     }
 

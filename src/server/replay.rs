@@ -75,9 +75,37 @@ struct GateState {
     /// Store sessions with a transaction in flight.
     in_flight: Vec<u32>,
     /// Connections seen per `application_name`.
-    seen_names: FxHashMap<String, u32>,
+    seen_names: ConnectionNames,
     /// Divergences found by the gate, in words.
     divergences: Vec<String>,
+}
+
+/// The recorded session a connection replays, by name: the k-th connection named `teller` is
+/// `teller#k` (`teller` for the first), an unnamed one `connection N` (its number in connection
+/// order) — the names the recording gave them. One rule for the replay's gate and for the
+/// upstream gate of `test --reproduce`.
+#[derive(Debug, Default)]
+pub(crate) struct ConnectionNames {
+    /// Connections seen per `application_name`.
+    seen: FxHashMap<String, u32>,
+}
+
+impl ConnectionNames {
+    /// The name of connection `number` (1-based), named `application_name` by its client.
+    pub(crate) fn name(&mut self, application_name: Option<&str>, number: u64) -> String {
+        match application_name {
+            Some(n) if !n.is_empty() => {
+                let k = self.seen.entry(n.to_string()).or_insert(0);
+                *k += 1;
+                if *k == 1 {
+                    n.to_string()
+                } else {
+                    format!("{n}#{k}")
+                }
+            }
+            _ => format!("connection {number}"),
+        }
+    }
 }
 
 /// The turn gate and the connection matching (see the module documentation).
@@ -123,19 +151,7 @@ impl ReplayGate {
     /// The recorded session id connection `number` (named `application_name`) replays, or a
     /// fresh id when it matches none.
     pub fn external_id(&self, application_name: Option<&str>, number: u64) -> u64 {
-        let name = match application_name {
-            Some(n) if !n.is_empty() => {
-                let mut st = self.lock();
-                let k = st.seen_names.entry(n.to_string()).or_insert(0);
-                *k += 1;
-                if *k == 1 {
-                    n.to_string()
-                } else {
-                    format!("{n}#{k}")
-                }
-            }
-            _ => format!("connection {number}"),
-        };
+        let name = self.lock().seen_names.name(application_name, number);
         self.setup
             .recorded
             .iter()
