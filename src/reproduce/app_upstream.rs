@@ -378,6 +378,33 @@ fn stopped(reproduction: Reproduction) -> ItselfOutcome {
     }
 }
 
+/// The probes the gate runs: before the first turn of each reading step of the schedule (by
+/// turn), the `xmin` of the rows it reads; and right after the schedule's last turn, the rows
+/// whose last writes the judgement checks.
+fn probes_of(
+    prepared: &Prepared,
+    steps: &[Vec<usize>],
+) -> (FxHashMap<usize, String>, FxHashMap<usize, String>) {
+    let mut probes = FxHashMap::default();
+    for (i, step) in prepared.plan.steps.iter().enumerate() {
+        if let (false, Some(&first)) = (step.reads.is_empty(), steps[i].first()) {
+            let keys: Vec<String> = step.reads.iter().map(|r| r.key.clone()).collect();
+            probes.insert(first, probe_of(prepared, &keys));
+        }
+    }
+    let mut probes_after = FxHashMap::default();
+    if let Some(&last) = steps.iter().flatten().last() {
+        let keys: Vec<String> = prepared
+            .plan
+            .final_writers
+            .iter()
+            .map(|&(k, _)| prepared.plan.initial[k as usize].0.clone())
+            .collect();
+        probes_after.insert(last, probe_of(prepared, &keys));
+    }
+    (probes, probes_after)
+}
+
 /// Runs the application itself on PostgreSQL along the folder's prediction (module docs).
 pub fn reproduce_itself(request: &ItselfRequest<'_>) -> ItselfOutcome {
     let isolation = request.isolation;
@@ -409,24 +436,7 @@ pub fn reproduce_itself(request: &ItselfRequest<'_>) -> ItselfOutcome {
     let observed = &request.folder.observed;
     let turns = turns_of(observed);
     let (order, steps) = order_turns(observed, &turns, &prepared);
-    let mut probes = FxHashMap::default();
-    for (i, step) in prepared.plan.steps.iter().enumerate() {
-        if let (false, Some(&first)) = (step.reads.is_empty(), steps[i].first()) {
-            let keys: Vec<String> = step.reads.iter().map(|r| r.key.clone()).collect();
-            probes.insert(first, probe_of(&prepared, &keys));
-        }
-    }
-    // The state the schedule leaves: probed right after its last turn.
-    let mut probes_after = FxHashMap::default();
-    if let Some(&last) = steps.iter().flatten().last() {
-        let keys: Vec<String> = prepared
-            .plan
-            .final_writers
-            .iter()
-            .map(|&(k, _)| prepared.plan.initial[k as usize].0.clone())
-            .collect();
-        probes_after.insert(last, probe_of(&prepared, &keys));
-    }
+    let (probes, probes_after) = probes_of(&prepared, &steps);
     let (host, port, user, database, password) = match upstream_parts(request.url) {
         Ok(p) => p,
         Err(e) => return unknown(e),

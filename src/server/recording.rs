@@ -15,7 +15,8 @@ use rustc_hash::FxHashSet;
 use super::sql::catalog::Catalog;
 use crate::error::InputError;
 use crate::history::{
-    BuilderTxn, History, HistoryBuilder, ReadFrom, SqlStatement, StatementTable, NO_STATEMENT,
+    BuilderTxn, History, HistoryBuilder, ReadFrom, SessionId, SqlStatement, StatementTable,
+    NO_STATEMENT,
 };
 use crate::store::{Event, KeyRef, Seq, Source, Store};
 
@@ -332,6 +333,20 @@ impl Recorder {
             }
         }
         let history = b.build()?;
+        self.with_statement_table(history, &history_session, &txn_statements, source)
+    }
+
+    /// `history` with its statement table: each operation's statement (`txn_statements`, per
+    /// begun transaction, in the history's order), the sessions' names, and the statements of
+    /// connections that recorded a transaction, renumbered to the history's sessions
+    /// (`history_session`).
+    fn with_statement_table(
+        &self,
+        history: History,
+        history_session: &[Option<SessionId>],
+        txn_statements: &[Vec<u32>],
+        source: &str,
+    ) -> Result<History, InputError> {
         // Transactions were begun session by session in the history's own order, so history
         // transaction t + 1 is begun transaction t; checked operation by operation.
         let mut op_statement = vec![NO_STATEMENT; history.ops().len()];
@@ -354,7 +369,7 @@ impl Recorder {
         let session_names = self
             .sessions
             .iter()
-            .zip(&history_session)
+            .zip(history_session)
             .filter(|(_, h)| h.is_some())
             .map(|(s, _)| s.name.clone())
             .collect();

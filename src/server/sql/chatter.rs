@@ -179,172 +179,201 @@ pub fn answer(
     catalog: &Catalog,
     present_rows: &mut dyn FnMut(usize) -> usize,
 ) -> Result<Outcome, SqlError> {
-    use sqlparser::ast::Set;
     match s {
-        Statement::Set(set) => match set {
-            Set::SingleAssignment {
-                variable, values, ..
-            } => {
-                let name = variable.to_string();
-                let value = values
-                    .iter()
-                    .map(|v| match v {
-                        Expr::Value(v) => match &v.value {
-                            sqlparser::ast::Value::SingleQuotedString(s) => s.clone(),
-                            other => other.to_string(),
-                        },
-                        Expr::Identifier(i) => i.value.clone(),
-                        other => other.to_string(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                settings.set(&name, &value);
-                Ok(Outcome::Done("SET".into()))
-            }
-            Set::SetTimeZone { value, .. } => {
-                settings.set("timezone", value.to_string().trim_matches('\''));
-                Ok(Outcome::Done("SET".into()))
-            }
-            _ => Ok(Outcome::Done("SET".into())),
-        },
-        Statement::ShowVariable { variable } => {
-            let name = variable.iter().map(ident).collect::<Vec<_>>().join(" ");
-            let value = match name.as_str() {
-                "transaction isolation level" => settings.get("transaction_isolation"),
-                "time zone" => settings.get("timezone"),
-                n => settings.get(n),
-            }
-            .ok_or_else(|| {
-                SqlError::new(
-                    "42704",
-                    format!("unrecognized configuration parameter \"{name}\""),
-                )
-            })?
-            .to_string();
-            Ok(Outcome::Rows {
-                fields: vec![Field {
-                    name: name.replace(' ', "_"),
-                    ty: SqlType::Text,
-                }],
-                rows: vec![vec![Value::text(&value)]],
-                tag: "SHOW",
-                count: 0,
-            })
-        }
+        Statement::Set(set) => answer_set(set, settings),
+        Statement::ShowVariable { variable } => answer_show(variable, settings),
         Statement::Discard { .. } => Ok(Outcome::Done("DISCARD ALL".into())),
         Statement::Deallocate { .. } => Ok(Outcome::Done("DEALLOCATE".into())),
         // Maintenance has nothing to do here (pgbench -i sends it).
         Statement::Vacuum(_) => Ok(Outcome::Done("VACUUM".into())),
         Statement::Analyze(_) => Ok(Outcome::Done("ANALYZE".into())),
-        Statement::Query(q) => {
-            let SetExpr::Select(sel) = q.body.as_ref() else {
-                return Err(SqlError::unsupported("this query"));
-            };
-            if is_pgbench_scale_query(s) {
-                let count = catalog
-                    .table("pgbench_branches")
-                    .map(&mut *present_rows)
-                    .ok_or_else(|| SqlError::undefined_table("pgbench_branches"))?;
-                return Ok(Outcome::Rows {
-                    fields: vec![Field {
-                        name: "count".into(),
-                        ty: SqlType::Int8,
-                    }],
-                    rows: vec![vec![Value::Int(count as i64)]],
-                    tag: "SELECT",
-                    count: 1,
-                });
-            }
-            let fields: Vec<Field> = sel
-                .projection
-                .iter()
-                .map(|item| Field {
-                    name: match item {
-                        SelectItem::ExprWithAlias { alias, .. } => ident(alias),
-                        SelectItem::UnnamedExpr(Expr::Function(f)) => {
-                            object_name(&f.name).unwrap_or_else(|_| "?column?".into())
-                        }
-                        SelectItem::UnnamedExpr(e) => eval::column_ref(e)
-                            .map(|(_, c)| c.into_owned())
-                            .unwrap_or_else(|| "?column?".into()),
-                        _ => "?column?".into(),
-                    },
-                    ty: SqlType::Text,
-                })
-                .collect();
-            if sel.from.is_empty() {
-                let mut row = Vec::new();
-                let mut fields = fields;
-                for (item, field) in sel.projection.iter().zip(fields.iter_mut()) {
-                    let e = match item {
-                        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
-                        other => {
-                            return Err(SqlError::unsupported(format!("the select item {other}")))
-                        }
-                    };
-                    let v = current_setting(e, settings)
-                        .map(Ok)
-                        .unwrap_or_else(|| eval::eval(e, &mut eval::NoColumns, &[]))?;
-                    field.ty = match v {
-                        Value::Int(_) => SqlType::Int4,
-                        Value::Real(_) => SqlType::Numeric,
-                        Value::Bool(_) => SqlType::Bool,
-                        _ => SqlType::Text,
-                    };
-                    row.push(v);
-                }
-                return Ok(Outcome::Rows {
-                    fields,
-                    rows: vec![row],
-                    tag: "SELECT",
-                    count: 1,
-                });
-            }
-            let text = s.to_string().to_lowercase();
-            if let Some(rows) = relation_list(&fields, &text, catalog) {
-                let count = rows.len();
-                return Ok(Outcome::Rows {
-                    fields,
-                    rows,
-                    tag: "SELECT",
-                    count,
-                });
-            }
-            if text.contains("pg_partitioned_table") {
-                let relname = text
-                    .split("relname = '")
-                    .nth(1)
-                    .and_then(|r| r.split('\'').next())
-                    .unwrap_or("");
-                let rows = if catalog.table(relname).is_some() {
-                    vec![vec![Value::Int(1), Value::Null, Value::Int(0)]]
-                } else {
-                    Vec::new()
-                };
-                let count = rows.len();
-                let mut fields = fields;
-                for (f, ty) in fields
-                    .iter_mut()
-                    .zip([SqlType::Int4, SqlType::Text, SqlType::Int8])
-                {
-                    f.ty = ty;
-                }
-                return Ok(Outcome::Rows {
-                    fields,
-                    rows,
-                    tag: "SELECT",
-                    count,
-                });
-            }
-            Ok(Outcome::Rows {
-                fields,
-                rows: Vec::new(),
-                tag: "SELECT",
-                count: 0,
-            })
-        }
+        Statement::Query(q) => answer_query(s, q, settings, catalog, present_rows),
         other => Err(SqlError::unsupported(format!("the statement {other}"))),
     }
+}
+
+/// `SET name = value`, `SET TIME ZONE …`: the session's setting changed.
+fn answer_set(set: &sqlparser::ast::Set, settings: &mut Settings) -> Result<Outcome, SqlError> {
+    use sqlparser::ast::Set;
+    match set {
+        Set::SingleAssignment {
+            variable, values, ..
+        } => {
+            let name = variable.to_string();
+            let value = values
+                .iter()
+                .map(|v| match v {
+                    Expr::Value(v) => match &v.value {
+                        sqlparser::ast::Value::SingleQuotedString(s) => s.clone(),
+                        other => other.to_string(),
+                    },
+                    Expr::Identifier(i) => i.value.clone(),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            settings.set(&name, &value);
+            Ok(Outcome::Done("SET".into()))
+        }
+        Set::SetTimeZone { value, .. } => {
+            settings.set("timezone", value.to_string().trim_matches('\''));
+            Ok(Outcome::Done("SET".into()))
+        }
+        _ => Ok(Outcome::Done("SET".into())),
+    }
+}
+
+/// `SHOW name`: the session's setting, as one row.
+fn answer_show(
+    variable: &[sqlparser::ast::Ident],
+    settings: &Settings,
+) -> Result<Outcome, SqlError> {
+    let name = variable.iter().map(ident).collect::<Vec<_>>().join(" ");
+    let value = match name.as_str() {
+        "transaction isolation level" => settings.get("transaction_isolation"),
+        "time zone" => settings.get("timezone"),
+        n => settings.get(n),
+    }
+    .ok_or_else(|| {
+        SqlError::new(
+            "42704",
+            format!("unrecognized configuration parameter \"{name}\""),
+        )
+    })?
+    .to_string();
+    Ok(Outcome::Rows {
+        fields: vec![Field {
+            name: name.replace(' ', "_"),
+            ty: SqlType::Text,
+        }],
+        rows: vec![vec![Value::text(&value)]],
+        tag: "SHOW",
+        count: 0,
+    })
+}
+
+/// A query no table answers: pgbench's scale query, a `SELECT` of settings or constants
+/// without FROM, psql's catalog queries (answered from the server's tables where it lists
+/// them, else with no rows).
+fn answer_query(
+    s: &Statement,
+    q: &sqlparser::ast::Query,
+    settings: &Settings,
+    catalog: &Catalog,
+    present_rows: &mut dyn FnMut(usize) -> usize,
+) -> Result<Outcome, SqlError> {
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return Err(SqlError::unsupported("this query"));
+    };
+    if is_pgbench_scale_query(s) {
+        let count = catalog
+            .table("pgbench_branches")
+            .map(&mut *present_rows)
+            .ok_or_else(|| SqlError::undefined_table("pgbench_branches"))?;
+        return Ok(Outcome::Rows {
+            fields: vec![Field {
+                name: "count".into(),
+                ty: SqlType::Int8,
+            }],
+            rows: vec![vec![Value::Int(count as i64)]],
+            tag: "SELECT",
+            count: 1,
+        });
+    }
+    let fields: Vec<Field> = sel
+        .projection
+        .iter()
+        .map(|item| Field {
+            name: match item {
+                SelectItem::ExprWithAlias { alias, .. } => ident(alias),
+                SelectItem::UnnamedExpr(Expr::Function(f)) => {
+                    object_name(&f.name).unwrap_or_else(|_| "?column?".into())
+                }
+                SelectItem::UnnamedExpr(e) => eval::column_ref(e)
+                    .map(|(_, c)| c.into_owned())
+                    .unwrap_or_else(|| "?column?".into()),
+                _ => "?column?".into(),
+            },
+            ty: SqlType::Text,
+        })
+        .collect();
+    if sel.from.is_empty() {
+        return select_without_from(sel, fields, settings);
+    }
+    let text = s.to_string().to_lowercase();
+    if let Some(rows) = relation_list(&fields, &text, catalog) {
+        let count = rows.len();
+        return Ok(Outcome::Rows {
+            fields,
+            rows,
+            tag: "SELECT",
+            count,
+        });
+    }
+    if text.contains("pg_partitioned_table") {
+        let relname = text
+            .split("relname = '")
+            .nth(1)
+            .and_then(|r| r.split('\'').next())
+            .unwrap_or("");
+        let rows = if catalog.table(relname).is_some() {
+            vec![vec![Value::Int(1), Value::Null, Value::Int(0)]]
+        } else {
+            Vec::new()
+        };
+        let count = rows.len();
+        let mut fields = fields;
+        for (f, ty) in fields
+            .iter_mut()
+            .zip([SqlType::Int4, SqlType::Text, SqlType::Int8])
+        {
+            f.ty = ty;
+        }
+        return Ok(Outcome::Rows {
+            fields,
+            rows,
+            tag: "SELECT",
+            count,
+        });
+    }
+    Ok(Outcome::Rows {
+        fields,
+        rows: Vec::new(),
+        tag: "SELECT",
+        count: 0,
+    })
+}
+
+/// `SELECT` without FROM: each item a setting (`current_setting(…)`) or a constant expression.
+fn select_without_from(
+    sel: &sqlparser::ast::Select,
+    fields: Vec<Field>,
+    settings: &Settings,
+) -> Result<Outcome, SqlError> {
+    let mut row = Vec::new();
+    let mut fields = fields;
+    for (item, field) in sel.projection.iter().zip(fields.iter_mut()) {
+        let e = match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+            other => return Err(SqlError::unsupported(format!("the select item {other}"))),
+        };
+        let v = current_setting(e, settings)
+            .map(Ok)
+            .unwrap_or_else(|| eval::eval(e, &mut eval::NoColumns, &[]))?;
+        field.ty = match v {
+            Value::Int(_) => SqlType::Int4,
+            Value::Real(_) => SqlType::Numeric,
+            Value::Bool(_) => SqlType::Bool,
+            _ => SqlType::Text,
+        };
+        row.push(v);
+    }
+    Ok(Outcome::Rows {
+        fields,
+        rows: vec![row],
+        tag: "SELECT",
+        count: 1,
+    })
 }
 
 /// psql's `\dt` and `\d` without a pattern (a query of `pg_class` with the columns Schema,

@@ -304,53 +304,7 @@ pub fn eval(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value,
         }
         Expr::Value(v) => literal(&v.value, params)?,
         Expr::Nested(e) => eval(e, cols, params)?,
-        Expr::BinaryOp { left, op, right } => match op {
-            BinaryOperator::And => {
-                let l = eval(left, cols, params)?;
-                if matches!(l, Value::Bool(false)) {
-                    return Ok(l);
-                }
-                let r = eval(right, cols, params)?;
-                match (l, r) {
-                    (_, Value::Bool(false)) => Value::Bool(false),
-                    (Value::Bool(true), Value::Bool(true)) => Value::Bool(true),
-                    _ => Value::Null,
-                }
-            }
-            BinaryOperator::Or => {
-                let l = eval(left, cols, params)?;
-                if matches!(l, Value::Bool(true)) {
-                    return Ok(l);
-                }
-                let r = eval(right, cols, params)?;
-                match (l, r) {
-                    (_, Value::Bool(true)) => Value::Bool(true),
-                    (Value::Bool(false), Value::Bool(false)) => Value::Bool(false),
-                    _ => Value::Null,
-                }
-            }
-            BinaryOperator::Eq
-            | BinaryOperator::NotEq
-            | BinaryOperator::Lt
-            | BinaryOperator::LtEq
-            | BinaryOperator::Gt
-            | BinaryOperator::GtEq => {
-                let l = eval(left, cols, params)?;
-                let r = eval(right, cols, params)?;
-                cmp_op(op, &l, &r)
-            }
-            BinaryOperator::Plus
-            | BinaryOperator::Minus
-            | BinaryOperator::Multiply
-            | BinaryOperator::Divide
-            | BinaryOperator::Modulo
-            | BinaryOperator::StringConcat => {
-                let l = eval(left, cols, params)?;
-                let r = eval(right, cols, params)?;
-                arith(op, l, r)?
-            }
-            other => return Err(SqlError::unsupported(format!("the operator {other}"))),
-        },
+        Expr::BinaryOp { left, op, right } => binary(left, op, right, cols, params)?,
         Expr::UnaryOp { op, expr } => {
             let v = eval(expr, cols, params)?;
             match (op, v) {
@@ -376,28 +330,7 @@ pub fn eval(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value,
             target,
             negated,
             ..
-        } => {
-            let sqlparser::ast::InTarget::List(list) = target else {
-                return Err(SqlError::unsupported(format!("the IN form {e}")));
-            };
-            let v = eval(expr, cols, params)?;
-            let mut result = Value::Bool(false);
-            for item in list {
-                let x = eval(item, cols, params)?;
-                match compare(&v, &x) {
-                    Some(Ordering::Equal) => {
-                        result = Value::Bool(true);
-                        break;
-                    }
-                    None => result = Value::Null,
-                    _ => {}
-                }
-            }
-            match (result, negated) {
-                (Value::Bool(b), true) => Value::Bool(!b),
-                (r, _) => r,
-            }
-        }
+        } => in_list(e, expr, target, *negated, cols, params)?,
         Expr::Between {
             expr,
             negated,
@@ -489,6 +422,96 @@ pub fn eval(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value,
             }
         }
         other => return Err(SqlError::unsupported(format!("the expression {other}"))),
+    })
+}
+
+/// A binary operator: AND and OR with SQL's three-valued logic (the right side not evaluated
+/// when the left decides), comparisons, arithmetic and `||`.
+fn binary(
+    left: &Expr,
+    op: &BinaryOperator,
+    right: &Expr,
+    cols: &mut dyn Columns,
+    params: &[Value],
+) -> Result<Value, SqlError> {
+    Ok(match op {
+        BinaryOperator::And => {
+            let l = eval(left, cols, params)?;
+            if matches!(l, Value::Bool(false)) {
+                return Ok(l);
+            }
+            let r = eval(right, cols, params)?;
+            match (l, r) {
+                (_, Value::Bool(false)) => Value::Bool(false),
+                (Value::Bool(true), Value::Bool(true)) => Value::Bool(true),
+                _ => Value::Null,
+            }
+        }
+        BinaryOperator::Or => {
+            let l = eval(left, cols, params)?;
+            if matches!(l, Value::Bool(true)) {
+                return Ok(l);
+            }
+            let r = eval(right, cols, params)?;
+            match (l, r) {
+                (_, Value::Bool(true)) => Value::Bool(true),
+                (Value::Bool(false), Value::Bool(false)) => Value::Bool(false),
+                _ => Value::Null,
+            }
+        }
+        BinaryOperator::Eq
+        | BinaryOperator::NotEq
+        | BinaryOperator::Lt
+        | BinaryOperator::LtEq
+        | BinaryOperator::Gt
+        | BinaryOperator::GtEq => {
+            let l = eval(left, cols, params)?;
+            let r = eval(right, cols, params)?;
+            cmp_op(op, &l, &r)
+        }
+        BinaryOperator::Plus
+        | BinaryOperator::Minus
+        | BinaryOperator::Multiply
+        | BinaryOperator::Divide
+        | BinaryOperator::Modulo
+        | BinaryOperator::StringConcat => {
+            let l = eval(left, cols, params)?;
+            let r = eval(right, cols, params)?;
+            arith(op, l, r)?
+        }
+        other => return Err(SqlError::unsupported(format!("the operator {other}"))),
+    })
+}
+
+/// `expr [NOT] IN (list)`: true on an equal item, null when none is equal but one compares
+/// as unknown (SQL's rule), else false.
+fn in_list(
+    e: &Expr,
+    expr: &Expr,
+    target: &sqlparser::ast::InTarget,
+    negated: bool,
+    cols: &mut dyn Columns,
+    params: &[Value],
+) -> Result<Value, SqlError> {
+    let sqlparser::ast::InTarget::List(list) = target else {
+        return Err(SqlError::unsupported(format!("the IN form {e}")));
+    };
+    let v = eval(expr, cols, params)?;
+    let mut result = Value::Bool(false);
+    for item in list {
+        let x = eval(item, cols, params)?;
+        match compare(&v, &x) {
+            Some(Ordering::Equal) => {
+                result = Value::Bool(true);
+                break;
+            }
+            None => result = Value::Null,
+            _ => {}
+        }
+    }
+    Ok(match (result, negated) {
+        (Value::Bool(b), true) => Value::Bool(!b),
+        (r, _) => r,
     })
 }
 

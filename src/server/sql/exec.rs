@@ -1490,6 +1490,88 @@ fn truncate(x: &mut Exec<'_, '_>, t: &Truncate) -> Result<Outcome, SqlError> {
     Ok(Outcome::Done("TRUNCATE TABLE".into()))
 }
 
+/// The columns an INSERT's values go to, in order: the named ones, else every column.
+fn insert_targets(
+    table: &TableDef,
+    columns: &[sqlparser::ast::ObjectName],
+) -> Result<Vec<usize>, SqlError> {
+    if columns.is_empty() {
+        return Ok((0..table.columns.len()).collect());
+    }
+    columns
+        .iter()
+        .map(|c| {
+            let n = object_name(c)?;
+            table
+                .column(&n)
+                .ok_or_else(|| SqlError::undefined_column(&n))
+        })
+        .collect()
+}
+
+/// One VALUES row of an INSERT into table `t` as a full row: the given values coerced to their
+/// columns' types, the others from their SERIAL sequence, their DEFAULT, else NULL; NOT NULL
+/// checked.
+fn full_row(
+    catalog: &mut Catalog,
+    t: usize,
+    targets: &[usize],
+    row_exprs: &[Expr],
+    params: &[Value],
+) -> Result<Vec<Value>, SqlError> {
+    let ncols = catalog.get(t).columns.len();
+    let mut row: Vec<Option<Value>> = vec![None; ncols];
+    for (&c, e) in targets.iter().zip(row_exprs.iter()) {
+        let is_default =
+            matches!(e, Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default"));
+        if !is_default {
+            let v = eval(e, &mut eval::NoColumns, params)?;
+            row[c] = Some(coerce(v, catalog.get(t).columns[c].ty)?);
+        }
+    }
+    let mut full = Vec::with_capacity(ncols);
+    for (c, v) in row.into_iter().enumerate() {
+        let v = match v {
+            Some(v) => v,
+            None => {
+                let table = catalog.get_mut(t);
+                let column = &table.columns[c];
+                if column.serial {
+                    table.sequence += 1;
+                    Value::Int(table.sequence)
+                } else if let Some(d) = column.default.clone() {
+                    let ty = column.ty;
+                    coerce(eval(&d, &mut eval::NoColumns, params)?, ty)?
+                } else {
+                    Value::Null
+                }
+            }
+        };
+        check_not_null(catalog.get(t), c, &v)?;
+        full.push(v);
+    }
+    Ok(full)
+}
+
+/// PostgreSQL's unique violation (23505) for `key` in `table`.
+fn duplicate_key(table: &TableDef, key: &[Value]) -> SqlError {
+    SqlError::new(
+        "23505",
+        format!(
+            "duplicate key value violates unique constraint \"{}_pkey\": Key ({})=({}) already \
+             exists.",
+            table.name,
+            table
+                .key
+                .iter()
+                .map(|&k| table.columns[k].name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            key.iter().map(eval::plain).collect::<Vec<_>>().join(", ")
+        ),
+    )
+}
+
 fn insert(x: &mut Exec<'_, '_>, i: &Insert) -> Result<Outcome, SqlError> {
     let TableObject::TableName(name) = &i.table else {
         return Err(SqlError::unsupported("INSERT INTO a table function"));
@@ -1507,20 +1589,7 @@ fn insert(x: &mut Exec<'_, '_>, i: &Insert) -> Result<Outcome, SqlError> {
     };
     let sources = [Source { table: t, alias }];
     let ncols = x.catalog.get(t).columns.len();
-    let targets: Vec<usize> = if i.columns.is_empty() {
-        (0..ncols).collect()
-    } else {
-        let table = x.catalog.get(t);
-        i.columns
-            .iter()
-            .map(|c| {
-                let n = object_name(c)?;
-                table
-                    .column(&n)
-                    .ok_or_else(|| SqlError::undefined_column(&n))
-            })
-            .collect::<Result<_, _>>()?
-    };
+    let targets = insert_targets(x.catalog.get(t), &i.columns)?;
     let Some(source) = &i.source else {
         return Err(SqlError::unsupported("INSERT without VALUES"));
     };
@@ -1559,36 +1628,7 @@ fn insert(x: &mut Exec<'_, '_>, i: &Insert) -> Result<Outcome, SqlError> {
                 ),
             ));
         }
-        let mut row: Vec<Option<Value>> = vec![None; ncols];
-        for (&c, e) in targets.iter().zip(row_exprs.iter()) {
-            let is_default =
-                matches!(e, Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default"));
-            if !is_default {
-                let v = eval(e, &mut eval::NoColumns, params)?;
-                row[c] = Some(coerce(v, x.catalog.get(t).columns[c].ty)?);
-            }
-        }
-        let mut full = Vec::with_capacity(ncols);
-        for (c, v) in row.into_iter().enumerate() {
-            let v = match v {
-                Some(v) => v,
-                None => {
-                    let table = x.catalog.get_mut(t);
-                    let column = &table.columns[c];
-                    if column.serial {
-                        table.sequence += 1;
-                        Value::Int(table.sequence)
-                    } else if let Some(d) = column.default.clone() {
-                        let ty = column.ty;
-                        coerce(eval(&d, &mut eval::NoColumns, params)?, ty)?
-                    } else {
-                        Value::Null
-                    }
-                }
-            };
-            check_not_null(x.catalog.get(t), c, &v)?;
-            full.push(v);
-        }
+        let full = full_row(x.catalog, t, &targets, row_exprs, params)?;
         let table = x.catalog.get_mut(t);
         let key: Box<[Value]> = if table.key.is_empty() {
             table.sequence += 1;
@@ -1624,24 +1664,7 @@ fn insert(x: &mut Exec<'_, '_>, i: &Insert) -> Result<Outcome, SqlError> {
                         affected.push(combo);
                         continue;
                     }
-                    None => {
-                        let table = x.catalog.get(t);
-                        return Err(SqlError::new(
-                            "23505",
-                            format!(
-                                "duplicate key value violates unique constraint \"{}_pkey\": \
-                                 Key ({})=({}) already exists.",
-                                table.name,
-                                table
-                                    .key
-                                    .iter()
-                                    .map(|&k| table.columns[k].name.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", "),
-                                key.iter().map(eval::plain).collect::<Vec<_>>().join(", ")
-                            ),
-                        ));
-                    }
+                    None => return Err(duplicate_key(x.catalog.get(t), &key)),
                 }
             }
         }
