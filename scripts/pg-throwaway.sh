@@ -41,10 +41,14 @@ ensure_installed() {
   find_bindir
 }
 
+# A port below the kernel's ephemeral range (where outgoing connections take theirs, so a port
+# found free there can be taken before the server binds it), not listened on now.
 free_port() {
-  local port i
+  local port i low=20000 high
+  high=$(( $(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768) - 1 ))
+  [ "$high" -gt "$low" ] || high=32767
   for i in $(seq 1 200); do
-    port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+    port=$(( low + (RANDOM * 32768 + RANDOM) % (high - low + 1) ))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
   done
   log "no free port found"; return 1
@@ -63,11 +67,21 @@ start() {
     || { cat "$dir/initdb.log" >&2; rm -rf "$dir"; exit 1; }
   printf 'local all all trust\nhost all all 127.0.0.1/32 trust\n' >"$dir/data/pg_hba.conf"
   [ "$(id -u)" = 0 ] && chown nobody "$dir/data/pg_hba.conf"
-  port=$(free_port)
-  if ! as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200" >&2; then
-    cat "$dir/server.log" >&2 || true; rm -rf "$dir"; exit 1
-  fi
+  # Another process may bind the port between the check and the server's start (tests start
+  # private servers concurrently): then another port, a few times.
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    port=$(free_port)
+    if as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200" >&2; then
+      break
+    fi
+    if [ "$attempt" = 5 ] || ! grep -q "Address already in use" "$dir/server.log" 2>/dev/null; then
+      cat "$dir/server.log" >&2 || true; rm -rf "$dir"; exit 1
+    fi
+    log "port $port was taken before the server could bind it; trying another"
+    : >"$dir/server.log"
+  done
   log "PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $dir)"
   echo "export ISOPREDICT_POSTGRES_URL='postgres://postgres@127.0.0.1:$port/postgres'"
   echo "export ISOPREDICT_PG_DIR='$dir'"
