@@ -48,7 +48,7 @@ pub struct Args {
     #[arg(long, value_name = "SHELL COMMAND")]
     setup: Vec<String>,
     /// After the test, re-run the command (and the setup commands) against a real
-    /// PostgreSQL (--store) through the gate of `serve --upstream`, its statements in the
+    /// PostgreSQL (--store) through the server's upstream gate, its statements in the
     /// order of the reproduction schedule of the first anomaly (docs/testing-apps.md, "The
     /// application itself on PostgreSQL"); written to DIR/app-reproduction.json.
     #[arg(long, requires = "store")]

@@ -1,7 +1,7 @@
 //! The application itself on PostgreSQL (`isopredict test … --store URL --isolation LEVEL
 //! --reproduce`; issue 33 item 3; docs/testing-apps.md, "The application itself on
 //! PostgreSQL"): the test command re-run against a real server through the gate of
-//! `serve --upstream` ([`crate::server::upstream`]), its statements in the order of the
+//! the server's upstream mode ([`crate::server::upstream`]), its statements in the order of the
 //! reproduction schedule that `reproduce DIR` computes ([`super::app`]).
 //!
 //! - **The turns.** Every recorded statement and every transaction's end is a turn of its

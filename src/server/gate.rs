@@ -1,4 +1,4 @@
-//! The statement gate of `serve --upstream` ([`super::upstream`]): a reproduction schedule
+//! The statement gate of the server's upstream mode ([`super::upstream`], `test --reproduce`): a reproduction schedule
 //! for a whole application run, as one list of turns, each a statement (or a transaction's
 //! end) of one recorded session. A connection's statement runs when it is the head of the
 //! list and the turn before it has completed; its completion (PostgreSQL's answer) moves the

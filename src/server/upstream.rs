@@ -1,4 +1,5 @@
-//! `serve --upstream URL`: the application itself on a real PostgreSQL, its statements put in
+//! The server's upstream mode (used by `test --reproduce`; no command of its own): the
+//! application itself on a real PostgreSQL, its statements put in
 //! a reproduction schedule's order (issue 33 item 3; `reproduce/app_upstream.rs` builds the
 //! schedule and judges the run; docs/testing-apps.md, "The application itself on PostgreSQL").
 //!
@@ -386,7 +387,8 @@ fn serve_connection(
     let mut up = match connect_upstream(&setup) {
         Ok(u) => u,
         Err(e) => {
-            let why = format!("isopredict serve --upstream: cannot reach the upstream: {e}");
+            let why =
+                format!("isopredict test --reproduce: cannot reach the PostgreSQL server: {e}");
             write_msg(&mut client, b'E', &error_body(&why))?;
             return Err(io::Error::other(why));
         }
@@ -459,7 +461,7 @@ fn authenticate(
                     }
                     _ => {
                         let why = format!(
-                            "isopredict serve --upstream: the upstream asks for authentication \
+                            "isopredict test --reproduce: the PostgreSQL server asks for authentication \
                              method {code}; only trust and password (cleartext) are served"
                         );
                         write_msg(client, b'E', &error_body(&why))?;

@@ -382,7 +382,7 @@ fn test_itself(
 }
 
 /// Issue 33 item 3: pgbench itself — not its recorded statements — re-run against PostgreSQL
-/// through the gate of `serve --upstream`, its statements in the schedule's order: at read
+/// through the server's upstream gate, its statements in the schedule's order: at read
 /// committed the lost update happens (every read the anomaly needs saw its predicted writer,
 /// by the rows' xmin; the final balance holds fewer deposits than transactions committed);
 /// at serializable PostgreSQL refuses the second deposit and the report names its error.
