@@ -57,30 +57,45 @@ pub const MARKER: &str = ".isopredict-output";
 const MARKER_TEXT: &str = "This folder was written by isopredict. The next isopredict command \
 writing its output here replaces the whole folder; remove this file to prevent that.\n";
 
-/// The temporary files and folders of writes in flight, removed by [`remove_temporaries`].
-static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// The temporary files and folders of writes in flight, removed by [`remove_temporaries`];
+/// `None` once they were removed (the process is exiting: no new temporary is made).
+static TEMPORARIES: Mutex<Option<Vec<PathBuf>>> = Mutex::new(Some(Vec::new()));
 
-fn track(temp: &Path) {
-    TEMPORARIES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(temp.to_path_buf());
+/// Makes the temporary `temp` with `create` and tracks it, as one step under the list's lock:
+/// a signal that removes the temporaries either runs before (and `create` is refused) or after
+/// (and removes it), never between a temporary's creation and its tracking.
+fn create_tracked<T>(temp: &Path, create: impl FnOnce(&Path) -> io::Result<T>) -> io::Result<T> {
+    let mut live = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(list) = live.as_mut() else {
+        return Err(interrupted_error());
+    };
+    let made = create(temp)?;
+    list.push(temp.to_path_buf());
+    Ok(made)
 }
 
 fn untrack(temp: &Path) {
     let mut live = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = live.iter().position(|t| t == temp) {
-        live.swap_remove(i);
+    if let Some(list) = live.as_mut() {
+        if let Some(i) = list.iter().position(|t| t == temp) {
+            list.swap_remove(i);
+        }
     }
 }
 
 /// Removes the temporary files and folders of the writes still in flight (called when the
-/// process is about to exit at once, e.g. on a second Ctrl-C); the writes then fail.
+/// process is about to exit at once, e.g. on a second Ctrl-C); the writes then fail, and no
+/// write makes a temporary after this.
 pub fn remove_temporaries() {
-    let live = std::mem::take(&mut *TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner()));
-    for temp in live {
+    let mut live = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+    for temp in live.take().unwrap_or_default() {
         if temp.is_dir() {
-            let _ = fs::remove_dir_all(&temp);
+            // A writer may add a file inside while it is being removed: try again then.
+            for _ in 0..3 {
+                if fs::remove_dir_all(&temp).is_ok() || !temp.exists() {
+                    break;
+                }
+            }
         } else {
             let _ = fs::remove_file(&temp);
         }
@@ -221,12 +236,10 @@ pub fn write_file_atomically(
         Err(e) => return Err(OutputError::new(path, e)),
     }
     let temp = temporary_sibling(&target);
-    let mut file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&temp)
-        .map_err(|e| OutputError::new(path, e))?;
-    track(&temp);
+    let mut file = create_tracked(&temp, |temp| {
+        File::options().write(true).create_new(true).open(temp)
+    })
+    .map_err(|e| OutputError::new(path, e))?;
     let result = (|| {
         {
             let mut buffered = io::BufWriter::with_capacity(1 << 16, StopOnInterrupt(&mut file));
@@ -446,8 +459,7 @@ pub fn write_folder_streamed(
     let parent = parent_of(dir);
     fs::create_dir_all(parent).map_err(|e| OutputError::new(parent, e))?;
     let temp = temporary_sibling(dir);
-    fs::create_dir(&temp).map_err(|e| OutputError::new(dir, e))?;
-    track(&temp);
+    create_tracked(&temp, |temp| fs::create_dir(temp)).map_err(|e| OutputError::new(dir, e))?;
     let marker: FolderFile<'_> = (
         MARKER,
         Box::new(|out: &mut dyn Write| out.write_all(MARKER_TEXT.as_bytes())),
