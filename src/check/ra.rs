@@ -15,9 +15,7 @@
 //! KeysRd(t3) is the keys t3 reads from other, committed transactions (internal reads are not
 //! wr edges). Edges from the initial transaction are implied and not added.
 
-use rayon::prelude::*;
-
-use super::scratch::ScratchPool;
+use super::scratch::edges_in_parallel;
 
 use super::graph::EdgeList;
 use crate::history::{History, KeyId, TxnId, INITIAL_TXN};
@@ -42,28 +40,13 @@ fn saturate_in_groups(
     out: &mut EdgeList,
     group: usize,
 ) {
-    let session_total = history.sessions().len();
-    let group = group.max(1);
-    let starts: Vec<usize> = (0..session_total).step_by(group).collect();
-    let pool = ScratchPool::new();
-    let parts: Vec<EdgeList> = starts
-        .par_iter()
-        .map(|&start| {
-            pool.with(
-                || Scratch::new(history),
-                |scratch| {
-                    let mut part = EdgeList::default();
-                    for s in start..start.saturating_add(group).min(session_total) {
-                        saturate_session(history, external_writer, s, scratch, &mut part);
-                    }
-                    part
-                },
-            )
-        })
-        .collect();
-    for part in parts {
-        out.append(part);
-    }
+    edges_in_parallel(
+        0..history.sessions().len(),
+        group,
+        || Scratch::new(history),
+        |s, scratch, part| saturate_session(history, external_writer, s, scratch, part),
+        out,
+    );
 }
 
 /// Per-task scratch of [`saturate_session`]; its marks are transaction ids and session

@@ -10,9 +10,7 @@
 //! reads of committed writers take part (internal reads are not wr edges). Edges from the
 //! initial transaction are implied (it comes first) and not added.
 
-use rayon::prelude::*;
-
-use super::scratch::ScratchPool;
+use super::scratch::edges_in_parallel;
 
 use super::graph::EdgeList;
 use super::read_consistency::NONE;
@@ -45,28 +43,13 @@ fn saturate_in_ranges(
     out: &mut EdgeList,
     range_len: usize,
 ) {
-    let txn_total = history.txn_count();
-    let range_len = range_len.max(1);
-    let starts: Vec<usize> = (1..txn_total.max(1)).step_by(range_len).collect();
-    let pool = ScratchPool::new();
-    let parts: Vec<EdgeList> = starts
-        .par_iter()
-        .map(|&start| {
-            pool.with(
-                || Scratch::new(history),
-                |scratch| {
-                    let mut part = EdgeList::default();
-                    for t3 in start..start.saturating_add(range_len).min(txn_total) {
-                        saturate_txn(history, external_writer, t3, scratch, &mut part);
-                    }
-                    part
-                },
-            )
-        })
-        .collect();
-    for part in parts {
-        out.append(part);
-    }
+    edges_in_parallel(
+        1..history.txn_count().max(1),
+        range_len,
+        || Scratch::new(history),
+        |t3, scratch, part| saturate_txn(history, external_writer, t3, scratch, part),
+        out,
+    );
 }
 
 /// Transactions per parallel task, at least.

@@ -96,6 +96,7 @@ mod tests {
         assert_eq!(v, [8, 72, 16, 75, 0, 74, 41, 66]);
         assert_eq!(JavaRandom::new(0).next_long(), -4962768465676381896);
         assert_eq!(JavaRandom::new(-5).next_long(), 4967725915334898755);
+        // Bit for bit on purpose: the generator must reproduce Java's doubles exactly.
         assert_eq!(JavaRandom::new(0).next_double(), 0.730967787376657);
         assert_eq!(JavaRandom::new(42).next_double(), 0.7275636800328681);
         assert!(JavaRandom::new(7).next_boolean());

@@ -20,8 +20,15 @@ use isopredict::store::postgres::Postgres;
 use isopredict::store::{Backend, Isolation};
 use isopredict::workloads::{self, RunConfig, Size};
 
-/// A prediction from a run on the embedded store.
-fn predicted(workload: &str, seed: u64, size: Size, level: Level) -> RunOutcome {
+/// A prediction from a run of `workload` (its seed and size) on the embedded store.
+struct Predicted {
+    workload: &'static str,
+    seed: u64,
+    size: Size,
+    outcome: RunOutcome,
+}
+
+fn predicted(workload: &'static str, seed: u64, size: Size, level: Level) -> Predicted {
     let options = RunOptions {
         seed,
         size,
@@ -35,18 +42,22 @@ fn predicted(workload: &str, seed: u64, size: Size, level: Level) -> RunOutcome 
         "{workload} seed {seed}: {}",
         outcome.report.summary
     );
-    outcome
+    Predicted {
+        workload,
+        seed,
+        size,
+        outcome,
+    }
 }
 
-/// Reproduces `outcome`'s prediction on the server at `isolation`.
-fn reproduce_on(
-    url: &str,
-    isolation: Isolation,
-    workload: &str,
-    seed: u64,
-    size: Size,
-    outcome: &RunOutcome,
-) -> Reproduction {
+/// Reproduces the prediction on the server at `url` at `isolation`.
+fn reproduce_on(url: &str, isolation: Isolation, case: &Predicted) -> Reproduction {
+    let Predicted {
+        workload,
+        seed,
+        size,
+        ref outcome,
+    } = *case;
     let backend: Arc<dyn Backend> = Arc::new(Postgres::new(url, isolation).unwrap());
     let predicted = outcome
         .keys
@@ -100,15 +111,8 @@ fn a_lost_update_is_reproduced_at_read_committed_the_same_way_ten_times() {
     let Some(url) = server("a_lost_update_is_reproduced_at_read_committed") else {
         return;
     };
-    let outcome = predicted("smallbank", 2, Size::Small, Level::ReadCommitted);
-    let first = reproduce_on(
-        &url,
-        Isolation::ReadCommitted,
-        "smallbank",
-        2,
-        Size::Small,
-        &outcome,
-    );
+    let case = predicted("smallbank", 2, Size::Small, Level::ReadCommitted);
+    let first = reproduce_on(&url, Isolation::ReadCommitted, &case);
     assert_eq!(
         first.verdict,
         ReproVerdict::Reproduced,
@@ -145,14 +149,7 @@ fn a_lost_update_is_reproduced_at_read_committed_the_same_way_ten_times() {
         .all(|r| r.got.as_deref() == Some(r.predicted.as_str())));
     spec_shows_the_reads(&url, &first);
     for round in 2..=10 {
-        let again = reproduce_on(
-            &url,
-            Isolation::ReadCommitted,
-            "smallbank",
-            2,
-            Size::Small,
-            &outcome,
-        );
+        let again = reproduce_on(&url, Isolation::ReadCommitted, &case);
         assert_eq!(
             again.verdict, first.verdict,
             "round {round}: {}",
@@ -168,15 +165,8 @@ fn a_read_only_anomaly_of_smallbank_full_is_reproduced_at_repeatable_read() {
     let Some(url) = server("a_read_only_anomaly_is_reproduced_at_repeatable_read") else {
         return;
     };
-    let outcome = predicted("smallbank-full", 1, Size::Large, Level::Snapshot);
-    let r = reproduce_on(
-        &url,
-        Isolation::RepeatableRead,
-        "smallbank-full",
-        1,
-        Size::Large,
-        &outcome,
-    );
+    let case = predicted("smallbank-full", 1, Size::Large, Level::Snapshot);
+    let r = reproduce_on(&url, Isolation::RepeatableRead, &case);
     assert_eq!(r.verdict, ReproVerdict::Reproduced, "{}", r.to_markdown());
     assert!(r.summary.contains("at REPEATABLE READ"), "{}", r.summary);
     assert!(r.anomaly.is_some());
@@ -188,14 +178,7 @@ fn a_read_only_anomaly_of_smallbank_full_is_reproduced_at_repeatable_read() {
     );
     spec_shows_the_reads(&url, &r);
     // The control: SERIALIZABLE has no schedule for it.
-    let ser = reproduce_on(
-        &url,
-        Isolation::Serializable,
-        "smallbank-full",
-        1,
-        Size::Large,
-        &outcome,
-    );
+    let ser = reproduce_on(&url, Isolation::Serializable, &case);
     assert_eq!(
         ser.verdict,
         ReproVerdict::NotReproducible,
@@ -210,15 +193,8 @@ fn a_lost_update_is_not_reproducible_at_repeatable_read_and_says_why() {
     let Some(url) = server("a_lost_update_is_not_reproducible_at_repeatable_read") else {
         return;
     };
-    let outcome = predicted("smallbank", 2, Size::Small, Level::ReadCommitted);
-    let r = reproduce_on(
-        &url,
-        Isolation::RepeatableRead,
-        "smallbank",
-        2,
-        Size::Small,
-        &outcome,
-    );
+    let case = predicted("smallbank", 2, Size::Small, Level::ReadCommitted);
+    let r = reproduce_on(&url, Isolation::RepeatableRead, &case);
     assert_eq!(r.verdict, ReproVerdict::NotReproducible, "{}", r.summary);
     assert_eq!(r.verdict.exit_code(), 0);
     let why = r.no_schedule.as_deref().unwrap();
@@ -705,28 +681,14 @@ fn the_server_going_away_is_said_not_blamed_on_the_schedule() {
         return;
     };
     let size = Size::Calls(4);
-    let outcome = predicted("smallbank", 2, size, Level::ReadCommitted);
+    let case = predicted("smallbank", 2, size, Level::ReadCommitted);
     let whole = FaultyRelay::start(&url, u64::MAX);
-    let r = reproduce_on(
-        &whole.url,
-        Isolation::ReadCommitted,
-        "smallbank",
-        2,
-        size,
-        &outcome,
-    );
+    let r = reproduce_on(&whole.url, Isolation::ReadCommitted, &case);
     assert_eq!(r.verdict, ReproVerdict::Reproduced, "{}", r.summary);
     let total = whole.sent.load(std::sync::atomic::Ordering::SeqCst);
     for cut in [total / 3, total * 3 / 4] {
         let relay = FaultyRelay::start(&url, cut);
-        let r = reproduce_on(
-            &relay.url,
-            Isolation::ReadCommitted,
-            "smallbank",
-            2,
-            size,
-            &outcome,
-        );
+        let r = reproduce_on(&relay.url, Isolation::ReadCommitted, &case);
         assert_eq!(
             r.verdict,
             ReproVerdict::Unknown,
