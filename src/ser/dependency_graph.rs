@@ -565,7 +565,7 @@ fn searched_graph(history: &History, graph: &DependencyGraph, level: GraphLevel)
 }
 
 /// Decides `level` on `graph` (which carries real-time edges iff the level is strict).
-pub fn decide_on_graph(
+pub(crate) fn decide_on_graph(
     history: &History,
     graph: &DependencyGraph,
     level: GraphLevel,
