@@ -796,13 +796,17 @@ mod tests {
         assert_eq!(ser.si_counts.as_ref().unwrap().no_conflict, 1);
         assert!(ser.violated());
         assert!(
-            printed.starts_with("si (ser implies si): NOCONFLICT: T1"),
+            printed.starts_with(
+                "si (ser implies si): concurrent write conflict (Chronos NOCONFLICT): NOCONFLICT: T1"
+            ),
             "{printed}"
         );
         let (_, printed) = watch_text(TsLevel::Serializable, OVERLAPPING_WRITERS, true);
         let v: serde_json::Value = serde_json::from_str(printed.lines().next().unwrap()).unwrap();
         assert_eq!(v["level"], "si");
         assert_eq!(v["axiom"], "NOCONFLICT");
+        assert_eq!(v["anomaly"], "concurrent write conflict");
+        assert_eq!(v["anomaly_names"]["chronos"], "NOCONFLICT");
         // One writer alone: nothing at either level.
         let one = OVERLAPPING_WRITERS.lines().next().unwrap();
         let one: &'static str = Box::leak(format!("{one}\n").into_boxed_str());
