@@ -116,16 +116,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "watched {} transactions in {:.3} s: {:.0} transactions/s",
             s.stats.transactions, s.seconds, s.throughput
         )?;
+        // Each anomaly named as `check` names it (the anomaly table's label).
         let counts = match &s.si_counts {
-            None => format!("{} ({})", s.counts.total(), s.counts),
+            None => format!("{} ({})", s.counts.total(), s.counts.named()),
             // SER implies SI: the SI violations of the stream violate SER too.
             Some(si) => format!(
                 "{} (ser in commit-timestamp order: {} ({}); si, which ser implies: {} ({}))",
                 s.counts.total() + si.total(),
                 s.counts.total(),
-                s.counts,
+                s.counts.named(),
                 si.total(),
-                si
+                si.named()
             ),
         };
         let retracted = if s.retracted > 0 {

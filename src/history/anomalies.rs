@@ -187,6 +187,17 @@ impl AnomalyRow {
         }
     }
 
+    /// [`Self::label`] in Markdown, the name in bold: `**lost update** (Adya G-single, Elle
+    /// lost-update)` (how reports in Markdown print it: `run`'s and `reproduce`'s).
+    pub fn markdown_label(&self) -> String {
+        let ids = self.identifiers();
+        if ids.is_empty() {
+            format!("**{}**", self.name)
+        } else {
+            format!("**{}** ({ids})", self.name)
+        }
+    }
+
     /// The row's names as the JSON views carry them beside the engineer's name.
     pub fn names(&self) -> AnomalyNames {
         AnomalyNames {
@@ -256,6 +267,15 @@ pub fn by_name(name: &str) -> Option<&'static AnomalyRow> {
         .iter()
         .find(|r| r.name == name || r.key == name)
         .or_else(|| ANOMALIES.iter().find(|r| r.all_names().any(|n| n == name)))
+}
+
+/// [`AnomalyRow::markdown_label`] of the row whose engineer's name is `name` (reports that
+/// keep the name as text); the name in bold alone when no row has it.
+pub fn markdown_label_of(name: &str) -> String {
+    match ANOMALIES.iter().find(|r| r.name == name) {
+        Some(row) => row.markdown_label(),
+        None => format!("**{name}**"),
+    }
 }
 
 const fn tap(letter: char, name: &'static str) -> Option<PlumeTap> {

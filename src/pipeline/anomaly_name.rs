@@ -1,33 +1,60 @@
 //! Naming a predicted anomaly the way engineers know it (Berenson et al., "A Critique of ANSI
 //! SQL Isolation Levels", SIGMOD'95; Fekete et al., "Making Snapshot Isolation Serializable",
-//! TODS 2005; Cerone et al., CONCUR'15 for the long fork), from the predicted history alone:
+//! TODS 2005; Cerone et al., CONCUR'15 for the long fork), from the predicted history alone.
 //!
-//! - **lost update**: two transactions read a key from the same write and both write it; one
-//!   update overwrites the other unseen. Prefix consistency allows it, snapshot isolation does
-//!   not (first committer wins).
-//! - when the prediction satisfies snapshot isolation (so no two concurrent transactions
-//!   write a common key), it is named from a witness commit order by the shape every such
-//!   cycle has (Fekete et al. 2005, Theorem 2.1: two consecutive anti-dependencies
-//!   `a →rw p →rw b` between concurrent transactions): **write skew** when `b = a` (each of
-//!   two transactions misses the other's write); **read-only transaction anomaly** when `a`
-//!   writes nothing (Fekete et al. 2004); else **multi-transaction write skew** (pivot `p`,
-//!   with the path by which `b` precedes `a` in every serial order).
-//! - **concurrent write conflict**: prefix consistency but not snapshot isolation, without a
-//!   lost update — two concurrent transactions write a common key (blindly, or one without
-//!   reading the other's write).
-//! - **long fork**: causal but not prefix consistent — two transactions see two independent
-//!   writes in opposite orders.
-//! - otherwise the generic **unserializable interleaving** (read atomic and read committed
-//!   predictions, which the checkers already name by Plume's patterns when observed).
+//! **Two questions, one answer each.** The decision core answers "why does this history
+//! violate level L?": [`crate::verdict::anomaly_of`] names a verdict by the violation its
+//! checker shows (`check`'s text, `--json`, `--output elle`; `watch` per violation). This
+//! module answers another question, "which anomaly does a history that level L *allows* show —
+//! what L lets through that serializability forbids?" ([`name_anomaly`]; `predict`'s text and
+//! `--json`, `run`'s and `test`'s reports, `reproduce`). Each of its names is decided once, by
+//! one of two deciders, and [`AnomalyName::named_by`] says which:
 //!
-//! Every name is a row of the anomaly table ([`crate::history::anomalies`]), shared with the
-//! checkers' explanations (`ser::explain`), so an anomaly has the same words everywhere.
+//! - [`NamedBy::Verdict`]: a read atomic or read committed prediction is named by the decision
+//!   core's own classifier on its verdict at the next stronger level (read atomic, then
+//!   causal): the violation [`crate::verdict::shown_weak_violation`] picks — e.g. a
+//!   **non-repeatable read**, a **fractured read**, a **causality cycle** — so `predict` and
+//!   `check` on that level cannot name it differently; this module only describes it in the
+//!   prediction's labels.
+//! - [`NamedBy::Shape`]: a causal, prefix consistent or snapshot isolated prediction
+//!   satisfies every level the weak checkers judge, and no checker's violation names what it
+//!   allows, so its shape does:
+//!   - **lost update**: two transactions read a key from the same write and both write it; one
+//!     update overwrites the other unseen. Prefix consistency allows it, snapshot isolation
+//!     does not (first committer wins).
+//!   - when the prediction satisfies snapshot isolation (so no two concurrent transactions
+//!     write a common key), it is named from a witness commit order by the shape every such
+//!     cycle has (Fekete et al. 2005, Theorem 2.1: two consecutive anti-dependencies
+//!     `a →rw p →rw b` between concurrent transactions): **write skew** when `b = a` (each of
+//!     two transactions misses the other's write); **read-only transaction anomaly** when `a`
+//!     writes nothing (Fekete et al. 2004); else **multi-transaction write skew** (pivot `p`,
+//!     with the path by which `b` precedes `a` in every serial order).
+//!   - **concurrent write conflict**: prefix consistency but not snapshot isolation, without
+//!     a lost update — two concurrent transactions write a common key (blindly, or one
+//!     without reading the other's write).
+//!   - **long fork**: causal but not prefix consistent — two transactions see two independent
+//!     writes in opposite orders.
+//!   - otherwise the generic **unserializable interleaving**.
+//!
+//! The shapes are the ones the strong levels' explanation (`ser::explain`) names a violation's
+//! minimal core by, asked of a history valid at the level rather than of the core of a
+//! violation: where both questions are asked of one history (a prediction valid at si checked
+//! at ser, at pc checked at si) they give the same row (`a_prediction_and_its_check_name_the_same_row`,
+//! tests/cli/one_name.rs). They differ by design in one place: a causal prediction with a lost
+//! update is named a lost update even when it is also not prefix consistent (a check at pc
+//! names that violation instead: a long fork, read skew or prefix violation).
+//!
+//! Every name is a row of the anomaly table ([`crate::history::anomalies`]), so an anomaly has
+//! the same words everywhere. The witness commit orders and weak verdicts come from the
+//! decision core ([`crate::verdict`]) within [`NAMING_TIMEOUT`] each.
 
 use std::time::Duration;
 
 use crate::check::Level;
 use crate::history::{AnomalyId, History, KeyId, TxnId};
-use crate::verdict::{self, Decider, EvidenceChoice, Input, LevelReport, Limits, WitnessOrder};
+use crate::verdict::{
+    self, Decider, EvidenceChoice, Input, LevelReport, Limits, WeakViolation, WitnessOrder,
+};
 
 /// The decision core's limits for naming: the witness commit orders (Z3's encoding, as the
 /// names were always computed, so a name does not depend on the search's choice of order)
@@ -45,6 +72,17 @@ fn naming_limits() -> Limits {
 /// generic one the level allows (e.g. `serialization anomaly`).
 pub const NAMING_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Which of this module's two deciders named an anomaly (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamedBy {
+    /// The decision core's classifier on its verdict at this stronger level
+    /// ([`crate::verdict::anomaly_of`]): the violation the level's checker shows.
+    Verdict(Level),
+    /// The shape of a history valid at the level asked (lost update, Fekete et al.'s dangerous
+    /// structure, concurrent writers, long fork), or the generic name when none fits.
+    Shape,
+}
+
 /// An anomaly's row in the anomaly table and a one-line description in the history's own
 /// labels.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +91,8 @@ pub struct AnomalyName {
     pub id: AnomalyId,
     /// What happens, naming transactions and keys by the caller's labels.
     pub description: String,
+    /// Which decider named it.
+    pub named_by: NamedBy,
 }
 
 impl AnomalyName {
@@ -78,6 +118,7 @@ pub fn name_anomaly(
     };
     if let Some((a, b, k, w)) = lost_update(h, key) {
         return AnomalyName {
+            named_by: NamedBy::Shape,
             id: AnomalyId::LostUpdate,
             description: format!(
                 "{} and {} both read {} from {} and both write it: one update overwrites the \
@@ -100,6 +141,7 @@ pub fn name_anomaly(
             }
             WitnessOrder::Unknown(_) if level == Level::Snapshot => {
                 return AnomalyName {
+                    named_by: NamedBy::Shape,
                     id: AnomalyId::SerializationAnomaly,
                     description: AnomalyId::SerializationAnomaly.description().to_string(),
                 };
@@ -126,6 +168,7 @@ pub fn name_anomaly(
                 None => AnomalyId::ConcurrentWriteConflict.description().to_string(),
             };
             return AnomalyName {
+                named_by: NamedBy::Shape,
                 id: AnomalyId::ConcurrentWriteConflict,
                 description,
             };
@@ -138,11 +181,13 @@ pub fn name_anomaly(
     }
     if level == Level::Causal {
         return AnomalyName {
+            named_by: NamedBy::Shape,
             id: AnomalyId::LongFork,
             description: AnomalyId::LongFork.description().to_string(),
         };
     }
     AnomalyName {
+        named_by: NamedBy::Shape,
         id: AnomalyId::UnserializableInterleaving,
         description: format!(
             "reads that {} allows but no serial order explains",
@@ -175,48 +220,51 @@ fn weak_pattern(
         let Some(LevelReport::Weak(report)) = verdict.report.as_deref() else {
             return None;
         };
-        if let Some(v) = report.read_violations.first() {
-            let id = v.anomaly.id();
-            let k = h.op(v.read.id).key;
-            let mut from = v
-                .writer
-                .as_ref()
-                .map_or("nowhere".to_string(), |w| label(w.id));
-            // A non-repeatable read's earlier read, from another writer.
-            if let Some(other) = v
-                .related
-                .as_ref()
-                .filter(|r| r.kind == crate::history::OpKind::Read)
-                .and_then(|r| h.writer_txn(r.id))
-            {
-                from = format!("{} and, in an earlier read, from {from}", label(other));
-            }
-            return Some(AnomalyName {
-                id,
-                description: format!(
+        // The violation the decision core names the verdict by (its one choice), described
+        // in the prediction's labels.
+        let description = match verdict::shown_weak_violation(report) {
+            None => continue,
+            Some(WeakViolation::Read(v)) => {
+                let k = h.op(v.read.id).key;
+                let mut from = v
+                    .writer
+                    .as_ref()
+                    .map_or("nowhere".to_string(), |w| label(w.id));
+                // A non-repeatable read's earlier read, from another writer.
+                if let Some(other) = v
+                    .related
+                    .as_ref()
+                    .filter(|r| r.kind == crate::history::OpKind::Read)
+                    .and_then(|r| h.writer_txn(r.id))
+                {
+                    from = format!("{} and, in an earlier read, from {from}", label(other));
+                }
+                format!(
                     "{} reads {} from {from}, which {} allows but {} forbids: {}",
                     who(v.txn.id),
                     key(k),
                     level.full_name(),
                     l.full_name(),
-                    id.description()
-                ),
-            });
-        }
-        if let Some(c) = report.cycles.first() {
-            let id = c.anomaly.id();
-            let txns: Vec<String> = c.transactions.iter().map(|t| who(t.id)).collect();
-            return Some(AnomalyName {
-                id,
-                description: format!(
+                    v.anomaly.id().description()
+                )
+            }
+            Some(WeakViolation::Cycle(c)) => {
+                let txns: Vec<String> = c.transactions.iter().map(|t| who(t.id)).collect();
+                format!(
                     "{} allows it, {} forbids it: {} ({})",
                     level.full_name(),
                     l.full_name(),
-                    id.description(),
+                    c.anomaly.id().description(),
                     txns.join(", ")
-                ),
-            });
-        }
+                )
+            }
+        };
+        let id = verdict.anomaly_id()?;
+        return Some(AnomalyName {
+            id,
+            description,
+            named_by: NamedBy::Verdict(l),
+        });
     }
     None
 }
@@ -323,6 +371,7 @@ fn si_anomaly(
         )
     };
     Some(AnomalyName {
+        named_by: NamedBy::Shape,
         id,
         description: format!(
             "{}{} reads {} without seeing the write of {}, which reads {} without seeing the \
@@ -380,6 +429,7 @@ fn write_skew(
     for &(a, b, x) in rw {
         if let Some(y) = rw_between(b, a) {
             return Some(AnomalyName {
+                named_by: NamedBy::Shape,
                 id: AnomalyId::WriteSkew,
                 description: format!(
                     "{} reads {} without seeing the write of {}, which reads {} without \
@@ -695,6 +745,53 @@ mod tests {
             assert_eq!(checked, Some(predicted), "{:?}", v.anomaly);
             assert_eq!(v.anomaly.as_deref(), Some(predicted.name()));
         }
+    }
+
+    /// A read committed prediction is named by the decision core's own choice on its read
+    /// atomic verdict, never by a second rule: here read atomic's report has a bad read (T3.1
+    /// reads x from two writers, a non-repeatable read) and a cycle (T4.1 sees T1.1's y but
+    /// not its x, a fractured read); the verdict, like `check --level ra`, names the cycle,
+    /// and so does the prediction (it used to take the bad read first).
+    #[test]
+    fn a_weak_prediction_is_named_by_the_core_s_verdict() {
+        use crate::verdict::{decide, EvidenceChoice, Input, Limits};
+        use Op::{R, W};
+        let h = hist(&[
+            &[&[W("x"), W("y")]],
+            &[&[W("x")]],
+            &[&[R("x", Some(0)), R("x", Some(1))]],
+            &[&[R("x", None), R("y", Some(0))]],
+        ]);
+        let input = Input::of(&h).unwrap();
+        let ra = decide(
+            &input,
+            Level::ReadAtomic,
+            EvidenceChoice::Auto,
+            &Limits::default(),
+        )
+        .unwrap();
+        let Some(LevelReport::Weak(report)) = ra.report.as_deref() else {
+            panic!("{ra:?}")
+        };
+        assert!(
+            !report.cycles.is_empty() && !report.read_violations.is_empty(),
+            "{report:?}"
+        );
+        let named = name(&h, Level::ReadCommitted);
+        assert_eq!(named.named_by, NamedBy::Verdict(Level::ReadAtomic));
+        assert_eq!(Some(named.id), ra.anomaly_id());
+        assert_eq!(
+            named.id,
+            AnomalyId::FracturedReadCausal,
+            "{}",
+            named.description
+        );
+        assert!(named.description.contains("T4.1"), "{}", named.description);
+        // A causal prediction is named by its shape.
+        assert_eq!(
+            name(&lost_update_or_write_skew(false), Level::Causal).named_by,
+            NamedBy::Shape
+        );
     }
 
     #[test]

@@ -23,6 +23,9 @@ use super::level_name;
 pub struct AppAnomalySection {
     /// The anomaly's name (`lost update`, …).
     pub name: String,
+    /// Its names in every vocabulary, from its row of the anomaly table (as `run`'s
+    /// report.json carries them).
+    pub anomaly_names: crate::history::anomalies::AnomalyNames,
     /// What happens, naming the application's transactions.
     pub description: String,
     /// `validated`, `validated-diverged`, `serializable`, `level-violated`, `unknown`.
@@ -99,7 +102,7 @@ impl AppTestReport {
                 out,
                 "## Anomaly {}: {} — replay {}\n",
                 i + 1,
-                a.name,
+                a.anomaly_names.id.label(),
                 a.replay.word()
             );
             let test = if a.test_failed_under_prediction {
@@ -295,6 +298,7 @@ fn anomaly_section(
         .collect();
     AppAnomalySection {
         name: r.anomaly.name().to_string(),
+        anomaly_names: r.anomaly.id.row().names(),
         description: r.anomaly.description.clone(),
         replay: r.outcome,
         test_exit: r.run.exit,

@@ -35,7 +35,7 @@ mod run_files;
 pub mod run_memory;
 mod run_report;
 
-pub use anomaly_name::{name_anomaly, name_prediction, AnomalyName};
+pub use anomaly_name::{name_anomaly, name_prediction, AnomalyName, NamedBy};
 pub use app_paths::statement_words;
 pub use app_test::{test_application, AppTestOptions, AppTestOutcome};
 pub use app_test_report::{write_app_test_files, AppTestReport};

@@ -155,12 +155,11 @@ pub(super) fn report_anomaly(
     let mut section =
         explainer.prediction_section(prediction, verified.level, verified.unserializable);
     let named = name_prediction(&explainer, prediction, level);
-    let ids = named.id.row().identifiers();
-    section.anomaly = Some(if ids.is_empty() {
-        format!("**{}**: {}", named.name(), named.description)
-    } else {
-        format!("**{}** ({ids}): {}", named.name(), named.description)
-    });
+    section.anomaly = Some(format!(
+        "{}: {}",
+        named.id.row().markdown_label(),
+        named.description
+    ));
     section.anomaly_names = Some(named.id.row().names());
     section.oracle_unserializable = verified.oracle_unserializable;
     let outcome = validation.outcome();

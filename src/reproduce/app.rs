@@ -429,7 +429,7 @@ pub(super) fn prepare(
             return Err(Box::new(out));
         }
     };
-    name_anomaly(&mut out, &core, &names, isolation);
+    name_core_anomaly(&mut out, &core, &names, isolation);
     out.schedule = Some(app_run::schedule_text(&plan));
     Ok(Prepared {
         out,
@@ -439,9 +439,15 @@ pub(super) fn prepare(
     })
 }
 
-/// The anomaly of the core, named as `test` names predictions, in the application's
+/// The anomaly of the core, named as `test` names predictions (a view of
+/// [`crate::pipeline::name_anomaly`], not a classifier of its own), in the application's
 /// transactions.
-fn name_anomaly(out: &mut Reproduction, core: &Minimized, names: &Names<'_>, isolation: Isolation) {
+fn name_core_anomaly(
+    out: &mut Reproduction,
+    core: &Minimized,
+    names: &Names<'_>,
+    isolation: Isolation,
+) {
     if isolation == Isolation::Serializable {
         return;
     }

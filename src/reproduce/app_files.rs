@@ -146,7 +146,8 @@ fn readme(plan: &RunPlan, out: &Reproduction, origin: &str, spec: bool) -> Strin
     );
     let _ = writeln!(s, "**{}**\n\nPredicted from {origin}.\n", out.summary);
     if let (Some(name), Some(what)) = (&out.anomaly, &out.anomaly_description) {
-        let _ = writeln!(s, "**{name}**: {what}.\n");
+        let name = crate::history::anomalies::markdown_label_of(name);
+        let _ = writeln!(s, "{name}: {what}.\n");
     }
     let _ = writeln!(
         s,

@@ -269,7 +269,8 @@ pub fn readme(m: &Minimized, original: &History, ctx: &Context) -> String {
         let _ = writeln!(out, "Predicted from {}.\n", ctx.origin);
     }
     if let (Some(name), Some(what)) = (&ctx.anomaly, &ctx.anomaly_description) {
-        let _ = writeln!(out, "**{name}**: {what}.\n");
+        let name = crate::history::anomalies::markdown_label_of(name);
+        let _ = writeln!(out, "{name}: {what}.\n");
     }
     let labels: Vec<String> = m.origin[1..]
         .iter()

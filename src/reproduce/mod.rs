@@ -951,7 +951,11 @@ impl Reproduction {
             out.push('\n');
         }
         if let (Some(name), Some(what)) = (&self.anomaly, &self.anomaly_description) {
-            let _ = writeln!(out, "## The anomaly\n\n**{name}**: {what}.\n");
+            let _ = writeln!(
+                out,
+                "## The anomaly\n\n{}: {what}.\n",
+                crate::history::anomalies::markdown_label_of(name)
+            );
         }
         if !self.transactions.is_empty() {
             let _ = writeln!(

@@ -172,7 +172,7 @@ fn ext_is_final_after_the_timeout() {
     assert!(
         retracted[0]
             .to_string()
-            .starts_with("RETRACTED: EXT NEVER: T1.1"),
+            .starts_with("RETRACTED: read outside the snapshot (Chronos EXT): EXT NEVER: T1.1"),
         "{}",
         retracted[0]
     );

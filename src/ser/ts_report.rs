@@ -5,8 +5,9 @@
 
 use std::fmt;
 
+use crate::history::anomalies::AnomalyNames;
 use crate::history::timestamped::{Hlc, TimestampedHistory};
-use crate::history::AnomalyId;
+use crate::history::{AnomalyId, ANOMALIES};
 
 /// A transaction as timestamp reports name it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -272,6 +273,13 @@ impl TsViolation {
             .chronos
             .expect("every timestamp violation's row names its axiom (tested)")
     }
+
+    /// The line as `watch` prints it: the anomaly's name as every view prints it (the row's
+    /// label, as `check`'s verdict line names the same violation), then the checker's line
+    /// ([`fmt::Display`]): `read outside the snapshot (Chronos EXT): EXT AFTER: T2.1 …`.
+    pub fn named_line(&self) -> String {
+        format!("{}: {self}", self.anomaly().label())
+    }
 }
 
 /// A verdict taken back: an EXT NEVER ("nothing writes that value") reported once its reader
@@ -297,8 +305,9 @@ impl fmt::Display for TsRetraction {
             other => return write!(f, "RETRACTED: {other}"),
         };
         let raw = format!(
-            "RETRACTED: {} {}: {txn} reads key {key} = {read}: {}, which arrived after that verdict \
-             was final, writes it; {}",
+            "RETRACTED: {}: {} {}: {txn} reads key {key} = {read}: {}, which arrived after that \
+             verdict was final, writes it; {}",
+            self.retracted.anomaly().label(),
             self.retracted.axiom(),
             match &self.retracted {
                 TsViolation::Ext { kind, .. } => kind.to_string(),
@@ -392,6 +401,94 @@ impl TsCounts {
             TsViolation::Ext { kind, .. } => self.add_ext(*kind),
             TsViolation::NoConflict { .. } => self.no_conflict += 1,
             TsViolation::EqualCommit { .. } => self.equal_commit += 1,
+        }
+    }
+}
+
+/// The rows of the anomaly table the counts' axioms name, in the order [`TsCounts`] prints
+/// them: each axiom's row is the one whose Chronos column names it (the row
+/// [`TsViolation::anomaly`] gives its violations).
+const AXIOMS: [&str; 6] = [
+    "START-AFTER-COMMIT",
+    "SESSION",
+    "INT",
+    "EXT",
+    "NOCONFLICT",
+    "EQUAL-COMMIT",
+];
+
+/// How many violations of one anomaly a watch found, named as every view names it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AnomalyCount {
+    /// The engineer's name (`read outside the snapshot`).
+    pub anomaly: String,
+    /// Its names in the other vocabularies, from the same row.
+    pub anomaly_names: AnomalyNames,
+    /// Violations counted.
+    pub count: u64,
+}
+
+impl TsCounts {
+    /// The count of each axiom's violations by its row in the anomaly table, in the order of
+    /// the axioms, leaving out those with none.
+    pub fn by_anomaly(&self) -> Vec<(AnomalyId, u64)> {
+        let counts = [
+            self.start_after_commit,
+            self.session,
+            self.int,
+            self.ext,
+            self.no_conflict,
+            self.equal_commit,
+        ];
+        AXIOMS
+            .iter()
+            .zip(counts)
+            .filter(|&(_, n)| n > 0)
+            .filter_map(|(axiom, n)| {
+                let row = ANOMALIES.iter().find(|r| r.chronos == Some(axiom))?;
+                Some((row.id, n))
+            })
+            .collect()
+    }
+
+    /// [`TsCounts::by_anomaly`] as the JSON views carry it.
+    pub fn anomaly_counts(&self) -> Vec<AnomalyCount> {
+        self.by_anomaly()
+            .into_iter()
+            .map(|(id, count)| AnomalyCount {
+                anomaly: id.name().to_string(),
+                anomaly_names: id.row().names(),
+                count,
+            })
+            .collect()
+    }
+
+    /// The counts with each anomaly named as every view names it (the row's label), EXT's
+    /// kinds beside it: `1 concurrent write conflict (Chronos NOCONFLICT), 2 read outside
+    /// the snapshot (Chronos EXT) [1 EXT BEFORE, 1 EXT AFTER]`; `none` without violations.
+    pub fn named(&self) -> String {
+        let parts: Vec<String> = self
+            .by_anomaly()
+            .into_iter()
+            .map(|(id, n)| {
+                let mut part = format!("{n} {}", id.label());
+                if id == AnomalyId::SnapshotReadViolation {
+                    let kinds = TsCounts {
+                        ext_before: self.ext_before,
+                        ext_uncommitted: self.ext_uncommitted,
+                        ext_after: self.ext_after,
+                        ext_never: self.ext_never,
+                        ..TsCounts::default()
+                    };
+                    part.push_str(&format!(" [{kinds}]"));
+                }
+                part
+            })
+            .collect();
+        if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(", ")
         }
     }
 }
@@ -494,5 +591,76 @@ impl fmt::Display for TimestampReport {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn txn(label: &str) -> TsTxnRef {
+        TsTxnRef {
+            index: 0,
+            label: label.to_string(),
+            tid: "1".to_string(),
+            session: "s".to_string(),
+            start: Hlc::default(),
+            commit: Hlc::default(),
+            line: 0,
+        }
+    }
+
+    /// `watch` names each violation and its summary's counts by the anomaly table's row, as
+    /// `check`'s verdict line does (issue 34: one name per anomaly), keeping the axiom's line.
+    #[test]
+    fn violations_and_counts_are_named_by_their_row() {
+        let v = TsViolation::NoConflict {
+            first: txn("T1.1"),
+            second: txn("T2.1"),
+            key: "x".to_string(),
+        };
+        let label = AnomalyId::ConcurrentWriteConflict.label();
+        assert_eq!(label, "concurrent write conflict (Chronos NOCONFLICT)");
+        assert_eq!(v.named_line(), format!("{label}: {v}"));
+        assert!(v.to_string().starts_with("NOCONFLICT: T1.1"), "{v}");
+
+        let mut counts = TsCounts::default();
+        assert_eq!(counts.named(), "none");
+        counts.add(&v);
+        counts.add_ext(ExtKind::Before);
+        counts.add_ext(ExtKind::After);
+        counts.add_ext(ExtKind::After);
+        assert_eq!(
+            counts.by_anomaly(),
+            [
+                (AnomalyId::SnapshotReadViolation, 3),
+                (AnomalyId::ConcurrentWriteConflict, 1)
+            ]
+        );
+        assert_eq!(
+            counts.named(),
+            "3 read outside the snapshot (Chronos EXT) [1 EXT BEFORE, 2 EXT AFTER], \
+             1 concurrent write conflict (Chronos NOCONFLICT)"
+        );
+        // The old words stay beside the names (check's report still prints them).
+        assert_eq!(
+            counts.to_string(),
+            "1 EXT BEFORE, 2 EXT AFTER, 1 NOCONFLICT"
+        );
+        let json = counts.anomaly_counts();
+        assert_eq!(json[0].anomaly, "read outside the snapshot");
+        assert_eq!(json[0].anomaly_names.chronos.as_deref(), Some("EXT"));
+        assert_eq!(json[1].count, 1);
+    }
+
+    /// Every axiom the counts print names a row whose Chronos column is that axiom.
+    #[test]
+    fn every_counted_axiom_has_its_row() {
+        for axiom in AXIOMS {
+            assert!(
+                ANOMALIES.iter().any(|r| r.chronos == Some(axiom)),
+                "{axiom}"
+            );
+        }
     }
 }

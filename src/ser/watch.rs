@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use super::aion::{OnlineChecker, OnlineOptions, OnlineStats};
 use super::chronos::TsLevel;
-use super::ts_report::{TsCounts, TsRetraction, TsViolation};
+use super::ts_report::{AnomalyCount, TsCounts, TsRetraction, TsViolation};
 use crate::formats::timekiller::{parse_transaction, Transaction};
 
 /// Where transactions come from.
@@ -73,6 +73,11 @@ pub struct WatchSummary {
     /// SI, so any of them makes the stream violate SER too).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub si_counts: Option<TsCounts>,
+    /// [`Self::counts`] by anomaly, each named as every view names it.
+    pub anomalies: Vec<AnomalyCount>,
+    /// [`Self::si_counts`] by anomaly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub si_anomalies: Option<Vec<AnomalyCount>>,
     /// Checker counters (transactions, late arrivals, memory high-water marks).
     pub stats: OnlineStats,
     /// EXT NEVER verdicts taken back because a writer of the value read arrived after them
@@ -587,6 +592,11 @@ impl Watching {
         Ok(WatchSummary {
             retracted,
             counts: self.checker.counts().clone(),
+            anomalies: self.checker.counts().anomaly_counts(),
+            si_anomalies: self
+                .si_checker
+                .as_ref()
+                .map(|si| si.counts().anomaly_counts()),
             si_counts: self.si_checker.map(|si| si.counts().clone()),
             throughput: if seconds > 0.0 {
                 stats.transactions as f64 / seconds
@@ -629,8 +639,10 @@ fn emit_retractions(
     Ok(())
 }
 
-/// Writes violations, one per line: as text (`LEVEL (ser implies LEVEL): …` when `level` names
-/// the weaker level they belong to) or as JSON objects (with `"level": LEVEL` then).
+/// Writes violations, one per line, each named by its row of the anomaly table as `check`
+/// names it: as text (`read outside the snapshot (Chronos EXT): EXT AFTER: …`, after
+/// `LEVEL (ser implies LEVEL): ` when `level` names the weaker level they belong to) or as JSON
+/// objects (with `"anomaly"` and `"anomaly_names"` as in `check --json`, and `"level": LEVEL`).
 fn emit_violations(
     violations: &[TsViolation],
     level: Option<&str>,
@@ -638,21 +650,26 @@ fn emit_violations(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     for v in violations {
-        match (json, level) {
-            (true, None) => {
-                serde_json::to_writer(&mut *out, v)?;
-                writeln!(out)?;
-            }
-            (true, Some(level)) => {
-                let mut value = serde_json::to_value(v)?;
-                if let serde_json::Value::Object(fields) = &mut value {
+        if json {
+            let mut value = serde_json::to_value(v)?;
+            if let serde_json::Value::Object(fields) = &mut value {
+                let id = v.anomaly();
+                fields.insert("anomaly".to_string(), id.name().into());
+                fields.insert(
+                    "anomaly_names".to_string(),
+                    serde_json::to_value(id.row().names())?,
+                );
+                if let Some(level) = level {
                     fields.insert("level".to_string(), level.into());
                 }
-                serde_json::to_writer(&mut *out, &value)?;
-                writeln!(out)?;
             }
-            (false, None) => writeln!(out, "{v}")?,
-            (false, Some(level)) => writeln!(out, "{level} (ser implies {level}): {v}")?,
+            serde_json::to_writer(&mut *out, &value)?;
+            writeln!(out)?;
+        } else {
+            match level {
+                None => writeln!(out, "{}", v.named_line())?,
+                Some(level) => writeln!(out, "{level} (ser implies {level}): {}", v.named_line())?,
+            }
         }
     }
     if !violations.is_empty() {
@@ -779,13 +796,17 @@ mod tests {
         assert_eq!(ser.si_counts.as_ref().unwrap().no_conflict, 1);
         assert!(ser.violated());
         assert!(
-            printed.starts_with("si (ser implies si): NOCONFLICT: T1"),
+            printed.starts_with(
+                "si (ser implies si): concurrent write conflict (Chronos NOCONFLICT): NOCONFLICT: T1"
+            ),
             "{printed}"
         );
         let (_, printed) = watch_text(TsLevel::Serializable, OVERLAPPING_WRITERS, true);
         let v: serde_json::Value = serde_json::from_str(printed.lines().next().unwrap()).unwrap();
         assert_eq!(v["level"], "si");
         assert_eq!(v["axiom"], "NOCONFLICT");
+        assert_eq!(v["anomaly"], "concurrent write conflict");
+        assert_eq!(v["anomaly_names"]["chronos"], "NOCONFLICT");
         // One writer alone: nothing at either level.
         let one = OVERLAPPING_WRITERS.lines().next().unwrap();
         let one: &'static str = Box::leak(format!("{one}\n").into_boxed_str());

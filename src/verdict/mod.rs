@@ -37,7 +37,9 @@ pub use crate::history::anomalies::AnomalyNames;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::check::{self, CheckError, CheckOptions, CheckReport, Level};
+use crate::check::{
+    self, CheckError, CheckOptions, CheckReport, CycleReport, Level, ReadViolation,
+};
 use crate::error::InputError;
 use crate::history::anomalies::{self, AnomalyId};
 use crate::history::History;
@@ -927,13 +929,39 @@ pub fn anomaly_of(report: &LevelReport) -> Option<AnomalyId> {
     }
 }
 
-/// The anomaly of a weak level's first violation: its first cycle, else its first bad read.
-fn weak_anomaly(report: &CheckReport) -> Option<AnomalyId> {
+/// The violation a weak level's report is named by ([`shown_weak_violation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeakViolation<'r> {
+    /// A cycle in the commit order the level forces.
+    Cycle(&'r CycleReport),
+    /// A bad read.
+    Read(&'r ReadViolation),
+}
+
+impl WeakViolation<'_> {
+    /// Its row in the anomaly table (its Plume pattern's).
+    pub fn anomaly(self) -> AnomalyId {
+        match self {
+            WeakViolation::Cycle(c) => c.anomaly.id(),
+            WeakViolation::Read(v) => v.anomaly.id(),
+        }
+    }
+}
+
+/// Which violation of a weak level's report names it: its first cycle, else its first bad
+/// read. The one choice behind [`anomaly_of`] and every view that describes the violation it
+/// names (`pipeline::name_anomaly` for a read atomic or read committed prediction).
+pub fn shown_weak_violation(report: &CheckReport) -> Option<WeakViolation<'_>> {
     report
         .cycles
         .first()
-        .map(|c| c.anomaly.id())
-        .or_else(|| report.read_violations.first().map(|v| v.anomaly.id()))
+        .map(WeakViolation::Cycle)
+        .or_else(|| report.read_violations.first().map(WeakViolation::Read))
+}
+
+/// The anomaly of a weak level's report ([`shown_weak_violation`]).
+fn weak_anomaly(report: &CheckReport) -> Option<AnomalyId> {
+    shown_weak_violation(report).map(WeakViolation::anomaly)
 }
 
 /// The anomaly of a strong level's violation (its causal violation's when causal fails).

@@ -237,14 +237,17 @@ fn watch_ser_is_violated_when_si_is() {
     );
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
+    // Named as `check` names it (the anomaly table's label), the axiom's line beside it.
     assert!(
-        out.starts_with("si (ser implies si): NOCONFLICT: T1"),
+        out.starts_with(
+            "si (ser implies si): concurrent write conflict (Chronos NOCONFLICT): NOCONFLICT: T1"
+        ),
         "{out}"
     );
     assert!(
         out.contains(
             "violations: 1 (ser in commit-timestamp order: 0 (none); si, which ser implies: 1 \
-             (1 NOCONFLICT))"
+             (1 concurrent write conflict (Chronos NOCONFLICT)))"
         ),
         "{out}"
     );
@@ -281,7 +284,7 @@ fn a_late_writer_takes_back_a_never_verdict() {
         let (code, out) = watch_stdin(&[&["--level", "ser"], &common[..]].concat(), &stream);
         assert_eq!(code, Some(i32::from(violated)), "{out}");
         assert!(
-            out.contains("RETRACTED: EXT NEVER: T1.1")
+            out.contains("RETRACTED: read outside the snapshot (Chronos EXT): EXT NEVER: T1.1")
                 && out.contains("arrived after that verdict"),
             "{out}"
         );

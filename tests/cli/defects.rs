@@ -99,7 +99,10 @@ fn watch_online_then(sig: i32) {
     let first = lines
         .recv_timeout(Duration::from_secs(10))
         .expect("the NOCONFLICT line is printed while the input is still open");
-    assert!(first.starts_with("NOCONFLICT: "), "{first}");
+    assert!(
+        first.starts_with("concurrent write conflict (Chronos NOCONFLICT): NOCONFLICT: "),
+        "{first}"
+    );
     assert!(first.contains("key x\\u{1b}[2J\\u{a}forged"), "{first}");
     assert!(!first.contains('\u{1b}'), "{first:?}");
     signal(&child, sig);
@@ -116,7 +119,8 @@ fn watch_online_then(sig: i32) {
     );
     assert!(
         rest.iter()
-            .any(|l| l.starts_with("violations: 1 (1 NOCONFLICT)")),
+            .any(|l| l
+                .starts_with("violations: 1 (1 concurrent write conflict (Chronos NOCONFLICT))")),
         "{rest:?}"
     );
 }

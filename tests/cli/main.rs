@@ -18,6 +18,7 @@ mod generate;
 mod interrupt;
 mod limits;
 mod messages;
+mod one_name;
 mod outputs;
 mod phase_limits;
 mod pipeline;

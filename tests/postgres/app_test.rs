@@ -52,6 +52,14 @@ fn a_read_then_write_lost_update_is_predicted_and_validated_and_fails_the_test()
     assert_eq!(r["observed_exit"], 0, "{r:#}");
     let a = &r["anomalies"][0];
     assert_eq!(a["name"], "lost update", "{r:#}");
+    // One name per anomaly (issue 34 item 4): the row's names beside it, and its label in
+    // report.md, as run's report prints them.
+    assert_eq!(a["anomaly_names"]["elle"], "lost-update", "{r:#}");
+    let md = std::fs::read_to_string(s.join("out/report.md")).unwrap();
+    assert!(
+        md.contains("## Anomaly 1: lost update (Adya G-single, Elle lost-update) — replay"),
+        "{md}"
+    );
     assert_eq!(a["replay"], "validated", "{r:#}");
     assert_eq!(a["divergences"].as_array().unwrap().len(), 0, "{r:#}");
     // Both deposits read the balance the setup wrote: the test sees 110 and fails.
