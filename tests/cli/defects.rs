@@ -344,7 +344,7 @@ fn item7_sigint_stops_generate_and_removes_its_temporary() {
             "--sessions",
             "100",
             "--txns",
-            "20000",
+            "5000",
             "--ops",
             "10",
             "--out",
@@ -363,7 +363,8 @@ fn item7_sigint_stops_generate_and_removes_its_temporary() {
     while std::fs::read_dir(s.join(".")).unwrap().next().is_none() {
         assert!(child.try_wait().unwrap().is_none(), "generate ended first");
         assert!(
-            start.elapsed() < Duration::from_secs(60),
+            // A hang detector, not a timing: generating takes a while on a loaded machine.
+            start.elapsed() < Duration::from_secs(300),
             "no temporary written"
         );
         std::thread::sleep(Duration::from_millis(5));
