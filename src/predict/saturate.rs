@@ -807,20 +807,12 @@ mod tests {
     /// `rw` edge into t0 appears once the writer read reaches t0 (only through a cycle).
     #[test]
     fn saturation_goes_on_through_a_cycle_into_the_initial_state() {
-        use crate::history::{HistoryBuilder, ReadFrom};
+        use super::super::test_histories::{hist, Op::R, Op::W};
         // t1 writes x; t2 reads x from t1, then from t0: round 1 derives ww(t1, t0) (t1 reaches
         // t2, which reads t0's x), a cycle through t0; round 2 derives rw(t2, t0) (t2 reads x
         // from t1, which now reaches t0, a writer of x).
-        let mut b = HistoryBuilder::new("through t0");
-        let x = b.key("x");
-        let s1 = b.session(None);
-        let s2 = b.session(None);
-        let t1 = b.begin(s1, None);
-        b.write(t1, x, None, 0);
-        let t2 = b.begin(s2, None);
-        b.read(t2, x, None, ReadFrom::Txn(t1), 0);
-        b.read(t2, x, None, ReadFrom::Initial, 0);
-        let h = b.build().unwrap();
+        let h = hist(&[&[&[W("x")]], &[&[R("x", Some((0, 0))), R("x", None)]]]);
+        let x = 0; // the only key
         let pco = least_pco(&h);
         assert_eq!(pco, {
             let (edges, on_cycle) = by_definition(&h);
