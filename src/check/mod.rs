@@ -38,6 +38,7 @@ pub use report::{
     AxiomInstance, CheckReport, CheckSummary, CycleEdge, CycleReport, EdgeReason, OpRef,
     ReadViolation, TxnRef,
 };
+pub(crate) use scc::tarjan;
 
 use crate::history::History;
 use graph::{CommitGraph, EdgeList, TooManyEdges};

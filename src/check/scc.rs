@@ -20,21 +20,52 @@ pub(crate) struct Components {
 /// components with at least two nodes are returned (the graph has no self-loops), in the order
 /// Tarjan completes them (reverse topological order of the condensation).
 pub(crate) fn components(graph: &CommitGraph, scope: &[bool], base_only: bool) -> Components {
-    const UNVISITED: u32 = u32::MAX;
     let n = graph.nodes();
+    let mut result = Components {
+        component_of: vec![NONE; n],
+        members: Vec::new(),
+    };
+    tarjan(
+        n,
+        |v| scope[v as usize],
+        |v| graph.degree(v, base_only),
+        |v, i| graph.target(v, i),
+        |component| {
+            if component.len() < 2 {
+                return;
+            }
+            let id = result.members.len() as u32;
+            let mut members = component.to_vec();
+            for &w in &members {
+                result.component_of[w as usize] = id;
+            }
+            members.sort_unstable();
+            result.members.push(members);
+        },
+    );
+    result
+}
+
+/// Tarjan's algorithm over the nodes `0..n` with `in_scope(v)` (edges to other nodes are
+/// ignored; `degree(v)` edges leave `v`, the `i`-th to `target(v, i)`): calls `component` with
+/// the members of every strongly connected component, one-node ones included, in the order
+/// Tarjan completes them — reverse topological order of the condensation.
+pub(crate) fn tarjan(
+    n: usize,
+    in_scope: impl Fn(TxnId) -> bool,
+    degree: impl Fn(TxnId) -> usize,
+    target: impl Fn(TxnId, usize) -> TxnId,
+    mut component: impl FnMut(&[TxnId]),
+) {
+    const UNVISITED: u32 = u32::MAX;
     let mut index = vec![UNVISITED; n];
     let mut low = vec![0u32; n];
     let mut on_stack = vec![false; n];
     let mut stack: Vec<TxnId> = Vec::new();
     let mut call: Vec<(TxnId, usize)> = Vec::new();
     let mut counter = 0u32;
-    let mut result = Components {
-        component_of: vec![NONE; n],
-        members: Vec::new(),
-    };
-
     for root in 0..n as TxnId {
-        if !scope[root as usize] || index[root as usize] != UNVISITED {
+        if !in_scope(root) || index[root as usize] != UNVISITED {
             continue;
         }
         index[root as usize] = counter;
@@ -44,10 +75,10 @@ pub(crate) fn components(graph: &CommitGraph, scope: &[bool], base_only: bool) -
         on_stack[root as usize] = true;
         call.push((root, 0));
         while let Some(&mut (v, ref mut next)) = call.last_mut() {
-            if *next < graph.degree(v, base_only) {
-                let w = graph.target(v, *next);
+            if *next < degree(v) {
+                let w = target(v, *next);
                 *next += 1;
-                if !scope[w as usize] {
+                if !in_scope(w) {
                     continue;
                 }
                 if index[w as usize] == UNVISITED {
@@ -67,28 +98,19 @@ pub(crate) fn components(graph: &CommitGraph, scope: &[bool], base_only: bool) -
                 low[parent as usize] = low[parent as usize].min(low[v as usize]);
             }
             if low[v as usize] == index[v as usize] {
-                let top = stack.last().copied();
-                if top == Some(v) {
-                    stack.pop();
-                    on_stack[v as usize] = false;
-                    continue;
-                }
-                let id = result.members.len() as u32;
-                let mut members = Vec::new();
-                while let Some(w) = stack.pop() {
+                // v and everything above it on the stack.
+                let from = stack
+                    .iter()
+                    .rposition(|&w| w == v)
+                    .expect("v is on the stack");
+                for &w in &stack[from..] {
                     on_stack[w as usize] = false;
-                    result.component_of[w as usize] = id;
-                    members.push(w);
-                    if w == v {
-                        break;
-                    }
                 }
-                members.sort_unstable();
-                result.members.push(members);
+                component(&stack[from..]);
+                stack.truncate(from);
             }
         }
     }
-    result
 }
 
 #[cfg(test)]

@@ -32,6 +32,10 @@
 //!
 //! Variables exist only for pairs in the static closure of possible so/wr/ww/rw edges; pairs
 //! in session order are the constant true.
+//!
+//! Not a computation of a history's `pco` (that is [`super::saturate`]): this states `pco` as
+//! constraints on every execution the solver may choose, and [`static_pco`] only
+//! over-approximates, with premises ignored, which pairs any choice could relate.
 
 use super::feasibility::Encoding;
 use super::formula::{Lit, Name, F};

@@ -6,8 +6,9 @@ use super::explain::{self, PcoEdge};
 use super::{anomaly_core, extract, saturate, ChangedRead, Prediction, SessionBoundary};
 use crate::history::{History, TxnId};
 
-/// Most predicted transactions for which the explanation is the *shortest* `pco` cycle
-/// ([`explain::pco_cycle`], quadratic memory); above, the cycle saturation found is used.
+/// Most predicted transactions for which the explanation is the *shortest* `pco` cycle with a
+/// proof of each edge ([`explain::pco_proof`]: every edge the rules derive, and a breadth-first
+/// search from every transaction on a cycle); above, the cycle saturation found is used.
 pub(crate) const SHORTEST_CYCLE_MAX_TXNS: usize = 3000;
 
 /// The user-facing description of a verified prediction; `cycle`: a `pco` cycle of the

@@ -1,79 +1,27 @@
-//! Why a history is unserializable: the least `pco = (so ∪ wr ∪ ww ∪ rw)+` of a concrete
-//! history (IsoPredict PLDI'24 §4.2.2, computed here by saturation instead of by the solver),
-//! a shortest cycle of its edges, and a proof of every edge on it.
+//! Why a history is unserializable: a shortest cycle of the least `pco = (so ∪ wr ∪ ww ∪ rw)+`
+//! of a concrete history (IsoPredict PLDI'24 §4.2.2, computed independently of the solver by
+//! the one saturation, [`super::saturate::least_pco`]), and a proof of every edge on it.
 //!
 //! Every edge of `pco` is in every serial order (ww by the serializability axiom, rw by the
-//! paper's appendix A), so a cycle proves that no serial order exists. Saturation: start from
-//! session order (transitive, and from the initial state to every transaction) and write–read
-//! order; repeatedly add `ww(t1,t2)` when some `t3` reads `k` from `t2`, `t1 ∉ {t2,t3}` writes
-//! `k` and `t1` reaches `t3`, and `rw(t3,t1)` when `t3` reads `k` from `t2`, `t1 ∉ {t2,t3}`
-//! writes `k` and `t2` reaches `t1`; until nothing changes. The edges found first keep their
-//! reason, so so and wr are preferred over derived edges.
+//! paper's appendix A), so a cycle proves that no serial order exists. The saturation starts
+//! from session order and write–read order and adds `ww(t1,t2)` when some `t3` reads `k` from
+//! `t2`, `t1 ∉ {t2,t3}` writes `k` and `t1` reaches `t3`, and `rw(t3,t1)` when `t3` reads `k`
+//! from `t2`, `t1 ∉ {t2,t3}` writes `k` and `t2` reaches `t1`, round by round until nothing
+//! changes. Each pair keeps the reason of the first round that relates it, so and wr before
+//! derived edges.
 //!
-//! Every derived edge rests on a "reaches" premise. [`pco_proof`] records in which round of
-//! the saturation each edge appeared and justifies a round-`r` premise by a shortest path of
-//! edges of rounds `< r`; the edges of those paths are justified the same way in turn, so the
-//! proof is well founded: each fact rests only on facts listed before it.
+//! Every derived edge rests on a "reaches" premise. [`pco_proof`] justifies the premise of an
+//! edge of round `r` by a shortest path of edges of rounds `< r`; the edges of those paths are
+//! justified the same way in turn, so the proof is well founded: each fact rests only on facts
+//! listed before it.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use super::reach::Reach;
+use super::saturate::{least_pco, RoundEdge};
+pub use super::saturate::{EdgeReason, PcoEdge};
 use super::CycleEdge;
-use crate::history::{History, KeyId, OpKind, TxnId, INITIAL_TXN};
-
-/// Why an edge is in `pco`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EdgeReason {
-    /// Session order: `from` is the initial state or comes before `to` in its session.
-    So,
-    /// `to` reads `key` from `from`.
-    Wr {
-        /// The key read.
-        key: KeyId,
-    },
-    /// Arbitration: `reader` reads `key` from `to`, and `from`, which also writes `key`,
-    /// precedes `reader`.
-    Ww {
-        /// The key both write.
-        key: KeyId,
-        /// The transaction that reads `to`'s write.
-        reader: TxnId,
-    },
-    /// Anti-dependency: `from` reads `key` from `writer`, which precedes `to`, which also
-    /// writes `key`.
-    Rw {
-        /// The key.
-        key: KeyId,
-        /// The transaction `from` reads `key` from.
-        writer: TxnId,
-    },
-}
-
-/// One edge of a `pco` proof (transaction ids of the explained history).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PcoEdge {
-    /// Source.
-    pub from: TxnId,
-    /// Target.
-    pub to: TxnId,
-    /// Why.
-    pub reason: EdgeReason,
-    /// For ww and rw edges: the chain of [`PcoProof::facts`] (indices) that shows the
-    /// "precedes" premise (ww: `from` ⇝ `reader`; rw: `writer` ⇝ `to`); empty for so and wr.
-    pub premise: Vec<usize>,
-}
-
-impl PcoEdge {
-    /// The endpoints of the "precedes" premise of a derived edge.
-    pub fn premise_ends(&self) -> Option<(TxnId, TxnId)> {
-        match self.reason {
-            EdgeReason::Ww { reader, .. } => Some((self.from, reader)),
-            EdgeReason::Rw { writer, .. } => Some((writer, self.to)),
-            _ => None,
-        }
-    }
-}
+use crate::history::{History, KeyId, TxnId, INITIAL_TXN};
 
 /// A cycle of `pco` with a proof of each of its edges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,13 +33,16 @@ pub struct PcoProof {
     pub facts: Vec<PcoEdge>,
 }
 
-/// The least `pco` of the committed part of a history, with the saturation round of every
-/// edge (0: so and wr).
+/// The least `pco` of the committed part of a history ([`least_pco`]), its edges indexed by
+/// source.
 struct Saturation {
     n: usize,
-    reason: Vec<Option<EdgeReason>>,
-    round: Vec<u32>,
-    closure: Reach,
+    /// Every edge with its reason and round, ascending by (from, to).
+    edges: Vec<RoundEdge>,
+    /// The edges leaving `a` are `edges[out_start[a]..out_start[a + 1]]`.
+    out_start: Vec<u32>,
+    /// Per transaction: on a cycle of `pco`.
+    on_cycle: Vec<bool>,
     /// Per round `r` (once asked for): the successors of each transaction by the edges found
     /// before `r`, shared by every premise path of that round.
     successors: std::cell::RefCell<Vec<Option<Rc<Successors>>>>,
@@ -103,108 +54,47 @@ type Successors = Vec<Vec<TxnId>>;
 impl Saturation {
     fn of(h: &History) -> Saturation {
         let n = h.txn_count();
-        let mut sat = Saturation {
+        let pco = least_pco(h);
+        let mut out_start = vec![0u32; n + 1];
+        for e in &pco.edges {
+            out_start[e.from as usize + 1] += 1;
+        }
+        for i in 0..n {
+            out_start[i + 1] += out_start[i];
+        }
+        Saturation {
             n,
-            reason: vec![None; n * n],
-            round: vec![0; n * n],
-            closure: Reach::new(n),
+            edges: pco.edges,
+            out_start,
+            on_cycle: pco.on_cycle,
             successors: Default::default(),
-        };
-        for s in h.sessions() {
-            let txns: Vec<TxnId> = s.txns().filter(|&t| h.txn(t).is_committed()).collect();
-            for (i, &b) in txns.iter().enumerate() {
-                sat.add(INITIAL_TXN, b, EdgeReason::So, 0);
-                for &a in &txns[..i] {
-                    sat.add(a, b, EdgeReason::So, 0);
-                }
-            }
-        }
-        // Read-from triples (key, writer, reader) of committed transactions.
-        let mut triples: Vec<(KeyId, TxnId, TxnId)> = Vec::new();
-        for t in h.committed_txns() {
-            for o in h.txn(t).ops() {
-                let op = h.op(o);
-                if op.kind != OpKind::Read {
-                    continue;
-                }
-                if let Some(w) = h.writer_txn(o) {
-                    if w != t && h.txn(w).is_committed() {
-                        triples.push((op.key, w, t));
-                    }
-                }
-            }
-        }
-        triples.sort_unstable();
-        triples.dedup();
-        for &(k, w, r) in &triples {
-            sat.add(w, r, EdgeReason::Wr { key: k }, 0);
-        }
-        let writers: Vec<Vec<TxnId>> = (0..h.key_count() as KeyId)
-            .map(|k| {
-                h.writers_of(k)
-                    .iter()
-                    .copied()
-                    .filter(|&w| h.txn(w).is_committed())
-                    .collect()
-            })
-            .collect();
-        let mut round = 0;
-        loop {
-            round += 1;
-            let mut closure = Reach::new(n);
-            for (a, b) in sat.edges_before(u32::MAX) {
-                closure.add(a, b);
-            }
-            closure.close();
-            let mut changed = false;
-            for &(k, t2, t3) in &triples {
-                for &t1 in &writers[k as usize] {
-                    if t1 == t2 || t1 == t3 {
-                        continue;
-                    }
-                    if closure.has(t1, t3) {
-                        let r = EdgeReason::Ww { key: k, reader: t3 };
-                        changed |= sat.add(t1, t2, r, round);
-                    }
-                    if closure.has(t2, t1) {
-                        let r = EdgeReason::Rw { key: k, writer: t2 };
-                        changed |= sat.add(t3, t1, r, round);
-                    }
-                }
-            }
-            sat.closure = closure;
-            if !changed {
-                break;
-            }
-        }
-        sat
-    }
-
-    fn add(&mut self, a: TxnId, b: TxnId, r: EdgeReason, round: u32) -> bool {
-        let i = a as usize * self.n + b as usize;
-        if self.reason[i].is_none() && a != b {
-            self.reason[i] = Some(r);
-            self.round[i] = round;
-            true
-        } else {
-            false
         }
     }
 
-    /// The edges found before `round`.
+    /// Whether `pco` has a cycle.
+    fn cyclic(&self) -> bool {
+        self.on_cycle.iter().any(|&c| c)
+    }
+
+    /// The edges leaving `a`, ascending by target.
+    fn out(&self, a: TxnId) -> &[RoundEdge] {
+        &self.edges[self.out_start[a as usize] as usize..self.out_start[a as usize + 1] as usize]
+    }
+
+    /// The edges found before `round`, ascending by (from, to).
     fn edges_before(&self, round: u32) -> impl Iterator<Item = (TxnId, TxnId)> + '_ {
-        let n = self.n;
-        self.reason
+        self.edges
             .iter()
-            .zip(&self.round)
-            .enumerate()
-            .filter(move |(_, (r, &k))| r.is_some() && k < round)
-            .map(move |(i, _)| ((i / n) as TxnId, (i % n) as TxnId))
+            .filter(move |e| e.round < round)
+            .map(|e| (e.from, e.to))
     }
 
     fn edge(&self, a: TxnId, b: TxnId) -> (EdgeReason, u32) {
-        let i = a as usize * self.n + b as usize;
-        (self.reason[i].expect("an edge of pco"), self.round[i])
+        let out = self.out(a);
+        let e = &out[out
+            .binary_search_by_key(&b, |e| e.to)
+            .expect("an edge of pco")];
+        (e.reason, e.round)
     }
 
     /// The successor lists of the edges found before `round` (built once per round: a
@@ -269,8 +159,7 @@ pub fn pco_cycle(h: &History) -> Option<Vec<PcoEdge>> {
 /// edge, or `None` if `pco` is acyclic.
 pub fn pco_proof(h: &History) -> Option<PcoProof> {
     let sat = Saturation::of(h);
-    let n = sat.n;
-    if !(0..n as u32).any(|a| sat.closure.has(a, a)) {
+    if !sat.cyclic() {
         return None;
     }
     // Prefer a cycle that avoids t0: its edges then explain themselves without the implicit
@@ -291,11 +180,10 @@ pub const COVERING_MAX_TXNS: usize = 8;
 /// shortest cycle. `None` if `pco` is acyclic.
 pub fn pco_proof_covering(h: &History) -> Option<PcoProof> {
     let sat = Saturation::of(h);
-    let n = sat.n;
-    if !(0..n as u32).any(|a| sat.closure.has(a, a)) {
+    if !sat.cyclic() {
         return None;
     }
-    let path = if n <= COVERING_MAX_TXNS + 1 {
+    let path = if sat.n <= COVERING_MAX_TXNS + 1 {
         widest_cycle(&sat)
     } else {
         None
@@ -315,12 +203,14 @@ type CycleScore = (usize, isize, isize, isize);
 fn widest_cycle(sat: &Saturation) -> Option<Vec<TxnId>> {
     let n = sat.n;
     let succ: Vec<Vec<TxnId>> = (0..n as TxnId)
-        .map(|a| {
-            (1..n as TxnId)
-                .filter(|&b| {
-                    a != INITIAL_TXN && b != a && sat.reason[a as usize * n + b as usize].is_some()
-                })
-                .collect()
+        .map(|a| match a {
+            INITIAL_TXN => Vec::new(),
+            _ => sat
+                .out(a)
+                .iter()
+                .filter(|e| e.to != INITIAL_TXN)
+                .map(|e| e.to)
+                .collect(),
         })
         .collect();
     // Score: (transactions named, -session-order edges, -derived edges, -length); larger is
@@ -466,7 +356,7 @@ pub(crate) fn explain_proof(
 }
 
 /// A `pco` cycle found without its proof (predicted executions too large for
-/// [`pco_proof`]'s pair table), in the terms of [`explain_proof`]; each derived edge says that the
+/// [`pco_proof`]'s search), in the terms of [`explain_proof`]; each derived edge says that the
 /// chain behind it is not shown.
 pub(crate) fn explain_unproven(
     predicted: &History,
@@ -682,7 +572,7 @@ fn shortest_cycle(sat: &Saturation, avoid_initial: bool) -> Option<Vec<TxnId>> {
     let mut parent = vec![u32::MAX; n];
     let mut queue = VecDeque::new();
     for start in 0..n as TxnId {
-        if !sat.closure.has(start, start) {
+        if !sat.on_cycle[start as usize] {
             continue;
         }
         parent.iter_mut().for_each(|p| *p = u32::MAX);

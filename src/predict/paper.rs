@@ -13,16 +13,16 @@ use std::time::{Duration, Instant};
 use z3::{Params, SatResult, Solver};
 
 use super::candidate::{judge_candidate, Criterion, Judgement};
-use super::describe::{describe, SHORTEST_CYCLE_MAX_TXNS};
+use super::describe::describe;
 use super::extract::{self, Assignment, Built, ModelValues};
 use super::feasibility::Encoding;
 use super::formula::{self, Z3Terms};
 use super::judge::{judge, How, Judged};
 use super::space::Space;
 use super::{
-    approx, dangerous, exact, explain, is_si_pc, isolation, isolation_si_pc, lazy, level_core, ms,
-    ranked, saturate, stopped_reason, Engine, ExactMethod, PredictError, PredictOptions,
-    PredictOutcome, RankEncoding, Strategy, Verdict,
+    approx, dangerous, exact, is_si_pc, isolation, isolation_si_pc, lazy, level_core, ms, ranked,
+    saturate, stopped_reason, Engine, ExactMethod, PredictError, PredictOptions, PredictOutcome,
+    RankEncoding, Strategy, Verdict,
 };
 use crate::check::Level;
 use crate::history::History;
@@ -192,11 +192,7 @@ fn observed_acyclic(history: &History, strategy: Strategy, deadline: Option<Inst
             judge(history, Level::Serializable, How::Exact, deadline),
             Ok(Judged::Holds(_))
         ),
-        // The explanation's saturation is quadratic in transactions; above the size it
-        // serves, the clock saturation decides (giving up only drops this shortcut).
-        _ if history.txn_count() <= SHORTEST_CYCLE_MAX_TXNS => {
-            explain::pco_cycle(history).is_none()
-        }
+        // Giving up (the deadline) only drops this shortcut.
         _ => matches!(
             saturate::saturate(history, deadline),
             saturate::Pco::Acyclic(..)

@@ -23,6 +23,9 @@
 //!
 //! Variables exist only for pairs in the static closure of possible so/wr/ww/rw edges; pairs
 //! in session order are the constant true with rank 0.
+//!
+//! Like [`super::approx`], not a computation of a history's `pco` (that is
+//! [`super::saturate`]): `pco` as constraints on every execution the solver may choose.
 
 use super::approx::{derivations, static_pco};
 use super::feasibility::Encoding;
