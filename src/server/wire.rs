@@ -37,6 +37,7 @@ use super::session::{Effect, Session, TxnState};
 use super::sql::catalog::SqlType;
 use super::sql::copy::CopyIn;
 use super::sql::eval::{plain, SERVER_VERSION};
+use super::sql::parse_cache::ParseCache;
 use super::sql::{self, chatter, exec, Field, Outcome, SqlError};
 use crate::store::Value;
 
@@ -70,7 +71,7 @@ impl Connection {
             shared,
             password,
             session: Mutex::new(None),
-            parser: Arc::new(Parse),
+            parser: Arc::new(Parse::default()),
             status: AtomicU8::new(b'I'),
             copy: std::sync::Mutex::new(None),
         })
@@ -339,7 +340,7 @@ impl SimpleQueryHandler for Connection {
         if let Some(tag) = chatter::maintenance_tag(query) {
             return Ok(vec![Response::Execution(Tag::new(tag))]);
         }
-        let parsed = sql::parse(query).or_else(|e| {
+        let parsed = self.parser.statements(query).or_else(|e| {
             sql::copy::spell_boolean_options(query).map_or(Err(e), |q| sql::parse(&q))
         });
         let stmts = match parsed {
@@ -397,8 +398,22 @@ pub struct Prepared {
     stmt: Option<Statement>,
 }
 
-/// Parses the statements of Parse messages.
-pub struct Parse;
+/// Parses a connection's statements (simple queries and Parse messages), through its parse
+/// cache.
+#[derive(Default)]
+pub struct Parse {
+    cache: std::sync::Mutex<ParseCache>,
+}
+
+impl Parse {
+    /// The statements of `text` (syntax errors: `42601`).
+    fn statements(&self, text: &str) -> Result<Vec<Statement>, SqlError> {
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .parse(text)
+    }
+}
 
 #[async_trait]
 impl QueryParser for Parse {
@@ -408,8 +423,9 @@ impl QueryParser for Parse {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let mut stmts =
-            sql::parse(sql).map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?;
+        let mut stmts = self
+            .statements(sql)
+            .map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?;
         if stmts.len() > 1 {
             return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
                 "ERROR".into(),
