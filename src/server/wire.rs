@@ -32,7 +32,7 @@ use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use sqlparser::ast::Statement;
 use tokio::sync::Mutex;
 
-use super::database::Shared;
+use super::database::{ClosingProbe, Shared};
 use super::session::{Effect, Session, TxnState};
 use super::sql::catalog::SqlType;
 use super::sql::copy::CopyIn;
@@ -52,6 +52,8 @@ pub struct Connection {
     status: AtomicU8,
     /// A `COPY … FROM STDIN` receiving its rows.
     copy: std::sync::Mutex<Option<PendingCopy>>,
+    /// Its socket, as other connections see it.
+    socket: Arc<ClosingProbe>,
 }
 
 /// A `COPY … FROM STDIN` between CopyInResponse and CopyDone: the rows so far, the INSERT of
@@ -74,7 +76,13 @@ impl Connection {
             parser: Arc::new(Parse::default()),
             status: AtomicU8::new(b'I'),
             copy: std::sync::Mutex::new(None),
+            socket: Arc::default(),
         })
+    }
+
+    /// Its socket, as other connections see it (the connection loop attaches it).
+    pub fn socket(&self) -> &ClosingProbe {
+        &self.socket
     }
 
     /// Starts a `COPY … FROM STDIN` (`text`): the client is asked for its rows.
@@ -195,7 +203,12 @@ impl Connection {
         let mut guard = self.session.lock().await;
         if guard.is_none() {
             let name = client.metadata().get("application_name");
-            *guard = Some(Session::open(&self.shared, name.map(String::as_str)));
+            let socket = Some(self.socket.clone());
+            *guard = Some(Session::open_on(
+                &self.shared,
+                name.map(String::as_str),
+                socket,
+            ));
         }
         guard
     }
@@ -207,7 +220,12 @@ impl Connection {
     ) -> tokio::sync::MutexGuard<'_, Option<Session>> {
         let mut guard = self.session.lock().await;
         if guard.is_none() {
-            *guard = Some(Session::open(&self.shared, application_name.as_deref()));
+            let socket = Some(self.socket.clone());
+            *guard = Some(Session::open_on(
+                &self.shared,
+                application_name.as_deref(),
+                socket,
+            ));
         }
         guard
     }
