@@ -123,7 +123,7 @@ impl Shape {
                     return false; // E'…', U&'…', B'…', X'…', N'…'
                 }
                 b'\'' => {
-                    let Some(close) = string_end(bytes, i) else {
+                    let Some(close) = quoted_end(bytes, i) else {
                         return false;
                     };
                     let content = &bytes[i + 1..close - 1];
@@ -136,7 +136,7 @@ impl Shape {
                     continue;
                 }
                 b'"' => {
-                    let Some(close) = quoted_identifier_end(bytes, i) else {
+                    let Some(close) = quoted_end(bytes, i) else {
                         return false;
                     };
                     close
@@ -268,26 +268,14 @@ fn own_placeholders(bytes: &[u8]) -> Option<usize> {
     Some(highest)
 }
 
-/// The end (one past the closing quote) of the standard string opening at `open`, with `''`
-/// standing for a quote inside it.
-fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
+/// The end (one past the closing quote) of the standard string (`'`) or quoted identifier
+/// (`"`) opening at `open`, where a doubled quote stands for one inside it.
+fn quoted_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let quote = bytes[open];
     let mut i = open + 1;
     loop {
-        let at = i + bytes.get(i..)?.iter().position(|&c| c == b'\'')?;
-        if bytes.get(at + 1) == Some(&b'\'') {
-            i = at + 2;
-        } else {
-            return Some(at + 1);
-        }
-    }
-}
-
-/// The end of the quoted identifier opening at `open` (`""` inside it is a quote).
-fn quoted_identifier_end(bytes: &[u8], open: usize) -> Option<usize> {
-    let mut i = open + 1;
-    loop {
-        let at = i + bytes.get(i..)?.iter().position(|&c| c == b'"')?;
-        if bytes.get(at + 1) == Some(&b'"') {
+        let at = i + bytes.get(i..)?.iter().position(|&c| c == quote)?;
+        if bytes.get(at + 1) == Some(&quote) {
             i = at + 2;
         } else {
             return Some(at + 1);
