@@ -17,7 +17,7 @@
 //! summary counts it, so `check --level ser` reports any anomaly this caused.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -48,12 +48,82 @@ pub struct Database {
     pub locks: LockTable,
     /// Statements that stopped to wait for a lock (each wait counted once).
     pub lock_waits: u64,
+    /// The open setup connections (store session) and their sockets.
+    setup_sockets: Vec<(u32, Arc<ClosingProbe>)>,
 }
 
 impl Database {
     /// Ends transaction `txn` (a connection's store session) for the locks: releases them all.
     pub fn end_txn(&mut self, txn: u32) {
         self.locks.release_all(txn);
+    }
+
+    /// Registers the socket of setup connection `session`.
+    pub fn watch_setup_socket(&mut self, session: u32, socket: Arc<ClosingProbe>) {
+        self.setup_sockets.push((session, socket));
+    }
+
+    /// Connection `session` closed: its socket is no longer watched.
+    pub fn forget_socket(&mut self, session: u32) {
+        self.setup_sockets.retain(|(s, _)| *s != session);
+    }
+
+    /// Marks closed the setup connections whose client has already closed them, though their
+    /// serving thread has not read that yet (a connection opening now is ordered after them).
+    pub fn note_closed_setup_clients(&mut self) {
+        let recorder = &mut self.recorder;
+        self.setup_sockets.retain(|(session, socket)| {
+            let closed = socket.client_has_closed();
+            if closed {
+                recorder.close_session(*session);
+            }
+            !closed
+        });
+    }
+}
+
+/// A connection's socket as other connections see it: whether its client has already closed
+/// it. Each connection is read by its own serving thread ([`super::shards`]), so a client that
+/// closes its setup connection and then opens another may have the new one's startup read
+/// before the old one's end: the new connection asks the open setup connections' sockets
+/// instead. A client has closed its connection when what waits unread in the socket is a
+/// Terminate message and the end of the stream, or the end alone.
+#[derive(Debug, Default)]
+pub struct ClosingProbe {
+    /// The socket's descriptor while the connection is served (`None` before and after).
+    fd: Mutex<Option<i32>>,
+}
+
+impl ClosingProbe {
+    /// The connection is served on socket `fd` (kept open until [`ClosingProbe::detach`]).
+    pub fn attach(&self, fd: i32) {
+        *self.fd.lock().unwrap_or_else(|p| p.into_inner()) = Some(fd);
+    }
+
+    /// The connection is no longer served: the descriptor is forgotten before it is closed.
+    pub fn detach(&self) {
+        *self.fd.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Whether the client has closed the connection (see the type's documentation); a
+    /// connection whose serving ended has.
+    pub fn client_has_closed(&self) -> bool {
+        let fd = self.fd.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(fd) = *fd else {
+            return true;
+        };
+        let mut unread = [0u8; 6];
+        // SAFETY: the descriptor stays open while the lock is held (detach takes it before
+        // the socket is closed); recv writes at most the buffer's length.
+        let n = unsafe {
+            libc::recv(
+                fd,
+                unread.as_mut_ptr().cast(),
+                unread.len(),
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        n == 0 || (n == 5 && unread[..5] == [b'X', 0, 0, 0, 4])
     }
 }
 
@@ -126,6 +196,7 @@ impl Shared {
                 connections: 0,
                 locks: LockTable::default(),
                 lock_waits: 0,
+                setup_sockets: Vec::new(),
             }),
             replay: None,
             lock_wait,

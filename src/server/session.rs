@@ -23,7 +23,9 @@
 use sqlparser::ast::Statement;
 use tokio::sync::oneshot;
 
-use super::database::{Shared, TxnLocking};
+use std::sync::Arc;
+
+use super::database::{ClosingProbe, Shared, TxnLocking};
 use super::locks::Mode;
 use super::recording::TxnNotes;
 use super::replay::Entry as ReplayEntry;
@@ -85,7 +87,19 @@ pub struct Session {
 impl Session {
     /// Opens a connection named `application_name` (or by its number).
     pub fn open(shared: &Shared, application_name: Option<&str>) -> Session {
+        Session::open_on(shared, application_name, None)
+    }
+
+    /// Opens a connection named `application_name` (or by its number) served on `socket`
+    /// (watched while it is a setup connection, [`ClosingProbe`]).
+    pub fn open_on(
+        shared: &Shared,
+        application_name: Option<&str>,
+        socket: Option<Arc<ClosingProbe>>,
+    ) -> Session {
         let mut db = shared.lock();
+        // Setup connections whose client closed them before this one opened come first.
+        db.note_closed_setup_clients();
         db.connections += 1;
         let number = db.connections;
         // Replay mode: the connection records as the recorded session it replays.
@@ -100,6 +114,9 @@ impl Session {
         let setup = shared.in_setup_phase()
             || application_name.is_some_and(super::recording::is_setup_name);
         let name = db.recorder.open_session(store_session, &base, setup);
+        if let Some(socket) = socket.filter(|_| setup) {
+            db.watch_setup_socket(store_session, socket);
+        }
         if let Some(gate) = shared.replay_gate() {
             gate.opened(store_session, external, &name);
         }
@@ -471,6 +488,8 @@ impl Session {
     pub fn close(&mut self, shared: &Shared) {
         self.abort(shared);
         self.state = TxnState::Idle;
-        shared.lock().recorder.close_session(self.store_session);
+        let mut db = shared.lock();
+        db.forget_socket(self.store_session);
+        db.recorder.close_session(self.store_session);
     }
 }

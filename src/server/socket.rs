@@ -210,6 +210,7 @@ impl ClientPortalStore for Client {
 pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<u64> {
     socket.set_nodelay(true)?;
     let addr = socket.peer_addr()?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
     let mut client = Client {
         io: socket,
         read: BytesMut::with_capacity(8192),
@@ -218,6 +219,9 @@ pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<
         writes: 0,
         conn: conn.clone(),
     };
+    // Declared after the client, so dropped before it: the descriptor is forgotten before
+    // the socket is closed.
+    let _attached = Attached::new(&conn, fd);
     while let Some(message) = client.next_message().await? {
         match message {
             PgWireFrontendMessage::SslRequest(Some(_)) => {
@@ -243,6 +247,22 @@ pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<
     }
     client.write_out().await?;
     Ok(client.writes)
+}
+
+/// A connection's socket attached to its [`super::database::ClosingProbe`] while served.
+struct Attached<'a>(&'a Connection);
+
+impl<'a> Attached<'a> {
+    fn new(conn: &'a Connection, fd: i32) -> Attached<'a> {
+        conn.socket().attach(fd);
+        Attached(conn)
+    }
+}
+
+impl Drop for Attached<'_> {
+    fn drop(&mut self) {
+        self.0.socket().detach();
+    }
 }
 
 /// One message to its handler, as pgwire's loop does.

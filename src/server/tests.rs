@@ -515,3 +515,51 @@ fn a_rollback_to_a_savepoint_recovers_a_failed_block() {
         ]
     );
 }
+
+/// A client closes its setup connection, then opens another: the new one is ordered after the
+/// setup connection even when the setup connection's serving thread has not read its end yet
+/// (another thread serves it); a connection opened while the setup one was open is not.
+#[test]
+fn a_setup_connection_its_client_closed_comes_first_before_its_end_is_read() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::sync::Arc;
+
+    use super::database::ClosingProbe;
+
+    let shared = Shared::new(Duration::from_secs(2));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (served, _) = listener.accept().unwrap();
+    let socket = Arc::new(ClosingProbe::default());
+    socket.attach(served.as_raw_fd());
+    block_on(async {
+        let mut setup = Session::open_on(&shared, Some("setup:fixture"), Some(socket.clone()));
+        run(
+            &shared,
+            &mut setup,
+            "CREATE TABLE t (id int PRIMARY KEY, v int)",
+        )
+        .await
+        .unwrap();
+        run(&shared, &mut setup, "INSERT INTO t VALUES (1, 0)")
+            .await
+            .unwrap();
+        let mut early = Session::open(&shared, Some("early"));
+        assert!(!socket.client_has_closed(), "the client is still connected");
+        // Terminate and the end of the stream, unread by the server.
+        client.write_all(&[b'X', 0, 0, 0, 4]).unwrap();
+        drop(client);
+        let mut late = Session::open(&shared, Some("late"));
+        for s in [&mut early, &mut late] {
+            run(&shared, s, "SELECT v FROM t WHERE id = 1")
+                .await
+                .unwrap();
+        }
+        for s in [&mut setup, &mut early, &mut late] {
+            s.close(&shared);
+        }
+    });
+    socket.detach();
+    assert_eq!(history(&shared).sessions_after(), [(0, 2)]);
+}

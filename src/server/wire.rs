@@ -32,11 +32,12 @@ use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use sqlparser::ast::Statement;
 use tokio::sync::Mutex;
 
-use super::database::Shared;
+use super::database::{ClosingProbe, Shared};
 use super::session::{Effect, Session, TxnState};
 use super::sql::catalog::SqlType;
 use super::sql::copy::CopyIn;
 use super::sql::eval::{plain, SERVER_VERSION};
+use super::sql::parse_cache::ParseCache;
 use super::sql::{self, chatter, exec, Field, Outcome, SqlError};
 use crate::store::Value;
 
@@ -51,6 +52,8 @@ pub struct Connection {
     status: AtomicU8,
     /// A `COPY … FROM STDIN` receiving its rows.
     copy: std::sync::Mutex<Option<PendingCopy>>,
+    /// Its socket, as other connections see it.
+    socket: Arc<ClosingProbe>,
 }
 
 /// A `COPY … FROM STDIN` between CopyInResponse and CopyDone: the rows so far, the INSERT of
@@ -70,10 +73,16 @@ impl Connection {
             shared,
             password,
             session: Mutex::new(None),
-            parser: Arc::new(Parse),
+            parser: Arc::new(Parse::default()),
             status: AtomicU8::new(b'I'),
             copy: std::sync::Mutex::new(None),
+            socket: Arc::default(),
         })
+    }
+
+    /// Its socket, as other connections see it (the connection loop attaches it).
+    pub fn socket(&self) -> &ClosingProbe {
+        &self.socket
     }
 
     /// Starts a `COPY … FROM STDIN` (`text`): the client is asked for its rows.
@@ -194,7 +203,12 @@ impl Connection {
         let mut guard = self.session.lock().await;
         if guard.is_none() {
             let name = client.metadata().get("application_name");
-            *guard = Some(Session::open(&self.shared, name.map(String::as_str)));
+            let socket = Some(self.socket.clone());
+            *guard = Some(Session::open_on(
+                &self.shared,
+                name.map(String::as_str),
+                socket,
+            ));
         }
         guard
     }
@@ -206,7 +220,12 @@ impl Connection {
     ) -> tokio::sync::MutexGuard<'_, Option<Session>> {
         let mut guard = self.session.lock().await;
         if guard.is_none() {
-            *guard = Some(Session::open(&self.shared, application_name.as_deref()));
+            let socket = Some(self.socket.clone());
+            *guard = Some(Session::open_on(
+                &self.shared,
+                application_name.as_deref(),
+                socket,
+            ));
         }
         guard
     }
@@ -339,7 +358,7 @@ impl SimpleQueryHandler for Connection {
         if let Some(tag) = chatter::maintenance_tag(query) {
             return Ok(vec![Response::Execution(Tag::new(tag))]);
         }
-        let parsed = sql::parse(query).or_else(|e| {
+        let parsed = self.parser.statements(query).or_else(|e| {
             sql::copy::spell_boolean_options(query).map_or(Err(e), |q| sql::parse(&q))
         });
         let stmts = match parsed {
@@ -397,8 +416,22 @@ pub struct Prepared {
     stmt: Option<Statement>,
 }
 
-/// Parses the statements of Parse messages.
-pub struct Parse;
+/// Parses a connection's statements (simple queries and Parse messages), through its parse
+/// cache.
+#[derive(Default)]
+pub struct Parse {
+    cache: std::sync::Mutex<ParseCache>,
+}
+
+impl Parse {
+    /// The statements of `text` (syntax errors: `42601`).
+    fn statements(&self, text: &str) -> Result<Vec<Statement>, SqlError> {
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .parse(text)
+    }
+}
 
 #[async_trait]
 impl QueryParser for Parse {
@@ -408,8 +441,9 @@ impl QueryParser for Parse {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let mut stmts =
-            sql::parse(sql).map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?;
+        let mut stmts = self
+            .statements(sql)
+            .map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))?;
         if stmts.len() > 1 {
             return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
                 "ERROR".into(),

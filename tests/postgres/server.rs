@@ -424,6 +424,79 @@ fn pgbench_prepared_four_clients_record_a_serializable_history() {
     }
 }
 
+/// The same pgbench run (one client, one seed) recorded through the simple protocol (values
+/// inlined in each text: statements parsed through the server's parse cache, one parse per
+/// shape) and through prepared statements (values bound as parameters): the same rows left,
+/// the same history — sessions, transactions, every read and write with its key and writer,
+/// the locked reads — and the same statements, each simple text being the prepared text with
+/// its parameters written in.
+#[test]
+fn pgbench_simple_and_prepared_record_the_same_history() {
+    let (Some(psql), Some(pgbench)) = (pg_bin("psql"), pg_bin("pgbench")) else {
+        return;
+    };
+    let s = Scratch::new("pgbench-simple-prepared");
+    let setup = write(
+        &s,
+        "setup.sql",
+        "CREATE TABLE kv (k integer PRIMARY KEY, v integer NOT NULL, note text);\n\
+         CREATE TABLE log (n serial PRIMARY KEY, k integer NOT NULL, d integer NOT NULL);\n\
+         INSERT INTO kv VALUES (1, 0, 'a'), (2, 0, 'b'), (3, 0, 'c'), (4, 0, 'd');\n",
+    );
+    let script = write(
+        &s,
+        "bump.sql",
+        "\\set k random(1, 4)\n\\set d random(1, 12)\nBEGIN;\n\
+         SELECT v, note FROM kv WHERE k = :k;\n\
+         UPDATE kv SET v = v + :d, note = 'bumped by ' || :d WHERE k = :k AND v >= 0;\n\
+         INSERT INTO log (k, d) VALUES (:k, :d);\n\
+         SELECT count(*), sum(d) FROM log WHERE k = :k AND d BETWEEN 1 AND 12;\nEND;\n",
+    );
+    let (mut recorded, mut final_rows) = (Vec::new(), Vec::new());
+    for mode in ["simple", "prepared"] {
+        let setup_cmd = format!("{} -X -q -v ON_ERROR_STOP=1 -f {setup}", psql.display());
+        // The run, then the rows it left (the values each mode computed).
+        let cmd = format!(
+            "{} -n -M {mode} -c 1 -t 60 --random-seed=11 -f {script} && \
+             {} -X -A -t -c 'SELECT k, v, note FROM kv ORDER BY k'",
+            pgbench.display(),
+            psql.display()
+        );
+        let (o, observed) = record_with_setup(&s, &[&setup_cmd], &["sh", "-c", &cmd]);
+        assert!(o.status.success(), "{mode}: {}\n{}", stdout(&o), stderr(&o));
+        let rows: Vec<String> = stdout(&o)
+            .lines()
+            .filter(|l| l.contains('|'))
+            .map(String::from)
+            .collect();
+        assert_eq!(rows.len(), 4, "{mode}: {}", stdout(&o));
+        final_rows.push(rows);
+        recorded.push(read_history(&observed));
+        std::fs::remove_dir_all(s.join("rec")).unwrap();
+    }
+    assert_eq!(final_rows[0], final_rows[1]);
+    let (simple, prepared) = (&recorded[0], &recorded[1]);
+    assert_eq!(simple.same_content(prepared), Ok(()));
+    assert!(simple.ops().len() > 60 * 5, "{} events", simple.ops().len());
+    let (ss, ps) = (simple.statements().unwrap(), prepared.statements().unwrap());
+    assert_eq!(ss.statements().len(), ps.statements().len());
+    for (a, b) in ss.statements().iter().zip(ps.statements()) {
+        let mut written = b.sql.clone();
+        for (i, p) in b.params.iter().enumerate().rev() {
+            let value = p.clone().unwrap_or_else(|| "NULL".into());
+            written = written.replace(&format!("${}", i + 1), &value);
+        }
+        assert_eq!(a.sql, written, "simple and prepared statement {}", a.index);
+        assert!(a.params.is_empty(), "{a:?}");
+        assert_eq!((a.session, a.index), (b.session, b.index));
+    }
+    // The statement behind every operation is the same one.
+    for o in 0..simple.ops().len() as u32 {
+        let of = |h: &History| h.statements().unwrap().of_op(o).map(|s| s.index);
+        assert_eq!(of(simple), of(prepared), "operation {o}");
+    }
+}
+
 /// `pgbench -i` loads its tables with `COPY … FROM STDIN` and keys them afterwards with
 /// `ALTER TABLE … ADD PRIMARY KEY`: recorded as the setup, then pgbench's own tpcb-like run on
 /// them reads the loaded balances from the COPY that wrote them, under the keys' names.

@@ -6,6 +6,7 @@
 //! - [`eval`]: scalar expressions over a row.
 //! - [`exec`]: each statement kind's translation (SELECT, INSERT, UPDATE, DELETE, DDL).
 //! - [`copy`]: the rows of `COPY … FROM STDIN` (text format).
+//! - [`parse_cache`]: a connection's statements parsed once per shape (literals taken out).
 //! - [`chatter`]: what drivers and tools send on connect (SET/SHOW/RESET, `version()`,
 //!   catalog queries), answered minimally and recorded as nothing.
 //!
@@ -17,6 +18,7 @@ pub mod chatter;
 pub mod copy;
 pub mod eval;
 pub mod exec;
+pub mod parse_cache;
 
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
