@@ -32,7 +32,7 @@
 //! One file per concern: [`rows`] finds the rows (keys pinned or a scan, locks, joins),
 //! [`project`] the result columns, [`select`] and [`aggregate`] SELECT, [`insert`] INSERT and
 //! COPY's rows, [`update`] UPDATE (and ON CONFLICT's assignments), [`delete`] DELETE and
-//! TRUNCATE, [`ddl`] the schema statements. Transaction control is the session's
+//! TRUNCATE, [`ddl`] the schema statements, [`subquery`] uncorrelated subqueries in WHERE. Transaction control is the session's
 //! ([`crate::server::session`]).
 
 mod aggregate;
@@ -42,6 +42,7 @@ mod insert;
 mod project;
 mod rows;
 mod select;
+mod subquery;
 mod update;
 
 pub use ddl::schema;
@@ -57,7 +58,7 @@ use super::catalog::Catalog;
 use super::eval::{ident, object_name, Columns};
 use super::{Outcome, SqlError};
 use crate::server::locks::{Mode, Resource};
-use crate::store::{EmbeddedTx, KeyRef, KvRead, Value};
+use crate::store::{EmbeddedTx, KeyRef, KvRead, SessionId, Value};
 use delete::{delete, truncate};
 use insert::insert;
 use select::select;
@@ -226,6 +227,23 @@ impl Columns for RowCols<'_, '_, '_> {
                 _ => Err(SqlError::undefined_column(name)),
             },
         }
+    }
+}
+
+/// Expressions outside a table's rows (an INSERT's VALUES and defaults, a SELECT without
+/// FROM): no columns, and the sequences' functions counted for the statement's connection.
+struct NoRow<'c> {
+    catalog: &'c mut Catalog,
+    session: SessionId,
+}
+
+impl Columns for NoRow<'_> {
+    fn column(&mut self, _qualifier: Option<&str>, name: &str) -> Result<Value, SqlError> {
+        Err(SqlError::undefined_column(name))
+    }
+
+    fn call(&mut self, name: &str, args: &[Value]) -> Option<Result<Value, SqlError>> {
+        self.catalog.sequences.call(self.session, name, args)
     }
 }
 

@@ -6,6 +6,8 @@
 //! - [`eval`]: scalar expressions over a row.
 //! - [`exec`]: each statement kind's translation (SELECT, INSERT, UPDATE, DELETE, DDL).
 //! - [`copy`]: the rows of `COPY … FROM STDIN` (text format).
+//! - [`psql_describe`]: psql's `\d TABLE`, answered from the catalog.
+//! - [`sequence`]: sequences and `nextval`, outside transactions as in PostgreSQL.
 //! - [`chatter`]: what drivers and tools send on connect (SET/SHOW/RESET, `version()`,
 //!   catalog queries), answered minimally and recorded as nothing.
 //!
@@ -17,6 +19,8 @@ pub mod chatter;
 pub mod copy;
 pub mod eval;
 pub mod exec;
+pub mod psql_describe;
+pub mod sequence;
 
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -112,6 +116,7 @@ pub fn kind(s: &Statement) -> Kind {
         | Statement::ReleaseSavepoint { .. } => Kind::Savepoint,
         Statement::CreateTable(_)
         | Statement::CreateIndex(_)
+        | Statement::CreateSequence { .. }
         | Statement::Drop { .. }
         | Statement::AlterTable(_) => Kind::Schema,
         s if chatter::is_chatter(s) => Kind::Chatter,

@@ -1,5 +1,5 @@
-//! Schema statements (CREATE TABLE, CREATE/DROP INDEX, DROP TABLE, ALTER TABLE … ADD PRIMARY
-//! KEY): applied to the catalog at once, not recorded.
+//! Schema statements (CREATE TABLE, CREATE/DROP INDEX, DROP TABLE, CREATE/DROP SEQUENCE,
+//! ALTER TABLE … ADD PRIMARY KEY): applied to the catalog at once, not recorded.
 
 use sqlparser::ast::{ColumnOption, CreateTable, TableConstraint};
 
@@ -21,6 +21,12 @@ pub fn schema(
         S::CreateTable(c) => create_table(catalog, c),
         S::AlterTable(a) => alter_table(catalog, committed, a),
         S::CreateIndex(_) => Ok(Outcome::Done("CREATE INDEX".into())),
+        S::CreateSequence {
+            if_not_exists,
+            name,
+            sequence_options,
+            ..
+        } => create_sequence(catalog, *if_not_exists, name, sequence_options),
         S::Drop {
             object_type,
             if_exists,
@@ -37,6 +43,15 @@ pub fn schema(
                 Ok(Outcome::Done("DROP TABLE".into()))
             }
             ObjectType::Index => Ok(Outcome::Done("DROP INDEX".into())),
+            ObjectType::Sequence => {
+                for n in names {
+                    let name = object_name(n)?;
+                    if !catalog.sequences.drop_sequence(&name) && !if_exists {
+                        return Err(SqlError::undefined_table(&name));
+                    }
+                }
+                Ok(Outcome::Done("DROP SEQUENCE".into()))
+            }
             other => Err(SqlError::unsupported(format!("DROP {other}"))),
         },
         other => Err(SqlError::unsupported(format!(
@@ -70,7 +85,8 @@ pub(super) fn create_table(catalog: &mut Catalog, c: &CreateTable) -> Result<Out
             ty,
             not_null: false,
             default: None,
-            serial: false,
+            sequence: None,
+            identity: None,
         };
         for o in &def.options {
             match &o.option {
@@ -82,11 +98,18 @@ pub(super) fn create_table(catalog: &mut Catalog, c: &CreateTable) -> Result<Out
                     key.push(columns.len());
                 }
                 ColumnOption::Unique(_) | ColumnOption::ForeignKey(_) | ColumnOption::Check(_) => {}
-                other if other.to_string().to_uppercase().contains("IDENTITY") => serial = true,
+                other if other.to_string().to_uppercase().contains("IDENTITY") => {
+                    serial = true;
+                    let always = other.to_string().to_uppercase().contains("ALWAYS");
+                    column.identity = Some(if always { 'a' } else { 'd' });
+                }
                 other => return Err(SqlError::unsupported(format!("the column option {other}"))),
             }
         }
-        column.serial = serial;
+        if serial {
+            column.not_null = true;
+            column.sequence = Some(catalog.sequences.create_for_column(&name, &column.name));
+        }
         columns.push(column);
     }
     for constraint in &c.constraints {
@@ -149,4 +172,46 @@ pub(super) fn alter_table(
         catalog.set_key(t, key, committed)?;
     }
     Ok(Outcome::Done("ALTER TABLE".into()))
+}
+
+/// `CREATE SEQUENCE name [START [WITH] n] [INCREMENT [BY] n]` (other options accepted and
+/// ignored but `CYCLE`, `MINVALUE`, `MAXVALUE`, which are refused).
+fn create_sequence(
+    catalog: &mut Catalog,
+    if_not_exists: bool,
+    name: &sqlparser::ast::ObjectName,
+    options: &[sqlparser::ast::SequenceOptions],
+) -> Result<Outcome, SqlError> {
+    use sqlparser::ast::SequenceOptions as O;
+    let name = object_name(name)?;
+    if if_not_exists && catalog.sequences.find(&name).is_some() {
+        return Ok(Outcome::Done("CREATE SEQUENCE".into()));
+    }
+    let number = |e: &sqlparser::ast::Expr| -> Result<i64, SqlError> {
+        match eval::eval(e, &mut eval::NoColumns, &[])? {
+            crate::store::Value::Int(i) => Ok(i),
+            other => Err(SqlError::new(
+                "22023",
+                format!("a sequence option must be an integer, not {other}"),
+            )),
+        }
+    };
+    let (mut start, mut increment) = (None, 1);
+    for option in options {
+        match option {
+            O::StartWith(e, _) => start = Some(number(e)?),
+            O::IncrementBy(e, _) => increment = number(e)?,
+            O::DataType(_) | O::Cache(_) | O::Cycle(false) | O::OwnedBy(None) => {}
+            O::MinValue(None) | O::MaxValue(None) => {}
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "the sequence option {other}"
+                )))
+            }
+        }
+    }
+    // PostgreSQL starts an ascending sequence at 1, a descending one at -1.
+    let start = start.unwrap_or(if increment > 0 { 1 } else { -1 });
+    catalog.sequences.create(&name, start, increment, None)?;
+    Ok(Outcome::Done("CREATE SEQUENCE".into()))
 }

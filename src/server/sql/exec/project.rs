@@ -129,6 +129,7 @@ pub(super) fn expr_type(catalog: &Catalog, sources: &[Source], e: &Expr) -> SqlT
                     .map(|a| expr_type(catalog, sources, a))
                     .unwrap_or(SqlType::Numeric),
                 "now" | "current_timestamp" => SqlType::Timestamp,
+                "nextval" | "currval" | "setval" | "lastval" => SqlType::Int8,
                 _ => SqlType::Text,
             }
         }

@@ -12,7 +12,7 @@ use sqlparser::ast::{
 use super::aggregate::aggregate_rows;
 use super::project::{is_aggregate, projection_items, Item};
 use super::rows::matching_rows;
-use super::{first_words, row_cols, source_of, table_of, Exec, Source};
+use super::{first_words, row_cols, source_of, subquery, table_of, Exec, NoRow, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::catalog::{Catalog, SqlType};
 use crate::server::sql::eval::{self, coerce, column_ref, compare, eval, object_name, Columns};
@@ -161,8 +161,12 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
             return Err(SqlError::unsupported("WHERE without FROM"));
         }
         let mut values = Vec::with_capacity(items.len());
+        let mut no_row = NoRow {
+            catalog: &mut *x.catalog,
+            session: x.tx.session(),
+        };
         for i in &items {
-            values.push(eval(&i.expr, &mut eval::NoColumns, params)?);
+            values.push(eval(&i.expr, &mut no_row, params)?);
         }
         out.push((values, Vec::new()));
     } else {
@@ -171,7 +175,8 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
         } else {
             x.read_lock
         };
-        let matched = matching_rows(x, &sources, on.as_ref(), sel.selection.as_ref(), mode)?;
+        let selection = subquery::resolve(x, sel.selection.as_ref())?;
+        let matched = matching_rows(x, &sources, on.as_ref(), selection.as_deref(), mode)?;
         if aggregate {
             out = aggregate_rows(x, &sources, matched, &items, group_by, &order)?;
         } else {
