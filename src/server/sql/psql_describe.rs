@@ -171,7 +171,7 @@ fn columns(t: usize, catalog: &Catalog) -> Vec<Vec<Value>> {
                 (_, None, Some(e)) => Value::text(&e.to_string()),
                 _ => Value::Null,
             };
-            let identity = c.identity.map_or(String::new(), String::from);
+            let identity = c.identity.map(String::from).unwrap_or_default();
             vec![
                 Value::text(&c.name),
                 Value::text(format_type(c.ty)),
