@@ -22,7 +22,7 @@ id,level
 3,
 \.
 SELECT 'vip', owner, bal FROM acct WHERE id IN (SELECT id FROM vip WHERE level > 0);
-SELECT 'none', count(*) FROM acct WHERE EXISTS (SELECT 1 FROM vip WHERE level > 5);
+SELECT count(*) AS none_found FROM acct WHERE EXISTS (SELECT 1 FROM vip WHERE level > 5);
 INSERT INTO archive (owner, bal) SELECT owner, bal FROM acct WHERE bal < 60;
 SELECT 'archived', n, owner, bal FROM archive ORDER BY n;
 COPY (SELECT id, owner FROM acct WHERE id = 1) TO STDOUT WITH (FORMAT csv, HEADER);
@@ -54,7 +54,7 @@ fn psql_sequences_subqueries_insert_select_csv_copy_and_describe() {
         "carol|3",
         "COPY 2",
         "vip|alice|100",
-        "none|0",
+        "none_found\n0\n",
         "INSERT 0 2",
         "archived|1|bob|50\narchived|2|carol|7",
         "id,owner\n1,alice\n",

@@ -226,20 +226,20 @@ mod tests {
         assert_eq!(seqs.get(s).name, "acct_id_seq");
         let name = Value::text("public.acct_id_seq");
         assert_eq!(
-            call(&mut seqs, 1, "nextval", &[name.clone()]),
+            call(&mut seqs, 1, "nextval", std::slice::from_ref(&name)),
             Value::Int(1)
         );
         assert_eq!(
-            call(&mut seqs, 2, "nextval", &[name.clone()]),
+            call(&mut seqs, 2, "nextval", std::slice::from_ref(&name)),
             Value::Int(2)
         );
         assert_eq!(
-            call(&mut seqs, 1, "currval", &[name.clone()]),
+            call(&mut seqs, 1, "currval", std::slice::from_ref(&name)),
             Value::Int(1)
         );
         assert_eq!(call(&mut seqs, 2, "lastval", &[]), Value::Int(2));
         let unset = seqs
-            .call(3, "currval", &[name.clone()])
+            .call(3, "currval", std::slice::from_ref(&name))
             .unwrap()
             .unwrap_err();
         assert_eq!(unset.code, "55000");
@@ -248,7 +248,7 @@ mod tests {
             Value::Int(10)
         );
         assert_eq!(
-            call(&mut seqs, 3, "nextval", &[name.clone()]),
+            call(&mut seqs, 3, "nextval", std::slice::from_ref(&name)),
             Value::Int(11)
         );
         assert_eq!(
@@ -274,7 +274,10 @@ mod tests {
         let mut seqs = Sequences::default();
         seqs.create("ticket", 100, -10, None).unwrap();
         let t = Value::text("\"ticket\"");
-        assert_eq!(call(&mut seqs, 1, "nextval", &[t.clone()]), Value::Int(100));
+        assert_eq!(
+            call(&mut seqs, 1, "nextval", std::slice::from_ref(&t)),
+            Value::Int(100)
+        );
         assert_eq!(call(&mut seqs, 1, "nextval", &[t]), Value::Int(90));
         assert_eq!(seqs.create("ticket", 1, 1, None).unwrap_err().code, "42P07");
         assert_eq!(seqs.create("zero", 1, 0, None).unwrap_err().code, "22023");
