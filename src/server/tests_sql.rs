@@ -153,6 +153,13 @@ fn subqueries_are_recorded_as_the_reads_they_make() {
         )
         .await;
         assert_eq!(got.unwrap(), ints(&[3]));
+        let got = run(
+            &shared,
+            &mut s,
+            "SELECT 'none', count(*) FROM acct WHERE EXISTS (SELECT 1 FROM vip WHERE level > 5)",
+        )
+        .await;
+        assert_eq!(got.unwrap(), vec![vec![Value::text("none"), Value::Int(0)]]);
         let correlated = run(
             &shared,
             &mut s,

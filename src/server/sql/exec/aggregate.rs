@@ -83,7 +83,13 @@ pub(super) fn aggregate_rows(
         }
     }
     if no_rows && group_by.is_empty() {
-        groups.push((Vec::new(), vec![None; items.len()], Vec::new()));
+        // One row all the same (`SELECT 'none', count(*) … WHERE false` is `none, 0`): the
+        // items without columns keep their values.
+        let plain = items
+            .iter()
+            .map(|i| eval(&i.expr, &mut eval::NoColumns, params).unwrap_or(Value::Null))
+            .collect();
+        groups.push((Vec::new(), vec![None; items.len()], plain));
     }
     let mut out = Vec::new();
     for (_, accs, plain) in groups {
