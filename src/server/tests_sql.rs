@@ -1,6 +1,6 @@
 //! The SQL real clients send beyond the first translation (issue 32), driven through sessions
 //! without the network: sequences outside transactions, subqueries in WHERE recorded as the
-//! reads they are, `INSERT … SELECT`.
+//! reads they are, `INSERT … SELECT` (also from VALUES in FROM).
 
 use std::time::Duration;
 
@@ -196,7 +196,8 @@ fn subqueries_are_recorded_as_the_reads_they_make() {
     );
 }
 
-/// `INSERT … SELECT` reads what its query reads, then writes each row it returned.
+/// `INSERT … SELECT` reads what its query reads, then writes each row it returned; VALUES in
+/// FROM reads nothing.
 #[test]
 fn insert_select_reads_then_writes_the_rows() {
     let shared = Shared::new(Duration::from_secs(2));
@@ -225,6 +226,19 @@ fn insert_select_reads_then_writes_the_rows() {
         )
         .await;
         assert_eq!(wide.unwrap_err(), "42601");
+        // SQLAlchemy 2's bulk insert: VALUES as a table in FROM, in its ORDER BY's order.
+        let got = run(
+            &shared,
+            &mut s,
+            "INSERT INTO archive (acct, bal) SELECT p0, p1 FROM (VALUES (5, 1, 1), (6, 2, 0)) \
+             AS imp(p0, p1, k) ORDER BY k RETURNING acct, n",
+        )
+        .await;
+        let rows = vec![
+            vec![Value::Int(6), Value::Int(2)],
+            vec![Value::Int(5), Value::Int(3)],
+        ];
+        assert_eq!(got.unwrap(), rows);
         s.close(&shared);
     });
     let h = history(&shared);
@@ -241,6 +255,15 @@ fn insert_select_reads_then_writes_the_rows() {
             (W, k("archive[n=1]")),
             (W, k("archive.acct[n=1]")),
             (W, k("archive.bal[n=1]")),
+            // From VALUES: no reads but each row's uniqueness check.
+            (R, k("archive[n=2]")),
+            (W, k("archive[n=2]")),
+            (W, k("archive.acct[n=2]")),
+            (W, k("archive.bal[n=2]")),
+            (R, k("archive[n=3]")),
+            (W, k("archive[n=3]")),
+            (W, k("archive.acct[n=3]")),
+            (W, k("archive.bal[n=3]")),
         ]
     );
 }

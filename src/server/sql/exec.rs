@@ -32,7 +32,7 @@
 //! One file per concern: [`rows`] finds the rows (keys pinned or a scan, locks, joins),
 //! [`project`] the result columns, [`select`] and [`aggregate`] SELECT, [`insert`] INSERT and
 //! COPY's rows, [`update`] UPDATE (and ON CONFLICT's assignments), [`delete`] DELETE and
-//! TRUNCATE, [`ddl`] the schema statements, [`subquery`] uncorrelated subqueries in WHERE. Transaction control is the session's
+//! TRUNCATE, [`ddl`] the schema statements, [`subquery`] uncorrelated subqueries in WHERE, [`values`] VALUES as a table in FROM. Transaction control is the session's
 //! ([`crate::server::session`]).
 
 mod aggregate;
@@ -44,6 +44,7 @@ mod rows;
 mod select;
 mod subquery;
 mod update;
+mod values;
 
 pub use ddl::schema;
 pub use insert::insert_rows;

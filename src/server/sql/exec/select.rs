@@ -12,7 +12,7 @@ use sqlparser::ast::{
 use super::aggregate::aggregate_rows;
 use super::project::{is_aggregate, projection_items, Item};
 use super::rows::matching_rows;
-use super::{first_words, row_cols, source_of, subquery, table_of, Exec, NoRow, Source};
+use super::{first_words, row_cols, source_of, subquery, table_of, values, Exec, NoRow, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::catalog::{Catalog, SqlType};
 use crate::server::sql::eval::{self, coerce, column_ref, compare, eval, object_name, Columns};
@@ -128,6 +128,21 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
     }
     if matches!(sel.distinct, Some(Distinct::On(_))) {
         return Err(SqlError::unsupported("DISTINCT ON"));
+    }
+    if let [TableWithJoins {
+        relation:
+            TableFactor::Derived {
+                lateral: false,
+                subquery,
+                alias: Some(alias),
+                ..
+            },
+        joins,
+    }] = sel.from.as_slice()
+    {
+        if let (true, SetExpr::Values(values)) = (joins.is_empty(), subquery.body.as_ref()) {
+            return values::values_select(x, q, sel, values, alias);
+        }
     }
     let (sources, on) = from_sources(x.catalog, &sel.from)?;
     let items = projection_items(x.catalog, &sources, &sel.projection)?;
