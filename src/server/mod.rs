@@ -276,3 +276,6 @@ impl Server {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_sql;

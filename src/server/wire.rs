@@ -35,7 +35,7 @@ use tokio::sync::Mutex;
 use super::database::{ClosingProbe, Shared};
 use super::session::{Effect, Session, TxnState};
 use super::sql::catalog::SqlType;
-use super::sql::copy::CopyIn;
+use super::sql::copy::{CopyIn, CopyOut};
 use super::sql::eval::{plain, SERVER_VERSION};
 use super::sql::parse_cache::ParseCache;
 use super::sql::{self, chatter, exec, Field, Outcome, SqlError};
@@ -115,6 +115,59 @@ impl Connection {
             width,
             vec![0; width],
         )))
+    }
+
+    /// A `COPY … TO STDOUT` (`text`): its query runs as a data statement (recorded as the
+    /// reads it makes), then its rows go to the client as CopyOutResponse, CopyData and
+    /// CopyDone; the response left is the command's tag (`COPY n`), or the error.
+    async fn copy_out<'a, C>(
+        &self,
+        client: &mut C,
+        session: &mut Session,
+        copy: Result<CopyOut, SqlError>,
+        text: &str,
+    ) -> PgWireResult<Response<'a>>
+    where
+        C: Sink<PgWireBackendMessage> + Unpin + Send,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        use futures::SinkExt;
+        use pgwire::messages::copy::{CopyData, CopyDone, CopyOutResponse};
+        let result = match copy {
+            Ok(copy) => {
+                let (result, _) = session.run(&self.shared, &copy.query, text, &[], &[]).await;
+                result.and_then(|outcome| match outcome {
+                    Outcome::Rows { fields, rows, .. } => Ok((copy, fields, rows)),
+                    Outcome::Done(_) => Err(SqlError::unsupported("COPY of this statement")),
+                })
+            }
+            Err(e) => {
+                self.shared.lock().recorder.errors += 1;
+                session.fail(&self.shared);
+                Err(e)
+            }
+        };
+        let (copy, fields, rows) = match result {
+            Ok(r) => r,
+            Err(e) => return Ok(Response::Error(Box::new(error_info(&e)))),
+        };
+        let width = fields.len();
+        client
+            .feed(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
+                0,
+                width as i16,
+                vec![0; width],
+            )))
+            .await?;
+        let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+        for line in copy.lines(&names, &rows) {
+            let data = CopyData::new(line.into());
+            client.feed(PgWireBackendMessage::CopyData(data)).await?;
+        }
+        client
+            .feed(PgWireBackendMessage::CopyDone(CopyDone::new()))
+            .await?;
+        Ok(Response::Execution(Tag::new("COPY").with_rows(rows.len())))
     }
 
     /// CopyData: rows of the COPY in progress (a malformed row is reported at CopyDone).
@@ -390,6 +443,17 @@ impl SimpleQueryHandler for Connection {
                         out.push(Response::Error(Box::new(error_info(&e))));
                     }
                 }
+                break;
+            }
+            if let Some(copy) = sql::copy::copy_out(stmt) {
+                // Its data goes to the client now: the COPY must be the query's only statement.
+                let copy = copy.and_then(|c| match n {
+                    1 => Ok(c),
+                    _ => Err(SqlError::unsupported(
+                        "COPY … TO STDOUT among other statements",
+                    )),
+                });
+                out.push(self.copy_out(client, session, copy, &text).await?);
                 break;
             }
             let (result, effect) = session.run(&self.shared, stmt, &text, &[], &[]).await;

@@ -15,6 +15,7 @@ mod common;
 mod app_reproduce;
 mod app_test;
 mod backend;
+mod client_sql;
 mod observed;
 mod reproduce;
 mod server;

@@ -14,17 +14,17 @@ use isopredict::history::{History, OpKind};
 
 /// PostgreSQL's client program `name` (psql, pgbench), or `None` after noting the skip (a
 /// failure under CI).
-fn pg_bin(name: &str) -> Option<PathBuf> {
+pub(crate) fn pg_bin(name: &str) -> Option<PathBuf> {
     common::postgres::client_dir(&format!("server tests: {name}"), &[name]).map(|d| d.join(name))
 }
 
-fn read_history(path: &Path) -> History {
+pub(crate) fn read_history(path: &Path) -> History {
     let bytes = std::fs::read(path).expect("observed.json was written");
     isopredict::formats::json::read(&bytes, &path.display().to_string()).expect("it reads back")
 }
 
 /// The (reader's statement text, key, writer's statement text) of every read.
-fn reads(h: &History) -> Vec<(String, String, Option<String>)> {
+pub(crate) fn reads(h: &History) -> Vec<(String, String, Option<String>)> {
     let st = h.statements().expect("a recording carries its statements");
     let text = |o: u32| st.of_op(o).map(|s| s.sql.clone()).unwrap_or_default();
     h.ops()
@@ -42,7 +42,7 @@ fn reads(h: &History) -> Vec<(String, String, Option<String>)> {
         .collect()
 }
 
-fn record(scratch: &Scratch, command: &[&str]) -> (std::process::Output, PathBuf) {
+pub(crate) fn record(scratch: &Scratch, command: &[&str]) -> (std::process::Output, PathBuf) {
     let out = scratch.arg("rec");
     let mut args = vec!["record", "--out", out.as_str(), "--"];
     args.extend_from_slice(command);
@@ -88,7 +88,7 @@ fn assert_lost_update_predicted(observed: &Path) {
     }
 }
 
-fn write(scratch: &Scratch, name: &str, text: &str) -> String {
+pub(crate) fn write(scratch: &Scratch, name: &str, text: &str) -> String {
     std::fs::write(scratch.join(name), text).unwrap();
     scratch.arg(name)
 }

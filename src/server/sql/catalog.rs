@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::sequence::Sequences;
 use super::SqlError;
 use crate::stable_hash::hash_str;
 use crate::store::{KeyRef, KvRead, Value};
@@ -69,8 +70,12 @@ pub struct Column {
     pub not_null: bool,
     /// `DEFAULT` expression, evaluated when an INSERT leaves the column out.
     pub default: Option<sqlparser::ast::Expr>,
-    /// SERIAL / identity: values from the table's non-transactional sequence.
-    pub serial: bool,
+    /// SERIAL / identity: the sequence its values come from when an INSERT leaves it out
+    /// ([`super::sequence`], outside transactions).
+    pub sequence: Option<usize>,
+    /// An identity column's kind, as `pg_attribute.attidentity` says it: `a` (GENERATED
+    /// ALWAYS), `d` (BY DEFAULT); `None` for other columns (SERIAL too).
+    pub identity: Option<char>,
 }
 
 /// A row ever inserted into a table (it may have been deleted since, or rolled back).
@@ -100,7 +105,7 @@ pub struct TableDef {
     /// Rows ever inserted, in insertion order.
     pub rows: Vec<Row>,
     by_label: FxHashMap<Arc<str>, u32>,
-    /// The sequence behind SERIAL columns and row numbers (never rolled back).
+    /// The counter behind the row numbers of a table without key (never rolled back).
     pub sequence: i64,
 }
 
@@ -165,6 +170,8 @@ pub struct Catalog {
     by_name: FxHashMap<String, usize>,
     generations: FxHashMap<String, u32>,
     names: FxHashMap<KeyRef, Arc<str>>,
+    /// The sequences (`CREATE SEQUENCE`, SERIAL and identity columns').
+    pub sequences: Sequences,
 }
 
 impl Catalog {
@@ -181,6 +188,11 @@ impl Catalog {
     /// Table number `t`.
     pub fn get(&self, t: usize) -> &TableDef {
         &self.tables[t]
+    }
+
+    /// Table number `t`, if there is one (dropped or not).
+    pub fn table_at(&self, t: usize) -> Option<&TableDef> {
+        self.tables.get(t)
     }
 
     /// Table number `t`, mutable.
@@ -212,9 +224,20 @@ impl Catalog {
         t
     }
 
-    /// Removes a table's name (its keys stay in the store, under its generation's name).
+    /// Removes a table's name (its keys stay in the store, under its generation's name) and
+    /// its columns' sequences.
     pub fn drop_table(&mut self, name: &str) -> bool {
-        self.by_name.remove(name).is_some()
+        let dropped = self.by_name.remove(name).is_some();
+        if dropped {
+            self.sequences.drop_owned_by(name);
+        }
+        dropped
+    }
+
+    /// The object id psql's catalog queries know table `t` by (as PostgreSQL's first user
+    /// objects are numbered from 16384).
+    pub fn oid(t: usize) -> u32 {
+        16_384 + t as u32
     }
 
     /// The row of `table` with key values `key`: its position among the rows ever inserted,

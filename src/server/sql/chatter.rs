@@ -5,16 +5,18 @@
 //! `information_schema.*`: psql's `\d`, pgbench's partitioning query, driver type lookups),
 //! and pgbench's scale query `select count(*) from pgbench_branches`.
 //!
-//! psql's `\dt` and `\d` (without a pattern) list the tables serve has.
+//! psql's `\dt` and `\d` (without a pattern) list the tables serve has; `\d TABLE` describes
+//! one ([`super::psql_describe`]).
 //!
 //! pgbench's partitioning query (it joins `pg_class`, `pg_namespace`, `pg_partitioned_table`
 //! and `pg_inherits` for `pgbench_accounts`) gets one row saying "not partitioned" when the
-//! table exists, none otherwise; other catalog queries get no rows (so `\d TABLE` finds none).
+//! table exists, none otherwise; other catalog queries get no rows.
 
 use sqlparser::ast::{Expr, ObjectNamePart, SelectItem, SetExpr, Statement, TableFactor};
 
 use super::catalog::{Catalog, SqlType};
 use super::eval::{self, ident, object_name, SERVER_VERSION};
+use super::psql_describe;
 use super::{Field, Outcome, SqlError};
 use crate::store::Value;
 
@@ -133,19 +135,46 @@ pub fn is_chatter(s: &Statement) -> bool {
         | Statement::Deallocate { .. }
         | Statement::Vacuum(_)
         | Statement::Analyze(_) => true,
-        Statement::Query(q) => match q.body.as_ref() {
-            SetExpr::Select(sel) => {
-                sel.from.is_empty()
+        Statement::Query(q) => match leftmost_select(q.body.as_ref()) {
+            Some(sel) => {
+                (sel.from.is_empty() && !calls_sequence_function(sel))
                     || sel.from.iter().any(|t| {
                         is_system_table(&t.relation)
                             || t.joins.iter().any(|j| is_system_table(&j.relation))
                     })
                     || is_pgbench_scale_query(s)
             }
-            _ => false,
+            None => false,
         },
         _ => false,
     }
+}
+
+/// The SELECT a query body is, or the first of a UNION/INTERSECT/EXCEPT (psql's `\d TABLE`
+/// asks the publications of a table with a UNION of catalog queries).
+fn leftmost_select(body: &SetExpr) -> Option<&sqlparser::ast::Select> {
+    match body {
+        SetExpr::Select(sel) => Some(sel),
+        SetExpr::SetOperation { left, .. } => leftmost_select(left),
+        _ => None,
+    }
+}
+
+/// Whether a query without FROM calls a sequence function (`SELECT nextval('s')`): a data
+/// statement then, run with the sequences ([`super::sequence`]).
+fn calls_sequence_function(sel: &sqlparser::ast::Select) -> bool {
+    sel.projection.iter().any(|item| {
+        let text = item.to_string().to_ascii_lowercase();
+        [
+            "nextval(",
+            "currval(",
+            "setval(",
+            "lastval(",
+            "pg_get_serial_sequence(",
+        ]
+        .iter()
+        .any(|f| text.contains(f))
+    })
 }
 
 /// pgbench's `select count(*) from pgbench_branches`, asked before a built-in script runs.
@@ -262,7 +291,7 @@ fn answer_query(
     catalog: &Catalog,
     present_rows: &mut dyn FnMut(usize) -> usize,
 ) -> Result<Outcome, SqlError> {
-    let SetExpr::Select(sel) = q.body.as_ref() else {
+    let Some(sel) = leftmost_select(q.body.as_ref()) else {
         return Err(SqlError::unsupported("this query"));
     };
     if is_pgbench_scale_query(s) {
@@ -300,8 +329,10 @@ fn answer_query(
     if sel.from.is_empty() {
         return select_without_from(sel, fields, settings);
     }
-    let text = s.to_string().to_lowercase();
-    if let Some(rows) = relation_list(&fields, &text, catalog) {
+    let original = s.to_string();
+    let text = original.to_lowercase();
+    let detail = psql_describe::table_detail(&fields, &original, catalog);
+    if let Some(rows) = relation_list(&fields, &text, catalog).or(detail) {
         let count = rows.len();
         return Ok(Outcome::Rows {
             fields,

@@ -23,6 +23,12 @@ pub const SERVER_VERSION: &str = "15.0";
 pub trait Columns {
     /// The value of column `name` (qualified by a table name or alias, or not).
     fn column(&mut self, qualifier: Option<&str>, name: &str) -> Result<Value, SqlError>;
+
+    /// A function that needs the server's state (the sequences' `nextval`, …): its value, or
+    /// `None` when `name` is no such function or this context has none.
+    fn call(&mut self, _name: &str, _args: &[Value]) -> Option<Result<Value, SqlError>> {
+        None
+    }
 }
 
 /// No columns: expressions without FROM.
@@ -394,7 +400,10 @@ pub fn eval(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value,
             for a in &args {
                 values.push(eval(a, cols, params)?);
             }
-            function(&name, values, e)?
+            match cols.call(&name, &values) {
+                Some(v) => v?,
+                None => function(&name, values, e)?,
+            }
         }
         Expr::Case {
             operand,

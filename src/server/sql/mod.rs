@@ -5,8 +5,10 @@
 //! - [`catalog`]: tables, columns, rows ever inserted, and the keys' application names.
 //! - [`eval`]: scalar expressions over a row.
 //! - [`exec`]: each statement kind's translation (SELECT, INSERT, UPDATE, DELETE, DDL).
-//! - [`copy`]: the rows of `COPY … FROM STDIN` (text format).
+//! - [`copy`]: `COPY … FROM STDIN` and `COPY … TO STDOUT` rows (text and CSV).
 //! - [`parse_cache`]: a connection's statements parsed once per shape (literals taken out).
+//! - [`psql_describe`]: psql's `\d TABLE`, answered from the catalog.
+//! - [`sequence`]: sequences and `nextval`, outside transactions as in PostgreSQL.
 //! - [`chatter`]: what drivers and tools send on connect (SET/SHOW/RESET, `version()`,
 //!   catalog queries), answered minimally and recorded as nothing.
 //!
@@ -19,6 +21,8 @@ pub mod copy;
 pub mod eval;
 pub mod exec;
 pub mod parse_cache;
+pub mod psql_describe;
+pub mod sequence;
 
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -114,6 +118,7 @@ pub fn kind(s: &Statement) -> Kind {
         | Statement::ReleaseSavepoint { .. } => Kind::Savepoint,
         Statement::CreateTable(_)
         | Statement::CreateIndex(_)
+        | Statement::CreateSequence { .. }
         | Statement::Drop { .. }
         | Statement::AlterTable(_) => Kind::Schema,
         s if chatter::is_chatter(s) => Kind::Chatter,
