@@ -24,6 +24,7 @@ mod classify;
 mod cycles;
 mod graph;
 pub mod oracle;
+mod parallel;
 mod ra;
 mod rc;
 mod read_consistency;

@@ -15,7 +15,7 @@
 //! KeysRd(t3) is the keys t3 reads from other, committed transactions (internal reads are not
 //! wr edges). Edges from the initial transaction are implied and not added.
 
-use super::scratch::edges_in_parallel;
+use super::parallel::edges_in_parallel;
 
 use super::graph::EdgeList;
 use crate::history::{History, KeyId, TxnId, INITIAL_TXN};

@@ -10,7 +10,7 @@
 //! reads of committed writers take part (internal reads are not wr edges). Edges from the
 //! initial transaction are implied (it comes first) and not added.
 
-use super::scratch::edges_in_parallel;
+use super::parallel::edges_in_parallel;
 
 use super::graph::EdgeList;
 use super::read_consistency::NONE;

@@ -6,12 +6,7 @@
 //! The checkers' scratches are stamped (marks are transaction ids or session numbers), so a
 //! scratch used by any earlier sequence of tasks serves the next without clearing.
 
-use std::ops::Range;
 use std::sync::Mutex;
-
-use rayon::prelude::*;
-
-use super::graph::EdgeList;
 
 /// Scratches not in use.
 pub(crate) struct ScratchPool<T> {
@@ -45,41 +40,10 @@ impl<T> ScratchPool<T> {
     }
 }
 
-/// Runs `each(item, scratch, edges)` for every item of `items` in parallel tasks of
-/// `per_task` consecutive items (at least one), each task with a pooled scratch (made by
-/// `make` when none is free), and appends the tasks' edges to `out` in item order: the edges,
-/// and their order, are those of one pass over all items, whatever `per_task`.
-pub(crate) fn edges_in_parallel<S: Send>(
-    items: Range<usize>,
-    per_task: usize,
-    make: impl Fn() -> S + Sync,
-    each: impl Fn(usize, &mut S, &mut EdgeList) + Sync,
-    out: &mut EdgeList,
-) {
-    let per_task = per_task.max(1);
-    let end = items.end;
-    let starts: Vec<usize> = items.step_by(per_task).collect();
-    let pool = ScratchPool::new();
-    let parts: Vec<EdgeList> = starts
-        .par_iter()
-        .map(|&start| {
-            pool.with(&make, |scratch| {
-                let mut part = EdgeList::default();
-                for item in start..start.saturating_add(per_task).min(end) {
-                    each(item, scratch, &mut part);
-                }
-                part
-            })
-        })
-        .collect();
-    for part in parts {
-        out.append(part);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rayon::prelude::*;
 
     #[test]
     fn a_pass_makes_at_most_one_scratch_per_thread() {

@@ -30,19 +30,19 @@
 //! again.
 //!
 //! One file per concern: [`rows`] finds the rows (keys pinned or a scan, locks, joins),
-//! [`project`] the result columns, [`select`] and [`aggregate`] SELECT, [`insert`] INSERT and
+//! [`project`] the result columns, [`select`] and [`aggregate`] SELECT (with [`select`] running the uncorrelated subqueries of a WHERE), [`order`] ORDER BY and LIMIT, [`insert`] INSERT and
 //! COPY's rows, [`update`] UPDATE (and ON CONFLICT's assignments), [`delete`] DELETE and
-//! TRUNCATE, [`ddl`] the schema statements, [`subquery`] uncorrelated subqueries in WHERE, [`values`] VALUES as a table in FROM. Transaction control is the session's
+//! TRUNCATE, [`ddl`] the schema statements, [`values`] VALUES as a table in FROM. Transaction control is the session's
 //! ([`crate::server::session`]).
 
 mod aggregate;
 mod ddl;
 mod delete;
 mod insert;
+mod order;
 mod project;
 mod rows;
 mod select;
-mod subquery;
 mod update;
 mod values;
 

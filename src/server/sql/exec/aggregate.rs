@@ -5,8 +5,8 @@ use std::cmp::Ordering;
 
 use sqlparser::ast::Expr;
 
+use super::order::order_key;
 use super::project::{function_args, is_aggregate, Item};
-use super::select::order_key;
 use super::{row_cols, Exec, RowState, Source};
 use crate::server::sql::eval::{self, compare, eval, object_name};
 use crate::server::sql::SqlError;

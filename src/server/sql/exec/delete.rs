@@ -5,7 +5,8 @@ use sqlparser::ast::{Delete, FromTable, Truncate, TruncateIdentityOption};
 
 use super::project::{projection_items, returning_rows};
 use super::rows::matching_rows;
-use super::{source_of, subquery, table_of, Exec, RowState, Source};
+use super::select::resolve_subqueries;
+use super::{source_of, table_of, Exec, RowState, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::eval::object_name;
 use crate::server::sql::{Outcome, SqlError};
@@ -29,7 +30,7 @@ pub(super) fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlErr
         Some(items) => Some(projection_items(x.catalog, &sources, items)?),
         None => None,
     };
-    let selection = subquery::resolve(x, d.selection.as_ref())?;
+    let selection = resolve_subqueries(x, d.selection.as_ref())?;
     let mut matched = matching_rows(x, &sources, None, selection.as_deref(), Mode::Exclusive)?;
     let rows = match &returning {
         Some(items) => returning_rows(x, &sources, items, &mut matched)?,

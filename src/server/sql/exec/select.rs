@@ -1,21 +1,24 @@
 //! SELECT: FROM (one table or a two-table equi-join), WHERE, the select list, ORDER BY,
 //! DISTINCT, LIMIT/OFFSET over the rows read; and Describe's fields of a statement.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use rustc_hash::FxHashSet;
 use sqlparser::ast::{
-    Distinct, Expr, FromTable, GroupByExpr, JoinConstraint, JoinOperator, LimitClause, OrderByKind,
+    Distinct, Expr, FromTable, GroupByExpr, InTarget, JoinConstraint, JoinOperator, OrderByKind,
     OrderBySort, Query, Select, SelectItem, SetExpr, TableFactor, TableObject, TableWithJoins,
+    Value as SqlValue,
 };
 
 use super::aggregate::aggregate_rows;
-use super::project::{is_aggregate, projection_items, Item};
+use super::order::{limits, order_key};
+use super::project::{is_aggregate, projection_items};
 use super::rows::matching_rows;
-use super::{first_words, row_cols, source_of, subquery, table_of, values, Exec, NoRow, Source};
+use super::{first_words, row_cols, source_of, table_of, values, Exec, NoRow, Source};
 use crate::server::locks::Mode;
-use crate::server::sql::catalog::{Catalog, SqlType};
-use crate::server::sql::eval::{self, coerce, column_ref, compare, eval, object_name, Columns};
+use crate::server::sql::catalog::Catalog;
+use crate::server::sql::eval::{compare, eval, object_name};
 use crate::server::sql::{Field, Outcome, SqlError};
 use crate::store::Value;
 
@@ -190,7 +193,7 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
         } else {
             x.read_lock
         };
-        let selection = subquery::resolve(x, sel.selection.as_ref())?;
+        let selection = resolve_subqueries(x, sel.selection.as_ref())?;
         let matched = matching_rows(x, &sources, on.as_ref(), selection.as_deref(), mode)?;
         if aggregate {
             out = aggregate_rows(x, &sources, matched, &items, group_by, &order)?;
@@ -247,72 +250,166 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
     })
 }
 
-pub(super) fn order_key(
-    e: &Expr,
-    items: &[Item<'_>],
-    values: &[Value],
-    cols: &mut dyn Columns,
-    params: &[Value],
-) -> Result<Value, SqlError> {
-    if let Expr::Value(v) = e {
-        if let sqlparser::ast::Value::Number(n, _) = &v.value {
-            let i: usize = n.parse().unwrap_or(0);
-            return values.get(i.wrapping_sub(1)).cloned().ok_or_else(|| {
-                SqlError::new(
-                    "42P10",
-                    format!("ORDER BY position {n} is not in select list"),
-                )
-            });
+// Subqueries in WHERE.
+//
+// Subqueries in a WHERE clause — `x [NOT] IN (SELECT …)`, `[NOT] EXISTS (SELECT …)` and
+// `(SELECT …)` as a value — that do not name the outer query's columns (uncorrelated). Each
+// runs once, as a SELECT of its own, before the outer statement reads anything: its reads are
+// recorded as that SELECT's (a scan of its table unless its WHERE pins the key, so an insert
+// into what it scanned stays a visible phantom). The clause then reads as `x IN (the values
+// returned)`, `true`/`false`, or the value — so `id IN (SELECT …)` on a key pins the rows it
+// names, as an index lookup on a real database reads only those.
+//
+// A correlated subquery (one naming the outer query's columns, as `EXISTS (SELECT 1 FROM b
+// WHERE b.a = a.id)`) would have to run once per outer row; it is refused with `0A000`.
+
+/// The WHERE clause `e` with its subqueries run and replaced by what they returned (borrowed
+/// as it is when it has none).
+pub(super) fn resolve_subqueries<'e>(
+    x: &mut Exec<'_, '_>,
+    e: Option<&'e Expr>,
+) -> Result<Option<Cow<'e, Expr>>, SqlError> {
+    match e {
+        None => Ok(None),
+        Some(e) if !has_subquery(e) => Ok(Some(Cow::Borrowed(e))),
+        Some(e) => {
+            let mut owned = e.clone();
+            replace_subqueries(x, &mut owned)?;
+            Ok(Some(Cow::Owned(owned)))
         }
     }
-    if let Some((None, name)) = column_ref(e) {
-        if let Some(i) = items.iter().position(|i| i.field.name == name) {
-            return Ok(values[i].clone());
-        }
-    }
-    if let Some(i) = items.iter().position(|i| i.expr.as_ref() == e) {
-        return Ok(values[i].clone());
-    }
-    eval(e, cols, params)
 }
 
-pub(super) fn limits(
-    l: Option<&LimitClause>,
-    params: &[Value],
-) -> Result<(Option<usize>, usize), SqlError> {
-    let number = |e: &Expr| -> Result<usize, SqlError> {
-        let v = eval(e, &mut eval::NoColumns, params)?;
-        match coerce(v, SqlType::Int8)? {
-            Value::Int(i) if i >= 0 => Ok(i as usize),
-            Value::Null => Ok(usize::MAX),
-            other => Err(SqlError::new(
-                "2201W",
-                format!("LIMIT/OFFSET must not be negative: {other}"),
-            )),
-        }
-    };
-    Ok(match l {
-        None => (None, 0),
-        Some(LimitClause::LimitOffset {
-            limit,
-            offset,
-            limit_by,
-        }) => {
-            if !limit_by.is_empty() {
-                return Err(SqlError::unsupported("LIMIT BY"));
+/// Whether `e` holds a subquery where [`replace`] looks for one.
+fn has_subquery(e: &Expr) -> bool {
+    match e {
+        Expr::Exists { .. } | Expr::Subquery(_) => true,
+        Expr::In {
+            target: InTarget::Subquery(_),
+            ..
+        } => true,
+        Expr::In {
+            expr,
+            target: InTarget::List(list),
+            ..
+        } => has_subquery(expr) || list.iter().any(has_subquery),
+        Expr::BinaryOp { left, right, .. } => has_subquery(left) || has_subquery(right),
+        Expr::UnaryOp { expr, .. }
+        | Expr::Nested(expr)
+        | Expr::IsNull(expr)
+        | Expr::IsNotNull(expr)
+        | Expr::IsTrue(expr)
+        | Expr::IsFalse(expr) => has_subquery(expr),
+        Expr::Between {
+            expr, low, high, ..
+        } => has_subquery(expr) || has_subquery(low) || has_subquery(high),
+        _ => false,
+    }
+}
+
+/// Runs the subqueries in `e` (left to right) and puts what they returned in their place.
+fn replace_subqueries(x: &mut Exec<'_, '_>, e: &mut Expr) -> Result<(), SqlError> {
+    match e {
+        Expr::In {
+            expr,
+            target,
+            negated,
+            ..
+        } => {
+            replace_subqueries(x, expr)?;
+            match target {
+                InTarget::Subquery(q) => {
+                    let rows = run_subquery(x, q, "IN")?;
+                    let list = rows.iter().map(|r| literal(&r[0])).collect();
+                    let expr = std::mem::replace(expr, Box::new(Expr::value(SqlValue::Null)));
+                    *e = Expr::In {
+                        expr,
+                        target: InTarget::List(list),
+                        negated: *negated,
+                        global: false,
+                    };
+                }
+                InTarget::List(list) => {
+                    for item in list {
+                        replace_subqueries(x, item)?;
+                    }
+                }
+                _ => {}
             }
-            let lim = match limit {
-                Some(e) => Some(number(e)?),
-                None => None,
-            };
-            let off = match offset {
-                Some(o) => number(&o.value)?,
-                None => 0,
-            };
-            (lim, off)
         }
-        Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
-            (Some(number(limit)?), number(offset)?)
+        Expr::Exists { subquery, negated } => {
+            let found = !run_subquery(x, subquery, "EXISTS")?.is_empty();
+            *e = Expr::value(SqlValue::Boolean(found != *negated));
         }
+        Expr::Subquery(q) => {
+            let rows = run_subquery(x, q, "a value")?;
+            if rows.len() > 1 {
+                return Err(SqlError::new(
+                    "21000",
+                    "more than one row returned by a subquery used as an expression",
+                ));
+            }
+            *e = rows
+                .first()
+                .map_or(Expr::value(SqlValue::Null), |r| literal(&r[0]));
+        }
+        Expr::BinaryOp { left, right, .. } => {
+            replace_subqueries(x, left)?;
+            replace_subqueries(x, right)?;
+        }
+        Expr::UnaryOp { expr, .. }
+        | Expr::Nested(expr)
+        | Expr::IsNull(expr)
+        | Expr::IsNotNull(expr)
+        | Expr::IsTrue(expr)
+        | Expr::IsFalse(expr) => replace_subqueries(x, expr)?,
+        Expr::Between {
+            expr, low, high, ..
+        } => {
+            replace_subqueries(x, expr)?;
+            replace_subqueries(x, low)?;
+            replace_subqueries(x, high)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Runs subquery `q` as a SELECT: its rows (one column each unless it is EXISTS's).
+fn run_subquery(x: &mut Exec<'_, '_>, q: &Query, role: &str) -> Result<Vec<Vec<Value>>, SqlError> {
+    let for_update = x.notes.for_update;
+    let result = select(x, q);
+    x.notes.for_update = for_update;
+    let rows = match result {
+        Ok(Outcome::Rows { rows, fields, .. }) => {
+            if role != "EXISTS" && fields.len() != 1 {
+                return Err(SqlError::new(
+                    "42601",
+                    format!("subquery has {} columns, {role} takes one", fields.len()),
+                ));
+            }
+            rows
+        }
+        Ok(Outcome::Done(_)) => Vec::new(),
+        // A column or table the subquery does not have: most likely the outer query's.
+        Err(e) if e.code == "42703" || e.message.contains("missing FROM-clause") => {
+            return Err(SqlError::unsupported(format!(
+                "a subquery naming the outer query's columns (correlated: {}; {q})",
+                e.message
+            )))
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(rows)
+}
+
+/// A value as the literal that evaluates to it.
+fn literal(v: &Value) -> Expr {
+    Expr::value(match v {
+        Value::Null => SqlValue::Null,
+        Value::Bool(b) => SqlValue::Boolean(*b),
+        Value::Int(i) => SqlValue::Number(i.to_string(), false),
+        Value::Real(r) => SqlValue::Number(format!("{r:?}"), false),
+        Value::Text(t) => SqlValue::SingleQuotedString(t.to_string()),
     })
 }

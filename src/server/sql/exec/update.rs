@@ -6,7 +6,8 @@ use sqlparser::ast::{AssignmentTarget, Expr, Update};
 
 use super::project::{projection_items, returning_rows};
 use super::rows::matching_rows;
-use super::{row_cols, source_of, subquery, Exec, RowState, Source};
+use super::select::resolve_subqueries;
+use super::{row_cols, source_of, Exec, RowState, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::catalog::{Catalog, TableDef};
 use crate::server::sql::eval::{coerce, eval, object_name};
@@ -91,7 +92,7 @@ pub(super) fn update(x: &mut Exec<'_, '_>, u: &Update) -> Result<Outcome, SqlErr
         Some(items) => Some(projection_items(x.catalog, &sources, items)?),
         None => None,
     };
-    let selection = subquery::resolve(x, u.selection.as_ref())?;
+    let selection = resolve_subqueries(x, u.selection.as_ref())?;
     let mut matched = matching_rows(x, &sources, None, selection.as_deref(), Mode::Exclusive)?;
     for combo in &mut matched {
         apply_assignments(x, &sources, &assigns, combo, None)?;

@@ -7,8 +7,8 @@ use std::cmp::Ordering;
 
 use sqlparser::ast::{Query, Select, SelectItem, TableAlias, Values};
 
+use super::order::limits;
 use super::project::{column_name, is_aggregate};
-use super::select::limits;
 use super::{Exec, NoRow};
 use crate::server::sql::catalog::SqlType;
 use crate::server::sql::eval::{compare, eval, ident, Columns};
