@@ -1,10 +1,12 @@
 //! ORDER BY keys and LIMIT/OFFSET, shared by SELECT over tables, aggregates and VALUES.
 
+use std::cmp::Ordering;
+
 use sqlparser::ast::{Expr, LimitClause};
 
 use super::project::Item;
 use crate::server::sql::catalog::SqlType;
-use crate::server::sql::eval::{self, coerce, column_ref, eval, Columns};
+use crate::server::sql::eval::{self, coerce, column_ref, compare, eval, Columns};
 use crate::server::sql::SqlError;
 use crate::store::Value;
 
@@ -41,10 +43,7 @@ pub(super) fn order_key(
 }
 
 /// LIMIT and OFFSET: (at most how many rows, how many to skip).
-pub(super) fn limits(
-    l: Option<&LimitClause>,
-    params: &[Value],
-) -> Result<(Option<usize>, usize), SqlError> {
+fn limits(l: Option<&LimitClause>, params: &[Value]) -> Result<(Option<usize>, usize), SqlError> {
     let number = |e: &Expr| -> Result<usize, SqlError> {
         let v = eval(e, &mut eval::NoColumns, params)?;
         match coerce(v, SqlType::Int8)? {
@@ -80,4 +79,40 @@ pub(super) fn limits(
             (Some(number(limit)?), number(offset)?)
         }
     })
+}
+
+/// The page of `rows` (each its values and its ORDER BY keys, one per item of `order`, which
+/// says whether each sorts descending) a query returns: sorted as PostgreSQL sorts (NULLs last
+/// ascending, first descending; a stable sort, so ties keep their order), then OFFSET and
+/// LIMIT applied; the rows' values.
+pub(super) fn sorted_page<T>(
+    mut rows: Vec<(Vec<Value>, Vec<Value>)>,
+    order: &[(T, bool)],
+    limit: Option<&LimitClause>,
+    params: &[Value],
+) -> Result<Vec<Vec<Value>>, SqlError> {
+    if !order.is_empty() {
+        rows.sort_by(|(_, a), (_, b)| {
+            for (i, (_, desc)) in order.iter().enumerate() {
+                let o = match (&a[i], &b[i]) {
+                    (Value::Null, Value::Null) => Ordering::Equal,
+                    (Value::Null, _) => Ordering::Greater,
+                    (_, Value::Null) => Ordering::Less,
+                    (x, y) => compare(x, y).unwrap_or(Ordering::Equal),
+                };
+                let o = if *desc { o.reverse() } else { o };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    let (limit, offset) = limits(limit, params)?;
+    Ok(rows
+        .into_iter()
+        .map(|(v, _)| v)
+        .skip(offset)
+        .take(limit.unwrap_or(usize::MAX))
+        .collect())
 }

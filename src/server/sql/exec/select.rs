@@ -2,7 +2,6 @@
 //! DISTINCT, LIMIT/OFFSET over the rows read; and Describe's fields of a statement.
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
 
 use rustc_hash::FxHashSet;
 use sqlparser::ast::{
@@ -12,13 +11,13 @@ use sqlparser::ast::{
 };
 
 use super::aggregate::aggregate_rows;
-use super::order::{limits, order_key};
+use super::order::{order_key, sorted_page};
 use super::project::{is_aggregate, projection_items};
 use super::rows::matching_rows;
 use super::{first_words, row_cols, source_of, table_of, values, Exec, NoRow, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::catalog::Catalog;
-use crate::server::sql::eval::{compare, eval, object_name};
+use crate::server::sql::eval::{eval, object_name};
 use crate::server::sql::{Field, Outcome, SqlError};
 use crate::store::Value;
 
@@ -216,31 +215,7 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
         let mut seen = FxHashSet::default();
         out.retain(|(v, _)| seen.insert(format!("{v:?}")));
     }
-    if !order.is_empty() {
-        out.sort_by(|(_, a), (_, b)| {
-            for (i, (_, desc)) in order.iter().enumerate() {
-                let o = match (&a[i], &b[i]) {
-                    (Value::Null, Value::Null) => Ordering::Equal,
-                    // NULLs sort last ascending, first descending, as in PostgreSQL.
-                    (Value::Null, _) => Ordering::Greater,
-                    (_, Value::Null) => Ordering::Less,
-                    (x, y) => compare(x, y).unwrap_or(Ordering::Equal),
-                };
-                let o = if *desc { o.reverse() } else { o };
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            Ordering::Equal
-        });
-    }
-    let (limit, offset) = limits(q.limit_clause.as_ref(), params)?;
-    let rows: Vec<Vec<Value>> = out
-        .into_iter()
-        .map(|(v, _)| v)
-        .skip(offset)
-        .take(limit.unwrap_or(usize::MAX))
-        .collect();
+    let rows = sorted_page(out, &order, q.limit_clause.as_ref(), params)?;
     let count = rows.len();
     Ok(Outcome::Rows {
         fields,

@@ -3,15 +3,13 @@
 //! …) AS imp_sen(p0, sen_counter) ORDER BY sen_counter RETURNING …`. Select list, ORDER BY,
 //! DISTINCT-free LIMIT/OFFSET; WHERE, GROUP BY and aggregates over it are refused.
 
-use std::cmp::Ordering;
-
 use sqlparser::ast::{Query, Select, SelectItem, TableAlias, Values};
 
-use super::order::limits;
+use super::order::sorted_page;
 use super::project::{column_name, is_aggregate};
 use super::{Exec, NoRow};
 use crate::server::sql::catalog::SqlType;
-use crate::server::sql::eval::{compare, eval, ident, Columns};
+use crate::server::sql::eval::{eval, ident, Columns};
 use crate::server::sql::{Field, Outcome, SqlError};
 use crate::store::Value;
 
@@ -120,28 +118,7 @@ pub(super) fn values_select(
         }
         out.push((values, keys));
     }
-    out.sort_by(|(_, a), (_, b)| {
-        for (i, (_, desc)) in order.iter().enumerate() {
-            let o = match (&a[i], &b[i]) {
-                (Value::Null, Value::Null) => Ordering::Equal,
-                (Value::Null, _) => Ordering::Greater,
-                (_, Value::Null) => Ordering::Less,
-                (x, y) => compare(x, y).unwrap_or(Ordering::Equal),
-            };
-            let o = if *desc { o.reverse() } else { o };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
-    });
-    let (limit, offset) = limits(q.limit_clause.as_ref(), params)?;
-    let rows: Vec<Vec<Value>> = out
-        .into_iter()
-        .map(|(v, _)| v)
-        .skip(offset)
-        .take(limit.unwrap_or(usize::MAX))
-        .collect();
+    let rows = sorted_page(out, &order, q.limit_clause.as_ref(), params)?;
     let fields = items
         .iter()
         .enumerate()
