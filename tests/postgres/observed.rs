@@ -217,7 +217,9 @@ fn predictions_from_a_database_run_keep_each_session_s_own_writes() {
     let database: Arc<dyn Backend> =
         Arc::new(Postgres::new(&url, Isolation::ReadCommitted).unwrap());
     let mut seen = 0;
-    for seed in 1..=3 {
+    // PostgreSQL chooses the interleaving: a run whose observed execution is already an anomaly
+    // has nothing to predict, so seeds are tried until two predictions were checked.
+    for seed in 1..=10 {
         let outcome = run_workload(
             smallbank,
             &RunOptions {
@@ -276,6 +278,9 @@ fn predictions_from_a_database_run_keep_each_session_s_own_writes() {
             "seed {seed}: {:?}",
             out.reason
         );
+        if seen >= 2 {
+            break;
+        }
     }
     assert!(seen > 0, "some prediction was checked");
 }
