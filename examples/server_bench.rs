@@ -15,8 +15,10 @@
 //! scripts/pg-throwaway.sh stop "$ISOPREDICT_PG_DIR"
 //! ```
 //!
-//! `TRANSACTIONS_PER_CLIENT`: per client in one slice (500 by default); `--rounds=N`: rounds
-//! of two slices (6 by default). `--threads=N`: the server's serving threads (default: one
+//! `TRANSACTIONS_PER_CLIENT`: per client in one slice (5000 by default: about a second, so
+//! that connection start-up — pgbench connects anew for every slice, and PostgreSQL forks a
+//! backend per connection — does not decide the ratio; 500 made slices of 0.1 s, and their
+//! ratios ran higher for serve); `--rounds=N`: rounds of two slices (6 by default). `--threads=N`: the server's serving threads (default: one
 //! per core, at least two). `--simple`: pgbench's simple query protocol (`-M simple`,
 //! statements as text with the values inlined) instead of prepared statements (`-M
 //! prepared`). `--no-large`: skip the 10^5-transaction recording. Without
@@ -298,7 +300,7 @@ fn postgres_env(url: &str) -> Vec<(&'static str, String)> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let per_client: u32 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(500);
+    let per_client: u32 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(5000);
     let rounds: u32 = args
         .iter()
         .find_map(|a| a.strip_prefix("--rounds=")?.parse().ok())
@@ -333,6 +335,7 @@ fn main() {
     // Alternating slices, the order swapped every round, so that both servers meet the same
     // load on a shared machine.
     let (mut served, mut pg) = (Slice::default(), Slice::default());
+    let mut ratios: Vec<f64> = Vec::new();
     for round in 0..rounds {
         let seed = round + 1;
         let run_serve = || slice(&serving.env, &r, seed, &|| Some(own_cpu()));
@@ -348,6 +351,7 @@ fn main() {
         match p {
             Some(p) => {
                 pg.add(p);
+                ratios.push(s.tps() / p.tps());
                 println!(
                     "round {}: serve {:.0} tps, PostgreSQL {:.0} tps, ratio {:.2}",
                     round + 1,
@@ -380,6 +384,16 @@ fn main() {
                 ""
             },
             served.tps() / pg.tps()
+        );
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "rounds: serve at or above PostgreSQL in {} of {}; round ratios {:.2} to {:.2}, \
+             median {:.2}",
+            ratios.iter().filter(|&&r| r >= 1.0).count(),
+            ratios.len(),
+            ratios[0],
+            ratios[ratios.len() - 1],
+            (ratios[(ratios.len() - 1) / 2] + ratios[ratios.len() / 2]) / 2.0
         );
     } else {
         println!("PostgreSQL: not measured (set ISOPREDICT_POSTGRES_URL)");
