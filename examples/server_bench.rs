@@ -21,7 +21,8 @@
 //! ratios ran higher for serve); `--rounds=N`: rounds of two slices (6 by default). `--threads=N`: the server's serving threads (default: one
 //! per core, at least two). `--simple`: pgbench's simple query protocol (`-M simple`,
 //! statements as text with the values inlined) instead of prepared statements (`-M
-//! prepared`). `--no-large`: skip the 10^5-transaction recording. Without
+//! prepared`). `--unix`: both servers through Unix-domain sockets (serve's `--socket-dir`,
+//! PostgreSQL's in `ISOPREDICT_PG_DIR`) instead of loopback TCP. `--no-large`: skip the 10^5-transaction recording. Without
 //! `ISOPREDICT_POSTGRES_URL` only the server is measured; without `ISOPREDICT_PG_DIR`
 //! PostgreSQL's CPU time is not. pgbench is looked up in `/usr/lib/postgresql/*/bin` and on
 //! PATH.
@@ -234,11 +235,14 @@ struct Serving {
 }
 
 impl Serving {
-    fn start(threads: usize) -> Serving {
+    /// A server with `threads` serving threads; with `socket_dir`, its clients connect
+    /// through a Unix-domain socket there.
+    fn start(threads: usize, socket_dir: Option<&Path>) -> Serving {
         let rss_before = rss();
         let server = Arc::new(
             Server::bind(Config {
                 threads,
+                socket_dir: socket_dir.map(Path::to_path_buf),
                 ..Config::default()
             })
             .unwrap(),
@@ -249,8 +253,9 @@ impl Serving {
             let (server, stop) = (server.clone(), stop.clone());
             std::thread::spawn(move || server.run(&stop))
         };
+        let host = socket_dir.map_or(addr.ip().to_string(), |d| d.display().to_string());
         let env = vec![
-            ("PGHOST", addr.ip().to_string()),
+            ("PGHOST", host),
             ("PGPORT", addr.port().to_string()),
             ("PGUSER", "postgres".to_string()),
             ("PGDATABASE", "postgres".to_string()),
@@ -322,15 +327,29 @@ fn main() {
         clients: 4,
         mode,
     };
-    let serving = Serving::start(threads);
+    // --unix: both servers through Unix-domain sockets (PostgreSQL's is in the throwaway
+    // cluster's directory, ISOPREDICT_PG_DIR, where scripts/pg-throwaway.sh puts it).
+    let unix = args.iter().any(|a| a == "--unix");
+    let pg_dir = std::env::var_os("ISOPREDICT_PG_DIR").map(PathBuf::from);
+    let socket_dir = unix.then(|| dir.join("socket"));
+    if let Some(d) = &socket_dir {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let serving = Serving::start(threads, socket_dir.as_deref());
     load(&serving.env, &r);
-    let postgres = std::env::var("ISOPREDICT_POSTGRES_URL")
-        .ok()
-        .map(|url| postgres_env(&url));
+    let postgres = std::env::var("ISOPREDICT_POSTGRES_URL").ok().map(|url| {
+        let mut env = postgres_env(&url);
+        if unix {
+            let d = pg_dir
+                .as_ref()
+                .expect("--unix needs ISOPREDICT_PG_DIR (the socket's directory)");
+            env[0].1 = d.display().to_string();
+        }
+        env
+    });
     if let Some(env) = &postgres {
         load(env, &r);
     }
-    let pg_dir = std::env::var_os("ISOPREDICT_PG_DIR").map(PathBuf::from);
     let pg_cpu = || pg_dir.as_deref().and_then(postgres_cpu);
     // Alternating slices, the order swapped every round, so that both servers meet the same
     // load on a shared machine.
@@ -366,9 +385,14 @@ fn main() {
     let (events, memory, waits) = serving.finish();
     println!(
         "isopredict serve: {:.0} tps over {rounds} slices of 4 clients x {per_client} \
-         transactions (-M {mode}, recording included), {} CPU per transaction; {events} \
+         transactions (-M {mode}, {}, recording included), {} CPU per transaction; {events} \
          events recorded, {:.0} bytes of memory per event; {waits} lock waits",
         served.tps(),
+        if unix {
+            "Unix-domain sockets"
+        } else {
+            "loopback TCP"
+        },
         us(per_txn(&served)),
         memory as f64 / events.max(1) as f64
     );
@@ -400,7 +424,7 @@ fn main() {
     }
     if !args.iter().any(|a| a == "--no-large") {
         // 10^5 transactions: 4 clients x 25,000.
-        let large = Serving::start(threads);
+        let large = Serving::start(threads, socket_dir.as_deref());
         let big = Run {
             per_client: 25_000,
             ..r

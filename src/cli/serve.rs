@@ -20,6 +20,10 @@ pub struct Args {
     /// The folder to write observed.json into (created if missing).
     #[arg(long)]
     pub out: PathBuf,
+    /// Also listen on a Unix-domain socket in DIR, named as PostgreSQL's (`.s.PGSQL.PORT`), so
+    /// that libpq clients reach it with `host=DIR` or PGHOST=DIR — cheaper than loopback TCP.
+    #[arg(long, value_name = "DIR")]
+    pub socket_dir: Option<PathBuf>,
     /// Stop after SECS seconds without any open connection.
     #[arg(long, value_name = "SECS")]
     pub until_idle: Option<f64>,
@@ -40,6 +44,7 @@ fn seconds(name: &str, s: f64) -> anyhow::Result<Duration> {
 pub fn config(args: &Args) -> anyhow::Result<Config> {
     Ok(Config {
         addr: SocketAddr::new(args.listen, args.port),
+        socket_dir: args.socket_dir.clone(),
         until_idle: args
             .until_idle
             .map(|s| seconds("--until-idle", s))
@@ -53,6 +58,11 @@ pub fn config(args: &Args) -> anyhow::Result<Config> {
 /// Serves until Ctrl-C/SIGTERM or the idle timeout, then writes DIR/observed.json; exit 0,
 /// or 2 if the port cannot be bound or the output cannot be written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = &args.socket_dir {
+        if !dir.is_dir() {
+            anyhow::bail!("--socket-dir {}: not a directory", dir.display());
+        }
+    }
     let server = Server::bind(config(&args)?)
         .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", args.listen, args.port))?;
     std::fs::create_dir_all(&args.out)
@@ -63,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "isopredict serve: stopping: writing the recording (Ctrl-C again to exit at once, \
          writing nothing)",
     );
-    eprintln!("isopredict serve: listening on {}", server.local_addr()?);
+    eprintln!("isopredict serve: listening on {}", server.endpoint()?);
     server.run(&AtomicBool::new(false))?;
     let path = args.out.join("observed.json");
     let summary = server.write(&path)?;

@@ -117,7 +117,7 @@ pub struct AppTestOutcome {
 /// server; both with `options.env` set and in `options.dir`. A failing setup command is an
 /// error (the command is not run).
 fn run_against(server: Arc<Server>, options: &AppTestOptions) -> anyhow::Result<i32> {
-    let addr = server.local_addr()?;
+    let at = server.endpoint()?;
     let stop = Arc::new(AtomicBool::new(false));
     let serving = {
         let (server, stop) = (server.clone(), stop.clone());
@@ -129,14 +129,14 @@ fn run_against(server: Arc<Server>, options: &AppTestOptions) -> anyhow::Result<
         .iter()
         .map(|s| format!("{prelude}{s}"))
         .collect();
-    let setup = run_setup(&server, addr, &setups, None, |words| {
+    let setup = run_setup(&server, &at, &setups, None, |words| {
         ewriteln!("isopredict test: {words}")
     });
     let command = &options.command;
     // The command's output goes to standard error: standard output carries the report.
     let status = match setup {
         Ok(()) => {
-            let mut cmd = client_command(command, addr, None);
+            let mut cmd = client_command(command, &at, None);
             cmd.envs(options.env.iter().map(|(k, v)| (k, v)));
             if let Some(dir) = &options.dir {
                 cmd.current_dir(dir);

@@ -329,7 +329,7 @@ fn run_commands(
     for setup in request.setup {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", setup]).env("PGAPPNAME", "setup");
-        connection_env(&mut cmd, addr, None);
+        connection_env(&mut cmd, &addr.into(), None);
         // The commands' output goes to stderr: stdout is the report's.
         cmd.stdout(std::process::Stdio::from(std::io::stderr()));
         let code = cmd.status().ok().map(exit_code);
@@ -338,7 +338,7 @@ fn run_commands(
             return exits;
         }
     }
-    let code = client_command(request.command, addr, None)
+    let code = client_command(request.command, &addr.into(), None)
         .stdout(std::process::Stdio::from(std::io::stderr()))
         .status()
         .ok()

@@ -37,7 +37,7 @@ pub mod upstream;
 pub mod wire;
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -49,6 +49,9 @@ use database::Shared;
 pub struct Config {
     /// Where to listen (loopback by default; port 0 picks a free one).
     pub addr: SocketAddr,
+    /// Also listen on a Unix-domain socket in this directory, named as PostgreSQL names its
+    /// own (`.s.PGSQL.PORT`), so that libpq's `host=DIR` (`PGHOST=DIR`) reaches it.
+    pub socket_dir: Option<PathBuf>,
     /// Stop after this long without any connection open (`None`: run until stopped).
     pub until_idle: Option<Duration>,
     /// A password clients must give (cleartext); `None`: trust.
@@ -65,6 +68,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            socket_dir: None,
             until_idle: None,
             password: None,
             lock_wait: database::DEFAULT_LOCK_WAIT,
@@ -125,24 +129,52 @@ impl std::fmt::Display for Summary {
 pub struct Server {
     config: Config,
     listener: std::net::TcpListener,
+    /// The Unix-domain socket's listener and its path (removed when the server is dropped).
+    unix: Option<(std::os::unix::net::UnixListener, PathBuf)>,
     shared: Arc<Shared>,
 }
 
 impl Server {
-    /// Binds the listening socket.
+    /// Binds the listening sockets: TCP at `config.addr`, and the Unix-domain socket in
+    /// `config.socket_dir` when one is given (named after the TCP port, as PostgreSQL's is;
+    /// a leftover socket file nothing listens on is replaced, one in use is an error).
     pub fn bind(config: Config) -> std::io::Result<Server> {
+        let shared = Arc::new(Shared::new(config.lock_wait));
+        Server::bind_with(config, shared)
+    }
+
+    /// [`Server::bind`] over a database made by the caller (the replay server's).
+    fn bind_with(config: Config, shared: Arc<Shared>) -> std::io::Result<Server> {
         let listener = std::net::TcpListener::bind(config.addr)?;
         listener.set_nonblocking(true)?;
+        let unix = match &config.socket_dir {
+            Some(dir) => Some(bind_unix(dir, listener.local_addr()?.port())?),
+            None => None,
+        };
         Ok(Server {
-            shared: Arc::new(Shared::new(config.lock_wait)),
+            shared,
             config,
             listener,
+            unix,
         })
     }
 
     /// The address it listens on.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// Where clients reach it: the TCP address and the Unix-domain socket's directory.
+    pub fn endpoint(&self) -> std::io::Result<client::Endpoint> {
+        Ok(client::Endpoint {
+            addr: self.local_addr()?,
+            socket_dir: self.config.socket_dir.clone(),
+        })
+    }
+
+    /// The path of its Unix-domain socket, when it listens on one.
+    pub fn socket_path(&self) -> Option<&Path> {
+        self.unix.as_ref().map(|(_, path)| path.as_path())
     }
 
     /// Serves connections until `stop` is set, a stop signal arrived
@@ -162,6 +194,10 @@ impl Server {
 
     async fn serve(&self, stop: &AtomicBool, shards: &shards::Shards) -> std::io::Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener.try_clone()?)?;
+        let unix = match &self.unix {
+            Some((l, _)) => Some(tokio::net::UnixListener::from_std(l.try_clone()?)?),
+            None => None,
+        };
         let open = Arc::new(AtomicUsize::new(0));
         let last_close = Arc::new(Mutex::new(Instant::now()));
         let mut tasks = tokio::task::JoinSet::new();
@@ -171,27 +207,13 @@ impl Server {
             tokio::select! {
                 accepted = listener.accept() => {
                     let Ok((socket, _)) = accepted else { continue };
-                    if open.load(Ordering::SeqCst) >= self.config.max_connections {
-                        drop(socket);
-                        continue;
-                    }
-                    // The connection moves to the least busy serving thread's event loop.
                     let Ok(socket) = socket.into_std() else { continue };
-                    open.fetch_add(1, Ordering::SeqCst);
-                    let conn = wire::Connection::new(self.shared.clone(), self.config.password.clone());
-                    connections.push(Arc::downgrade(&conn));
-                    let (open, last_close) = (open.clone(), last_close.clone());
-                    let (shard, busy) = shards.least_busy();
-                    busy.fetch_add(1, Ordering::SeqCst);
-                    tasks.spawn_on(async move {
-                        if let Ok(socket) = tokio::net::TcpStream::from_std(socket) {
-                            let _ = socket::serve(socket, conn.clone()).await;
-                        }
-                        conn.closed().await;
-                        *last_close.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
-                        busy.fetch_sub(1, Ordering::SeqCst);
-                        open.fetch_sub(1, Ordering::SeqCst);
-                    }, shard);
+                    self.place(Accepted::Tcp(socket), &open, &last_close, &mut connections, &mut tasks, shards);
+                }
+                accepted = accept_unix(unix.as_ref()) => {
+                    let Ok((socket, _)) = accepted else { continue };
+                    let Ok(socket) = socket.into_std() else { continue };
+                    self.place(Accepted::Unix(socket), &open, &last_close, &mut connections, &mut tasks, shards);
                 }
                 _ = tick.tick() => {
                     while tasks.try_join_next().is_some() {}
@@ -219,6 +241,48 @@ impl Server {
             conn.closed().await;
         }
         Ok(())
+    }
+
+    /// Puts an accepted connection on the least busy serving thread's event loop, or closes
+    /// it at once when `max_connections` are open.
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        &self,
+        socket: Accepted,
+        open: &Arc<AtomicUsize>,
+        last_close: &Arc<Mutex<Instant>>,
+        connections: &mut Vec<std::sync::Weak<wire::Connection>>,
+        tasks: &mut tokio::task::JoinSet<()>,
+        shards: &shards::Shards,
+    ) {
+        if open.load(Ordering::SeqCst) >= self.config.max_connections {
+            return;
+        }
+        open.fetch_add(1, Ordering::SeqCst);
+        let conn = wire::Connection::new(self.shared.clone(), self.config.password.clone());
+        connections.push(Arc::downgrade(&conn));
+        let (open, last_close) = (open.clone(), last_close.clone());
+        let (shard, busy) = shards.least_busy();
+        busy.fetch_add(1, Ordering::SeqCst);
+        tasks.spawn_on(
+            async move {
+                let _ = match socket {
+                    Accepted::Tcp(s) => match tokio::net::TcpStream::from_std(s) {
+                        Ok(s) => socket::serve_tcp(s, conn.clone()).await,
+                        Err(e) => Err(e),
+                    },
+                    Accepted::Unix(s) => match tokio::net::UnixStream::from_std(s) {
+                        Ok(s) => socket::serve_unix(s, conn.clone()).await,
+                        Err(e) => Err(e),
+                    },
+                };
+                conn.closed().await;
+                *last_close.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+                busy.fetch_sub(1, Ordering::SeqCst);
+                open.fetch_sub(1, Ordering::SeqCst);
+            },
+            shard,
+        );
     }
 
     /// Starts the setup phase: connections that open until [`Server::end_setup`] are setup
@@ -274,8 +338,83 @@ impl Server {
     }
 }
 
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some((_, path)) = &self.unix {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// An accepted connection, moved to a serving thread as a std socket (a tokio socket belongs
+/// to the event loop that made it).
+enum Accepted {
+    Tcp(std::net::TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
+/// The next client of the Unix-domain socket; never, when there is none.
+async fn accept_unix(
+    listener: Option<&tokio::net::UnixListener>,
+) -> std::io::Result<(tokio::net::UnixStream, tokio::net::unix::SocketAddr)> {
+    match listener {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Binds `DIR/.s.PGSQL.PORT`. A socket file left by a server that is gone (a connection to it
+/// is refused) is replaced; one that answers is in use.
+fn bind_unix(
+    dir: &Path,
+    port: u16,
+) -> std::io::Result<(std::os::unix::net::UnixListener, PathBuf)> {
+    use std::os::unix::net::{UnixListener, UnixStream};
+    let path = dir.join(format!(".s.PGSQL.{port}"));
+    if path.exists() {
+        if UnixStream::connect(&path).is_ok() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AddrInUse,
+                format!("{} is in use by another server", path.display()),
+            ));
+        }
+        std::fs::remove_file(&path)?;
+    }
+    let listener = UnixListener::bind(&path).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot listen on {}: {e}", path.display()),
+        )
+    })?;
+    listener.set_nonblocking(true)?;
+    Ok((listener, path))
+}
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod socket_file_tests {
+    use super::bind_unix;
+
+    /// A socket file nothing listens on (a server that was killed) is replaced; one a live
+    /// server listens on is not taken over.
+    #[test]
+    fn a_stale_socket_file_is_replaced_and_a_live_one_is_refused() {
+        let dir = std::env::temp_dir().join(format!("isopredict-bind-unix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(".s.PGSQL.6001");
+        drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+        assert!(path.exists());
+        let (live, bound) = bind_unix(&dir, 6001).expect("the stale file is replaced");
+        assert_eq!(bound, path);
+        let err = bind_unix(&dir, 6001).expect_err("a live socket is in use");
+        assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+        assert!(err.to_string().contains(".s.PGSQL.6001"), "{err}");
+        drop(live);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
 
 #[cfg(test)]
 mod tests_sql;

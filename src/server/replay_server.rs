@@ -20,13 +20,8 @@ impl Server {
         })
         .map_err(std::io::Error::other)?;
         let gate = Arc::new(ReplayGate::new(setup));
-        let listener = std::net::TcpListener::bind(config.addr)?;
-        listener.set_nonblocking(true)?;
-        Ok(Server {
-            shared: Arc::new(Shared::replaying(config.lock_wait, store, gate)),
-            config,
-            listener,
-        })
+        let shared = Arc::new(Shared::replaying(config.lock_wait, store, gate));
+        Server::bind_with(config, shared)
     }
 
     /// Where the replay left the prediction, in words: the store's steered reads that could

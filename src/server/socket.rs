@@ -23,17 +23,22 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::response::{ReadyForQuery, SslResponse, TransactionStatus};
 use pgwire::messages::startup::{SslRequest, Startup};
 use pgwire::messages::{Message, PgWireBackendMessage, PgWireFrontendMessage};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::wire::{Connection, Prepared};
+
+/// A client's byte stream: a TCP connection or a Unix-domain socket's.
+pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send + Sync + std::os::fd::AsRawFd {}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send + Sync + std::os::fd::AsRawFd> Stream for S {}
 
 /// Replies held back at most this long before they are written (bytes).
 const WRITE_BATCH: usize = 64 * 1024;
 
 /// A client connection as the handlers see it: its state and the replies not yet written.
-pub struct Client {
-    io: TcpStream,
+/// `S` is the byte stream: a TCP connection or a Unix-domain socket's.
+pub struct Client<S> {
+    io: S,
     read: BytesMut,
     write: BytesMut,
     info: DefaultClient<Prepared>,
@@ -43,7 +48,7 @@ pub struct Client {
     conn: Arc<Connection>,
 }
 
-impl Client {
+impl<S: AsyncRead + AsyncWrite + Unpin> Client<S> {
     /// The next message from the client, decoded as the connection's state expects; `None`
     /// when the client closed the connection.
     async fn next_message(&mut self) -> std::io::Result<Option<PgWireFrontendMessage>> {
@@ -104,7 +109,6 @@ impl Client {
     }
 
     fn poll_write_out(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        use tokio::io::AsyncWrite;
         if !self.write.is_empty() {
             self.writes += 1;
         }
@@ -122,7 +126,7 @@ impl Client {
     }
 }
 
-impl Sink<PgWireBackendMessage> for Client {
+impl<S: AsyncRead + AsyncWrite + Unpin> Sink<PgWireBackendMessage> for Client<S> {
     type Error = std::io::Error;
 
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -154,16 +158,13 @@ impl Sink<PgWireBackendMessage> for Client {
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
         match this.poll_write_out(cx) {
-            Poll::Ready(Ok(())) => {
-                use tokio::io::AsyncWrite;
-                Pin::new(&mut this.io).poll_shutdown(cx)
-            }
+            Poll::Ready(Ok(())) => Pin::new(&mut this.io).poll_shutdown(cx),
             other => other,
         }
     }
 }
 
-impl ClientInfo for Client {
+impl<S> ClientInfo for Client<S> {
     fn socket_addr(&self) -> std::net::SocketAddr {
         self.info.socket_addr()
     }
@@ -197,7 +198,7 @@ impl ClientInfo for Client {
     }
 }
 
-impl ClientPortalStore for Client {
+impl<S> ClientPortalStore for Client<S> {
     type PortalStore = <DefaultClient<Prepared> as ClientPortalStore>::PortalStore;
 
     fn portal_store(&self) -> &Self::PortalStore {
@@ -205,12 +206,41 @@ impl ClientPortalStore for Client {
     }
 }
 
-/// Serves one client until it disconnects (see the module documentation); returns the number
-/// of socket writes its answers took.
-pub async fn serve(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<u64> {
+/// Serves one TCP client until it disconnects (see the module documentation); returns the
+/// number of socket writes its answers took.
+pub async fn serve_tcp(
+    socket: tokio::net::TcpStream,
+    conn: Arc<Connection>,
+) -> std::io::Result<u64> {
     socket.set_nodelay(true)?;
     let addr = socket.peer_addr()?;
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
+    serve(socket, addr, conn).await
+}
+
+/// Serves one client of the Unix-domain socket until it disconnects, as [`serve_tcp`]. Such a
+/// client has no network address: the handlers see `127.0.0.1:0`.
+pub async fn serve_unix(
+    socket: tokio::net::UnixStream,
+    conn: Arc<Connection>,
+) -> std::io::Result<u64> {
+    serve(
+        socket,
+        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        conn,
+    )
+    .await
+}
+
+/// The message loop over any byte stream; `addr` is the client's address.
+async fn serve<S>(
+    socket: S,
+    addr: std::net::SocketAddr,
+    conn: Arc<Connection>,
+) -> std::io::Result<u64>
+where
+    S: Stream,
+{
+    let fd = socket.as_raw_fd();
     let mut client = Client {
         io: socket,
         read: BytesMut::with_capacity(8192),
@@ -266,9 +296,9 @@ impl Drop for Attached<'_> {
 }
 
 /// One message to its handler, as pgwire's loop does.
-async fn process_message(
+async fn process_message<S: Stream>(
     message: PgWireFrontendMessage,
-    client: &mut Client,
+    client: &mut Client<S>,
     conn: &Arc<Connection>,
 ) -> PgWireResult<()> {
     match client.state() {
@@ -320,8 +350,8 @@ async fn process_message(
 }
 
 /// Answers an error as pgwire's loop does; `true`: it was fatal, the connection ends.
-async fn process_error(
-    client: &mut Client,
+async fn process_error<S: Stream>(
+    client: &mut Client<S>,
     error: PgWireError,
     extended: bool,
 ) -> std::io::Result<bool> {
@@ -351,7 +381,7 @@ mod tests {
     use crate::server::database::Shared;
 
     /// Reads backend messages until ReadyForQuery; returns their type bytes.
-    async fn read_until_ready(s: &mut TcpStream, buf: &mut Vec<u8>) -> Vec<u8> {
+    async fn read_until_ready<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Vec<u8> {
         let mut types = Vec::new();
         loop {
             while buf.len() >= 5 {
@@ -373,41 +403,75 @@ mod tests {
         }
     }
 
-    #[test]
-    fn each_answer_is_one_socket_write() {
-        let rt = tokio::runtime::Builder::new_current_thread()
+    /// A startup, one simple query, Terminate: the backend's message types per answer.
+    async fn one_query<S: AsyncRead + AsyncWrite + Unpin>(c: &mut S) {
+        // Startup, protocol 3.0, user postgres (trust).
+        let mut body = 196_608u32.to_be_bytes().to_vec();
+        body.extend_from_slice(b"user\0postgres\0\0");
+        let mut startup = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+        startup.extend_from_slice(&body);
+        c.write_all(&startup).await.unwrap();
+        let mut buf = Vec::new();
+        let types = read_until_ready(c, &mut buf).await;
+        assert_eq!(types.first(), Some(&b'R'));
+        // A simple query: RowDescription, DataRow, CommandComplete, ReadyForQuery.
+        let q = b"SELECT 1\0";
+        let mut msg = vec![b'Q'];
+        msg.extend_from_slice(&((q.len() + 4) as u32).to_be_bytes());
+        msg.extend_from_slice(q);
+        c.write_all(&msg).await.unwrap();
+        assert_eq!(read_until_ready(c, &mut buf).await, b"TDCZ");
+        c.write_all(&[b'X', 0, 0, 0, 4]).await.unwrap();
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .unwrap();
-        rt.block_on(async {
+            .unwrap()
+    }
+
+    #[test]
+    fn each_answer_is_one_socket_write() {
+        runtime().block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
             let shared = Arc::new(Shared::new(std::time::Duration::from_secs(2)));
             let server = tokio::spawn(async move {
                 let (socket, _) = listener.accept().await.unwrap();
-                serve(socket, Connection::new(shared, None)).await.unwrap()
+                serve_tcp(socket, Connection::new(shared, None))
+                    .await
+                    .unwrap()
             });
-            let mut c = TcpStream::connect(addr).await.unwrap();
-            // Startup, protocol 3.0, user postgres (trust).
-            let mut body = 196_608u32.to_be_bytes().to_vec();
-            body.extend_from_slice(b"user\0postgres\0\0");
-            let mut startup = ((body.len() + 4) as u32).to_be_bytes().to_vec();
-            startup.extend_from_slice(&body);
-            c.write_all(&startup).await.unwrap();
-            let mut buf = Vec::new();
-            let types = read_until_ready(&mut c, &mut buf).await;
-            assert_eq!(types.first(), Some(&b'R'));
-            // A simple query: RowDescription, DataRow, CommandComplete, ReadyForQuery.
-            let q = b"SELECT 1\0";
-            let mut msg = vec![b'Q'];
-            msg.extend_from_slice(&((q.len() + 4) as u32).to_be_bytes());
-            msg.extend_from_slice(q);
-            c.write_all(&msg).await.unwrap();
-            assert_eq!(read_until_ready(&mut c, &mut buf).await, b"TDCZ");
-            c.write_all(&[b'X', 0, 0, 0, 4]).await.unwrap();
+            let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+            one_query(&mut c).await;
             drop(c);
             // Two answers, two writes (pgwire's loop wrote the query's answer in three).
             assert_eq!(server.await.unwrap(), 2);
         });
+    }
+
+    #[test]
+    fn a_unix_socket_client_is_served_as_a_tcp_client_is() {
+        let dir =
+            std::env::temp_dir().join(format!("isopredict-socket-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(".s.PGSQL.5432");
+        let _ = std::fs::remove_file(&path);
+        runtime().block_on(async {
+            let listener = tokio::net::UnixListener::bind(&path).unwrap();
+            let shared = Arc::new(Shared::new(std::time::Duration::from_secs(2)));
+            let server = tokio::spawn(async move {
+                let (socket, _) = listener.accept().await.unwrap();
+                serve_unix(socket, Connection::new(shared, None))
+                    .await
+                    .unwrap()
+            });
+            let mut c = tokio::net::UnixStream::connect(&path).await.unwrap();
+            one_query(&mut c).await;
+            drop(c);
+            assert_eq!(server.await.unwrap(), 2);
+        });
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

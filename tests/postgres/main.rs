@@ -19,3 +19,4 @@ mod client_sql;
 mod observed;
 mod reproduce;
 mod server;
+mod unix_socket;
