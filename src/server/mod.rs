@@ -198,32 +198,34 @@ impl Server {
             Some((l, _)) => Some(tokio::net::UnixListener::from_std(l.try_clone()?)?),
             None => None,
         };
-        let open = Arc::new(AtomicUsize::new(0));
-        let last_close = Arc::new(Mutex::new(Instant::now()));
-        let mut tasks = tokio::task::JoinSet::new();
-        let mut connections: Vec<std::sync::Weak<wire::Connection>> = Vec::new();
+        let mut served = Served {
+            open: Arc::new(AtomicUsize::new(0)),
+            last_close: Arc::new(Mutex::new(Instant::now())),
+            tasks: tokio::task::JoinSet::new(),
+            connections: Vec::new(),
+        };
         let mut tick = tokio::time::interval(Duration::from_millis(50));
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
                     let Ok((socket, _)) = accepted else { continue };
                     let Ok(socket) = socket.into_std() else { continue };
-                    self.place(Accepted::Tcp(socket), &open, &last_close, &mut connections, &mut tasks, shards);
+                    self.place(Accepted::Tcp(socket), &mut served, shards);
                 }
                 accepted = accept_unix(unix.as_ref()) => {
                     let Ok((socket, _)) = accepted else { continue };
                     let Ok(socket) = socket.into_std() else { continue };
-                    self.place(Accepted::Unix(socket), &open, &last_close, &mut connections, &mut tasks, shards);
+                    self.place(Accepted::Unix(socket), &mut served, shards);
                 }
                 _ = tick.tick() => {
-                    while tasks.try_join_next().is_some() {}
-                    connections.retain(|c| c.strong_count() > 0);
+                    while served.tasks.try_join_next().is_some() {}
+                    served.connections.retain(|c| c.strong_count() > 0);
                     if stop.load(Ordering::SeqCst) || crate::interrupt::signalled() {
                         break;
                     }
                     if let Some(idle) = self.config.until_idle {
-                        let since = last_close.lock().unwrap_or_else(|p| p.into_inner()).elapsed();
-                        if open.load(Ordering::SeqCst) == 0 && since >= idle {
+                        let since = served.last_close.lock().unwrap_or_else(|p| p.into_inner()).elapsed();
+                        if served.open.load(Ordering::SeqCst) == 0 && since >= idle {
                             break;
                         }
                     }
@@ -231,12 +233,13 @@ impl Server {
             }
         }
         // Connections still open are ended; their open transactions are recorded as aborted.
-        let open: Vec<Arc<wire::Connection>> = connections
+        let open: Vec<Arc<wire::Connection>> = served
+            .connections
             .iter()
             .filter_map(std::sync::Weak::upgrade)
             .collect();
-        tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
+        served.tasks.abort_all();
+        while served.tasks.join_next().await.is_some() {}
         for conn in open {
             conn.closed().await;
         }
@@ -245,26 +248,17 @@ impl Server {
 
     /// Puts an accepted connection on the least busy serving thread's event loop, or closes
     /// it at once when `max_connections` are open.
-    #[allow(clippy::too_many_arguments)]
-    fn place(
-        &self,
-        socket: Accepted,
-        open: &Arc<AtomicUsize>,
-        last_close: &Arc<Mutex<Instant>>,
-        connections: &mut Vec<std::sync::Weak<wire::Connection>>,
-        tasks: &mut tokio::task::JoinSet<()>,
-        shards: &shards::Shards,
-    ) {
-        if open.load(Ordering::SeqCst) >= self.config.max_connections {
+    fn place(&self, socket: Accepted, served: &mut Served, shards: &shards::Shards) {
+        if served.open.load(Ordering::SeqCst) >= self.config.max_connections {
             return;
         }
-        open.fetch_add(1, Ordering::SeqCst);
+        served.open.fetch_add(1, Ordering::SeqCst);
         let conn = wire::Connection::new(self.shared.clone(), self.config.password.clone());
-        connections.push(Arc::downgrade(&conn));
-        let (open, last_close) = (open.clone(), last_close.clone());
+        served.connections.push(Arc::downgrade(&conn));
+        let (open, last_close) = (served.open.clone(), served.last_close.clone());
         let (shard, busy) = shards.least_busy();
         busy.fetch_add(1, Ordering::SeqCst);
-        tasks.spawn_on(
+        served.tasks.spawn_on(
             async move {
                 let _ = match socket {
                     Accepted::Tcp(s) => match tokio::net::TcpStream::from_std(s) {
@@ -344,6 +338,15 @@ impl Drop for Server {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// The connections the accepting loop has placed: how many are open, when the last one
+/// closed, their tasks, and the connections themselves (to end those still open at the stop).
+struct Served {
+    open: Arc<AtomicUsize>,
+    last_close: Arc<Mutex<Instant>>,
+    tasks: tokio::task::JoinSet<()>,
+    connections: Vec<std::sync::Weak<wire::Connection>>,
 }
 
 /// An accepted connection, moved to a serving thread as a std socket (a tokio socket belongs
