@@ -147,6 +147,34 @@ impl Recorder {
         unique
     }
 
+    /// Names connection `session` anew — its client set `application_name` after connecting,
+    /// as JDBC does — while it has recorded nothing; returns the distinct name, or `None` when
+    /// something is recorded under the old one (a session keeps one name). A setup name makes
+    /// it a setup connection.
+    pub fn rename_session(&mut self, session: u32, name: &str, setup: bool) -> Option<String> {
+        let s = session as usize;
+        if !self.entries[s].is_empty() || self.statements.iter().any(|st| st.session == s) {
+            return None;
+        }
+        let taken: FxHashSet<&str> = self
+            .sessions
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != s)
+            .map(|(_, info)| info.name.as_str())
+            .collect();
+        let mut unique = name.to_string();
+        let mut n = 2;
+        while taken.contains(unique.as_str()) {
+            unique = format!("{name}#{n}");
+            n += 1;
+        }
+        let info = &mut self.sessions[s];
+        info.name = unique.clone();
+        info.setup |= setup;
+        Some(unique)
+    }
+
     /// Marks connection `session` closed.
     pub fn close_session(&mut self, session: u32) {
         self.sessions[session as usize].closed = true;

@@ -82,6 +82,13 @@ pub struct Session {
     savepoints: Vec<(String, WriteMark)>,
     /// `SET`/`SHOW` settings.
     pub settings: Settings,
+    /// Its number among the server's connections (1-based).
+    number: u64,
+    /// Whether its client named it at startup (else a `SET application_name` before its first
+    /// statement names it).
+    named_at_startup: bool,
+    /// Its socket, watched if it becomes a setup connection.
+    socket: Option<Arc<ClosingProbe>>,
 }
 
 impl Session {
@@ -114,7 +121,7 @@ impl Session {
         let setup = shared.in_setup_phase()
             || application_name.is_some_and(super::recording::is_setup_name);
         let name = db.recorder.open_session(store_session, &base, setup);
-        if let Some(socket) = socket.filter(|_| setup) {
+        if let Some(socket) = socket.clone().filter(|_| setup) {
             db.watch_setup_socket(store_session, socket);
         }
         if let Some(gate) = shared.replay_gate() {
@@ -133,6 +140,41 @@ impl Session {
             statements: 0,
             savepoints: Vec::new(),
             settings,
+            number,
+            named_at_startup: application_name.is_some_and(|n| !n.is_empty()),
+            socket,
+        }
+    }
+
+    /// A client that did not name its connection at startup but sets `application_name`
+    /// before its first statement — JDBC sends `SET application_name` right after connecting
+    /// — names it then: the recording, the setup order (a `setup` name) and a replay's
+    /// matching of connections to recorded sessions all use that name, as if it had come with
+    /// the startup. Later changes name nothing (a session keeps one name).
+    fn named_after_startup(&mut self, shared: &Shared) {
+        let Some(name) = self
+            .settings
+            .get("application_name")
+            .filter(|n| !n.is_empty() && !self.named_at_startup && self.statements == 0)
+            .map(str::to_string)
+        else {
+            return;
+        };
+        let mut db = shared.lock();
+        let setup = super::recording::is_setup_name(&name);
+        let Some(unique) = db.recorder.rename_session(self.store_session, &name, setup) else {
+            return;
+        };
+        self.named_at_startup = true;
+        self.name = unique;
+        if let Some(socket) = self.socket.clone().filter(|_| setup) {
+            db.watch_setup_socket(self.store_session, socket);
+        }
+        if let Some(gate) = shared.replay_gate() {
+            let external = gate.external_id(Some(&name), self.number);
+            if db.store.rekey_session(self.store_session, external) {
+                gate.opened(self.store_session, external, &self.name);
+            }
         }
     }
 
@@ -202,23 +244,22 @@ impl Session {
             }
             Kind::Savepoint => (self.savepoint(stmt), Effect::None),
             Kind::Chatter => {
-                let mut db = shared.lock();
-                let db = &mut *db;
-                let store = &db.store;
-                let catalog = &db.catalog;
-                let mut count = |t: usize| {
-                    let table = catalog.get(t);
-                    let mut snap = store.snapshot();
-                    table
-                        .rows
-                        .iter()
-                        .filter(|r| snap.set_contains(table.set, r.elem))
-                        .count()
+                let answer = {
+                    let db = shared.lock();
+                    let (store, catalog) = (&db.store, &db.catalog);
+                    let mut count = |t: usize| {
+                        let table = catalog.get(t);
+                        let mut snap = store.snapshot();
+                        table
+                            .rows
+                            .iter()
+                            .filter(|r| snap.set_contains(table.set, r.elem))
+                            .count()
+                    };
+                    chatter::answer(stmt, &mut self.settings, catalog, &mut count)
                 };
-                (
-                    chatter::answer(stmt, &mut self.settings, catalog, &mut count),
-                    Effect::None,
-                )
+                self.named_after_startup(shared);
+                (answer, Effect::None)
             }
             Kind::Schema => {
                 let mut db = shared.lock();

@@ -563,3 +563,71 @@ fn a_setup_connection_its_client_closed_comes_first_before_its_end_is_read() {
     socket.detach();
     assert_eq!(history(&shared).sessions_after(), [(0, 2)]);
 }
+
+/// JDBC names its connection with `SET application_name` right after connecting: a connection
+/// not named at startup takes the name it sets before its first statement — a `setup` name
+/// orders the connections opened after it closed — while a name set after a statement, or
+/// over a startup name, names nothing.
+#[test]
+fn a_name_set_before_the_first_statement_names_the_connection() {
+    let shared = Shared::new(Duration::from_secs(2));
+    block_on(async {
+        let mut fixture = Session::open(&shared, None);
+        run(&shared, &mut fixture, "SET extra_float_digits = 3")
+            .await
+            .unwrap();
+        run(&shared, &mut fixture, "SET application_name = 'setup'")
+            .await
+            .unwrap();
+        assert_eq!(fixture.name, "setup");
+        run(
+            &shared,
+            &mut fixture,
+            "CREATE TABLE t (id int PRIMARY KEY, v int)",
+        )
+        .await
+        .unwrap();
+        run(&shared, &mut fixture, "INSERT INTO t VALUES (1, 0)")
+            .await
+            .unwrap();
+        fixture.close(&shared);
+        let mut teller = Session::open(&shared, None);
+        run(&shared, &mut teller, "SET application_name = 'teller'")
+            .await
+            .unwrap();
+        run(&shared, &mut teller, "SELECT v FROM t WHERE id = 1")
+            .await
+            .unwrap();
+        // After a statement, a new name renames nothing.
+        run(&shared, &mut teller, "SET application_name = 'other'")
+            .await
+            .unwrap();
+        assert_eq!(teller.name, "teller");
+        // A startup name stays.
+        let mut named = Session::open(&shared, Some("psql"));
+        run(&shared, &mut named, "SET application_name = 'setup'")
+            .await
+            .unwrap();
+        assert_eq!(named.name, "psql");
+        run(&shared, &mut named, "SELECT v FROM t WHERE id = 1")
+            .await
+            .unwrap();
+        // Two connections setting the same name are made distinct.
+        let mut second = Session::open(&shared, None);
+        run(&shared, &mut second, "SET application_name = 'teller'")
+            .await
+            .unwrap();
+        assert_eq!(second.name, "teller#2");
+        for s in [&mut teller, &mut named, &mut second] {
+            s.close(&shared);
+        }
+    });
+    let h = history(&shared);
+    // The teller and psql connections opened after the setup connection closed.
+    assert_eq!(h.sessions_after(), [(0, 1), (0, 2)]);
+    let st = h.statements().unwrap();
+    assert_eq!(
+        st.session_names()[..2],
+        ["setup".to_string(), "teller".to_string()]
+    );
+}

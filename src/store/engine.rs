@@ -166,6 +166,25 @@ impl Store {
         id
     }
 
+    /// Makes session `id`, which has run no transaction, stand for `external_id` (a
+    /// connection named after it opened, replaying the recorded session of that name); false
+    /// when it has run one.
+    pub fn rekey_session(&mut self, id: SessionId, external_id: u64) -> bool {
+        let session = &mut self.data.sessions[id as usize];
+        if !session.txns.is_empty() || session.commits > 0 {
+            return false;
+        }
+        session.external_id = external_id;
+        if let Some(r) = &mut self.replay {
+            r.planned[id as usize] = r
+                .plan
+                .sessions
+                .iter()
+                .position(|s| s.external_id == external_id);
+        }
+        true
+    }
+
     /// The committed state (versions, transactions, events).
     pub fn data(&self) -> &StoreData {
         &self.data

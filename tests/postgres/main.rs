@@ -16,6 +16,7 @@ mod app_reproduce;
 mod app_test;
 mod backend;
 mod client_sql;
+mod jdbc;
 mod observed;
 mod reproduce;
 mod server;
