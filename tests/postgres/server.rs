@@ -658,39 +658,68 @@ fn the_documented_psycopg_app_records_and_its_lost_update_is_predicted() {
     assert_lost_update_predicted(&observed);
 }
 
-#[test]
-fn serve_writes_the_recording_on_sigterm() {
-    let Some(psql) = pg_bin("psql") else { return };
-    use std::io::{BufRead, BufReader};
-    let s = Scratch::new("serve-sigterm");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(["serve", "--port", "0", "--out", &s.arg("out")])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let port = line
-        .trim()
-        .rsplit(':')
-        .next()
-        .filter(|_| line.contains("listening on"))
-        .unwrap_or_else(|| panic!("no listening line: {line}"))
-        .to_string();
-    let o = Command::new(&psql)
-        .args(["-X", "-h", "127.0.0.1", "-p", &port, "-U", "postgres"])
+/// `isopredict serve --port 0 --out DIR ARGS…` as a child, and its first stderr line (the
+/// "listening on …" line, which it prints once it accepts connections).
+pub(crate) struct ServeChild {
+    child: std::process::Child,
+    err: std::io::BufReader<std::process::ChildStderr>,
+    pub(crate) listening: String,
+}
+
+impl ServeChild {
+    pub(crate) fn start(out: &str, args: &[&str]) -> ServeChild {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
+            .args(["serve", "--port", "0", "--out", out])
+            .args(args)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut listening = String::new();
+        err.read_line(&mut listening).unwrap();
+        assert!(
+            listening.contains("listening on"),
+            "no listening line: {listening}"
+        );
+        ServeChild {
+            child,
+            err,
+            listening: listening.trim().to_string(),
+        }
+    }
+
+    /// Sends SIGTERM and waits: the rest of its stderr, after asserting it exited 0.
+    pub(crate) fn terminate(mut self) -> String {
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = self.child.wait().unwrap();
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.err, &mut rest).unwrap();
+        assert!(status.success(), "{rest}");
+        rest
+    }
+}
+
+/// psql's two statements that make and fill `t`, through `-h HOST -p PORT`.
+pub(crate) fn psql_make_t(psql: &Path, host: &str, port: &str) {
+    let o = Command::new(psql)
+        .args(["-X", "-h", host, "-p", port, "-U", "postgres"])
         .args(["-c", "CREATE TABLE t (id integer PRIMARY KEY, v text)"])
         .args(["-c", "INSERT INTO t VALUES (1, 'one')"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let status = child.wait().unwrap();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
-    assert!(status.success(), "{rest}");
+}
+
+#[test]
+fn serve_writes_the_recording_on_sigterm() {
+    let Some(psql) = pg_bin("psql") else { return };
+    let s = Scratch::new("serve-sigterm");
+    let serving = ServeChild::start(&s.arg("out"), &[]);
+    let port = serving.listening.rsplit(':').next().unwrap().to_string();
+    psql_make_t(&psql, "127.0.0.1", &port);
+    let rest = serving.terminate();
     assert!(rest.contains("1 committed"), "{rest}");
     let h = read_history(&s.join("out").join("observed.json"));
     assert!(h.key_names().iter().any(|k| k == "t.v[id=1]"));

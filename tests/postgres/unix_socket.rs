@@ -5,11 +5,9 @@
 
 use crate::common;
 
-use std::process::Command;
-
 use common::cli::{isopredict, stderr, stdout, Scratch};
 
-use super::server::{pg_bin, read_history, write};
+use super::server::{pg_bin, psql_make_t, read_history, write, ServeChild};
 
 /// A pgbench run of one client (deterministic: one seed, one connection), then the rows it
 /// left, as `record` runs it; also prints where PGHOST pointed.
@@ -91,45 +89,24 @@ fn a_run_through_the_unix_socket_records_what_the_same_run_over_tcp_does() {
 #[test]
 fn serve_listens_on_its_socket_dir_and_removes_the_socket_when_it_stops() {
     let Some(psql) = pg_bin("psql") else { return };
-    use std::io::{BufRead, BufReader};
     let s = Scratch::new("serve-socket-dir");
     let dir = s.join("sock");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_isopredict"))
-        .args(["serve", "--port", "0", "--out", &s.arg("out")])
-        .args(["--socket-dir", &s.arg("sock")])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
+    let serving = ServeChild::start(&s.arg("out"), &["--socket-dir", &s.arg("sock")]);
     // "listening on 127.0.0.1:PORT and DIR/.s.PGSQL.PORT"
-    let socket = line
-        .trim()
+    let socket = serving
+        .listening
         .rsplit(" and ")
         .next()
-        .filter(|_| line.contains("listening on"))
-        .unwrap_or_else(|| panic!("no listening line: {line}"))
+        .unwrap()
         .to_string();
     let port = socket.rsplit('.').next().unwrap().to_string();
     assert_eq!(
         std::path::Path::new(&socket),
         dir.join(format!(".s.PGSQL.{port}"))
     );
-    let o = Command::new(&psql)
-        .args(["-X", "-h", &s.arg("sock"), "-p", &port, "-U", "postgres"])
-        .args(["-c", "CREATE TABLE t (id integer PRIMARY KEY, v text)"])
-        .args(["-c", "INSERT INTO t VALUES (1, 'one')"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let status = child.wait().unwrap();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
-    assert!(status.success(), "{rest}");
+    psql_make_t(&psql, &s.arg("sock"), &port);
+    let rest = serving.terminate();
     assert!(rest.contains("1 committed"), "{rest}");
     assert!(
         !std::path::Path::new(&socket).exists(),
