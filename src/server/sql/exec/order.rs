@@ -1,7 +1,9 @@
-//! ORDER BY keys and LIMIT/OFFSET, shared by SELECT over tables, aggregates and VALUES.
+//! ORDER BY keys, DISTINCT ON and LIMIT/OFFSET, shared by SELECT over tables, aggregates and
+//! VALUES.
 
 use std::cmp::Ordering;
 
+use rustc_hash::FxHashSet;
 use sqlparser::ast::{Expr, LimitClause};
 
 use super::project::Item;
@@ -9,6 +11,9 @@ use crate::server::sql::catalog::SqlType;
 use crate::server::sql::eval::{self, coerce, column_ref, compare, eval, Columns};
 use crate::server::sql::SqlError;
 use crate::store::Value;
+
+/// Output rows, each with its sort keys.
+pub(super) type SortedRows = Vec<(Vec<Value>, Vec<Value>)>;
 
 /// The value row `values` (of the select list `items`) sorts by for the ORDER BY item `e`: a
 /// position in the select list, an output column's name, a select-list expression, or `e`
@@ -86,8 +91,21 @@ fn limits(l: Option<&LimitClause>, params: &[Value]) -> Result<(Option<usize>, u
 /// ascending, first descending; a stable sort, so ties keep their order), then OFFSET and
 /// LIMIT applied; the rows' values.
 pub(super) fn sorted_page<T>(
-    mut rows: Vec<(Vec<Value>, Vec<Value>)>,
+    rows: SortedRows,
     order: &[(T, bool)],
+    limit: Option<&LimitClause>,
+    params: &[Value],
+) -> Result<Vec<Vec<Value>>, SqlError> {
+    distinct_page(rows, order, 0, limit, params)
+}
+
+/// [`sorted_page`] with `DISTINCT ON`: each row's keys end with its `distinct_on` DISTINCT ON
+/// values, and after sorting only the first row of each such values is kept (PostgreSQL's
+/// rule: the first row of each group in ORDER BY's order).
+pub(super) fn distinct_page<T>(
+    mut rows: SortedRows,
+    order: &[(T, bool)],
+    distinct_on: usize,
     limit: Option<&LimitClause>,
     params: &[Value],
 ) -> Result<Vec<Vec<Value>>, SqlError> {
@@ -107,6 +125,10 @@ pub(super) fn sorted_page<T>(
             }
             Ordering::Equal
         });
+    }
+    if distinct_on > 0 {
+        let mut seen = FxHashSet::default();
+        rows.retain(|(_, keys)| seen.insert(format!("{:?}", &keys[keys.len() - distinct_on..])));
     }
     let (limit, offset) = limits(limit, params)?;
     Ok(rows
