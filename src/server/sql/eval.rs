@@ -20,7 +20,7 @@ mod functions;
 use super::catalog::SqlType;
 use super::SqlError;
 use crate::store::Value;
-use functions::{function, int_arg, like, strpos, substring, trim};
+use functions::{function, special_form};
 
 /// The server version `SELECT version()` and `server_version` report.
 pub const SERVER_VERSION: &str = "15.0";
@@ -85,6 +85,36 @@ impl Columns for NoColumns {
     fn column(&mut self, _qualifier: Option<&str>, name: &str) -> Result<Value, SqlError> {
         Err(SqlError::undefined_column(name))
     }
+}
+
+/// `EXISTS (…)`, a scalar `(SELECT …)`, `v op ANY/ALL (SELECT …)`.
+fn subquery_expr(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value, SqlError> {
+    Ok(match e {
+        Expr::Exists { subquery, negated } => {
+            Value::Bool(subquery_rows(cols, subquery, false)?.is_empty() == *negated)
+        }
+        Expr::Subquery(q) => scalar_subquery(cols, q)?,
+        Expr::AnyOp {
+            left,
+            compare_op,
+            right,
+            ..
+        }
+        | Expr::AllOp {
+            left,
+            compare_op,
+            right,
+        } => {
+            let Expr::Subquery(q) = right.as_ref() else {
+                return Err(SqlError::unsupported(format!("the expression {e}")));
+            };
+            let all = matches!(e, Expr::AllOp { .. });
+            let v = eval(left, cols, params)?;
+            let rows = subquery_rows(cols, q, true)?;
+            quantified(compare_op, &v, rows.iter().map(|r| &r[0]), all)?
+        }
+        other => return Err(SqlError::unsupported(format!("the expression {other}"))),
+    })
 }
 
 /// An identifier as PostgreSQL folds it: unquoted identifiers are lower case.
@@ -427,28 +457,8 @@ pub fn eval(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value,
                 None => return Err(SqlError::unsupported(format!("the type {}", t.data_type))),
             }
         }
-        Expr::Exists { subquery, negated } => {
-            Value::Bool(subquery_rows(cols, subquery, false)?.is_empty() == *negated)
-        }
-        Expr::Subquery(q) => scalar_subquery(cols, q)?,
-        Expr::AnyOp {
-            left,
-            compare_op,
-            right,
-            ..
-        }
-        | Expr::AllOp {
-            left,
-            compare_op,
-            right,
-        } => {
-            let Expr::Subquery(q) = right.as_ref() else {
-                return Err(SqlError::unsupported(format!("the expression {e}")));
-            };
-            let all = matches!(e, Expr::AllOp { .. });
-            let v = eval(left, cols, params)?;
-            let rows = subquery_rows(cols, q, true)?;
-            quantified(compare_op, &v, rows.iter().map(|r| &r[0]), all)?
+        Expr::Exists { .. } | Expr::Subquery(_) | Expr::AnyOp { .. } | Expr::AllOp { .. } => {
+            subquery_expr(e, cols, params)?
         }
         Expr::Function(f) => {
             if let Some(v) = cols.aggregate(e) {
@@ -478,115 +488,15 @@ pub fn eval(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value,
                 None => function(&name, values, e)?,
             }
         }
-        Expr::Like {
-            negated,
-            any: false,
-            expr,
-            pattern,
-            escape_char,
-        }
-        | Expr::ILike {
-            negated,
-            any: false,
-            expr,
-            pattern,
-            escape_char,
-        } => {
-            let folded = matches!(e, Expr::ILike { .. });
-            let v = eval(expr, cols, params)?;
-            let p = eval(pattern, cols, params)?;
-            let escape = match escape_char {
-                Some(c) => plain(&eval(c, cols, params)?).chars().next(),
-                None => Some('\\'),
-            };
-            match (v, p) {
-                (Value::Null, _) | (_, Value::Null) => Value::Null,
-                (v, p) if folded => {
-                    let (v, p) = (plain(&v).to_lowercase(), plain(&p).to_lowercase());
-                    Value::Bool(like(&v, &p, escape)? != *negated)
-                }
-                (v, p) => Value::Bool(like(&plain(&v), &plain(&p), escape)? != *negated),
-            }
-        }
-        Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
-            let (a, b) = (eval(a, cols, params)?, eval(b, cols, params)?);
-            let same = match (&a, &b) {
-                (Value::Null, Value::Null) => true,
-                (Value::Null, _) | (_, Value::Null) => false,
-                _ => compare(&a, &b) == Some(Ordering::Equal),
-            };
-            Value::Bool(same == matches!(e, Expr::IsNotDistinctFrom(..)))
-        }
-        Expr::Substring {
-            expr,
-            substring_from,
-            substring_for,
-            ..
-        } => {
-            let v = eval(expr, cols, params)?;
-            let from = match substring_from {
-                Some(f) => eval(f, cols, params)?,
-                None => Value::Int(1),
-            };
-            let n = match substring_for {
-                Some(n) => Some(eval(n, cols, params)?),
-                None => None,
-            };
-            if matches!(v, Value::Null)
-                || matches!(from, Value::Null)
-                || matches!(n, Some(Value::Null))
-            {
-                Value::Null
-            } else {
-                let n = n.as_ref().map(int_arg).transpose()?;
-                substring(&plain(&v), int_arg(&from)?, n)?
-            }
-        }
-        Expr::Trim {
-            trim_where,
-            trim_what,
-            expr,
-            trim_characters,
-        } => {
-            use sqlparser::ast::TrimWhereField as W;
-            let v = eval(expr, cols, params)?;
-            let chars = match (trim_what.as_deref(), trim_characters.as_deref()) {
-                (Some(w), _) | (None, Some([w])) => eval(w, cols, params)?,
-                (None, None) => Value::text(" "),
-                _ => return Err(SqlError::unsupported(format!("the call {e}"))),
-            };
-            let (lead, trail) = match trim_where {
-                Some(W::Leading) => (true, false),
-                Some(W::Trailing) => (false, true),
-                _ => (true, true),
-            };
-            match (v, chars) {
-                (Value::Null, _) | (_, Value::Null) => Value::Null,
-                (v, c) => trim(&plain(&v), &plain(&c), lead, trail),
-            }
-        }
-        Expr::Position { expr, r#in } => {
-            let (sub, s) = (eval(expr, cols, params)?, eval(r#in, cols, params)?);
-            match (s, sub) {
-                (Value::Null, _) | (_, Value::Null) => Value::Null,
-                (s, sub) => strpos(&plain(&s), &plain(&sub)),
-            }
-        }
-        Expr::Ceil { expr, field } | Expr::Floor { expr, field } => {
-            use sqlparser::ast::{CeilFloorKind, DateTimeField};
-            if !matches!(
-                field,
-                CeilFloorKind::DateTimeField(DateTimeField::NoDateTime)
-            ) {
-                return Err(SqlError::unsupported(format!("the call {e}")));
-            }
-            let name = if matches!(e, Expr::Ceil { .. }) {
-                "ceil"
-            } else {
-                "floor"
-            };
-            function(name, vec![eval(expr, cols, params)?], e)?
-        }
+        Expr::Like { .. }
+        | Expr::ILike { .. }
+        | Expr::IsDistinctFrom(..)
+        | Expr::IsNotDistinctFrom(..)
+        | Expr::Substring { .. }
+        | Expr::Trim { .. }
+        | Expr::Position { .. }
+        | Expr::Ceil { .. }
+        | Expr::Floor { .. } => special_form(e, cols, params)?,
         Expr::Case {
             operand,
             conditions,

@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 
 use sqlparser::ast::Expr;
 
-use super::{coerce, compare, plain, timestamp_now, SERVER_VERSION};
+use super::{coerce, compare, eval, plain, timestamp_now, Columns, SERVER_VERSION};
 use crate::server::sql::catalog::SqlType;
 use crate::server::sql::SqlError;
 use crate::store::Value;
@@ -36,6 +36,127 @@ const STRICT: &[&str] = &[
     "mod",
     "date_trunc",
 ];
+
+/// The special forms: `[NOT] LIKE`/`ILIKE`, `IS [NOT] DISTINCT FROM`, `SUBSTRING(… FROM …
+/// FOR …)`, `TRIM([BOTH|LEADING|TRAILING] … FROM …)`, `POSITION(… IN …)`, `CEIL`, `FLOOR`.
+pub(super) fn special_form(
+    e: &Expr,
+    cols: &mut dyn Columns,
+    params: &[Value],
+) -> Result<Value, SqlError> {
+    Ok(match e {
+        Expr::Like {
+            negated,
+            any: false,
+            expr,
+            pattern,
+            escape_char,
+        }
+        | Expr::ILike {
+            negated,
+            any: false,
+            expr,
+            pattern,
+            escape_char,
+        } => {
+            let folded = matches!(e, Expr::ILike { .. });
+            let v = eval(expr, cols, params)?;
+            let p = eval(pattern, cols, params)?;
+            let escape = match escape_char {
+                Some(c) => plain(&eval(c, cols, params)?).chars().next(),
+                None => Some('\\'),
+            };
+            match (v, p) {
+                (Value::Null, _) | (_, Value::Null) => Value::Null,
+                (v, p) if folded => {
+                    let (v, p) = (plain(&v).to_lowercase(), plain(&p).to_lowercase());
+                    Value::Bool(like(&v, &p, escape)? != *negated)
+                }
+                (v, p) => Value::Bool(like(&plain(&v), &plain(&p), escape)? != *negated),
+            }
+        }
+        Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
+            let (a, b) = (eval(a, cols, params)?, eval(b, cols, params)?);
+            let same = match (&a, &b) {
+                (Value::Null, Value::Null) => true,
+                (Value::Null, _) | (_, Value::Null) => false,
+                _ => compare(&a, &b) == Some(Ordering::Equal),
+            };
+            Value::Bool(same == matches!(e, Expr::IsNotDistinctFrom(..)))
+        }
+        Expr::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            let v = eval(expr, cols, params)?;
+            let from = match substring_from {
+                Some(f) => eval(f, cols, params)?,
+                None => Value::Int(1),
+            };
+            let n = match substring_for {
+                Some(n) => Some(eval(n, cols, params)?),
+                None => None,
+            };
+            if matches!(v, Value::Null)
+                || matches!(from, Value::Null)
+                || matches!(n, Some(Value::Null))
+            {
+                Value::Null
+            } else {
+                let n = n.as_ref().map(int_arg).transpose()?;
+                substring(&plain(&v), int_arg(&from)?, n)?
+            }
+        }
+        Expr::Trim {
+            trim_where,
+            trim_what,
+            expr,
+            trim_characters,
+        } => {
+            use sqlparser::ast::TrimWhereField as W;
+            let v = eval(expr, cols, params)?;
+            let chars = match (trim_what.as_deref(), trim_characters.as_deref()) {
+                (Some(w), _) | (None, Some([w])) => eval(w, cols, params)?,
+                (None, None) => Value::text(" "),
+                _ => return Err(SqlError::unsupported(format!("the call {e}"))),
+            };
+            let (lead, trail) = match trim_where {
+                Some(W::Leading) => (true, false),
+                Some(W::Trailing) => (false, true),
+                _ => (true, true),
+            };
+            match (v, chars) {
+                (Value::Null, _) | (_, Value::Null) => Value::Null,
+                (v, c) => trim(&plain(&v), &plain(&c), lead, trail),
+            }
+        }
+        Expr::Position { expr, r#in } => {
+            let (sub, s) = (eval(expr, cols, params)?, eval(r#in, cols, params)?);
+            match (s, sub) {
+                (Value::Null, _) | (_, Value::Null) => Value::Null,
+                (s, sub) => strpos(&plain(&s), &plain(&sub)),
+            }
+        }
+        Expr::Ceil { expr, field } | Expr::Floor { expr, field } => {
+            use sqlparser::ast::{CeilFloorKind, DateTimeField};
+            if !matches!(
+                field,
+                CeilFloorKind::DateTimeField(DateTimeField::NoDateTime)
+            ) {
+                return Err(SqlError::unsupported(format!("the call {e}")));
+            }
+            let name = if matches!(e, Expr::Ceil { .. }) {
+                "ceil"
+            } else {
+                "floor"
+            };
+            function(name, vec![eval(expr, cols, params)?], e)?
+        }
+        other => return Err(SqlError::unsupported(format!("the expression {other}"))),
+    })
+}
 
 /// An integer argument (a text or a fraction converted as PostgreSQL casts it).
 pub(super) fn int_arg(v: &Value) -> Result<i64, SqlError> {

@@ -9,12 +9,10 @@ use std::cmp::Ordering;
 use std::ops::ControlFlow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use sqlparser::ast::{
-    DuplicateTreatment, Expr, Function, FunctionArguments, Query, Visit, Visitor,
-};
+use sqlparser::ast::{DuplicateTreatment, Expr, Function, FunctionArguments, Query};
 
-use super::order::{order_key, SortedRows};
-use super::project::{function_args, function_is_aggregate, Item};
+use super::order::{output_row, SortedRows};
+use super::project::{aggregate_calls, function_args, Item};
 use super::subquery::{Subqueries, SubqueryRow};
 use super::{Exec, RowState, Source};
 use crate::server::sql::eval::{compare, eval, is_true, object_name, Columns};
@@ -70,43 +68,6 @@ fn call_of(e: &Expr, f: &Function) -> Result<Call, SqlError> {
     })
 }
 
-/// Finds the aggregate calls outside subqueries.
-struct FindCalls {
-    depth: usize,
-    calls: Vec<Call>,
-    error: Option<SqlError>,
-}
-
-impl Visitor for FindCalls {
-    type Break = ();
-
-    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-
-    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-
-    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-        match e {
-            Expr::Function(f) if self.depth == 0 && function_is_aggregate(f) => {
-                match call_of(e, f) {
-                    Ok(c) => self.calls.push(c),
-                    Err(err) => {
-                        self.error = Some(err);
-                        return ControlFlow::Break(());
-                    }
-                }
-            }
-            _ => {}
-        }
-        ControlFlow::Continue(())
-    }
-}
-
 /// One group: its first row (`None`: the one group of an aggregate over no rows), each
 /// call's state, and the values each DISTINCT call has counted.
 struct Group {
@@ -157,19 +118,24 @@ pub(super) fn aggregate_rows(
     keyed: &[(&Expr, bool)],
     subqueries: &mut Subqueries,
 ) -> Result<SortedRows, SqlError> {
-    let mut find = FindCalls {
-        depth: 0,
-        calls: Vec::new(),
-        error: None,
-    };
+    let mut calls = Vec::new();
+    let mut error = None;
     let exprs = items.iter().map(|i| i.expr.as_ref());
     for e in exprs.chain(having).chain(keyed.iter().map(|(e, _)| *e)) {
-        let _ = Visit::visit(e, &mut find);
-        if let Some(err) = find.error.take() {
+        aggregate_calls(e, &mut |e, f| match call_of(e, f) {
+            Ok(c) => {
+                calls.push(c);
+                ControlFlow::Continue(())
+            }
+            Err(err) => {
+                error = Some(err);
+                ControlFlow::Break(())
+            }
+        });
+        if let Some(err) = error.take() {
             return Err(err);
         }
     }
-    let calls = find.calls;
     let group_by: Vec<&Expr> = group_by
         .iter()
         .map(|g| {
@@ -201,15 +167,7 @@ pub(super) fn aggregate_rows(
                 continue;
             }
         }
-        let mut values = Vec::with_capacity(items.len());
-        for i in items {
-            values.push(eval(&i.expr, &mut cols, params)?);
-        }
-        let mut keys = Vec::with_capacity(keyed.len());
-        for (e, _) in keyed {
-            keys.push(order_key(e, items, &values, &mut cols, params)?);
-        }
-        out.push((values, keys));
+        out.push(output_row(items, keyed, &mut cols, params)?);
     }
     Ok(out)
 }

@@ -47,6 +47,25 @@ pub(super) fn order_key(
     eval(e, cols, params)
 }
 
+/// One output row: the select list's values over `cols`, and its sort keys (one per item of
+/// `keyed`, as [`order_key`] reads them).
+pub(super) fn output_row(
+    items: &[Item<'_>],
+    keyed: &[(&Expr, bool)],
+    cols: &mut dyn Columns,
+    params: &[Value],
+) -> Result<(Vec<Value>, Vec<Value>), SqlError> {
+    let mut values = Vec::with_capacity(items.len());
+    for i in items {
+        values.push(eval(&i.expr, cols, params)?);
+    }
+    let mut keys = Vec::with_capacity(keyed.len());
+    for (e, _) in keyed {
+        keys.push(order_key(e, items, &values, cols, params)?);
+    }
+    Ok((values, keys))
+}
+
 /// LIMIT and OFFSET: (at most how many rows, how many to skip).
 fn limits(l: Option<&LimitClause>, params: &[Value]) -> Result<(Option<usize>, usize), SqlError> {
     let number = |e: &Expr| -> Result<usize, SqlError> {

@@ -220,12 +220,13 @@ pub(super) fn function_is_aggregate(f: &Function) -> bool {
     }
 }
 
-/// Stops at an aggregate call outside subqueries.
-struct FindAggregate {
+/// Calls `found` on each aggregate call outside subqueries, until it breaks.
+struct FindAggregate<'f> {
     depth: usize,
+    found: &'f mut dyn FnMut(&Expr, &Function) -> ControlFlow<()>,
 }
 
-impl Visitor for FindAggregate {
+impl Visitor for FindAggregate<'_> {
     type Break = ();
 
     fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
@@ -240,18 +241,24 @@ impl Visitor for FindAggregate {
 
     fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
         match e {
-            Expr::Function(f) if self.depth == 0 && function_is_aggregate(f) => {
-                ControlFlow::Break(())
-            }
+            Expr::Function(f) if self.depth == 0 && function_is_aggregate(f) => (self.found)(e, f),
             _ => ControlFlow::Continue(()),
         }
     }
 }
 
-/// Whether `e` calls an aggregate anywhere outside its subqueries (`count(*) > 0`,
-/// `COALESCE(max(x), 0)`).
+/// Calls `found` on each aggregate call of `e` outside its subqueries (`count(*) > 0`,
+/// `COALESCE(max(x), 0)`), in order, until it breaks: whether it broke.
+pub(super) fn aggregate_calls(
+    e: &Expr,
+    found: &mut dyn FnMut(&Expr, &Function) -> ControlFlow<()>,
+) -> bool {
+    Visit::visit(e, &mut FindAggregate { depth: 0, found }).is_break()
+}
+
+/// Whether `e` calls an aggregate anywhere outside its subqueries.
 pub(super) fn is_aggregate(e: &Expr) -> bool {
-    Visit::visit(e, &mut FindAggregate { depth: 0 }).is_break()
+    aggregate_calls(e, &mut |_, _| ControlFlow::Break(()))
 }
 
 /// The type of the one column subquery `q` returns (text when it cannot tell).

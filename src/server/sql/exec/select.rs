@@ -10,7 +10,7 @@ use sqlparser::ast::{
 };
 
 use super::aggregate::aggregate_rows;
-use super::order::{distinct_page, order_key, SortedRows};
+use super::order::{distinct_page, output_row, SortedRows};
 use super::project::{is_aggregate, projection_items, Item};
 use super::subquery::{holds_query, matching_rows, Subqueries, SubqueryRow};
 use super::{first_words, source_of, table_of, values, Exec, RowState, Source};
@@ -254,15 +254,7 @@ fn project_rows(
             combo: &mut combo,
             subqueries: &mut *subqueries,
         };
-        let mut values = Vec::with_capacity(items.len());
-        for i in items {
-            values.push(eval(&i.expr, &mut cols, params)?);
-        }
-        let mut keys = Vec::with_capacity(keyed.len());
-        for (e, _) in keyed {
-            keys.push(order_key(e, items, &values, &mut cols, params)?);
-        }
-        out.push((values, keys));
+        out.push(output_row(items, keyed, &mut cols, params)?);
     }
     Ok(out)
 }
@@ -287,13 +279,5 @@ fn row_without_from(
             return Ok(Vec::new());
         }
     }
-    let mut values = Vec::with_capacity(items.len());
-    for i in items {
-        values.push(eval(&i.expr, &mut cols, params)?);
-    }
-    let mut keys = Vec::with_capacity(keyed.len());
-    for (e, _) in keyed {
-        keys.push(order_key(e, items, &values, &mut cols, params)?);
-    }
-    Ok(vec![(values, keys)])
+    Ok(vec![output_row(items, keyed, &mut cols, params)?])
 }

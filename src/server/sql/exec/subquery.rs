@@ -100,10 +100,10 @@ impl Subqueries {
         one_column: bool,
     ) -> Result<Rc<[Vec<Value>]>, SqlError> {
         let id = q as *const Query as usize;
-        if !self.free.contains_key(&id) {
-            let free = free_columns(x.catalog, q);
-            self.free.insert(id, free);
-        }
+        let catalog: &crate::server::sql::catalog::Catalog = x.catalog;
+        self.free
+            .entry(id)
+            .or_insert_with(|| free_columns(catalog, q));
         let mut bound: Vec<(FreeColumn, Value)> = Vec::new();
         if !combo.is_empty() {
             let mut cols = row_cols(x, sources, combo);
@@ -175,25 +175,21 @@ impl Subqueries {
                     self.run_uncorrelated(x, sources, item)?;
                 }
             }
-            Expr::Exists { subquery, negated } => {
-                if !self.correlated(x, sources, subquery) {
-                    let found = !self.run_once(x, subquery, false)?.is_empty();
-                    *e = Expr::value(SqlValue::Boolean(found != *negated));
-                }
+            Expr::Exists { subquery, negated } if !self.correlated(x, sources, subquery) => {
+                let found = !self.run_once(x, subquery, false)?.is_empty();
+                *e = Expr::value(SqlValue::Boolean(found != *negated));
             }
-            Expr::Subquery(q) => {
-                if !self.correlated(x, sources, q) {
-                    let rows = self.run_once(x, q, true)?;
-                    if rows.len() > 1 {
-                        return Err(SqlError::new(
-                            "21000",
-                            "more than one row returned by a subquery used as an expression",
-                        ));
-                    }
-                    *e = rows
-                        .first()
-                        .map_or(Expr::value(SqlValue::Null), |r| value_literal(&r[0]));
+            Expr::Subquery(q) if !self.correlated(x, sources, q) => {
+                let rows = self.run_once(x, q, true)?;
+                if rows.len() > 1 {
+                    return Err(SqlError::new(
+                        "21000",
+                        "more than one row returned by a subquery used as an expression",
+                    ));
                 }
+                *e = rows
+                    .first()
+                    .map_or(Expr::value(SqlValue::Null), |r| value_literal(&r[0]));
             }
             Expr::BinaryOp { left, right, .. } => {
                 self.run_uncorrelated(x, sources, left)?;

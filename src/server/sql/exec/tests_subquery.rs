@@ -18,8 +18,11 @@ const TABLES: &str = "CREATE TABLE a (id int PRIMARY KEY, k int); \
      INSERT INTO a VALUES (1, 10), (2, 20), (3, 30); \
      INSERT INTO b VALUES (1, 1, 5), (2, 1, 7), (3, 3, 9)";
 
-/// Runs `queries` one by one after creating [`TABLES`]: each one's rows, or its SQLSTATE.
-fn results(queries: &[&str]) -> (Shared, Vec<Result<Vec<Vec<Value>>, String>>) {
+/// A statement's rows, or its SQLSTATE.
+type Answer = Result<Vec<Vec<Value>>, String>;
+
+/// Runs `queries` one by one after creating [`TABLES`]: each one's answer.
+fn results(queries: &[&str]) -> (Shared, Vec<Answer>) {
     let shared = Shared::new(Duration::from_secs(2));
     let got = block_on(async {
         let mut s = Session::open(&shared, Some("app"));
