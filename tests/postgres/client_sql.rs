@@ -135,6 +135,25 @@ SELECT concat(name, '-', id), trim(BOTH 'C' FROM name), replace(name, 'o', '0'),
 UPDATE a SET k = (SELECT count(*) FROM b WHERE b.a_id = a.id) WHERE id < 3;
 DELETE FROM b WHERE v < (SELECT max(v) FROM b b2 WHERE b2.a_id = b.a_id);
 SELECT a.id, a.k, (SELECT count(*) FROM b WHERE b.a_id = a.id) FROM a ORDER BY a.id;
+CREATE TABLE "app_a" ("id" integer PRIMARY KEY, "k" integer, "name" varchar(20));
+CREATE TABLE "app_b" ("id" integer PRIMARY KEY, "a_id" integer, "v" integer);
+INSERT INTO "app_a" VALUES (1, 10, 'Alice'), (2, 20, 'bob'), (3, 30, NULL);
+INSERT INTO "app_b" VALUES (1, 1, 5), (2, 1, 7), (3, 3, 9), (4, 3, NULL);
+SELECT COUNT(*) AS "__count" FROM "app_b" WHERE "app_b"."a_id" IN (SELECT U0."id" FROM "app_a" U0 WHERE U0."k" > 15);
+SELECT "app_a"."id", EXISTS(SELECT 1 AS "a" FROM "app_b" U0 WHERE U0."a_id" = ("app_a"."id") LIMIT 1) AS "has_b" FROM "app_a" ORDER BY "app_a"."id";
+SELECT "app_a"."id", (SELECT U0."v" FROM "app_b" U0 WHERE U0."a_id" = ("app_a"."id") ORDER BY U0."v" DESC LIMIT 1) AS "top" FROM "app_a" ORDER BY 1;
+SELECT app_a.id, (SELECT count(app_b.id) AS count_1 FROM app_b WHERE app_b.a_id = app_a.id) AS anon_1 FROM app_a ORDER BY app_a.id;
+SELECT a_id, count(v), count(*), sum(v), min(v), max(v) FROM app_b GROUP BY a_id ORDER BY count(*) DESC, a_id;
+SELECT "app_a"."id", COUNT("app_b"."id") AS "n" FROM "app_a" INNER JOIN "app_b" ON ("app_a"."id" = "app_b"."a_id") GROUP BY "app_a"."id" HAVING COUNT("app_b"."id") > 1 ORDER BY "n", 1;
+SELECT id, COALESCE(name, 'none'), name IS NULL, upper(name) FROM app_a ORDER BY id;
+SELECT id FROM app_a WHERE name LIKE 'A%' OR name IS NULL ORDER BY id;
+SELECT id FROM app_a WHERE NOT (name ILIKE '%O%') ORDER BY id;
+SELECT id FROM app_b WHERE v > ALL (SELECT v FROM app_b WHERE a_id = 1) ORDER BY id;
+SELECT id FROM app_b WHERE v >= ALL (SELECT v FROM app_b b2 WHERE b2.a_id = app_b.a_id AND b2.v IS NOT NULL) ORDER BY id;
+SELECT CASE WHEN EXISTS (SELECT 1 FROM app_b WHERE a_id = 2) THEN 'yes' ELSE 'no' END;
+SELECT id, (SELECT sum(v) FROM app_b WHERE a_id = app_a.id) * 2 + k FROM app_a ORDER BY id;
+SELECT DISTINCT ON (a_id) a_id, id, v FROM app_b ORDER BY a_id, v DESC NULLS LAST;
+SELECT id, v FROM app_b ORDER BY v NULLS FIRST, id;
 "#;
 
 /// The same psql script through `isopredict record` and on PostgreSQL itself (in a schema of

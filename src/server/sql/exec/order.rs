@@ -115,15 +115,17 @@ pub(super) fn sorted_page<T>(
     limit: Option<&LimitClause>,
     params: &[Value],
 ) -> Result<Vec<Vec<Value>>, SqlError> {
-    distinct_page(rows, order, 0, limit, params)
+    distinct_page(rows, order, &[], 0, limit, params)
 }
 
-/// [`sorted_page`] with `DISTINCT ON`: each row's keys end with its `distinct_on` DISTINCT ON
-/// values, and after sorting only the first row of each such values is kept (PostgreSQL's
-/// rule: the first row of each group in ORDER BY's order).
+/// [`sorted_page`] with `NULLS FIRST`/`NULLS LAST` (`nulls_first`, per item of `order`; none
+/// given: PostgreSQL's default) and `DISTINCT ON`: each row's keys end with its `distinct_on`
+/// DISTINCT ON values, and after sorting only the first row of each such values is kept
+/// (PostgreSQL's rule: the first row of each group in ORDER BY's order).
 pub(super) fn distinct_page<T>(
     mut rows: SortedRows,
     order: &[(T, bool)],
+    nulls_first: &[bool],
     distinct_on: usize,
     limit: Option<&LimitClause>,
     params: &[Value],
@@ -131,13 +133,19 @@ pub(super) fn distinct_page<T>(
     if !order.is_empty() {
         rows.sort_by(|(_, a), (_, b)| {
             for (i, (_, desc)) in order.iter().enumerate() {
+                let first = nulls_first.get(i).copied().unwrap_or(*desc);
+                let null = if first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                };
                 let o = match (&a[i], &b[i]) {
                     (Value::Null, Value::Null) => Ordering::Equal,
-                    (Value::Null, _) => Ordering::Greater,
-                    (_, Value::Null) => Ordering::Less,
+                    (Value::Null, _) => null,
+                    (_, Value::Null) => null.reverse(),
+                    (x, y) if *desc => compare(x, y).unwrap_or(Ordering::Equal).reverse(),
                     (x, y) => compare(x, y).unwrap_or(Ordering::Equal),
                 };
-                let o = if *desc { o.reverse() } else { o };
                 if o != Ordering::Equal {
                     return o;
                 }

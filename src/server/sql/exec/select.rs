@@ -127,21 +127,24 @@ fn plain_select(q: &Query) -> Result<&Select, SqlError> {
     Ok(sel)
 }
 
-/// ORDER BY's items, each with whether it sorts descending.
-fn order_items(q: &Query) -> Result<Vec<(&Expr, bool)>, SqlError> {
-    Ok(match &q.order_by {
-        None => Vec::new(),
-        Some(o) => match &o.kind {
-            OrderByKind::Expressions(es) => es
-                .iter()
-                .map(|e| {
-                    let desc = matches!(e.options.sort, Some(OrderBySort::Desc));
-                    (&e.expr, desc)
-                })
-                .collect(),
-            OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
-        },
-    })
+/// ORDER BY's items, each with whether it sorts descending; and whether each puts NULLs
+/// first (`NULLS FIRST`/`NULLS LAST`, else PostgreSQL's default: first when descending).
+type OrderItems<'q> = (Vec<(&'q Expr, bool)>, Vec<bool>);
+
+fn order_items(q: &Query) -> Result<OrderItems<'_>, SqlError> {
+    let Some(o) = &q.order_by else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    match &o.kind {
+        OrderByKind::Expressions(es) => Ok(es
+            .iter()
+            .map(|e| {
+                let desc = matches!(e.options.sort, Some(OrderBySort::Desc));
+                ((&e.expr, desc), e.options.nulls_first.unwrap_or(desc))
+            })
+            .unzip()),
+        OrderByKind::All(_) => Err(SqlError::unsupported("ORDER BY ALL")),
+    }
 }
 
 pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
@@ -178,7 +181,7 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
     let having = sel.having.as_ref();
     let aggregate =
         !group_by.is_empty() || having.is_some() || items.iter().any(|i| is_aggregate(&i.expr));
-    let order = order_items(q)?;
+    let (order, nulls_first) = order_items(q)?;
     let distinct_on: &[Expr] = match &sel.distinct {
         Some(Distinct::On(exprs)) => exprs,
         _ => &[],
@@ -223,6 +226,7 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
     let rows = distinct_page(
         out,
         &order,
+        &nulls_first,
         distinct_on.len(),
         q.limit_clause.as_ref(),
         params,
