@@ -154,6 +154,7 @@ SELECT CASE WHEN EXISTS (SELECT 1 FROM app_b WHERE a_id = 2) THEN 'yes' ELSE 'no
 SELECT id, (SELECT sum(v) FROM app_b WHERE a_id = app_a.id) * 2 + k FROM app_a ORDER BY id;
 SELECT DISTINCT ON (a_id) a_id, id, v FROM app_b ORDER BY a_id, v DESC NULLS LAST;
 SELECT id, v FROM app_b ORDER BY v NULLS FIRST, id;
+SELECT a_id, string_agg(v::text, ','), bool_and(v > 5), bool_or(v > 8), every(v > 0) FROM app_b GROUP BY a_id ORDER BY a_id;
 "#;
 
 /// The same psql script through `isopredict record` and on PostgreSQL itself (in a schema of

@@ -1,5 +1,6 @@
 //! Aggregates over the rows a SELECT read, computed after the reads (they add no events):
-//! COUNT/SUM/MIN/MAX/AVG, with `DISTINCT` and `FILTER (WHERE …)`, anywhere in the select
+//! COUNT/SUM/MIN/MAX/AVG, BOOL_AND/BOOL_OR/EVERY and STRING_AGG, with `DISTINCT` and `FILTER
+//! (WHERE …)`, anywhere in the select
 //! list, HAVING and ORDER BY (`COALESCE(max(x), 0)`, `sum(x) * 2`, `count(*) > 0`), per GROUP
 //! BY group (keys by expression, output position or output name). A group's other column
 //! references are read from its first row (PostgreSQL allows there only grouped columns and
@@ -15,7 +16,8 @@ use super::order::{output_row, SortedRows};
 use super::project::{aggregate_calls, function_args, Item};
 use super::subquery::{Subqueries, SubqueryRow};
 use super::{Exec, RowState, Source};
-use crate::server::sql::eval::{compare, eval, is_true, object_name, Columns};
+use crate::server::sql::catalog::SqlType;
+use crate::server::sql::eval::{coerce, compare, eval, is_true, object_name, plain, Columns};
 use crate::server::sql::SqlError;
 use crate::store::Value;
 
@@ -27,6 +29,9 @@ enum Acc {
     Min(Option<Value>),
     Max(Option<Value>),
     Avg(f64, i64),
+    BoolAnd(Option<bool>),
+    BoolOr(Option<bool>),
+    StringAgg(Option<String>),
 }
 
 /// One aggregate call of the statement: where it is in the statement's tree (what eval's
@@ -38,6 +43,8 @@ struct Call {
     arg: Option<Expr>,
     distinct: bool,
     filter: Option<Expr>,
+    /// STRING_AGG's delimiter.
+    delimiter: Option<Expr>,
 }
 
 /// The call `e` (of `f`, an aggregate function), or `0A000` for the forms not computed.
@@ -54,9 +61,10 @@ fn call_of(e: &Expr, f: &Function) -> Result<Call, SqlError> {
     }
     let name = object_name(&f.name)?;
     let args = function_args(f);
-    let arg = match (args.as_slice(), list.args.len()) {
-        ([], 1) if name == "count" => None,
-        ([a], 1) => Some((*a).clone()),
+    let (arg, delimiter) = match (args.as_slice(), list.args.len()) {
+        ([], 1) if name == "count" => (None, None),
+        ([a], 1) if name != "string_agg" => (Some((*a).clone()), None),
+        ([a, d], 2) if name == "string_agg" => (Some((*a).clone()), Some((*d).clone())),
         _ => return Err(refuse()),
     };
     Ok(Call {
@@ -65,6 +73,7 @@ fn call_of(e: &Expr, f: &Function) -> Result<Call, SqlError> {
         arg,
         distinct: matches!(list.duplicate_treatment, Some(DuplicateTreatment::Distinct)),
         filter: f.filter.as_deref().cloned(),
+        delimiter,
     })
 }
 
@@ -245,6 +254,10 @@ fn group_rows(
                     Some(a) => eval(a, &mut cols, params)?,
                     None => Value::Bool(true), // count(*)
                 };
+                let delimiter = match &c.delimiter {
+                    Some(d) => eval(d, &mut cols, params)?,
+                    None => Value::Null,
+                };
                 let group = &mut groups[g];
                 if c.distinct
                     && !matches!(v, Value::Null)
@@ -252,7 +265,7 @@ fn group_rows(
                 {
                     continue;
                 }
-                accumulate(&mut group.accs[i], v)?;
+                accumulate(&mut group.accs[i], v, &delimiter)?;
             }
             g
         };
@@ -273,11 +286,15 @@ fn start(name: &str) -> Acc {
         "sum" => Acc::Sum(None),
         "min" => Acc::Min(None),
         "max" => Acc::Max(None),
+        "bool_and" | "every" => Acc::BoolAnd(None),
+        "bool_or" => Acc::BoolOr(None),
+        "string_agg" => Acc::StringAgg(None),
         _ => Acc::Avg(0.0, 0),
     }
 }
 
-fn accumulate(acc: &mut Acc, v: Value) -> Result<(), SqlError> {
+/// Adds non-NULL `v` to `acc` (`delimiter`: STRING_AGG's before it, when not the first).
+fn accumulate(acc: &mut Acc, v: Value, delimiter: &Value) -> Result<(), SqlError> {
     if matches!(v, Value::Null) {
         return Ok(());
     }
@@ -313,6 +330,26 @@ fn accumulate(acc: &mut Acc, v: Value) -> Result<(), SqlError> {
             *s += v.as_f64().unwrap_or(0.0);
             *n += 1;
         }
+        Acc::BoolAnd(b) => {
+            let x = is_true(&coerce(v, SqlType::Bool)?);
+            *b = Some(b.map_or(x, |y| y && x));
+        }
+        Acc::BoolOr(b) => {
+            let x = is_true(&coerce(v, SqlType::Bool)?);
+            *b = Some(b.map_or(x, |y| y || x));
+        }
+        Acc::StringAgg(s) => {
+            let text = plain(&v);
+            match s {
+                None => *s = Some(text),
+                Some(s) => {
+                    if !matches!(delimiter, Value::Null) {
+                        s.push_str(&plain(delimiter));
+                    }
+                    s.push_str(&text);
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -323,5 +360,7 @@ fn finish(acc: &Acc) -> Value {
         Acc::Sum(s) | Acc::Min(s) | Acc::Max(s) => s.clone().unwrap_or(Value::Null),
         Acc::Avg(_, 0) => Value::Null,
         Acc::Avg(s, n) => Value::Real(*s / *n as f64),
+        Acc::BoolAnd(b) | Acc::BoolOr(b) => b.map_or(Value::Null, Value::Bool),
+        Acc::StringAgg(s) => s.as_deref().map_or(Value::Null, Value::text),
     }
 }

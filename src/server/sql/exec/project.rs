@@ -130,6 +130,8 @@ pub(super) fn expr_type(catalog: &Catalog, sources: &[Source], e: &Expr) -> SqlT
             let arg = function_args(f).into_iter().next();
             match name.as_str() {
                 "count" => SqlType::Int8,
+                "bool_and" | "bool_or" | "every" => SqlType::Bool,
+                "string_agg" => SqlType::Text,
                 "avg" => SqlType::Numeric,
                 "sum" => match arg.map(|a| expr_type(catalog, sources, a)) {
                     Some(SqlType::Int2 | SqlType::Int4) => SqlType::Int8,
@@ -210,12 +212,23 @@ pub(super) fn function_args(f: &sqlparser::ast::Function) -> Vec<&Expr> {
     }
 }
 
-/// Whether `f` calls an aggregate function (COUNT, SUM, MIN, MAX, AVG).
+/// Whether `f` calls an aggregate function (COUNT, SUM, MIN, MAX, AVG, BOOL_AND, BOOL_OR,
+/// EVERY, STRING_AGG).
 pub(super) fn function_is_aggregate(f: &Function) -> bool {
     match f.name.0.last() {
-        Some(ObjectNamePart::Identifier(i)) => ["count", "sum", "min", "max", "avg"]
-            .iter()
-            .any(|n| i.value.eq_ignore_ascii_case(n)),
+        Some(ObjectNamePart::Identifier(i)) => [
+            "count",
+            "sum",
+            "min",
+            "max",
+            "avg",
+            "bool_and",
+            "bool_or",
+            "every",
+            "string_agg",
+        ]
+        .iter()
+        .any(|n| i.value.eq_ignore_ascii_case(n)),
         _ => false,
     }
 }

@@ -229,14 +229,16 @@ fn having_aggregates_inside_expressions_and_distinct_on() {
         "SELECT a.id, (SELECT count(*) FROM b WHERE b.a_id = a.id) FROM a GROUP BY a.id \
          HAVING a.id > 1 ORDER BY a.id",
         "SELECT count(*) OVER () FROM b",
+        "SELECT a_id, string_agg(v::text, ', '), bool_and(v > 5), bool_or(v > 8) FROM b \
+         GROUP BY a_id ORDER BY a_id",
     ]);
     let t = Value::Bool(true);
     let f = Value::Bool(false);
     assert_eq!(
         got[0],
         Ok(rows(&[
-            &[I(1), I(2), I(8), I(24), t],
-            &[I(3), I(1), I(10), I(18), f]
+            &[I(1), I(2), I(8), I(24), t.clone()],
+            &[I(3), I(1), I(10), I(18), f.clone()]
         ]))
     );
     assert_eq!(got[1], Ok(ints(&[1])));
@@ -250,4 +252,11 @@ fn having_aggregates_inside_expressions_and_distinct_on() {
     assert_eq!(got[8], Ok(Vec::new()));
     assert_eq!(got[9], Ok(rows(&[&[I(2), I(0)], &[I(3), I(1)]])));
     assert_eq!(got[10], Err("0A000".into()));
+    assert_eq!(
+        got[11],
+        Ok(rows(&[
+            &[I(1), Value::text("5, 7"), f.clone(), f.clone()],
+            &[I(3), Value::text("9"), t.clone(), t.clone()]
+        ]))
+    );
 }
