@@ -137,7 +137,7 @@ pub fn is_chatter(s: &Statement) -> bool {
         | Statement::Analyze(_) => true,
         Statement::Query(q) => match leftmost_select(q.body.as_ref()) {
             Some(sel) => {
-                (sel.from.is_empty() && !calls_sequence_function(sel))
+                (sel.from.is_empty() && !calls_sequence_function(sel) && !reads_a_table(sel))
                     || sel.from.iter().any(|t| {
                         is_system_table(&t.relation)
                             || t.joins.iter().any(|j| is_system_table(&j.relation))
@@ -158,6 +158,22 @@ fn leftmost_select(body: &SetExpr) -> Option<&sqlparser::ast::Select> {
         SetExpr::SetOperation { left, .. } => leftmost_select(left),
         _ => None,
     }
+}
+
+/// Whether a query without FROM reads an application's table through a subquery (`SELECT
+/// EXISTS (SELECT 1 FROM t …)`): a data statement then.
+fn reads_a_table(sel: &sqlparser::ast::Select) -> bool {
+    struct Tables;
+    impl sqlparser::ast::Visitor for Tables {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, f: &TableFactor) -> std::ops::ControlFlow<()> {
+            if matches!(f, TableFactor::Table { .. }) && !is_system_table(f) {
+                return std::ops::ControlFlow::Break(());
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    sqlparser::ast::Visit::visit(sel, &mut Tables).is_break()
 }
 
 /// Whether a query without FROM calls a sequence function (`SELECT nextval('s')`): a data

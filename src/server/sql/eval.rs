@@ -2,19 +2,25 @@
 //! records each cell read), parameters (`$1`), constants, arithmetic, comparisons, AND/OR/NOT,
 //! `IN`, `BETWEEN`, `IS [NOT] NULL`, casts and a few functions. NULL follows SQL's
 //! three-valued logic: a comparison with NULL is NULL, and a WHERE clause keeps a row only
-//! when its condition is true.
+//! when its condition is true. Subqueries (`EXISTS`, `IN (SELECT …)`, `= ANY (SELECT …)`, a
+//! scalar `(SELECT …)`) and aggregate calls are answered by the caller's [`Columns`], which
+//! runs them for the row (or its group) at hand.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::rc::Rc;
 
 use sqlparser::ast::{
     BinaryOperator, CastKind, DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArguments,
-    Ident, ObjectName, ObjectNamePart, UnaryOperator, Value as SqlValue,
+    Ident, ObjectName, ObjectNamePart, Query, UnaryOperator, Value as SqlValue,
 };
+
+mod functions;
 
 use super::catalog::SqlType;
 use super::SqlError;
 use crate::store::Value;
+use functions::{function, special_form};
 
 /// The server version `SELECT version()` and `server_version` report.
 pub const SERVER_VERSION: &str = "15.0";
@@ -29,8 +35,49 @@ pub trait Columns {
     fn call(&mut self, _name: &str, _args: &[Value]) -> Option<Result<Value, SqlError>> {
         None
     }
+
+    /// The rows subquery `q` returns for the row at hand (`one_column`: used as a value or an
+    /// `IN` list, so it must return one column), or `None` when this context runs no
+    /// subqueries.
+    fn subquery(
+        &mut self,
+        _q: &Query,
+        _one_column: bool,
+    ) -> Option<Result<Rc<[Vec<Value>]>, SqlError>> {
+        None
+    }
+
+    /// The value of the aggregate call `call` (`sum(x)`, …) over the group at hand, or `None`
+    /// when this context computes no aggregates.
+    fn aggregate(&mut self, _call: &Expr) -> Option<Value> {
+        None
+    }
 }
 
+/// The rows of subquery `q` for the row at hand, or `0A000` where the context runs none.
+fn subquery_rows(
+    cols: &mut dyn Columns,
+    q: &Query,
+    one_column: bool,
+) -> Result<Rc<[Vec<Value>]>, SqlError> {
+    match cols.subquery(q, one_column) {
+        Some(rows) => rows,
+        None => Err(SqlError::unsupported(format!("a subquery here ({q})"))),
+    }
+}
+
+/// A scalar subquery's value: its one row's value, NULL without rows, `21000` with more.
+fn scalar_subquery(cols: &mut dyn Columns, q: &Query) -> Result<Value, SqlError> {
+    let rows = subquery_rows(cols, q, true)?;
+    match &rows[..] {
+        [] => Ok(Value::Null),
+        [row] => Ok(row.first().cloned().unwrap_or(Value::Null)),
+        _ => Err(SqlError::new(
+            "21000",
+            "more than one row returned by a subquery used as an expression",
+        )),
+    }
+}
 /// No columns: expressions without FROM.
 pub struct NoColumns;
 
@@ -38,6 +85,36 @@ impl Columns for NoColumns {
     fn column(&mut self, _qualifier: Option<&str>, name: &str) -> Result<Value, SqlError> {
         Err(SqlError::undefined_column(name))
     }
+}
+
+/// `EXISTS (…)`, a scalar `(SELECT …)`, `v op ANY/ALL (SELECT …)`.
+fn subquery_expr(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value, SqlError> {
+    Ok(match e {
+        Expr::Exists { subquery, negated } => {
+            Value::Bool(subquery_rows(cols, subquery, false)?.is_empty() == *negated)
+        }
+        Expr::Subquery(q) => scalar_subquery(cols, q)?,
+        Expr::AnyOp {
+            left,
+            compare_op,
+            right,
+            ..
+        }
+        | Expr::AllOp {
+            left,
+            compare_op,
+            right,
+        } => {
+            let Expr::Subquery(q) = right.as_ref() else {
+                return Err(SqlError::unsupported(format!("the expression {e}")));
+            };
+            let all = matches!(e, Expr::AllOp { .. });
+            let v = eval(left, cols, params)?;
+            let rows = subquery_rows(cols, q, true)?;
+            quantified(compare_op, &v, rows.iter().map(|r| &r[0]), all)?
+        }
+        other => return Err(SqlError::unsupported(format!("the expression {other}"))),
+    })
 }
 
 /// An identifier as PostgreSQL folds it: unquoted identifiers are lower case.
@@ -380,7 +457,13 @@ pub fn eval(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value,
                 None => return Err(SqlError::unsupported(format!("the type {}", t.data_type))),
             }
         }
+        Expr::Exists { .. } | Expr::Subquery(_) | Expr::AnyOp { .. } | Expr::AllOp { .. } => {
+            subquery_expr(e, cols, params)?
+        }
         Expr::Function(f) => {
+            if let Some(v) = cols.aggregate(e) {
+                return Ok(v);
+            }
             let name = object_name(&f.name)?;
             let args: Vec<&Expr> = match &f.args {
                 FunctionArguments::None => Vec::new(),
@@ -405,6 +488,15 @@ pub fn eval(e: &Expr, cols: &mut dyn Columns, params: &[Value]) -> Result<Value,
                 None => function(&name, values, e)?,
             }
         }
+        Expr::Like { .. }
+        | Expr::ILike { .. }
+        | Expr::IsDistinctFrom(..)
+        | Expr::IsNotDistinctFrom(..)
+        | Expr::Substring { .. }
+        | Expr::Trim { .. }
+        | Expr::Position { .. }
+        | Expr::Ceil { .. }
+        | Expr::Floor { .. } => special_form(e, cols, params)?,
         Expr::Case {
             operand,
             conditions,
@@ -492,8 +584,8 @@ fn binary(
     })
 }
 
-/// `expr [NOT] IN (list)`: true on an equal item, null when none is equal but one compares
-/// as unknown (SQL's rule), else false.
+/// `expr [NOT] IN (list)` or `expr [NOT] IN (SELECT …)`: true on an equal item, null when
+/// none is equal but one compares as unknown (SQL's rule), else false.
 fn in_list(
     e: &Expr,
     expr: &Expr,
@@ -502,60 +594,65 @@ fn in_list(
     cols: &mut dyn Columns,
     params: &[Value],
 ) -> Result<Value, SqlError> {
-    let sqlparser::ast::InTarget::List(list) = target else {
-        return Err(SqlError::unsupported(format!("the IN form {e}")));
-    };
     let v = eval(expr, cols, params)?;
-    let mut result = Value::Bool(false);
-    for item in list {
-        let x = eval(item, cols, params)?;
-        match compare(&v, &x) {
-            Some(Ordering::Equal) => {
-                result = Value::Bool(true);
-                break;
+    let found = match target {
+        sqlparser::ast::InTarget::List(list) => {
+            let mut result = Value::Bool(false);
+            for item in list {
+                let x = eval(item, cols, params)?;
+                match compare(&v, &x) {
+                    Some(Ordering::Equal) => {
+                        result = Value::Bool(true);
+                        break;
+                    }
+                    None => result = Value::Null,
+                    _ => {}
+                }
             }
-            None => result = Value::Null,
-            _ => {}
+            result
         }
-    }
-    Ok(match (result, negated) {
+        sqlparser::ast::InTarget::Subquery(q) => {
+            let rows = subquery_rows(cols, q, true)?;
+            quantified(&BinaryOperator::Eq, &v, rows.iter().map(|r| &r[0]), false)?
+        }
+        _ => return Err(SqlError::unsupported(format!("the IN form {e}"))),
+    };
+    Ok(match (found, negated) {
         (Value::Bool(b), true) => Value::Bool(!b),
         (r, _) => r,
     })
 }
 
-/// Scalar functions (aggregates are handled by the SELECT translation).
-fn function(name: &str, args: Vec<Value>, e: &Expr) -> Result<Value, SqlError> {
-    Ok(match (name, args.as_slice()) {
-        ("version", []) => Value::text(&format!(
-            "PostgreSQL {SERVER_VERSION} (isopredict recording server {})",
-            env!("CARGO_PKG_VERSION")
-        )),
-        (
-            "now"
-            | "current_timestamp"
-            | "localtimestamp"
-            | "statement_timestamp"
-            | "transaction_timestamp"
-            | "clock_timestamp",
-            [],
-        ) => Value::text(&timestamp_now()),
-        ("current_database", []) => Value::text("postgres"),
-        ("current_schema", []) => Value::text("public"),
-        ("current_user" | "session_user" | "user", []) => Value::text("postgres"),
-        ("pg_backend_pid", []) => Value::Int(std::process::id() as i64),
-        ("lower", [v]) => Value::text(&plain(v).to_lowercase()),
-        ("upper", [v]) => Value::text(&plain(v).to_uppercase()),
-        ("length" | "char_length", [v]) => Value::Int(plain(v).chars().count() as i64),
-        ("abs", [Value::Int(i)]) => Value::Int(i.abs()),
-        ("abs", [Value::Real(r)]) => Value::Real(r.abs()),
-        ("coalesce", vs) => vs
-            .iter()
-            .find(|v| !matches!(v, Value::Null))
-            .cloned()
-            .unwrap_or(Value::Null),
-        _ => return Err(SqlError::unsupported(format!("the function call {e}"))),
-    })
+/// `v op ANY (items)` (`all`: `v op ALL (items)`) with SQL's three-valued logic: ANY is true
+/// when one comparison is true, else null when one is unknown, else false; ALL the dual.
+fn quantified<'v>(
+    op: &BinaryOperator,
+    v: &Value,
+    items: impl Iterator<Item = &'v Value>,
+    all: bool,
+) -> Result<Value, SqlError> {
+    if !matches!(
+        op,
+        BinaryOperator::Eq
+            | BinaryOperator::NotEq
+            | BinaryOperator::Lt
+            | BinaryOperator::LtEq
+            | BinaryOperator::Gt
+            | BinaryOperator::GtEq
+    ) {
+        return Err(SqlError::unsupported(format!(
+            "the operator {op} with ANY/ALL"
+        )));
+    }
+    let mut result = Value::Bool(all);
+    for x in items {
+        match cmp_op(op, v, x) {
+            Value::Bool(b) if b != all => return Ok(Value::Bool(b)),
+            Value::Bool(_) => {}
+            _ => result = Value::Null,
+        }
+    }
+    Ok(result)
 }
 
 /// The current UTC time as PostgreSQL prints a timestamp.
@@ -623,6 +720,37 @@ mod tests {
         assert_eq!(
             eval_str("9223372036854775807 + 1", &[]).unwrap_err().code,
             "22003"
+        );
+    }
+
+    #[test]
+    fn like_conditionals_and_string_functions_as_postgresql_gives_them() {
+        let t = |s: &str| eval_str(s, &[]).unwrap();
+        assert_eq!(t("'alice' LIKE 'a%'"), Value::Bool(true));
+        assert_eq!(t("'Alice' ILIKE 'a%'"), Value::Bool(true));
+        assert_eq!(t("'a' NOT LIKE 'b'"), Value::Bool(true));
+        assert_eq!(t("NULL LIKE 'a'"), Value::Null);
+        assert_eq!(t("NULLIF(1, 1)"), Value::Null);
+        assert_eq!(t("GREATEST(1, NULL, 3)"), Value::Int(3));
+        assert_eq!(t("LEAST(2, 1)"), Value::Int(1));
+        assert_eq!(t("SUBSTRING('hello' FROM 2 FOR 3)"), Value::text("ell"));
+        assert_eq!(t("substr('hello', 2)"), Value::text("ello"));
+        assert_eq!(t("TRIM(BOTH 'x' FROM 'xxhixx')"), Value::text("hi"));
+        assert_eq!(t("trim('  a ')"), Value::text("a"));
+        assert_eq!(t("POSITION('l' IN 'hello')"), Value::Int(3));
+        assert_eq!(t("CEIL(1.2)::integer"), Value::Int(2));
+        assert_eq!(t("FLOOR(-1.2)::integer"), Value::Int(-2));
+        assert_eq!(t("concat('a', NULL, 1)"), Value::text("a1"));
+        assert_eq!(t("lower(NULL)"), Value::Null);
+        assert_eq!(t("1 IS DISTINCT FROM NULL"), Value::Bool(true));
+        assert_eq!(t("NULL IS NOT DISTINCT FROM NULL"), Value::Bool(true));
+        assert_eq!(
+            t("date_trunc('day', '2024-05-06 13:14:15')"),
+            Value::text("2024-05-06 00:00:00")
+        );
+        assert_eq!(
+            eval_str("EXISTS (SELECT 1)", &[]).unwrap_err().code,
+            "0A000"
         );
     }
 

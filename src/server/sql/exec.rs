@@ -29,13 +29,23 @@
 //! wait stops the statement with SQLSTATE 55P03; the session undoes it, waits, and runs it
 //! again.
 //!
+//! Subqueries (in WHERE, the select list, ORDER BY, HAVING): one that names no column of the
+//! outer statement's row runs once, one that does (correlated) once per distinct values of
+//! those columns; either is recorded as the reads its SELECT makes. A statement with a
+//! subquery reads each key at most once (the first read's value serves the later ones, as one
+//! statement reads one snapshot in PostgreSQL), so a key scanned for every outer row is one
+//! read, not one per row.
+//!
 //! One file per concern: [`rows`] finds the rows (keys pinned or a scan, locks, joins),
-//! [`project`] the result columns, [`select`] and [`aggregate`] SELECT (with [`select`] running the uncorrelated subqueries of a WHERE), [`order`] ORDER BY and LIMIT, [`insert`] INSERT and
+//! [`project`] the result columns, [`select`] and [`aggregate`] SELECT (aggregates inside
+//! expressions, HAVING), [`subquery`] and [`correlate`] the subqueries, [`order`] ORDER BY,
+//! DISTINCT ON and LIMIT, [`insert`] INSERT and
 //! COPY's rows, [`update`] UPDATE (and ON CONFLICT's assignments), [`delete`] DELETE and
 //! TRUNCATE, [`ddl`] the schema statements, [`values`] VALUES as a table in FROM. Transaction control is the session's
 //! ([`crate::server::session`]).
 
 mod aggregate;
+mod correlate;
 mod ddl;
 mod delete;
 mod insert;
@@ -43,6 +53,9 @@ mod order;
 mod project;
 mod rows;
 mod select;
+mod subquery;
+#[cfg(test)]
+mod tests_subquery;
 mod update;
 mod values;
 
@@ -52,7 +65,7 @@ pub use select::describe;
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use sqlparser::ast::TableFactor;
 
 use super::catalog::Catalog;
@@ -77,6 +90,10 @@ pub struct StatementNotes {
     /// Reads the same statement then wrote (event index in the transaction).
     pub locked: Vec<u32>,
     for_update: bool,
+    /// Whether each key is read once only (a statement with subqueries, which may read a key
+    /// once per outer row): then `seen` holds the value each key read first.
+    once: bool,
+    seen: FxHashMap<KeyRef, Value>,
 }
 
 impl StatementNotes {
@@ -87,6 +104,43 @@ impl StatementNotes {
         self.lock_candidates.clear();
         self.locked.clear();
         self.for_update = false;
+        self.once = false;
+        self.seen.clear();
+    }
+
+    /// Reads cell `key` through `tx`, recording the read (once per statement when `once`).
+    fn read_cell(&mut self, tx: &mut EmbeddedTx<'_>, key: u64) -> Value {
+        let k = KeyRef::Plain(key);
+        if self.once {
+            if let Some(v) = self.seen.get(&k) {
+                return v.clone();
+            }
+        }
+        let event = tx.event_count() as u32;
+        let v = tx.get(key).unwrap_or(Value::Null);
+        self.reads.push((event, k));
+        if self.once {
+            self.seen.insert(k, v.clone());
+        }
+        v
+    }
+
+    /// Reads whether row `elem` of `set` exists, recording the read (once per statement when
+    /// `once`).
+    fn read_member(&mut self, tx: &mut EmbeddedTx<'_>, set: u64, elem: u64) -> bool {
+        let k = KeyRef::Member { set, elem };
+        if self.once {
+            if let Some(v) = self.seen.get(&k) {
+                return matches!(v, Value::Bool(true));
+            }
+        }
+        let event = tx.event_count() as u32;
+        let present = tx.set_contains(set, elem);
+        self.reads.push((event, k));
+        if self.once {
+            self.seen.insert(k, Value::Bool(present));
+        }
+        present
     }
 
     fn finish(&mut self) {
@@ -180,11 +234,7 @@ impl RowCols<'_, '_, '_> {
         let v = if let Some(k) = table.key.iter().position(|&kc| kc == c) {
             row.key[k].clone()
         } else {
-            let key = row.cells[c];
-            let event = self.tx.event_count() as u32;
-            let v = self.tx.get(key).unwrap_or(Value::Null);
-            self.notes.reads.push((event, KeyRef::Plain(key)));
-            v
+            self.notes.read_cell(self.tx, row.cells[c])
         };
         row.cache[c] = Some(v.clone());
         v

@@ -4,8 +4,8 @@
 use sqlparser::ast::{Delete, FromTable, Truncate, TruncateIdentityOption};
 
 use super::project::{projection_items, returning_rows};
-use super::rows::matching_rows;
-use super::select::resolve_subqueries;
+use super::select::select;
+use super::subquery::matching_rows;
 use super::{source_of, table_of, Exec, RowState, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::eval::object_name;
@@ -30,8 +30,8 @@ pub(super) fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlErr
         Some(items) => Some(projection_items(x.catalog, &sources, items)?),
         None => None,
     };
-    let selection = resolve_subqueries(x, d.selection.as_ref())?;
-    let mut matched = matching_rows(x, &sources, None, selection.as_deref(), Mode::Exclusive)?;
+    let selection = d.selection.as_ref();
+    let mut matched = matching_rows(x, select, &sources, None, selection, Mode::Exclusive)?;
     let rows = match &returning {
         Some(items) => returning_rows(x, &sources, items, &mut matched)?,
         None => Vec::new(),
@@ -73,7 +73,8 @@ pub(super) fn truncate(x: &mut Exec<'_, '_>, t: &Truncate) -> Result<Outcome, Sq
         });
     }
     for source in &sources {
-        let matched = matching_rows(x, std::slice::from_ref(source), None, None, Mode::Exclusive)?;
+        let one = std::slice::from_ref(source);
+        let matched = super::rows::matching_rows(x, one, None, None, Mode::Exclusive)?;
         delete_rows(x, source.table, &matched);
     }
     Ok(Outcome::Done("TRUNCATE TABLE".into()))

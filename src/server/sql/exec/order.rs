@@ -1,7 +1,9 @@
-//! ORDER BY keys and LIMIT/OFFSET, shared by SELECT over tables, aggregates and VALUES.
+//! ORDER BY keys, DISTINCT ON and LIMIT/OFFSET, shared by SELECT over tables, aggregates and
+//! VALUES.
 
 use std::cmp::Ordering;
 
+use rustc_hash::FxHashSet;
 use sqlparser::ast::{Expr, LimitClause};
 
 use super::project::Item;
@@ -9,6 +11,9 @@ use crate::server::sql::catalog::SqlType;
 use crate::server::sql::eval::{self, coerce, column_ref, compare, eval, Columns};
 use crate::server::sql::SqlError;
 use crate::store::Value;
+
+/// Output rows, each with its sort keys.
+pub(super) type SortedRows = Vec<(Vec<Value>, Vec<Value>)>;
 
 /// The value row `values` (of the select list `items`) sorts by for the ORDER BY item `e`: a
 /// position in the select list, an output column's name, a select-list expression, or `e`
@@ -40,6 +45,25 @@ pub(super) fn order_key(
         return Ok(values[i].clone());
     }
     eval(e, cols, params)
+}
+
+/// One output row: the select list's values over `cols`, and its sort keys (one per item of
+/// `keyed`, as [`order_key`] reads them).
+pub(super) fn output_row(
+    items: &[Item<'_>],
+    keyed: &[(&Expr, bool)],
+    cols: &mut dyn Columns,
+    params: &[Value],
+) -> Result<(Vec<Value>, Vec<Value>), SqlError> {
+    let mut values = Vec::with_capacity(items.len());
+    for i in items {
+        values.push(eval(&i.expr, cols, params)?);
+    }
+    let mut keys = Vec::with_capacity(keyed.len());
+    for (e, _) in keyed {
+        keys.push(order_key(e, items, &values, cols, params)?);
+    }
+    Ok((values, keys))
 }
 
 /// LIMIT and OFFSET: (at most how many rows, how many to skip).
@@ -86,27 +110,52 @@ fn limits(l: Option<&LimitClause>, params: &[Value]) -> Result<(Option<usize>, u
 /// ascending, first descending; a stable sort, so ties keep their order), then OFFSET and
 /// LIMIT applied; the rows' values.
 pub(super) fn sorted_page<T>(
-    mut rows: Vec<(Vec<Value>, Vec<Value>)>,
+    rows: SortedRows,
     order: &[(T, bool)],
+    limit: Option<&LimitClause>,
+    params: &[Value],
+) -> Result<Vec<Vec<Value>>, SqlError> {
+    distinct_page(rows, order, &[], 0, limit, params)
+}
+
+/// [`sorted_page`] with `NULLS FIRST`/`NULLS LAST` (`nulls_first`, per item of `order`; none
+/// given: PostgreSQL's default) and `DISTINCT ON`: each row's keys end with its `distinct_on`
+/// DISTINCT ON values, and after sorting only the first row of each such values is kept
+/// (PostgreSQL's rule: the first row of each group in ORDER BY's order).
+pub(super) fn distinct_page<T>(
+    mut rows: SortedRows,
+    order: &[(T, bool)],
+    nulls_first: &[bool],
+    distinct_on: usize,
     limit: Option<&LimitClause>,
     params: &[Value],
 ) -> Result<Vec<Vec<Value>>, SqlError> {
     if !order.is_empty() {
         rows.sort_by(|(_, a), (_, b)| {
             for (i, (_, desc)) in order.iter().enumerate() {
+                let first = nulls_first.get(i).copied().unwrap_or(*desc);
+                let null = if first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                };
                 let o = match (&a[i], &b[i]) {
                     (Value::Null, Value::Null) => Ordering::Equal,
-                    (Value::Null, _) => Ordering::Greater,
-                    (_, Value::Null) => Ordering::Less,
+                    (Value::Null, _) => null,
+                    (_, Value::Null) => null.reverse(),
+                    (x, y) if *desc => compare(x, y).unwrap_or(Ordering::Equal).reverse(),
                     (x, y) => compare(x, y).unwrap_or(Ordering::Equal),
                 };
-                let o = if *desc { o.reverse() } else { o };
                 if o != Ordering::Equal {
                     return o;
                 }
             }
             Ordering::Equal
         });
+    }
+    if distinct_on > 0 {
+        let mut seen = FxHashSet::default();
+        rows.retain(|(_, keys)| seen.insert(format!("{:?}", &keys[keys.len() - distinct_on..])));
     }
     let (limit, offset) = limits(limit, params)?;
     Ok(rows

@@ -2,10 +2,14 @@
 //! static types (for RowDescription before execution), and their values over the rows read.
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
-use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, SelectItem};
+use sqlparser::ast::{
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, ObjectNamePart, Query,
+    SelectItem, SetExpr, Visit, Visitor,
+};
 
-use super::{row_cols, Exec, RowState, Source};
+use super::{row_cols, source_of, Exec, RowState, Source};
 use crate::server::sql::catalog::{Catalog, SqlType};
 use crate::server::sql::eval::{self, column_ref, eval, ident, object_name};
 use crate::server::sql::{Field, SqlError};
@@ -79,7 +83,18 @@ pub(super) fn column_name(e: &Expr) -> String {
     }
     match e {
         Expr::Function(f) => object_name(&f.name).unwrap_or_else(|_| "?column?".into()),
-        Expr::Cast { expr, .. } => column_name(expr),
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => column_name(expr),
+        Expr::Exists { .. } => "exists".into(),
+        Expr::Case { .. } => "case".into(),
+        // A scalar subquery is named after its one column.
+        Expr::Subquery(q) => match q.body.as_ref() {
+            SetExpr::Select(sel) => match sel.projection.first() {
+                Some(SelectItem::UnnamedExpr(e)) => column_name(e),
+                Some(SelectItem::ExprWithAlias { alias, .. }) => ident(alias),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
         _ => "?column?".into(),
     }
 }
@@ -115,6 +130,8 @@ pub(super) fn expr_type(catalog: &Catalog, sources: &[Source], e: &Expr) -> SqlT
             let arg = function_args(f).into_iter().next();
             match name.as_str() {
                 "count" => SqlType::Int8,
+                "bool_and" | "bool_or" | "every" => SqlType::Bool,
+                "string_agg" => SqlType::Text,
                 "avg" => SqlType::Numeric,
                 "sum" => match arg.map(|a| expr_type(catalog, sources, a)) {
                     Some(SqlType::Int2 | SqlType::Int4) => SqlType::Int8,
@@ -129,6 +146,12 @@ pub(super) fn expr_type(catalog: &Catalog, sources: &[Source], e: &Expr) -> SqlT
                     .map(|a| expr_type(catalog, sources, a))
                     .unwrap_or(SqlType::Numeric),
                 "now" | "current_timestamp" => SqlType::Timestamp,
+                "coalesce" | "nullif" | "greatest" | "least" => function_args(f)
+                    .into_iter()
+                    .find(
+                        |a| !matches!(a, Expr::Value(v) if v.value == sqlparser::ast::Value::Null),
+                    )
+                    .map_or(SqlType::Text, |a| expr_type(catalog, sources, a)),
                 "nextval" | "currval" | "setval" | "lastval" => SqlType::Int8,
                 _ => SqlType::Text,
             }
@@ -154,6 +177,17 @@ pub(super) fn expr_type(catalog: &Catalog, sources: &[Source], e: &Expr) -> SqlT
             }
         }
         Expr::UnaryOp { expr, .. } => expr_type(catalog, sources, expr),
+        Expr::Subquery(q) => subquery_type(catalog, q),
+        Expr::Case {
+            conditions,
+            else_result,
+            ..
+        } => conditions
+            .first()
+            .map(|w| &w.result)
+            .or(else_result.as_deref())
+            .map_or(SqlType::Text, |r| expr_type(catalog, sources, r)),
+        Expr::Exists { .. } | Expr::AnyOp { .. } | Expr::AllOp { .. } => SqlType::Bool,
         Expr::IsNull(_)
         | Expr::IsNotNull(_)
         | Expr::In { .. }
@@ -178,16 +212,88 @@ pub(super) fn function_args(f: &sqlparser::ast::Function) -> Vec<&Expr> {
     }
 }
 
-pub(super) fn is_aggregate(e: &Expr) -> bool {
-    match e {
-        Expr::Function(f) => {
-            let name = object_name(&f.name).unwrap_or_default();
-            matches!(name.as_str(), "count" | "sum" | "min" | "max" | "avg")
-        }
-        Expr::Nested(e) => is_aggregate(e),
-        Expr::BinaryOp { left, right, .. } => is_aggregate(left) || is_aggregate(right),
-        Expr::Cast { expr, .. } => is_aggregate(expr),
+/// Whether `f` calls an aggregate function (COUNT, SUM, MIN, MAX, AVG, BOOL_AND, BOOL_OR,
+/// EVERY, STRING_AGG).
+pub(super) fn function_is_aggregate(f: &Function) -> bool {
+    match f.name.0.last() {
+        Some(ObjectNamePart::Identifier(i)) => [
+            "count",
+            "sum",
+            "min",
+            "max",
+            "avg",
+            "bool_and",
+            "bool_or",
+            "every",
+            "string_agg",
+        ]
+        .iter()
+        .any(|n| i.value.eq_ignore_ascii_case(n)),
         _ => false,
+    }
+}
+
+/// Calls `found` on each aggregate call outside subqueries, until it breaks.
+struct FindAggregate<'f> {
+    depth: usize,
+    found: &'f mut dyn FnMut(&Expr, &Function) -> ControlFlow<()>,
+}
+
+impl Visitor for FindAggregate<'_> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        match e {
+            Expr::Function(f) if self.depth == 0 && function_is_aggregate(f) => (self.found)(e, f),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+}
+
+/// Calls `found` on each aggregate call of `e` outside its subqueries (`count(*) > 0`,
+/// `COALESCE(max(x), 0)`), in order, until it breaks: whether it broke.
+pub(super) fn aggregate_calls(
+    e: &Expr,
+    found: &mut dyn FnMut(&Expr, &Function) -> ControlFlow<()>,
+) -> bool {
+    Visit::visit(e, &mut FindAggregate { depth: 0, found }).is_break()
+}
+
+/// Whether `e` calls an aggregate anywhere outside its subqueries.
+pub(super) fn is_aggregate(e: &Expr) -> bool {
+    aggregate_calls(e, &mut |_, _| ControlFlow::Break(()))
+}
+
+/// The type of the one column subquery `q` returns (text when it cannot tell).
+fn subquery_type(catalog: &Catalog, q: &Query) -> SqlType {
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return SqlType::Text;
+    };
+    let mut sources = Vec::new();
+    for twj in &sel.from {
+        let factors = std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation));
+        for f in factors {
+            match source_of(catalog, f) {
+                Ok(s) => sources.push(s),
+                Err(_) => return SqlType::Text,
+            }
+        }
+    }
+    match sel.projection.first() {
+        Some(SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }) => {
+            expr_type(catalog, &sources, e)
+        }
+        _ => SqlType::Text,
     }
 }
 

@@ -11,7 +11,7 @@ use crate::server::locks::{Mode, Resource};
 use crate::server::sql::catalog::{Catalog, SqlType};
 use crate::server::sql::eval::{self, coerce, column_ref, eval, is_true, Columns};
 use crate::server::sql::SqlError;
-use crate::store::{KeyRef, KvRead, Value};
+use crate::store::Value;
 
 /// The top-level conjuncts of a WHERE clause.
 pub(super) fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
@@ -159,9 +159,7 @@ pub(super) fn present_rows(
         if row_locks {
             lock(x, Resource::Row(set, elem), mode)?;
         }
-        let event = x.tx.event_count() as u32;
-        let present = x.tx.set_contains(set, elem);
-        x.notes.reads.push((event, KeyRef::Member { set, elem }));
+        let present = x.notes.read_member(x.tx, set, elem);
         if let (true, Some((key, cells))) = (present, row) {
             out.push(RowState {
                 table: t,

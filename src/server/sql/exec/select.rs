@@ -1,25 +1,23 @@
 //! SELECT: FROM (one table or a two-table equi-join), WHERE, the select list, ORDER BY,
-//! DISTINCT, LIMIT/OFFSET over the rows read; and Describe's fields of a statement.
-
-use std::borrow::Cow;
+//! DISTINCT and DISTINCT ON, LIMIT/OFFSET over the rows read (aggregates, GROUP BY and HAVING
+//! in [`super::aggregate`], subqueries in [`super::subquery`]); and Describe's fields of a
+//! statement.
 
 use rustc_hash::FxHashSet;
 use sqlparser::ast::{
-    Distinct, Expr, FromTable, GroupByExpr, InTarget, JoinConstraint, JoinOperator, OrderByKind,
-    OrderBySort, Query, Select, SelectItem, SetExpr, TableFactor, TableObject, TableWithJoins,
-    Value as SqlValue,
+    Distinct, Expr, FromTable, GroupByExpr, JoinConstraint, JoinOperator, OrderByKind, OrderBySort,
+    Query, Select, SelectItem, SetExpr, TableFactor, TableObject, TableWithJoins,
 };
 
 use super::aggregate::aggregate_rows;
-use super::order::{order_key, sorted_page};
-use super::project::{is_aggregate, projection_items};
-use super::rows::matching_rows;
-use super::{first_words, row_cols, source_of, table_of, values, Exec, NoRow, Source};
+use super::order::{distinct_page, output_row, SortedRows};
+use super::project::{is_aggregate, projection_items, Item};
+use super::subquery::{holds_query, matching_rows, Subqueries, SubqueryRow};
+use super::{first_words, source_of, table_of, values, Exec, RowState, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::catalog::Catalog;
-use crate::server::sql::eval::{eval, object_name};
+use crate::server::sql::eval::{eval, is_true, object_name};
 use crate::server::sql::{Field, Outcome, SqlError};
-use crate::store::Value;
 
 /// The sources of a SELECT's FROM and the join condition (at most two tables).
 pub(super) fn from_sources(
@@ -99,7 +97,8 @@ pub fn describe(catalog: &Catalog, s: &sqlparser::ast::Statement) -> Result<Vec<
     }
 }
 
-pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
+/// The SELECT forms refused (`0A000`), and the one select of `q`.
+fn plain_select(q: &Query) -> Result<&Select, SqlError> {
     if q.with.is_some() {
         return Err(SqlError::unsupported("WITH (common table expressions)"));
     }
@@ -116,9 +115,6 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
             )))
         }
     };
-    if sel.having.is_some() {
-        return Err(SqlError::unsupported("HAVING"));
-    }
     if !sel.named_window.is_empty() {
         return Err(SqlError::unsupported("WINDOW"));
     }
@@ -128,9 +124,31 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
     if !q.pipe_operators.is_empty() || q.for_clause.is_some() {
         return Err(SqlError::unsupported("this query form"));
     }
-    if matches!(sel.distinct, Some(Distinct::On(_))) {
-        return Err(SqlError::unsupported("DISTINCT ON"));
+    Ok(sel)
+}
+
+/// ORDER BY's items, each with whether it sorts descending; and whether each puts NULLs
+/// first (`NULLS FIRST`/`NULLS LAST`, else PostgreSQL's default: first when descending).
+type OrderItems<'q> = (Vec<(&'q Expr, bool)>, Vec<bool>);
+
+fn order_items(q: &Query) -> Result<OrderItems<'_>, SqlError> {
+    let Some(o) = &q.order_by else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    match &o.kind {
+        OrderByKind::Expressions(es) => Ok(es
+            .iter()
+            .map(|e| {
+                let desc = matches!(e.options.sort, Some(OrderBySort::Desc));
+                ((&e.expr, desc), e.options.nulls_first.unwrap_or(desc))
+            })
+            .unzip()),
+        OrderByKind::All(_) => Err(SqlError::unsupported("ORDER BY ALL")),
     }
+}
+
+pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
+    let sel = plain_select(q)?;
     if let [TableWithJoins {
         relation:
             TableFactor::Derived {
@@ -150,72 +168,69 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
     let items = projection_items(x.catalog, &sources, &sel.projection)?;
     let fields: Vec<Field> = items.iter().map(|i| i.field.clone()).collect();
     x.notes.for_update = !q.locks.is_empty();
+    if holds_query(sel) || holds_query(&q.order_by) {
+        // Subqueries may read a key once per row: each key is read once.
+        x.notes.once = true;
+    }
     let group_by: &[Expr] = match &sel.group_by {
         GroupByExpr::Expressions(e, m) if m.is_empty() => e,
         GroupByExpr::Expressions(..) | GroupByExpr::All(_) => {
             return Err(SqlError::unsupported("GROUP BY with modifiers"))
         }
     };
-    let aggregate = !group_by.is_empty() || items.iter().any(|i| is_aggregate(&i.expr));
-    let order: Vec<(&Expr, bool)> = match &q.order_by {
-        None => Vec::new(),
-        Some(o) => match &o.kind {
-            OrderByKind::Expressions(es) => es
-                .iter()
-                .map(|e| {
-                    let desc = matches!(e.options.sort, Some(OrderBySort::Desc));
-                    (&e.expr, desc)
-                })
-                .collect(),
-            OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
-        },
+    let having = sel.having.as_ref();
+    let aggregate =
+        !group_by.is_empty() || having.is_some() || items.iter().any(|i| is_aggregate(&i.expr));
+    let (order, nulls_first) = order_items(q)?;
+    let distinct_on: &[Expr] = match &sel.distinct {
+        Some(Distinct::On(exprs)) => exprs,
+        _ => &[],
     };
+    // The rows' sort keys: ORDER BY's items, then DISTINCT ON's.
+    let mut keyed = order.clone();
+    keyed.extend(distinct_on.iter().map(|e| (e, false)));
     let params = x.params;
-    // Rows: (output values, sort keys).
-    let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
-    if sources.is_empty() {
-        if sel.selection.is_some() {
-            return Err(SqlError::unsupported("WHERE without FROM"));
+    let mut subqueries = Subqueries::new(select);
+    let mut out = if sources.is_empty() {
+        if aggregate {
+            return Err(SqlError::unsupported("aggregates without FROM"));
         }
-        let mut values = Vec::with_capacity(items.len());
-        let mut no_row = NoRow {
-            catalog: &mut *x.catalog,
-            session: x.tx.session(),
-        };
-        for i in &items {
-            values.push(eval(&i.expr, &mut no_row, params)?);
-        }
-        out.push((values, Vec::new()));
+        row_without_from(x, sel.selection.as_ref(), &items, &keyed, &mut subqueries)?
     } else {
         let mode = if x.notes.for_update {
             Mode::Exclusive
         } else {
             x.read_lock
         };
-        let selection = resolve_subqueries(x, sel.selection.as_ref())?;
-        let matched = matching_rows(x, &sources, on.as_ref(), selection.as_deref(), mode)?;
+        let selection = sel.selection.as_ref();
+        let matched = matching_rows(x, select, &sources, on.as_ref(), selection, mode)?;
         if aggregate {
-            out = aggregate_rows(x, &sources, matched, &items, group_by, &order)?;
+            let grouping = (group_by, having);
+            aggregate_rows(
+                x,
+                &sources,
+                matched,
+                &items,
+                grouping,
+                &keyed,
+                &mut subqueries,
+            )?
         } else {
-            for mut combo in matched {
-                let mut cols = row_cols(x, &sources, &mut combo);
-                let mut values = Vec::with_capacity(items.len());
-                for i in &items {
-                    values.push(eval(&i.expr, &mut cols, params)?);
-                }
-                let mut keys = Vec::with_capacity(order.len());
-                for (e, _) in &order {
-                    keys.push(order_key(e, &items, &values, &mut cols, params)?);
-                }
-                out.push((values, keys));
-            }
+            project_rows(x, &sources, matched, &items, &keyed, &mut subqueries)?
         }
-    }
+    };
     if matches!(sel.distinct, Some(Distinct::Distinct)) {
         let mut seen = FxHashSet::default();
         out.retain(|(v, _)| seen.insert(format!("{v:?}")));
     }
-    let rows = sorted_page(out, &order, q.limit_clause.as_ref(), params)?;
+    let rows = distinct_page(
+        out,
+        &order,
+        &nulls_first,
+        distinct_on.len(),
+        q.limit_clause.as_ref(),
+        params,
+    )?;
     let count = rows.len();
     Ok(Outcome::Rows {
         fields,
@@ -225,166 +240,48 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
     })
 }
 
-// Subqueries in WHERE.
-//
-// Subqueries in a WHERE clause — `x [NOT] IN (SELECT …)`, `[NOT] EXISTS (SELECT …)` and
-// `(SELECT …)` as a value — that do not name the outer query's columns (uncorrelated). Each
-// runs once, as a SELECT of its own, before the outer statement reads anything: its reads are
-// recorded as that SELECT's (a scan of its table unless its WHERE pins the key, so an insert
-// into what it scanned stays a visible phantom). The clause then reads as `x IN (the values
-// returned)`, `true`/`false`, or the value — so `id IN (SELECT …)` on a key pins the rows it
-// names, as an index lookup on a real database reads only those.
-//
-// A correlated subquery (one naming the outer query's columns, as `EXISTS (SELECT 1 FROM b
-// WHERE b.a = a.id)`) would have to run once per outer row; it is refused with `0A000`.
-
-/// The WHERE clause `e` with its subqueries run and replaced by what they returned (borrowed
-/// as it is when it has none).
-pub(super) fn resolve_subqueries<'e>(
+/// The select list and sort keys (`keyed`) of each row read.
+fn project_rows(
     x: &mut Exec<'_, '_>,
-    e: Option<&'e Expr>,
-) -> Result<Option<Cow<'e, Expr>>, SqlError> {
-    match e {
-        None => Ok(None),
-        Some(e) if !has_subquery(e) => Ok(Some(Cow::Borrowed(e))),
-        Some(e) => {
-            let mut owned = e.clone();
-            replace_subqueries(x, &mut owned)?;
-            Ok(Some(Cow::Owned(owned)))
-        }
+    sources: &[Source],
+    matched: Vec<Vec<RowState>>,
+    items: &[Item<'_>],
+    keyed: &[(&Expr, bool)],
+    subqueries: &mut Subqueries,
+) -> Result<SortedRows, SqlError> {
+    let params = x.params;
+    let mut out = Vec::with_capacity(matched.len());
+    for mut combo in matched {
+        let mut cols = SubqueryRow {
+            x: &mut *x,
+            sources,
+            combo: &mut combo,
+            subqueries: &mut *subqueries,
+        };
+        out.push(output_row(items, keyed, &mut cols, params)?);
     }
+    Ok(out)
 }
 
-/// Whether `e` holds a subquery where [`replace`] looks for one.
-fn has_subquery(e: &Expr) -> bool {
-    match e {
-        Expr::Exists { .. } | Expr::Subquery(_) => true,
-        Expr::In {
-            target: InTarget::Subquery(_),
-            ..
-        } => true,
-        Expr::In {
-            expr,
-            target: InTarget::List(list),
-            ..
-        } => has_subquery(expr) || list.iter().any(has_subquery),
-        Expr::BinaryOp { left, right, .. } => has_subquery(left) || has_subquery(right),
-        Expr::UnaryOp { expr, .. }
-        | Expr::Nested(expr)
-        | Expr::IsNull(expr)
-        | Expr::IsNotNull(expr)
-        | Expr::IsTrue(expr)
-        | Expr::IsFalse(expr) => has_subquery(expr),
-        Expr::Between {
-            expr, low, high, ..
-        } => has_subquery(expr) || has_subquery(low) || has_subquery(high),
-        _ => false,
-    }
-}
-
-/// Runs the subqueries in `e` (left to right) and puts what they returned in their place.
-fn replace_subqueries(x: &mut Exec<'_, '_>, e: &mut Expr) -> Result<(), SqlError> {
-    match e {
-        Expr::In {
-            expr,
-            target,
-            negated,
-            ..
-        } => {
-            replace_subqueries(x, expr)?;
-            match target {
-                InTarget::Subquery(q) => {
-                    let rows = run_subquery(x, q, "IN")?;
-                    let list = rows.iter().map(|r| literal(&r[0])).collect();
-                    let expr = std::mem::replace(expr, Box::new(Expr::value(SqlValue::Null)));
-                    *e = Expr::In {
-                        expr,
-                        target: InTarget::List(list),
-                        negated: *negated,
-                        global: false,
-                    };
-                }
-                InTarget::List(list) => {
-                    for item in list {
-                        replace_subqueries(x, item)?;
-                    }
-                }
-                _ => {}
-            }
-        }
-        Expr::Exists { subquery, negated } => {
-            let found = !run_subquery(x, subquery, "EXISTS")?.is_empty();
-            *e = Expr::value(SqlValue::Boolean(found != *negated));
-        }
-        Expr::Subquery(q) => {
-            let rows = run_subquery(x, q, "a value")?;
-            if rows.len() > 1 {
-                return Err(SqlError::new(
-                    "21000",
-                    "more than one row returned by a subquery used as an expression",
-                ));
-            }
-            *e = rows
-                .first()
-                .map_or(Expr::value(SqlValue::Null), |r| literal(&r[0]));
-        }
-        Expr::BinaryOp { left, right, .. } => {
-            replace_subqueries(x, left)?;
-            replace_subqueries(x, right)?;
-        }
-        Expr::UnaryOp { expr, .. }
-        | Expr::Nested(expr)
-        | Expr::IsNull(expr)
-        | Expr::IsNotNull(expr)
-        | Expr::IsTrue(expr)
-        | Expr::IsFalse(expr) => replace_subqueries(x, expr)?,
-        Expr::Between {
-            expr, low, high, ..
-        } => {
-            replace_subqueries(x, expr)?;
-            replace_subqueries(x, low)?;
-            replace_subqueries(x, high)?;
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// Runs subquery `q` as a SELECT: its rows (one column each unless it is EXISTS's).
-fn run_subquery(x: &mut Exec<'_, '_>, q: &Query, role: &str) -> Result<Vec<Vec<Value>>, SqlError> {
-    let for_update = x.notes.for_update;
-    let result = select(x, q);
-    x.notes.for_update = for_update;
-    let rows = match result {
-        Ok(Outcome::Rows { rows, fields, .. }) => {
-            if role != "EXISTS" && fields.len() != 1 {
-                return Err(SqlError::new(
-                    "42601",
-                    format!("subquery has {} columns, {role} takes one", fields.len()),
-                ));
-            }
-            rows
-        }
-        Ok(Outcome::Done(_)) => Vec::new(),
-        // A column or table the subquery does not have: most likely the outer query's.
-        Err(e) if e.code == "42703" || e.message.contains("missing FROM-clause") => {
-            return Err(SqlError::unsupported(format!(
-                "a subquery naming the outer query's columns (correlated: {}; {q})",
-                e.message
-            )))
-        }
-        Err(e) => return Err(e),
+/// A SELECT without FROM: its one row (none when its WHERE is not true).
+fn row_without_from(
+    x: &mut Exec<'_, '_>,
+    selection: Option<&Expr>,
+    items: &[Item<'_>],
+    keyed: &[(&Expr, bool)],
+    subqueries: &mut Subqueries,
+) -> Result<SortedRows, SqlError> {
+    let params = x.params;
+    let mut cols = SubqueryRow {
+        x,
+        sources: &[],
+        combo: &mut [],
+        subqueries,
     };
-    Ok(rows)
-}
-
-/// A value as the literal that evaluates to it.
-fn literal(v: &Value) -> Expr {
-    Expr::value(match v {
-        Value::Null => SqlValue::Null,
-        Value::Bool(b) => SqlValue::Boolean(*b),
-        Value::Int(i) => SqlValue::Number(i.to_string(), false),
-        Value::Real(r) => SqlValue::Number(format!("{r:?}"), false),
-        Value::Text(t) => SqlValue::SingleQuotedString(t.to_string()),
-    })
+    if let Some(e) = selection {
+        if !is_true(&eval(e, &mut cols, params)?) {
+            return Ok(Vec::new());
+        }
+    }
+    Ok(vec![output_row(items, keyed, &mut cols, params)?])
 }

@@ -1,12 +1,13 @@
 //! UPDATE: the matching rows found as a SELECT finds them, then each assigned cell written
-//! (assignments see the row's old values; reads of cells then written are locked). The
+//! (assignments see the row's old values, and may hold subqueries, correlated or not; reads
+//! of cells then written are locked). The
 //! assignment step is shared with INSERT … ON CONFLICT DO UPDATE.
 
 use sqlparser::ast::{AssignmentTarget, Expr, Update};
 
 use super::project::{projection_items, returning_rows};
-use super::rows::matching_rows;
-use super::select::resolve_subqueries;
+use super::select::select;
+use super::subquery::{holds_query, matching_rows, Subqueries, SubqueryRow};
 use super::{row_cols, source_of, Exec, RowState, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::catalog::{Catalog, TableDef};
@@ -52,7 +53,8 @@ pub(super) fn assignments(
     Ok(out)
 }
 
-/// Evaluates the assignments on each row (old values), then writes the cells.
+/// Evaluates the assignments on each row (old values; a subquery in one runs for the row),
+/// then writes the cells.
 pub(super) fn apply_assignments(
     x: &mut Exec<'_, '_>,
     sources: &[Source],
@@ -62,15 +64,25 @@ pub(super) fn apply_assignments(
 ) -> Result<(), SqlError> {
     let params = x.params;
     let mut new = Vec::with_capacity(assigns.len());
-    {
-        let mut cols = row_cols(x, sources, combo);
-        cols.excluded = excluded;
-        for (c, e) in assigns {
-            let ty = cols.catalog.get(sources[0].table).columns[*c].ty;
-            let v = coerce(eval(e, &mut cols, params)?, ty)?;
-            check_not_null(cols.catalog.get(sources[0].table), *c, &v)?;
-            new.push(v);
-        }
+    let mut subqueries = Subqueries::new(select);
+    for (c, e) in assigns {
+        let v = if excluded.is_none() && holds_query(e) {
+            let mut row = SubqueryRow {
+                x: &mut *x,
+                sources,
+                combo: &mut *combo,
+                subqueries: &mut subqueries,
+            };
+            eval(e, &mut row, params)?
+        } else {
+            let mut cols = row_cols(x, sources, combo);
+            cols.excluded = excluded;
+            eval(e, &mut cols, params)?
+        };
+        let table = x.catalog.get(sources[0].table);
+        let v = coerce(v, table.columns[*c].ty)?;
+        check_not_null(table, *c, &v)?;
+        new.push(v);
     }
     for ((c, _), v) in assigns.iter().zip(new) {
         let key = combo[0].cells[*c];
@@ -92,8 +104,12 @@ pub(super) fn update(x: &mut Exec<'_, '_>, u: &Update) -> Result<Outcome, SqlErr
         Some(items) => Some(projection_items(x.catalog, &sources, items)?),
         None => None,
     };
-    let selection = resolve_subqueries(x, u.selection.as_ref())?;
-    let mut matched = matching_rows(x, &sources, None, selection.as_deref(), Mode::Exclusive)?;
+    if assigns.iter().any(|(_, e)| holds_query(e)) {
+        // Each key read once, also by the assignments' subqueries (see [`super`]).
+        x.notes.once = true;
+    }
+    let selection = u.selection.as_ref();
+    let mut matched = matching_rows(x, select, &sources, None, selection, Mode::Exclusive)?;
     for combo in &mut matched {
         apply_assignments(x, &sources, &assigns, combo, None)?;
     }
