@@ -38,7 +38,9 @@
 mod aggregate;
 mod ddl;
 mod delete;
+mod derived;
 mod insert;
+mod join;
 mod order;
 mod project;
 mod rows;
@@ -52,12 +54,13 @@ pub use select::describe;
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashSet;
-use sqlparser::ast::TableFactor;
+use rustc_hash::{FxHashMap, FxHashSet};
+use sqlparser::ast::{SetExpr, TableFactor};
 
 use super::catalog::Catalog;
+use super::catalog::SqlType;
 use super::eval::{ident, object_name, Columns};
-use super::{Outcome, SqlError};
+use super::{Field, Outcome, SqlError};
 use crate::server::locks::{Mode, Resource};
 use crate::store::{EmbeddedTx, KeyRef, KvRead, SessionId, Value};
 use delete::{delete, truncate};
@@ -77,6 +80,9 @@ pub struct StatementNotes {
     /// Reads the same statement then wrote (event index in the transaction).
     pub locked: Vec<u32>,
     for_update: bool,
+    /// The cells a statement over several sources read, by store key: a join reads each cell
+    /// once however many combinations its row is part of (one statement, one snapshot).
+    cells: FxHashMap<u64, Value>,
 }
 
 impl StatementNotes {
@@ -87,6 +93,7 @@ impl StatementNotes {
         self.lock_candidates.clear();
         self.locked.clear();
         self.for_update = false;
+        self.cells.clear();
     }
 
     fn finish(&mut self) {
@@ -122,6 +129,17 @@ pub struct Exec<'a, 't> {
     /// The row lock mode of plain reads (S, or X inside a transaction block: a read there may
     /// be followed by a write of the row, and two shared locks upgraded would deadlock).
     pub read_lock: Mode,
+    /// The common table expressions (`WITH`) in scope, innermost last.
+    pub with: Vec<WithTable>,
+}
+
+/// A common table expression in scope: its name, column names, query, and its rows once run
+/// (it runs when first named, once per statement).
+pub struct WithTable {
+    name: String,
+    columns: Vec<String>,
+    query: Box<sqlparser::ast::Query>,
+    rows: Option<Arc<Derived>>,
 }
 
 /// Locks `resource` in `mode` (a row under its table's intention lock), or stops the
@@ -140,7 +158,10 @@ fn lock(x: &mut Exec<'_, '_>, resource: Resource, mode: Mode) -> Result<(), SqlE
     }
 }
 
-/// A row being read: its table, key values, cells, and the cells read so far.
+/// A row being read: its table, key values, cells, and the cells read so far. A row of a
+/// derived table, or the NULL row an outer join adds, has every cell in `cache`; a source not
+/// yet bound in a join has an empty `cache`.
+#[derive(Clone)]
 struct RowState {
     table: usize,
     key: Arc<[Value]>,
@@ -156,6 +177,69 @@ type StoredRow = (Arc<[Value]>, Arc<[u64]>);
 struct Source {
     table: usize,
     alias: String,
+    /// A derived table's columns and rows (a subquery in FROM, a CTE); `None`: a stored table.
+    derived: Option<Arc<Derived>>,
+    /// Columns an unqualified name does not reach (the other side's copy of a `USING` column).
+    hidden: Vec<usize>,
+}
+
+/// The columns and rows of a subquery in FROM or a CTE, computed before the statement reads
+/// its tables.
+struct Derived {
+    fields: Vec<Field>,
+    rows: Vec<Vec<Value>>,
+}
+
+impl Source {
+    /// A stored table under `alias`.
+    fn table(table: usize, alias: String) -> Source {
+        Source {
+            table,
+            alias,
+            derived: None,
+            hidden: Vec::new(),
+        }
+    }
+
+    /// The position of column `name`.
+    fn column(&self, catalog: &Catalog, name: &str) -> Option<usize> {
+        match &self.derived {
+            Some(d) => d.fields.iter().position(|f| f.name == name),
+            None => catalog.get(self.table).column(name),
+        }
+    }
+
+    /// The type of column `name`.
+    fn column_type(&self, catalog: &Catalog, name: &str) -> Option<SqlType> {
+        match &self.derived {
+            Some(d) => d.fields.iter().find(|f| f.name == name).map(|f| f.ty),
+            None => {
+                let t = catalog.get(self.table);
+                t.column(name).map(|i| t.columns[i].ty)
+            }
+        }
+    }
+
+    /// Every column's name and type, in order.
+    fn columns<'c>(&'c self, catalog: &'c Catalog) -> Vec<(&'c str, SqlType)> {
+        match &self.derived {
+            Some(d) => d.fields.iter().map(|f| (f.name.as_str(), f.ty)).collect(),
+            None => catalog
+                .get(self.table)
+                .columns
+                .iter()
+                .map(|c| (c.name.as_str(), c.ty))
+                .collect(),
+        }
+    }
+
+    /// How many columns it has.
+    fn width(&self, catalog: &Catalog) -> usize {
+        match &self.derived {
+            Some(d) => d.fields.len(),
+            None => catalog.get(self.table).columns.len(),
+        }
+    }
 }
 
 /// The rows of one statement bound to their sources, reading cells through the transaction.
@@ -181,10 +265,19 @@ impl RowCols<'_, '_, '_> {
             row.key[k].clone()
         } else {
             let key = row.cells[c];
-            let event = self.tx.event_count() as u32;
-            let v = self.tx.get(key).unwrap_or(Value::Null);
-            self.notes.reads.push((event, KeyRef::Plain(key)));
-            v
+            let joined = self.sources.len() > 1;
+            match self.notes.cells.get(&key).filter(|_| joined) {
+                Some(v) => v.clone(),
+                None => {
+                    let event = self.tx.event_count() as u32;
+                    let v = self.tx.get(key).unwrap_or(Value::Null);
+                    self.notes.reads.push((event, KeyRef::Plain(key)));
+                    if joined {
+                        self.notes.cells.insert(key, v.clone());
+                    }
+                    v
+                }
+            }
         };
         row.cache[c] = Some(v.clone());
         v
@@ -207,7 +300,10 @@ impl Columns for RowCols<'_, '_, '_> {
             if qualifier.is_some_and(|q| q != s.alias) {
                 continue;
             }
-            if let Some(c) = self.catalog.get(s.table).column(name) {
+            if let Some(c) = s.column(self.catalog, name) {
+                if qualifier.is_none() && s.hidden.contains(&c) {
+                    continue;
+                }
                 if found.is_some() {
                     return Err(SqlError::new(
                         "42702",
@@ -218,7 +314,9 @@ impl Columns for RowCols<'_, '_, '_> {
             }
         }
         match found {
-            Some((r, c)) if r < self.rows.len() => Ok(self.read(r, c)),
+            Some((r, c)) if self.rows.get(r).is_some_and(|row| c < row.cache.len()) => {
+                Ok(self.read(r, c))
+            }
             Some(_) => Err(SqlError::undefined_column(name)),
             None => match qualifier {
                 Some(q) if !self.sources.iter().any(|s| s.alias == q) => Err(SqlError::new(
@@ -252,6 +350,14 @@ impl Columns for NoRow<'_> {
 pub fn execute(x: &mut Exec<'_, '_>, s: &sqlparser::ast::Statement) -> Result<Outcome, SqlError> {
     use sqlparser::ast::Statement as S;
     let out = match s {
+        S::Query(q) if derived::data_modifying(q) => {
+            derived::with_ctes(x, q.with.as_ref(), |x| match q.body.as_ref() {
+                SetExpr::Insert(S::Insert(i)) => insert(x, i),
+                SetExpr::Update(S::Update(u)) => update(x, u),
+                SetExpr::Delete(S::Delete(d)) => delete(x, d),
+                _ => Err(SqlError::unsupported("MERGE")),
+            })
+        }
         S::Query(q) => select(x, q),
         S::Insert(i) => insert(x, i),
         S::Update(u) => update(x, u),
@@ -288,7 +394,7 @@ fn source_of(catalog: &Catalog, f: &TableFactor) -> Result<Source, SqlError> {
                 Some(a) => ident(&a.name),
                 None => object_name(name)?,
             };
-            Ok(Source { table, alias })
+            Ok(Source::table(table, alias))
         }
         other => Err(SqlError::unsupported(format!("FROM {other}"))),
     }

@@ -1,54 +1,28 @@
-//! SELECT: FROM (one table or a two-table equi-join), WHERE, the select list, ORDER BY,
-//! DISTINCT, LIMIT/OFFSET over the rows read; and Describe's fields of a statement.
+//! SELECT: FROM (one table, or joins, subqueries and CTEs read by [`super::join`] and
+//! [`super::derived`]), WHERE, the select list, ORDER BY, DISTINCT, LIMIT/OFFSET over the rows
+//! read; and Describe's fields of a statement.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 use sqlparser::ast::{
-    Distinct, Expr, FromTable, GroupByExpr, InTarget, JoinConstraint, JoinOperator, OrderByKind,
-    OrderBySort, Query, Select, SelectItem, SetExpr, TableFactor, TableObject, TableWithJoins,
-    Value as SqlValue,
+    Distinct, Expr, FromTable, GroupByExpr, InTarget, OrderByKind, OrderBySort, Query, Select,
+    SelectItem, SetExpr, TableFactor, TableObject, TableWithJoins, Value as SqlValue,
 };
 
 use super::aggregate::aggregate_rows;
+use super::derived;
+use super::join::{join_rows, FromClause, Resolve};
 use super::order::{order_key, sorted_page};
 use super::project::{is_aggregate, projection_items};
 use super::rows::matching_rows;
-use super::{first_words, row_cols, source_of, table_of, values, Exec, NoRow, Source};
+use super::{first_words, row_cols, table_of, values, Derived, Exec, NoRow, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::catalog::Catalog;
 use crate::server::sql::eval::{eval, object_name};
 use crate::server::sql::{Field, Outcome, SqlError};
 use crate::store::Value;
-
-/// The sources of a SELECT's FROM and the join condition (at most two tables).
-pub(super) fn from_sources(
-    catalog: &Catalog,
-    from: &[TableWithJoins],
-) -> Result<(Vec<Source>, Option<Expr>), SqlError> {
-    let mut sources = Vec::new();
-    let mut on = None;
-    for twj in from {
-        sources.push(source_of(catalog, &twj.relation)?);
-        for j in &twj.joins {
-            sources.push(source_of(catalog, &j.relation)?);
-            match &j.join_operator {
-                JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
-                    match c {
-                        JoinConstraint::On(e) => on = Some(e.clone()),
-                        JoinConstraint::None => {}
-                        _ => return Err(SqlError::unsupported("JOIN … USING and NATURAL JOIN")),
-                    }
-                }
-                _ => return Err(SqlError::unsupported("outer joins")),
-            }
-        }
-    }
-    if sources.len() > 2 {
-        return Err(SqlError::unsupported("joins of more than two tables"));
-    }
-    Ok((sources, on))
-}
 
 /// The fields a SELECT returns, without running it (Describe).
 pub fn describe(catalog: &Catalog, s: &sqlparser::ast::Statement) -> Result<Vec<Field>, SqlError> {
@@ -58,26 +32,14 @@ pub fn describe(catalog: &Catalog, s: &sqlparser::ast::Statement) -> Result<Vec<
             return Ok(Vec::new());
         };
         let t = table_of(catalog, table)?;
-        let sources = [Source {
-            table: t,
-            alias: object_name(table)?,
-        }];
+        let sources = [Source::table(t, object_name(table)?)];
         Ok(projection_items(catalog, &sources, items)?
             .into_iter()
             .map(|i| i.field)
             .collect())
     };
     match s {
-        S::Query(q) => match q.body.as_ref() {
-            SetExpr::Select(sel) => {
-                let (sources, _) = from_sources(catalog, &sel.from)?;
-                Ok(projection_items(catalog, &sources, &sel.projection)?
-                    .into_iter()
-                    .map(|i| i.field)
-                    .collect())
-            }
-            _ => Ok(Vec::new()),
-        },
+        S::Query(q) => derived::describe_query(catalog, q),
         S::Insert(i) => match &i.table {
             TableObject::TableName(n) => returning(n, &i.returning),
             _ => Ok(Vec::new()),
@@ -99,10 +61,45 @@ pub fn describe(catalog: &Catalog, s: &sqlparser::ast::Statement) -> Result<Vec<
     }
 }
 
-pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
-    if q.with.is_some() {
-        return Err(SqlError::unsupported("WITH (common table expressions)"));
+impl Resolve for Exec<'_, '_> {
+    fn catalog(&self) -> &Catalog {
+        self.catalog
     }
+
+    fn subquery(&mut self, q: &Query) -> Result<Derived, SqlError> {
+        run_derived(self, q)
+    }
+
+    fn cte(&mut self, name: &str) -> Option<Result<Arc<Derived>, SqlError>> {
+        derived::cte(self, name, run_derived)
+    }
+}
+
+/// Runs the query of a subquery in FROM or a CTE: its rows as a table.
+fn run_derived(x: &mut Exec<'_, '_>, q: &Query) -> Result<Derived, SqlError> {
+    if let (None, SetExpr::Values(v)) = (&q.with, q.body.as_ref()) {
+        return derived::values_table(x, v);
+    }
+    if derived::data_modifying(q) {
+        return Err(SqlError::unsupported(
+            "data-modifying statements in FROM or WITH",
+        ));
+    }
+    let for_update = x.notes.for_update;
+    let result = select(x, q);
+    x.notes.for_update = for_update;
+    match result? {
+        Outcome::Rows { fields, rows, .. } => Ok(Derived { fields, rows }),
+        Outcome::Done(tag) => Err(SqlError::unsupported(format!("{tag} as a table"))),
+    }
+}
+
+/// Runs SELECT `q` (its CTEs in scope).
+pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
+    derived::with_ctes(x, q.with.as_ref(), |x| select_body(x, q))
+}
+
+fn select_body(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
     if q.fetch.is_some() {
         return Err(SqlError::unsupported("FETCH FIRST"));
     }
@@ -146,8 +143,10 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
             return values::values_select(x, q, sel, values, alias);
         }
     }
-    let (sources, on) = from_sources(x.catalog, &sel.from)?;
-    let items = projection_items(x.catalog, &sources, &sel.projection)?;
+    let from = FromClause::build(x, None, &sel.from)?;
+    let sources = &from.sources;
+    let projection = from.select_list(x.catalog, &sel.projection);
+    let items = projection_items(x.catalog, sources, &projection)?;
     let fields: Vec<Field> = items.iter().map(|i| i.field.clone()).collect();
     x.notes.for_update = !q.locks.is_empty();
     let group_by: &[Expr] = match &sel.group_by {
@@ -193,12 +192,16 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
             x.read_lock
         };
         let selection = resolve_subqueries(x, sel.selection.as_ref())?;
-        let matched = matching_rows(x, &sources, on.as_ref(), selection.as_deref(), mode)?;
+        let matched = if from.is_one_table() {
+            matching_rows(x, &sources[0], selection.as_deref(), mode)?
+        } else {
+            join_rows(x, &from, selection.as_deref(), (mode, mode))?
+        };
         if aggregate {
-            out = aggregate_rows(x, &sources, matched, &items, group_by, &order)?;
+            out = aggregate_rows(x, sources, matched, &items, group_by, &order)?;
         } else {
             for mut combo in matched {
-                let mut cols = row_cols(x, &sources, &mut combo);
+                let mut cols = row_cols(x, sources, &mut combo);
                 let mut values = Vec::with_capacity(items.len());
                 for i in &items {
                     values.push(eval(&i.expr, &mut cols, params)?);

@@ -1,9 +1,11 @@
-//! UPDATE: the matching rows found as a SELECT finds them, then each assigned cell written
-//! (assignments see the row's old values; reads of cells then written are locked). The
-//! assignment step is shared with INSERT … ON CONFLICT DO UPDATE.
+//! UPDATE: the matching rows found as a SELECT finds them (with `UPDATE … FROM`, joined with
+//! the FROM items as a SELECT joins them), then each assigned cell written (assignments see
+//! the row's old values; reads of cells then written are locked). The assignment step is
+//! shared with INSERT … ON CONFLICT DO UPDATE; finding the target rows with DELETE … USING.
 
-use sqlparser::ast::{AssignmentTarget, Expr, Update};
+use sqlparser::ast::{AssignmentTarget, Expr, TableWithJoins, Update, UpdateTableFromKind};
 
+use super::join::{join_rows, FromClause};
 use super::project::{projection_items, returning_rows};
 use super::rows::matching_rows;
 use super::select::resolve_subqueries;
@@ -82,25 +84,43 @@ pub(super) fn apply_assignments(
 }
 
 pub(super) fn update(x: &mut Exec<'_, '_>, u: &Update) -> Result<Outcome, SqlError> {
-    if !u.table.joins.is_empty() || u.from.is_some() {
-        return Err(SqlError::unsupported("UPDATE … FROM"));
+    if !u.table.joins.is_empty() {
+        return Err(SqlError::unsupported("UPDATE of a join"));
     }
+    let from_items = match &u.from {
+        None => None,
+        Some(UpdateTableFromKind::AfterSet(items)) => Some(items),
+        Some(UpdateTableFromKind::BeforeSet(_)) => {
+            return Err(SqlError::unsupported("UPDATE FROM … SET"))
+        }
+    };
     let source = source_of(x.catalog, &u.table.relation)?;
-    let sources = [source];
-    let assigns = assignments(x.catalog, sources[0].table, &u.assignments)?;
+    let assigns = assignments(x.catalog, source.table, &u.assignments)?;
+    let selection = resolve_subqueries(x, u.selection.as_ref())?;
+    let (one, joined);
+    let (sources, mut matched): (&[Source], _) = match from_items {
+        None => {
+            let rows = matching_rows(x, &source, selection.as_deref(), Mode::Exclusive)?;
+            one = [source];
+            (&one, rows)
+        }
+        Some(items) => {
+            let rows;
+            (joined, rows) = joined_target_rows(x, source, items, selection.as_deref())?;
+            (&joined.sources, rows)
+        }
+    };
     let returning = match &u.returning {
-        Some(items) => Some(projection_items(x.catalog, &sources, items)?),
+        Some(items) => Some(projection_items(x.catalog, sources, items)?),
         None => None,
     };
-    let selection = resolve_subqueries(x, u.selection.as_ref())?;
-    let mut matched = matching_rows(x, &sources, None, selection.as_deref(), Mode::Exclusive)?;
     for combo in &mut matched {
-        apply_assignments(x, &sources, &assigns, combo, None)?;
+        apply_assignments(x, sources, &assigns, combo, None)?;
     }
     let count = matched.len();
     match returning {
         Some(items) => {
-            let rows = returning_rows(x, &sources, &items, &mut matched)?;
+            let rows = returning_rows(x, sources, &items, &mut matched)?;
             Ok(Outcome::Rows {
                 fields: items.into_iter().map(|i| i.field).collect(),
                 rows,
@@ -110,4 +130,22 @@ pub(super) fn update(x: &mut Exec<'_, '_>, u: &Update) -> Result<Outcome, SqlErr
         }
         None => Ok(Outcome::Done(format!("UPDATE {count}"))),
     }
+}
+
+/// The rows of UPDATE's or DELETE's table `target` that `selection` selects, locked
+/// exclusively, joined with the FROM (USING) items `from` — whose rows are read as a SELECT
+/// reads them and locked as its plain reads are — each target row once (with the first
+/// combination it is part of: PostgreSQL updates a row once whatever the number of rows it
+/// joins).
+pub(super) fn joined_target_rows<'q>(
+    x: &mut Exec<'_, '_>,
+    target: Source,
+    from: &'q [TableWithJoins],
+    selection: Option<&Expr>,
+) -> Result<(FromClause<'q>, Vec<Vec<RowState>>), SqlError> {
+    let from = FromClause::build(x, Some(target), from)?;
+    let mut rows = join_rows(x, &from, selection, (Mode::Exclusive, x.read_lock))?;
+    let mut seen = rustc_hash::FxHashSet::default();
+    rows.retain(|combo| seen.insert(combo[0].key.as_ptr()));
+    Ok((from, rows))
 }

@@ -1,0 +1,1007 @@
+//! FROM clauses over several sources — inner joins (`JOIN … ON`, `CROSS JOIN`, comma joins
+//! with WHERE) of any number of tables, subqueries and CTEs, `LEFT`/`RIGHT`/`FULL [OUTER]
+//! JOIN`, `USING (cols)` and `NATURAL` — run as a nested-loop join that reads what an index
+//! nested-loop join on a real database reads:
+//!
+//! - The sources are bound one after another. Among the tables an inner join may bind next,
+//!   the first whose primary key the conditions pin (given the sources bound already) goes
+//!   first, else the next in FROM order (a join on the inner table's key is an index lookup).
+//! - A pinned table reads only the pinned rows' existence, per combination of the sources
+//!   bound before it — a key that has no row reads that key's absence, which a later insert of
+//!   it changes. An unpinned table is scanned, once per statement whatever the number of
+//!   combinations: every row ever inserted, so an insert into it is a visible phantom.
+//! - Each condition is evaluated as soon as the sources it names are bound, so a combination
+//!   a condition rules out leads to no further reads.
+//! - The inner side of a LEFT JOIN (the left side of a RIGHT JOIN) is looked up under its ON
+//!   condition only; when nothing matches, the combination gets a NULL row, and the lookup's
+//!   reads (the absent key, or the scan) stay recorded: an insert there would change the
+//!   result. A FULL JOIN reads both of its sides whole.
+//! - A cell or a row's existence is read once per statement however many combinations hold
+//!   its row (one statement reads one snapshot).
+//!
+//! `USING` and `NATURAL` compare the named columns and merge each pair into one (the left
+//! one; the right one for a RIGHT JOIN): an unqualified name reaches the merged column, `*`
+//! lists the merged columns first, as PostgreSQL does.
+
+use std::borrow::Cow;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use sqlparser::ast::{
+    BinaryOperator, Expr, Ident, InTarget, JoinConstraint, JoinOperator, Query, SelectItem,
+    TableAlias, TableFactor, TableWithJoins,
+};
+
+use super::rows::{conjuncts, pinned_keys};
+use super::{lock, row_cols, Derived, Exec, RowState, Source};
+use crate::server::locks::{Mode, Resource};
+use crate::server::sql::catalog::Catalog;
+use crate::server::sql::eval::{column_ref, eval, ident, is_true, object_name};
+use crate::server::sql::SqlError;
+use crate::store::{KeyRef, KvRead, Value};
+
+/// A condition whose sources are not known (a subquery, an unknown name): evaluated last.
+const ALL: u64 = u64::MAX;
+
+/// Where a FROM clause finds what is not a stored table.
+pub(super) trait Resolve {
+    /// The tables.
+    fn catalog(&self) -> &Catalog;
+    /// A subquery in FROM, run (or described, its rows left empty).
+    fn subquery(&mut self, q: &Query) -> Result<Derived, SqlError>;
+    /// The CTE `name` in scope, run (or described) when first named; `None`: no such CTE.
+    fn cte(&mut self, name: &str) -> Option<Result<Arc<Derived>, SqlError>>;
+}
+
+/// How a join keeps its sides' rows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Inner,
+    Left,
+    Right,
+    Full,
+}
+
+/// A FROM item as a tree over its sources.
+enum Node {
+    Leaf(usize),
+    Join {
+        kind: Kind,
+        left: Box<Node>,
+        right: Box<Node>,
+        /// The ON conjuncts (indices into [`FromClause::conds`]).
+        on: Vec<usize>,
+        /// The columns USING/NATURAL merged (source, column), first in `*`.
+        merged: Vec<(usize, usize)>,
+    },
+}
+
+/// A FROM clause: its sources (a combination's rows are in this order), the join tree of each
+/// comma-separated item, the ON conditions, and `*`'s columns when USING merged some.
+pub(super) struct FromClause<'q> {
+    pub(super) sources: Vec<Source>,
+    /// Empty: one stored table.
+    items: Vec<Node>,
+    conds: Vec<Cow<'q, Expr>>,
+    /// `*`'s columns (source, column) when USING or NATURAL merged some; `None`: every
+    /// source's columns in order.
+    pub(super) star: Option<Vec<(usize, usize)>>,
+}
+
+impl<'q> FromClause<'q> {
+    /// The FROM clause `from`, after `target` (UPDATE's or DELETE's table) when there is one.
+    pub(super) fn build(
+        r: &mut dyn Resolve,
+        target: Option<Source>,
+        from: &'q [TableWithJoins],
+    ) -> Result<FromClause<'q>, SqlError> {
+        let mut f = FromClause {
+            sources: Vec::new(),
+            items: Vec::new(),
+            conds: Vec::new(),
+            star: None,
+        };
+        if let (None, [twj]) = (&target, from) {
+            if let (true, TableFactor::Table { .. }) = (twj.joins.is_empty(), &twj.relation) {
+                // One table (or CTE): no tree.
+                let node = f.factor(r, &twj.relation)?;
+                if f.sources[0].derived.is_some() {
+                    f.items.push(node);
+                }
+                return Ok(f);
+            }
+        }
+        if let Some(t) = target {
+            f.sources.push(t);
+            f.items.push(Node::Leaf(0));
+        }
+        let mut merged = false;
+        for twj in from {
+            let node = f.item(r, twj, &mut merged)?;
+            f.items.push(node);
+        }
+        for (i, s) in f.sources.iter().enumerate() {
+            if f.sources[..i].iter().any(|o| o.alias == s.alias) {
+                return Err(SqlError::new(
+                    "42712",
+                    format!("table name \"{}\" specified more than once", s.alias),
+                ));
+            }
+        }
+        if f.sources.len() > 64 {
+            return Err(SqlError::unsupported(
+                "a FROM clause of more than 64 tables",
+            ));
+        }
+        if merged {
+            let mut star = Vec::new();
+            for item in &f.items {
+                star.extend(f.output(r.catalog(), item));
+            }
+            f.star = Some(star);
+        }
+        Ok(f)
+    }
+
+    /// Whether it is one stored table (read by [`super::rows::matching_rows`]).
+    pub(super) fn is_one_table(&self) -> bool {
+        self.items.is_empty() && self.sources.len() == 1
+    }
+
+    /// The select list `items` with `*` spelled out when USING merged columns (merged ones
+    /// first, as PostgreSQL lists them); borrowed as it is otherwise.
+    pub(super) fn select_list<'i>(
+        &self,
+        catalog: &Catalog,
+        items: &'i [SelectItem],
+    ) -> Cow<'i, [SelectItem]> {
+        let Some(star) = &self.star else {
+            return Cow::Borrowed(items);
+        };
+        let mut out = Vec::with_capacity(items.len() + star.len());
+        for item in items {
+            match item {
+                SelectItem::Wildcard(_) => {
+                    for &(s, c) in star {
+                        out.push(SelectItem::UnnamedExpr(Expr::CompoundIdentifier(vec![
+                            Ident::with_quote('"', self.sources[s].alias.clone()),
+                            Ident::with_quote('"', self.column_name(catalog, s, c)),
+                        ])));
+                    }
+                }
+                other => out.push(other.clone()),
+            }
+        }
+        Cow::Owned(out)
+    }
+
+    fn item(
+        &mut self,
+        r: &mut dyn Resolve,
+        twj: &'q TableWithJoins,
+        merged_any: &mut bool,
+    ) -> Result<Node, SqlError> {
+        let mut node = self.factor(r, &twj.relation)?;
+        for j in &twj.joins {
+            let right = self.factor(r, &j.relation)?;
+            let (kind, constraint) = match &j.join_operator {
+                JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
+                    (Kind::Inner, c)
+                }
+                JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (Kind::Left, c),
+                JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (Kind::Right, c),
+                JoinOperator::FullOuter(c) => (Kind::Full, c),
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "this kind of join (SEMI, ANTI, APPLY, …)",
+                    ))
+                }
+            };
+            let mut on = Vec::new();
+            let mut merged = Vec::new();
+            match constraint {
+                JoinConstraint::On(e) => {
+                    let mut parts = Vec::new();
+                    conjuncts(e, &mut parts);
+                    for p in parts {
+                        on.push(self.conds.len());
+                        self.conds.push(Cow::Borrowed(p));
+                    }
+                }
+                JoinConstraint::None if kind == Kind::Inner => {}
+                JoinConstraint::None => {
+                    return Err(SqlError::new("42601", "an outer join needs ON or USING"))
+                }
+                JoinConstraint::Using(names) => {
+                    let names = names
+                        .iter()
+                        .map(object_name)
+                        .collect::<Result<Vec<_>, _>>()?;
+                    (on, merged) = self.using(r.catalog(), &node, &right, kind, &names)?;
+                    *merged_any = true;
+                }
+                JoinConstraint::Natural => {
+                    let catalog = r.catalog();
+                    let rights = self.output(catalog, &right);
+                    let mut names: Vec<String> = Vec::new();
+                    for (s, c) in self.output(catalog, &node) {
+                        let name = self.column_name(catalog, s, c);
+                        if !names.contains(&name)
+                            && rights
+                                .iter()
+                                .any(|&(rs, rc)| self.column_name(catalog, rs, rc) == name)
+                        {
+                            names.push(name);
+                        }
+                    }
+                    (on, merged) = self.using(catalog, &node, &right, kind, &names)?;
+                    *merged_any = true;
+                }
+                JoinConstraint::UsingAlias(..) => {
+                    return Err(SqlError::unsupported("JOIN … USING (…) AS alias"))
+                }
+            }
+            node = Node::Join {
+                kind,
+                left: Box::new(node),
+                right: Box::new(right),
+                on,
+                merged,
+            };
+        }
+        Ok(node)
+    }
+
+    fn factor(&mut self, r: &mut dyn Resolve, f: &'q TableFactor) -> Result<Node, SqlError> {
+        let source = match f {
+            TableFactor::Table {
+                name, alias, args, ..
+            } if args.is_none() => {
+                let n = object_name(name)?;
+                let cte = if name.0.len() == 1 { r.cte(&n) } else { None };
+                let alias_name = alias.as_ref().map_or_else(|| n.clone(), |a| ident(&a.name));
+                match cte {
+                    Some(d) => derived_source(d?, alias_name, alias.as_ref())?,
+                    None => {
+                        if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                            return Err(SqlError::unsupported("column aliases on a table"));
+                        }
+                        let table = r
+                            .catalog()
+                            .table(&n)
+                            .ok_or_else(|| SqlError::undefined_table(&n))?;
+                        Source::table(table, alias_name)
+                    }
+                }
+            }
+            TableFactor::Derived {
+                lateral: false,
+                subquery,
+                alias,
+                ..
+            } => {
+                let Some(alias) = alias else {
+                    return Err(SqlError::new(
+                        "42601",
+                        "subquery in FROM must have an alias",
+                    ));
+                };
+                let d = Arc::new(r.subquery(subquery)?);
+                derived_source(d, ident(&alias.name), Some(alias))?
+            }
+            TableFactor::Derived { lateral: true, .. } => {
+                return Err(SqlError::unsupported("LATERAL subqueries"))
+            }
+            TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => {
+                let mut merged = false;
+                let node = self.item(r, table_with_joins, &mut merged)?;
+                if merged {
+                    return Err(SqlError::unsupported("USING or NATURAL inside parentheses"));
+                }
+                return Ok(node);
+            }
+            other => return Err(SqlError::unsupported(format!("FROM {other}"))),
+        };
+        self.sources.push(source);
+        Ok(Node::Leaf(self.sources.len() - 1))
+    }
+
+    fn column_name(&self, catalog: &Catalog, s: usize, c: usize) -> String {
+        self.sources[s].columns(catalog)[c].0.to_string()
+    }
+
+    /// The columns `*` lists for `node` (source, column), merged ones first.
+    fn output(&self, catalog: &Catalog, node: &Node) -> Vec<(usize, usize)> {
+        match node {
+            Node::Leaf(s) => {
+                let source = &self.sources[*s];
+                (0..source.width(catalog))
+                    .filter(|c| !source.hidden.contains(c))
+                    .map(|c| (*s, c))
+                    .collect()
+            }
+            Node::Join {
+                left,
+                right,
+                merged,
+                ..
+            } => {
+                let mut out = merged.clone();
+                for side in [left, right] {
+                    for sc in self.output(catalog, side) {
+                        if !out.contains(&sc) {
+                            out.push(sc);
+                        }
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// `USING (names)` between `left` and `right`: the equalities (ON conjuncts) and the
+    /// merged columns; the other copy of each is hidden from unqualified names.
+    fn using(
+        &mut self,
+        catalog: &Catalog,
+        left: &Node,
+        right: &Node,
+        kind: Kind,
+        names: &[String],
+    ) -> Result<(Vec<usize>, Vec<(usize, usize)>), SqlError> {
+        if kind == Kind::Full {
+            return Err(SqlError::unsupported("FULL JOIN with USING or NATURAL"));
+        }
+        let (lefts, rights) = (self.output(catalog, left), self.output(catalog, right));
+        let mut on = Vec::new();
+        let mut merged = Vec::new();
+        for name in names {
+            let find = |cols: &[(usize, usize)], side: &str| {
+                let mut found = cols
+                    .iter()
+                    .filter(|&&(s, c)| self.column_name(catalog, s, c) == *name);
+                match (found.next(), found.next()) {
+                    (Some(&sc), None) => Ok(sc),
+                    (None, _) => Err(SqlError::new(
+                        "42703",
+                        format!("column \"{name}\" specified in USING clause does not exist in {side} table"),
+                    )),
+                    _ => Err(SqlError::new(
+                        "42702",
+                        format!("common column name \"{name}\" appears more than once in {side} table"),
+                    )),
+                }
+            };
+            let (l, r) = (find(&lefts, "left")?, find(&rights, "right")?);
+            let (kept, hidden) = if kind == Kind::Right { (r, l) } else { (l, r) };
+            self.sources[hidden.0].hidden.push(hidden.1);
+            merged.push(kept);
+            let qualified = |(s, _): (usize, usize)| {
+                Expr::CompoundIdentifier(vec![
+                    Ident::with_quote('"', self.sources[s].alias.clone()),
+                    Ident::with_quote('"', name.clone()),
+                ])
+            };
+            let eq = Expr::BinaryOp {
+                left: Box::new(qualified(l)),
+                op: BinaryOperator::Eq,
+                right: Box::new(qualified(r)),
+            };
+            on.push(self.conds.len());
+            self.conds.push(Cow::Owned(eq));
+        }
+        Ok((on, merged))
+    }
+
+    /// The source and column a column reference names (`None`: unknown, or ambiguous).
+    fn resolve(&self, catalog: &Catalog, e: &Expr) -> Option<(usize, usize)> {
+        let (q, c) = column_ref(e)?;
+        let mut found = None;
+        for (i, s) in self.sources.iter().enumerate() {
+            if q.as_deref().is_some_and(|q| q != s.alias) {
+                continue;
+            }
+            if let Some(col) = s.column(catalog, &c) {
+                if q.is_none() && s.hidden.contains(&col) {
+                    continue;
+                }
+                if found.is_some() {
+                    return None;
+                }
+                found = Some((i, col));
+            }
+        }
+        found
+    }
+
+    /// The sources `e` names, as bits; [`ALL`] when it holds a subquery or an unknown name.
+    fn mask(&self, catalog: &Catalog, e: &Expr) -> u64 {
+        let mut mask = 0u64;
+        let _ = sqlparser::ast::visit_expressions(e, |x| {
+            match x {
+                Expr::Subquery(_)
+                | Expr::Exists { .. }
+                | Expr::In {
+                    target: InTarget::Subquery(_),
+                    ..
+                } => mask = ALL,
+                Expr::Identifier(_) | Expr::CompoundIdentifier(_) => {
+                    match self.resolve(catalog, x) {
+                        Some((s, _)) => mask |= 1 << s,
+                        None => mask = ALL,
+                    }
+                }
+                _ => {}
+            }
+            if mask == ALL {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        mask
+    }
+}
+
+/// A derived table under `alias`, its columns renamed by the alias's column list.
+fn derived_source(
+    d: Arc<Derived>,
+    alias: String,
+    table_alias: Option<&TableAlias>,
+) -> Result<Source, SqlError> {
+    let names = table_alias.map_or(&[][..], |a| &a.columns[..]);
+    let d = if names.is_empty() {
+        d
+    } else {
+        if names.len() > d.fields.len() {
+            return Err(SqlError::new(
+                "42P10",
+                format!(
+                    "table \"{alias}\" has {} columns available but {} columns specified",
+                    d.fields.len(),
+                    names.len()
+                ),
+            ));
+        }
+        let mut fields = d.fields.clone();
+        for (f, n) in fields.iter_mut().zip(names) {
+            f.name = ident(&n.name);
+        }
+        Arc::new(Derived {
+            fields,
+            rows: d.rows.clone(),
+        })
+    };
+    Ok(Source {
+        table: usize::MAX,
+        alias,
+        derived: Some(d),
+        hidden: Vec::new(),
+    })
+}
+
+/// A condition and the sources it names.
+struct Cond<'f> {
+    expr: &'f Expr,
+    mask: u64,
+}
+
+/// One run of a FROM clause: its conditions, and what it read so far.
+struct Run<'f, 'q> {
+    from: &'f FromClause<'q>,
+    conds: Vec<Cond<'f>>,
+    /// Each source's present rows once scanned.
+    scans: Vec<Option<Vec<RowState>>>,
+    /// The row existences read: (set, element) → present.
+    members: FxHashMap<(u64, u64), bool>,
+    /// The lock modes of the first source and of the others.
+    modes: (Mode, Mode),
+}
+
+/// The combinations (one row per source, in FROM order; a NULL row for an outer join's
+/// missing side) the FROM clause `from` and the WHERE clause `selection` select. The first
+/// source is locked in `modes.0` (UPDATE's and DELETE's target), the others in `modes.1`.
+pub(super) fn join_rows<'f>(
+    x: &mut Exec<'_, '_>,
+    from: &'f FromClause<'_>,
+    selection: Option<&'f Expr>,
+    modes: (Mode, Mode),
+) -> Result<Vec<Vec<RowState>>, SqlError> {
+    let catalog: &Catalog = x.catalog;
+    let mut conds: Vec<Cond<'f>> = from
+        .conds
+        .iter()
+        .map(|e| Cond {
+            expr: e.as_ref(),
+            mask: from.mask(catalog, e),
+        })
+        .collect();
+    let mut top = Vec::new();
+    if let Some(e) = selection {
+        let mut parts = Vec::new();
+        conjuncts(e, &mut parts);
+        for p in parts {
+            top.push(conds.len());
+            conds.push(Cond {
+                expr: p,
+                mask: from.mask(catalog, p),
+            });
+        }
+    }
+    for item in &from.items {
+        scope_conds(item, &mut top);
+    }
+    let mut run = Run {
+        from,
+        conds,
+        scans: vec![None; from.sources.len()],
+        members: FxHashMap::default(),
+        modes,
+    };
+    let entry: Vec<RowState> = from.sources.iter().map(|_| unbound()).collect();
+    let units: Vec<&Node> = from.items.iter().collect();
+    run.scope(x, Scope::Units(units), entry, 0, &top)
+}
+
+/// What a scope binds: a node, or inner-joined units (the top level's items).
+enum Scope<'n> {
+    Node(&'n Node),
+    Units(Vec<&'n Node>),
+}
+
+/// The conditions that filter `node`'s rows where it stands: the ON of its inner joins and
+/// of the joins whose rows it keeps.
+fn scope_conds(node: &Node, out: &mut Vec<usize>) {
+    if let Node::Join {
+        kind,
+        left,
+        right,
+        on,
+        ..
+    } = node
+    {
+        match kind {
+            Kind::Inner => {
+                out.extend_from_slice(on);
+                scope_conds(left, out);
+                scope_conds(right, out);
+            }
+            Kind::Left => scope_conds(left, out),
+            Kind::Right => scope_conds(right, out),
+            Kind::Full => {}
+        }
+    }
+}
+
+/// The sources of `node`, as bits.
+fn sources_of(node: &Node) -> u64 {
+    match node {
+        Node::Leaf(s) => 1 << s,
+        Node::Join { left, right, .. } => sources_of(left) | sources_of(right),
+    }
+}
+
+/// The inner-joined units of `node` (its inner joins flattened).
+fn units<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {
+    match node {
+        Node::Join {
+            kind: Kind::Inner,
+            left,
+            right,
+            ..
+        } => {
+            units(left, out);
+            units(right, out);
+        }
+        other => out.push(other),
+    }
+}
+
+fn unbound() -> RowState {
+    RowState {
+        table: usize::MAX,
+        key: Arc::from(Vec::new()),
+        cells: Arc::from(Vec::new()),
+        cache: Vec::new(),
+    }
+}
+
+fn filled(table: usize, values: impl Iterator<Item = Value>) -> RowState {
+    RowState {
+        table,
+        key: Arc::from(Vec::new()),
+        cells: Arc::from(Vec::new()),
+        cache: values.map(Some).collect(),
+    }
+}
+
+impl Run<'_, '_> {
+    /// The combinations extending `entry` (sources `bound` bound) with the sources of `what`,
+    /// filtered by the conditions `conds`.
+    fn scope(
+        &mut self,
+        x: &mut Exec<'_, '_>,
+        what: Scope<'_>,
+        mut entry: Vec<RowState>,
+        mut bound: u64,
+        conds: &[usize],
+    ) -> Result<Vec<Vec<RowState>>, SqlError> {
+        if !self.holds(x, &mut entry, conds, |m| m != ALL && m & !bound == 0)? {
+            return Ok(Vec::new());
+        }
+        let mut combos = vec![entry];
+        match what {
+            Scope::Node(node) => combos = self.bind(x, node, combos, &mut bound, conds)?,
+            Scope::Units(units) => combos = self.bind_units(x, units, combos, &mut bound, conds)?,
+        }
+        let mut out = Vec::with_capacity(combos.len());
+        for mut c in combos {
+            if self.holds(x, &mut c, conds, |m| m == ALL)? {
+                out.push(c);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Binds inner-joined `units`, a table whose key is pinned first.
+    fn bind_units(
+        &mut self,
+        x: &mut Exec<'_, '_>,
+        mut units: Vec<&Node>,
+        mut combos: Vec<Vec<RowState>>,
+        bound: &mut u64,
+        conds: &[usize],
+    ) -> Result<Vec<Vec<RowState>>, SqlError> {
+        while !units.is_empty() && !combos.is_empty() {
+            let next = units
+                .iter()
+                .position(
+                    |u| matches!(u, Node::Leaf(s) if self.pinnable(x.catalog, *s, *bound, conds)),
+                )
+                .unwrap_or(0);
+            let unit = units.remove(next);
+            combos = self.bind(x, unit, combos, bound, conds)?;
+        }
+        Ok(combos)
+    }
+
+    /// Binds the sources of `node` in each combination.
+    fn bind(
+        &mut self,
+        x: &mut Exec<'_, '_>,
+        node: &Node,
+        combos: Vec<Vec<RowState>>,
+        bound: &mut u64,
+        conds: &[usize],
+    ) -> Result<Vec<Vec<RowState>>, SqlError> {
+        match node {
+            Node::Leaf(s) => {
+                let s = *s;
+                let after = *bound | 1 << s;
+                let mut out = Vec::new();
+                for mut combo in combos {
+                    for row in self.candidates(x, s, &mut combo, conds)? {
+                        let mut c = combo.clone();
+                        c[s] = row;
+                        if self.holds(x, &mut c, conds, |m| newly(m, 1 << s, after))? {
+                            out.push(c);
+                        }
+                    }
+                }
+                *bound = after;
+                Ok(out)
+            }
+            Node::Join {
+                kind: Kind::Inner, ..
+            } => {
+                let mut list = Vec::new();
+                units(node, &mut list);
+                self.bind_units(x, list, combos, bound, conds)
+            }
+            Node::Join {
+                kind: Kind::Left | Kind::Right,
+                ..
+            } => self.outer(x, node, combos, bound, conds),
+            Node::Join {
+                kind: Kind::Full, ..
+            } => self.full(x, node, combos, bound, conds),
+        }
+    }
+
+    /// A LEFT or RIGHT JOIN: the kept side bound, then the other looked up per combination
+    /// under the ON condition, or a NULL row.
+    fn outer(
+        &mut self,
+        x: &mut Exec<'_, '_>,
+        node: &Node,
+        combos: Vec<Vec<RowState>>,
+        bound: &mut u64,
+        conds: &[usize],
+    ) -> Result<Vec<Vec<RowState>>, SqlError> {
+        let Node::Join {
+            kind,
+            left,
+            right,
+            on,
+            ..
+        } = node
+        else {
+            unreachable!("an outer join")
+        };
+        let (kept, looked_up) = if *kind == Kind::Left {
+            (left, right)
+        } else {
+            (right, left)
+        };
+        let combos = self.bind(x, kept, combos, bound, conds)?;
+        let group = sources_of(looked_up);
+        let mut inner = on.clone();
+        scope_conds(looked_up, &mut inner);
+        let after = *bound | group;
+        let mut out = Vec::new();
+        for combo in combos {
+            let found = self.scope(x, Scope::Node(looked_up), combo.clone(), *bound, &inner)?;
+            let mut rows = found;
+            if rows.is_empty() {
+                let mut c = combo;
+                self.nulls(x.catalog, &mut c, group);
+                rows.push(c);
+            }
+            for mut c in rows {
+                if self.holds(x, &mut c, conds, |m| newly(m, group, after))? {
+                    out.push(c);
+                }
+            }
+        }
+        *bound = after;
+        Ok(out)
+    }
+
+    /// A FULL JOIN: both sides read whole per combination, paired under the ON condition,
+    /// each row of either side without a partner kept with a NULL row.
+    fn full(
+        &mut self,
+        x: &mut Exec<'_, '_>,
+        node: &Node,
+        combos: Vec<Vec<RowState>>,
+        bound: &mut u64,
+        conds: &[usize],
+    ) -> Result<Vec<Vec<RowState>>, SqlError> {
+        let Node::Join {
+            left, right, on, ..
+        } = node
+        else {
+            unreachable!("a join")
+        };
+        let (lm, rm) = (sources_of(left), sources_of(right));
+        let (mut lc, mut rc) = (Vec::new(), Vec::new());
+        scope_conds(left, &mut lc);
+        scope_conds(right, &mut rc);
+        let after = *bound | lm | rm;
+        let mut out = Vec::new();
+        for combo in combos {
+            let lefts = self.scope(x, Scope::Node(left), combo.clone(), *bound, &lc)?;
+            let rights = self.scope(x, Scope::Node(right), combo, *bound, &rc)?;
+            let mut paired = vec![false; rights.len()];
+            let mut joined = Vec::new();
+            for l in lefts {
+                let mut any = false;
+                for (j, r) in rights.iter().enumerate() {
+                    let mut c = l.clone();
+                    copy_sources(&mut c, r, rm);
+                    if self.holds(x, &mut c, on, |_| true)? {
+                        any = true;
+                        paired[j] = true;
+                        joined.push(c);
+                    }
+                }
+                if !any {
+                    let mut c = l;
+                    self.nulls(x.catalog, &mut c, rm);
+                    joined.push(c);
+                }
+            }
+            for (r, paired) in rights.into_iter().zip(paired) {
+                if !paired {
+                    let mut c = r;
+                    self.nulls(x.catalog, &mut c, lm);
+                    joined.push(c);
+                }
+            }
+            for mut c in joined {
+                if self.holds(x, &mut c, conds, |m| newly(m, lm | rm, after))? {
+                    out.push(c);
+                }
+            }
+        }
+        *bound = after;
+        Ok(out)
+    }
+
+    /// Whether every condition of `conds` that `which` selects (by its sources) is true.
+    fn holds(
+        &self,
+        x: &mut Exec<'_, '_>,
+        combo: &mut [RowState],
+        conds: &[usize],
+        which: impl Fn(u64) -> bool,
+    ) -> Result<bool, SqlError> {
+        if !conds.iter().any(|&i| which(self.conds[i].mask)) {
+            return Ok(true);
+        }
+        let params = x.params;
+        let mut cols = row_cols(x, &self.from.sources, combo);
+        for &i in conds {
+            let c = &self.conds[i];
+            if which(c.mask) && !is_true(&eval(c.expr, &mut cols, params)?) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Sets the sources `group` of `combo` to NULL rows.
+    fn nulls(&self, catalog: &Catalog, combo: &mut [RowState], group: u64) {
+        for (s, source) in self.from.sources.iter().enumerate() {
+            if group & 1 << s != 0 {
+                let width = source.width(catalog);
+                combo[s] = filled(source.table, std::iter::repeat_n(Value::Null, width));
+            }
+        }
+    }
+
+    /// Whether `conds` pin every key column of source `s` given the sources `bound`.
+    fn pinnable(&self, catalog: &Catalog, s: usize, bound: u64, conds: &[usize]) -> bool {
+        let source = &self.from.sources[s];
+        if source.derived.is_some() {
+            return false;
+        }
+        let key = &catalog.get(source.table).key;
+        let free = |e: &Expr| {
+            let m = self.from.mask(catalog, e);
+            m != ALL && m & !bound == 0 && m & 1 << s == 0
+        };
+        !key.is_empty()
+            && key.iter().all(|&k| {
+                conds.iter().any(|&i| match self.conds[i].expr {
+                    Expr::BinaryOp {
+                        left,
+                        op: BinaryOperator::Eq,
+                        right,
+                    } => [(left, right), (right, left)]
+                        .iter()
+                        .any(|(a, b)| self.from.resolve(catalog, a) == Some((s, k)) && free(b)),
+                    Expr::In {
+                        expr,
+                        target: InTarget::List(list),
+                        negated: false,
+                        ..
+                    } => {
+                        key.len() == 1
+                            && self.from.resolve(catalog, expr) == Some((s, k))
+                            && list.iter().all(|e| self.from.mask(catalog, e) == 0)
+                    }
+                    _ => false,
+                })
+            })
+    }
+
+    /// The rows of source `s` that may join `combo`: a derived table's rows; the rows of the
+    /// keys `conds` pin (each locked, its existence read); else the table scanned.
+    fn candidates(
+        &mut self,
+        x: &mut Exec<'_, '_>,
+        s: usize,
+        combo: &mut [RowState],
+        conds: &[usize],
+    ) -> Result<Vec<RowState>, SqlError> {
+        let from = self.from;
+        let source = &from.sources[s];
+        if let Some(d) = &source.derived {
+            return Ok(d
+                .rows
+                .iter()
+                .map(|r| filled(source.table, r.iter().cloned()))
+                .collect());
+        }
+        let mode = if s == 0 { self.modes.0 } else { self.modes.1 };
+        let params = x.params;
+        let pinned = {
+            let exprs: Vec<&Expr> = conds
+                .iter()
+                .map(|&i| &self.conds[i])
+                .filter(|c| c.mask != ALL && c.mask & 1 << s != 0)
+                .map(|c| c.expr)
+                .collect();
+            let mut cols = row_cols(x, &from.sources, combo);
+            let catalog: &Catalog = cols.catalog;
+            pinned_keys(catalog, params, &exprs, source, &mut cols)?
+        };
+        let t = source.table;
+        let set = x.catalog.get(t).set;
+        let columns = x.catalog.get(t).columns.len();
+        let Some(keys) = pinned else {
+            return self.scan(x, s, mode);
+        };
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let (row, elem, _) = x.catalog.find_row(t, &key);
+            lock(x, Resource::Row(set, elem), mode)?;
+            if let (true, Some(r)) = (self.member(x, set, elem), row) {
+                let stored = &x.catalog.get(t).rows[r as usize];
+                out.push(RowState {
+                    table: t,
+                    key: stored.key.clone(),
+                    cells: stored.cells.clone(),
+                    cache: vec![None; columns],
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Source `s`'s table scanned (once per statement): the whole table locked, every row
+    /// ever inserted's existence read; its present rows.
+    fn scan(
+        &mut self,
+        x: &mut Exec<'_, '_>,
+        s: usize,
+        mode: Mode,
+    ) -> Result<Vec<RowState>, SqlError> {
+        if let Some(rows) = &self.scans[s] {
+            return Ok(rows.clone());
+        }
+        let t = self.from.sources[s].table;
+        let set = x.catalog.get(t).set;
+        lock(x, Resource::Table(set), mode)?;
+        let table = x.catalog.get(t);
+        let columns = table.columns.len();
+        let stored: Vec<_> = table
+            .rows
+            .iter()
+            .map(|r| (r.elem, r.key.clone(), r.cells.clone()))
+            .collect();
+        let mut rows = Vec::new();
+        for (elem, key, cells) in stored {
+            if self.member(x, set, elem) {
+                rows.push(RowState {
+                    table: t,
+                    key,
+                    cells,
+                    cache: vec![None; columns],
+                });
+            }
+        }
+        self.scans[s] = Some(rows.clone());
+        Ok(rows)
+    }
+
+    /// Whether row `elem` of `set` exists (read once per statement).
+    fn member(&mut self, x: &mut Exec<'_, '_>, set: u64, elem: u64) -> bool {
+        *self.members.entry((set, elem)).or_insert_with(|| {
+            let event = x.tx.event_count() as u32;
+            let present = x.tx.set_contains(set, elem);
+            x.notes.reads.push((event, KeyRef::Member { set, elem }));
+            present
+        })
+    }
+}
+
+/// Whether a condition on sources `mask` becomes true to test once `group` is bound (all
+/// its sources bound, one of them just now).
+fn newly(mask: u64, group: u64, after: u64) -> bool {
+    mask != ALL && mask & group != 0 && mask & !after == 0
+}
+
+/// Copies the rows of sources `group` from `from` into `to`.
+fn copy_sources(to: &mut [RowState], from: &[RowState], group: u64) {
+    for (s, row) in from.iter().enumerate() {
+        if group & 1 << s != 0 {
+            to[s] = row.clone();
+        }
+    }
+}
