@@ -402,7 +402,10 @@ fn derived_tables_ctes_and_update_from_are_recorded_as_their_reads() {
              RETURNING cust.name, o.total",
         )
         .await;
-        assert_eq!(got.unwrap(), vec![vec![Value::text("bob!"), Value::Int(70)]]);
+        assert_eq!(
+            got.unwrap(),
+            vec![vec![Value::text("bob!"), Value::Int(70)]]
+        );
         let got = run(
             &shared,
             &mut s,
@@ -427,7 +430,10 @@ fn derived_tables_ctes_and_update_from_are_recorded_as_their_reads() {
     let with = ops_of(&h, "WITH big");
     // The CTE's scan of orders, once for both names; `unused` never ran.
     assert_eq!(with.iter().filter(|(_, x)| x == "orders[id=10]").count(), 1);
-    assert!(with.iter().all(|(_, x)| x.starts_with("orders")), "{with:?}");
+    assert!(
+        with.iter().all(|(_, x)| x.starts_with("orders")),
+        "{with:?}"
+    );
     assert_eq!(
         ops_of(&h, "UPDATE cust SET name"),
         [
