@@ -54,6 +54,9 @@ pub(super) trait Resolve {
     fn cte(&mut self, name: &str) -> Option<Result<Arc<Derived>, SqlError>>;
 }
 
+/// A USING join's ON conjuncts (indices into [`FromClause::conds`]) and merged columns.
+type UsingJoin = (Vec<usize>, Vec<(usize, usize)>);
+
 /// How a join keeps its sides' rows.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -352,7 +355,7 @@ impl<'q> FromClause<'q> {
         right: &Node,
         kind: Kind,
         names: &[String],
-    ) -> Result<(Vec<usize>, Vec<(usize, usize)>), SqlError> {
+    ) -> Result<UsingJoin, SqlError> {
         if kind == Kind::Full {
             return Err(SqlError::unsupported("FULL JOIN with USING or NATURAL"));
         }
@@ -849,7 +852,7 @@ impl Run<'_, '_> {
         for (s, source) in self.from.sources.iter().enumerate() {
             if group & 1 << s != 0 {
                 let width = source.width(catalog);
-                combo[s] = filled(source.table, std::iter::repeat_n(Value::Null, width));
+                combo[s] = filled(source.table, std::iter::repeat(Value::Null).take(width));
             }
         }
     }
