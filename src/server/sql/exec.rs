@@ -9,7 +9,8 @@
 //!
 //! - SELECT: memberships, then per present row the WHERE cells, then the projected ones;
 //!   ORDER BY, LIMIT/OFFSET, aggregates and GROUP BY are computed over the rows read (LIMIT
-//!   does not shorten the scan). Two-table joins read the inner table per outer row.
+//!   does not shorten the scan). Joins read what an index nested-loop join reads ([`join`]);
+//!   subqueries in FROM and CTEs run first as SELECTs of their own ([`derived`]).
 //! - UPDATE: as SELECT, then per matching row each assigned cell is written (assignments
 //!   see the row's old values). Reads of cells the statement then writes are *locked*.
 //! - DELETE: as SELECT, then one membership delete per matching row; TRUNCATE as a DELETE
@@ -29,7 +30,9 @@
 //! wait stops the statement with SQLSTATE 55P03; the session undoes it, waits, and runs it
 //! again.
 //!
-//! One file per concern: [`rows`] finds the rows (keys pinned or a scan, locks, joins),
+//! One file per concern: [`rows`] finds a table's rows (keys pinned or a scan, locks),
+//! [`join`] joins (the FROM clause's tree, the nested loop), [`derived`] subqueries in FROM and
+//! CTEs,
 //! [`project`] the result columns, [`select`] and [`aggregate`] SELECT (with [`select`] running the uncorrelated subqueries of a WHERE), [`order`] ORDER BY and LIMIT, [`insert`] INSERT and
 //! COPY's rows, [`update`] UPDATE (and ON CONFLICT's assignments), [`delete`] DELETE and
 //! TRUNCATE, [`ddl`] the schema statements, [`values`] VALUES as a table in FROM. Transaction control is the session's
