@@ -31,7 +31,7 @@
 //! again.
 //!
 //! One file per concern: [`rows`] finds a table's rows (keys pinned or a scan, locks),
-//! [`join`] joins (the FROM clause's tree, the nested loop), [`derived`] subqueries in FROM and
+//! [`from_clause`] the FROM clause's tree, [`join`] the nested loop over it, [`derived`] subqueries in FROM and
 //! CTEs,
 //! [`project`] the result columns, [`select`] and [`aggregate`] SELECT (with [`select`] running the uncorrelated subqueries of a WHERE), [`order`] ORDER BY and LIMIT, [`insert`] INSERT and
 //! COPY's rows, [`update`] UPDATE (and ON CONFLICT's assignments), [`delete`] DELETE and
@@ -42,6 +42,7 @@ mod aggregate;
 mod ddl;
 mod delete;
 mod derived;
+mod from_clause;
 mod insert;
 mod join;
 mod order;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use sqlparser::ast::{Query, SetExpr, Values, With};
 
-use super::join::{FromClause, Resolve};
+use super::from_clause::{FromClause, Resolve};
 use super::project::{expr_type, projection_items};
 use super::{Derived, Exec, NoRow, WithTable};
 use crate::server::sql::catalog::Catalog;

@@ -13,7 +13,8 @@ use sqlparser::ast::{
 
 use super::aggregate::aggregate_rows;
 use super::derived;
-use super::join::{join_rows, FromClause, Resolve};
+use super::from_clause::{FromClause, Resolve};
+use super::join::join_rows;
 use super::order::{order_key, sorted_page};
 use super::project::{is_aggregate, projection_items};
 use super::rows::matching_rows;

@@ -5,7 +5,8 @@
 
 use sqlparser::ast::{AssignmentTarget, Expr, TableWithJoins, Update, UpdateTableFromKind};
 
-use super::join::{join_rows, FromClause};
+use super::from_clause::FromClause;
+use super::join::join_rows;
 use super::project::{projection_items, returning_rows};
 use super::rows::matching_rows;
 use super::select::resolve_subqueries;
