@@ -6,7 +6,7 @@ use sqlparser::ast::{Delete, FromTable, Truncate, TruncateIdentityOption};
 use super::project::{projection_items, returning_rows};
 use super::rows::matching_rows;
 use super::select::resolve_subqueries;
-use super::update::joined_target_rows;
+use super::update::target_rows;
 use super::{source_of, table_of, Exec, RowState, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::eval::object_name;
@@ -26,19 +26,9 @@ pub(super) fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlErr
     let source = source_of(x.catalog, &twj.relation)?;
     let table = source.table;
     let selection = resolve_subqueries(x, d.selection.as_ref())?;
-    let (one, joined);
-    let (sources, mut matched): (&[Source], _) = match &d.using {
-        None => {
-            let rows = matching_rows(x, &source, selection.as_deref(), Mode::Exclusive)?;
-            one = [source];
-            (&one, rows)
-        }
-        Some(items) => {
-            let rows;
-            (joined, rows) = joined_target_rows(x, source, items, selection.as_deref())?;
-            (&joined.sources, rows)
-        }
-    };
+    let using = d.using.as_deref();
+    let (targets, mut matched) = target_rows(x, source, using, selection.as_deref())?;
+    let sources = targets.sources();
     let returning = match &d.returning {
         Some(items) => Some(projection_items(x.catalog, sources, items)?),
         None => None,

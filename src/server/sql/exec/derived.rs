@@ -14,12 +14,13 @@ use std::sync::Arc;
 
 use sqlparser::ast::{Query, SetExpr, Values, With};
 
-use super::from_clause::{FromClause, Resolve};
+use super::from_clause::{renamed, FromClause, Resolve};
 use super::project::{expr_type, projection_items};
 use super::{Derived, Exec, NoRow, WithTable};
 use crate::server::sql::catalog::Catalog;
 use crate::server::sql::eval::{eval, ident};
 use crate::server::sql::{Field, Outcome, SqlError};
+use crate::store::Value;
 
 /// Runs `f` with the CTEs of `with` in scope (they run when first named).
 pub(super) fn with_ctes<F>(
@@ -84,26 +85,18 @@ pub(super) fn cte(
     }))
 }
 
-/// `d` with its columns renamed by `names` (a CTE's column list).
-fn renamed(mut d: Derived, names: &[String], table: &str) -> Result<Derived, SqlError> {
-    if names.len() > d.fields.len() {
-        return Err(SqlError::new(
-            "42P10",
-            format!(
-                "table \"{table}\" has {} columns available but {} columns specified",
-                d.fields.len(),
-                names.len()
-            ),
-        ));
-    }
-    for (f, n) in d.fields.iter_mut().zip(names) {
-        f.name = n.clone();
-    }
-    Ok(d)
-}
-
 /// `VALUES (…), …` as a table (`column1`, `column2`, …): constant rows, no events.
 pub(super) fn values_table(x: &mut Exec<'_, '_>, values: &Values) -> Result<Derived, SqlError> {
+    let rows = constant_rows(x, values)?;
+    let fields = values_fields(x.catalog, values);
+    Ok(Derived { fields, rows })
+}
+
+/// The rows of `VALUES (…), …`, each expression evaluated without columns.
+pub(super) fn constant_rows(
+    x: &mut Exec<'_, '_>,
+    values: &Values,
+) -> Result<Vec<Vec<Value>>, SqlError> {
     let params = x.params;
     let mut no_row = NoRow {
         catalog: &mut *x.catalog,
@@ -117,8 +110,7 @@ pub(super) fn values_table(x: &mut Exec<'_, '_>, values: &Values) -> Result<Deri
             .collect::<Result<Vec<_>, _>>()?;
         rows.push(row);
     }
-    let fields = values_fields(x.catalog, values);
-    Ok(Derived { fields, rows })
+    Ok(rows)
 }
 
 /// The fields of a VALUES table (`column1`, …), typed by its first row's expressions.

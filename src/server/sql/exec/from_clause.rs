@@ -437,28 +437,17 @@ fn derived_source(
     alias: String,
     table_alias: Option<&TableAlias>,
 ) -> Result<Source, SqlError> {
-    let names = table_alias.map_or(&[][..], |a| &a.columns[..]);
+    let names: Vec<String> = table_alias.map_or(Vec::new(), |a| {
+        a.columns.iter().map(|c| ident(&c.name)).collect()
+    });
     let d = if names.is_empty() {
         d
     } else {
-        if names.len() > d.fields.len() {
-            return Err(SqlError::new(
-                "42P10",
-                format!(
-                    "table \"{alias}\" has {} columns available but {} columns specified",
-                    d.fields.len(),
-                    names.len()
-                ),
-            ));
-        }
-        let mut fields = d.fields.clone();
-        for (f, n) in fields.iter_mut().zip(names) {
-            f.name = ident(&n.name);
-        }
-        Arc::new(Derived {
-            fields,
+        let copy = Derived {
+            fields: d.fields.clone(),
             rows: d.rows.clone(),
-        })
+        };
+        Arc::new(renamed(copy, &names, &alias)?)
     };
     Ok(Source {
         table: usize::MAX,
@@ -466,4 +455,22 @@ fn derived_source(
         derived: Some(d),
         hidden: Vec::new(),
     })
+}
+
+/// `d` with its first columns renamed by `names` (a CTE's or an alias's column list).
+pub(super) fn renamed(mut d: Derived, names: &[String], table: &str) -> Result<Derived, SqlError> {
+    if names.len() > d.fields.len() {
+        return Err(SqlError::new(
+            "42P10",
+            format!(
+                "table \"{table}\" has {} columns available but {} columns specified",
+                d.fields.len(),
+                names.len()
+            ),
+        ));
+    }
+    for (f, n) in d.fields.iter_mut().zip(names) {
+        f.name = n.clone();
+    }
+    Ok(d)
 }

@@ -98,19 +98,9 @@ pub(super) fn update(x: &mut Exec<'_, '_>, u: &Update) -> Result<Outcome, SqlErr
     let source = source_of(x.catalog, &u.table.relation)?;
     let assigns = assignments(x.catalog, source.table, &u.assignments)?;
     let selection = resolve_subqueries(x, u.selection.as_ref())?;
-    let (one, joined);
-    let (sources, mut matched): (&[Source], _) = match from_items {
-        None => {
-            let rows = matching_rows(x, &source, selection.as_deref(), Mode::Exclusive)?;
-            one = [source];
-            (&one, rows)
-        }
-        Some(items) => {
-            let rows;
-            (joined, rows) = joined_target_rows(x, source, items, selection.as_deref())?;
-            (&joined.sources, rows)
-        }
-    };
+    let from_items = from_items.map(Vec::as_slice);
+    let (targets, mut matched) = target_rows(x, source, from_items, selection.as_deref())?;
+    let sources = targets.sources();
     let returning = match &u.returning {
         Some(items) => Some(projection_items(x.catalog, sources, items)?),
         None => None,
@@ -133,20 +123,40 @@ pub(super) fn update(x: &mut Exec<'_, '_>, u: &Update) -> Result<Outcome, SqlErr
     }
 }
 
+/// The sources of UPDATE's or DELETE's rows: its table alone, or joined with FROM (USING).
+pub(super) enum Targets<'q> {
+    One([Source; 1]),
+    Joined(FromClause<'q>),
+}
+
+impl Targets<'_> {
+    /// The sources, the target first.
+    pub(super) fn sources(&self) -> &[Source] {
+        match self {
+            Targets::One(one) => one,
+            Targets::Joined(from) => &from.sources,
+        }
+    }
+}
+
 /// The rows of UPDATE's or DELETE's table `target` that `selection` selects, locked
-/// exclusively, joined with the FROM (USING) items `from` — whose rows are read as a SELECT
-/// reads them and locked as its plain reads are — each target row once (with the first
+/// exclusively: alone, or joined with the FROM (USING) items `from` — whose rows are read as a
+/// SELECT reads them and locked as its plain reads are — each target row once (with the first
 /// combination it is part of: PostgreSQL updates a row once whatever the number of rows it
 /// joins).
-pub(super) fn joined_target_rows<'q>(
+pub(super) fn target_rows<'q>(
     x: &mut Exec<'_, '_>,
     target: Source,
-    from: &'q [TableWithJoins],
+    from: Option<&'q [TableWithJoins]>,
     selection: Option<&Expr>,
-) -> Result<(FromClause<'q>, Vec<Vec<RowState>>), SqlError> {
+) -> Result<(Targets<'q>, Vec<Vec<RowState>>), SqlError> {
+    let Some(from) = from else {
+        let rows = matching_rows(x, &target, selection, Mode::Exclusive)?;
+        return Ok((Targets::One([target]), rows));
+    };
     let from = FromClause::build(x, Some(target), from)?;
     let mut rows = join_rows(x, &from, selection, (Mode::Exclusive, x.read_lock))?;
     let mut seen = rustc_hash::FxHashSet::default();
     rows.retain(|combo| seen.insert(combo[0].key.as_ptr()));
-    Ok((from, rows))
+    Ok((Targets::Joined(from), rows))
 }
