@@ -269,8 +269,9 @@ impl RowCols<'_, '_, '_> {
             row.key[k].clone()
         } else {
             let key = row.cells[c];
+            // One table: each row's own cache suffices (no hashing on the one-table path).
             let joined = self.sources.len() > 1;
-            match self.notes.cells.get(&key).filter(|_| joined) {
+            match joined.then(|| self.notes.cells.get(&key)).flatten() {
                 Some(v) => v.clone(),
                 None => {
                     let event = self.tx.event_count() as u32;
