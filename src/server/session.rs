@@ -455,6 +455,7 @@ impl Session {
                 notes: &mut self.statement_notes,
                 locks: &mut locking,
                 read_lock,
+                with: Vec::new(),
             };
             match work {
                 Work::Statement(stmt) => exec::execute(&mut x, stmt),

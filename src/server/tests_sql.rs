@@ -271,3 +271,191 @@ fn insert_select_reads_then_writes_the_rows() {
         ]
     );
 }
+
+const SHOP: &str = "CREATE TABLE cust (id int PRIMARY KEY, name text, city text); \
+     CREATE TABLE orders (id int PRIMARY KEY, cust_id int, total int); \
+     CREATE TABLE item (order_id int, line int, qty int, PRIMARY KEY (order_id, line)); \
+     INSERT INTO cust VALUES (1, 'alice', 'paris'), (2, 'bob', 'oslo'), (3, 'carol', NULL); \
+     INSERT INTO orders VALUES (10, 1, 100), (11, 1, 50), (12, 2, 70), (13, 9, 5); \
+     INSERT INTO item VALUES (10, 1, 2), (10, 2, 1), (12, 1, 7)";
+
+/// Joins read what an index nested-loop join reads: a source whose key the conditions pin
+/// (by a constant, or by a column of a source bound before it) reads only those rows'
+/// existence — also of a key without a row, so the outer join's NULL row is a read a later
+/// insert changes — and a source whose key is not pinned is scanned once per statement,
+/// whatever the number of combinations, each cell read once.
+#[test]
+fn joins_read_what_an_index_nested_loop_join_reads() {
+    let shared = Shared::new(Duration::from_secs(2));
+    block_on(async {
+        let mut s = Session::open(&shared, Some("app"));
+        run(&shared, &mut s, SHOP).await.unwrap();
+        let got = run(
+            &shared,
+            &mut s,
+            "SELECT c.name, i.line, i.qty FROM orders o JOIN cust c ON c.id = o.cust_id \
+             JOIN item i ON i.order_id = o.id WHERE o.id = 10 ORDER BY i.line",
+        )
+        .await;
+        let rows = vec![
+            vec![Value::text("alice"), Value::Int(1), Value::Int(2)],
+            vec![Value::text("alice"), Value::Int(2), Value::Int(1)],
+        ];
+        assert_eq!(got.unwrap(), rows);
+        let got = run(
+            &shared,
+            &mut s,
+            "SELECT o.id, c.name FROM orders o LEFT JOIN cust c ON c.id = o.cust_id WHERE o.id = 13",
+        )
+        .await;
+        assert_eq!(got.unwrap(), vec![vec![Value::Int(13), Value::Null]]);
+        let got = run(
+            &shared,
+            &mut s,
+            "SELECT c.id, o.id FROM cust c LEFT JOIN orders o ON o.cust_id = c.id ORDER BY 1, 2",
+        )
+        .await;
+        let pairs = [(1, Some(10)), (1, Some(11)), (2, Some(12)), (3, None)];
+        let rows: Vec<Vec<Value>> = pairs
+            .iter()
+            .map(|&(c, o)| vec![Value::Int(c), o.map_or(Value::Null, Value::Int)])
+            .collect();
+        assert_eq!(got.unwrap(), rows);
+        s.close(&shared);
+        let mut t = Session::open(&shared, Some("later"));
+        run(&shared, &mut t, "INSERT INTO cust VALUES (9, 'dan', NULL)")
+            .await
+            .unwrap();
+        t.close(&shared);
+    });
+    let h = history(&shared);
+    use OpKind::{Read as R, Write as W};
+    let k = |s: &str| s.to_string();
+    assert_eq!(
+        ops_of(&h, "SELECT c.name, i.line"),
+        [
+            // orders pinned by WHERE, cust by the order's cust_id: one row each.
+            (R, k("orders[id=10]")),
+            (R, k("orders.cust_id[id=10]")),
+            (R, k("cust[id=1]")),
+            // item's key is (order_id, line): order_id alone pins no row, item is scanned.
+            (R, k("item[order_id=10,line=1]")),
+            (R, k("item[order_id=10,line=2]")),
+            (R, k("item[order_id=12,line=1]")),
+            (R, k("cust.name[id=1]")),
+            (R, k("item.qty[order_id=10,line=1]")),
+            (R, k("item.qty[order_id=10,line=2]")),
+        ]
+    );
+    // The cust row of order 13 does not exist: its absence is read, and the later insert
+    // writes what it read (a phantom prediction can see).
+    assert_eq!(
+        ops_of(&h, "SELECT o.id, c.name"),
+        [
+            (R, k("orders[id=13]")),
+            (R, k("orders.cust_id[id=13]")),
+            (R, k("cust[id=9]")),
+        ]
+    );
+    assert!(ops_of(&h, "INSERT INTO cust VALUES (9").contains(&(W, k("cust[id=9]"))));
+    // orders scanned once for three customers: each existence and cust_id read once.
+    let scan = ops_of(&h, "SELECT c.id, o.id");
+    for key in ["orders[id=11]", "orders.cust_id[id=11]", "orders[id=13]"] {
+        let n = scan.iter().filter(|(_, x)| x == key).count();
+        assert_eq!(n, 1, "{key}: {scan:?}");
+    }
+    assert_eq!(scan.len(), 3 + 4 + 4, "{scan:?}");
+}
+
+/// A subquery in FROM and a CTE run as SELECTs of their own, their reads recorded as theirs; a
+/// CTE runs once however often it is named, and not at all when it is never named; the outer
+/// query reads their rows without events. `UPDATE … FROM` reads the other table and writes the
+/// target rows it pins through it; `DELETE … USING` likewise.
+#[test]
+fn derived_tables_ctes_and_update_from_are_recorded_as_their_reads() {
+    let shared = Shared::new(Duration::from_secs(2));
+    block_on(async {
+        let mut s = Session::open(&shared, Some("app"));
+        run(&shared, &mut s, SHOP).await.unwrap();
+        let got = run(
+            &shared,
+            &mut s,
+            "WITH big AS (SELECT id, cust_id FROM orders WHERE total >= 70), \
+             unused AS (SELECT * FROM item) \
+             SELECT a.id, b.cust_id FROM big a JOIN big b ON a.id = b.id ORDER BY a.id",
+        )
+        .await;
+        assert_eq!(
+            got.unwrap(),
+            vec![
+                vec![Value::Int(10), Value::Int(1)],
+                vec![Value::Int(12), Value::Int(2)]
+            ]
+        );
+        let got = run(
+            &shared,
+            &mut s,
+            "SELECT s.n FROM (SELECT count(*) AS n FROM orders WHERE cust_id = 1) AS s",
+        )
+        .await;
+        assert_eq!(got.unwrap(), ints(&[2]));
+        let got = run(
+            &shared,
+            &mut s,
+            "UPDATE cust SET name = name || '!' FROM orders o WHERE o.id = 12 AND cust.id = o.cust_id \
+             RETURNING cust.name, o.total",
+        )
+        .await;
+        assert_eq!(
+            got.unwrap(),
+            vec![vec![Value::text("bob!"), Value::Int(70)]]
+        );
+        let got = run(
+            &shared,
+            &mut s,
+            "DELETE FROM item USING orders o WHERE o.id = 12 AND item.order_id = o.id AND item.line = 1",
+        )
+        .await;
+        assert!(got.is_ok());
+        let got = run(&shared, &mut s, "SELECT count(*) FROM item").await;
+        assert_eq!(got.unwrap(), ints(&[2]));
+        let got = run(
+            &shared,
+            &mut s,
+            "WITH RECURSIVE r(n) AS (SELECT 1) SELECT n FROM r",
+        )
+        .await;
+        assert_eq!(got.unwrap_err(), "0A000");
+        s.close(&shared);
+    });
+    let h = history(&shared);
+    use OpKind::{Read as R, Write as W};
+    let k = |s: &str| s.to_string();
+    let with = ops_of(&h, "WITH big");
+    // The CTE's scan of orders, once for both names; `unused` never ran.
+    assert_eq!(with.iter().filter(|(_, x)| x == "orders[id=10]").count(), 1);
+    assert!(
+        with.iter().all(|(_, x)| x.starts_with("orders")),
+        "{with:?}"
+    );
+    assert_eq!(
+        ops_of(&h, "UPDATE cust SET name"),
+        [
+            // orders pinned by its key, then cust by the order's cust_id: no scan of cust.
+            (R, k("orders[id=12]")),
+            (R, k("orders.cust_id[id=12]")),
+            (R, k("cust[id=2]")),
+            (R, k("cust.name[id=2]")),
+            (W, k("cust.name[id=2]")),
+            (R, k("orders.total[id=12]")),
+        ]
+    );
+    assert_eq!(
+        ops_of(&h, "DELETE FROM item USING"),
+        [
+            (R, k("orders[id=12]")),
+            (R, k("item[order_id=12,line=1]")),
+            (W, k("item[order_id=12,line=1]")),
+        ]
+    );
+}

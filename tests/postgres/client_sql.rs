@@ -2,10 +2,13 @@
 //! SERIAL sequences and `nextval`/`currval`, `IN (SELECT …)` and `EXISTS`, `INSERT … SELECT`,
 //! `COPY … FROM STDIN` in CSV, `COPY … TO STDOUT`, and psql's `\d TABLE`; subqueries
 //! (correlated or not), aggregates inside expressions, HAVING, DISTINCT ON and scalar
-//! functions, compared row for row with PostgreSQL's answers to the same script. Each run is
-//! compared with what psql printed, read back, and checked serializable.
+//! functions; joins, subqueries in FROM, CTEs, `UPDATE … FROM` and `DELETE … USING` — each
+//! script compared with what psql prints for it on PostgreSQL. Each run is compared with what
+//! psql printed, read back, and checked serializable.
 
 use crate::common;
+
+use std::process::Command;
 
 use common::cli::{isopredict, stderr, stdout, Scratch};
 
@@ -209,6 +212,115 @@ fn psql_subqueries_and_aggregates_return_what_postgresql_returns() {
         ),
         "{r:#?}"
     );
+    let obs = observed.display().to_string();
+    let check = isopredict(&["check", &obs, "--level", "ser"]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+}
+
+/// Joins, outer joins, USING/NATURAL, subqueries in FROM, CTEs, `UPDATE … FROM` and
+/// `DELETE … USING`: psql prints through `isopredict record` exactly what it prints on
+/// PostgreSQL for the same script.
+const JOINS: &str = r#"
+CREATE TABLE cust (id integer PRIMARY KEY, name text NOT NULL, city text);
+CREATE TABLE orders (id integer PRIMARY KEY, cust_id integer, total integer);
+CREATE TABLE item (order_id integer, line integer, sku text, qty integer, PRIMARY KEY (order_id, line));
+CREATE TABLE city (city text PRIMARY KEY, country text);
+INSERT INTO cust VALUES (1, 'alice', 'paris'), (2, 'bob', 'oslo'), (3, 'carol', NULL);
+INSERT INTO orders VALUES (10, 1, 100), (11, 1, 50), (12, 2, 70), (13, 9, 5);
+INSERT INTO item VALUES (10, 1, 'a', 2), (10, 2, 'b', 1), (12, 1, 'a', 7);
+INSERT INTO city VALUES ('paris', 'fr'), ('rome', 'it');
+SELECT 'q1', c.name, o.id, i.sku, i.qty FROM cust c JOIN orders o ON o.cust_id = c.id JOIN item i ON i.order_id = o.id ORDER BY o.id, i.line;
+SELECT 'q2', c.name, o.id FROM cust c, orders o, city t WHERE o.cust_id = c.id AND t.city = c.city ORDER BY o.id;
+SELECT 'q3', c.name, o.id, o.total FROM cust c LEFT JOIN orders o ON o.cust_id = c.id ORDER BY c.id, o.id;
+SELECT 'q4', o.id, c.name FROM orders o LEFT OUTER JOIN cust c ON c.id = o.cust_id WHERE o.id = 13;
+SELECT 'q5', c.name, o.id FROM orders o RIGHT JOIN cust c ON c.id = o.cust_id ORDER BY c.id, o.id;
+SELECT 'q6', c.name, o.id FROM cust c FULL JOIN orders o ON c.id = o.cust_id ORDER BY c.id, o.id;
+SELECT * FROM city JOIN cust USING (city) ORDER BY id;
+SELECT city, name FROM cust LEFT JOIN city USING (city) ORDER BY name;
+SELECT * FROM cust NATURAL JOIN city;
+SELECT 'q7', c.name, count(o.id), sum(o.total) FROM cust c LEFT JOIN orders o ON o.cust_id = c.id GROUP BY c.name ORDER BY c.name;
+SELECT 'q8', c.name, o.id FROM cust c LEFT JOIN orders o ON o.cust_id = c.id AND o.total > 60 WHERE o.id IS NULL ORDER BY c.id;
+SELECT 'q9', s.name, s.n FROM (SELECT c.name, count(*) AS n FROM cust c JOIN orders o ON o.cust_id = c.id GROUP BY c.name) AS s ORDER BY s.name;
+WITH big AS (SELECT id, cust_id FROM orders WHERE total >= 70) SELECT 'q10', c.name, big.id FROM big JOIN cust c ON c.id = big.cust_id ORDER BY big.id;
+WITH a(x) AS (SELECT id FROM cust), b AS (SELECT x FROM a WHERE x > 1) SELECT 'q11', x FROM b ORDER BY x;
+SELECT 'q12', v.k, c.name FROM (VALUES (1, 'one'), (3, 'three')) AS v(k, label) JOIN cust c ON c.id = v.k ORDER BY v.k;
+SELECT 'q13', a.name, b.name FROM cust a JOIN cust b ON a.id < b.id ORDER BY a.id, b.id;
+SELECT 'q14', c.name FROM cust c CROSS JOIN city t WHERE t.country = 'it' ORDER BY 2;
+SELECT 'q15', o.id, c.name, t.country FROM orders o LEFT JOIN cust c ON c.id = o.cust_id LEFT JOIN city t ON t.city = c.city ORDER BY o.id;
+SELECT 'q16', c.name, o.id, i.sku FROM cust c LEFT JOIN (orders o JOIN item i ON i.order_id = o.id) ON o.cust_id = c.id AND i.qty > 1 ORDER BY c.id, o.id;
+UPDATE orders SET total = total + c.id FROM cust c WHERE c.id = orders.cust_id AND c.name = 'alice';
+SELECT 'q17', id, total FROM orders ORDER BY id;
+DELETE FROM item USING orders o WHERE o.id = item.order_id AND o.cust_id = 2;
+SELECT 'q18', order_id, line FROM item ORDER BY 2, 1;
+WITH gone AS (SELECT id FROM orders WHERE cust_id = 9) DELETE FROM orders WHERE id IN (SELECT id FROM gone);
+SELECT 'q19', count(*) FROM orders;
+"#;
+
+#[test]
+fn psql_joins_derived_tables_ctes_and_update_from_print_what_postgresql_prints() {
+    let test = "client_sql joins";
+    let (Some(psql), Some(url)) = (pg_bin("psql"), common::postgres::server(test)) else {
+        return;
+    };
+    let s = Scratch::new("client-sql-joins");
+    let script = write(&s, "joins.sql", JOINS);
+    // PostgreSQL itself, in a schema of this run's own.
+    let schema = format!("isopredict_joins_{}", std::process::id());
+    let admin = |sql: &str| {
+        let o = Command::new(&psql)
+            .args([url.as_str(), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{sql}: {}", stderr(&o));
+    };
+    admin(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ));
+    let on_postgres = Command::new(&psql)
+        .args([
+            url.as_str(),
+            "-X",
+            "-A",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-f",
+            &script,
+        ])
+        .env("PGOPTIONS", format!("-csearch_path={schema}"))
+        .output()
+        .unwrap();
+    admin(&format!("DROP SCHEMA {schema} CASCADE"));
+    assert!(on_postgres.status.success(), "{}", stderr(&on_postgres));
+    let (o, observed) = record(
+        &s,
+        &[
+            psql.to_str().unwrap(),
+            "-X",
+            "-A",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-f",
+            &script,
+        ],
+    );
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert_eq!(stdout(&o), stdout(&on_postgres));
+    // What was read: order 13's customer 9 does not exist, and its absence is read.
+    let h = read_history(&observed);
+    let r = reads(&h);
+    assert!(
+        r.iter()
+            .any(|(reader, k, _)| reader.starts_with("SELECT 'q4'") && k == "cust[id=9]"),
+        "{r:#?}"
+    );
+    // UPDATE … FROM read alice's name from her INSERT and the balances it wrote.
+    assert!(r
+        .iter()
+        .any(|(reader, k, writer)| reader.starts_with("UPDATE orders")
+            && k == "cust.name[id=1]"
+            && writer
+                .as_deref()
+                .is_some_and(|w| w.starts_with("INSERT INTO cust"))));
     let obs = observed.display().to_string();
     let check = isopredict(&["check", &obs, "--level", "ser"]);
     assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));

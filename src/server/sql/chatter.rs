@@ -98,7 +98,8 @@ fn is_system_table(f: &TableFactor) -> bool {
                 });
             pg_prefixed || system_schema
         }
-        TableFactor::Derived { .. } | TableFactor::Function { .. } => true,
+        TableFactor::Derived { subquery, .. } => reads_system_tables(subquery),
+        TableFactor::Function { .. } => true,
         TableFactor::NestedJoin {
             table_with_joins, ..
         } => {
@@ -110,6 +111,20 @@ fn is_system_table(f: &TableFactor) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether query `q` (its first SELECT, or a CTE of it) reads a catalog table.
+fn reads_system_tables(q: &sqlparser::ast::Query) -> bool {
+    let in_cte = q
+        .with
+        .as_ref()
+        .is_some_and(|w| w.cte_tables.iter().any(|c| reads_system_tables(&c.query)));
+    in_cte
+        || leftmost_select(q.body.as_ref()).is_some_and(|sel| {
+            sel.from.iter().any(|t| {
+                is_system_table(&t.relation) || t.joins.iter().any(|j| is_system_table(&j.relation))
+            })
+        })
 }
 
 /// `VACUUM …` or `ANALYZE …` (as one query): its command tag. Answered before parsing, as
@@ -138,10 +153,7 @@ pub fn is_chatter(s: &Statement) -> bool {
         Statement::Query(q) => match leftmost_select(q.body.as_ref()) {
             Some(sel) => {
                 (sel.from.is_empty() && !calls_sequence_function(sel) && !reads_a_table(sel))
-                    || sel.from.iter().any(|t| {
-                        is_system_table(&t.relation)
-                            || t.joins.iter().any(|j| is_system_table(&j.relation))
-                    })
+                    || reads_system_tables(q)
                     || is_pgbench_scale_query(s)
             }
             None => false,

@@ -9,7 +9,8 @@
 //!
 //! - SELECT: memberships, then per present row the WHERE cells, then the projected ones;
 //!   ORDER BY, LIMIT/OFFSET, aggregates and GROUP BY are computed over the rows read (LIMIT
-//!   does not shorten the scan). Two-table joins read the inner table per outer row.
+//!   does not shorten the scan). Joins read what an index nested-loop join reads ([`join`]);
+//!   subqueries in FROM and CTEs run first as SELECTs of their own ([`derived`]).
 //! - UPDATE: as SELECT, then per matching row each assigned cell is written (assignments
 //!   see the row's old values). Reads of cells the statement then writes are *locked*.
 //! - DELETE: as SELECT, then one membership delete per matching row; TRUNCATE as a DELETE
@@ -34,10 +35,12 @@
 //! those columns; either is recorded as the reads its SELECT makes. A statement with a
 //! subquery reads each key at most once (the first read's value serves the later ones, as one
 //! statement reads one snapshot in PostgreSQL), so a key scanned for every outer row is one
-//! read, not one per row.
+//! read, not one per row; a join reads each key once the same way, however many
+//! combinations its row is part of.
 //!
-//! One file per concern: [`rows`] finds the rows (keys pinned or a scan, locks, joins),
-//! [`project`] the result columns, [`select`] and [`aggregate`] SELECT (aggregates inside
+//! One file per concern: [`rows`] finds a table's rows (keys pinned or a scan, locks),
+//! [`from_clause`] the FROM clause's tree, [`join`] the nested loop over it, [`derived`]
+//! subqueries in FROM and CTEs, [`project`] the result columns, [`select`] and [`aggregate`] SELECT (aggregates inside
 //! expressions, HAVING), [`subquery`] and [`correlate`] the subqueries, [`order`] ORDER BY,
 //! DISTINCT ON and LIMIT, [`insert`] INSERT and
 //! COPY's rows, [`update`] UPDATE (and ON CONFLICT's assignments), [`delete`] DELETE and
@@ -48,7 +51,10 @@ mod aggregate;
 mod correlate;
 mod ddl;
 mod delete;
+mod derived;
+mod from_clause;
 mod insert;
+mod join;
 mod order;
 mod project;
 mod rows;
@@ -66,11 +72,12 @@ pub use select::describe;
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use sqlparser::ast::TableFactor;
+use sqlparser::ast::{SetExpr, TableFactor};
 
 use super::catalog::Catalog;
+use super::catalog::SqlType;
 use super::eval::{ident, object_name, Columns};
-use super::{Outcome, SqlError};
+use super::{Field, Outcome, SqlError};
 use crate::server::locks::{Mode, Resource};
 use crate::store::{EmbeddedTx, KeyRef, KvRead, SessionId, Value};
 use delete::{delete, truncate};
@@ -176,6 +183,17 @@ pub struct Exec<'a, 't> {
     /// The row lock mode of plain reads (S, or X inside a transaction block: a read there may
     /// be followed by a write of the row, and two shared locks upgraded would deadlock).
     pub read_lock: Mode,
+    /// The common table expressions (`WITH`) in scope, innermost last.
+    pub with: Vec<WithTable>,
+}
+
+/// A common table expression in scope: its name, column names, query, and its rows once run
+/// (it runs when first named, once per statement).
+pub struct WithTable {
+    name: String,
+    columns: Vec<String>,
+    query: Box<sqlparser::ast::Query>,
+    rows: Option<Arc<Derived>>,
 }
 
 /// Locks `resource` in `mode` (a row under its table's intention lock), or stops the
@@ -194,7 +212,10 @@ fn lock(x: &mut Exec<'_, '_>, resource: Resource, mode: Mode) -> Result<(), SqlE
     }
 }
 
-/// A row being read: its table, key values, cells, and the cells read so far.
+/// A row being read: its table, key values, cells, and the cells read so far. A row of a
+/// derived table, or the NULL row an outer join adds, has every cell in `cache`; a source not
+/// yet bound in a join has an empty `cache`.
+#[derive(Clone)]
 struct RowState {
     table: usize,
     key: Arc<[Value]>,
@@ -210,6 +231,69 @@ type StoredRow = (Arc<[Value]>, Arc<[u64]>);
 struct Source {
     table: usize,
     alias: String,
+    /// A derived table's columns and rows (a subquery in FROM, a CTE); `None`: a stored table.
+    derived: Option<Arc<Derived>>,
+    /// Columns an unqualified name does not reach (the other side's copy of a `USING` column).
+    hidden: Vec<usize>,
+}
+
+/// The columns and rows of a subquery in FROM or a CTE, computed before the statement reads
+/// its tables.
+struct Derived {
+    fields: Vec<Field>,
+    rows: Vec<Vec<Value>>,
+}
+
+impl Source {
+    /// A stored table under `alias`.
+    fn table(table: usize, alias: String) -> Source {
+        Source {
+            table,
+            alias,
+            derived: None,
+            hidden: Vec::new(),
+        }
+    }
+
+    /// The position of column `name`.
+    fn column(&self, catalog: &Catalog, name: &str) -> Option<usize> {
+        match &self.derived {
+            Some(d) => d.fields.iter().position(|f| f.name == name),
+            None => catalog.get(self.table).column(name),
+        }
+    }
+
+    /// The type of column `name`.
+    fn column_type(&self, catalog: &Catalog, name: &str) -> Option<SqlType> {
+        match &self.derived {
+            Some(d) => d.fields.iter().find(|f| f.name == name).map(|f| f.ty),
+            None => {
+                let t = catalog.get(self.table);
+                t.column(name).map(|i| t.columns[i].ty)
+            }
+        }
+    }
+
+    /// Every column's name and type, in order.
+    fn columns<'c>(&'c self, catalog: &'c Catalog) -> Vec<(&'c str, SqlType)> {
+        match &self.derived {
+            Some(d) => d.fields.iter().map(|f| (f.name.as_str(), f.ty)).collect(),
+            None => catalog
+                .get(self.table)
+                .columns
+                .iter()
+                .map(|c| (c.name.as_str(), c.ty))
+                .collect(),
+        }
+    }
+
+    /// How many columns it has.
+    fn width(&self, catalog: &Catalog) -> usize {
+        match &self.derived {
+            Some(d) => d.fields.len(),
+            None => catalog.get(self.table).columns.len(),
+        }
+    }
 }
 
 /// The rows of one statement bound to their sources, reading cells through the transaction.
@@ -257,7 +341,10 @@ impl Columns for RowCols<'_, '_, '_> {
             if qualifier.is_some_and(|q| q != s.alias) {
                 continue;
             }
-            if let Some(c) = self.catalog.get(s.table).column(name) {
+            if let Some(c) = s.column(self.catalog, name) {
+                if qualifier.is_none() && s.hidden.contains(&c) {
+                    continue;
+                }
                 if found.is_some() {
                     return Err(SqlError::new(
                         "42702",
@@ -268,7 +355,9 @@ impl Columns for RowCols<'_, '_, '_> {
             }
         }
         match found {
-            Some((r, c)) if r < self.rows.len() => Ok(self.read(r, c)),
+            Some((r, c)) if self.rows.get(r).is_some_and(|row| c < row.cache.len()) => {
+                Ok(self.read(r, c))
+            }
             Some(_) => Err(SqlError::undefined_column(name)),
             None => match qualifier {
                 Some(q) if !self.sources.iter().any(|s| s.alias == q) => Err(SqlError::new(
@@ -302,6 +391,14 @@ impl Columns for NoRow<'_> {
 pub fn execute(x: &mut Exec<'_, '_>, s: &sqlparser::ast::Statement) -> Result<Outcome, SqlError> {
     use sqlparser::ast::Statement as S;
     let out = match s {
+        S::Query(q) if derived::data_modifying(q) => {
+            derived::with_ctes(x, q.with.as_ref(), |x| match q.body.as_ref() {
+                SetExpr::Insert(S::Insert(i)) => insert(x, i),
+                SetExpr::Update(S::Update(u)) => update(x, u),
+                SetExpr::Delete(S::Delete(d)) => delete(x, d),
+                _ => Err(SqlError::unsupported("MERGE")),
+            })
+        }
         S::Query(q) => select(x, q),
         S::Insert(i) => insert(x, i),
         S::Update(u) => update(x, u),
@@ -338,7 +435,7 @@ fn source_of(catalog: &Catalog, f: &TableFactor) -> Result<Source, SqlError> {
                 Some(a) => ident(&a.name),
                 None => object_name(name)?,
             };
-            Ok(Source { table, alias })
+            Ok(Source::table(table, alias))
         }
         other => Err(SqlError::unsupported(format!("FROM {other}"))),
     }

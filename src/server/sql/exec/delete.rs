@@ -1,11 +1,11 @@
-//! DELETE (one membership delete per matching row) and TRUNCATE (a DELETE without WHERE of
-//! each table).
+//! DELETE (one membership delete per matching row; with `USING`, the rows found as UPDATE …
+//! FROM finds them) and TRUNCATE (a DELETE without WHERE of each table).
 
 use sqlparser::ast::{Delete, FromTable, Truncate, TruncateIdentityOption};
 
 use super::project::{projection_items, returning_rows};
-use super::select::select;
-use super::subquery::matching_rows;
+use super::rows::matching_rows;
+use super::update::target_rows;
 use super::{source_of, table_of, Exec, RowState, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::eval::object_name;
@@ -13,9 +13,6 @@ use crate::server::sql::{Outcome, SqlError};
 use crate::store::{KeyRef, KvWrite};
 
 pub(super) fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlError> {
-    if d.using.is_some() {
-        return Err(SqlError::unsupported("DELETE … USING"));
-    }
     let tables = match &d.from {
         FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
     };
@@ -25,18 +22,20 @@ pub(super) fn delete(x: &mut Exec<'_, '_>, d: &Delete) -> Result<Outcome, SqlErr
     if !twj.joins.is_empty() {
         return Err(SqlError::unsupported("DELETE with a join"));
     }
-    let sources = [source_of(x.catalog, &twj.relation)?];
+    let source = source_of(x.catalog, &twj.relation)?;
+    let table = source.table;
+    let using = d.using.as_deref();
+    let (targets, mut matched) = target_rows(x, source, using, d.selection.as_ref())?;
+    let sources = targets.sources();
     let returning = match &d.returning {
-        Some(items) => Some(projection_items(x.catalog, &sources, items)?),
+        Some(items) => Some(projection_items(x.catalog, sources, items)?),
         None => None,
     };
-    let selection = d.selection.as_ref();
-    let mut matched = matching_rows(x, select, &sources, None, selection, Mode::Exclusive)?;
     let rows = match &returning {
-        Some(items) => returning_rows(x, &sources, items, &mut matched)?,
+        Some(items) => returning_rows(x, sources, items, &mut matched)?,
         None => Vec::new(),
     };
-    delete_rows(x, sources[0].table, &matched);
+    delete_rows(x, table, &matched);
     let count = matched.len();
     match returning {
         Some(items) => Ok(Outcome::Rows {
@@ -67,14 +66,13 @@ pub(super) fn truncate(x: &mut Exec<'_, '_>, t: &Truncate) -> Result<Outcome, Sq
     }
     let mut sources = Vec::with_capacity(t.table_names.len());
     for target in &t.table_names {
-        sources.push(Source {
-            table: table_of(x.catalog, &target.name)?,
-            alias: object_name(&target.name)?,
-        });
+        sources.push(Source::table(
+            table_of(x.catalog, &target.name)?,
+            object_name(&target.name)?,
+        ));
     }
     for source in &sources {
-        let one = std::slice::from_ref(source);
-        let matched = super::rows::matching_rows(x, one, None, None, Mode::Exclusive)?;
+        let matched = matching_rows(x, source, None, Mode::Exclusive)?;
         delete_rows(x, source.table, &matched);
     }
     Ok(Outcome::Done("TRUNCATE TABLE".into()))

@@ -169,7 +169,7 @@ fn target<'i>(x: &mut Exec<'_, '_>, i: &'i Insert) -> Result<Target<'i>, SqlErro
     };
     Ok(Target {
         t,
-        sources: [Source { table: t, alias }],
+        sources: [Source::table(t, alias)],
         columns,
         on_conflict,
         do_update,

@@ -56,15 +56,15 @@ pub(super) fn projection_items<'e>(
                     if qualifier.as_deref().is_some_and(|q| q != s.alias) {
                         continue;
                     }
-                    for c in &catalog.get(s.table).columns {
+                    for (name, ty) in s.columns(catalog) {
                         out.push(Item {
                             field: Field {
-                                name: c.name.clone(),
-                                ty: c.ty,
+                                name: name.to_string(),
+                                ty,
                             },
                             expr: Cow::Owned(Expr::CompoundIdentifier(vec![
                                 sqlparser::ast::Ident::with_quote('"', s.alias.clone()),
-                                sqlparser::ast::Ident::with_quote('"', c.name.clone()),
+                                sqlparser::ast::Ident::with_quote('"', name.to_string()),
                             ])),
                         });
                     }
@@ -106,9 +106,8 @@ pub(super) fn expr_type(catalog: &Catalog, sources: &[Source], e: &Expr) -> SqlT
             if q.as_deref().is_some_and(|q| q != s.alias) {
                 continue;
             }
-            let t = catalog.get(s.table);
-            if let Some(i) = t.column(&c) {
-                return t.columns[i].ty;
+            if let Some(ty) = s.column_type(catalog, &c) {
+                return ty;
             }
         }
         return SqlType::Text;

@@ -1,12 +1,12 @@
-//! Finding the rows a statement reads (the "Finding rows" rule of [`super`]): the key values a
-//! WHERE clause pins, else a scan of every row ever inserted; each candidate's membership read
-//! under its lock; a two-table join reading the inner table per outer row; the conjunction
-//! evaluated on each combination.
+//! Finding the rows a one-table statement reads (the "Finding rows" rule of [`super`]): the
+//! key values a WHERE clause pins, else a scan of every row ever inserted; each candidate's
+//! membership read under its lock; the conjunction evaluated on each row. Joins use the same
+//! key pinning per source ([`super::join`]).
 
 use rustc_hash::FxHashSet;
 use sqlparser::ast::Expr;
 
-use super::{lock, row_cols, Exec, RowCols, RowState, Source, StoredRow};
+use super::{lock, row_cols, Exec, RowState, Source, StoredRow};
 use crate::server::locks::{Mode, Resource};
 use crate::server::sql::catalog::{Catalog, SqlType};
 use crate::server::sql::eval::{self, coerce, column_ref, eval, is_true, Columns};
@@ -30,15 +30,20 @@ pub(super) fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 }
 
 /// The key values the clause pins for `source` (every key column by `=`, or `IN` on a
-/// one-column key), evaluating the other side with `outer` (rows of earlier sources);
-/// `None`: the clause does not pin the key, the table is scanned.
+/// one-column key), evaluating the other side with `outer` (the rows of sources bound
+/// before; a column of one not bound yet fails, and pins nothing); `None`: the clause does not
+/// pin the key, the table is scanned.
 pub(super) fn pinned_keys(
-    x: &mut Exec<'_, '_>,
+    catalog: &Catalog,
+    params: &[Value],
     clauses: &[&Expr],
     source: &Source,
     outer: &mut dyn Columns,
 ) -> Result<Option<Vec<Vec<Value>>>, SqlError> {
-    let table = x.catalog.get(source.table);
+    if source.derived.is_some() {
+        return Ok(None);
+    }
+    let table = catalog.get(source.table);
     if table.key.is_empty() || clauses.is_empty() {
         return Ok(None);
     }
@@ -66,7 +71,7 @@ pub(super) fn pinned_keys(
                 for (k_side, v_side) in [(left, right), (right, left)] {
                     if let Some(k) = is_key_ref(k_side) {
                         if pins[k].is_none() && is_key_ref(v_side).is_none() {
-                            if let Ok(v) = eval(v_side, outer, x.params) {
+                            if let Ok(v) = eval(v_side, outer, params) {
                                 pins[k] = Some(vec![coerce(v, key_types[k])?]);
                                 break;
                             }
@@ -84,7 +89,7 @@ pub(super) fn pinned_keys(
                     if pins[k].is_none() {
                         let mut values = Vec::with_capacity(list.len());
                         for item in list {
-                            let v = eval(item, &mut eval::NoColumns, x.params)?;
+                            let v = eval(item, &mut eval::NoColumns, params)?;
                             values.push(coerce(v, key_types[k])?);
                         }
                         pins[k] = Some(values);
@@ -172,58 +177,31 @@ pub(super) fn present_rows(
     Ok(out)
 }
 
-/// The rows (one state per source) the FROM and WHERE of a statement select, locked in
-/// `mode`.
+/// The rows of one table's `source` the WHERE clause `selection` selects (one state each, as
+/// a one-source combination), locked in `mode`.
 pub(super) fn matching_rows(
     x: &mut Exec<'_, '_>,
-    sources: &[Source],
-    join_on: Option<&Expr>,
+    source: &Source,
     selection: Option<&Expr>,
     mode: Mode,
 ) -> Result<Vec<Vec<RowState>>, SqlError> {
-    // The condition is `ON AND WHERE`.
-    let clauses: Vec<&Expr> = join_on.into_iter().chain(selection).collect();
     let params = x.params;
-    let pinned = pinned_keys(x, &clauses, &sources[0], &mut eval::NoColumns)?;
-    let firsts = present_rows(x, &sources[0], pinned, mode)?;
-    let mut out = Vec::new();
-    for first in firsts {
-        let mut combos = vec![vec![first]];
-        if sources.len() == 2 {
-            let mut row = combos.pop().expect("one combination");
-            let pinned = {
-                let catalog: &Catalog = x.catalog;
-                let mut cols = RowCols {
-                    catalog,
-                    tx: &mut *x.tx,
-                    notes: &mut *x.notes,
-                    sources: &sources[..1],
-                    rows: &mut row,
-                    excluded: None,
-                    _a: std::marker::PhantomData,
-                };
-                pinned_keys_outer(catalog, params, &clauses, &sources[1], &mut cols)?
-            };
-            let seconds = present_rows(x, &sources[1], pinned, mode)?;
-            for second in seconds {
-                let mut r = vec![RowState {
-                    table: row[0].table,
-                    key: row[0].key.clone(),
-                    cells: row[0].cells.clone(),
-                    cache: row[0].cache.clone(),
-                }];
-                r.push(second);
-                combos.push(r);
-            }
-        }
-        for mut combo in combos {
-            let keep = clauses.is_empty() || {
-                let mut cols = row_cols(x, sources, &mut combo);
-                all_true(&clauses, &mut cols, params)?
-            };
-            if keep {
-                out.push(combo);
-            }
+    let clauses: &[&Expr] = match &selection {
+        Some(e) => std::slice::from_ref(e),
+        None => &[],
+    };
+    let pinned = pinned_keys(x.catalog, params, clauses, source, &mut eval::NoColumns)?;
+    let rows = present_rows(x, source, pinned, mode)?;
+    let sources = std::slice::from_ref(source);
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let mut combo = vec![row];
+        let keep = clauses.is_empty() || {
+            let mut cols = row_cols(x, sources, &mut combo);
+            all_true(clauses, &mut cols, params)?
+        };
+        if keep {
+            out.push(combo);
         }
     }
     Ok(out)
@@ -245,44 +223,4 @@ pub(super) fn all_true(
         all &= is_true(&v);
     }
     Ok(all)
-}
-
-/// [`pinned_keys`] without a statement context (the catalog and parameters only).
-pub(super) fn pinned_keys_outer(
-    catalog: &Catalog,
-    params: &[Value],
-    clauses: &[&Expr],
-    source: &Source,
-    outer: &mut dyn Columns,
-) -> Result<Option<Vec<Vec<Value>>>, SqlError> {
-    let table = catalog.get(source.table);
-    if table.key.len() != 1 {
-        return Ok(None);
-    }
-    let mut parts = Vec::new();
-    for clause in clauses {
-        conjuncts(clause, &mut parts);
-    }
-    let key_col = &table.columns[table.key[0]];
-    for part in parts {
-        if let Expr::BinaryOp {
-            left,
-            op: sqlparser::ast::BinaryOperator::Eq,
-            right,
-        } = part
-        {
-            for (k_side, v_side) in [(left, right), (right, left)] {
-                let Some((q, c)) = column_ref(k_side) else {
-                    continue;
-                };
-                if c != key_col.name || q.as_deref().is_some_and(|q| q != source.alias) {
-                    continue;
-                }
-                if let Ok(v) = eval(v_side, outer, params) {
-                    return Ok(Some(vec![vec![coerce(v, key_col.ty)?]]));
-                }
-            }
-        }
-    }
-    Ok(None)
 }

@@ -1,52 +1,28 @@
-//! SELECT: FROM (one table or a two-table equi-join), WHERE, the select list, ORDER BY,
-//! DISTINCT and DISTINCT ON, LIMIT/OFFSET over the rows read (aggregates, GROUP BY and HAVING
-//! in [`super::aggregate`], subqueries in [`super::subquery`]); and Describe's fields of a
-//! statement.
+//! SELECT: FROM (one table, or joins, subqueries and CTEs read by [`super::join`] and
+//! [`super::derived`]), WHERE, the select list, ORDER BY, DISTINCT and DISTINCT ON,
+//! LIMIT/OFFSET over the rows read (aggregates, GROUP BY and HAVING in [`super::aggregate`],
+//! subqueries in [`super::subquery`]); and Describe's fields of a statement.
+
+use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 use sqlparser::ast::{
-    Distinct, Expr, FromTable, GroupByExpr, JoinConstraint, JoinOperator, OrderByKind, OrderBySort,
-    Query, Select, SelectItem, SetExpr, TableFactor, TableObject, TableWithJoins,
+    Distinct, Expr, FromTable, GroupByExpr, OrderByKind, OrderBySort, Query, Select, SelectItem,
+    SetExpr, TableFactor, TableObject, TableWithJoins,
 };
 
 use super::aggregate::aggregate_rows;
+use super::derived;
+use super::from_clause::{FromClause, Resolve};
+use super::join::from_rows;
 use super::order::{distinct_page, output_row, SortedRows};
 use super::project::{is_aggregate, projection_items, Item};
 use super::subquery::{holds_query, matching_rows, Subqueries, SubqueryRow};
-use super::{first_words, source_of, table_of, values, Exec, RowState, Source};
+use super::{first_words, table_of, values, Derived, Exec, RowState, Source};
 use crate::server::locks::Mode;
 use crate::server::sql::catalog::Catalog;
 use crate::server::sql::eval::{eval, is_true, object_name};
 use crate::server::sql::{Field, Outcome, SqlError};
-
-/// The sources of a SELECT's FROM and the join condition (at most two tables).
-pub(super) fn from_sources(
-    catalog: &Catalog,
-    from: &[TableWithJoins],
-) -> Result<(Vec<Source>, Option<Expr>), SqlError> {
-    let mut sources = Vec::new();
-    let mut on = None;
-    for twj in from {
-        sources.push(source_of(catalog, &twj.relation)?);
-        for j in &twj.joins {
-            sources.push(source_of(catalog, &j.relation)?);
-            match &j.join_operator {
-                JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
-                    match c {
-                        JoinConstraint::On(e) => on = Some(e.clone()),
-                        JoinConstraint::None => {}
-                        _ => return Err(SqlError::unsupported("JOIN … USING and NATURAL JOIN")),
-                    }
-                }
-                _ => return Err(SqlError::unsupported("outer joins")),
-            }
-        }
-    }
-    if sources.len() > 2 {
-        return Err(SqlError::unsupported("joins of more than two tables"));
-    }
-    Ok((sources, on))
-}
 
 /// The fields a SELECT returns, without running it (Describe).
 pub fn describe(catalog: &Catalog, s: &sqlparser::ast::Statement) -> Result<Vec<Field>, SqlError> {
@@ -56,26 +32,14 @@ pub fn describe(catalog: &Catalog, s: &sqlparser::ast::Statement) -> Result<Vec<
             return Ok(Vec::new());
         };
         let t = table_of(catalog, table)?;
-        let sources = [Source {
-            table: t,
-            alias: object_name(table)?,
-        }];
+        let sources = [Source::table(t, object_name(table)?)];
         Ok(projection_items(catalog, &sources, items)?
             .into_iter()
             .map(|i| i.field)
             .collect())
     };
     match s {
-        S::Query(q) => match q.body.as_ref() {
-            SetExpr::Select(sel) => {
-                let (sources, _) = from_sources(catalog, &sel.from)?;
-                Ok(projection_items(catalog, &sources, &sel.projection)?
-                    .into_iter()
-                    .map(|i| i.field)
-                    .collect())
-            }
-            _ => Ok(Vec::new()),
-        },
+        S::Query(q) => derived::describe_query(catalog, q),
         S::Insert(i) => match &i.table {
             TableObject::TableName(n) => returning(n, &i.returning),
             _ => Ok(Vec::new()),
@@ -97,11 +61,46 @@ pub fn describe(catalog: &Catalog, s: &sqlparser::ast::Statement) -> Result<Vec<
     }
 }
 
+impl Resolve for Exec<'_, '_> {
+    fn catalog(&self) -> &Catalog {
+        self.catalog
+    }
+
+    fn subquery(&mut self, q: &Query) -> Result<Derived, SqlError> {
+        run_derived(self, q)
+    }
+
+    fn cte(&mut self, name: &str) -> Option<Result<Arc<Derived>, SqlError>> {
+        derived::cte(self, name, run_derived)
+    }
+}
+
+/// Runs the query of a subquery in FROM or a CTE: its rows as a table.
+fn run_derived(x: &mut Exec<'_, '_>, q: &Query) -> Result<Derived, SqlError> {
+    if let (None, SetExpr::Values(v)) = (&q.with, q.body.as_ref()) {
+        return derived::values_table(x, v);
+    }
+    if derived::data_modifying(q) {
+        return Err(SqlError::unsupported(
+            "data-modifying statements in FROM or WITH",
+        ));
+    }
+    let for_update = x.notes.for_update;
+    let result = select(x, q);
+    x.notes.for_update = for_update;
+    match result? {
+        Outcome::Rows { fields, rows, .. } => Ok(Derived { fields, rows }),
+        Outcome::Done(tag) => Err(SqlError::unsupported(format!("{tag} as a table"))),
+    }
+}
+
+/// Runs SELECT `q` (its CTEs in scope).
+pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
+    derived::with_ctes(x, q.with.as_ref(), |x| select_body(x, q))
+}
+
 /// The SELECT forms refused (`0A000`), and the one select of `q`.
 fn plain_select(q: &Query) -> Result<&Select, SqlError> {
-    if q.with.is_some() {
-        return Err(SqlError::unsupported("WITH (common table expressions)"));
-    }
     if q.fetch.is_some() {
         return Err(SqlError::unsupported("FETCH FIRST"));
     }
@@ -147,7 +146,7 @@ fn order_items(q: &Query) -> Result<OrderItems<'_>, SqlError> {
     }
 }
 
-pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
+fn select_body(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
     let sel = plain_select(q)?;
     if let [TableWithJoins {
         relation:
@@ -164,8 +163,10 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
             return values::values_select(x, q, sel, values, alias);
         }
     }
-    let (sources, on) = from_sources(x.catalog, &sel.from)?;
-    let items = projection_items(x.catalog, &sources, &sel.projection)?;
+    let from = FromClause::build(x, None, &sel.from)?;
+    let sources = &from.sources;
+    let projection = from.select_list(x.catalog, &sel.projection);
+    let items = projection_items(x.catalog, sources, &projection)?;
     let fields: Vec<Field> = items.iter().map(|i| i.field.clone()).collect();
     x.notes.for_update = !q.locks.is_empty();
     if holds_query(sel) || holds_query(&q.order_by) {
@@ -203,12 +204,15 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
             x.read_lock
         };
         let selection = sel.selection.as_ref();
-        let matched = matching_rows(x, select, &sources, on.as_ref(), selection, mode)?;
+        let read = &mut |x: &mut Exec<'_, '_>, selection: Option<&Expr>| {
+            from_rows(x, &from, selection, (mode, mode))
+        };
+        let matched = matching_rows(x, select, sources, selection, read)?;
         if aggregate {
             let grouping = (group_by, having);
             aggregate_rows(
                 x,
-                &sources,
+                sources,
                 matched,
                 &items,
                 grouping,
@@ -216,7 +220,7 @@ pub(super) fn select(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlErro
                 &mut subqueries,
             )?
         } else {
-            project_rows(x, &sources, matched, &items, &keyed, &mut subqueries)?
+            project_rows(x, sources, matched, &items, &keyed, &mut subqueries)?
         }
     };
     if matches!(sel.distinct, Some(Distinct::Distinct)) {

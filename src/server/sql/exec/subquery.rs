@@ -22,9 +22,8 @@ use rustc_hash::FxHashMap;
 use sqlparser::ast::{BinaryOperator, Expr, InTarget, Query, Value as SqlValue, Visit, Visitor};
 
 use super::correlate::{bind, free_columns, names_outer, value_literal, FreeColumn};
-use super::rows::{self, all_true, conjuncts};
+use super::rows::{all_true, conjuncts};
 use super::{row_cols, Exec, RowState, Source};
-use crate::server::locks::Mode;
 use crate::server::sql::eval::Columns;
 use crate::server::sql::{Outcome, SqlError};
 use crate::store::Value;
@@ -250,19 +249,23 @@ impl Columns for SubqueryRow<'_, '_, '_> {
     }
 }
 
-/// The rows FROM and WHERE select ([`rows::matching_rows`]), with the WHERE's subqueries run:
-/// those naming no outer column first (put in as what they returned); the conjuncts still
-/// holding one are then evaluated on each row the others keep.
+/// How a statement reads its FROM clause's rows under a WHERE clause.
+pub(super) type ReadRows<'r> =
+    &'r mut dyn FnMut(&mut Exec<'_, '_>, Option<&Expr>) -> Result<Vec<Vec<RowState>>, SqlError>;
+
+/// The rows a FROM clause (`sources`, read by `read`: one table's [`super::rows::matching_rows`] or
+/// a join's) and the WHERE clause `selection` select, with the WHERE's subqueries run: those
+/// naming no outer column first (put in as what they returned); the conjuncts still holding
+/// one are then evaluated on each row the others keep.
 pub(super) fn matching_rows(
     x: &mut Exec<'_, '_>,
     run: RunSelect,
     sources: &[Source],
-    on: Option<&Expr>,
     selection: Option<&Expr>,
-    mode: Mode,
+    read: ReadRows<'_>,
 ) -> Result<Vec<Vec<RowState>>, SqlError> {
     let Some(e) = selection.filter(|e| holds_query(*e)) else {
-        return rows::matching_rows(x, sources, on, selection, mode);
+        return read(x, selection);
     };
     x.notes.once = true;
     let mut subqueries = Subqueries::new(run);
@@ -276,7 +279,7 @@ pub(super) fn matching_rows(
         op: BinaryOperator::And,
         right: Box::new(b),
     });
-    let matched = rows::matching_rows(x, sources, on, now.as_ref(), mode)?;
+    let matched = read(x, now.as_ref())?;
     if later.is_empty() {
         return Ok(matched);
     }

@@ -1,10 +1,13 @@
-//! UPDATE: the matching rows found as a SELECT finds them, then each assigned cell written
-//! (assignments see the row's old values, and may hold subqueries, correlated or not; reads
-//! of cells then written are locked). The
-//! assignment step is shared with INSERT … ON CONFLICT DO UPDATE.
+//! UPDATE: the matching rows found as a SELECT finds them (with `UPDATE … FROM`, joined with
+//! the FROM items as a SELECT joins them), then each assigned cell written (assignments see
+//! the row's old values, and may hold subqueries, correlated or not; reads of cells then
+//! written are locked). The assignment step is shared with INSERT … ON CONFLICT DO UPDATE;
+//! finding the target rows with DELETE … USING.
 
-use sqlparser::ast::{AssignmentTarget, Expr, Update};
+use sqlparser::ast::{AssignmentTarget, Expr, TableWithJoins, Update, UpdateTableFromKind};
 
+use super::from_clause::FromClause;
+use super::join::join_rows;
 use super::project::{projection_items, returning_rows};
 use super::select::select;
 use super::subquery::{holds_query, matching_rows, Subqueries, SubqueryRow};
@@ -94,29 +97,37 @@ pub(super) fn apply_assignments(
 }
 
 pub(super) fn update(x: &mut Exec<'_, '_>, u: &Update) -> Result<Outcome, SqlError> {
-    if !u.table.joins.is_empty() || u.from.is_some() {
-        return Err(SqlError::unsupported("UPDATE … FROM"));
+    if !u.table.joins.is_empty() {
+        return Err(SqlError::unsupported("UPDATE of a join"));
     }
-    let source = source_of(x.catalog, &u.table.relation)?;
-    let sources = [source];
-    let assigns = assignments(x.catalog, sources[0].table, &u.assignments)?;
-    let returning = match &u.returning {
-        Some(items) => Some(projection_items(x.catalog, &sources, items)?),
+    let from_items = match &u.from {
         None => None,
+        Some(UpdateTableFromKind::AfterSet(items)) => Some(items),
+        Some(UpdateTableFromKind::BeforeSet(_)) => {
+            return Err(SqlError::unsupported("UPDATE FROM … SET"))
+        }
     };
+    let source = source_of(x.catalog, &u.table.relation)?;
+    let assigns = assignments(x.catalog, source.table, &u.assignments)?;
     if assigns.iter().any(|(_, e)| holds_query(e)) {
         // Each key read once, also by the assignments' subqueries (see [`super`]).
         x.notes.once = true;
     }
+    let from_items = from_items.map(Vec::as_slice);
     let selection = u.selection.as_ref();
-    let mut matched = matching_rows(x, select, &sources, None, selection, Mode::Exclusive)?;
+    let (targets, mut matched) = target_rows(x, source, from_items, selection)?;
+    let sources = targets.sources();
+    let returning = match &u.returning {
+        Some(items) => Some(projection_items(x.catalog, sources, items)?),
+        None => None,
+    };
     for combo in &mut matched {
-        apply_assignments(x, &sources, &assigns, combo, None)?;
+        apply_assignments(x, sources, &assigns, combo, None)?;
     }
     let count = matched.len();
     match returning {
         Some(items) => {
-            let rows = returning_rows(x, &sources, &items, &mut matched)?;
+            let rows = returning_rows(x, sources, &items, &mut matched)?;
             Ok(Outcome::Rows {
                 fields: items.into_iter().map(|i| i.field).collect(),
                 rows,
@@ -126,4 +137,48 @@ pub(super) fn update(x: &mut Exec<'_, '_>, u: &Update) -> Result<Outcome, SqlErr
         }
         None => Ok(Outcome::Done(format!("UPDATE {count}"))),
     }
+}
+
+/// The sources of UPDATE's or DELETE's rows: its table alone, or joined with FROM (USING).
+pub(super) enum Targets<'q> {
+    One([Source; 1]),
+    Joined(FromClause<'q>),
+}
+
+impl Targets<'_> {
+    /// The sources, the target first.
+    pub(super) fn sources(&self) -> &[Source] {
+        match self {
+            Targets::One(one) => one,
+            Targets::Joined(from) => &from.sources,
+        }
+    }
+}
+
+/// The rows of UPDATE's or DELETE's table `target` that `selection` selects, locked
+/// exclusively: alone, or joined with the FROM (USING) items `from` — whose rows are read as a
+/// SELECT reads them and locked as its plain reads are — each target row once (with the first
+/// combination it is part of: PostgreSQL updates a row once whatever the number of rows it
+/// joins).
+pub(super) fn target_rows<'q>(
+    x: &mut Exec<'_, '_>,
+    target: Source,
+    from: Option<&'q [TableWithJoins]>,
+    selection: Option<&Expr>,
+) -> Result<(Targets<'q>, Vec<Vec<RowState>>), SqlError> {
+    let targets = match from {
+        None => Targets::One([target]),
+        Some(from) => Targets::Joined(FromClause::build(x, Some(target), from)?),
+    };
+    let read_lock = x.read_lock;
+    let read = &mut |x: &mut Exec<'_, '_>, selection: Option<&Expr>| match &targets {
+        Targets::One([one]) => super::rows::matching_rows(x, one, selection, Mode::Exclusive),
+        Targets::Joined(from) => join_rows(x, from, selection, (Mode::Exclusive, read_lock)),
+    };
+    let mut rows = matching_rows(x, select, targets.sources(), selection, read)?;
+    if let Targets::Joined(_) = targets {
+        let mut seen = rustc_hash::FxHashSet::default();
+        rows.retain(|combo| seen.insert(combo[0].key.as_ptr()));
+    }
+    Ok((targets, rows))
 }

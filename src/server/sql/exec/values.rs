@@ -5,9 +5,10 @@
 
 use sqlparser::ast::{Query, Select, SelectItem, TableAlias, Values};
 
+use super::derived::constant_rows;
 use super::order::sorted_page;
 use super::project::{column_name, is_aggregate};
-use super::{Exec, NoRow};
+use super::Exec;
 use crate::server::sql::catalog::SqlType;
 use crate::server::sql::eval::{eval, ident, Columns};
 use crate::server::sql::{Field, Outcome, SqlError};
@@ -52,18 +53,7 @@ pub(super) fn values_select(
     }
     let table = ident(&alias.name);
     let params = x.params;
-    let mut rows = Vec::with_capacity(values.rows.len());
-    let mut no_row = NoRow {
-        catalog: &mut *x.catalog,
-        session: x.tx.session(),
-    };
-    for r in &values.rows {
-        let row = r
-            .iter()
-            .map(|e| eval(e, &mut no_row, params))
-            .collect::<Result<Vec<_>, _>>()?;
-        rows.push(row);
-    }
+    let rows = constant_rows(x, values)?;
     let width = rows.first().map_or(0, Vec::len);
     let mut names: Vec<String> = alias.columns.iter().map(|c| ident(&c.name)).collect();
     for i in names.len()..width {
