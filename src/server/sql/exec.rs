@@ -32,10 +32,11 @@
 //! One file per concern: [`rows`] finds the rows (keys pinned or a scan, locks, joins),
 //! [`project`] the result columns, [`select`] and [`aggregate`] SELECT (with [`select`] running the uncorrelated subqueries of a WHERE), [`order`] ORDER BY and LIMIT, [`insert`] INSERT and
 //! COPY's rows, [`update`] UPDATE (and ON CONFLICT's assignments), [`delete`] DELETE and
-//! TRUNCATE, [`ddl`] the schema statements, [`values`] VALUES as a table in FROM. Transaction control is the session's
+//! TRUNCATE, [`ddl`] the schema statements ([`alter`] ALTER TABLE), [`values`] VALUES as a table in FROM, [`unnest`] UNNEST of arrays as an INSERT's source. Transaction control is the session's
 //! ([`crate::server::session`]).
 
 mod aggregate;
+mod alter;
 mod ddl;
 mod delete;
 mod insert;
@@ -43,6 +44,7 @@ mod order;
 mod project;
 mod rows;
 mod select;
+mod unnest;
 mod update;
 mod values;
 
