@@ -10,7 +10,7 @@ use super::sql::{parse, Outcome};
 use crate::history::{History, OpKind};
 use crate::store::Value;
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -20,7 +20,11 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 /// Runs each statement of `sql` in `s`: the last one's rows (empty for a command), or the
 /// first error's SQLSTATE.
-async fn run(shared: &Shared, s: &mut Session, sql: &str) -> Result<Vec<Vec<Value>>, String> {
+pub(crate) async fn run(
+    shared: &Shared,
+    s: &mut Session,
+    sql: &str,
+) -> Result<Vec<Vec<Value>>, String> {
     let stmts = parse(sql).map_err(|e| e.code.to_string())?;
     let mut last = Vec::new();
     for stmt in &stmts {
@@ -33,13 +37,13 @@ async fn run(shared: &Shared, s: &mut Session, sql: &str) -> Result<Vec<Vec<Valu
     Ok(last)
 }
 
-fn history(shared: &Shared) -> History {
+pub(crate) fn history(shared: &Shared) -> History {
     let db = shared.lock();
     db.recorder.history(&db.store, &db.catalog, "test").unwrap()
 }
 
 /// `(kind, key)` of every operation made by the statement whose text starts with `prefix`.
-fn ops_of(h: &History, prefix: &str) -> Vec<(OpKind, String)> {
+pub(crate) fn ops_of(h: &History, prefix: &str) -> Vec<(OpKind, String)> {
     let st = h.statements().unwrap();
     h.ops()
         .iter()

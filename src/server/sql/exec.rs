@@ -44,6 +44,8 @@ mod order;
 mod project;
 mod rows;
 mod select;
+#[cfg(test)]
+mod tests_migrations;
 mod unnest;
 mod update;
 mod values;
