@@ -14,12 +14,14 @@
 //!   table; its cells' events stay in the recording under their names.
 //! - `ADD COLUMN` to a table no row was ever inserted into (a row would need the new cell).
 //!
-//! Anything else is refused with `0A000` naming the operation.
+//! Anything else is refused with `0A000` naming the operation. Column definitions (CREATE
+//! TABLE's and ADD COLUMN's) become catalog columns here too ([`column_of`]).
 
-use sqlparser::ast::{AlterColumnOperation, AlterTableOperation, TableConstraint};
+use sqlparser::ast::{
+    AlterColumnOperation, AlterTableOperation, ColumnDef, ColumnOption, TableConstraint,
+};
 
-use super::ddl::column_of;
-use crate::server::sql::catalog::Catalog;
+use crate::server::sql::catalog::{Catalog, Column};
 use crate::server::sql::eval::{self, column_ref, ident, object_name};
 use crate::server::sql::{Outcome, SqlError};
 use crate::store::{KvRead, Value};
@@ -216,4 +218,47 @@ fn alter_column(
         }
     }
     Ok(())
+}
+
+/// Column `def` of table `table` (CREATE TABLE's, ADD COLUMN's) as the catalog keeps it, and whether it is the primary key
+/// (a SERIAL or identity column gets its sequence, `table_column_seq`).
+pub(super) fn column_of(
+    catalog: &mut Catalog,
+    table: &str,
+    def: &ColumnDef,
+) -> Result<(Column, bool), SqlError> {
+    let (ty, mut serial) = eval::sql_type(&def.data_type)
+        .ok_or_else(|| SqlError::unsupported(format!("the type {}", def.data_type)))?;
+    let mut column = Column {
+        name: ident(&def.name),
+        ty,
+        not_null: false,
+        default: None,
+        sequence: None,
+        identity: None,
+    };
+    let mut primary = false;
+    for o in &def.options {
+        match &o.option {
+            ColumnOption::NotNull => column.not_null = true,
+            ColumnOption::Null => {}
+            ColumnOption::Default(e) => column.default = Some(e.clone()),
+            ColumnOption::PrimaryKey(_) => {
+                column.not_null = true;
+                primary = true;
+            }
+            ColumnOption::Unique(_) | ColumnOption::ForeignKey(_) | ColumnOption::Check(_) => {}
+            other if other.to_string().to_uppercase().contains("IDENTITY") => {
+                serial = true;
+                let always = other.to_string().to_uppercase().contains("ALWAYS");
+                column.identity = Some(if always { 'a' } else { 'd' });
+            }
+            other => return Err(SqlError::unsupported(format!("the column option {other}"))),
+        }
+    }
+    if serial {
+        column.not_null = true;
+        column.sequence = Some(catalog.sequences.create_for_column(table, &column.name));
+    }
+    Ok((column, primary))
 }

@@ -8,12 +8,12 @@
 //! `3D000`); neither creates nor drops a table. A test runner that creates `test_app`, migrates
 //! it, runs its tests and drops it (Django's) records its tables in the one store.
 
-use sqlparser::ast::{ColumnDef, ColumnOption, CreateTable, TableConstraint};
+use sqlparser::ast::{CreateTable, TableConstraint};
 
-use super::alter::alter_table;
+use super::alter::{alter_table, column_of};
 use super::first_words;
-use crate::server::sql::catalog::{Catalog, Column};
-use crate::server::sql::eval::{self, column_ref, ident, object_name};
+use crate::server::sql::catalog::Catalog;
+use crate::server::sql::eval::{self, column_ref, object_name};
 use crate::server::sql::{Outcome, SqlError};
 use crate::store::KvRead;
 
@@ -136,49 +136,6 @@ pub(super) fn create_table(catalog: &mut Catalog, c: &CreateTable) -> Result<Out
     }
     catalog.create(&name, columns, key);
     Ok(Outcome::Done("CREATE TABLE".into()))
-}
-
-/// Column `def` of table `table` as the catalog keeps it, and whether it is the primary key
-/// (a SERIAL or identity column gets its sequence, `table_column_seq`).
-pub(super) fn column_of(
-    catalog: &mut Catalog,
-    table: &str,
-    def: &ColumnDef,
-) -> Result<(Column, bool), SqlError> {
-    let (ty, mut serial) = eval::sql_type(&def.data_type)
-        .ok_or_else(|| SqlError::unsupported(format!("the type {}", def.data_type)))?;
-    let mut column = Column {
-        name: ident(&def.name),
-        ty,
-        not_null: false,
-        default: None,
-        sequence: None,
-        identity: None,
-    };
-    let mut primary = false;
-    for o in &def.options {
-        match &o.option {
-            ColumnOption::NotNull => column.not_null = true,
-            ColumnOption::Null => {}
-            ColumnOption::Default(e) => column.default = Some(e.clone()),
-            ColumnOption::PrimaryKey(_) => {
-                column.not_null = true;
-                primary = true;
-            }
-            ColumnOption::Unique(_) | ColumnOption::ForeignKey(_) | ColumnOption::Check(_) => {}
-            other if other.to_string().to_uppercase().contains("IDENTITY") => {
-                serial = true;
-                let always = other.to_string().to_uppercase().contains("ALWAYS");
-                column.identity = Some(if always { 'a' } else { 'd' });
-            }
-            other => return Err(SqlError::unsupported(format!("the column option {other}"))),
-        }
-    }
-    if serial {
-        column.not_null = true;
-        column.sequence = Some(catalog.sequences.create_for_column(table, &column.name));
-    }
-    Ok((column, primary))
 }
 
 /// `CREATE SEQUENCE name [START [WITH] n] [INCREMENT [BY] n]` (other options accepted and
