@@ -408,7 +408,9 @@ impl SimpleQueryHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        if let Some(tag) = chatter::maintenance_tag(query) {
+        if let Some(tag) =
+            chatter::maintenance_tag(query).or_else(|| chatter::set_constraints_tag(query))
+        {
             return Ok(vec![Response::Execution(Tag::new(tag))]);
         }
         let parsed = self.parser.statements(query).or_else(|e| {

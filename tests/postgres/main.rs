@@ -1,6 +1,7 @@
 //! With PostgreSQL and its client programs: recording on a real server, observed anomalies,
 //! reproductions and their isolationtester specs, `isopredict test` and `reproduce` on
-//! applications (psql, pgbench, psycopg), and the recording server with real clients. Needs
+//! applications (psql, pgbench, psycopg), and the recording server with real clients (psql,
+//! pgbench, psycopg, node-postgres, a Django project's test suite). Needs
 //! `ISOPREDICT_POSTGRES_URL` and the clients: a missing one fails the test under CI and is a
 //! noted skip elsewhere (tests/common/postgres.rs).
 //!
@@ -16,6 +17,7 @@ mod app_reproduce;
 mod app_test;
 mod backend;
 mod client_sql;
+mod django;
 mod jdbc;
 mod observed;
 mod reproduce;

@@ -170,6 +170,9 @@ pub struct Catalog {
     by_name: FxHashMap<String, usize>,
     generations: FxHashMap<String, u32>,
     names: FxHashMap<KeyRef, Arc<str>>,
+    /// The names `CREATE DATABASE` gave (every connection sees the one store whatever
+    /// database it names; see [`super::exec::schema`]).
+    databases: Vec<String>,
     /// The sequences (`CREATE SEQUENCE`, SERIAL and identity columns').
     pub sequences: Sequences,
 }
@@ -232,6 +235,48 @@ impl Catalog {
             self.sequences.drop_owned_by(name);
         }
         dropped
+    }
+
+    /// Records database name `name` (`CREATE DATABASE`); `false` if it was recorded already.
+    pub fn create_database(&mut self, name: &str) -> bool {
+        if self.databases.iter().any(|d| d == name) {
+            return false;
+        }
+        self.databases.push(name.to_string());
+        true
+    }
+
+    /// Forgets database name `name` (`DROP DATABASE`); `false` if it was not recorded.
+    pub fn drop_database(&mut self, name: &str) -> bool {
+        let before = self.databases.len();
+        self.databases.retain(|d| d != name);
+        self.databases.len() < before
+    }
+
+    /// Removes column `c` of table `t` (`ALTER TABLE … DROP COLUMN`): it leaves the table's
+    /// definition and every row's cells; the events recorded on its cells keep their names.
+    /// A primary-key column or one with a sequence (SERIAL, identity) is refused.
+    pub fn drop_column(&mut self, t: usize, c: usize) -> Result<(), SqlError> {
+        let table = &mut self.tables[t];
+        let column = &table.columns[c];
+        if table.key.contains(&c) || column.sequence.is_some() {
+            return Err(SqlError::unsupported(format!(
+                "dropping the primary-key, SERIAL or identity column \"{}\"",
+                column.name
+            )));
+        }
+        table.columns.remove(c);
+        for k in &mut table.key {
+            if *k > c {
+                *k -= 1;
+            }
+        }
+        for row in &mut table.rows {
+            let mut cells = row.cells.to_vec();
+            cells.remove(c);
+            row.cells = Arc::from(cells);
+        }
+        Ok(())
     }
 
     /// The object id psql's catalog queries know table `t` by (as PostgreSQL's first user

@@ -6,7 +6,12 @@
 //! and pgbench's scale query `select count(*) from pgbench_branches`.
 //!
 //! psql's `\dt` and `\d` (without a pattern) list the tables serve has; `\d TABLE` describes
-//! one ([`super::psql_describe`]).
+//! one ([`super::psql_describe`]). Django's table list (its introspection's `pg_class` query,
+//! which a migration run and a test database flush ask) lists them too.
+//!
+//! `SELECT set_config(name, value, false)` sets a session setting (Django sets its time zone
+//! so); `SET CONSTRAINTS … IMMEDIATE|DEFERRED` is answered before parsing: no constraint the
+//! server enforces is deferrable, so it changes nothing.
 //!
 //! pgbench's partitioning query (it joins `pg_class`, `pg_namespace`, `pg_partitioned_table`
 //! and `pg_inherits` for `pgbench_accounts`) gets one row saying "not partitioned" when the
@@ -139,6 +144,25 @@ pub fn maintenance_tag(query: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// `SET CONSTRAINTS {ALL | name, …} {IMMEDIATE | DEFERRED}` (as one query): its command tag.
+/// Answered before parsing (sqlparser does not take it); it changes nothing here, as the
+/// constraints the server enforces (primary keys, NOT NULL) are never deferred and the ones it
+/// accepts without enforcing (foreign keys) have nothing to defer.
+pub fn set_constraints_tag(query: &str) -> Option<&'static str> {
+    let statement = query.trim().trim_end_matches(';');
+    if statement.contains(';') {
+        return None;
+    }
+    let words: Vec<&str> = statement.split_whitespace().collect();
+    let shaped = words.len() >= 4
+        && words[0].eq_ignore_ascii_case("set")
+        && words[1].eq_ignore_ascii_case("constraints")
+        && ["immediate", "deferred"]
+            .iter()
+            .any(|w| words[words.len() - 1].eq_ignore_ascii_case(w));
+    shaped.then_some("SET CONSTRAINTS")
 }
 
 /// Whether a statement is chatter (see the module documentation).
@@ -315,7 +339,7 @@ fn answer_show(
 fn answer_query(
     s: &Statement,
     q: &sqlparser::ast::Query,
-    settings: &Settings,
+    settings: &mut Settings,
     catalog: &Catalog,
     present_rows: &mut dyn FnMut(usize) -> usize,
 ) -> Result<Outcome, SqlError> {
@@ -360,6 +384,17 @@ fn answer_query(
     let original = s.to_string();
     let text = original.to_lowercase();
     let detail = psql_describe::table_detail(&fields, &original, catalog);
+    if let Some(rows) = django_table_list(&fields, &text, catalog) {
+        let mut fields = fields;
+        fields[1].name = "case".into();
+        let count = rows.len();
+        return Ok(Outcome::Rows {
+            fields,
+            rows,
+            tag: "SELECT",
+            count,
+        });
+    }
     if let Some(rows) = relation_list(&fields, &text, catalog).or(detail) {
         let count = rows.len();
         return Ok(Outcome::Rows {
@@ -407,7 +442,7 @@ fn answer_query(
 fn select_without_from(
     sel: &sqlparser::ast::Select,
     fields: Vec<Field>,
-    settings: &Settings,
+    settings: &mut Settings,
 ) -> Result<Outcome, SqlError> {
     let mut row = Vec::new();
     let mut fields = fields;
@@ -416,9 +451,12 @@ fn select_without_from(
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
             other => return Err(SqlError::unsupported(format!("the select item {other}"))),
         };
-        let v = current_setting(e, settings)
-            .map(Ok)
-            .unwrap_or_else(|| eval::eval(e, &mut eval::NoColumns, &[]))?;
+        let v = match set_config(e, settings)? {
+            Some(v) => v,
+            None => current_setting(e, settings)
+                .map(Ok)
+                .unwrap_or_else(|| eval::eval(e, &mut eval::NoColumns, &[]))?,
+        };
         field.ty = match v {
             Value::Int(_) => SqlType::Int4,
             Value::Real(_) => SqlType::Numeric,
@@ -460,6 +498,62 @@ fn relation_list(fields: &[Field], text: &str, catalog: &Catalog) -> Option<Vec<
             })
             .collect(),
     )
+}
+
+/// Django's table list (`DatabaseIntrospection.get_table_list`: `SELECT c.relname, CASE …
+/// END, obj_description(c.oid, 'pg_class') FROM pg_catalog.pg_class c LEFT JOIN
+/// pg_catalog.pg_namespace n … WHERE c.relkind IN ('f', 'm', 'p', 'r', 'v') AND …
+/// pg_table_is_visible(c.oid)`): one row per table, `(name, 't', NULL)`, by name; `None` for
+/// any other catalog query.
+fn django_table_list(fields: &[Field], text: &str, catalog: &Catalog) -> Option<Vec<Vec<Value>>> {
+    let shaped = fields.len() == 3
+        && fields[0].name == "relname"
+        && text.contains("from pg_catalog.pg_class c")
+        && text.contains("relkind in ('f', 'm', 'p', 'r', 'v')")
+        && text.contains("obj_description(c.oid, 'pg_class')")
+        && text.contains("pg_table_is_visible(c.oid)");
+    if !shaped {
+        return None;
+    }
+    let mut tables: Vec<&str> = catalog.table_names().collect();
+    tables.sort_unstable();
+    Some(
+        tables
+            .into_iter()
+            .map(|t| vec![Value::text(t), Value::text("t"), Value::Null])
+            .collect(),
+    )
+}
+
+/// `set_config('name', 'value', false)`: the session's setting set, its value returned.
+/// `is_local` true (for the transaction only) is refused: settings here last for the session.
+fn set_config(e: &Expr, settings: &mut Settings) -> Result<Option<Value>, SqlError> {
+    let Expr::Function(f) = e else {
+        return Ok(None);
+    };
+    if object_name(&f.name).ok().as_deref() != Some("set_config") {
+        return Ok(None);
+    }
+    let sqlparser::ast::FunctionArguments::List(list) = &f.args else {
+        return Ok(None);
+    };
+    let mut args = Vec::new();
+    for a in &list.args {
+        let sqlparser::ast::FunctionArg::Unnamed(sqlparser::ast::FunctionArgExpr::Expr(a)) = a
+        else {
+            return Err(SqlError::unsupported(format!("the call {e}")));
+        };
+        args.push(eval::eval(a, &mut eval::NoColumns, &[])?);
+    }
+    match args.as_slice() {
+        [Value::Text(name), Value::Text(value), Value::Bool(false)] => {
+            settings.set(name, value);
+            Ok(Some(Value::text(value)))
+        }
+        _ => Err(SqlError::unsupported(format!(
+            "the call {e} (set_config(name, value, false) is)"
+        ))),
+    }
 }
 
 /// `current_setting('name')`, answered from the session's settings.

@@ -44,10 +44,11 @@
 //! expressions, HAVING), [`subquery`] and [`correlate`] the subqueries, [`order`] ORDER BY,
 //! DISTINCT ON and LIMIT, [`insert`] INSERT and
 //! COPY's rows, [`update`] UPDATE (and ON CONFLICT's assignments), [`delete`] DELETE and
-//! TRUNCATE, [`ddl`] the schema statements, [`values`] VALUES as a table in FROM. Transaction control is the session's
+//! TRUNCATE, [`ddl`] the schema statements ([`alter`] ALTER TABLE), [`values`] VALUES as a table in FROM, [`unnest`] UNNEST of arrays as an INSERT's source. Transaction control is the session's
 //! ([`crate::server::session`]).
 
 mod aggregate;
+mod alter;
 mod correlate;
 mod ddl;
 mod delete;
@@ -61,7 +62,10 @@ mod rows;
 mod select;
 mod subquery;
 #[cfg(test)]
+mod tests_migrations;
+#[cfg(test)]
 mod tests_subquery;
+mod unnest;
 mod update;
 mod values;
 

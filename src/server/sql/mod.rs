@@ -119,6 +119,7 @@ pub fn kind(s: &Statement) -> Kind {
         Statement::CreateTable(_)
         | Statement::CreateIndex(_)
         | Statement::CreateSequence { .. }
+        | Statement::CreateDatabase { .. }
         | Statement::Drop { .. }
         | Statement::AlterTable(_) => Kind::Schema,
         s if chatter::is_chatter(s) => Kind::Chatter,

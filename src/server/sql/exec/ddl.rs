@@ -1,11 +1,19 @@
 //! Schema statements (CREATE TABLE, CREATE/DROP INDEX, DROP TABLE, CREATE/DROP SEQUENCE,
-//! ALTER TABLE … ADD PRIMARY KEY): applied to the catalog at once, not recorded.
+//! CREATE/DROP DATABASE, ALTER TABLE: [`super::alter`]): applied to the catalog at once, not
+//! recorded.
+//!
+//! Databases: the server keeps one store, so every connection sees the same tables whatever
+//! database it names at startup. `CREATE DATABASE name` records the name (a second CREATE of
+//! it is `42P04`, as in PostgreSQL) and `DROP DATABASE name` forgets it (an unknown name is
+//! `3D000`); neither creates nor drops a table. A test runner that creates `test_app`, migrates
+//! it, runs its tests and drops it (Django's) records its tables in the one store.
 
-use sqlparser::ast::{ColumnOption, CreateTable, TableConstraint};
+use sqlparser::ast::{CreateTable, TableConstraint};
 
+use super::alter::{alter_table, column_of};
 use super::first_words;
-use crate::server::sql::catalog::{Catalog, Column};
-use crate::server::sql::eval::{self, column_ref, ident, object_name};
+use crate::server::sql::catalog::Catalog;
+use crate::server::sql::eval::{self, column_ref, object_name};
 use crate::server::sql::{Outcome, SqlError};
 use crate::store::KvRead;
 
@@ -21,6 +29,20 @@ pub fn schema(
         S::CreateTable(c) => create_table(catalog, c),
         S::AlterTable(a) => alter_table(catalog, committed, a),
         S::CreateIndex(_) => Ok(Outcome::Done("CREATE INDEX".into())),
+        S::CreateDatabase {
+            db_name,
+            if_not_exists,
+            ..
+        } => {
+            let name = object_name(db_name)?;
+            if !catalog.create_database(&name) && !if_not_exists {
+                return Err(SqlError::new(
+                    "42P04",
+                    format!("database \"{name}\" already exists"),
+                ));
+            }
+            Ok(Outcome::Done("CREATE DATABASE".into()))
+        }
         S::CreateSequence {
             if_not_exists,
             name,
@@ -43,6 +65,18 @@ pub fn schema(
                 Ok(Outcome::Done("DROP TABLE".into()))
             }
             ObjectType::Index => Ok(Outcome::Done("DROP INDEX".into())),
+            ObjectType::Database => {
+                for n in names {
+                    let name = object_name(n)?;
+                    if !catalog.drop_database(&name) && !if_exists {
+                        return Err(SqlError::new(
+                            "3D000",
+                            format!("database \"{name}\" does not exist"),
+                        ));
+                    }
+                }
+                Ok(Outcome::Done("DROP DATABASE".into()))
+            }
             ObjectType::Sequence => {
                 for n in names {
                     let name = object_name(n)?;
@@ -78,37 +112,9 @@ pub(super) fn create_table(catalog: &mut Catalog, c: &CreateTable) -> Result<Out
     let mut columns = Vec::new();
     let mut key: Vec<usize> = Vec::new();
     for def in &c.columns {
-        let (ty, mut serial) = eval::sql_type(&def.data_type)
-            .ok_or_else(|| SqlError::unsupported(format!("the type {}", def.data_type)))?;
-        let mut column = Column {
-            name: ident(&def.name),
-            ty,
-            not_null: false,
-            default: None,
-            sequence: None,
-            identity: None,
-        };
-        for o in &def.options {
-            match &o.option {
-                ColumnOption::NotNull => column.not_null = true,
-                ColumnOption::Null => {}
-                ColumnOption::Default(e) => column.default = Some(e.clone()),
-                ColumnOption::PrimaryKey(_) => {
-                    column.not_null = true;
-                    key.push(columns.len());
-                }
-                ColumnOption::Unique(_) | ColumnOption::ForeignKey(_) | ColumnOption::Check(_) => {}
-                other if other.to_string().to_uppercase().contains("IDENTITY") => {
-                    serial = true;
-                    let always = other.to_string().to_uppercase().contains("ALWAYS");
-                    column.identity = Some(if always { 'a' } else { 'd' });
-                }
-                other => return Err(SqlError::unsupported(format!("the column option {other}"))),
-            }
-        }
-        if serial {
-            column.not_null = true;
-            column.sequence = Some(catalog.sequences.create_for_column(&name, &column.name));
+        let (column, primary) = column_of(catalog, &name, def)?;
+        if primary {
+            key.push(columns.len());
         }
         columns.push(column);
     }
@@ -130,48 +136,6 @@ pub(super) fn create_table(catalog: &mut Catalog, c: &CreateTable) -> Result<Out
     }
     catalog.create(&name, columns, key);
     Ok(Outcome::Done("CREATE TABLE".into()))
-}
-
-/// `ALTER TABLE t ADD [CONSTRAINT name] PRIMARY KEY (columns)` on a table without key (as
-/// `pgbench -i` sends after loading its tables): the committed rows are keyed by their values
-/// of those columns from then on ([`Catalog::set_key`]). Other changes are refused.
-pub(super) fn alter_table(
-    catalog: &mut Catalog,
-    committed: &mut dyn KvRead,
-    a: &sqlparser::ast::AlterTable,
-) -> Result<Outcome, SqlError> {
-    use sqlparser::ast::AlterTableOperation;
-    let name = object_name(&a.name)?;
-    let Some(t) = catalog.table(&name) else {
-        if a.if_exists {
-            return Ok(Outcome::Done("ALTER TABLE".into()));
-        }
-        return Err(SqlError::undefined_table(&name));
-    };
-    for op in &a.operations {
-        let AlterTableOperation::AddConstraint {
-            constraint: TableConstraint::PrimaryKey(pk),
-            ..
-        } = op
-        else {
-            return Err(SqlError::unsupported(format!("ALTER TABLE … {op}")));
-        };
-        let table = catalog.get(t);
-        let key = pk
-            .columns
-            .iter()
-            .map(|ic| {
-                let (_, cname) = column_ref(&ic.column.expr).ok_or_else(|| {
-                    SqlError::unsupported(format!("the key part {}", ic.column.expr))
-                })?;
-                table
-                    .column(&cname)
-                    .ok_or_else(|| SqlError::undefined_column(&cname))
-            })
-            .collect::<Result<Vec<usize>, _>>()?;
-        catalog.set_key(t, key, committed)?;
-    }
-    Ok(Outcome::Done("ALTER TABLE".into()))
 }
 
 /// `CREATE SEQUENCE name [START [WITH] n] [INCREMENT [BY] n]` (other options accepted and

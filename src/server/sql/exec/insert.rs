@@ -7,6 +7,7 @@ use sqlparser::ast::{Expr, Insert, OnConflictAction, OnInsert, Query, SetExpr, T
 
 use super::project::{projection_items, returning_rows};
 use super::select::select;
+use super::unnest::unnest_select;
 use super::update::{apply_assignments, assignments, check_not_null};
 use super::{first_words, lock, table_of, Exec, NoRow, RowState, Source};
 use crate::server::locks::{Mode, Resource};
@@ -179,7 +180,11 @@ fn target<'i>(x: &mut Exec<'_, '_>, i: &'i Insert) -> Result<Target<'i>, SqlErro
 /// The rows an `INSERT … SELECT` inserts: its query run as a SELECT (its reads recorded as
 /// that SELECT's), before any row is inserted, as PostgreSQL runs it.
 fn selected_rows(x: &mut Exec<'_, '_>, q: &Query) -> Result<Vec<Vec<Value>>, SqlError> {
-    match select(x, q)? {
+    let selected = match unnest_select(x, q) {
+        Some(outcome) => outcome?,
+        None => select(x, q)?,
+    };
+    match selected {
         Outcome::Rows { rows, .. } => Ok(rows),
         Outcome::Done(_) => Ok(Vec::new()),
     }

@@ -52,20 +52,33 @@ pub(super) fn values_select(
         ));
     }
     let table = ident(&alias.name);
-    let params = x.params;
     let rows = constant_rows(x, values)?;
     let width = rows.first().map_or(0, Vec::len);
     let mut names: Vec<String> = alias.columns.iter().map(|c| ident(&c.name)).collect();
     for i in names.len()..width {
         names.push(format!("column{}", i + 1));
     }
+    constant_rows_select(x, q, sel, &table, &names, &rows)
+}
+
+/// Runs `q` over constant `rows` (VALUES in FROM, UNNEST of arrays), a table named `table`
+/// with columns `names`: select list, ORDER BY, LIMIT/OFFSET; reads nothing.
+pub(super) fn constant_rows_select(
+    x: &mut Exec<'_, '_>,
+    q: &Query,
+    sel: &Select,
+    table: &str,
+    names: &[String],
+    rows: &[Vec<Value>],
+) -> Result<Outcome, SqlError> {
+    let params = x.params;
     let mut items: Vec<(String, sqlparser::ast::Expr)> = Vec::new();
     for item in &sel.projection {
         match item {
             SelectItem::UnnamedExpr(e) => items.push((column_name(e), e.clone())),
             SelectItem::ExprWithAlias { expr, alias } => items.push((ident(alias), expr.clone())),
             SelectItem::Wildcard(_) => {
-                for n in &names {
+                for n in names {
                     let id = sqlparser::ast::Ident::with_quote('"', n.clone());
                     items.push((n.clone(), sqlparser::ast::Expr::Identifier(id)));
                 }
@@ -92,12 +105,8 @@ pub(super) fn values_select(
         },
     };
     let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let mut cols = ValuesRow {
-            table: &table,
-            names: &names,
-            row,
-        };
+    for row in rows {
+        let mut cols = ValuesRow { table, names, row };
         let mut values = Vec::with_capacity(items.len());
         for (_, e) in &items {
             values.push(eval(e, &mut cols, params)?);
