@@ -351,15 +351,14 @@ fn answer_query(
             .table("pgbench_branches")
             .map(&mut *present_rows)
             .ok_or_else(|| SqlError::undefined_table("pgbench_branches"))?;
-        return Ok(Outcome::Rows {
-            fields: vec![Field {
-                name: "count".into(),
-                ty: SqlType::Int8,
-            }],
-            rows: vec![vec![Value::Int(count as i64)]],
-            tag: "SELECT",
-            count: 1,
-        });
+        let fields = vec![Field {
+            name: "count".into(),
+            ty: SqlType::Int8,
+        }];
+        return Ok(Outcome::select(
+            fields,
+            vec![vec![Value::Int(count as i64)]],
+        ));
     }
     let fields: Vec<Field> = sel
         .projection
@@ -387,22 +386,10 @@ fn answer_query(
     if let Some(rows) = django_table_list(&fields, &text, catalog) {
         let mut fields = fields;
         fields[1].name = "case".into();
-        let count = rows.len();
-        return Ok(Outcome::Rows {
-            fields,
-            rows,
-            tag: "SELECT",
-            count,
-        });
+        return Ok(Outcome::select(fields, rows));
     }
     if let Some(rows) = relation_list(&fields, &text, catalog).or(detail) {
-        let count = rows.len();
-        return Ok(Outcome::Rows {
-            fields,
-            rows,
-            tag: "SELECT",
-            count,
-        });
+        return Ok(Outcome::select(fields, rows));
     }
     if text.contains("pg_partitioned_table") {
         let relname = text
@@ -415,7 +402,6 @@ fn answer_query(
         } else {
             Vec::new()
         };
-        let count = rows.len();
         let mut fields = fields;
         for (f, ty) in fields
             .iter_mut()
@@ -423,19 +409,9 @@ fn answer_query(
         {
             f.ty = ty;
         }
-        return Ok(Outcome::Rows {
-            fields,
-            rows,
-            tag: "SELECT",
-            count,
-        });
+        return Ok(Outcome::select(fields, rows));
     }
-    Ok(Outcome::Rows {
-        fields,
-        rows: Vec::new(),
-        tag: "SELECT",
-        count: 0,
-    })
+    Ok(Outcome::select(fields, Vec::new()))
 }
 
 /// `SELECT` without FROM: each item a setting (`current_setting(…)`) or a constant expression.
@@ -465,12 +441,7 @@ fn select_without_from(
         };
         row.push(v);
     }
-    Ok(Outcome::Rows {
-        fields,
-        rows: vec![row],
-        tag: "SELECT",
-        count: 1,
-    })
+    Ok(Outcome::select(fields, vec![row]))
 }
 
 /// psql's `\dt` and `\d` without a pattern (a query of `pg_class` with the columns Schema,
@@ -483,10 +454,8 @@ fn relation_list(fields: &[Field], text: &str, catalog: &Catalog) -> Option<Vec<
     {
         return None;
     }
-    let mut tables: Vec<&str> = catalog.table_names().collect();
-    tables.sort_unstable();
     Some(
-        tables
+        sorted_table_names(catalog)
             .into_iter()
             .map(|t| {
                 vec![
@@ -498,6 +467,13 @@ fn relation_list(fields: &[Field], text: &str, catalog: &Catalog) -> Option<Vec<
             })
             .collect(),
     )
+}
+
+/// The tables' names, in order (as PostgreSQL's catalog listings sort them).
+fn sorted_table_names(catalog: &Catalog) -> Vec<&str> {
+    let mut tables: Vec<&str> = catalog.table_names().collect();
+    tables.sort_unstable();
+    tables
 }
 
 /// Django's table list (`DatabaseIntrospection.get_table_list`: `SELECT c.relname, CASE …
@@ -515,10 +491,8 @@ fn django_table_list(fields: &[Field], text: &str, catalog: &Catalog) -> Option<
     if !shaped {
         return None;
     }
-    let mut tables: Vec<&str> = catalog.table_names().collect();
-    tables.sort_unstable();
     Some(
-        tables
+        sorted_table_names(catalog)
             .into_iter()
             .map(|t| vec![Value::text(t), Value::text("t"), Value::Null])
             .collect(),

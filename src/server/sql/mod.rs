@@ -154,3 +154,16 @@ pub enum Outcome {
     /// A command without rows and its complete tag (`CREATE TABLE`, `INSERT 0 3`, `SET`).
     Done(String),
 }
+
+impl Outcome {
+    /// A SELECT's rows: tagged `SELECT n`, n the number of rows.
+    pub fn select(fields: Vec<Field>, rows: Vec<Vec<crate::store::Value>>) -> Outcome {
+        let count = rows.len();
+        Outcome::Rows {
+            fields,
+            rows,
+            tag: "SELECT",
+            count,
+        }
+    }
+}

@@ -235,13 +235,7 @@ fn select_body(x: &mut Exec<'_, '_>, q: &Query) -> Result<Outcome, SqlError> {
         q.limit_clause.as_ref(),
         params,
     )?;
-    let count = rows.len();
-    Ok(Outcome::Rows {
-        fields,
-        rows,
-        tag: "SELECT",
-        count,
-    })
+    Ok(Outcome::select(fields, rows))
 }
 
 /// The select list and sort keys (`keyed`) of each row read.

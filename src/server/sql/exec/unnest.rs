@@ -90,13 +90,7 @@ fn run(
                 ty: *ty,
             })
             .collect();
-        let count = rows.len();
-        return Ok(Outcome::Rows {
-            fields,
-            rows,
-            tag: "SELECT",
-            count,
-        });
+        return Ok(Outcome::select(fields, rows));
     }
     let table = alias.map_or_else(|| "unnest".to_string(), |a| ident(&a.name));
     let mut names: Vec<String> = alias

@@ -131,11 +131,5 @@ pub(super) fn constant_rows_select(
             },
         })
         .collect();
-    let count = rows.len();
-    Ok(Outcome::Rows {
-        fields,
-        rows,
-        tag: "SELECT",
-        count,
-    })
+    Ok(Outcome::select(fields, rows))
 }
