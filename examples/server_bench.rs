@@ -59,16 +59,15 @@ fn rss() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
-/// User plus system CPU time of this process (every thread of the server).
-fn own_cpu() -> Duration {
-    // SAFETY: getrusage writes into the struct it is given.
-    let usage = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+/// User plus system CPU time of process `pid` (every thread; clock-tick resolution).
+fn process_cpu(pid: u32) -> Option<Duration> {
+    // SAFETY: sysconf has no preconditions.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name: utime and stime are fields 14 and 15.
+    let f: Vec<&str> = s[s.rfind(')')? + 2..].split_whitespace().collect();
+    let n = |i: usize| f.get(i - 3).and_then(|x| x.parse::<f64>().ok());
+    Some(Duration::from_secs_f64((n(14)? + n(15)?) / tick))
 }
 
 /// CPU time of a PostgreSQL cluster: its postmaster's own and its exited children's (the
@@ -128,6 +127,8 @@ struct Run<'a> {
     /// Transactions per client in one slice.
     per_client: u32,
     clients: u32,
+    /// pgbench's threads (`-j`).
+    jobs: u32,
     mode: &'a str,
 }
 
@@ -156,6 +157,14 @@ struct Slice {
     txns: f64,
     secs: f64,
     cpu: Option<Duration>,
+    /// pgbench's own CPU time (user plus system).
+    client_cpu: Duration,
+    /// The machine's idle CPU time meanwhile, over all cores (/proc/stat).
+    idle: Duration,
+    /// The machine's CPU time meanwhile, over all cores, idle included.
+    total: Duration,
+    /// Context switches on the machine meanwhile.
+    switches: f64,
 }
 
 impl Slice {
@@ -169,9 +178,53 @@ impl Slice {
         } else {
             self.cpu.zip(other.cpu).map(|(a, b)| a + b)
         };
+        self.client_cpu += other.client_cpu;
+        self.idle += other.idle;
+        self.total += other.total;
+        self.switches += other.switches;
         self.txns += other.txns;
         self.secs += other.secs;
     }
+}
+
+/// CPU time of this process's exited children (pgbench).
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage writes into the struct it is given.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// The machine's idle and total CPU time so far, over all cores (/proc/stat's `cpu` line:
+/// idle and iowait count as idle), and its context switches so far.
+fn machine_cpu() -> (Duration, Duration, f64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let switches = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("ctxt "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0.0);
+    let ticks: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let idle = ticks.get(3).copied().unwrap_or(0.0) + ticks.get(4).copied().unwrap_or(0.0);
+    let total: f64 = ticks.iter().take(8).sum();
+    (
+        Duration::from_secs_f64(idle / hz),
+        Duration::from_secs_f64(total / hz),
+        switches,
+    )
 }
 
 /// Runs one pgbench slice against `env`; the server's CPU time as `server_cpu` reads it.
@@ -184,6 +237,8 @@ fn slice(
     let script = r.dir.join("bench.sql");
     std::fs::write(&script, SCRIPT).unwrap();
     let before = server_cpu();
+    let (client_before, (idle_before, total_before, switches_before)) =
+        (children_cpu(), machine_cpu());
     let out = Command::new(pg_bin("pgbench"))
         .args([
             "-n",
@@ -191,7 +246,7 @@ fn slice(
             r.mode,
             &format!("--random-seed={seed}"),
             "-j",
-            "2",
+            &r.jobs.to_string(),
         ])
         .args([
             "-c",
@@ -205,6 +260,8 @@ fn slice(
         .output()
         .expect("pgbench runs");
     let cpu = before.zip(server_cpu()).map(|(b, a)| a.saturating_sub(b));
+    let (idle_after, total_after, switches_after) = machine_cpu();
+    let client_cpu = children_cpu().saturating_sub(client_before);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -222,67 +279,132 @@ fn slice(
         txns,
         secs: txns / tps,
         cpu,
+        client_cpu,
+        idle: idle_after.saturating_sub(idle_before),
+        total: total_after.saturating_sub(total_before),
+        switches: switches_after - switches_before,
     }
 }
 
-/// A recording server running on its own thread.
+/// A recording server in a process of its own, in a session of its own (`setsid`), as
+/// PostgreSQL's postmaster runs: this bench's executable started again with `--serve-child`.
+/// In one process with the bench — whose session pgbench runs in — the kernel would schedule
+/// the server and pgbench as one group (autogroup, `/proc/sys/kernel/sched_autogroup_enabled`),
+/// and PostgreSQL as another: the two servers would not meet the same scheduler.
 struct Serving {
-    server: Arc<Server>,
-    stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<std::io::Result<()>>,
+    child: std::process::Child,
+    out: std::io::BufReader<std::process::ChildStdout>,
     env: Vec<(&'static str, String)>,
-    rss_before: u64,
 }
 
 impl Serving {
-    /// A server with `threads` serving threads; with `socket_dir`, its clients connect
-    /// through a Unix-domain socket there.
+    /// A server with at most `threads` serving threads; with `socket_dir`, its clients
+    /// connect through a Unix-domain socket there.
     fn start(threads: usize, socket_dir: Option<&Path>) -> Serving {
-        let rss_before = rss();
-        let server = Arc::new(
-            Server::bind(Config {
-                threads,
-                socket_dir: socket_dir.map(Path::to_path_buf),
-                ..Config::default()
-            })
-            .unwrap(),
-        );
-        let addr = server.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (server, stop) = (server.clone(), stop.clone());
-            std::thread::spawn(move || server.run(&stop))
-        };
-        let host = socket_dir.map_or(addr.ip().to_string(), |d| d.display().to_string());
+        use std::io::BufRead;
+        use std::os::unix::process::CommandExt;
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
+            .arg("--serve-child")
+            .arg(format!("--threads={threads}"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        if let Some(d) = socket_dir {
+            command.arg(format!("--socket-dir={}", d.display()));
+        }
+        // SAFETY: setsid is async-signal-safe and touches only the new process.
+        unsafe {
+            command.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().expect("the server process starts");
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut port = String::new();
+        out.read_line(&mut port).unwrap();
+        let port = port.trim().to_string();
+        let host = socket_dir.map_or("127.0.0.1".to_string(), |d| d.display().to_string());
         let env = vec![
             ("PGHOST", host),
-            ("PGPORT", addr.port().to_string()),
+            ("PGPORT", port),
             ("PGUSER", "postgres".to_string()),
             ("PGDATABASE", "postgres".to_string()),
         ];
-        Serving {
-            server,
-            stop,
-            thread,
-            env,
-            rss_before,
-        }
+        Serving { child, out, env }
     }
 
-    /// Stops it; the events it recorded, the memory it grew by, and the statements that
-    /// waited for a lock.
-    fn finish(self) -> (usize, u64, u64) {
-        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        self.thread.join().unwrap().unwrap();
-        let memory = rss().saturating_sub(self.rss_before);
-        let (_, summary) = self.server.history("bench").unwrap();
-        (summary.events, memory, summary.lock_waits)
+    /// The server process's CPU time so far (every thread; clock-tick resolution).
+    fn cpu(&self) -> Option<Duration> {
+        process_cpu(self.child.id())
     }
+
+    /// Stops it (closing its input); the events it recorded, the memory it grew by, and the
+    /// statements that waited for a lock.
+    fn finish(mut self) -> (usize, u64, u64) {
+        use std::io::BufRead;
+        drop(self.child.stdin.take());
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        self.child.wait().unwrap();
+        let n: Vec<u64> = line
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        assert_eq!(n.len(), 3, "the server process reports: {line:?}");
+        (n[0] as usize, n[1], n[2])
+    }
+}
+
+/// `--serve-child`: serves until the input closes, printing the port first and then the
+/// events recorded, the memory grown by and the lock waits.
+fn serve_child(args: &[String]) {
+    let threads = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--threads=")?.parse().ok())
+        .unwrap_or(Config::default().threads);
+    let socket_dir = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--socket-dir="))
+        .map(PathBuf::from);
+    let rss_before = rss();
+    let server = Arc::new(
+        Server::bind(Config {
+            threads,
+            socket_dir,
+            ..Config::default()
+        })
+        .unwrap(),
+    );
+    println!("{}", server.local_addr().unwrap().port());
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+    }
+    server.run(&stop).unwrap();
+    let memory = rss().saturating_sub(rss_before);
+    let (_, summary) = server.history("bench").unwrap();
+    println!("{} {memory} {}", summary.events, summary.lock_waits);
 }
 
 /// Microseconds per transaction.
 fn per_txn(s: &Slice) -> Option<f64> {
     s.cpu.map(|c| c.as_secs_f64() * 1e6 / s.txns.max(1.0))
+}
+
+/// pgbench's CPU per transaction and the share of the machine's CPU time left idle.
+fn client_and_idle(s: &Slice) -> String {
+    format!(
+        "pgbench {:.0} us CPU per transaction, machine {:.0}% idle, {:.1} context switches \
+         per transaction",
+        s.client_cpu.as_secs_f64() * 1e6 / s.txns.max(1.0),
+        100.0 * s.idle.as_secs_f64() / s.total.as_secs_f64().max(1e-9),
+        s.switches / s.txns.max(1.0)
+    )
 }
 
 fn us(v: Option<f64>) -> String {
@@ -305,6 +427,10 @@ fn postgres_env(url: &str) -> Vec<(&'static str, String)> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--serve-child") {
+        serve_child(&args);
+        return;
+    }
     let per_client: u32 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(5000);
     let rounds: u32 = args
         .iter()
@@ -325,6 +451,10 @@ fn main() {
         dir: &dir,
         per_client,
         clients: 4,
+        jobs: args
+            .iter()
+            .find_map(|a| a.strip_prefix("--jobs=")?.parse().ok())
+            .unwrap_or(2),
         mode,
     };
     // --unix: both servers through Unix-domain sockets (PostgreSQL's is in the throwaway
@@ -357,7 +487,7 @@ fn main() {
     let mut ratios: Vec<f64> = Vec::new();
     for round in 0..rounds {
         let seed = round + 1;
-        let run_serve = || slice(&serving.env, &r, seed, &|| Some(own_cpu()));
+        let run_serve = || slice(&serving.env, &r, seed, &|| serving.cpu());
         let run_pg = || postgres.as_ref().map(|env| slice(env, &r, seed, &pg_cpu));
         let (s, p) = if round % 2 == 0 {
             let s = run_serve();
@@ -372,10 +502,12 @@ fn main() {
                 pg.add(p);
                 ratios.push(s.tps() / p.tps());
                 println!(
-                    "round {}: serve {:.0} tps, PostgreSQL {:.0} tps, ratio {:.2}",
+                    "round {}: serve {:.0} tps ({}), PostgreSQL {:.0} tps ({}), ratio {:.2}",
                     round + 1,
                     s.tps(),
+                    client_and_idle(&s),
                     p.tps(),
+                    client_and_idle(&p),
                     s.tps() / p.tps()
                 );
             }
@@ -430,7 +562,7 @@ fn main() {
             ..r
         };
         load(&large.env, &big);
-        let s = slice(&large.env, &big, 1, &|| Some(own_cpu()));
+        let s = slice(&large.env, &big, 1, &|| large.cpu());
         let (events, memory, _) = large.finish();
         println!(
             "10^5 transactions: {:.0} tps, {events} events, {:.0} MB of memory ({:.0} bytes per \

@@ -60,7 +60,8 @@ pub struct Config {
     pub lock_wait: Duration,
     /// The most connections open at once; more are refused (closed at once).
     pub max_connections: usize,
-    /// Threads serving connections (each connection stays on one, [`shards`]).
+    /// The most threads serving connections: each connection gets one of its own up to this
+    /// many, and shares one beyond ([`shards`]).
     pub threads: usize,
 }
 
@@ -73,7 +74,7 @@ impl Default for Config {
             password: None,
             lock_wait: database::DEFAULT_LOCK_WAIT,
             max_connections: 10_000,
-            threads: shards::default_threads(),
+            threads: shards::DEFAULT_MAX_THREADS,
         }
     }
 }
@@ -183,16 +184,16 @@ impl Server {
     /// connection has been open for `until_idle`. Connections
     /// still open then are closed (their open transactions recorded as aborted).
     pub fn run(&self, stop: &AtomicBool) -> std::io::Result<()> {
-        let shards = shards::Shards::start(self.config.threads)?;
+        let mut shards = shards::Shards::new(self.config.threads);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let served = runtime.block_on(self.serve(stop, &shards));
+        let served = runtime.block_on(self.serve(stop, &mut shards));
         shards.stop();
         served
     }
 
-    async fn serve(&self, stop: &AtomicBool, shards: &shards::Shards) -> std::io::Result<()> {
+    async fn serve(&self, stop: &AtomicBool, shards: &mut shards::Shards) -> std::io::Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener.try_clone()?)?;
         let unix = match &self.unix {
             Some((l, _)) => Some(tokio::net::UnixListener::from_std(l.try_clone()?)?),
@@ -246,36 +247,36 @@ impl Server {
         Ok(())
     }
 
-    /// Puts an accepted connection on the least busy serving thread's event loop, or closes
-    /// it at once when `max_connections` are open.
-    fn place(&self, socket: Accepted, served: &mut Served, shards: &shards::Shards) {
+    /// Puts an accepted connection on a serving thread's event loop ([`shards::Shards::place`]),
+    /// or closes it at once when `max_connections` are open or no thread can be had.
+    fn place(&self, socket: Accepted, served: &mut Served, shards: &mut shards::Shards) {
         if served.open.load(Ordering::SeqCst) >= self.config.max_connections {
             return;
         }
+        let Ok((shard, placement)) = shards.place() else {
+            return;
+        };
         served.open.fetch_add(1, Ordering::SeqCst);
         let conn = wire::Connection::new(self.shared.clone(), self.config.password.clone());
         served.connections.push(Arc::downgrade(&conn));
         let (open, last_close) = (served.open.clone(), served.last_close.clone());
-        let (shard, busy) = shards.least_busy();
-        busy.fetch_add(1, Ordering::SeqCst);
         served.tasks.spawn_on(
             async move {
                 let _ = match socket {
                     Accepted::Tcp(s) => match tokio::net::TcpStream::from_std(s) {
-                        Ok(s) => socket::serve_tcp(s, conn.clone()).await,
+                        Ok(s) => socket::serve_tcp(s, conn.clone(), Some(placement)).await,
                         Err(e) => Err(e),
                     },
                     Accepted::Unix(s) => match tokio::net::UnixStream::from_std(s) {
-                        Ok(s) => socket::serve_unix(s, conn.clone()).await,
+                        Ok(s) => socket::serve_unix(s, conn.clone(), Some(placement)).await,
                         Err(e) => Err(e),
                     },
                 };
                 conn.closed().await;
                 *last_close.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
-                busy.fetch_sub(1, Ordering::SeqCst);
                 open.fetch_sub(1, Ordering::SeqCst);
             },
-            shard,
+            &shard,
         );
     }
 

@@ -25,6 +25,7 @@ use pgwire::messages::startup::{SslRequest, Startup};
 use pgwire::messages::{Message, PgWireBackendMessage, PgWireFrontendMessage};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use super::shards::Placement;
 use super::wire::{Connection, Prepared};
 
 /// A client's byte stream: a TCP connection or a Unix-domain socket's.
@@ -207,14 +208,16 @@ impl<S> ClientPortalStore for Client<S> {
 }
 
 /// Serves one TCP client until it disconnects (see the module documentation); returns the
-/// number of socket writes its answers took.
+/// number of socket writes its answers took. With a `placement`, its serving thread follows
+/// the client ([`Placement::after_message`]).
 pub async fn serve_tcp(
     socket: tokio::net::TcpStream,
     conn: Arc<Connection>,
+    placement: Option<Placement>,
 ) -> std::io::Result<u64> {
     socket.set_nodelay(true)?;
     let addr = socket.peer_addr()?;
-    serve(socket, addr, conn).await
+    serve(socket, addr, conn, placement).await
 }
 
 /// Serves one client of the Unix-domain socket until it disconnects, as [`serve_tcp`]. Such a
@@ -222,11 +225,13 @@ pub async fn serve_tcp(
 pub async fn serve_unix(
     socket: tokio::net::UnixStream,
     conn: Arc<Connection>,
+    placement: Option<Placement>,
 ) -> std::io::Result<u64> {
     serve(
         socket,
         std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
         conn,
+        placement,
     )
     .await
 }
@@ -236,6 +241,7 @@ async fn serve<S>(
     socket: S,
     addr: std::net::SocketAddr,
     conn: Arc<Connection>,
+    mut placement: Option<Placement>,
 ) -> std::io::Result<u64>
 where
     S: Stream,
@@ -253,6 +259,9 @@ where
     // the socket is closed.
     let _attached = Attached::new(&conn, fd);
     while let Some(message) = client.next_message().await? {
+        if let Some(placement) = placement.as_mut() {
+            placement.after_message(fd);
+        }
         match message {
             PgWireFrontendMessage::SslRequest(Some(_)) => {
                 client
@@ -439,7 +448,7 @@ mod tests {
             let shared = Arc::new(Shared::new(std::time::Duration::from_secs(2)));
             let server = tokio::spawn(async move {
                 let (socket, _) = listener.accept().await.unwrap();
-                serve_tcp(socket, Connection::new(shared, None))
+                serve_tcp(socket, Connection::new(shared, None), None)
                     .await
                     .unwrap()
             });
@@ -463,7 +472,7 @@ mod tests {
             let shared = Arc::new(Shared::new(std::time::Duration::from_secs(2)));
             let server = tokio::spawn(async move {
                 let (socket, _) = listener.accept().await.unwrap();
-                serve_unix(socket, Connection::new(shared, None))
+                serve_unix(socket, Connection::new(shared, None), None)
                     .await
                     .unwrap()
             });
