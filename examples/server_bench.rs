@@ -3,29 +3,34 @@
 //! read and an atomic increment of one of 1000 rows) against `isopredict serve` — recording
 //! included — and against a throwaway PostgreSQL on the same machine, in alternating slices
 //! (serve, PostgreSQL; then PostgreSQL, serve; … for `--rounds` rounds), so that a change of
-//! the machine's load during the run falls on both alike. Prints each round's tps and ratio,
-//! then per server the transactions of all its slices over the time they took, their ratio,
-//! the CPU time each server spent per transaction (serve: this process; PostgreSQL: the
-//! postmaster and all its processes, exited backends included), the events recorded and the
-//! server's memory per recorded event. Then the memory of a recording of 10^5 transactions.
+//! the machine's load during the run falls on both alike. The server runs in a process and a
+//! session of its own, as PostgreSQL's postmaster does (see [`Serving`]). Prints each round's
+//! tps and ratio with pgbench's CPU time per transaction, the machine's idle share and its
+//! context switches per transaction, then per server the transactions of all its slices over
+//! the time they took, their ratio, the CPU time each server spent per transaction (serve: its
+//! process; PostgreSQL: the postmaster and all its processes, exited backends included), the
+//! events recorded and the server's memory per recorded event. Then the memory of a recording
+//! of 10^5 transactions.
 //!
 //! ```sh
 //! eval "$(scripts/pg-throwaway.sh start)"      # exports ISOPREDICT_POSTGRES_URL, ISOPREDICT_PG_DIR
-//! cargo run --release --example server_bench [-- TRANSACTIONS_PER_CLIENT] [--rounds=N] [--simple] [--no-large] [--threads=N]
+//! cargo run --release --example server_bench [-- TRANSACTIONS_PER_CLIENT] [--rounds=N] [--simple] [--unix] [--jobs=N] [--threads=N] [--no-large]
 //! scripts/pg-throwaway.sh stop "$ISOPREDICT_PG_DIR"
 //! ```
 //!
 //! `TRANSACTIONS_PER_CLIENT`: per client in one slice (5000 by default: about a second, so
 //! that connection start-up — pgbench connects anew for every slice, and PostgreSQL forks a
 //! backend per connection — does not decide the ratio; 500 made slices of 0.1 s, and their
-//! ratios ran higher for serve); `--rounds=N`: rounds of two slices (6 by default). `--threads=N`: the server's serving threads (default: one
-//! per core, at least two). `--simple`: pgbench's simple query protocol (`-M simple`,
-//! statements as text with the values inlined) instead of prepared statements (`-M
-//! prepared`). `--unix`: both servers through Unix-domain sockets (serve's `--socket-dir`,
-//! PostgreSQL's in `ISOPREDICT_PG_DIR`) instead of loopback TCP. `--no-large`: skip the 10^5-transaction recording. Without
-//! `ISOPREDICT_POSTGRES_URL` only the server is measured; without `ISOPREDICT_PG_DIR`
-//! PostgreSQL's CPU time is not. pgbench is looked up in `/usr/lib/postgresql/*/bin` and on
-//! PATH.
+//! ratios ran higher for serve); `--rounds=N`: rounds of two slices (10 by default).
+//! `--simple`: pgbench's simple query protocol (`-M simple`, statements as text with the
+//! values inlined) instead of prepared statements (`-M prepared`). `--unix`: both servers
+//! through Unix-domain sockets (serve's `--socket-dir`, PostgreSQL's in `ISOPREDICT_PG_DIR`)
+//! instead of loopback TCP. `--jobs=N`: pgbench's threads (`-j`, 2 by default: two clients
+//! each; 4 gives each client a thread, as most application servers do). `--threads=N`: the
+//! most serving threads (64 by default, one per connection). `--no-large`: skip the
+//! 10^5-transaction recording. Without `ISOPREDICT_POSTGRES_URL` only the server is measured;
+//! without `ISOPREDICT_PG_DIR` PostgreSQL's CPU time is not. pgbench is looked up in
+//! `/usr/lib/postgresql/*/bin` and on PATH.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -435,7 +440,7 @@ fn main() {
     let rounds: u32 = args
         .iter()
         .find_map(|a| a.strip_prefix("--rounds=")?.parse().ok())
-        .unwrap_or(6);
+        .unwrap_or(10);
     let threads = args
         .iter()
         .find_map(|a| a.strip_prefix("--threads=")?.parse().ok())

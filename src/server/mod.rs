@@ -7,7 +7,8 @@
 //! - [`wire`]: the protocol (the `pgwire` crate): startup, trust/password authentication,
 //!   simple and extended query protocol.
 //! - [`socket`]: a connection's message loop, its replies batched into one write per answer.
-//! - [`shards`]: the threads that serve connections, each with its own event loop.
+//! - [`shards`]: the threads that serve connections — one per connection up to a limit, each
+//!   with its own event loop, following its TCP client's core.
 //! - [`session`]: a connection's transaction state machine (idle, in a block, failed).
 //! - [`sql`]: parsing (`sqlparser`, PostgreSQL dialect), catalog, expressions, translation.
 //! - [`database`]: the shared store and its concurrency control (reads see the latest

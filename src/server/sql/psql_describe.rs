@@ -143,15 +143,10 @@ fn flags(t: usize, catalog: &Catalog) -> Vec<Value> {
 
 /// The type's name as `format_type` gives it.
 fn format_type(ty: SqlType) -> &'static str {
+    // PostgreSQL's format_type spells out the one name its input errors shorten.
     match ty {
-        SqlType::Int2 => "smallint",
-        SqlType::Int4 => "integer",
-        SqlType::Int8 => "bigint",
-        SqlType::Numeric => "numeric",
-        SqlType::Float8 => "double precision",
-        SqlType::Text => "text",
-        SqlType::Bool => "boolean",
         SqlType::Timestamp => "timestamp without time zone",
+        other => super::eval::type_name(other),
     }
 }
 
