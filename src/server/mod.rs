@@ -10,6 +10,7 @@
 //! - [`shards`]: the threads that serve connections — one per connection up to a limit, each
 //!   with its own event loop, following its TCP client's core.
 //! - [`session`]: a connection's transaction state machine (idle, in a block, failed).
+//! - [`cursor`]: a connection's SQL cursors (DECLARE, FETCH, CLOSE).
 //! - [`sql`]: parsing (`sqlparser`, PostgreSQL dialect), catalog, expressions, translation.
 //! - [`database`]: the shared store and its concurrency control (reads see the latest
 //!   committed write; a bounded lock wait, then concurrency).
@@ -24,6 +25,7 @@
 //! supported and the recording semantics.
 
 pub mod client;
+pub mod cursor;
 pub mod database;
 pub mod gate;
 pub mod locks;

@@ -25,13 +25,14 @@ use tokio::sync::oneshot;
 
 use std::sync::Arc;
 
+use super::cursor::Cursors;
 use super::database::{ClosingProbe, Shared, TxnLocking};
 use super::locks::Mode;
 use super::recording::TxnNotes;
 use super::replay::Entry as ReplayEntry;
 use super::sql::chatter::{self, Settings};
 use super::sql::exec::{self, Exec, StatementNotes};
-use super::sql::{kind, Kind, Outcome, SqlError};
+use super::sql::{kind, Field, Kind, Outcome, SqlError};
 use crate::store::{Committed, KvRead, SessionId, SuspendedTx, Value, WriteMark};
 
 /// Where the connection's transaction is.
@@ -89,6 +90,8 @@ pub struct Session {
     named_at_startup: bool,
     /// Its socket, watched if it becomes a setup connection.
     socket: Option<Arc<ClosingProbe>>,
+    /// Its open cursors.
+    cursors: Cursors,
 }
 
 impl Session {
@@ -143,6 +146,7 @@ impl Session {
             number,
             named_at_startup: application_name.is_some_and(|n| !n.is_empty()),
             socket,
+            cursors: Cursors::default(),
         }
     }
 
@@ -276,7 +280,57 @@ impl Session {
                 let result = self.data_statement(shared, work, text, params, param_texts);
                 (result.await, Effect::None)
             }
+            Kind::Cursor => {
+                let result = self.cursor_statement(shared, stmt, text, params, param_texts);
+                (result.await, Effect::None)
+            }
         }
+    }
+
+    /// DECLARE runs the cursor's query as a data statement (recorded with the DECLARE's text)
+    /// and keeps its rows; FETCH hands them out and CLOSE drops them ([`Cursors`]).
+    async fn cursor_statement(
+        &mut self,
+        shared: &Shared,
+        stmt: &Statement,
+        text: &str,
+        params: &[Value],
+        param_texts: &[Option<String>],
+    ) -> Result<Outcome, SqlError> {
+        match stmt {
+            Statement::Declare { stmts, .. } => {
+                let [declare] = stmts.as_slice() else {
+                    return Err(SqlError::unsupported("several DECLAREs in one statement"));
+                };
+                let declared = counted(
+                    shared,
+                    self.cursors
+                        .declare(declare, self.state == TxnState::InBlock),
+                )?;
+                let autocommit = self.state == TxnState::Idle;
+                let work = Work::Statement(&declared.query);
+                let outcome = self
+                    .data_statement(shared, work, text, params, param_texts)
+                    .await?;
+                Ok(self.cursors.open(declared, outcome, autocommit))
+            }
+            Statement::Fetch {
+                name,
+                direction,
+                into: None,
+                ..
+            } => counted(shared, self.cursors.fetch(name, direction)),
+            Statement::Close { cursor } => counted(shared, self.cursors.close(cursor)),
+            other => counted(
+                shared,
+                Err(SqlError::unsupported(format!("the statement {other}"))),
+            ),
+        }
+    }
+
+    /// The fields a FETCH from cursor `name` returns (Describe).
+    pub fn cursor_fields(&mut self, name: &sqlparser::ast::Ident) -> Result<Vec<Field>, SqlError> {
+        self.cursors.fields(name)
     }
 
     /// Inserts the rows of a `COPY … FROM STDIN` (`text`) into a table as one data statement:
@@ -490,6 +544,7 @@ impl Session {
     fn commit(&mut self, shared: &Shared) {
         self.state = TxnState::Idle;
         self.savepoints.clear();
+        self.cursors.end_of_transaction(true);
         let Some(suspended) = self.tx.take() else {
             self.leave_gate(shared, false);
             return;
@@ -508,6 +563,7 @@ impl Session {
     /// Rolls the open transaction back, recording it as aborted.
     fn abort(&mut self, shared: &Shared) {
         self.savepoints.clear();
+        self.cursors.end_of_transaction(false);
         let mut db = shared.lock();
         let db = &mut *db;
         if let Some(suspended) = self.tx.take() {
@@ -534,4 +590,12 @@ impl Session {
         db.forget_socket(self.store_session);
         db.recorder.close_session(self.store_session);
     }
+}
+
+/// A result, counted among the statements that failed or were refused when it is an error.
+fn counted<T>(shared: &Shared, result: Result<T, SqlError>) -> Result<T, SqlError> {
+    if result.is_err() {
+        shared.lock().recorder.errors += 1;
+    }
+    result
 }

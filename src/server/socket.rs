@@ -348,7 +348,12 @@ async fn process_message<S: Stream>(
             PgWireFrontendMessage::Parse(parse) => conn.on_parse(client, parse).await?,
             PgWireFrontendMessage::Bind(bind) => conn.on_bind(client, bind).await?,
             PgWireFrontendMessage::Execute(execute) => conn.on_execute(client, execute).await?,
-            PgWireFrontendMessage::Describe(describe) => conn.on_describe(client, describe).await?,
+            PgWireFrontendMessage::Describe(describe) => {
+                match described_cursor(client, conn, &describe).await {
+                    Some(answer) => client.feed(answer).await?,
+                    None => conn.on_describe(client, describe).await?,
+                }
+            }
             PgWireFrontendMessage::Flush(flush) => conn.on_flush(client, flush).await?,
             PgWireFrontendMessage::Sync(sync) => conn.on_sync(client, sync).await?,
             PgWireFrontendMessage::Close(close) => conn.on_close(client, close).await?,
@@ -356,6 +361,21 @@ async fn process_message<S: Stream>(
         },
     }
     Ok(())
+}
+
+/// A Describe of a portal that is no portal of the protocol's but one of the session's SQL
+/// cursors (`DECLARE name CURSOR …`): its description ([`Connection::cursor_description`]).
+async fn described_cursor<S: Stream>(
+    client: &Client<S>,
+    conn: &Connection,
+    describe: &pgwire::messages::extendedquery::Describe,
+) -> Option<PgWireBackendMessage> {
+    let name = describe.name.as_deref().filter(|n| !n.is_empty())?;
+    use pgwire::api::store::PortalStore;
+    if describe.target_type != b'P' || client.portal_store().get_portal(name).is_some() {
+        return None;
+    }
+    conn.cursor_description(client, name).await
 }
 
 /// Answers an error as pgwire's loop does; `true`: it was fatal, the connection ends.

@@ -548,6 +548,32 @@ fn placeholder_count(text: &str) -> usize {
 }
 
 impl Connection {
+    /// The answer to a Describe of a portal named after one of the session's SQL cursors
+    /// (psycopg describes its named cursors so; PostgreSQL keeps a cursor as a portal of that
+    /// name): the cursor's row description, or NoData for one without columns. `None` when no
+    /// cursor has that name.
+    pub async fn cursor_description<C: ClientInfo + Sync>(
+        &self,
+        client: &C,
+        name: &str,
+    ) -> Option<PgWireBackendMessage> {
+        use pgwire::messages::data::{NoData, RowDescription};
+        let cursor = sqlparser::ast::Ident::with_quote('"', name);
+        let fields = self
+            .with_session(client)
+            .await
+            .as_mut()?
+            .cursor_fields(&cursor)
+            .ok()?;
+        if fields.is_empty() {
+            return Some(PgWireBackendMessage::NoData(NoData::new()));
+        }
+        let infos = field_infos(&fields, &Format::UnifiedText);
+        Some(PgWireBackendMessage::RowDescription(RowDescription::new(
+            infos.iter().map(Into::into).collect(),
+        )))
+    }
+
     /// The fields a statement returns, without running it (Describe): a data statement's from
     /// the catalog, chatter's from answering it on a copy of the session's settings.
     async fn fields_of<C: ClientInfo + Sync>(
@@ -571,6 +597,13 @@ impl Connection {
                     Outcome::Done(_) => Vec::new(),
                 })
             }
+            sql::Kind::Cursor => match stmt {
+                Statement::Fetch { name, .. } => match self.with_session(client).await.as_mut() {
+                    Some(session) => session.cursor_fields(name),
+                    None => Ok(Vec::new()),
+                },
+                _ => Ok(Vec::new()),
+            },
             _ => Ok(Vec::new()),
         };
         fields.map_err(|e| PgWireError::UserError(Box::new(error_info(&e))))

@@ -254,10 +254,21 @@ DELETE FROM item USING orders o WHERE o.id = item.order_id AND o.cust_id = 2;
 SELECT 'q18', order_id, line FROM item ORDER BY 2, 1;
 WITH gone AS (SELECT id FROM orders WHERE cust_id = 9) DELETE FROM orders WHERE id IN (SELECT id FROM gone);
 SELECT 'q19', count(*) FROM orders;
+BEGIN;
+DECLARE cur NO SCROLL CURSOR FOR SELECT c.name, o.id FROM cust c JOIN orders o ON o.cust_id = c.id ORDER BY o.id;
+FETCH FORWARD 2 FROM cur;
+FETCH NEXT FROM cur;
+FETCH ALL FROM cur;
+CLOSE cur;
+COMMIT;
+DECLARE held CURSOR WITH HOLD FOR SELECT id, name FROM cust ORDER BY id DESC;
+FETCH 1 FROM held;
+FETCH ALL FROM held;
+CLOSE held;
 "#;
 
 #[test]
-fn psql_joins_derived_tables_ctes_and_update_from_print_what_postgresql_prints() {
+fn psql_joins_derived_tables_ctes_update_from_and_cursors_print_what_postgresql_prints() {
     let test = "client_sql joins";
     let (Some(psql), Some(url)) = (pg_bin("psql"), common::postgres::server(test)) else {
         return;
@@ -321,6 +332,15 @@ fn psql_joins_derived_tables_ctes_and_update_from_print_what_postgresql_prints()
             && writer
                 .as_deref()
                 .is_some_and(|w| w.starts_with("INSERT INTO cust"))));
+    // A cursor's rows are read when it is declared, by its DECLARE; FETCH reads nothing.
+    for cursor in ["DECLARE cur ", "DECLARE held "] {
+        assert!(
+            r.iter()
+                .any(|(reader, k, _)| reader.starts_with(cursor) && k == "cust.name[id=1]"),
+            "{r:#?}"
+        );
+    }
+    assert!(!r.iter().any(|(reader, _, _)| reader.starts_with("FETCH")));
     let obs = observed.display().to_string();
     let check = isopredict(&["check", &obs, "--level", "ser"]);
     assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));

@@ -92,7 +92,7 @@ fn libpq_variables(url: &str) -> Vec<(&'static str, String)> {
 fn assert_suite_passed(what: &str, output: &std::process::Output) {
     let err = stderr(output);
     assert!(output.status.success(), "{what}: {}\n{err}", stdout(output));
-    assert!(err.contains("Ran 4 tests"), "{what}: {err}");
+    assert!(err.contains("Ran 5 tests"), "{what}: {err}");
     assert!(err.lines().any(|l| l == "OK"), "{what}: {err}");
     for test in [
         "test_two_deposits_both_count",
@@ -166,6 +166,17 @@ fn a_django_test_suite_records_through_serve_and_its_lost_update_is_predicted() 
     let read = "SELECT \"bank_account\".\"id\", \"bank_account\".\"owner\", \
                 \"bank_account\".\"balance\" FROM \"bank_account\" WHERE \"bank_account\".\"id\" = ";
     assert!(texts.iter().any(|t| t.starts_with(read)), "{texts:?}");
+    // `.iterator()` reads through server-side cursors: in the test's transaction, and WITH
+    // HOLD in autocommit.
+    for held in [false, true] {
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("DECLARE \"_django_curs_")
+                    && t.contains(" CURSOR WITH HOLD FOR ") == held),
+            "{texts:?}"
+        );
+    }
     let obs = observed.display().to_string();
     let check = isopredict(&["check", &obs, "--level", "ser"]);
     assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));

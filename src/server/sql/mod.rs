@@ -101,6 +101,9 @@ pub enum Kind {
     Schema,
     /// Reads and writes of the tables: recorded.
     Data,
+    /// DECLARE, FETCH and CLOSE of a cursor ([`crate::server::cursor`]): a DECLARE's query
+    /// is recorded as a data statement, FETCH and CLOSE as nothing.
+    Cursor,
 }
 
 /// The kind of a parsed statement.
@@ -122,6 +125,9 @@ pub fn kind(s: &Statement) -> Kind {
         | Statement::CreateDatabase { .. }
         | Statement::Drop { .. }
         | Statement::AlterTable(_) => Kind::Schema,
+        Statement::Declare { .. } | Statement::Fetch { .. } | Statement::Close { .. } => {
+            Kind::Cursor
+        }
         s if chatter::is_chatter(s) => Kind::Chatter,
         _ => Kind::Data,
     }

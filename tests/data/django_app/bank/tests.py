@@ -23,6 +23,12 @@ class DepositTests(TestCase):
             Account.objects.create(pk=self.alice.pk, owner="carol")
         self.assertEqual(Account.objects.count(), 1)
 
+    def test_iterating_reads_through_a_server_side_cursor(self):
+        # In the test's transaction: a cursor WITHOUT HOLD, fetched a row at a time.
+        Account.objects.create(owner="dave", balance=5)
+        owners = [a.owner for a in Account.objects.order_by("owner").iterator(chunk_size=1)]
+        self.assertEqual(owners, ["alice", "dave"])
+
     def test_views(self):
         response = self.client.post(f"/accounts/{self.alice.pk}/deposit", {"amount": "5"})
         self.assertEqual(response.json(), {"balance": 105})
@@ -50,4 +56,7 @@ class TwoTellersTests(TransactionTestCase):
             worker.join()
         bob.refresh_from_db()
         self.assertEqual(bob.balance, 130)
+        # In autocommit: a cursor declared WITH HOLD outside a transaction block.
+        owners = [a.owner for a in Account.objects.filter(pk=bob.pk).iterator(chunk_size=1)]
+        self.assertEqual(owners, ["bob"])
         self.assertEqual(Transfer.objects.filter(account=bob).count(), 2)
