@@ -9,15 +9,17 @@
 //! the thread that answers it share a core: each hands the core to the other, and no wake-up
 //! crosses to the other core (on a virtual machine every such wake-up is an interrupt through
 //! the hypervisor). The kernel pairs a PostgreSQL backend with its client by itself; it did not
-//! pair the serving threads with theirs — `perf sched` on two cores, pgbench `-j 4 -c 4` over
-//! loopback TCP: half of all wake-ups crossed cores through serve (0.2% through PostgreSQL), and
-//! serve ran at 14,000–21,000 tps where PostgreSQL ran at 25,000. So a thread serving a single
-//! TCP connection moves itself to the core its client's packets come from (`SO_INCOMING_CPU`,
-//! the core that ran the client's send) at the connection's first message and every
-//! [`FOLLOW_EVERY`] messages after it; then 1% of wake-ups crossed, and serve ran at
-//! 25,000–27,000 tps (docs/recording.md, "Throughput and memory"). A thread serving several
-//! connections, or a Unix-domain socket's (which does not tell the core), runs wherever the
-//! kernel puts it.
+//! pair unpinned serving threads, one per connection, with theirs — `perf sched` on two cores,
+//! pgbench `-j 4 -c 4` over loopback TCP: half of all wake-ups crossed cores through serve (0.2%
+//! through PostgreSQL), and serve ran at 17,700–19,500 tps where PostgreSQL ran at 27,000. So a
+//! thread serving a single TCP connection moves itself to the core its client's packets come
+//! from (`SO_INCOMING_CPU`, the core that ran the client's send) at the connection's first
+//! message and every [`FOLLOW_EVERY`] messages after it; then 1% of wake-ups crossed, and serve
+//! ran at 26,900–27,400 tps in the same test (PostgreSQL 26,900–27,200). The threads this
+//! replaced, two pinned one per core and each serving two connections, crossed less (2–9% of
+//! wake-ups) but their slices swung between 14,000 and 29,000 tps (docs/recording.md,
+//! "Throughput and memory"). A thread serving several connections, or a Unix-domain socket's
+//! (which does not tell the core), runs wherever the kernel puts it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
