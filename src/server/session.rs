@@ -281,7 +281,7 @@ impl Session {
                 (result.await, Effect::None)
             }
             Kind::Cursor => {
-                let result = self.cursor_statement(shared, stmt, text, params, param_texts);
+                let result = self.cursor_statement(shared, stmt, (text, params, param_texts));
                 (result.await, Effect::None)
             }
         }
@@ -293,9 +293,7 @@ impl Session {
         &mut self,
         shared: &Shared,
         stmt: &Statement,
-        text: &str,
-        params: &[Value],
-        param_texts: &[Option<String>],
+        (text, params, param_texts): (&str, &[Value], &[Option<String>]),
     ) -> Result<Outcome, SqlError> {
         match stmt {
             Statement::Declare { stmts, .. } => {
