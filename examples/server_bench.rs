@@ -64,15 +64,26 @@ fn rss() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
-/// User plus system CPU time of process `pid` (every thread; clock-tick resolution).
-fn process_cpu(pid: u32) -> Option<Duration> {
+/// The kernel's clock ticks per second (the unit of /proc's CPU times).
+fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
-    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64
+}
+
+/// Process `pid`'s parent, its own CPU ticks (user plus system, every thread) and its waited-for
+/// children's, from `/proc/PID/stat` (fields after the command name: ppid is field 4,
+/// utime..cstime 14..17).
+fn proc_stat(pid: &str) -> Option<(u32, f64, f64)> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name: utime and stime are fields 14 and 15.
     let f: Vec<&str> = s[s.rfind(')')? + 2..].split_whitespace().collect();
     let n = |i: usize| f.get(i - 3).and_then(|x| x.parse::<f64>().ok());
-    Some(Duration::from_secs_f64((n(14)? + n(15)?) / tick))
+    Some((n(4)? as u32, n(14)? + n(15)?, n(16)? + n(17)?))
+}
+
+/// User plus system CPU time of process `pid` (every thread; clock-tick resolution).
+fn process_cpu(pid: u32) -> Option<Duration> {
+    let (_, own, _) = proc_stat(&pid.to_string())?;
+    Some(Duration::from_secs_f64(own / clock_ticks()))
 }
 
 /// CPU time of a PostgreSQL cluster: its postmaster's own and its exited children's (the
@@ -85,17 +96,7 @@ fn postgres_cpu(pg_dir: &Path) -> Option<Duration> {
         .trim()
         .parse()
         .ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    // Fields after the command name: state is field 3; ppid 4; utime..cstime 14..17.
-    let stat = |p: &str| -> Option<(u32, f64, f64)> {
-        let s = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
-        let rest = &s[s.rfind(')')? + 2..];
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let n = |i: usize| f.get(i - 3).and_then(|x| x.parse::<f64>().ok());
-        Some((n(4)? as u32, n(14)? + n(15)?, n(16)? + n(17)?))
-    };
-    let (_, own, waited) = stat(&pid.to_string())?;
+    let (_, own, waited) = proc_stat(&pid.to_string())?;
     let mut ticks = own + waited;
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let name = entry.file_name();
@@ -105,13 +106,13 @@ fn postgres_cpu(pg_dir: &Path) -> Option<Duration> {
         else {
             continue;
         };
-        if let Some((ppid, own, _)) = stat(p) {
+        if let Some((ppid, own, _)) = proc_stat(p) {
             if ppid == pid {
                 ticks += own;
             }
         }
     }
-    Some(Duration::from_secs_f64(ticks / tick))
+    Some(Duration::from_secs_f64(ticks / clock_ticks()))
 }
 
 const SETUP: &str = "DROP TABLE IF EXISTS bench;
@@ -221,8 +222,7 @@ fn machine_cpu() -> (Duration, Duration, f64) {
         .skip(1)
         .filter_map(|t| t.parse().ok())
         .collect();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let hz = clock_ticks();
     let idle = ticks.get(3).copied().unwrap_or(0.0) + ticks.get(4).copied().unwrap_or(0.0);
     let total: f64 = ticks.iter().take(8).sum();
     (
