@@ -45,9 +45,12 @@ pub struct Declared {
 }
 
 impl Cursors {
-    /// The cursor a DECLARE statement declares, or why it cannot: `in_block` tells whether a
-    /// transaction block is open (a cursor without HOLD lives only in one).
-    pub fn declare(&self, d: &Declare, in_block: bool) -> Result<Declared, SqlError> {
+    /// The cursor a DECLARE statement (its `declares`) declares, or why it cannot: `in_block`
+    /// tells whether a transaction block is open (a cursor without HOLD lives only in one).
+    pub fn declare(&self, declares: &[Declare], in_block: bool) -> Result<Declared, SqlError> {
+        let [d] = declares else {
+            return Err(SqlError::unsupported("several DECLAREs in one statement"));
+        };
         if d.declare_type != Some(DeclareType::Cursor) {
             return Err(SqlError::unsupported(format!("DECLARE {d} (only cursors)")));
         }
@@ -193,9 +196,9 @@ mod tests {
             .remove(0)
     }
 
-    fn declare_of(s: &Statement) -> &Declare {
+    fn declare_of(s: &Statement) -> &[Declare] {
         match s {
-            Statement::Declare { stmts, .. } => &stmts[0],
+            Statement::Declare { stmts, .. } => stmts,
             other => panic!("not a DECLARE: {other}"),
         }
     }

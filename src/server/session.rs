@@ -297,14 +297,8 @@ impl Session {
     ) -> Result<Outcome, SqlError> {
         match stmt {
             Statement::Declare { stmts, .. } => {
-                let [declare] = stmts.as_slice() else {
-                    return Err(SqlError::unsupported("several DECLAREs in one statement"));
-                };
-                let declared = counted(
-                    shared,
-                    self.cursors
-                        .declare(declare, self.state == TxnState::InBlock),
-                )?;
+                let in_block = self.state == TxnState::InBlock;
+                let declared = counted(shared, self.cursors.declare(stmts, in_block))?;
                 let autocommit = self.state == TxnState::Idle;
                 let work = Work::Statement(&declared.query);
                 let outcome = self
